@@ -1,0 +1,92 @@
+/**
+ * Authorization (DECISIONS §7): an identity holds capability C at group G when a role binding at G or at any
+ * ancestor of G gives it a role containing C. Decided from the current bindings on every call.
+ */
+import * as Effect from "effect/Effect"
+import type { Capability } from "./Capability.js"
+import type { Internal } from "./Errors.js"
+import { PermissionDenied } from "./Errors.js"
+import type { Principal } from "./Principal.js"
+import * as Repository from "./Repository.js"
+import * as Role from "./Role.js"
+import * as RoleBinding from "./RoleBinding.js"
+import { isAncestor, isAncestorOrSelf } from "./Uid.js"
+import type { Uid } from "./Uid.js"
+
+/** One binding's contribution: the capabilities held at `group` and below. */
+export interface Grant {
+  readonly group: Uid
+  readonly capabilities: ReadonlySet<Capability>
+}
+
+/** What a principal may do, as of the moment it was loaded. */
+export class Grants {
+  constructor(
+    /** True for the system principal, which may do anything. */
+    readonly unrestricted: boolean,
+    readonly grants: ReadonlyArray<Grant>
+  ) {}
+
+  /** True when `capability` is held at `group`. */
+  holds(capability: Capability, group: string): boolean {
+    return this.unrestricted ||
+      this.grants.some((g) => g.capabilities.has(capability) && isAncestorOrSelf(g.group, group))
+  }
+
+  /** True when every one of `capabilities` is held at `group`. */
+  holdsAll(capabilities: Iterable<Capability>, group: string): boolean {
+    for (const c of capabilities) if (!this.holds(c, group)) return false
+    return true
+  }
+
+  /**
+   * The groups at whose subtrees `capability` is held, none inside another; `"all"` when it is held everywhere.
+   */
+  scopes(capability: Capability): "all" | ReadonlyArray<Uid> {
+    if (this.unrestricted) return "all"
+    const groups = [...new Set(this.grants.filter((g) => g.capabilities.has(capability)).map((g) => g.group))]
+    return groups.filter((g) => !groups.some((other) => isAncestor(other, g)))
+  }
+
+  /** Fails with PermissionDenied on `resource` unless `capability` is held at `group`. */
+  require(capability: Capability, group: string, resource: string = group): Effect.Effect<void, PermissionDenied> {
+    return this.holds(capability, group) ? Effect.void : Effect.fail(new PermissionDenied({ capability, resource }))
+  }
+}
+
+const everything = new Grants(true, [])
+
+/** Loads grants from the current role bindings. */
+export class Authorization extends Effect.Service<Authorization>()("@arbor/core/Authorization", {
+  effect: Effect.gen(function*() {
+    const bindings = yield* Repository.make(RoleBinding.table, RoleBinding.Record)
+    const roles = yield* Repository.make(Role.table, Role.Role)
+
+    const grants = (principal: Principal): Effect.Effect<Grants, Internal> =>
+      principal._tag === "System" ? Effect.succeed(everything) : Effect.gen(function*() {
+        const held = yield* bindings.find({
+          conditions: [{ _tag: "Equals", column: "identityUid", value: principal.uid }],
+          order: [{ column: "uid", direction: "asc" }]
+        })
+        const roleUids = [...new Set(held.map((b) => b.roleUid))]
+        const capabilities = new Map<string, ReadonlySet<Capability>>()
+        for (const r of Role.builtIns) capabilities.set(r.uid, new Set(r.capabilities))
+        const custom = yield* roles.getMany(roleUids.filter((uid) => !capabilities.has(uid)))
+        for (const r of custom) capabilities.set(r.uid, new Set(r.capabilities))
+        return new Grants(
+          false,
+          held.flatMap((b) => {
+            const caps = capabilities.get(b.roleUid)
+            return caps === undefined ? [] : [{ group: b.parent, capabilities: caps }]
+          })
+        )
+      })
+
+    return {
+      grants,
+      /** Fails unless `principal` holds `capability` at `group`. */
+      check: (principal: Principal, capability: Capability, group: string, resource: string = group) =>
+        Effect.flatMap(grants(principal), (g) => g.require(capability, group, resource))
+    }
+  })
+}) {}

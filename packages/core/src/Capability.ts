@@ -1,0 +1,68 @@
+/**
+ * Capabilities, the unit of permission. The engine uses the dotted spelling (`groups.list`); the v2 enum spelling
+ * (`CAP_IAM_GROUPS_LIST`) is accepted wherever a capability is read.
+ */
+import * as Schema from "effect/Schema"
+
+const crud = <P extends string>(prefix: P) =>
+  [`${prefix}.create`, `${prefix}.update`, `${prefix}.list`, `${prefix}.delete`] as const
+
+/** Every capability, in a stable order. */
+export const all = [
+  ...crud("groups"),
+  ...crud("identity"),
+  ...crud("roles"),
+  ...crud("role_bindings"),
+  ...crud("identity_providers"),
+  ...crud("account_associations"),
+  ...crud("group_invites"),
+  ...crud("repo"),
+  ...crud("tag"),
+  "advisories.list"
+] as const
+
+/** A capability in its dotted spelling. */
+export type Capability = typeof all[number]
+
+const iamPrefixes = new Set([
+  "groups",
+  "identity",
+  "roles",
+  "role_bindings",
+  "identity_providers",
+  "account_associations",
+  "group_invites"
+])
+
+/** The v2 enum spelling of a capability: `groups.list` is `CAP_IAM_GROUPS_LIST`. */
+export const toEnumName = (capability: Capability): string => {
+  const [resource, action] = capability.split(".") as [string, string]
+  return `CAP_${iamPrefixes.has(resource) ? "IAM_" : ""}${resource.toUpperCase()}_${action.toUpperCase()}`
+}
+
+const byName: ReadonlyMap<string, Capability> = new Map(
+  all.flatMap((c) => [[c, c], [toEnumName(c), c]] as const)
+)
+
+/** Reads either spelling; undefined for an unknown name. */
+export const fromName = (name: string): Capability | undefined => byName.get(name)
+
+/** True when `name` is a capability in either spelling. */
+export const isCapabilityName = (name: unknown): name is string => typeof name === "string" && byName.has(name)
+
+/** A capability given in either spelling, decoded to the dotted spelling. */
+export const Capability: Schema.Schema<Capability, string> = Schema.transform(
+  Schema.String.pipe(
+    Schema.filter(isCapabilityName, {
+      message: (issue) => `unknown capability ${JSON.stringify(issue.actual)}`
+    })
+  ),
+  Schema.Literal(...all),
+  { strict: true, decode: (s) => byName.get(s)!, encode: (c) => c }
+)
+
+/** Distinct capabilities in the canonical order of `all`. */
+export const normalize = (capabilities: Iterable<Capability>): Array<Capability> => {
+  const set = new Set(capabilities)
+  return all.filter((c) => set.has(c))
+}

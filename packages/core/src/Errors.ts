@@ -1,0 +1,122 @@
+/**
+ * The engine's typed errors, one per google.rpc code in use. Each carries what an edge needs to render it (a
+ * message, an optional specific reason, and its detail payload) and nothing about transports.
+ */
+import * as Schema from "effect/Schema"
+
+/** One invalid field of a request, named as the API names it (`name`, `claimMatch.issuer`, `page_size`). */
+export class FieldViolation extends Schema.Class<FieldViolation>("@arbor/core/FieldViolation")({
+  field: Schema.String,
+  description: Schema.String
+}) {}
+
+/** One unmet precondition: its type (`RESOURCE_NOT_EMPTY`), the resource it concerns, and a description. */
+export class PreconditionViolation extends Schema.Class<PreconditionViolation>("@arbor/core/PreconditionViolation")({
+  type: Schema.String,
+  subject: Schema.String,
+  description: Schema.String
+}) {}
+
+/** A more specific UPPER_SNAKE reason than the code's own name, for `ErrorInfo.reason`. */
+const reason = Schema.optional(Schema.String)
+
+/** The request is malformed: one violation per bad field (code 3). */
+export class InvalidArgument extends Schema.TaggedError<InvalidArgument>()("InvalidArgument", {
+  violations: Schema.NonEmptyArray(FieldViolation),
+  reason
+}) {
+  override get message(): string {
+    const first = this.violations[0]
+    return `Invalid argument: ${first.field}: ${first.description}`
+  }
+
+  /** One violation. */
+  static field(field: string, description: string): InvalidArgument {
+    return new InvalidArgument({ violations: [new FieldViolation({ field, description })] })
+  }
+}
+
+/** The resource does not exist, and the caller may know that (code 5). */
+export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
+  resourceType: Schema.String,
+  uid: Schema.String,
+  reason
+}) {
+  override get message(): string {
+    return `Not found: ${this.resourceType} ${this.uid}`
+  }
+}
+
+/** A create or rename collides with an existing resource (code 6). */
+export class AlreadyExists extends Schema.TaggedError<AlreadyExists>()("AlreadyExists", {
+  resourceType: Schema.String,
+  description: Schema.String,
+  reason
+}) {
+  override get message(): string {
+    return `Already exists: ${this.description}`
+  }
+}
+
+/** The caller lacks `capability` on `resource`, or the resource might not exist (code 7). */
+export class PermissionDenied extends Schema.TaggedError<PermissionDenied>()("PermissionDenied", {
+  capability: Schema.String,
+  resource: Schema.String,
+  reason
+}) {
+  override get message(): string {
+    return `Permission '${this.capability}' denied on resource '${this.resource}' (or it might not exist)`
+  }
+}
+
+/** No valid credentials (code 16). `why` is safe to show to the caller. */
+export class Unauthenticated extends Schema.TaggedError<Unauthenticated>()("Unauthenticated", {
+  why: Schema.String,
+  reason
+}) {
+  override get message(): string {
+    return `Unauthenticated: ${this.why}`
+  }
+}
+
+/** The system is not in a state that allows the operation (code 9). */
+export class FailedPrecondition extends Schema.TaggedError<FailedPrecondition>()("FailedPrecondition", {
+  summary: Schema.String,
+  violations: Schema.NonEmptyArray(PreconditionViolation),
+  reason
+}) {
+  override get message(): string {
+    return `Precondition failed: ${this.summary}`
+  }
+}
+
+/** The operation lost a race with a concurrent one and may be retried (code 10). */
+export class Aborted extends Schema.TaggedError<Aborted>()("Aborted", {
+  description: Schema.String,
+  reason
+}) {
+  override get message(): string {
+    return `Aborted: ${this.description}`
+  }
+}
+
+/** Something failed inside the engine; `cause` is for logs only, never for callers (code 13). */
+export class Internal extends Schema.TaggedError<Internal>()("Internal", {
+  cause: Schema.optional(Schema.Defect),
+  reason
+}) {
+  override get message(): string {
+    return "Internal error"
+  }
+}
+
+/** Any error the engine's services fail with. */
+export type ArborError =
+  | InvalidArgument
+  | NotFound
+  | AlreadyExists
+  | PermissionDenied
+  | Unauthenticated
+  | FailedPrecondition
+  | Aborted
+  | Internal

@@ -1,0 +1,46 @@
+/**
+ * Groups: the organization hierarchy. A root group is an organization; every other group (a folder) is the child
+ * of another.
+ */
+import * as Schema from "effect/Schema"
+import { Name, OptionalDescription, Timestamp } from "./Fields.js"
+import type { Table } from "./Store.js"
+import { Uid } from "./Uid.js"
+
+/** A group. */
+export class Group extends Schema.Class<Group>("@arbor/core/Group")({
+  uid: Uid,
+  name: Schema.String,
+  description: Schema.String,
+  verified: Schema.Boolean,
+  createTime: Timestamp,
+  updateTime: Timestamp
+}) {}
+
+/** What a caller gives to create a group. */
+export const CreateGroup = Schema.Struct({
+  name: Name,
+  description: OptionalDescription
+})
+export type CreateGroup = typeof CreateGroup.Encoded
+
+/** Fields an update may change; the rest are output only. */
+export const fields = {
+  mutable: ["name", "description"],
+  immutable: [],
+  outputOnly: ["uid", "verified", "resourceLimits", "createTime", "updateTime"]
+} as const
+
+/** How groups are stored. */
+export const table: Table = {
+  name: "groups",
+  columns: {
+    name: { type: "text" },
+    description: { type: "text" },
+    verified: { type: "boolean" },
+    createTime: { type: "integer" },
+    updateTime: { type: "integer" }
+  },
+  unique: [["parent", "name"]],
+  indexes: [["parent"], ["name"], ["createTime"], ["updateTime"]]
+}

@@ -1,0 +1,149 @@
+/**
+ * The Groups service: list, get, create, update and delete groups.
+ */
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import { Authorization } from "./Authorization.js"
+import * as Errors from "./Errors.js"
+import * as Events from "./Events.js"
+import * as FieldMask from "./FieldMask.js"
+import * as Group from "./Group.js"
+import * as Identity from "./Identity.js"
+import { commit, conflict, exists, fieldsOf, nextUpdateTime, orNotFound, provideTo } from "./internal/operations.js"
+import type { OperationContext } from "./internal/operations.js"
+import * as Lists from "./Lists.js"
+import type { Principal } from "./Principal.js"
+import * as Repository from "./Repository.js"
+import * as Role from "./Role.js"
+import * as RoleBinding from "./RoleBinding.js"
+import { Settings } from "./Settings.js"
+import type { Table } from "./Store.js"
+import * as Uid from "./Uid.js"
+import * as Validation from "./Validation.js"
+
+/**
+ * What may live below a group, in the order a refused delete names them (DECISIONS §5). Resources added later
+ * (repos, identity providers, invites, account associations) join this list.
+ */
+export const childKinds: ReadonlyArray<{ readonly table: Table; readonly label: string }> = [
+  { table: Group.table, label: "groups" },
+  { table: Identity.table, label: "identities" },
+  { table: Role.table, label: "roles" },
+  { table: RoleBinding.table, label: "role bindings" }
+]
+
+/** Groups: the organization hierarchy. */
+export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
+  effect: Effect.gen(function*() {
+    const groups = yield* Repository.make(Group.table, Group.Group)
+    const authorization = yield* Authorization
+    const spec: Lists.ListSpec<Group.Group> = { repository: groups, capability: "groups.list", visibleAt: "self" }
+
+    const insert = (parent: Uid.Uid | null, input: Group.CreateGroup) =>
+      Effect.gen(function*() {
+        const fields = yield* Validation.decode(Group.CreateGroup)(input)
+        return yield* commit(Effect.gen(function*() {
+          if (parent !== null) yield* orNotFound(groups.get(parent), "group", parent)
+          const now = yield* DateTime.now
+          const group = new Group.Group({
+            uid: parent === null ? Uid.makeRoot() : Uid.makeChild(parent),
+            ...fields,
+            verified: false,
+            createTime: now,
+            updateTime: now
+          })
+          yield* groups.insert(group).pipe(
+            conflict(
+              "group",
+              `a group named '${fields.name}' already exists ${parent === null ? "at the root" : `in ${parent}`}`
+            )
+          )
+          return [group, [yield* Events.make("created", "group", group.uid)]] as const
+        }))
+      })
+
+    return provideTo(yield* Effect.context<OperationContext>(), {
+      /** Groups the caller may list (`groups.list` at the group or above). */
+      list: (principal: Principal, options: Lists.ListOptions = {}) => Lists.list(spec, principal, options),
+
+      get: (principal: Principal, uid: string) =>
+        Effect.gen(function*() {
+          const id = yield* Uid.parse(uid)
+          yield* authorization.check(principal, "groups.list", id)
+          return yield* orNotFound(groups.get(id), "group", id)
+        }),
+
+      /** Creates a group below `parentUid`. */
+      create: (principal: Principal, parentUid: string, input: Group.CreateGroup) =>
+        Effect.gen(function*() {
+          const parent = yield* Uid.parse(parentUid, "parent")
+          yield* authorization.check(principal, "groups.create", parent)
+          return yield* insert(parent, input)
+        }),
+
+      /** Creates a root group (an organization): for the system principal and configured platform admins. */
+      createRoot: (principal: Principal, input: Group.CreateGroup) =>
+        Effect.gen(function*() {
+          const settings = yield* Settings
+          if (principal._tag !== "System" && !settings.platformAdmins.includes(principal.uid)) {
+            return yield* new Errors.PermissionDenied({ capability: "groups.create", resource: "root" })
+          }
+          return yield* insert(null, input)
+        }),
+
+      /** Updates a group: the fields present in `patch`, or those named by `updateMask`. */
+      update: (principal: Principal, uid: string, patch: Partial<Group.CreateGroup>, updateMask?: string) =>
+        Effect.gen(function*() {
+          const id = yield* Uid.parse(uid)
+          yield* authorization.check(principal, "groups.update", id)
+          const mask = yield* FieldMask.parse(updateMask, Group.fields)
+          const body = yield* fieldsOf(patch)
+          return yield* commit(Effect.gen(function*() {
+            const current = yield* orNotFound(groups.get(id), "group", id)
+            const merged = FieldMask.apply(
+              { name: current.name, description: current.description },
+              body,
+              mask,
+              Group.fields
+            )
+            const fields = yield* Validation.decode(Group.CreateGroup)(merged)
+            const group = new Group.Group({
+              ...current,
+              ...fields,
+              updateTime: yield* nextUpdateTime(current.updateTime)
+            })
+            yield* groups.update(group).pipe(
+              conflict("group", `a group named '${fields.name}' already exists beside ${id}`)
+            )
+            return [group, [yield* Events.make("updated", "group", id)]] as const
+          }))
+        }),
+
+      /** Deletes a group that has nothing below it. */
+      delete: (principal: Principal, uid: string) =>
+        Effect.gen(function*() {
+          const id = yield* Uid.parse(uid)
+          yield* authorization.check(principal, "groups.delete", id)
+          return yield* commit(Effect.gen(function*() {
+            yield* orNotFound(groups.get(id), "group", id)
+            for (const kind of childKinds) {
+              if (yield* exists(kind.table, { ranges: [Uid.descendants(id)] })) {
+                return yield* new Errors.FailedPrecondition({
+                  summary: `cannot delete group with child ${kind.label}`,
+                  violations: [
+                    new Errors.PreconditionViolation({
+                      type: "RESOURCE_NOT_EMPTY",
+                      subject: id,
+                      description: `the group still has ${kind.label}`
+                    })
+                  ]
+                })
+              }
+            }
+            yield* groups.delete({ ranges: [Uid.only(id)] })
+            return [undefined, [yield* Events.make("deleted", "group", id)]] as const
+          }))
+        })
+    })
+  })
+}) {}

@@ -1,0 +1,187 @@
+/**
+ * The Identities service: list, get, create, update and delete identities.
+ */
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import { Authorization } from "./Authorization.js"
+import type { StaticKeys } from "./ClaimMatch.js"
+import { FieldViolation, InvalidArgument } from "./Errors.js"
+import * as Events from "./Events.js"
+import * as FieldMask from "./FieldMask.js"
+import * as Group from "./Group.js"
+import * as Identity from "./Identity.js"
+import { commit, conflict, fieldsOf, nextUpdateTime, orNotFound, provideTo } from "./internal/operations.js"
+import type { OperationContext } from "./internal/operations.js"
+import * as Lists from "./Lists.js"
+import type { Principal } from "./Principal.js"
+import * as Repository from "./Repository.js"
+import * as RoleBinding from "./RoleBinding.js"
+import { Settings } from "./Settings.js"
+import * as Uid from "./Uid.js"
+import * as Validation from "./Validation.js"
+
+/** How long static keys are trusted at most, and by default. */
+export const maxStaticKeysLifetime = { days: 365 } as const
+
+const loopbackHosts = new Set(["localhost", "127.0.0.1", "[::1]", "::1"])
+
+/** Why an issuer URL is not acceptable here, or undefined. */
+const issuerError = (issuer: string | undefined, allowLoopbackHttp: boolean): string | undefined => {
+  if (issuer === undefined) return undefined
+  const url = new URL(issuer)
+  if (url.protocol === "https:") return undefined
+  return allowLoopbackHttp && (loopbackHosts.has(url.hostname) || url.hostname.startsWith("127."))
+    ? undefined
+    : "must be an https:// URL"
+}
+
+/** Identities, assumable by matching token claims. */
+export class Identities extends Effect.Service<Identities>()("@arbor/core/Identities", {
+  effect: Effect.gen(function*() {
+    const identities = yield* Repository.make(Identity.table, Identity.Identity)
+    const groups = yield* Repository.make(Group.table, Group.Group)
+    const bindings = yield* Repository.make(RoleBinding.table, RoleBinding.Record)
+    const authorization = yield* Authorization
+    const spec: Lists.ListSpec<Identity.Identity> = {
+      repository: identities,
+      capability: "identity.list",
+      visibleAt: "parent"
+    }
+
+    /** Validates the caller's fields of an identity created at `createTime`. */
+    const validate = (input: unknown, createTime: DateTime.Utc) =>
+      Effect.gen(function*() {
+        const fields = yield* Validation.decode(Identity.CreateIdentity)(input)
+        const { allowLoopbackHttpIssuers } = yield* Settings
+        const latest = DateTime.add(createTime, maxStaticKeysLifetime)
+        const violations = [
+          ["claimMatch.issuer", issuerError(fields.claimMatch?.issuer, allowLoopbackHttpIssuers)],
+          ["staticKeys.issuer", issuerError(fields.staticKeys?.issuer, allowLoopbackHttpIssuers)],
+          [
+            "staticKeys.expirationTime",
+            fields.staticKeys?.expirationTime !== undefined &&
+              DateTime.greaterThan(fields.staticKeys.expirationTime, latest)
+              ? "must be at most 365 days after the identity was created"
+              : undefined
+          ]
+        ].flatMap(([field, description]) =>
+          description === undefined ? [] : [new FieldViolation({ field: field!, description })]
+        )
+        const [first, ...rest] = violations
+        if (first !== undefined) return yield* new InvalidArgument({ violations: [first, ...rest] })
+        const staticKeys: StaticKeys | undefined = fields.staticKeys === undefined ? undefined : {
+          ...fields.staticKeys,
+          expirationTime: fields.staticKeys.expirationTime ?? latest
+        }
+        return {
+          name: fields.name,
+          description: fields.description,
+          ...(fields.claimMatch === undefined ? {} : { claimMatch: fields.claimMatch }),
+          ...(staticKeys === undefined ? {} : { staticKeys })
+        }
+      })
+
+    /** The identity's fields as a create request would give them. */
+    const asInput = (identity: Identity.Identity): Record<string, unknown> => ({
+      name: identity.name,
+      description: identity.description,
+      ...(identity.claimMatch === undefined ? {} : { claimMatch: identity.claimMatch }),
+      ...(identity.staticKeys === undefined ? {} : { staticKeys: identity.staticKeys })
+    })
+
+    const groupOf = (uid: Uid.Uid) => Uid.parentOrNull(uid) ?? uid
+
+    return provideTo(yield* Effect.context<OperationContext>(), {
+      /** Identities the caller may list (`identity.list` at their group or above). */
+      list: (principal: Principal, options: Lists.ListOptions = {}) => Lists.list(spec, principal, options),
+
+      get: (principal: Principal, uid: string) =>
+        Effect.gen(function*() {
+          const id = yield* Uid.parse(uid)
+          yield* authorization.check(principal, "identity.list", groupOf(id), id)
+          return yield* orNotFound(identities.get(id), "identity", id)
+        }),
+
+      /** Creates an identity in group `groupUid`. */
+      create: (principal: Principal, groupUid: string, input: Identity.CreateIdentity) =>
+        Effect.gen(function*() {
+          const group = yield* Uid.parse(groupUid, "parent")
+          yield* authorization.check(principal, "identity.create", group)
+          const now = yield* DateTime.now
+          const fields = yield* validate(input, now)
+          return yield* commit(Effect.gen(function*() {
+            yield* orNotFound(groups.get(group), "group", group)
+            const identity = new Identity.Identity({
+              uid: Uid.makeChild(group),
+              ...fields,
+              lastSeenTime: now,
+              createTime: now,
+              updateTime: now
+            })
+            yield* identities.insert(identity).pipe(
+              conflict("identity", `an identity named '${fields.name}' already exists in ${group}`)
+            )
+            return [identity, [yield* Events.make("created", "identity", identity.uid)]] as const
+          }))
+        }),
+
+      /**
+       * Updates an identity: the fields present in `patch`, or those named by `updateMask`. `claimMatch` and
+       * `staticKeys` are one choice: setting one clears the other.
+       */
+      update: (principal: Principal, uid: string, patch: Partial<Identity.CreateIdentity>, updateMask?: string) =>
+        Effect.gen(function*() {
+          const id = yield* Uid.parse(uid)
+          yield* authorization.check(principal, "identity.update", groupOf(id), id)
+          const mask = yield* FieldMask.parse(updateMask, Identity.fields)
+          const body = yield* fieldsOf(patch)
+          return yield* commit(Effect.gen(function*() {
+            const current = yield* orNotFound(identities.get(id), "identity", id)
+            const changed = FieldMask.changed(body, mask, Identity.fields)
+            const merged = FieldMask.apply(asInput(current), body, mask, Identity.fields)
+            if (changed.includes("claimMatch") && body.claimMatch !== undefined && !changed.includes("staticKeys")) {
+              delete merged.staticKeys
+            }
+            if (changed.includes("staticKeys") && body.staticKeys !== undefined && !changed.includes("claimMatch")) {
+              delete merged.claimMatch
+            }
+            const fields = yield* validate(merged, current.createTime)
+            const identity = new Identity.Identity({
+              uid: current.uid,
+              ...fields,
+              lastSeenTime: current.lastSeenTime,
+              createTime: current.createTime,
+              updateTime: yield* nextUpdateTime(current.updateTime)
+            })
+            yield* identities.update(identity).pipe(
+              conflict("identity", `an identity named '${fields.name}' already exists beside ${id}`)
+            )
+            return [identity, [yield* Events.make("updated", "identity", id)]] as const
+          }))
+        }),
+
+      /** Deletes an identity and, atomically, every role binding that references it. */
+      delete: (principal: Principal, uid: string) =>
+        Effect.gen(function*() {
+          const id = yield* Uid.parse(uid)
+          yield* authorization.check(principal, "identity.delete", groupOf(id), id)
+          return yield* commit(Effect.gen(function*() {
+            yield* orNotFound(identities.get(id), "identity", id)
+            const held = yield* bindings.find({
+              conditions: [{ _tag: "Equals", column: "identityUid", value: id }],
+              order: [{ column: "uid", direction: "asc" }]
+            })
+            if (held.length > 0) {
+              yield* bindings.delete({ conditions: [{ _tag: "In", column: "uid", values: held.map((b) => b.uid) }] })
+            }
+            yield* identities.delete({ ranges: [Uid.only(id)] })
+            const events = yield* Effect.all([
+              ...held.map((b) => Events.make("deleted", "role_binding", b.uid)),
+              Events.make("deleted", "identity", id)
+            ])
+            return [undefined, events] as const
+          }))
+        })
+    })
+  })
+}) {}

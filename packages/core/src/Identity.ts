@@ -1,0 +1,73 @@
+/**
+ * Identities: workload or user identities that live in a group and are assumed by presenting a token whose claims
+ * match (`claimMatch`), or one signed by an offline issuer's keys (`staticKeys`). Exactly one of the two is set.
+ */
+import * as Schema from "effect/Schema"
+import { ClaimMatch, ClaimMatchInput, StaticKeys, StaticKeysInput } from "./ClaimMatch.js"
+import { Name, OptionalDescription, Timestamp } from "./Fields.js"
+import type { Table } from "./Store.js"
+import { Uid } from "./Uid.js"
+
+/** An identity. */
+export class Identity extends Schema.Class<Identity>("@arbor/core/Identity")({
+  uid: Uid,
+  name: Schema.String,
+  description: Schema.String,
+  claimMatch: Schema.optionalWith(ClaimMatch, { nullable: true, exact: true }),
+  staticKeys: Schema.optionalWith(StaticKeys, { nullable: true, exact: true }),
+  lastSeenTime: Timestamp,
+  createTime: Timestamp,
+  updateTime: Timestamp
+}) {
+  /** The issuer a token must come from, when it is a literal (empty for a pattern). */
+  get issuer(): string {
+    return this.claimMatch?.issuer ?? this.staticKeys?.issuer ?? ""
+  }
+
+  /** The subject a token must carry, when it is a literal (empty for a pattern). */
+  get subject(): string {
+    return this.claimMatch?.subject ?? this.staticKeys?.subject ?? ""
+  }
+}
+
+/** What a caller gives to create an identity. */
+export const CreateIdentity = Schema.Struct({
+  name: Name,
+  description: OptionalDescription,
+  claimMatch: Schema.optional(ClaimMatchInput),
+  staticKeys: Schema.optional(StaticKeysInput)
+}).pipe(
+  Schema.filter((i) => {
+    if (i.claimMatch !== undefined && i.staticKeys !== undefined) {
+      return { path: ["staticKeys"], message: "set either claimMatch or staticKeys, not both" }
+    }
+    if (i.claimMatch === undefined && i.staticKeys === undefined) {
+      return { path: ["claimMatch"], message: "is required (or staticKeys)" }
+    }
+    return true
+  })
+)
+export type CreateIdentity = typeof CreateIdentity.Encoded
+
+/** Fields an update may change; `claimMatch` and `staticKeys` are one choice, so setting one clears the other. */
+export const fields = {
+  mutable: ["name", "description", "claimMatch", "staticKeys"],
+  immutable: [],
+  outputOnly: ["uid", "lastSeenTime", "createTime", "updateTime"]
+} as const
+
+/** How identities are stored. */
+export const table: Table = {
+  name: "identities",
+  columns: {
+    name: { type: "text" },
+    description: { type: "text" },
+    claimMatch: { type: "json", nullable: true },
+    staticKeys: { type: "json", nullable: true },
+    lastSeenTime: { type: "integer" },
+    createTime: { type: "integer" },
+    updateTime: { type: "integer" }
+  },
+  unique: [["parent", "name"]],
+  indexes: [["parent"], ["name"], ["createTime"], ["updateTime"]]
+}

@@ -1,0 +1,74 @@
+/**
+ * Typed access to one table: rows are encoded from and decoded into domain values with their schema, and store
+ * failures become internal errors. The engine's services read and write only through repositories.
+ */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { Internal } from "./Errors.js"
+import type { Query, Row, Table, UniqueViolation, Where } from "./Store.js"
+import { Store, StoreError } from "./Store.js"
+import { parentOrNull } from "./Uid.js"
+import type { Uid } from "./Uid.js"
+
+/** Store failures as internal errors. */
+export const orInternal = <A, E, R>(
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A, Exclude<E, StoreError> | Internal, R> =>
+  Effect.mapError(
+    effect,
+    (e) => e instanceof StoreError ? new Internal({ cause: e.cause }) : e as Exclude<E, StoreError>
+  )
+
+/** A table's rows as domain values. */
+export interface Repository<A> {
+  readonly table: Table
+  readonly get: (uid: string) => Effect.Effect<Option.Option<A>, Internal>
+  readonly getMany: (uids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<A>, Internal>
+  readonly find: (query: Query) => Effect.Effect<ReadonlyArray<A>, Internal>
+  /** Rows as stored, for their sort positions. */
+  readonly findRows: (query: Query) => Effect.Effect<ReadonlyArray<Row>, Internal>
+  readonly count: (query: Where & Partial<Pick<Query, "order" | "after">>) => Effect.Effect<number, Internal>
+  readonly insert: (value: A) => Effect.Effect<void, UniqueViolation | Internal>
+  readonly update: (value: A) => Effect.Effect<boolean, UniqueViolation | Internal>
+  readonly delete: (where: Where) => Effect.Effect<number, Internal>
+  readonly decode: (rows: ReadonlyArray<Row>) => Effect.Effect<ReadonlyArray<A>, Internal>
+}
+
+/** A repository over `table` whose rows are the encoded form of `schema`. */
+export const make = <A extends { readonly uid: Uid }, I>(
+  table: Table,
+  schema: Schema.Schema<A, I>
+): Effect.Effect<Repository<A>, never, Store> =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const decodeRows = Schema.decodeUnknown(Schema.Array(schema))
+    const encodeOne = Schema.encode(schema)
+    const decode = (rows: ReadonlyArray<Row>) =>
+      Effect.mapError(decodeRows(rows), (cause) => new Internal({ cause, reason: "CORRUPT_ROW" }))
+    const encode = (value: A) =>
+      encodeOne(value).pipe(
+        Effect.map((encoded): Row => ({ ...(encoded as object), uid: value.uid, parent: parentOrNull(value.uid) })),
+        Effect.mapError((cause) => new Internal({ cause }))
+      )
+    return {
+      table,
+      decode,
+      get: (uid) =>
+        store.get(table, uid).pipe(
+          orInternal,
+          Effect.flatMap(Option.match({
+            onNone: () => Effect.succeedNone,
+            onSome: (row) => Effect.map(decode([row]), (values) => Option.fromNullable(values[0]))
+          }))
+        ),
+      getMany: (uids) =>
+        uids.length === 0 ? Effect.succeed([]) : Effect.flatMap(orInternal(store.getMany(table, uids)), decode),
+      find: (query) => Effect.flatMap(orInternal(store.find(table, query)), decode),
+      findRows: (query) => orInternal(store.find(table, query)),
+      count: (query) => orInternal(store.count(table, query)),
+      insert: (value) => Effect.flatMap(encode(value), (row) => orInternal(store.insert(table, row))),
+      update: (value) => Effect.flatMap(encode(value), (row) => orInternal(store.update(table, row))),
+      delete: (where) => orInternal(store.delete(table, where))
+    }
+  })

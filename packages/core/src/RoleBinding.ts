@@ -1,0 +1,61 @@
+/**
+ * Role bindings: an identity holding a role within a group, and so in every group below it.
+ */
+import * as Schema from "effect/Schema"
+import { Timestamp } from "./Fields.js"
+import type { Table } from "./Store.js"
+import { Uid } from "./Uid.js"
+
+/** A role binding with its identity, group and role embedded (hydrated). */
+export class RoleBinding extends Schema.Class<RoleBinding>("@arbor/core/RoleBinding")({
+  uid: Uid,
+  identity: Schema.Struct({
+    uid: Uid,
+    name: Schema.String,
+    description: Schema.String,
+    subject: Schema.String,
+    issuer: Schema.String
+  }),
+  group: Schema.Struct({ uid: Uid, name: Schema.String, description: Schema.String }),
+  role: Schema.Struct({ uid: Uid, name: Schema.String, description: Schema.String }),
+  createTime: Timestamp,
+  updateTime: Timestamp
+}) {}
+
+/** A role binding as stored: references by uid; the group is the parent. */
+export const Record = Schema.Struct({
+  uid: Uid,
+  parent: Uid,
+  identityUid: Uid,
+  roleUid: Uid,
+  createTime: Timestamp,
+  updateTime: Timestamp
+})
+export type Record = typeof Record.Type
+
+/** What a caller gives to create a role binding. */
+export const CreateRoleBinding = Schema.Struct({
+  identityUid: Uid,
+  roleUid: Uid
+})
+export type CreateRoleBinding = typeof CreateRoleBinding.Encoded
+
+/** Fields an update may change. */
+export const fields = {
+  mutable: ["identityUid", "roleUid"],
+  immutable: [],
+  outputOnly: ["uid", "identity", "group", "role", "createTime", "updateTime"]
+} as const
+
+/** How role bindings are stored. */
+export const table: Table = {
+  name: "role_bindings",
+  columns: {
+    identityUid: { type: "text" },
+    roleUid: { type: "text" },
+    createTime: { type: "integer" },
+    updateTime: { type: "integer" }
+  },
+  unique: [["parent", "identityUid", "roleUid"]],
+  indexes: [["parent"], ["identityUid"], ["roleUid"], ["createTime"], ["updateTime"]]
+}

@@ -1,0 +1,173 @@
+/**
+ * The RoleBindings service: list, get, create, update and delete role bindings, returned hydrated with their
+ * identity, group and role.
+ */
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import type { Grants } from "./Authorization.js"
+import { Authorization } from "./Authorization.js"
+import * as Events from "./Events.js"
+import * as FieldMask from "./FieldMask.js"
+import * as Group from "./Group.js"
+import * as Identity from "./Identity.js"
+import { commit, conflict, fieldsOf, nextUpdateTime, orNotFound, provideTo } from "./internal/operations.js"
+import type { OperationContext } from "./internal/operations.js"
+import * as Lists from "./Lists.js"
+import type { Principal } from "./Principal.js"
+import * as Repository from "./Repository.js"
+import * as Role from "./Role.js"
+import * as RoleBinding from "./RoleBinding.js"
+import { requireAll } from "./Roles.js"
+import * as Uid from "./Uid.js"
+import * as Validation from "./Validation.js"
+
+/** Role bindings: an identity holding a role in a group and everything below it. */
+export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/RoleBindings", {
+  effect: Effect.gen(function*() {
+    const bindings = yield* Repository.make(RoleBinding.table, RoleBinding.Record)
+    const identities = yield* Repository.make(Identity.table, Identity.Identity)
+    const groups = yield* Repository.make(Group.table, Group.Group)
+    const roles = yield* Repository.make(Role.table, Role.Role)
+    const authorization = yield* Authorization
+
+    /** Embeds each binding's identity, group and role. */
+    const hydrate = (records: ReadonlyArray<RoleBinding.Record>) =>
+      Effect.gen(function*() {
+        const unique = (f: (r: RoleBinding.Record) => string) => [...new Set(records.map(f))]
+        const [is, gs, rs] = yield* Effect.all([
+          identities.getMany(unique((r) => r.identityUid)),
+          groups.getMany(unique((r) => r.parent)),
+          roles.getMany(unique((r) => r.roleUid))
+        ])
+        const byUid = <A extends { readonly uid: string }>(xs: ReadonlyArray<A>) => new Map(xs.map((x) => [x.uid, x]))
+        const [identityMap, groupMap, roleMap] = [byUid(is), byUid(gs), byUid(rs)]
+        return records.map((r) => {
+          const identity = identityMap.get(r.identityUid)
+          const group = groupMap.get(r.parent)
+          const role = roleMap.get(r.roleUid)
+          return new RoleBinding.RoleBinding({
+            uid: r.uid,
+            identity: {
+              uid: r.identityUid,
+              name: identity?.name ?? "",
+              description: identity?.description ?? "",
+              subject: identity?.subject ?? "",
+              issuer: identity?.issuer ?? ""
+            },
+            group: { uid: r.parent, name: group?.name ?? "", description: group?.description ?? "" },
+            role: { uid: r.roleUid, name: role?.name ?? "", description: role?.description ?? "" },
+            createTime: r.createTime,
+            updateTime: r.updateTime
+          })
+        })
+      })
+
+    const hydrateOne = (record: RoleBinding.Record) => Effect.map(hydrate([record]), (bs) => bs[0]!)
+
+    const spec: Lists.ListSpec<RoleBinding.RoleBinding, RoleBinding.Record> = {
+      repository: bindings,
+      capability: "role_bindings.list",
+      visibleAt: "parent",
+      load: hydrate
+    }
+
+    /**
+     * Checks what a binding at `group` may reference: the group exists, the identity exists and the caller may see
+     * it, the role is built in or defined at `group` or above, and the caller holds every capability of the role.
+     */
+    const checkReferences = (grants: Grants, group: Uid.Uid, identityUid: Uid.Uid, roleUid: Uid.Uid) =>
+      Effect.gen(function*() {
+        yield* orNotFound(groups.get(group), "group", group)
+        const identityGroup = Uid.parentOrNull(identityUid)
+        if (identityGroup === null || !grants.holds("identity.list", identityGroup)) {
+          return yield* orNotFound(Effect.succeedNone, "identity", identityUid)
+        }
+        yield* orNotFound(identities.get(identityUid), "identity", identityUid)
+        const roleGroup = Uid.parentOrNull(roleUid)
+        if (roleGroup !== null && !Uid.isAncestorOrSelf(roleGroup, group)) {
+          return yield* orNotFound(Effect.succeedNone, "role", roleUid)
+        }
+        const role = yield* orNotFound(roles.get(roleUid), "role", roleUid)
+        yield* requireAll(grants, role.capabilities, group)
+      })
+
+    const groupOf = (uid: Uid.Uid) => Uid.parentOrNull(uid) ?? uid
+    const duplicate = (group: string) => conflict("role binding", `the identity already holds that role in ${group}`)
+
+    return provideTo(yield* Effect.context<OperationContext>(), {
+      /** Role bindings the caller may list (`role_bindings.list` at their group or above), hydrated. */
+      list: (principal: Principal, options: Lists.ListOptions = {}) => Lists.list(spec, principal, options),
+
+      get: (principal: Principal, uid: string) =>
+        Effect.gen(function*() {
+          const id = yield* Uid.parse(uid)
+          yield* authorization.check(principal, "role_bindings.list", groupOf(id), id)
+          return yield* hydrateOne(yield* orNotFound(bindings.get(id), "role binding", id))
+        }),
+
+      /** Binds an identity to a role in group `groupUid`; the caller must hold every capability of the role. */
+      create: (principal: Principal, groupUid: string, input: RoleBinding.CreateRoleBinding) =>
+        Effect.gen(function*() {
+          const group = yield* Uid.parse(groupUid, "parent")
+          const grants = yield* authorization.grants(principal)
+          yield* grants.require("role_bindings.create", group)
+          const fields = yield* Validation.decode(RoleBinding.CreateRoleBinding)(input)
+          const record = yield* commit(Effect.gen(function*() {
+            yield* checkReferences(grants, group, fields.identityUid, fields.roleUid)
+            const now = yield* DateTime.now
+            const record: RoleBinding.Record = {
+              uid: Uid.makeChild(group),
+              parent: group,
+              ...fields,
+              createTime: now,
+              updateTime: now
+            }
+            yield* bindings.insert(record).pipe(duplicate(group))
+            return [record, [yield* Events.make("created", "role_binding", record.uid)]] as const
+          }))
+          return yield* hydrateOne(record)
+        }),
+
+      /** Changes a binding's identity or role; the caller must hold every capability of the role. */
+      update: (principal: Principal, uid: string, patch: Partial<RoleBinding.CreateRoleBinding>, updateMask?: string) =>
+        Effect.gen(function*() {
+          const id = yield* Uid.parse(uid)
+          const group = groupOf(id)
+          const grants = yield* authorization.grants(principal)
+          yield* grants.require("role_bindings.update", group, id)
+          const mask = yield* FieldMask.parse(updateMask, RoleBinding.fields)
+          const body = yield* fieldsOf(patch)
+          const record = yield* commit(Effect.gen(function*() {
+            const current = yield* orNotFound(bindings.get(id), "role binding", id)
+            const merged = FieldMask.apply(
+              { identityUid: current.identityUid, roleUid: current.roleUid },
+              body,
+              mask,
+              RoleBinding.fields
+            )
+            const fields = yield* Validation.decode(RoleBinding.CreateRoleBinding)(merged)
+            yield* checkReferences(grants, group, fields.identityUid, fields.roleUid)
+            const record: RoleBinding.Record = {
+              ...current,
+              ...fields,
+              updateTime: yield* nextUpdateTime(current.updateTime)
+            }
+            yield* bindings.update(record).pipe(duplicate(group))
+            return [record, [yield* Events.make("updated", "role_binding", id)]] as const
+          }))
+          return yield* hydrateOne(record)
+        }),
+
+      /** Deletes a binding; deleting one that is already gone succeeds. */
+      delete: (principal: Principal, uid: string) =>
+        Effect.gen(function*() {
+          const id = yield* Uid.parse(uid)
+          yield* authorization.check(principal, "role_bindings.delete", groupOf(id), id)
+          return yield* commit(Effect.gen(function*() {
+            const deleted = yield* bindings.delete({ ranges: [Uid.only(id)] })
+            return [undefined, deleted === 0 ? [] : [yield* Events.make("deleted", "role_binding", id)]] as const
+          }))
+        })
+    })
+  })
+}) {}

@@ -1,0 +1,153 @@
+/**
+ * The Roles service: list, get, create, update and delete roles. Built-in roles are seeded when the service
+ * starts and cannot be changed.
+ */
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import type { Grants } from "./Authorization.js"
+import { Authorization } from "./Authorization.js"
+import type { Capability } from "./Capability.js"
+import * as Errors from "./Errors.js"
+import * as Events from "./Events.js"
+import * as FieldMask from "./FieldMask.js"
+import * as Group from "./Group.js"
+import { commit, conflict, exists, fieldsOf, nextUpdateTime, orNotFound, provideTo } from "./internal/operations.js"
+import type { OperationContext } from "./internal/operations.js"
+import * as Lists from "./Lists.js"
+import type { Principal } from "./Principal.js"
+import * as Repository from "./Repository.js"
+import * as Role from "./Role.js"
+import * as RoleBinding from "./RoleBinding.js"
+import { Store } from "./Store.js"
+import * as Uid from "./Uid.js"
+import * as Validation from "./Validation.js"
+
+/** Fails unless the caller holds every one of `capabilities` at `group` (no escalation through roles). */
+export const requireAll = (grants: Grants, capabilities: ReadonlyArray<Capability>, group: string) => {
+  const missing = capabilities.find((c) => !grants.holds(c, group))
+  return missing === undefined
+    ? Effect.void
+    : Effect.fail(new Errors.PermissionDenied({ capability: missing, resource: group }))
+}
+
+const builtInRefused = (uid: string, action: string) =>
+  new Errors.FailedPrecondition({
+    summary: `built-in roles cannot be ${action}`,
+    violations: [
+      new Errors.PreconditionViolation({ type: "BUILT_IN_ROLE", subject: uid, description: "the role is built in" })
+    ]
+  })
+
+/** Roles: named sets of capabilities. */
+export class Roles extends Effect.Service<Roles>()("@arbor/core/Roles", {
+  effect: Effect.gen(function*() {
+    const roles = yield* Repository.make(Role.table, Role.Role)
+    const groups = yield* Repository.make(Group.table, Group.Group)
+    const authorization = yield* Authorization
+    const store = yield* Store
+    const spec: Lists.ListSpec<Role.Role> = {
+      repository: roles,
+      capability: "roles.list",
+      visibleAt: "parent",
+      public: Role.builtIns.map((r) => r.uid)
+    }
+
+    yield* Repository.orInternal(store.transaction(Effect.forEach(Role.builtIns, (builtIn) =>
+      Effect.gen(function*() {
+        const current = yield* roles.get(builtIn.uid)
+        const now = yield* DateTime.now
+        if (current._tag === "None") {
+          return yield* roles.insert(new Role.Role({ ...builtIn, createTime: now, updateTime: now }))
+        }
+        const role = current.value
+        const same = role.name === builtIn.name && role.description === builtIn.description &&
+          role.capabilities.join() === builtIn.capabilities.join()
+        if (!same) yield* roles.update(new Role.Role({ ...role, ...builtIn, updateTime: now }))
+      }), { discard: true }))).pipe(Effect.orDie)
+
+    const groupOf = (uid: Uid.Uid) => Uid.parentOrNull(uid) ?? uid
+
+    return provideTo(yield* Effect.context<OperationContext>(), {
+      /** Built-in roles, and custom roles the caller may list (`roles.list` at their group or above). */
+      list: (principal: Principal, options: Lists.ListOptions = {}) => Lists.list(spec, principal, options),
+
+      /** A role; built-in roles are readable by every caller. */
+      get: (principal: Principal, uid: string) =>
+        Effect.gen(function*() {
+          const id = yield* Uid.parse(uid)
+          if (!Role.isBuiltIn(id)) yield* authorization.check(principal, "roles.list", groupOf(id), id)
+          return yield* orNotFound(roles.get(id), "role", id)
+        }),
+
+      /** Creates a role in group `groupUid`; the caller must hold every capability it lists. */
+      create: (principal: Principal, groupUid: string, input: Role.CreateRole) =>
+        Effect.gen(function*() {
+          const group = yield* Uid.parse(groupUid, "parent")
+          const grants = yield* authorization.grants(principal)
+          yield* grants.require("roles.create", group)
+          const fields = yield* Validation.decode(Role.CreateRole)(input)
+          yield* requireAll(grants, fields.capabilities, group)
+          return yield* commit(Effect.gen(function*() {
+            yield* orNotFound(groups.get(group), "group", group)
+            const now = yield* DateTime.now
+            const role = new Role.Role({ uid: Uid.makeChild(group), ...fields, createTime: now, updateTime: now })
+            yield* roles.insert(role).pipe(conflict("role", `a role named '${fields.name}' already exists in ${group}`))
+            return [role, [yield* Events.make("created", "role", role.uid)]] as const
+          }))
+        }),
+
+      /** Updates a custom role; the caller must hold every capability the role will list. */
+      update: (principal: Principal, uid: string, patch: Partial<Role.CreateRole>, updateMask?: string) =>
+        Effect.gen(function*() {
+          const id = yield* Uid.parse(uid)
+          if (Role.isBuiltIn(id)) return yield* builtInRefused(id, "updated")
+          const group = groupOf(id)
+          const grants = yield* authorization.grants(principal)
+          yield* grants.require("roles.update", group, id)
+          const mask = yield* FieldMask.parse(updateMask, Role.fields)
+          const body = yield* fieldsOf(patch)
+          return yield* commit(Effect.gen(function*() {
+            const current = yield* orNotFound(roles.get(id), "role", id)
+            const merged = FieldMask.apply(
+              { name: current.name, description: current.description, capabilities: current.capabilities },
+              body,
+              mask,
+              Role.fields
+            )
+            const fields = yield* Validation.decode(Role.CreateRole)(merged)
+            yield* requireAll(grants, fields.capabilities, group)
+            const role = new Role.Role({ ...current, ...fields, updateTime: yield* nextUpdateTime(current.updateTime) })
+            yield* roles.update(role).pipe(
+              conflict("role", `a role named '${fields.name}' already exists beside ${id}`)
+            )
+            return [role, [yield* Events.make("updated", "role", id)]] as const
+          }))
+        }),
+
+      /** Deletes a custom role that no binding uses. */
+      delete: (principal: Principal, uid: string) =>
+        Effect.gen(function*() {
+          const id = yield* Uid.parse(uid)
+          if (Role.isBuiltIn(id)) return yield* builtInRefused(id, "deleted")
+          yield* authorization.check(principal, "roles.delete", groupOf(id), id)
+          return yield* commit(Effect.gen(function*() {
+            yield* orNotFound(roles.get(id), "role", id)
+            if (yield* exists(RoleBinding.table, { conditions: [{ _tag: "Equals", column: "roleUid", value: id }] })) {
+              return yield* new Errors.FailedPrecondition({
+                summary: "cannot delete a role that is bound",
+                violations: [
+                  new Errors.PreconditionViolation({
+                    type: "RESOURCE_IN_USE",
+                    subject: id,
+                    description: "role bindings still grant this role"
+                  })
+                ]
+              })
+            }
+            yield* roles.delete({ ranges: [Uid.only(id)] })
+            return [undefined, [yield* Events.make("deleted", "role", id)]] as const
+          }))
+        })
+    })
+  })
+}) {}

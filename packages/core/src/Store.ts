@@ -1,0 +1,117 @@
+/**
+ * The storage port. Adapters (in-memory, SQLite, ...) implement this narrow interface over plain rows; ids,
+ * validation, pagination tokens, authorization and hydration all live in the engine, never in an adapter.
+ *
+ * A list is one `find` (a keyset seek from `after`, then `offset` and `limit`) plus one `count`, so an adapter can
+ * serve any page at the same cost.
+ */
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import type { Range } from "./Uid.js"
+
+/** The type of a column. `json` columns hold any JSON value (objects, arrays). */
+export type ColumnType = "text" | "integer" | "boolean" | "json"
+
+/** A column: its type and whether it may be null (absent in a row means null). */
+export interface Column {
+  readonly type: ColumnType
+  readonly nullable?: boolean
+}
+
+/**
+ * A stored kind of resource. Every table has the columns `uid` (text, primary key) and `parent` (text, nullable:
+ * the uid of the parent, null at the root). `unique` lists column sets that must be unique together (null counts as
+ * a value); `indexes` lists column sets the engine filters or sorts by (the adapter appends `uid`).
+ */
+export interface Table {
+  readonly name: string
+  readonly columns: Readonly<Record<string, Column>>
+  readonly unique: ReadonlyArray<ReadonlyArray<string>>
+  readonly indexes: ReadonlyArray<ReadonlyArray<string>>
+}
+
+/** A scalar a column holds or a condition compares with. */
+export type Scalar = string | number | boolean | null
+
+/** A stored row: column name to value; json columns hold parsed JSON. */
+export type Row = { readonly uid: string; readonly parent: string | null } & { readonly [column: string]: unknown }
+
+/** A condition on one column. */
+export type Condition =
+  | { readonly _tag: "Equals"; readonly column: string; readonly value: Scalar }
+  | { readonly _tag: "In"; readonly column: string; readonly values: ReadonlyArray<Scalar> }
+
+/** Conditions a row must meet, all of them. */
+export interface Where {
+  /**
+   * The row's uid lies in one of these ranges (sorted and disjoint, as `Uid.normalizeRanges` makes them); an empty
+   * array matches nothing; absent matches everything.
+   */
+  readonly ranges?: ReadonlyArray<Range> | undefined
+  readonly conditions?: ReadonlyArray<Condition> | undefined
+}
+
+/** One sort key. */
+export interface OrderKey {
+  readonly column: string
+  readonly direction: "asc" | "desc"
+}
+
+/** A page request: rows matching `where`, sorted by `order` (whose last key is `uid`), strictly after `after`. */
+export interface Query extends Where {
+  /** Sort keys; the last is always `uid`, so the order is total. */
+  readonly order: ReadonlyArray<OrderKey>
+  /** The sort-key values of the last row already seen; rows at or before it are excluded. */
+  readonly after?: ReadonlyArray<Scalar> | undefined
+  readonly offset?: number | undefined
+  /** At most this many rows; absent means all. */
+  readonly limit?: number | undefined
+}
+
+/** A write broke a unique constraint: `columns` names it (`["uid"]` for the primary key). */
+export class UniqueViolation extends Schema.TaggedError<UniqueViolation>()("UniqueViolation", {
+  table: Schema.String,
+  columns: Schema.Array(Schema.String)
+}) {}
+
+/** The store failed (I/O, corruption, a bug); the engine reports it as an internal error. */
+export class StoreError extends Schema.TaggedError<StoreError>()("StoreError", {
+  cause: Schema.Defect
+}) {}
+
+/** The operations every adapter provides. */
+export interface StoreService {
+  readonly get: (table: Table, uid: string) => Effect.Effect<Option.Option<Row>, StoreError>
+  /** Rows for those uids that exist, in no particular order. */
+  readonly getMany: (table: Table, uids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Row>, StoreError>
+  readonly find: (table: Table, query: Query) => Effect.Effect<ReadonlyArray<Row>, StoreError>
+  /** Rows matching `where`, or, with `order` and `after`, those of them after that position. */
+  readonly count: (
+    table: Table,
+    query: Where & { readonly order?: ReadonlyArray<OrderKey>; readonly after?: ReadonlyArray<Scalar> | undefined }
+  ) => Effect.Effect<number, StoreError>
+  readonly insert: (table: Table, row: Row) => Effect.Effect<void, UniqueViolation | StoreError>
+  /** Replaces the row with the same uid; false when there is none. */
+  readonly update: (table: Table, row: Row) => Effect.Effect<boolean, UniqueViolation | StoreError>
+  /** Deletes the rows matching `where`; returns how many. */
+  readonly delete: (table: Table, where: Where) => Effect.Effect<number, StoreError>
+  /**
+   * Runs `effect` as one transaction: serialized with every other transaction, seeing its own writes, and either
+   * fully applied or, on failure or interruption, not at all. Nested calls join the outer transaction.
+   */
+  readonly transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | StoreError, R>
+}
+
+/** The storage port. */
+export class Store extends Context.Tag("@arbor/core/Store")<Store, StoreService>() {}
+
+/** Compares two scalars in the order every adapter sorts by: null first, then numbers, booleans, strings. */
+export const compareScalars = (a: unknown, b: unknown): number => {
+  if (a === b) return 0
+  if (a === null || a === undefined) return -1
+  if (b === null || b === undefined) return 1
+  if (typeof a === "boolean" || typeof b === "boolean") return Number(a) - Number(b)
+  return (a as string | number) < (b as string | number) ? -1 : 1
+}

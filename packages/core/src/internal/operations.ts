@@ -1,0 +1,93 @@
+import type * as Context from "effect/Context"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type { Authorization } from "../Authorization.js"
+import type { Internal } from "../Errors.js"
+import { Aborted, AlreadyExists, InvalidArgument, NotFound } from "../Errors.js"
+import type { ChangeEvent } from "../Events.js"
+import { Events } from "../Events.js"
+import { orInternal } from "../Repository.js"
+import type { Secrets } from "../Secrets.js"
+import type { StoreError, Table, UniqueViolation, Where } from "../Store.js"
+import { Store } from "../Store.js"
+
+/** Runs `body` as one transaction, then publishes the events it returned. */
+export const commit = <A, E, R>(
+  body: Effect.Effect<readonly [A, ReadonlyArray<ChangeEvent>], E, R>
+): Effect.Effect<A, Exclude<E, StoreError> | Internal, R | Store | Events> =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const events = yield* Events
+    const [result, changes] = yield* orInternal(store.transaction(body))
+    yield* events.publish(changes)
+    return result
+  })
+
+/** The value, or NotFound. */
+export const orNotFound = <A, E, R>(
+  effect: Effect.Effect<Option.Option<A>, E, R>,
+  resourceType: string,
+  uid: string
+): Effect.Effect<A, E | NotFound, R> =>
+  Effect.flatMap(
+    effect,
+    Option.match({
+      onNone: () => Effect.fail(new NotFound({ resourceType, uid })),
+      onSome: Effect.succeed
+    })
+  )
+
+/** Unique violations as AlreadyExists (or, for a uid collision, Aborted so the caller may retry). */
+export const conflict = (resourceType: string, description: string) =>
+<A, E, R>(
+  effect: Effect.Effect<A, E | UniqueViolation, R>
+): Effect.Effect<A, Exclude<E, UniqueViolation> | AlreadyExists | Aborted, R> =>
+  Effect.catchIf(
+    effect,
+    (e): e is UniqueViolation => (e as { _tag?: unknown })._tag === "UniqueViolation",
+    (e): Effect.Effect<never, AlreadyExists | Aborted> =>
+      e.columns.length === 1 && e.columns[0] === "uid"
+        ? Effect.fail(new Aborted({ description: "a generated uid collided; retry the request" }))
+        : Effect.fail(new AlreadyExists({ resourceType, description }))
+  ) as Effect.Effect<A, Exclude<E, UniqueViolation> | AlreadyExists | Aborted, R>
+
+/** The request body as an object of fields. */
+export const fieldsOf = (input: unknown): Effect.Effect<Readonly<Record<string, unknown>>, InvalidArgument> =>
+  typeof input === "object" && input !== null && !Array.isArray(input)
+    ? Effect.succeed(input as Record<string, unknown>)
+    : Effect.fail(InvalidArgument.field("request", "must be an object of fields"))
+
+/** The update time for a resource last updated at `previous`: now, and always later than `previous`. */
+export const nextUpdateTime = (previous: DateTime.Utc): Effect.Effect<DateTime.Utc> =>
+  Effect.map(DateTime.now, (now) => DateTime.greaterThan(now, previous) ? now : DateTime.add(previous, { millis: 1 }))
+
+/** True when any row of `table` matches `where`. */
+export const exists = (table: Table, where: Where): Effect.Effect<boolean, Internal, Store> =>
+  Effect.flatMap(
+    Store,
+    (store) =>
+      orInternal(store.find(table, { ...where, order: [{ column: "uid", direction: "asc" }], limit: 1 })).pipe(
+        Effect.map((rows) => rows.length > 0)
+      )
+  )
+
+/** The services every operation runs with, captured when a service is built. */
+export type OperationContext = Store | Events | Secrets | Authorization
+
+/** Provides `context` to every operation of a service, so its methods need nothing at call time. */
+export const provideTo = <C, M extends Record<string, (...args: Array<any>) => Effect.Effect<any, any, any>>>(
+  context: Context.Context<C>,
+  methods: M
+): {
+  readonly [K in keyof M]: (
+    ...args: Parameters<M[K]>
+  ) => Effect.Effect<
+    Effect.Effect.Success<ReturnType<M[K]>>,
+    Effect.Effect.Error<ReturnType<M[K]>>,
+    Exclude<Effect.Effect.Context<ReturnType<M[K]>>, C>
+  >
+} =>
+  Object.fromEntries(
+    Object.entries(methods).map(([name, f]) => [name, (...args: Array<any>) => Effect.provide(f(...args), context)])
+  ) as any

@@ -1,0 +1,379 @@
+/**
+ * The storage contract: the behaviour every adapter of the `Store` port must have. An adapter's test file runs it
+ * against the adapter's Layer:
+ *
+ * ```ts
+ * import { StoreContract } from "@arbor/core/testing"
+ * StoreContract.suite("sqlite :memory:", SqliteStore.layer({ filename: ":memory:" }))
+ * ```
+ *
+ * Each test builds the Layer afresh, so it must give an empty store every time it is built.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FastCheck from "effect/FastCheck"
+import * as Fiber from "effect/Fiber"
+import type * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Group from "../Group.js"
+import * as Identity from "../Identity.js"
+import * as RoleBinding from "../RoleBinding.js"
+import type { Condition, OrderKey, Query, Row, Scalar, Where } from "../Store.js"
+import { compareScalars, Store } from "../Store.js"
+import * as Uid from "../Uid.js"
+
+const root = (n: number) => n.toString(16).padStart(40, "0")
+const child = (parent: string, n: number) => `${parent}/${n.toString(16).padStart(16, "0")}`
+
+const group = (uid: string, name: string, t = 1000, extra: Partial<Row> = {}): Row => ({
+  uid,
+  parent: Uid.parentOrNull(uid as Uid.Uid),
+  name,
+  description: `group ${name}`,
+  verified: false,
+  createTime: t,
+  updateTime: t,
+  ...extra
+})
+
+const byUid: ReadonlyArray<OrderKey> = [{ column: "uid", direction: "asc" }]
+
+const uids = (rows: ReadonlyArray<Row>) => rows.map((r) => r.uid)
+
+/** The reference semantics of `find` and `count`, by brute force. */
+export const reference = {
+  matches: (where: Where, row: Row): boolean =>
+    (where.ranges === undefined || where.ranges.some((r) => Uid.inRange(r, row.uid))) &&
+    (where.conditions ?? []).every((c: Condition) => {
+      const v = (row[c.column] ?? null) as Scalar
+      return c._tag === "Equals"
+        ? compareScalars(v, c.value) === 0
+        : c.values.some((x) => compareScalars(v, x) === 0)
+    }),
+  compare: (order: ReadonlyArray<OrderKey>) => (a: ReadonlyArray<unknown>, b: ReadonlyArray<unknown>): number => {
+    for (let i = 0; i < order.length; i++) {
+      const c = compareScalars(a[i], b[i])
+      if (c !== 0) return order[i]!.direction === "asc" ? c : -c
+    }
+    return 0
+  },
+  find: (rows: ReadonlyArray<Row>, query: Query): Array<Row> => {
+    const key = (r: Row) => query.order.map((k) => r[k.column] ?? null)
+    const compare = reference.compare(query.order)
+    const offset = query.offset ?? 0
+    return rows
+      .filter((r) => reference.matches(query, r))
+      .filter((r) => query.after === undefined || compare(key(r), query.after) > 0)
+      .sort((a, b) => compare(key(a), key(b)))
+      .slice(offset, query.limit === undefined ? undefined : offset + query.limit)
+  }
+}
+
+/** Runs the storage contract against `layer`. */
+export const suite = <E>(name: string, layer: Layer.Layer<Store, E>): void => {
+  const run = <A, E2>(effect: Effect.Effect<A, E2, Store>) => Effect.provide(effect, layer)
+
+  const seed = (rows: ReadonlyArray<Row>) =>
+    Effect.flatMap(Store, (store) => Effect.forEach(rows, (r) => store.insert(Group.table, r), { discard: true }))
+
+  describe(`storage contract: ${name}`, () => {
+    it.effect("stores and returns rows, absent nullable columns as null, json as parsed values", () =>
+      run(Effect.gen(function*() {
+        const store = yield* Store
+        const g = group(root(1), "acme")
+        yield* store.insert(Group.table, g)
+        assert.deepStrictEqual(yield* store.get(Group.table, g.uid), Option.some(g))
+        assert.isTrue(Option.isNone(yield* store.get(Group.table, root(2))))
+
+        const identity: Row = {
+          uid: child(root(1), 1),
+          parent: root(1),
+          name: "ci",
+          description: "",
+          claimMatch: { issuer: "https://issuer.example", claims: { ref: "main" }, list: [1, "two", true, null] },
+          lastSeenTime: 5,
+          createTime: 5,
+          updateTime: 5
+        }
+        yield* store.insert(Identity.table, identity)
+        const back = yield* store.get(Identity.table, identity.uid)
+        assert.deepStrictEqual(back, Option.some({ ...identity, staticKeys: null }))
+        assert.deepStrictEqual(yield* store.getMany(Group.table, [root(2), g.uid]), [g])
+      })))
+
+    it.effect("refuses a duplicate uid and a duplicate unique key, naming the constraint", () =>
+      run(Effect.gen(function*() {
+        const store = yield* Store
+        yield* seed([group(root(1), "acme"), group(child(root(1), 1), "team")])
+        const sameUid = yield* Effect.flip(store.insert(Group.table, group(root(1), "other")))
+        assert.deepStrictEqual([sameUid._tag, sameUid._tag === "UniqueViolation" && sameUid.columns], [
+          "UniqueViolation",
+          ["uid"]
+        ])
+        const sameName = yield* Effect.flip(store.insert(Group.table, group(child(root(1), 2), "team")))
+        assert.deepStrictEqual(sameName._tag === "UniqueViolation" && sameName.columns, ["parent", "name"])
+        const sameRootName = yield* Effect.flip(store.insert(Group.table, group(root(2), "acme")))
+        assert.strictEqual(sameRootName._tag, "UniqueViolation", "null parents count as equal")
+        yield* store.insert(Group.table, group(child(root(1), 3), "acme"))
+        assert.strictEqual(yield* store.count(Group.table, {}), 3)
+      })))
+
+    it.effect("updates by uid, refusing a unique conflict without changing anything", () =>
+      run(Effect.gen(function*() {
+        const store = yield* Store
+        const a = group(child(root(1), 1), "a")
+        const b = group(child(root(1), 2), "b")
+        yield* seed([group(root(1), "acme"), a, b])
+        assert.isTrue(yield* store.update(Group.table, { ...a, name: "a2", updateTime: 2000 }))
+        assert.deepStrictEqual(
+          yield* store.get(Group.table, a.uid),
+          Option.some({ ...a, name: "a2", updateTime: 2000 })
+        )
+        const clash = yield* Effect.flip(store.update(Group.table, { ...b, name: "a2" }))
+        assert.strictEqual(clash._tag, "UniqueViolation")
+        assert.deepStrictEqual(yield* store.get(Group.table, b.uid), Option.some(b))
+        assert.isFalse(yield* store.update(Group.table, group(child(root(1), 9), "z")))
+        assert.isTrue(Option.isNone(yield* store.get(Group.table, child(root(1), 9))))
+        assert.isTrue(yield* store.update(Group.table, { ...b, name: "a" }), "a name freed by a rename is free")
+      })))
+
+    it.effect("deletes what a where matches and says how many", () =>
+      run(Effect.gen(function*() {
+        const store = yield* Store
+        const org = root(1)
+        const rows = [group(org, "acme"), group(child(org, 1), "x"), group(child(child(org, 1), 1), "y")]
+        yield* seed(rows)
+        assert.strictEqual(yield* store.delete(Group.table, { ranges: [Uid.only(org)] }), 1)
+        assert.strictEqual(yield* store.delete(Group.table, { ranges: [Uid.only(org)] }), 0)
+        assert.strictEqual(
+          yield* store.delete(Group.table, { conditions: [{ _tag: "In", column: "name", values: ["x", "y", "q"] }] }),
+          2
+        )
+        assert.strictEqual(yield* store.count(Group.table, {}), 0)
+      })))
+
+    it.effect("ranges follow whole segments: a/b is not an ancestor of a/bc", () =>
+      run(Effect.gen(function*() {
+        const store = yield* Store
+        const org = root(1)
+        const ab = child(org, 0xb)
+        const abc = `${org}/${"0".repeat(14)}bc`
+        const abChild = child(ab, 1)
+        const abcChild = child(abc, 1)
+        yield* seed([
+          group(org, "o"),
+          group(ab, "ab"),
+          group(abc, "abc"),
+          group(abChild, "abx"),
+          group(abcChild, "abcx")
+        ])
+        const below = yield* store.find(Group.table, { ranges: [Uid.descendants(ab)], order: byUid })
+        assert.deepStrictEqual(uids(below), [abChild])
+        const subtree = yield* store.find(Group.table, { ranges: [Uid.subtree(ab)], order: byUid })
+        assert.deepStrictEqual(uids(subtree), [ab, abChild])
+        assert.strictEqual(yield* store.count(Group.table, { ranges: [Uid.descendants(org)] }), 4)
+        assert.deepStrictEqual(yield* store.find(Group.table, { ranges: [], order: byUid }), [])
+        assert.strictEqual(yield* store.count(Group.table, { ranges: [] }), 0)
+        assert.deepStrictEqual(
+          yield* store.find(Group.table, { conditions: [{ _tag: "In", column: "uid", values: [] }], order: byUid }),
+          []
+        )
+      })))
+
+    it.effect("conditions compare with null as a value", () =>
+      run(Effect.gen(function*() {
+        const store = yield* Store
+        yield* seed([group(root(1), "a"), group(root(2), "b"), group(child(root(1), 1), "c")])
+        const roots = yield* store.find(Group.table, {
+          conditions: [{ _tag: "Equals", column: "parent", value: null }],
+          order: byUid
+        })
+        assert.deepStrictEqual(uids(roots), [root(1), root(2)])
+        const bindings = yield* store.find(RoleBinding.table, { order: byUid })
+        assert.deepStrictEqual(bindings, [])
+      })))
+
+    it.effect("a failed transaction changes nothing; a nested one joins the outer", () =>
+      run(Effect.gen(function*() {
+        const store = yield* Store
+        const failed = yield* Effect.exit(store.transaction(Effect.gen(function*() {
+          yield* store.insert(Group.table, group(root(1), "a"))
+          yield* store.transaction(store.insert(Group.table, group(root(2), "b")))
+          assert.strictEqual(yield* store.count(Group.table, {}), 2, "a transaction sees its own writes")
+          return yield* Effect.fail("boom")
+        })))
+        assert.isTrue(Exit.isFailure(failed))
+        assert.strictEqual(yield* store.count(Group.table, {}), 0)
+        const died = yield* Effect.exit(store.transaction(
+          Effect.zipRight(store.insert(Group.table, group(root(3), "c")), Effect.die("defect"))
+        ))
+        assert.isTrue(Exit.isFailure(died))
+        assert.strictEqual(yield* store.count(Group.table, {}), 0)
+        yield* store.transaction(Effect.all([
+          store.insert(Group.table, group(root(1), "a")),
+          store.insert(Group.table, group(root(2), "b"))
+        ]))
+        assert.strictEqual(yield* store.count(Group.table, {}), 2)
+      })))
+
+    it.live("transactions serialize: read-then-write from many fibers loses nothing", () =>
+      run(Effect.gen(function*() {
+        const store = yield* Store
+        const writers = 8
+        const each = 10
+        yield* Effect.forEach(
+          Array.from({ length: writers }, (_, w) => w),
+          (w) =>
+            Effect.forEach(Array.from({ length: each }, (_, i) => i), (i) =>
+              store.transaction(Effect.gen(function*() {
+                const n = yield* store.count(Group.table, {})
+                yield* Effect.yieldNow()
+                yield* store.insert(Group.table, group(root(1 + w * each + i), `g${n}`))
+              })), { discard: true }),
+          { concurrency: "unbounded", discard: true }
+        )
+        const rows = yield* store.find(Group.table, { order: byUid })
+        assert.strictEqual(rows.length, writers * each)
+        assert.strictEqual(new Set(rows.map((r) => r.name)).size, writers * each, "each write saw every earlier one")
+      })))
+
+    it.live("an interrupted transaction changes nothing", () =>
+      run(Effect.gen(function*() {
+        const store = yield* Store
+        const fiber = yield* Effect.fork(store.transaction(
+          Effect.zipRight(store.insert(Group.table, group(root(1), "a")), Effect.never)
+        ))
+        yield* Effect.sleep("20 millis")
+        yield* Fiber.interrupt(fiber)
+        assert.strictEqual(yield* store.count(Group.table, {}), 0)
+        yield* store.insert(Group.table, group(root(1), "a"))
+        assert.strictEqual(yield* store.count(Group.table, {}), 1)
+      })))
+
+    it.effect.prop(
+      "find and count agree with the reference on random rows and queries",
+      [rowsArbitrary, queryArbitrary],
+      ([rows, q]) =>
+        run(Effect.gen(function*() {
+          const store = yield* Store
+          yield* seed(rows)
+          const query = materialize(q, rows)
+          const expected = reference.find(rows, query)
+          const found = yield* store.find(Group.table, query)
+          assert.deepStrictEqual(uids(found), uids(expected))
+          const where: Where = { ranges: query.ranges, conditions: query.conditions }
+          assert.strictEqual(
+            yield* store.count(Group.table, where),
+            reference.find(rows, { ...where, order: byUid }).length
+          )
+          const remaining = reference.find(rows, { ...where, order: query.order, after: query.after }).length
+          assert.strictEqual(
+            yield* store.count(Group.table, { ...where, order: query.order, after: query.after }),
+            remaining
+          )
+        })),
+      { fastCheck: { numRuns: 150 } }
+    )
+  })
+}
+
+/** A random forest of groups: uids, names (unique among siblings), and times with many ties. */
+const rowsArbitrary = FastCheck.array(
+  FastCheck.record({
+    parentPick: FastCheck.nat(),
+    name: FastCheck.constantFrom(..."abcdefghijklmnop"),
+    createTime: FastCheck.integer({ min: 0, max: 4 }),
+    updateTime: FastCheck.integer({ min: 0, max: 4 }),
+    verified: FastCheck.boolean()
+  }),
+  { maxLength: 300, size: "max" }
+).map((specs) => {
+  const rows: Array<Row> = []
+  specs.forEach((s, i) => {
+    const parents = rows.filter((r) => r.uid.split("/").length < 4)
+    const parent = i % 7 === 0 || parents.length === 0 ? null : parents[s.parentPick % parents.length]!.uid
+    const uid = parent === null ? root(i + 1) : child(parent, i + 1)
+    if (rows.some((r) => r.parent === parent && r.name === s.name)) return
+    rows.push(group(uid, s.name, s.createTime, { updateTime: s.updateTime, verified: s.verified }))
+  })
+  return rows
+})
+
+interface QuerySpec {
+  readonly ranges:
+    | ReadonlyArray<{ readonly pick: number; readonly kind: "descendants" | "subtree" | "only" }>
+    | undefined
+  readonly condition: "none" | "parent" | "root" | "name" | "uids"
+  readonly pick: number
+  readonly order: ReadonlyArray<{ readonly column: string; readonly direction: "asc" | "desc" }>
+  readonly afterPick: number | undefined
+  readonly offset: number
+  readonly limit: number | undefined
+}
+
+const queryArbitrary: FastCheck.Arbitrary<QuerySpec> = FastCheck.record({
+  ranges: FastCheck.option(
+    FastCheck.array(
+      FastCheck.record({ pick: FastCheck.nat(), kind: FastCheck.constantFrom("descendants", "subtree", "only") }),
+      { maxLength: 3 }
+    ),
+    { nil: undefined }
+  ),
+  condition: FastCheck.constantFrom("none", "parent", "root", "name", "uids"),
+  pick: FastCheck.nat(),
+  order: FastCheck.uniqueArray(
+    FastCheck.record({
+      column: FastCheck.constantFrom("name", "createTime", "updateTime", "verified"),
+      direction: FastCheck.constantFrom("asc", "desc")
+    }),
+    { maxLength: 2, selector: (k) => k.column }
+  ),
+  afterPick: FastCheck.option(FastCheck.nat(), { nil: undefined }),
+  offset: FastCheck.integer({ min: 0, max: 5 }),
+  limit: FastCheck.option(FastCheck.integer({ min: 1, max: 10 }), { nil: undefined })
+}) as FastCheck.Arbitrary<QuerySpec>
+
+/** Turns a random query description into a query over `rows`, picking uids and positions from them. */
+const materialize = (q: QuerySpec, rows: ReadonlyArray<Row>): Query => {
+  const pickRow = (n: number) => rows.length === 0 ? undefined : rows[n % rows.length]
+  const ranges = q.ranges?.flatMap((r) => {
+    const row = pickRow(r.pick)
+    if (row === undefined) return []
+    return [
+      r.kind === "descendants"
+        ? Uid.descendants(row.uid)
+        : r.kind === "subtree"
+        ? Uid.subtree(row.uid)
+        : Uid.only(row.uid)
+    ]
+  })
+  const target = pickRow(q.pick)
+  const conditions: Array<Condition> = []
+  if (q.condition === "parent" && target !== undefined) {
+    conditions.push({ _tag: "Equals", column: "parent", value: target.uid })
+  }
+  if (q.condition === "root") conditions.push({ _tag: "Equals", column: "parent", value: null })
+  if (q.condition === "name") {
+    conditions.push({ _tag: "Equals", column: "name", value: (target?.name ?? "a") as string })
+  }
+  if (q.condition === "uids") {
+    conditions.push({
+      _tag: "In",
+      column: "uid",
+      values: rows.filter((_, i) => (i + q.pick) % 3 === 0).map((r) => r.uid)
+    })
+  }
+  const last = q.order[q.order.length - 1]?.direction ?? "asc"
+  const order: Array<OrderKey> = [...q.order, { column: "uid", direction: q.pick % 2 === 0 ? last : "asc" }]
+  const afterRow = q.afterPick === undefined ? undefined : pickRow(q.afterPick)
+  const after = afterRow === undefined ? undefined : order.map((k) => (afterRow[k.column] ?? null) as Scalar)
+  return {
+    ranges: ranges === undefined ? undefined : Uid.normalizeRanges(ranges),
+    conditions,
+    order,
+    after,
+    offset: q.offset,
+    limit: q.limit
+  }
+}

@@ -1,0 +1,88 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import { Arbor, Groups, Identities, Principal, RoleBindings, Roles } from "../src/index.js"
+import { claimMatch, folder, organization, principalWith } from "./fixtures.js"
+
+const withArbor = <A, E>(effect: Effect.Effect<A, E, Arbor.Services>) => Effect.provide(effect, Arbor.layerMemory)
+
+describe("Authorization", () => {
+  it.effect("a binding reaches its group and everything below, nothing above or beside", () =>
+    withArbor(Effect.gen(function*() {
+      const groups = yield* Groups.Groups
+      const org = yield* organization("acme")
+      const team = yield* folder(org.uid, "team")
+      const deep = yield* folder((yield* folder(team.uid, "sub")).uid, "deep")
+      const sibling = yield* folder(org.uid, "sibling")
+      const member = yield* principalWith(org.uid, "member", "viewer", [team.uid])
+      assert.strictEqual((yield* groups.get(member, deep.uid)).name, "deep")
+      assert.strictEqual((yield* groups.get(member, team.uid)).name, "team")
+      for (const uid of [org.uid, sibling.uid]) {
+        assert.strictEqual((yield* Effect.flip(groups.get(member, uid)))._tag, "PermissionDenied")
+      }
+      const create = yield* Effect.flip(groups.create(member, team.uid, { name: "x" }))
+      assert.strictEqual(
+        create.message,
+        `Permission 'groups.create' denied on resource '${team.uid}' (or it might not exist)`
+      )
+    })))
+
+  it.effect("permission is checked before validation and existence (AIP-211)", () =>
+    withArbor(Effect.gen(function*() {
+      const groups = yield* Groups.Groups
+      const identities = yield* Identities.Identities
+      const a = yield* organization("a")
+      const b = yield* organization("b")
+      const outsider = yield* principalWith(a.uid, "outsider", "owner")
+      const missingInB = `${b.uid}/0123456789abcdef`
+      const existing = yield* Effect.flip(groups.get(outsider, b.uid))
+      const missing = yield* Effect.flip(groups.get(outsider, missingInB))
+      assert.strictEqual(existing._tag, "PermissionDenied")
+      assert.strictEqual(missing._tag, "PermissionDenied")
+      const invalidBody = yield* Effect.flip(groups.create(outsider, b.uid, { name: "NOT VALID" }))
+      assert.strictEqual(invalidBody._tag, "PermissionDenied")
+      const update = yield* Effect.flip(
+        identities.update(outsider, `${b.uid}/0123456789abcdef`, { name: "x" }, "bogus")
+      )
+      assert.strictEqual(update._tag, "PermissionDenied")
+      const insider = yield* principalWith(b.uid, "insider", "viewer")
+      assert.strictEqual((yield* Effect.flip(groups.get(insider, missingInB)))._tag, "NotFound")
+    })))
+
+  it.effect("decided from current bindings: revoking takes effect on the next call", () =>
+    withArbor(Effect.gen(function*() {
+      const groups = yield* Groups.Groups
+      const bindings = yield* RoleBindings.RoleBindings
+      const org = yield* organization("acme")
+      const user = yield* principalWith(org.uid, "user", "viewer")
+      yield* groups.get(user, org.uid)
+      const held = yield* bindings.list(Principal.system, { childrenOf: org.uid })
+      yield* bindings.delete(Principal.system, held.items[0]!.uid)
+      assert.strictEqual((yield* Effect.flip(groups.get(user, org.uid)))._tag, "PermissionDenied")
+      assert.strictEqual((yield* groups.list(user)).totalCount, 0)
+    })))
+
+  it.effect("a deleted identity's principal holds nothing", () =>
+    withArbor(Effect.gen(function*() {
+      const org = yield* organization("acme")
+      const user = yield* principalWith(org.uid, "user", "owner")
+      yield* (yield* Identities.Identities).delete(Principal.system, user.identityUid)
+      assert.strictEqual((yield* Effect.flip((yield* Groups.Groups).get(user, org.uid)))._tag, "PermissionDenied")
+    })))
+
+  it.effect("custom role capabilities are read at every call", () =>
+    withArbor(Effect.gen(function*() {
+      const roles = yield* Roles.Roles
+      const org = yield* organization("acme")
+      const role = yield* roles.create(Principal.system, org.uid, { name: "r", capabilities: ["groups.list"] })
+      const user = yield* principalWith(org.uid, "user", "viewer", [])
+      yield* (yield* RoleBindings.RoleBindings).create(Principal.system, org.uid, {
+        identityUid: user.identityUid,
+        roleUid: role.uid
+      })
+      const identities = yield* Identities.Identities
+      yield* identities.create(Principal.system, org.uid, { name: "x", claimMatch: claimMatch("x") })
+      assert.strictEqual((yield* identities.list(user)).totalCount, 0)
+      yield* roles.update(Principal.system, role.uid, { capabilities: ["groups.list", "identity.list"] })
+      assert.strictEqual((yield* identities.list(user)).totalCount, 2)
+    })))
+})

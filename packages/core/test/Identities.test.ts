@@ -1,0 +1,215 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as TestClock from "effect/TestClock"
+import { generateKeyPairSync } from "node:crypto"
+import { Arbor, Identities, Principal, Role, RoleBindings, Settings } from "../src/index.js"
+import { claimMatch, organization } from "./fixtures.js"
+
+const withArbor = <A, E>(effect: Effect.Effect<A, E, Arbor.Services>) => Effect.provide(effect, Arbor.layerMemory)
+
+const fieldsOf = (e: unknown) =>
+  (e as { violations?: ReadonlyArray<{ field: string; description: string }> }).violations?.map((v) => v.field)
+
+const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve: "P-256" })
+const publicJwks = JSON.stringify({ keys: [{ ...publicKey.export({ format: "jwk" }), kid: "k1", alg: "ES256" }] })
+const privateJwks = JSON.stringify({ keys: [privateKey.export({ format: "jwk" })] })
+
+/** Creates an identity in a fresh organization with `body`; returns the result or the error. */
+const attempt = (body: unknown) =>
+  Effect.gen(function*() {
+    const org = yield* organization("acme")
+    return yield* Effect.either((yield* Identities.Identities).create(Principal.system, org.uid, body as any))
+  })
+
+const violationsOf = (body: unknown) =>
+  withArbor(Effect.map(attempt(body), (r) => r._tag === "Left" ? fieldsOf(r.left) : "created"))
+
+describe("Identities", () => {
+  it.effect("creates an identity with an exact claim match; lastSeenTime starts at creation", () =>
+    withArbor(Effect.gen(function*() {
+      yield* TestClock.setTime(Date.parse("2026-11-22T00:00:00Z"))
+      const result = yield* attempt({ name: "deployer", claimMatch: claimMatch("repo:acme/app:ref:refs/heads/main") })
+      assert.strictEqual(result._tag, "Right")
+      if (result._tag !== "Right") return
+      const identity = result.right
+      assert.strictEqual(identity.subject, "repo:acme/app:ref:refs/heads/main")
+      assert.strictEqual(identity.issuer, "https://issuer.example.com")
+      assert.isTrue(DateTime.Equivalence(identity.lastSeenTime, identity.createTime))
+      assert.deepStrictEqual(yield* (yield* Identities.Identities).get(Principal.system, identity.uid), identity)
+    })))
+
+  describe("claim match validation", () => {
+    it.effect("exactly one of claimMatch and staticKeys", () =>
+      Effect.gen(function*() {
+        assert.deepStrictEqual(yield* violationsOf({ name: "x" }), ["claimMatch"])
+        assert.deepStrictEqual(
+          yield* violationsOf({
+            name: "x",
+            claimMatch: claimMatch("s"),
+            staticKeys: { issuer: "https://i.example", subject: "s", issuerKeys: publicJwks }
+          }),
+          ["staticKeys"]
+        )
+      }))
+
+    it.effect("exactly one of each exact/pattern pair, issuer and subject required", () =>
+      Effect.gen(function*() {
+        assert.deepStrictEqual(yield* violationsOf({ name: "x", claimMatch: {} }), [
+          "claimMatch.issuer",
+          "claimMatch.subject"
+        ])
+        assert.deepStrictEqual(
+          yield* violationsOf({
+            name: "x",
+            claimMatch: {
+              issuer: "https://a.example",
+              issuerPattern: "https://.*",
+              subject: "s",
+              audience: "a",
+              audiencePattern: "a.*"
+            }
+          }),
+          ["claimMatch.issuerPattern", "claimMatch.audiencePattern"]
+        )
+        assert.strictEqual(
+          yield* violationsOf({
+            name: "x",
+            claimMatch: {
+              issuerPattern: "https://token\\.actions\\.githubusercontent\\.com",
+              subjectPattern: "repo:acme/[^:]+:ref:refs/heads/main",
+              audience: "https://arbor.example",
+              claims: { repository_owner: "acme" },
+              claimPatterns: { workflow_ref: "acme/.+@refs/heads/main" }
+            }
+          }),
+          "created"
+        )
+      }))
+
+    it.effect("patterns must be valid RE2: no backtracking-only syntax", () =>
+      Effect.gen(function*() {
+        for (const pattern of ["(", "a(?=b)", "(a)\\1", "", "x".repeat(1025)]) {
+          assert.deepStrictEqual(
+            yield* violationsOf({ name: "x", claimMatch: { issuer: "https://a.example", subjectPattern: pattern } }),
+            ["claimMatch.subjectPattern"],
+            pattern
+          )
+        }
+        assert.deepStrictEqual(
+          yield* violationsOf({ name: "x", claimMatch: { ...claimMatch("s"), claimPatterns: { ref: "[" } } }),
+          ["claimMatch.claimPatterns.ref"]
+        )
+        assert.strictEqual(
+          yield* violationsOf({ name: "x", claimMatch: { issuer: "https://a.example", subjectPattern: "(a+)+$" } }),
+          "created",
+          "nested quantifiers are fine on a linear-time engine"
+        )
+      }))
+
+    it.effect("a literal issuer must be https; loopback http only when configured", () =>
+      Effect.gen(function*() {
+        const http = (issuer: string) => ({ name: "x", claimMatch: { issuer, subject: "s" } })
+        assert.deepStrictEqual(yield* violationsOf(http("http://127.0.0.1:8080")), ["claimMatch.issuer"])
+        assert.deepStrictEqual(yield* violationsOf(http("not a url")), ["claimMatch.issuer"])
+        assert.deepStrictEqual(yield* violationsOf(http("ftp://issuer.example")), ["claimMatch.issuer"])
+        const allowLoopback = Layer.succeed(Settings.Settings, { allowLoopbackHttpIssuers: true, platformAdmins: [] })
+        const configured = (body: unknown) => violationsOf(body).pipe(Effect.provide(allowLoopback))
+        assert.strictEqual(yield* configured(http("http://127.0.0.1:8080")), "created")
+        assert.strictEqual(yield* configured(http("http://localhost:9000/oidc")), "created")
+        assert.deepStrictEqual(yield* configured(http("http://issuer.invalid")), ["claimMatch.issuer"])
+      }))
+  })
+
+  describe("static keys", () => {
+    it.effect("expire 365 days after creation by default, and no later", () =>
+      withArbor(Effect.gen(function*() {
+        yield* TestClock.setTime(Date.parse("2026-01-01T00:00:00Z"))
+        const result = yield* attempt({
+          name: "offline",
+          staticKeys: { issuer: "https://offline.example", subject: "batch", issuerKeys: publicJwks }
+        })
+        assert.strictEqual(result._tag, "Right")
+        if (result._tag !== "Right") return
+        assert.strictEqual(DateTime.formatIso(result.right.staticKeys!.expirationTime), "2027-01-01T00:00:00.000Z")
+        assert.strictEqual(result.right.issuer, "https://offline.example")
+        const tooLate = yield* Effect.flip((yield* Identities.Identities).update(Principal.system, result.right.uid, {
+          staticKeys: {
+            issuer: "https://offline.example",
+            subject: "batch",
+            issuerKeys: publicJwks,
+            expirationTime: "2027-01-02T00:00:00Z"
+          }
+        }))
+        assert.deepStrictEqual(fieldsOf(tooLate), ["staticKeys.expirationTime"])
+      })))
+
+    it.effect("issuer keys must be a JWKS of public asymmetric keys", () =>
+      Effect.gen(function*() {
+        const keys = (issuerKeys: string) => ({
+          name: "x",
+          staticKeys: { issuer: "https://offline.example", subject: "s", issuerKeys }
+        })
+        for (
+          const bad of [
+            privateJwks,
+            JSON.stringify({ keys: [{ kty: "oct", k: "c2VjcmV0" }] }),
+            JSON.stringify({ keys: [] }),
+            "{not json",
+            JSON.stringify([publicJwks])
+          ]
+        ) {
+          assert.deepStrictEqual(yield* violationsOf(keys(bad)), ["staticKeys.issuerKeys"], bad)
+        }
+      }))
+  })
+
+  describe("update", () => {
+    it.effect("setting one relationship clears the other", () =>
+      withArbor(Effect.gen(function*() {
+        const identities = yield* Identities.Identities
+        const org = yield* organization("acme")
+        const identity = yield* identities.create(Principal.system, org.uid, {
+          name: "ci",
+          claimMatch: claimMatch("a")
+        })
+        const renamed = yield* identities.update(Principal.system, identity.uid, { name: "ci2" })
+        assert.deepStrictEqual(renamed.claimMatch, identity.claimMatch)
+        const offline = yield* identities.update(Principal.system, identity.uid, {
+          staticKeys: { issuer: "https://offline.example", subject: "s", issuerKeys: publicJwks }
+        })
+        assert.isUndefined(offline.claimMatch)
+        assert.strictEqual(offline.staticKeys?.subject, "s")
+        const back = yield* identities.update(
+          Principal.system,
+          identity.uid,
+          { claimMatch: claimMatch("b") },
+          "claim_match"
+        )
+        assert.isUndefined(back.staticKeys)
+        assert.strictEqual(back.subject, "b")
+        const neither = yield* Effect.flip(identities.update(Principal.system, identity.uid, {}, "claimMatch"))
+        assert.deepStrictEqual(fieldsOf(neither), ["claimMatch"])
+      })))
+  })
+
+  it.effect("delete removes the identity's role bindings in every group, atomically", () =>
+    withArbor(Effect.gen(function*() {
+      const identities = yield* Identities.Identities
+      const bindings = yield* RoleBindings.RoleBindings
+      const a = yield* organization("a")
+      const b = yield* organization("b")
+      const identity = yield* identities.create(Principal.system, a.uid, { name: "ci", claimMatch: claimMatch("ci") })
+      const other = yield* identities.create(Principal.system, a.uid, { name: "other", claimMatch: claimMatch("o") })
+      const viewer = Role.builtInByName("viewer")!.uid
+      for (const g of [a.uid, b.uid]) {
+        yield* bindings.create(Principal.system, g, { identityUid: identity.uid, roleUid: viewer })
+        yield* bindings.create(Principal.system, g, { identityUid: other.uid, roleUid: viewer })
+      }
+      yield* identities.delete(Principal.system, identity.uid)
+      const left = yield* bindings.list(Principal.system)
+      assert.deepStrictEqual(left.items.map((x) => x.identity.uid), [other.uid, other.uid])
+      assert.strictEqual((yield* Effect.flip(identities.get(Principal.system, identity.uid)))._tag, "NotFound")
+    })))
+})
