@@ -9,7 +9,16 @@ import * as Events from "./Events.js"
 import * as FieldMask from "./FieldMask.js"
 import * as Group from "./Group.js"
 import * as Identity from "./Identity.js"
-import { commit, conflict, exists, fieldsOf, nextUpdateTime, orNotFound, provideTo } from "./internal/operations.js"
+import {
+  commit,
+  conflict,
+  exists,
+  fieldsOf,
+  nextUpdateTime,
+  orNotFound,
+  provideTo,
+  trusted
+} from "./internal/operations.js"
 import type { OperationContext } from "./internal/operations.js"
 import * as Lists from "./Lists.js"
 import type { Principal } from "./Principal.js"
@@ -51,7 +60,7 @@ export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
             verified: false,
             createTime: now,
             updateTime: now
-          })
+          }, trusted)
           yield* groups.insert(group).pipe(
             conflict(
               "group",
@@ -111,7 +120,7 @@ export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
               ...current,
               ...fields,
               updateTime: yield* nextUpdateTime(current.updateTime)
-            })
+            }, trusted)
             yield* groups.update(group).pipe(
               conflict("group", `a group named '${fields.name}' already exists beside ${id}`)
             )

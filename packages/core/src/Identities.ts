@@ -10,7 +10,7 @@ import * as Events from "./Events.js"
 import * as FieldMask from "./FieldMask.js"
 import * as Group from "./Group.js"
 import * as Identity from "./Identity.js"
-import { commit, conflict, fieldsOf, nextUpdateTime, orNotFound, provideTo } from "./internal/operations.js"
+import { commit, conflict, fieldsOf, nextUpdateTime, orNotFound, provideTo, trusted } from "./internal/operations.js"
 import type { OperationContext } from "./internal/operations.js"
 import * as Lists from "./Lists.js"
 import type { Principal } from "./Principal.js"
@@ -117,7 +117,7 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
               lastSeenTime: now,
               createTime: now,
               updateTime: now
-            })
+            }, trusted)
             yield* identities.insert(identity).pipe(
               conflict("identity", `an identity named '${fields.name}' already exists in ${group}`)
             )
@@ -152,7 +152,7 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
               lastSeenTime: current.lastSeenTime,
               createTime: current.createTime,
               updateTime: yield* nextUpdateTime(current.updateTime)
-            })
+            }, trusted)
             yield* identities.update(identity).pipe(
               conflict("identity", `an identity named '${fields.name}' already exists beside ${id}`)
             )

@@ -173,7 +173,10 @@ const request = <A, R>(
   }
   if (options.ids !== undefined) conditions.push({ _tag: "In", column: "uid", values: [...new Set(options.ids)] })
   if (options.name !== undefined) conditions.push({ _tag: "Equals", column: "name", value: options.name })
-  const ranges = options.descendantsOf === undefined ? undefined : [Uids.descendants(options.descendantsOf)]
+  const below = [options.descendantsOf, options.childrenOf].flatMap((uid) =>
+    uid === undefined ? [] : [[Uids.descendants(uid)]]
+  )
+  const ranges = below.reduce<ReadonlyArray<Range> | undefined>(intersect, undefined)
   const size = options.pageSize ?? 0
 
   return Effect.succeed({

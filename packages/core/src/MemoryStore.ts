@@ -239,9 +239,8 @@ export const make: Effect.Effect<MemoryStoreService> = Effect.gen(function*() {
 
     const stream = streamPlan(ts, query)
     const bounded = smallestBounded(ts, query)
-    if (stream !== undefined && (bounded === undefined || bounded.size > 4 * wanted + 64)) return stream
+    if (stream !== undefined && (bounded === undefined || bounded.size > 4 * wanted + 64)) return stream.plan
     if (bounded !== undefined) return { _tag: "Collect", rows: bounded.collect() }
-    if (stream !== undefined) return stream
     const all: Array<Row> = []
     ts.rows.forEach((_, row) => void all.push(row))
     return { _tag: "Collect", rows: all }
@@ -275,8 +274,11 @@ export const make: Effect.Effect<MemoryStoreService> = Effect.gen(function*() {
     return best
   }
 
-  /** A walk of an index whose order is the query's order, within the query's equality prefix, from `after`. */
-  const streamPlan = (ts: TableState, query: Query): Plan | undefined => {
+  /**
+   * The cheapest walk that yields rows in the query's order: the uid tree over the query's ranges, or an index
+   * whose columns, after those fixed by equality conditions, are the sort keys. Sizes are known from ranks.
+   */
+  const streamPlan = (ts: TableState, query: Query): { readonly size: number; readonly plan: Plan } | undefined => {
     const order = query.order
     const direction = order[0]?.direction ?? "asc"
     if (!order.every((k) => k.direction === direction)) return undefined
@@ -284,35 +286,45 @@ export const make: Effect.Effect<MemoryStoreService> = Effect.gen(function*() {
     if (keys[keys.length - 1] !== "uid") return undefined
     const sortColumns = keys.slice(0, -1)
     const desc = direction === "desc"
+    const candidates: Array<{ readonly size: number; readonly plan: Plan }> = []
 
     if (sortColumns.length === 0) {
       const ranges = query.ranges === undefined ? [{ from: "", to: "\uffff" }] : sortedRanges(query.ranges)
       const after = query.after?.[0] as string | undefined
-      return {
-        _tag: "Stream",
-        walk: (visit) => {
-          const ordered = desc ? [...ranges].reverse() : ranges
-          for (const r of ordered) {
-            if (!walkTree(ts.rows, compareStrings, r.from, r.to, after, desc, visit)) return
+      candidates.push({
+        size: ranges.reduce((n, r) => n + rangeSize(ts.rows, r.from, r.to), 0),
+        plan: {
+          _tag: "Stream",
+          walk: (visit) => {
+            for (const r of desc ? [...ranges].reverse() : ranges) {
+              if (!walkTree(ts.rows, compareStrings, r.from, r.to, after, desc, visit)) return
+            }
           }
         }
-      }
+      })
     }
 
     for (const index of ts.indexes) {
       const prefix = equalityPrefix(index, query.conditions ?? [])
       for (let fixed = prefix.length; fixed >= 0; fixed--) {
         if (!sameColumns(index.columns.slice(fixed), sortColumns)) continue
-        const fixedValues = prefix.slice(0, fixed)
-        const after: Key | undefined = query.after === undefined ? undefined : [...fixedValues, ...query.after]
-        return {
-          _tag: "Stream",
-          walk: (visit) =>
-            void walkTree(index.tree, compareKeys, fixedValues, [...fixedValues, TOP], after, desc, visit)
-        }
+        const from: Key = prefix.slice(0, fixed)
+        const to: Key = [...from, TOP]
+        const after: Key | undefined = query.after === undefined ? undefined : [...from, ...query.after]
+        candidates.push({
+          size: rangeSize(index.tree, from, to),
+          plan: {
+            _tag: "Stream",
+            walk: (visit) => void walkTree(index.tree, compareKeys, from, to, after, desc, visit)
+          }
+        })
+        break
       }
     }
-    return undefined
+    return candidates.reduce<typeof candidates[number] | undefined>(
+      (best, c) => best === undefined || c.size < best.size ? c : best,
+      undefined
+    )
   }
 
   /** Visits the entries in `[from, to)` strictly after `after` in the walk's direction; false once `visit` stops. */
@@ -350,10 +362,16 @@ export const make: Effect.Effect<MemoryStoreService> = Effect.gen(function*() {
         if (query.ranges === undefined) return ts.rows.length
         return sortedRanges(query.ranges).reduce((n, r) => n + rangeSize(ts.rows, r.from, r.to), 0)
       }
-      if (query.ranges === undefined) {
-        for (const index of ts.indexes) {
-          const prefix = equalityPrefix(index, conditions)
-          if (prefix.length === conditions.length) return rangeSize(index.tree, prefix, [...prefix, TOP])
+      for (const index of ts.indexes) {
+        const prefix = equalityPrefix(index, conditions)
+        if (prefix.length !== conditions.length) continue
+        if (query.ranges === undefined) return rangeSize(index.tree, prefix, [...prefix, TOP])
+        if (prefix.length === index.columns.length) {
+          // The index key is the prefix then the uid: each uid range is a key range.
+          return sortedRanges(query.ranges).reduce(
+            (n, r) => n + rangeSize<Key, Row>(index.tree, [...prefix, r.from], [...prefix, r.to]),
+            0
+          )
         }
       }
     }

@@ -10,7 +10,7 @@ import * as Events from "./Events.js"
 import * as FieldMask from "./FieldMask.js"
 import * as Group from "./Group.js"
 import * as Identity from "./Identity.js"
-import { commit, conflict, fieldsOf, nextUpdateTime, orNotFound, provideTo } from "./internal/operations.js"
+import { commit, conflict, fieldsOf, nextUpdateTime, orNotFound, provideTo, trusted } from "./internal/operations.js"
 import type { OperationContext } from "./internal/operations.js"
 import * as Lists from "./Lists.js"
 import type { Principal } from "./Principal.js"
@@ -30,39 +30,40 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
     const roles = yield* Repository.make(Role.table, Role.Role)
     const authorization = yield* Authorization
 
-    /** Embeds each binding's identity, group and role. */
+    /** A binding with its identity, group and role embedded (absent ones, from a concurrent delete, left blank). */
+    const embed = (
+      r: RoleBinding.Record,
+      identity: Identity.Identity | undefined,
+      group: Group.Group | undefined,
+      role: Role.Role | undefined
+    ) =>
+      new RoleBinding.RoleBinding({
+        uid: r.uid,
+        identity: {
+          uid: r.identityUid,
+          name: identity?.name ?? "",
+          description: identity?.description ?? "",
+          subject: identity?.subject ?? "",
+          issuer: identity?.issuer ?? ""
+        },
+        group: { uid: r.parent, name: group?.name ?? "", description: group?.description ?? "" },
+        role: { uid: r.roleUid, name: role?.name ?? "", description: role?.description ?? "" },
+        createTime: r.createTime,
+        updateTime: r.updateTime
+      }, trusted)
+
+    /** Embeds each binding's identity, group and role, reading each referenced resource once. */
     const hydrate = (records: ReadonlyArray<RoleBinding.Record>) =>
       Effect.gen(function*() {
         const unique = (f: (r: RoleBinding.Record) => string) => [...new Set(records.map(f))]
-        const [is, gs, rs] = yield* Effect.all([
-          identities.getMany(unique((r) => r.identityUid)),
-          groups.getMany(unique((r) => r.parent)),
-          roles.getMany(unique((r) => r.roleUid))
-        ])
         const byUid = <A extends { readonly uid: string }>(xs: ReadonlyArray<A>) => new Map(xs.map((x) => [x.uid, x]))
-        const [identityMap, groupMap, roleMap] = [byUid(is), byUid(gs), byUid(rs)]
-        return records.map((r) => {
-          const identity = identityMap.get(r.identityUid)
-          const group = groupMap.get(r.parent)
-          const role = roleMap.get(r.roleUid)
-          return new RoleBinding.RoleBinding({
-            uid: r.uid,
-            identity: {
-              uid: r.identityUid,
-              name: identity?.name ?? "",
-              description: identity?.description ?? "",
-              subject: identity?.subject ?? "",
-              issuer: identity?.issuer ?? ""
-            },
-            group: { uid: r.parent, name: group?.name ?? "", description: group?.description ?? "" },
-            role: { uid: r.roleUid, name: role?.name ?? "", description: role?.description ?? "" },
-            createTime: r.createTime,
-            updateTime: r.updateTime
-          })
-        })
+        const [is, gs, rs] = yield* Effect.all([
+          Effect.map(identities.getMany(unique((r) => r.identityUid)), byUid),
+          Effect.map(groups.getMany(unique((r) => r.parent)), byUid),
+          Effect.map(roles.getMany(unique((r) => r.roleUid)), byUid)
+        ])
+        return records.map((r) => embed(r, is.get(r.identityUid), gs.get(r.parent), rs.get(r.roleUid)))
       })
-
-    const hydrateOne = (record: RoleBinding.Record) => Effect.map(hydrate([record]), (bs) => bs[0]!)
 
     const spec: Lists.ListSpec<RoleBinding.RoleBinding, RoleBinding.Record> = {
       repository: bindings,
@@ -77,18 +78,19 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
      */
     const checkReferences = (grants: Grants, group: Uid.Uid, identityUid: Uid.Uid, roleUid: Uid.Uid) =>
       Effect.gen(function*() {
-        yield* orNotFound(groups.get(group), "group", group)
+        const groupValue = yield* orNotFound(groups.get(group), "group", group)
         const identityGroup = Uid.parentOrNull(identityUid)
         if (identityGroup === null || !grants.holds("identity.list", identityGroup)) {
           return yield* orNotFound(Effect.succeedNone, "identity", identityUid)
         }
-        yield* orNotFound(identities.get(identityUid), "identity", identityUid)
+        const identity = yield* orNotFound(identities.get(identityUid), "identity", identityUid)
         const roleGroup = Uid.parentOrNull(roleUid)
         if (roleGroup !== null && !Uid.isAncestorOrSelf(roleGroup, group)) {
           return yield* orNotFound(Effect.succeedNone, "role", roleUid)
         }
         const role = yield* orNotFound(roles.get(roleUid), "role", roleUid)
         yield* requireAll(grants, role.capabilities, group)
+        return { group: groupValue, identity, role }
       })
 
     const groupOf = (uid: Uid.Uid) => Uid.parentOrNull(uid) ?? uid
@@ -102,7 +104,8 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
         Effect.gen(function*() {
           const id = yield* Uid.parse(uid)
           yield* authorization.check(principal, "role_bindings.list", groupOf(id), id)
-          return yield* hydrateOne(yield* orNotFound(bindings.get(id), "role binding", id))
+          const record = yield* orNotFound(bindings.get(id), "role binding", id)
+          return (yield* hydrate([record]))[0]!
         }),
 
       /** Binds an identity to a role in group `groupUid`; the caller must hold every capability of the role. */
@@ -112,8 +115,8 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
           const grants = yield* authorization.grants(principal)
           yield* grants.require("role_bindings.create", group)
           const fields = yield* Validation.decode(RoleBinding.CreateRoleBinding)(input)
-          const record = yield* commit(Effect.gen(function*() {
-            yield* checkReferences(grants, group, fields.identityUid, fields.roleUid)
+          return yield* commit(Effect.gen(function*() {
+            const refs = yield* checkReferences(grants, group, fields.identityUid, fields.roleUid)
             const now = yield* DateTime.now
             const record: RoleBinding.Record = {
               uid: Uid.makeChild(group),
@@ -123,9 +126,9 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
               updateTime: now
             }
             yield* bindings.insert(record).pipe(duplicate(group))
-            return [record, [yield* Events.make("created", "role_binding", record.uid)]] as const
+            const binding = embed(record, refs.identity, refs.group, refs.role)
+            return [binding, [yield* Events.make("created", "role_binding", record.uid)]] as const
           }))
-          return yield* hydrateOne(record)
         }),
 
       /** Changes a binding's identity or role; the caller must hold every capability of the role. */
@@ -137,7 +140,7 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
           yield* grants.require("role_bindings.update", group, id)
           const mask = yield* FieldMask.parse(updateMask, RoleBinding.fields)
           const body = yield* fieldsOf(patch)
-          const record = yield* commit(Effect.gen(function*() {
+          return yield* commit(Effect.gen(function*() {
             const current = yield* orNotFound(bindings.get(id), "role binding", id)
             const merged = FieldMask.apply(
               { identityUid: current.identityUid, roleUid: current.roleUid },
@@ -146,16 +149,16 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
               RoleBinding.fields
             )
             const fields = yield* Validation.decode(RoleBinding.CreateRoleBinding)(merged)
-            yield* checkReferences(grants, group, fields.identityUid, fields.roleUid)
+            const refs = yield* checkReferences(grants, group, fields.identityUid, fields.roleUid)
             const record: RoleBinding.Record = {
               ...current,
               ...fields,
               updateTime: yield* nextUpdateTime(current.updateTime)
             }
             yield* bindings.update(record).pipe(duplicate(group))
-            return [record, [yield* Events.make("updated", "role_binding", id)]] as const
+            const binding = embed(record, refs.identity, refs.group, refs.role)
+            return [binding, [yield* Events.make("updated", "role_binding", id)]] as const
           }))
-          return yield* hydrateOne(record)
         }),
 
       /** Deletes a binding; deleting one that is already gone succeeds. */

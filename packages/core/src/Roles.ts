@@ -11,7 +11,16 @@ import * as Errors from "./Errors.js"
 import * as Events from "./Events.js"
 import * as FieldMask from "./FieldMask.js"
 import * as Group from "./Group.js"
-import { commit, conflict, exists, fieldsOf, nextUpdateTime, orNotFound, provideTo } from "./internal/operations.js"
+import {
+  commit,
+  conflict,
+  exists,
+  fieldsOf,
+  nextUpdateTime,
+  orNotFound,
+  provideTo,
+  trusted
+} from "./internal/operations.js"
 import type { OperationContext } from "./internal/operations.js"
 import * as Lists from "./Lists.js"
 import type { Principal } from "./Principal.js"
@@ -57,12 +66,12 @@ export class Roles extends Effect.Service<Roles>()("@arbor/core/Roles", {
         const current = yield* roles.get(builtIn.uid)
         const now = yield* DateTime.now
         if (current._tag === "None") {
-          return yield* roles.insert(new Role.Role({ ...builtIn, createTime: now, updateTime: now }))
+          return yield* roles.insert(new Role.Role({ ...builtIn, createTime: now, updateTime: now }, trusted))
         }
         const role = current.value
         const same = role.name === builtIn.name && role.description === builtIn.description &&
           role.capabilities.join() === builtIn.capabilities.join()
-        if (!same) yield* roles.update(new Role.Role({ ...role, ...builtIn, updateTime: now }))
+        if (!same) yield* roles.update(new Role.Role({ ...role, ...builtIn, updateTime: now }, trusted))
       }), { discard: true }))).pipe(Effect.orDie)
 
     const groupOf = (uid: Uid.Uid) => Uid.parentOrNull(uid) ?? uid
@@ -90,7 +99,10 @@ export class Roles extends Effect.Service<Roles>()("@arbor/core/Roles", {
           return yield* commit(Effect.gen(function*() {
             yield* orNotFound(groups.get(group), "group", group)
             const now = yield* DateTime.now
-            const role = new Role.Role({ uid: Uid.makeChild(group), ...fields, createTime: now, updateTime: now })
+            const role = new Role.Role(
+              { uid: Uid.makeChild(group), ...fields, createTime: now, updateTime: now },
+              trusted
+            )
             yield* roles.insert(role).pipe(conflict("role", `a role named '${fields.name}' already exists in ${group}`))
             return [role, [yield* Events.make("created", "role", role.uid)]] as const
           }))
@@ -116,7 +128,10 @@ export class Roles extends Effect.Service<Roles>()("@arbor/core/Roles", {
             )
             const fields = yield* Validation.decode(Role.CreateRole)(merged)
             yield* requireAll(grants, fields.capabilities, group)
-            const role = new Role.Role({ ...current, ...fields, updateTime: yield* nextUpdateTime(current.updateTime) })
+            const role = new Role.Role(
+              { ...current, ...fields, updateTime: yield* nextUpdateTime(current.updateTime) },
+              trusted
+            )
             yield* roles.update(role).pipe(
               conflict("role", `a role named '${fields.name}' already exists beside ${id}`)
             )

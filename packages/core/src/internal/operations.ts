@@ -91,3 +91,6 @@ export const provideTo = <C, M extends Record<string, (...args: Array<any>) => E
   Object.fromEntries(
     Object.entries(methods).map(([name, f]) => [name, (...args: Array<any>) => Effect.provide(f(...args), context)])
   ) as any
+
+/** Constructor options for domain values built from already-validated fields: skip re-validation. */
+export const trusted = { disableValidation: true } as const
