@@ -10,7 +10,17 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 
 /** The kinds of resource an event may concern. */
-export type ResourceKind = "group" | "identity" | "role" | "role_binding"
+export type ResourceKind =
+  | "group"
+  | "identity"
+  | "role"
+  | "role_binding"
+  | "identity_provider"
+  | "account_association"
+  | "group_invite"
+  | "repo"
+  | "tag"
+  | "advisory"
 
 /** One committed change. */
 export interface ChangeEvent {

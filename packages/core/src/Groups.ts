@@ -9,17 +9,9 @@ import * as Events from "./Events.js"
 import * as FieldMask from "./FieldMask.js"
 import * as Group from "./Group.js"
 import * as Identity from "./Identity.js"
-import {
-  commit,
-  conflict,
-  exists,
-  fieldsOf,
-  nextUpdateTime,
-  orNotFound,
-  provideTo,
-  trusted
-} from "./internal/operations.js"
 import type { OperationContext } from "./internal/operations.js"
+import { commit, conflict, exists, orNotFound, provideTo, trusted } from "./internal/operations.js"
+import * as Resources from "./internal/resources.js"
 import * as Lists from "./Lists.js"
 import type { Principal } from "./Principal.js"
 import * as Repository from "./Repository.js"
@@ -30,11 +22,20 @@ import type { Table } from "./Store.js"
 import * as Uid from "./Uid.js"
 import * as Validation from "./Validation.js"
 
+/** A kind of resource that can live below a group, and so keeps it from being deleted. */
+export interface ChildKind {
+  readonly table: Table
+  /** The plural in the refusal: `cannot delete group with child <label>`. */
+  readonly label: string
+  /** True when the kind's uid equals its group's (account associations), so the group itself is checked too. */
+  readonly includesSelf?: boolean
+}
+
 /**
  * What may live below a group, in the order a refused delete names them (DECISIONS §5). Resources added later
  * (repos, identity providers, invites, account associations) join this list.
  */
-export const childKinds: ReadonlyArray<{ readonly table: Table; readonly label: string }> = [
+export const childKinds: Array<ChildKind> = [
   { table: Group.table, label: "groups" },
   { table: Identity.table, label: "identities" },
   { table: Role.table, label: "roles" },
@@ -46,6 +47,15 @@ export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
   effect: Effect.gen(function*() {
     const groups = yield* Repository.make(Group.table, Group.Group)
     const authorization = yield* Authorization
+    const kind: Resources.Kind<Group.Group> = {
+      resourceType: "group",
+      event: "group",
+      repository: groups,
+      list: "groups.list",
+      update: "groups.update",
+      delete: "groups.delete",
+      groupOf: (uid) => uid
+    }
     const spec: Lists.ListSpec<Group.Group> = { repository: groups, capability: "groups.list", visibleAt: "self" }
 
     const insert = (parent: Uid.Uid | null, input: Group.CreateGroup) =>
@@ -71,16 +81,32 @@ export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
         }))
       })
 
+    /** Refuses to delete a group while anything lives below it, naming the first kind found. */
+    const refuseIfNotEmpty = (group: Group.Group) =>
+      Effect.gen(function*() {
+        for (const child of childKinds) {
+          const range = child.includesSelf === true ? Uid.subtree(group.uid) : Uid.descendants(group.uid)
+          if (yield* exists(child.table, { ranges: [range] })) {
+            return yield* new Errors.FailedPrecondition({
+              summary: `cannot delete group with child ${child.label}`,
+              violations: [
+                new Errors.PreconditionViolation({
+                  type: "RESOURCE_NOT_EMPTY",
+                  subject: group.uid,
+                  description: `the group still has ${child.label}`
+                })
+              ]
+            })
+          }
+        }
+        return []
+      })
+
     return provideTo(yield* Effect.context<OperationContext>(), {
       /** Groups the caller may list (`groups.list` at the group or above). */
       list: (principal: Principal, options: Lists.ListOptions = {}) => Lists.list(spec, principal, options),
 
-      get: (principal: Principal, uid: string) =>
-        Effect.gen(function*() {
-          const id = yield* Uid.parse(uid)
-          yield* authorization.check(principal, "groups.list", id)
-          return yield* orNotFound(groups.get(id), "group", id)
-        }),
+      get: (principal: Principal, uid: string) => Resources.get(kind, principal, uid),
 
       /** Creates a group below `parentUid`. */
       create: (principal: Principal, parentUid: string, input: Group.CreateGroup) =>
@@ -102,57 +128,23 @@ export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
 
       /** Updates a group: the fields present in `patch`, or those named by `updateMask`. */
       update: (principal: Principal, uid: string, patch: Partial<Group.CreateGroup>, updateMask?: string) =>
-        Effect.gen(function*() {
-          const id = yield* Uid.parse(uid)
-          yield* authorization.check(principal, "groups.update", id)
-          const mask = yield* FieldMask.parse(updateMask, Group.fields)
-          const body = yield* fieldsOf(patch)
-          return yield* commit(Effect.gen(function*() {
-            const current = yield* orNotFound(groups.get(id), "group", id)
-            const merged = FieldMask.apply(
-              { name: current.name, description: current.description },
-              body,
-              mask,
-              Group.fields
-            )
-            const fields = yield* Validation.decode(Group.CreateGroup)(merged)
-            const group = new Group.Group({
-              ...current,
-              ...fields,
-              updateTime: yield* nextUpdateTime(current.updateTime)
-            }, trusted)
-            yield* groups.update(group).pipe(
-              conflict("group", `a group named '${fields.name}' already exists beside ${id}`)
-            )
-            return [group, [yield* Events.make("updated", "group", id)]] as const
-          }))
-        }),
+        Resources.update(
+          kind,
+          Group.fields,
+          principal,
+          uid,
+          patch,
+          updateMask,
+          (current, { body, mask, updateTime }) =>
+            Validation.decode(Group.CreateGroup)(
+              FieldMask.apply({ name: current.name, description: current.description }, body, mask, Group.fields)
+            ).pipe(Effect.map((fields) => new Group.Group({ ...current, ...fields, updateTime }, trusted))),
+          (next) => `a group named '${next.name}' already exists beside ${next.uid}`
+        ),
 
       /** Deletes a group that has nothing below it. */
       delete: (principal: Principal, uid: string) =>
-        Effect.gen(function*() {
-          const id = yield* Uid.parse(uid)
-          yield* authorization.check(principal, "groups.delete", id)
-          return yield* commit(Effect.gen(function*() {
-            yield* orNotFound(groups.get(id), "group", id)
-            for (const kind of childKinds) {
-              if (yield* exists(kind.table, { ranges: [Uid.descendants(id)] })) {
-                return yield* new Errors.FailedPrecondition({
-                  summary: `cannot delete group with child ${kind.label}`,
-                  violations: [
-                    new Errors.PreconditionViolation({
-                      type: "RESOURCE_NOT_EMPTY",
-                      subject: id,
-                      description: `the group still has ${kind.label}`
-                    })
-                  ]
-                })
-              }
-            }
-            yield* groups.delete({ ranges: [Uid.only(id)] })
-            return [undefined, [yield* Events.make("deleted", "group", id)]] as const
-          }))
-        })
+        Resources.remove(kind, principal, uid, { before: refuseIfNotEmpty })
     })
   })
 }) {}

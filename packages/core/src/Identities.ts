@@ -10,8 +10,9 @@ import * as Events from "./Events.js"
 import * as FieldMask from "./FieldMask.js"
 import * as Group from "./Group.js"
 import * as Identity from "./Identity.js"
-import { commit, conflict, fieldsOf, nextUpdateTime, orNotFound, provideTo, trusted } from "./internal/operations.js"
+import { commit, conflict, orNotFound, provideTo, trusted } from "./internal/operations.js"
 import type { OperationContext } from "./internal/operations.js"
+import * as Resources from "./internal/resources.js"
 import * as Lists from "./Lists.js"
 import type { Principal } from "./Principal.js"
 import * as Repository from "./Repository.js"
@@ -89,18 +90,33 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
       ...(identity.staticKeys === undefined ? {} : { staticKeys: identity.staticKeys })
     })
 
-    const groupOf = (uid: Uid.Uid) => Uid.parentOrNull(uid) ?? uid
+    const kind: Resources.Kind<Identity.Identity> = {
+      resourceType: "identity",
+      event: "identity",
+      repository: identities,
+      list: "identity.list",
+      update: "identity.update",
+      delete: "identity.delete",
+      groupOf: Resources.parentGroup
+    }
+
+    /** Deletes the identity's role bindings, wherever they are. */
+    const deleteBindings = (identity: Identity.Identity) =>
+      Effect.gen(function*() {
+        const held = yield* bindings.find({
+          conditions: [{ _tag: "Equals", column: "identityUid", value: identity.uid }],
+          order: [{ column: "uid", direction: "asc" }]
+        })
+        if (held.length === 0) return []
+        yield* bindings.delete({ conditions: [{ _tag: "In", column: "uid", values: held.map((b) => b.uid) }] })
+        return yield* Effect.forEach(held, (b) => Events.make("deleted", "role_binding", b.uid))
+      })
 
     return provideTo(yield* Effect.context<OperationContext>(), {
       /** Identities the caller may list (`identity.list` at their group or above). */
       list: (principal: Principal, options: Lists.ListOptions = {}) => Lists.list(spec, principal, options),
 
-      get: (principal: Principal, uid: string) =>
-        Effect.gen(function*() {
-          const id = yield* Uid.parse(uid)
-          yield* authorization.check(principal, "identity.list", groupOf(id), id)
-          return yield* orNotFound(identities.get(id), "identity", id)
-        }),
+      get: (principal: Principal, uid: string) => Resources.get(kind, principal, uid),
 
       /** Creates an identity in group `groupUid`. */
       create: (principal: Principal, groupUid: string, input: Identity.CreateIdentity) =>
@@ -130,58 +146,37 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
        * `staticKeys` are one choice: setting one clears the other.
        */
       update: (principal: Principal, uid: string, patch: Partial<Identity.CreateIdentity>, updateMask?: string) =>
-        Effect.gen(function*() {
-          const id = yield* Uid.parse(uid)
-          yield* authorization.check(principal, "identity.update", groupOf(id), id)
-          const mask = yield* FieldMask.parse(updateMask, Identity.fields)
-          const body = yield* fieldsOf(patch)
-          return yield* commit(Effect.gen(function*() {
-            const current = yield* orNotFound(identities.get(id), "identity", id)
-            const changed = FieldMask.changed(body, mask, Identity.fields)
-            const merged = FieldMask.apply(asInput(current), body, mask, Identity.fields)
-            if (changed.includes("claimMatch") && body.claimMatch !== undefined && !changed.includes("staticKeys")) {
-              delete merged.staticKeys
-            }
-            if (changed.includes("staticKeys") && body.staticKeys !== undefined && !changed.includes("claimMatch")) {
-              delete merged.claimMatch
-            }
-            const fields = yield* validate(merged, current.createTime)
-            const identity = new Identity.Identity({
-              uid: current.uid,
-              ...fields,
-              lastSeenTime: current.lastSeenTime,
-              createTime: current.createTime,
-              updateTime: yield* nextUpdateTime(current.updateTime)
-            }, trusted)
-            yield* identities.update(identity).pipe(
-              conflict("identity", `an identity named '${fields.name}' already exists beside ${id}`)
-            )
-            return [identity, [yield* Events.make("updated", "identity", id)]] as const
-          }))
-        }),
+        Resources.update(
+          kind,
+          Identity.fields,
+          principal,
+          uid,
+          patch,
+          updateMask,
+          (current, { body, mask, updateTime }) =>
+            Effect.gen(function*() {
+              const changed = FieldMask.changed(body, mask, Identity.fields)
+              const merged = FieldMask.apply(asInput(current), body, mask, Identity.fields)
+              if (changed.includes("claimMatch") && body.claimMatch !== undefined && !changed.includes("staticKeys")) {
+                delete merged.staticKeys
+              }
+              if (changed.includes("staticKeys") && body.staticKeys !== undefined && !changed.includes("claimMatch")) {
+                delete merged.claimMatch
+              }
+              const fields = yield* validate(merged, current.createTime)
+              return new Identity.Identity({
+                uid: current.uid,
+                ...fields,
+                lastSeenTime: current.lastSeenTime,
+                createTime: current.createTime,
+                updateTime
+              }, trusted)
+            }),
+          (next) => `an identity named '${next.name}' already exists beside ${next.uid}`
+        ),
 
       /** Deletes an identity and, atomically, every role binding that references it. */
-      delete: (principal: Principal, uid: string) =>
-        Effect.gen(function*() {
-          const id = yield* Uid.parse(uid)
-          yield* authorization.check(principal, "identity.delete", groupOf(id), id)
-          return yield* commit(Effect.gen(function*() {
-            yield* orNotFound(identities.get(id), "identity", id)
-            const held = yield* bindings.find({
-              conditions: [{ _tag: "Equals", column: "identityUid", value: id }],
-              order: [{ column: "uid", direction: "asc" }]
-            })
-            if (held.length > 0) {
-              yield* bindings.delete({ conditions: [{ _tag: "In", column: "uid", values: held.map((b) => b.uid) }] })
-            }
-            yield* identities.delete({ ranges: [Uid.only(id)] })
-            const events = yield* Effect.all([
-              ...held.map((b) => Events.make("deleted", "role_binding", b.uid)),
-              Events.make("deleted", "identity", id)
-            ])
-            return [undefined, events] as const
-          }))
-        })
+      delete: (principal: Principal, uid: string) => Resources.remove(kind, principal, uid, { before: deleteBindings })
     })
   })
 }) {}

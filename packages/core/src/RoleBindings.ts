@@ -10,8 +10,9 @@ import * as Events from "./Events.js"
 import * as FieldMask from "./FieldMask.js"
 import * as Group from "./Group.js"
 import * as Identity from "./Identity.js"
-import { commit, conflict, fieldsOf, nextUpdateTime, orNotFound, provideTo, trusted } from "./internal/operations.js"
+import { commit, conflict, orNotFound, provideTo, trusted } from "./internal/operations.js"
 import type { OperationContext } from "./internal/operations.js"
+import * as Resources from "./internal/resources.js"
 import * as Lists from "./Lists.js"
 import type { Principal } from "./Principal.js"
 import * as Repository from "./Repository.js"
@@ -93,20 +94,23 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
         return { group: groupValue, identity, role }
       })
 
-    const groupOf = (uid: Uid.Uid) => Uid.parentOrNull(uid) ?? uid
-    const duplicate = (group: string) => conflict("role binding", `the identity already holds that role in ${group}`)
+    const duplicate = (group: string) => `the identity already holds that role in ${group}`
+    const kind: Resources.Kind<RoleBinding.Record> = {
+      resourceType: "role binding",
+      event: "role_binding",
+      repository: bindings,
+      list: "role_bindings.list",
+      update: "role_bindings.update",
+      delete: "role_bindings.delete",
+      groupOf: Resources.parentGroup
+    }
 
     return provideTo(yield* Effect.context<OperationContext>(), {
       /** Role bindings the caller may list (`role_bindings.list` at their group or above), hydrated. */
       list: (principal: Principal, options: Lists.ListOptions = {}) => Lists.list(spec, principal, options),
 
       get: (principal: Principal, uid: string) =>
-        Effect.gen(function*() {
-          const id = yield* Uid.parse(uid)
-          yield* authorization.check(principal, "role_bindings.list", groupOf(id), id)
-          const record = yield* orNotFound(bindings.get(id), "role binding", id)
-          return (yield* hydrate([record]))[0]!
-        }),
+        Effect.flatMap(Resources.get(kind, principal, uid), (record) => Effect.map(hydrate([record]), (bs) => bs[0]!)),
 
       /** Binds an identity to a role in group `groupUid`; the caller must hold every capability of the role. */
       create: (principal: Principal, groupUid: string, input: RoleBinding.CreateRoleBinding) =>
@@ -125,7 +129,7 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
               createTime: now,
               updateTime: now
             }
-            yield* bindings.insert(record).pipe(duplicate(group))
+            yield* bindings.insert(record).pipe(conflict("role binding", duplicate(group)))
             const binding = embed(record, refs.identity, refs.group, refs.role)
             return [binding, [yield* Events.make("created", "role_binding", record.uid)]] as const
           }))
@@ -133,44 +137,33 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
 
       /** Changes a binding's identity or role; the caller must hold every capability of the role. */
       update: (principal: Principal, uid: string, patch: Partial<RoleBinding.CreateRoleBinding>, updateMask?: string) =>
-        Effect.gen(function*() {
-          const id = yield* Uid.parse(uid)
-          const group = groupOf(id)
-          const grants = yield* authorization.grants(principal)
-          yield* grants.require("role_bindings.update", group, id)
-          const mask = yield* FieldMask.parse(updateMask, RoleBinding.fields)
-          const body = yield* fieldsOf(patch)
-          return yield* commit(Effect.gen(function*() {
-            const current = yield* orNotFound(bindings.get(id), "role binding", id)
-            const merged = FieldMask.apply(
-              { identityUid: current.identityUid, roleUid: current.roleUid },
-              body,
-              mask,
-              RoleBinding.fields
-            )
-            const fields = yield* Validation.decode(RoleBinding.CreateRoleBinding)(merged)
-            const refs = yield* checkReferences(grants, group, fields.identityUid, fields.roleUid)
-            const record: RoleBinding.Record = {
-              ...current,
-              ...fields,
-              updateTime: yield* nextUpdateTime(current.updateTime)
-            }
-            yield* bindings.update(record).pipe(duplicate(group))
-            const binding = embed(record, refs.identity, refs.group, refs.role)
-            return [binding, [yield* Events.make("updated", "role_binding", id)]] as const
-          }))
-        }),
+        Resources.update(
+          kind,
+          RoleBinding.fields,
+          principal,
+          uid,
+          patch,
+          updateMask,
+          (current, { body, grants, mask, updateTime }) =>
+            Effect.gen(function*() {
+              const merged = FieldMask.apply(
+                { identityUid: current.identityUid, roleUid: current.roleUid },
+                body,
+                mask,
+                RoleBinding.fields
+              )
+              const fields = yield* Validation.decode(RoleBinding.CreateRoleBinding)(merged)
+              yield* checkReferences(grants, current.parent, fields.identityUid, fields.roleUid)
+              return { ...current, ...fields, updateTime }
+            }),
+          (next) => duplicate(next.parent)
+        ).pipe(
+          Effect.flatMap((record) => Effect.map(hydrate([record]), (bs) => bs[0]!))
+        ),
 
       /** Deletes a binding; deleting one that is already gone succeeds. */
       delete: (principal: Principal, uid: string) =>
-        Effect.gen(function*() {
-          const id = yield* Uid.parse(uid)
-          yield* authorization.check(principal, "role_bindings.delete", groupOf(id), id)
-          return yield* commit(Effect.gen(function*() {
-            const deleted = yield* bindings.delete({ ranges: [Uid.only(id)] })
-            return [undefined, deleted === 0 ? [] : [yield* Events.make("deleted", "role_binding", id)]] as const
-          }))
-        })
+        Resources.remove<RoleBinding.Record, never, never>(kind, principal, uid, { idempotent: true })
     })
   })
 }) {}

@@ -11,17 +11,9 @@ import * as Errors from "./Errors.js"
 import * as Events from "./Events.js"
 import * as FieldMask from "./FieldMask.js"
 import * as Group from "./Group.js"
-import {
-  commit,
-  conflict,
-  exists,
-  fieldsOf,
-  nextUpdateTime,
-  orNotFound,
-  provideTo,
-  trusted
-} from "./internal/operations.js"
+import { commit, conflict, exists, orNotFound, provideTo, trusted } from "./internal/operations.js"
 import type { OperationContext } from "./internal/operations.js"
+import * as Resources from "./internal/resources.js"
 import * as Lists from "./Lists.js"
 import type { Principal } from "./Principal.js"
 import * as Repository from "./Repository.js"
@@ -74,7 +66,35 @@ export class Roles extends Effect.Service<Roles>()("@arbor/core/Roles", {
         if (!same) yield* roles.update(new Role.Role({ ...role, ...builtIn, updateTime: now }, trusted))
       }), { discard: true }))).pipe(Effect.orDie)
 
-    const groupOf = (uid: Uid.Uid) => Uid.parentOrNull(uid) ?? uid
+    const kind: Resources.Kind<Role.Role> = {
+      resourceType: "role",
+      event: "role",
+      repository: roles,
+      list: "roles.list",
+      update: "roles.update",
+      delete: "roles.delete",
+      groupOf: Resources.parentGroup
+    }
+
+    /** Refuses to delete a role that bindings still grant. */
+    const refuseIfBound = (role: Role.Role) =>
+      Effect.gen(function*() {
+        if (
+          yield* exists(RoleBinding.table, { conditions: [{ _tag: "Equals", column: "roleUid", value: role.uid }] })
+        ) {
+          return yield* new Errors.FailedPrecondition({
+            summary: "cannot delete a role that is bound",
+            violations: [
+              new Errors.PreconditionViolation({
+                type: "RESOURCE_IN_USE",
+                subject: role.uid,
+                description: "role bindings still grant this role"
+              })
+            ]
+          })
+        }
+        return []
+      })
 
     return provideTo(yield* Effect.context<OperationContext>(), {
       /** Built-in roles, and custom roles the caller may list (`roles.list` at their group or above). */
@@ -83,9 +103,8 @@ export class Roles extends Effect.Service<Roles>()("@arbor/core/Roles", {
       /** A role; built-in roles are readable by every caller. */
       get: (principal: Principal, uid: string) =>
         Effect.gen(function*() {
-          const id = yield* Uid.parse(uid)
-          if (!Role.isBuiltIn(id)) yield* authorization.check(principal, "roles.list", groupOf(id), id)
-          return yield* orNotFound(roles.get(id), "role", id)
+          if (Role.isBuiltIn(uid)) return yield* orNotFound(roles.get(uid), "role", uid)
+          return yield* Resources.get(kind, principal, uid)
         }),
 
       /** Creates a role in group `groupUid`; the caller must hold every capability it lists. */
@@ -111,57 +130,35 @@ export class Roles extends Effect.Service<Roles>()("@arbor/core/Roles", {
       /** Updates a custom role; the caller must hold every capability the role will list. */
       update: (principal: Principal, uid: string, patch: Partial<Role.CreateRole>, updateMask?: string) =>
         Effect.gen(function*() {
-          const id = yield* Uid.parse(uid)
-          if (Role.isBuiltIn(id)) return yield* builtInRefused(id, "updated")
-          const group = groupOf(id)
-          const grants = yield* authorization.grants(principal)
-          yield* grants.require("roles.update", group, id)
-          const mask = yield* FieldMask.parse(updateMask, Role.fields)
-          const body = yield* fieldsOf(patch)
-          return yield* commit(Effect.gen(function*() {
-            const current = yield* orNotFound(roles.get(id), "role", id)
-            const merged = FieldMask.apply(
-              { name: current.name, description: current.description, capabilities: current.capabilities },
-              body,
-              mask,
-              Role.fields
-            )
-            const fields = yield* Validation.decode(Role.CreateRole)(merged)
-            yield* requireAll(grants, fields.capabilities, group)
-            const role = new Role.Role(
-              { ...current, ...fields, updateTime: yield* nextUpdateTime(current.updateTime) },
-              trusted
-            )
-            yield* roles.update(role).pipe(
-              conflict("role", `a role named '${fields.name}' already exists beside ${id}`)
-            )
-            return [role, [yield* Events.make("updated", "role", id)]] as const
-          }))
+          if (Role.isBuiltIn(uid)) return yield* builtInRefused(uid, "updated")
+          return yield* Resources.update(
+            kind,
+            Role.fields,
+            principal,
+            uid,
+            patch,
+            updateMask,
+            (current, request) =>
+              Effect.gen(function*() {
+                const merged = FieldMask.apply(
+                  { name: current.name, description: current.description, capabilities: current.capabilities },
+                  request.body,
+                  request.mask,
+                  Role.fields
+                )
+                const fields = yield* Validation.decode(Role.CreateRole)(merged)
+                yield* requireAll(request.grants, fields.capabilities, kind.groupOf(current.uid))
+                return new Role.Role({ ...current, ...fields, updateTime: request.updateTime }, trusted)
+              }),
+            (next) => `a role named '${next.name}' already exists beside ${next.uid}`
+          )
         }),
 
       /** Deletes a custom role that no binding uses. */
       delete: (principal: Principal, uid: string) =>
         Effect.gen(function*() {
-          const id = yield* Uid.parse(uid)
-          if (Role.isBuiltIn(id)) return yield* builtInRefused(id, "deleted")
-          yield* authorization.check(principal, "roles.delete", groupOf(id), id)
-          return yield* commit(Effect.gen(function*() {
-            yield* orNotFound(roles.get(id), "role", id)
-            if (yield* exists(RoleBinding.table, { conditions: [{ _tag: "Equals", column: "roleUid", value: id }] })) {
-              return yield* new Errors.FailedPrecondition({
-                summary: "cannot delete a role that is bound",
-                violations: [
-                  new Errors.PreconditionViolation({
-                    type: "RESOURCE_IN_USE",
-                    subject: id,
-                    description: "role bindings still grant this role"
-                  })
-                ]
-              })
-            }
-            yield* roles.delete({ ranges: [Uid.only(id)] })
-            return [undefined, [yield* Events.make("deleted", "role", id)]] as const
-          }))
+          if (Role.isBuiltIn(uid)) return yield* builtInRefused(uid, "deleted")
+          return yield* Resources.remove(kind, principal, uid, { before: refuseIfBound })
         })
     })
   })

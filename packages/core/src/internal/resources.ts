@@ -1,0 +1,102 @@
+import type * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import type { Grants } from "../Authorization.js"
+import { Authorization } from "../Authorization.js"
+import type { Capability } from "../Capability.js"
+import * as Events from "../Events.js"
+import * as FieldMask from "../FieldMask.js"
+import type { Principal } from "../Principal.js"
+import type { Repository } from "../Repository.js"
+import * as Uid from "../Uid.js"
+import { commit, conflict, fieldsOf, nextUpdateTime, orNotFound } from "./operations.js"
+
+/** What the shared operations need to know about a kind of resource. */
+export interface Kind<R extends { readonly uid: Uid.Uid }> {
+  /** The name in messages: `Not found: <resourceType> <uid>`. */
+  readonly resourceType: string
+  readonly event: Events.ResourceKind
+  readonly repository: Repository<R>
+  readonly list: Capability
+  readonly update?: Capability
+  readonly delete?: Capability
+  /** The group whose capabilities govern the resource with this uid. */
+  readonly groupOf: (uid: Uid.Uid) => Uid.Uid
+}
+
+/** The parent group of a group-owned resource (a uid with no parent governs itself). */
+export const parentGroup = (uid: Uid.Uid): Uid.Uid => Uid.parentOrNull(uid) ?? uid
+
+/** Reads one resource: `list` capability at its group first, then existence. */
+export const get = <R extends { readonly uid: Uid.Uid }>(kind: Kind<R>, principal: Principal, uid: string) =>
+  Effect.gen(function*() {
+    const id = yield* Uid.parse(uid)
+    yield* (yield* Authorization).check(principal, kind.list, kind.groupOf(id), id)
+    return yield* orNotFound(kind.repository.get(id), kind.resourceType, id)
+  })
+
+/** How an update computes the new record from the current one and the request. */
+export type Apply<R, E, Env> = (
+  current: R,
+  request: {
+    readonly body: Readonly<Record<string, unknown>>
+    readonly mask: FieldMask.FieldMask
+    readonly grants: Grants
+    readonly updateTime: DateTime.Utc
+  }
+) => Effect.Effect<R, E, Env>
+
+/**
+ * Updates one resource: the `update` capability at its group, the mask, then in one transaction the current
+ * record, the new one from `apply` (merge and validation), the write and its event.
+ */
+export const update = <R extends { readonly uid: Uid.Uid; readonly updateTime: DateTime.Utc }, E, Env>(
+  kind: Kind<R>,
+  fields: FieldMask.Fields,
+  principal: Principal,
+  uid: string,
+  patch: unknown,
+  updateMask: string | undefined,
+  apply: Apply<R, E, Env>,
+  duplicate: (next: R) => string
+) =>
+  Effect.gen(function*() {
+    const id = yield* Uid.parse(uid)
+    const grants = yield* (yield* Authorization).grants(principal)
+    yield* grants.require(kind.update!, kind.groupOf(id), id)
+    const mask = yield* FieldMask.parse(updateMask, fields)
+    const body = yield* fieldsOf(patch)
+    return yield* commit(Effect.gen(function*() {
+      const current = yield* orNotFound(kind.repository.get(id), kind.resourceType, id)
+      const next = yield* apply(current, { body, mask, grants, updateTime: yield* nextUpdateTime(current.updateTime) })
+      yield* kind.repository.update(next).pipe(conflict(kind.resourceType, duplicate(next)))
+      return [next, [yield* Events.make("updated", kind.event, id)]] as const
+    }))
+  })
+
+/**
+ * Deletes one resource: the `delete` capability at its group, then in one transaction the existence check (or
+ * none, when deleting a missing one succeeds), `before` (refusals, cascades, returning their events) and the delete.
+ */
+export const remove = <R extends { readonly uid: Uid.Uid }, E = never, Env = never>(
+  kind: Kind<R>,
+  principal: Principal,
+  uid: string,
+  options: {
+    readonly idempotent?: boolean
+    readonly before?: (current: R) => Effect.Effect<ReadonlyArray<Events.ChangeEvent>, E, Env>
+  } = {}
+) =>
+  Effect.gen(function*() {
+    const id = yield* Uid.parse(uid)
+    yield* (yield* Authorization).check(principal, kind.delete!, kind.groupOf(id), id)
+    return yield* commit(Effect.gen(function*() {
+      const current = yield* kind.repository.get(id)
+      if (current._tag === "None") {
+        if (options.idempotent === true) return [undefined, []] as const
+        return yield* orNotFound(Effect.succeedNone, kind.resourceType, id)
+      }
+      const cascaded = options.before === undefined ? [] : yield* options.before(current.value)
+      yield* kind.repository.delete({ ranges: [Uid.only(id)] })
+      return [undefined, [...cascaded, yield* Events.make("deleted", kind.event, id)]] as const
+    }))
+  })
