@@ -1,28 +1,54 @@
 /**
- * The whole engine as one Layer: the four IAM services with authorization and change events, over a storage
+ * The whole engine as one Layer: every resource's service with authorization and change events, over a storage
  * Layer and a source of secrets.
  */
 import * as Layer from "effect/Layer"
+import { AccountAssociations } from "./AccountAssociations.js"
+import { Advisories } from "./Advisories.js"
 import { Authorization } from "./Authorization.js"
 import { Events } from "./Events.js"
+import { GroupInvites } from "./GroupInvites.js"
 import { Groups } from "./Groups.js"
 import { Identities } from "./Identities.js"
+import { IdentityProviders } from "./IdentityProviders.js"
 import * as MemoryStore from "./MemoryStore.js"
+import { Repos } from "./Repos.js"
 import { RoleBindings } from "./RoleBindings.js"
 import { Roles } from "./Roles.js"
 import * as Secrets from "./Secrets.js"
 import type { Store } from "./Store.js"
+import { Tags } from "./Tags.js"
 
 /** The engine's services. */
-export type Services = Groups | Identities | Roles | RoleBindings | Authorization | Events
+export type Services =
+  | Groups
+  | Identities
+  | Roles
+  | RoleBindings
+  | IdentityProviders
+  | AccountAssociations
+  | GroupInvites
+  | Repos
+  | Tags
+  | Advisories
+  | Authorization
+  | Events
 
 /** The engine over a store and secrets the caller provides. */
 export const layer: Layer.Layer<Services, never, Store | Secrets.Secrets> = Layer.mergeAll(
   Groups.Default,
   Identities.Default,
   Roles.Default,
-  RoleBindings.Default
-).pipe(Layer.provideMerge(Layer.merge(Authorization.Default, Events.Default)))
+  IdentityProviders.Default,
+  AccountAssociations.Default,
+  GroupInvites.Default,
+  Repos.Default,
+  Tags.Default,
+  Advisories.Default
+).pipe(
+  Layer.provideMerge(RoleBindings.Default),
+  Layer.provideMerge(Layer.merge(Authorization.Default, Events.Default))
+)
 
 /** The engine over a fresh in-memory store with an ephemeral page-token key: for tests and demos. */
 export const layerMemory: Layer.Layer<Services | Store | MemoryStore.MemoryStore> = layer.pipe(

@@ -3,17 +3,22 @@
  */
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import * as AccountAssociation from "./AccountAssociation.js"
+import * as Advisory from "./Advisory.js"
 import { Authorization } from "./Authorization.js"
 import * as Errors from "./Errors.js"
 import * as Events from "./Events.js"
 import * as FieldMask from "./FieldMask.js"
 import * as Group from "./Group.js"
+import * as GroupInvite from "./GroupInvite.js"
 import * as Identity from "./Identity.js"
+import * as IdentityProvider from "./IdentityProvider.js"
 import type { OperationContext } from "./internal/operations.js"
 import { commit, conflict, exists, orNotFound, provideTo, trusted } from "./internal/operations.js"
 import * as Resources from "./internal/resources.js"
 import * as Lists from "./Lists.js"
 import type { Principal } from "./Principal.js"
+import * as Repo from "./Repo.js"
 import * as Repository from "./Repository.js"
 import * as Role from "./Role.js"
 import * as RoleBinding from "./RoleBinding.js"
@@ -32,14 +37,19 @@ export interface ChildKind {
 }
 
 /**
- * What may live below a group, in the order a refused delete names them (DECISIONS §5). Resources added later
- * (repos, identity providers, invites, account associations) join this list.
+ * What may live below a group, in the order a refused delete names them (DECISIONS §5); advisories, which that
+ * order does not name, come last.
  */
-export const childKinds: Array<ChildKind> = [
+export const childKinds: ReadonlyArray<ChildKind> = [
+  { table: Repo.table, label: "repos" },
   { table: Group.table, label: "groups" },
   { table: Identity.table, label: "identities" },
   { table: Role.table, label: "roles" },
-  { table: RoleBinding.table, label: "role bindings" }
+  { table: RoleBinding.table, label: "role bindings" },
+  { table: IdentityProvider.table, label: "identity providers" },
+  { table: GroupInvite.table, label: "invites" },
+  { table: AccountAssociation.table, label: "account associations", includesSelf: true },
+  { table: Advisory.table, label: "advisories" }
 ]
 
 /** Groups: the organization hierarchy. */

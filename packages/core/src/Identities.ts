@@ -5,6 +5,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import { Authorization } from "./Authorization.js"
 import type { StaticKeys } from "./ClaimMatch.js"
+import { issuerUrlError } from "./ClaimMatch.js"
 import { FieldViolation, InvalidArgument } from "./Errors.js"
 import * as Events from "./Events.js"
 import * as FieldMask from "./FieldMask.js"
@@ -23,18 +24,6 @@ import * as Validation from "./Validation.js"
 
 /** How long static keys are trusted at most, and by default. */
 export const maxStaticKeysLifetime = { days: 365 } as const
-
-const loopbackHosts = new Set(["localhost", "127.0.0.1", "[::1]", "::1"])
-
-/** Why an issuer URL is not acceptable here, or undefined. */
-const issuerError = (issuer: string | undefined, allowLoopbackHttp: boolean): string | undefined => {
-  if (issuer === undefined) return undefined
-  const url = new URL(issuer)
-  if (url.protocol === "https:") return undefined
-  return allowLoopbackHttp && (loopbackHosts.has(url.hostname) || url.hostname.startsWith("127."))
-    ? undefined
-    : "must be an https:// URL"
-}
 
 /** Identities, assumable by matching token claims. */
 export class Identities extends Effect.Service<Identities>()("@arbor/core/Identities", {
@@ -56,8 +45,8 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
         const { allowLoopbackHttpIssuers } = yield* Settings
         const latest = DateTime.add(createTime, maxStaticKeysLifetime)
         const violations = [
-          ["claimMatch.issuer", issuerError(fields.claimMatch?.issuer, allowLoopbackHttpIssuers)],
-          ["staticKeys.issuer", issuerError(fields.staticKeys?.issuer, allowLoopbackHttpIssuers)],
+          ["claimMatch.issuer", issuerUrlError(fields.claimMatch?.issuer, allowLoopbackHttpIssuers)],
+          ["staticKeys.issuer", issuerUrlError(fields.staticKeys?.issuer, allowLoopbackHttpIssuers)],
           [
             "staticKeys.expirationTime",
             fields.staticKeys?.expirationTime !== undefined &&

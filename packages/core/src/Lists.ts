@@ -60,10 +60,14 @@ export interface Page<A> {
   readonly skipped: number
 }
 
-/** Filters a resource adds to the common ones: conditions, and a canonical form for the page-token digest. */
+/**
+ * Filters a resource adds to the common ones: conditions, a canonical form for the page-token digest, and the
+ * violations found reading them (reported with those of the common parameters).
+ */
 export interface Filters {
   readonly conditions: ReadonlyArray<Condition>
   readonly digest: unknown
+  readonly violations?: ReadonlyArray<FieldViolation>
 }
 
 /** How one resource is listed: its repository of records `R`, turned into items `A`. */
@@ -159,6 +163,7 @@ const request = <A, R>(
   }
   checkCount(violations, "page_size", options.pageSize)
   checkCount(violations, "skip", options.skip)
+  violations.push(...(filters.violations ?? []))
   const parsed = parseOrderBy(table, options.orderBy ?? spec.defaultOrder ?? "uid")
   if (Either.isLeft(parsed)) violations.push(new FieldViolation({ field: "order_by", description: parsed.left }))
   const order = Either.getOrElse(parsed, () => [])

@@ -94,6 +94,12 @@ const matchesCondition = (row: Row, c: Condition): boolean => {
       return compareScalars(v, c.value) === 0
     case "In":
       return c.values.some((x) => compareScalars(v, x) === 0)
+    case "AtLeast":
+      return v !== null && compareScalars(v, c.value) >= 0
+    case "Overlaps":
+      return Array.isArray(v) && v.some((x) => c.values.includes(x))
+    case "Contains":
+      return typeof v === "string" && v.includes(c.value)
   }
 }
 

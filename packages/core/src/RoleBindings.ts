@@ -13,12 +13,12 @@ import * as Identity from "./Identity.js"
 import { commit, conflict, orNotFound, provideTo, trusted } from "./internal/operations.js"
 import type { OperationContext } from "./internal/operations.js"
 import * as Resources from "./internal/resources.js"
+import { grantable } from "./internal/roles.js"
 import * as Lists from "./Lists.js"
 import type { Principal } from "./Principal.js"
 import * as Repository from "./Repository.js"
 import * as Role from "./Role.js"
 import * as RoleBinding from "./RoleBinding.js"
-import { requireAll } from "./Roles.js"
 import * as Uid from "./Uid.js"
 import * as Validation from "./Validation.js"
 
@@ -85,12 +85,7 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
           return yield* orNotFound(Effect.succeedNone, "identity", identityUid)
         }
         const identity = yield* orNotFound(identities.get(identityUid), "identity", identityUid)
-        const roleGroup = Uid.parentOrNull(roleUid)
-        if (roleGroup !== null && !Uid.isAncestorOrSelf(roleGroup, group)) {
-          return yield* orNotFound(Effect.succeedNone, "role", roleUid)
-        }
-        const role = yield* orNotFound(roles.get(roleUid), "role", roleUid)
-        yield* requireAll(grants, role.capabilities, group)
+        const role = yield* grantable(roles, grants, roleUid, group)
         return { group: groupValue, identity, role }
       })
 

@@ -4,16 +4,17 @@
  */
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
-import type { Grants } from "./Authorization.js"
 import { Authorization } from "./Authorization.js"
-import type { Capability } from "./Capability.js"
 import * as Errors from "./Errors.js"
 import * as Events from "./Events.js"
 import * as FieldMask from "./FieldMask.js"
 import * as Group from "./Group.js"
+import * as GroupInvite from "./GroupInvite.js"
+import * as IdentityProvider from "./IdentityProvider.js"
 import { commit, conflict, exists, orNotFound, provideTo, trusted } from "./internal/operations.js"
 import type { OperationContext } from "./internal/operations.js"
 import * as Resources from "./internal/resources.js"
+import { requireAll } from "./internal/roles.js"
 import * as Lists from "./Lists.js"
 import type { Principal } from "./Principal.js"
 import * as Repository from "./Repository.js"
@@ -22,14 +23,6 @@ import * as RoleBinding from "./RoleBinding.js"
 import { Store } from "./Store.js"
 import * as Uid from "./Uid.js"
 import * as Validation from "./Validation.js"
-
-/** Fails unless the caller holds every one of `capabilities` at `group` (no escalation through roles). */
-export const requireAll = (grants: Grants, capabilities: ReadonlyArray<Capability>, group: string) => {
-  const missing = capabilities.find((c) => !grants.holds(c, group))
-  return missing === undefined
-    ? Effect.void
-    : Effect.fail(new Errors.PermissionDenied({ capability: missing, resource: group }))
-}
 
 const builtInRefused = (uid: string, action: string) =>
   new Errors.FailedPrecondition({
@@ -76,22 +69,28 @@ export class Roles extends Effect.Service<Roles>()("@arbor/core/Roles", {
       groupOf: Resources.parentGroup
     }
 
-    /** Refuses to delete a role that bindings still grant. */
-    const refuseIfBound = (role: Role.Role) =>
+    /** Refuses to delete a role that bindings, invites or identity providers still grant. */
+    const refuseIfInUse = (role: Role.Role) =>
       Effect.gen(function*() {
-        if (
-          yield* exists(RoleBinding.table, { conditions: [{ _tag: "Equals", column: "roleUid", value: role.uid }] })
+        for (
+          const [table, column, what] of [
+            [RoleBinding.table, "roleUid", "role bindings"],
+            [GroupInvite.table, "roleUid", "group invites"],
+            [IdentityProvider.table, "defaultRole", "identity providers"]
+          ] as const
         ) {
-          return yield* new Errors.FailedPrecondition({
-            summary: "cannot delete a role that is bound",
-            violations: [
-              new Errors.PreconditionViolation({
-                type: "RESOURCE_IN_USE",
-                subject: role.uid,
-                description: "role bindings still grant this role"
-              })
-            ]
-          })
+          if (yield* exists(table, { conditions: [{ _tag: "Equals", column, value: role.uid }] })) {
+            return yield* new Errors.FailedPrecondition({
+              summary: `cannot delete a role that ${what} grant`,
+              violations: [
+                new Errors.PreconditionViolation({
+                  type: "RESOURCE_IN_USE",
+                  subject: role.uid,
+                  description: `${what} still grant this role`
+                })
+              ]
+            })
+          }
         }
         return []
       })
@@ -158,7 +157,7 @@ export class Roles extends Effect.Service<Roles>()("@arbor/core/Roles", {
       delete: (principal: Principal, uid: string) =>
         Effect.gen(function*() {
           if (Role.isBuiltIn(uid)) return yield* builtInRefused(uid, "deleted")
-          return yield* Resources.remove(kind, principal, uid, { before: refuseIfBound })
+          return yield* Resources.remove(kind, principal, uid, { before: refuseIfInUse })
         })
     })
   })

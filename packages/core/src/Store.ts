@@ -40,8 +40,16 @@ export type Row = { readonly uid: string; readonly parent: string | null } & { r
 
 /** A condition on one column. */
 export type Condition =
+  /** The column equals the value (null included). */
   | { readonly _tag: "Equals"; readonly column: string; readonly value: Scalar }
+  /** The column equals one of the values; none matches nothing. */
   | { readonly _tag: "In"; readonly column: string; readonly values: ReadonlyArray<Scalar> }
+  /** The column is at least the value (null never is). */
+  | { readonly _tag: "AtLeast"; readonly column: string; readonly value: string | number }
+  /** The column, a json array of strings, holds at least one of the values. */
+  | { readonly _tag: "Overlaps"; readonly column: string; readonly values: ReadonlyArray<string> }
+  /** The column, a text, contains the value as a substring (case-sensitive; the engine stores folded text). */
+  | { readonly _tag: "Contains"; readonly column: string; readonly value: string }
 
 /** Conditions a row must meet, all of them. */
 export interface Where {

@@ -10,22 +10,27 @@ import * as Exit from "effect/Exit"
 import * as FastCheck from "effect/FastCheck"
 import * as TestClock from "effect/TestClock"
 import {
+  AccountAssociations,
   Arbor,
   Authorization,
   Capability,
+  GroupInvites,
   Groups,
   Identities,
+  IdentityProviders,
   Principal,
+  Repos,
   Role,
   RoleBindings,
-  Roles
+  Roles,
+  Tags
 } from "../src/index.js"
 import type { ListOptions } from "../src/Lists.js"
 import * as Uid from "../src/Uid.js"
 import { claimMatch } from "./fixtures.js"
 
 type Cap = Capability.Capability
-type Kind = "group" | "identity" | "role" | "binding"
+type Kind = "group" | "identity" | "role" | "binding" | "repo" | "tag" | "provider" | "invite" | "association"
 
 interface Entity {
   readonly kind: Kind
@@ -38,6 +43,9 @@ interface Entity {
   identityUid?: string
   roleUid?: string
 }
+
+/** The key of an entity: associations share their group's uid. */
+const keyOf = (kind: Kind, uid: string) => kind === "association" ? `association:${uid}` : uid
 
 const actors = ["system", "alice", "bob", "carol", "canary"] as const
 type Actor = typeof actors[number]
@@ -56,7 +64,18 @@ const roleCaps: ReadonlyArray<Cap> = [
   "roles.delete",
   "role_bindings.list",
   "role_bindings.create",
-  "role_bindings.delete"
+  "role_bindings.delete",
+  "repo.list",
+  "repo.create",
+  "repo.delete",
+  "tag.list",
+  "tag.create",
+  "identity_providers.list",
+  "identity_providers.create",
+  "group_invites.list",
+  "group_invites.create",
+  "account_associations.list",
+  "account_associations.create"
 ]
 
 /** The reference model: plain maps and the rules, written as directly as possible. */
@@ -81,8 +100,20 @@ class Model {
     }
   }
 
+  private cache = new Map<Kind, Array<Entity>>()
+
   of(kind: Kind): Array<Entity> {
-    return [...this.entities.values()].filter((e) => e.kind === kind)
+    let found = this.cache.get(kind)
+    if (found === undefined) {
+      found = [...this.entities.values()].filter((e) => e.kind === kind)
+      this.cache.set(kind, found)
+    }
+    return found
+  }
+
+  remove(uid: string) {
+    this.entities.delete(uid)
+    this.cache.clear()
   }
 
   pick(kind: Kind | "known-group", n: number): string | undefined {
@@ -109,11 +140,31 @@ class Model {
         return e.parent === null || this.holds(actor, "roles.list", e.parent)
       case "binding":
         return this.holds(actor, "role_bindings.list", e.parent!)
+      case "repo":
+        return this.holds(actor, "repo.list", e.parent!)
+      case "tag":
+        return this.holds(actor, "tag.list", Uid.parentOrNull(e.parent! as Uid.Uid)!)
+      case "provider":
+        return this.holds(actor, "identity_providers.list", e.parent!)
+      case "invite":
+        return this.holds(actor, "group_invites.list", e.parent!)
+      case "association":
+        return this.holds(actor, "account_associations.list", e.uid)
     }
   }
 
+  /** Anything below the group, or its account association. */
   hasChildren(uid: string): boolean {
-    return [...this.entities.values()].some((e) => Uid.isAncestor(uid, e.uid))
+    return [...this.entities.values()].some((e) =>
+      Uid.isAncestor(uid, e.uid) || (e.kind === "association" && e.uid === uid)
+    )
+  }
+
+  /** Bindings, invites or providers that grant the role. */
+  roleInUse(uid: string): boolean {
+    return [...this.entities.values()].some((e) =>
+      (e.kind === "binding" || e.kind === "invite" || e.kind === "provider") && e.roleUid === uid
+    )
   }
 
   siblingNamed(kind: Kind, parent: string | null, name: string, except?: string): boolean {
@@ -121,7 +172,8 @@ class Model {
   }
 
   add(e: Entity) {
-    this.entities.set(e.uid, e)
+    this.entities.set(keyOf(e.kind, e.uid), e)
+    this.cache.clear()
     if (e.kind === "group") this.knownGroups.push(e.uid)
   }
 
@@ -159,6 +211,15 @@ type Command =
     readonly role: number
   }
   | { readonly op: "unbind"; readonly actor: Actor; readonly target: number }
+  | { readonly op: "upsertRepo"; readonly actor: Actor; readonly parent: number; readonly name: string }
+  | { readonly op: "deleteRepo"; readonly actor: Actor; readonly target: number }
+  | { readonly op: "upsertTag"; readonly actor: Actor; readonly parent: number; readonly name: string }
+  | { readonly op: "createProvider"; readonly actor: Actor; readonly parent: number; readonly name: string }
+  | { readonly op: "createInvite"; readonly actor: Actor; readonly parent: number }
+  | { readonly op: "createAssociation"; readonly actor: Actor; readonly parent: number }
+
+const viewerUid = Role.builtInByName("viewer")!.uid
+const viewerCaps = Role.builtInByName("viewer")!.capabilities
 
 const actorArb = FastCheck.constantFrom<Actor>("system", "system", "alice", "bob", "carol", "canary")
 const nameArb = FastCheck.constantFrom("a", "b", "c", "d")
@@ -219,7 +280,34 @@ const commandArb: FastCheck.Arbitrary<Command> = FastCheck.oneof(
     }),
     weight: 4
   },
-  FastCheck.record({ op: FastCheck.constant("unbind" as const), actor: actorArb, target: FastCheck.nat() })
+  FastCheck.record({ op: FastCheck.constant("unbind" as const), actor: actorArb, target: FastCheck.nat() }),
+  {
+    arbitrary: FastCheck.record({
+      op: FastCheck.constant("upsertRepo" as const),
+      actor: actorArb,
+      parent: FastCheck.nat(),
+      name: nameArb
+    }),
+    weight: 2
+  },
+  FastCheck.record({ op: FastCheck.constant("deleteRepo" as const), actor: actorArb, target: FastCheck.nat() }),
+  {
+    arbitrary: FastCheck.record({
+      op: FastCheck.constant("upsertTag" as const),
+      actor: actorArb,
+      parent: FastCheck.nat(),
+      name: nameArb
+    }),
+    weight: 2
+  },
+  FastCheck.record({
+    op: FastCheck.constant("createProvider" as const),
+    actor: actorArb,
+    parent: FastCheck.nat(),
+    name: nameArb
+  }),
+  FastCheck.record({ op: FastCheck.constant("createInvite" as const), actor: actorArb, parent: FastCheck.nat() }),
+  FastCheck.record({ op: FastCheck.constant("createAssociation" as const), actor: actorArb, parent: FastCheck.nat() })
 )
 
 const stepArb = FastCheck.record({
@@ -241,7 +329,12 @@ const orders: Record<Kind, ReadonlyArray<string>> = {
   group: ["uid", "name", "name desc", "create_time desc", "update_time, name desc"],
   identity: ["uid desc", "name", "created_at"],
   role: ["name", "uid", "update_time desc"],
-  binding: ["uid", "create_time desc, uid asc", "updated_at"]
+  binding: ["uid", "create_time desc, uid asc", "updated_at"],
+  repo: ["name", "uid desc"],
+  tag: ["name desc", "create_time"],
+  provider: ["name", "uid"],
+  invite: ["create_time desc", "uid"],
+  association: ["uid", "name desc"]
 }
 
 const columnOf = (key: string) =>
@@ -274,13 +367,18 @@ const sortModel = (entities: Array<Entity>, orderBy: string) => {
 describe("model-based", () => {
   it.effect.prop(
     "every write's outcome, every caller's lists and every capability check match the model",
-    [FastCheck.array(stepArb, { minLength: 5, maxLength: 35 })],
+    [FastCheck.array(stepArb, { minLength: 10, maxLength: 40, size: "max" })],
     ([steps]) =>
       Effect.gen(function*() {
         const groups = yield* Groups.Groups
         const identities = yield* Identities.Identities
         const roles = yield* Roles.Roles
         const bindings = yield* RoleBindings.RoleBindings
+        const repos = yield* Repos.Repos
+        const tags = yield* Tags.Tags
+        const providers = yield* IdentityProviders.IdentityProviders
+        const invites = yield* GroupInvites.GroupInvites
+        const associations = yield* AccountAssociations.AccountAssociations
         const authorization = yield* Authorization.Authorization
         const model = new Model()
 
@@ -329,7 +427,11 @@ describe("model-based", () => {
               "roles.delete",
               "roles.list",
               "groups.list",
-              "groups.create"
+              "groups.create",
+              "groups.delete",
+              "group_invites.create",
+              "identity_providers.create",
+              "account_associations.create"
             ]]
           ] as const
         ) {
@@ -358,6 +460,20 @@ describe("model-based", () => {
             roleUid: role.uid
           })
         }
+        // A team folder with a repo and two tags, and a folder whose only content is its account association.
+        const team = yield* groups.create(Principal.system, org.uid, { name: "team" })
+        const cloud = yield* groups.create(Principal.system, org.uid, { name: "cloud" })
+        for (const g of [team, cloud]) {
+          model.add({ kind: "group", uid: g.uid, parent: org.uid, name: g.name, createTime: 0, updateTime: 0 })
+        }
+        const app = yield* repos.upsert(Principal.system, team.uid, { name: "app" })
+        model.add({ kind: "repo", uid: app.uid, parent: team.uid, name: "app", createTime: 0, updateTime: 0 })
+        for (const name of ["v1", "latest"]) {
+          const tag = yield* tags.upsert(Principal.system, app.uid, { name })
+          model.add({ kind: "tag", uid: tag.uid, parent: app.uid, name, createTime: 0, updateTime: 0 })
+        }
+        yield* associations.create(Principal.system, cloud.uid, { name: "aws" })
+        model.add({ kind: "association", uid: cloud.uid, parent: org.uid, name: "aws", createTime: 0, updateTime: 0 })
         const canary = model.actorUid.get("canary")!
         const principalOf = (actor: Actor) =>
           actor === "system" ? Principal.system : Principal.identity(model.actorUid.get(actor) as Uid.Uid)
@@ -449,7 +565,7 @@ describe("model-based", () => {
                 : model.hasChildren(uid)
                 ? "FailedPrecondition"
                 : "ok"
-              yield* expect(predicted, groups.delete(principal, uid), () => model.entities.delete(uid))
+              yield* expect(predicted, groups.delete(principal, uid), () => model.remove(uid))
               break
             }
             case "createIdentity": {
@@ -485,10 +601,10 @@ describe("model-based", () => {
                 ? "ok"
                 : "PermissionDenied"
               yield* expect(predicted, identities.delete(principal, uid), () => {
-                model.entities.delete(uid)
+                model.remove(uid)
                 for (const b of model.of("binding")) {
                   if (b.identityUid === uid) {
-                    model.entities.delete(b.uid)
+                    model.remove(b.uid)
                   }
                 }
               })
@@ -545,10 +661,10 @@ describe("model-based", () => {
                 ? "FailedPrecondition"
                 : !model.holds(command.actor, "roles.delete", e.parent)
                 ? "PermissionDenied"
-                : model.of("binding").some((b) => b.roleUid === uid)
+                : model.roleInUse(uid)
                 ? "FailedPrecondition"
                 : "ok"
-              yield* expect(predicted, roles.delete(principal, uid), () => model.entities.delete(uid))
+              yield* expect(predicted, roles.delete(principal, uid), () => model.remove(uid))
               break
             }
             case "bind": {
@@ -592,16 +708,154 @@ describe("model-based", () => {
               const predicted = model.holds(command.actor, "role_bindings.delete", Uid.parentOrNull(uid as Uid.Uid)!)
                 ? "ok"
                 : "PermissionDenied"
-              yield* expect(predicted, bindings.delete(principal, uid), () => model.entities.delete(uid))
+              yield* expect(predicted, bindings.delete(principal, uid), () => model.remove(uid))
+              break
+            }
+            case "upsertRepo": {
+              const parent = model.pick("known-group", command.parent) ?? missing
+              const existing = model.of("repo").some((r) => r.parent === parent && r.name === command.name)
+              const predicted = !model.holds(command.actor, "repo.create", parent)
+                ? "PermissionDenied"
+                : !model.entities.has(parent)
+                ? "NotFound"
+                : "ok"
+              yield* expect(predicted, repos.upsert(principal, parent, { name: command.name }), (r) => {
+                if (!existing) {
+                  model.add({
+                    kind: "repo",
+                    uid: r.uid,
+                    parent,
+                    name: r.name,
+                    createTime: model.now,
+                    updateTime: model.now
+                  })
+                }
+              })
+              break
+            }
+            case "deleteRepo": {
+              const uid = model.pick("repo", command.target)
+              if (uid === undefined) break
+              const predicted = model.holds(command.actor, "repo.delete", Uid.parentOrNull(uid as Uid.Uid)!)
+                ? "ok"
+                : "PermissionDenied"
+              yield* expect(predicted, repos.delete(principal, uid), () => {
+                model.remove(uid)
+                for (const t of model.of("tag")) if (t.parent === uid) model.remove(t.uid)
+              })
+              break
+            }
+            case "upsertTag": {
+              const repo = model.pick("repo", command.parent)
+              if (repo === undefined) break
+              const existing = model.of("tag").some((t) => t.parent === repo && t.name === command.name)
+              const predicted = model.holds(command.actor, "tag.create", Uid.parentOrNull(repo as Uid.Uid)!)
+                ? "ok"
+                : "PermissionDenied"
+              yield* expect(predicted, tags.upsert(principal, repo, { name: command.name }), (t) => {
+                if (!existing) {
+                  model.add({
+                    kind: "tag",
+                    uid: t.uid,
+                    parent: repo,
+                    name: t.name,
+                    createTime: model.now,
+                    updateTime: model.now
+                  })
+                }
+              })
+              break
+            }
+            case "createProvider": {
+              const parent = model.pick("known-group", command.parent) ?? missing
+              const predicted = !model.holds(command.actor, "identity_providers.create", parent)
+                ? "PermissionDenied"
+                : !model.entities.has(parent)
+                ? "NotFound"
+                : !viewerCaps.every((c) => model.holds(command.actor, c, parent))
+                ? "PermissionDenied"
+                : model.siblingNamed("provider", parent, command.name)
+                ? "AlreadyExists"
+                : "ok"
+              const body = {
+                name: command.name,
+                defaultRole: viewerUid,
+                oidc: { issuer: "https://login.example.com", clientId: "arbor" }
+              }
+              yield* expect(predicted, providers.create(principal, parent, body), (p) =>
+                model.add({
+                  kind: "provider",
+                  uid: p.uid,
+                  parent,
+                  name: p.name,
+                  createTime: model.now,
+                  updateTime: model.now,
+                  roleUid: viewerUid
+                }))
+              break
+            }
+            case "createInvite": {
+              const parent = model.pick("known-group", command.parent) ?? missing
+              const predicted = !model.holds(command.actor, "group_invites.create", parent)
+                ? "PermissionDenied"
+                : !model.entities.has(parent)
+                ? "NotFound"
+                : !viewerCaps.every((c) => model.holds(command.actor, c, parent))
+                ? "PermissionDenied"
+                : "ok"
+              yield* expect(predicted, invites.create(principal, parent, { roleUid: viewerUid }), (i) =>
+                model.add({
+                  kind: "invite",
+                  uid: i.uid,
+                  parent,
+                  name: "",
+                  createTime: model.now,
+                  updateTime: model.now,
+                  roleUid: viewerUid
+                }))
+              break
+            }
+            case "createAssociation": {
+              const group = model.pick("known-group", command.parent) ?? missing
+              const predicted = !model.holds(command.actor, "account_associations.create", group)
+                ? "PermissionDenied"
+                : !model.entities.has(group)
+                ? "NotFound"
+                : model.entities.has(keyOf("association", group))
+                ? "AlreadyExists"
+                : "ok"
+              yield* expect(predicted, associations.create(principal, group, { name: "cloud" }), (a) =>
+                model.add({
+                  kind: "association",
+                  uid: a.uid,
+                  parent: Uid.parentOrNull(group as Uid.Uid),
+                  name: a.name,
+                  createTime: model.now,
+                  updateTime: model.now
+                }))
               break
             }
           }
 
-          // (a) every caller's lists, paged to the end with random page sizes and skips.
+          // (a) callers' lists, paged to the end with random page sizes and skips: a random third of the
+          // (caller, kind) pairs after each step, so that runs stay cheap and many.
           const random = lcg(seed)
           const groupsNow = model.of("group").map((g) => g.uid)
           for (const actor of actors) {
-            for (const kind of ["group", "identity", "role", "binding"] as const) {
+            for (
+              const kind of [
+                "group",
+                "identity",
+                "role",
+                "binding",
+                "repo",
+                "tag",
+                "provider",
+                "invite",
+                "association"
+              ] as const
+            ) {
+              if (random(3) !== 0) continue
               const filterPick = random(4)
               const target = groupsNow[random(groupsNow.length)]!
               const options: ListOptions = {
@@ -627,6 +881,16 @@ describe("model-based", () => {
                     return roles.list(p, o)
                   case "binding":
                     return bindings.list(p, o)
+                  case "repo":
+                    return repos.list(p, o)
+                  case "tag":
+                    return tags.list(p, o)
+                  case "provider":
+                    return providers.list(p, o)
+                  case "invite":
+                    return invites.list(p, o)
+                  case "association":
+                    return associations.list(p, o)
                 }
               }
               let position = 0
@@ -682,6 +946,6 @@ describe("model-based", () => {
           )
         }
       }).pipe(Effect.provide(Arbor.layerMemory)),
-    { fastCheck: { numRuns: 40 }, timeout: 120_000 }
+    { fastCheck: { numRuns: 100 }, timeout: 300_000 }
   )
 })

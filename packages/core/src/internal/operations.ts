@@ -94,3 +94,13 @@ export const provideTo = <C, M extends Record<string, (...args: Array<any>) => E
 
 /** Constructor options for domain values built from already-validated fields: skip re-validation. */
 export const trusted = { disableValidation: true } as const
+
+/** For writes that cannot conflict (random 64-bit keys, rows known to exist): a unique violation is a defect. */
+export const unexpectedConflict = <A, E, R>(
+  effect: Effect.Effect<A, E | UniqueViolation, R>
+): Effect.Effect<A, Exclude<E, UniqueViolation>, R> =>
+  Effect.catchIf(
+    effect,
+    (e): e is UniqueViolation => (e as { _tag?: unknown })._tag === "UniqueViolation",
+    (e) => Effect.die(e)
+  ) as Effect.Effect<A, Exclude<E, UniqueViolation>, R>

@@ -16,11 +16,13 @@ import * as FastCheck from "effect/FastCheck"
 import * as Fiber from "effect/Fiber"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Advisory from "../Advisory.js"
 import * as Group from "../Group.js"
 import * as Identity from "../Identity.js"
 import * as RoleBinding from "../RoleBinding.js"
 import type { Condition, OrderKey, Query, Row, Scalar, Where } from "../Store.js"
 import { compareScalars, Store } from "../Store.js"
+import * as Tag from "../Tag.js"
 import * as Uid from "../Uid.js"
 
 const root = (n: number) => n.toString(16).padStart(40, "0")
@@ -47,9 +49,18 @@ export const reference = {
     (where.ranges === undefined || where.ranges.some((r) => Uid.inRange(r, row.uid))) &&
     (where.conditions ?? []).every((c: Condition) => {
       const v = (row[c.column] ?? null) as Scalar
-      return c._tag === "Equals"
-        ? compareScalars(v, c.value) === 0
-        : c.values.some((x) => compareScalars(v, x) === 0)
+      switch (c._tag) {
+        case "Equals":
+          return compareScalars(v, c.value) === 0
+        case "In":
+          return c.values.some((x) => compareScalars(v, x) === 0)
+        case "AtLeast":
+          return v !== null && compareScalars(v, c.value) >= 0
+        case "Overlaps":
+          return Array.isArray(v) && v.some((x) => c.values.includes(x))
+        case "Contains":
+          return typeof v === "string" && v.includes(c.value)
+      }
     }),
   compare: (order: ReadonlyArray<OrderKey>) => (a: ReadonlyArray<unknown>, b: ReadonlyArray<unknown>): number => {
     for (let i = 0; i < order.length; i++) {
@@ -192,6 +203,75 @@ export const suite = <E>(name: string, layer: Layer.Layer<Store, E>): void => {
         assert.deepStrictEqual(uids(roots), [root(1), root(2)])
         const bindings = yield* store.find(RoleBinding.table, { order: byUid })
         assert.deepStrictEqual(bindings, [])
+      })))
+
+    it.effect("AtLeast, Overlaps and Contains agree with the reference", () =>
+      run(Effect.gen(function*() {
+        const store = yield* Store
+        const org = root(1)
+        const repo = child(org, 1)
+        const tags = [0, 5, 10, 15].map((t, i): Row => ({
+          uid: child(repo, i + 1),
+          parent: repo,
+          name: `t${i}`,
+          digest: `sha256:${String(i).repeat(64).slice(0, 64)}`,
+          deprecated: i % 2 === 0,
+          createTime: t,
+          updateTime: t
+        }))
+        for (const t of tags) yield* store.insert(Tag.table, t)
+        const since = yield* store.find(Tag.table, {
+          conditions: [{ _tag: "AtLeast", column: "updateTime", value: 10 }],
+          order: byUid
+        })
+        assert.deepStrictEqual(uids(since), uids(tags.slice(2)))
+
+        const advisory = (
+          i: number,
+          aliases: ReadonlyArray<string>,
+          types: ReadonlyArray<string>,
+          search: string
+        ): Row => ({
+          uid: child(org, 100 + i),
+          parent: org,
+          advisoryId: `CGA-${i}`,
+          packageName: `p${i % 2}`,
+          aliases,
+          events: [],
+          eventTypes: types,
+          latestEventType: types[types.length - 1] ?? "fixed",
+          search,
+          createTime: i,
+          updateTime: i
+        })
+        const rows = [
+          advisory(1, ["CVE-1", "GHSA-a"], ["detection", "fixed"], "curl\ncga-1\ncve-1"),
+          advisory(2, ["CVE-2"], ["fixed"], "openssl\ncga-2\ncve-2"),
+          advisory(3, [], ["detection"], "curl-rustls\ncga-3"),
+          advisory(4, ["GHSA-a"], ["false-positive-determination"], "git\ncga-4\nghsa-a")
+        ]
+        for (const r of rows) yield* store.insert(Advisory.table, r)
+        for (
+          const condition of [
+            { _tag: "Overlaps", column: "aliases", values: ["GHSA-a", "CVE-2"] },
+            { _tag: "Overlaps", column: "aliases", values: [] },
+            { _tag: "Overlaps", column: "eventTypes", values: ["detection"] },
+            { _tag: "Contains", column: "search", value: "curl" },
+            { _tag: "Contains", column: "search", value: "cve-" },
+            { _tag: "Contains", column: "search", value: "%" },
+            { _tag: "Contains", column: "search", value: "_" },
+            { _tag: "In", column: "packageName", values: ["p0"] },
+            { _tag: "AtLeast", column: "createTime", value: 3 }
+          ] as ReadonlyArray<Condition>
+        ) {
+          const query: Query = { conditions: [condition], order: byUid }
+          assert.deepStrictEqual(
+            uids(yield* store.find(Advisory.table, query)),
+            uids(reference.find(rows, query)),
+            JSON.stringify(condition)
+          )
+          assert.strictEqual(yield* store.count(Advisory.table, query), reference.find(rows, query).length)
+        }
       })))
 
     it.effect("a failed transaction changes nothing; a nested one joins the outer", () =>

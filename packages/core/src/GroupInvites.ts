@@ -1,0 +1,230 @@
+/**
+ * The GroupInvites service: list, get, create, update and delete invites, and redeem one for an identity.
+ */
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import { createHash, timingSafeEqual } from "node:crypto"
+import { Authorization } from "./Authorization.js"
+import * as Errors from "./Errors.js"
+import * as Events from "./Events.js"
+import * as FieldMask from "./FieldMask.js"
+import * as Group from "./Group.js"
+import * as GroupInvite from "./GroupInvite.js"
+import * as Identity from "./Identity.js"
+import type { OperationContext } from "./internal/operations.js"
+import { commit, orNotFound, provideTo, trusted, unexpectedConflict } from "./internal/operations.js"
+import * as Resources from "./internal/resources.js"
+import { grantable } from "./internal/roles.js"
+import * as Lists from "./Lists.js"
+import * as Principal from "./Principal.js"
+import * as Repository from "./Repository.js"
+import * as Role from "./Role.js"
+import * as RoleBinding from "./RoleBinding.js"
+import { RoleBindings } from "./RoleBindings.js"
+import * as Uid from "./Uid.js"
+import * as Validation from "./Validation.js"
+
+const codePattern = /^([0-9a-f]{16})\.([A-Za-z0-9_-]{43})$/
+
+const hashCode = (code: string) => createHash("sha256").update(code).digest("hex")
+
+/** A new invite code: a public key id, a dot, and 32 random bytes. */
+const newCode = () => {
+  const keyId = Buffer.from(crypto.getRandomValues(new Uint8Array(8))).toString("hex")
+  const secret = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url")
+  return { keyId, code: `${keyId}.${secret}` }
+}
+
+const refused = (type: string, subject: string, summary: string) =>
+  new Errors.FailedPrecondition({
+    summary,
+    violations: [new Errors.PreconditionViolation({ type, subject, description: summary })]
+  })
+
+/** Group invites: codes that bind their redeemer to a role in a group. */
+export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/GroupInvites", {
+  effect: Effect.gen(function*() {
+    const invites = yield* Repository.make(GroupInvite.table, GroupInvite.Record)
+    const groups = yield* Repository.make(Group.table, Group.Group)
+    const roles = yield* Repository.make(Role.table, Role.Role)
+    const identities = yield* Repository.make(Identity.table, Identity.Identity)
+    const bindings = yield* Repository.make(RoleBinding.table, RoleBinding.Record)
+    const roleBindings = yield* RoleBindings
+    const authorization = yield* Authorization
+
+    /** Invites as returned, with their roles embedded; never their codes. */
+    const present = (records: ReadonlyArray<GroupInvite.Record>) =>
+      Effect.map(roles.getMany([...new Set(records.map((r) => r.roleUid))]), (found) => {
+        const byUid = new Map(found.map((r) => [r.uid, r]))
+        return records.map(({ codeHash: _h, email, parent: _p, redeemed: _r, ...r }) => {
+          const role = byUid.get(r.roleUid)
+          return new GroupInvite.GroupInvite({
+            ...r,
+            ...(email === null ? {} : { email }),
+            role: { uid: r.roleUid, name: role?.name ?? "", description: role?.description ?? "" }
+          }, trusted)
+        })
+      })
+    const presentOne = (record: GroupInvite.Record) => Effect.map(present([record]), (xs) => xs[0]!)
+
+    const kind: Resources.Kind<GroupInvite.Record> = {
+      resourceType: "group invite",
+      event: "group_invite",
+      repository: invites,
+      list: "group_invites.list",
+      update: "group_invites.update",
+      delete: "group_invites.delete",
+      groupOf: Resources.parentGroup
+    }
+    const spec: Lists.ListSpec<GroupInvite.GroupInvite, GroupInvite.Record> = {
+      repository: invites,
+      capability: "group_invites.list",
+      visibleAt: "parent",
+      defaultOrder: "create_time desc",
+      load: present
+    }
+
+    return provideTo(yield* Effect.context<OperationContext>(), {
+      /** Invites the caller may list (`group_invites.list` at their group or above), newest first by default. */
+      list: (principal: Principal.Principal, options: Lists.ListOptions = {}) => Lists.list(spec, principal, options),
+
+      get: (principal: Principal.Principal, uid: string) =>
+        Effect.flatMap(Resources.get(kind, principal, uid), presentOne),
+
+      /**
+       * Creates an invite to `groupUid` for a role the caller may grant there. The response carries the code; it is
+       * never shown again.
+       */
+      create: (principal: Principal.Principal, groupUid: string, input: GroupInvite.CreateGroupInvite) =>
+        Effect.gen(function*() {
+          const group = yield* Uid.parse(groupUid, "parent")
+          const grants = yield* authorization.grants(principal)
+          yield* grants.require("group_invites.create", group)
+          const fields = yield* Validation.decode(GroupInvite.CreateGroupInvite)(input)
+          return yield* commit(Effect.gen(function*() {
+            yield* orNotFound(groups.get(group), "group", group)
+            yield* grantable(roles, grants, fields.roleUid, group)
+            const now = yield* DateTime.now
+            const { code, keyId } = newCode()
+            const record: GroupInvite.Record = {
+              uid: Uid.makeChild(group),
+              parent: group,
+              roleUid: fields.roleUid,
+              email: fields.email ?? null,
+              expirationTime: DateTime.addDuration(now, fields.ttl ?? GroupInvite.defaultTtl),
+              singleUse: fields.singleUse,
+              keyId,
+              codeHash: hashCode(code),
+              redeemed: false,
+              createTime: now,
+              updateTime: now
+            }
+            yield* invites.insert(record).pipe(unexpectedConflict)
+            const invite = new GroupInvite.GroupInvite({ ...(yield* presentOne(record)), code }, trusted)
+            return [invite, [yield* Events.make("created", "group_invite", record.uid)]] as const
+          }))
+        }),
+
+      /** Changes an invite's email or whether it is single-use. */
+      update: (
+        principal: Principal.Principal,
+        uid: string,
+        patch: { readonly email?: string; readonly singleUse?: boolean },
+        updateMask?: string
+      ) =>
+        Resources.update(
+          kind,
+          GroupInvite.fields,
+          principal,
+          uid,
+          patch,
+          updateMask,
+          (current, request) =>
+            Validation.decode(GroupInvite.UpdateGroupInvite)(
+              FieldMask.apply(
+                { ...(current.email === null ? {} : { email: current.email }), singleUse: current.singleUse },
+                request.body,
+                request.mask,
+                GroupInvite.fields
+              )
+            ).pipe(Effect.map((fields) => ({
+              ...current,
+              email: fields.email ?? null,
+              singleUse: fields.singleUse,
+              updateTime: request.updateTime
+            }))),
+          () => "unreachable: invites have no unique name"
+        ).pipe(Effect.flatMap(presentOne)),
+
+      delete: (principal: Principal.Principal, uid: string) =>
+        Resources.remove<GroupInvite.Record, never, never>(kind, principal, uid),
+
+      /**
+       * Redeems an invite code for an identity: binds it to the invite's role in the invite's group, atomically.
+       * Refuses expired invites, used single-use ones, and, for an invite with an email, any other `email`. The
+       * caller is the identity itself, or the system principal acting for it. Returns the (hydrated) binding; an
+       * identity that already holds the role keeps its binding.
+       */
+      redeem: (
+        principal: Principal.Principal,
+        code: string,
+        redeemer: { readonly identityUid: string; readonly email?: string }
+      ) =>
+        Effect.gen(function*() {
+          const identityUid = yield* Uid.parse(redeemer.identityUid, "identityUid")
+          if (principal._tag === "Identity" && principal.uid !== identityUid) {
+            return yield* new Errors.PermissionDenied({ capability: "group_invites.redeem", resource: identityUid })
+          }
+          const match = codePattern.exec(code)
+          if (match === null) return yield* Errors.InvalidArgument.field("code", "is not an invite code")
+          const keyId = match[1]!
+          const bindingUid = yield* commit(Effect.gen(function*() {
+            const [invite] = yield* invites.find({
+              conditions: [{ _tag: "Equals", column: "keyId", value: keyId }],
+              order: [{ column: "uid", direction: "asc" }],
+              limit: 1
+            })
+            const given = Buffer.from(hashCode(code), "hex")
+            if (invite === undefined || !timingSafeEqual(given, Buffer.from(invite.codeHash, "hex"))) {
+              return yield* new Errors.NotFound({ resourceType: "group invite", uid: keyId })
+            }
+            const now = yield* DateTime.now
+            if (DateTime.greaterThan(now, invite.expirationTime)) {
+              return yield* refused("INVITE_EXPIRED", invite.uid, "the invite has expired")
+            }
+            if (invite.singleUse && invite.redeemed) {
+              return yield* refused("INVITE_USED", invite.uid, "the invite has already been used")
+            }
+            if (invite.email !== null && invite.email.toLowerCase() !== redeemer.email?.toLowerCase()) {
+              return yield* refused("EMAIL_MISMATCH", invite.uid, "the invite is for another email address")
+            }
+            yield* orNotFound(identities.get(identityUid), "identity", identityUid)
+            yield* orNotFound(roles.get(invite.roleUid), "role", invite.roleUid)
+            const [existing] = yield* bindings.find({
+              conditions: [
+                { _tag: "Equals", column: "parent", value: invite.parent },
+                { _tag: "Equals", column: "identityUid", value: identityUid },
+                { _tag: "Equals", column: "roleUid", value: invite.roleUid }
+              ],
+              order: [{ column: "uid", direction: "asc" }],
+              limit: 1
+            })
+            yield* invites.update({ ...invite, redeemed: true, updateTime: now }).pipe(unexpectedConflict)
+            const invited = yield* Events.make("updated", "group_invite", invite.uid)
+            if (existing !== undefined) return [existing.uid, [invited]] as const
+            const binding: RoleBinding.Record = {
+              uid: Uid.makeChild(invite.parent),
+              parent: invite.parent,
+              identityUid,
+              roleUid: invite.roleUid,
+              createTime: now,
+              updateTime: now
+            }
+            yield* bindings.insert(binding).pipe(unexpectedConflict)
+            return [binding.uid, [yield* Events.make("created", "role_binding", binding.uid), invited]] as const
+          }))
+          return yield* roleBindings.get(Principal.system, bindingUid)
+        })
+    })
+  })
+}) {}

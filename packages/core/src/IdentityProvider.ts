@@ -1,0 +1,87 @@
+/**
+ * Identity providers: upstream OIDC providers whose users log in to a group, receiving its default role.
+ */
+import * as Schema from "effect/Schema"
+import { IssuerUrl } from "./ClaimMatch.js"
+import { Name, OptionalDescription, Timestamp } from "./Fields.js"
+import type { Table } from "./Store.js"
+import { Uid } from "./Uid.js"
+
+/** The OIDC settings of a provider as returned: the client secret is write-only and never part of it. */
+export const Oidc = Schema.Struct({
+  issuer: Schema.String,
+  clientId: Schema.String,
+  additionalScopes: Schema.Array(Schema.String),
+  pkceEnabled: Schema.Boolean
+})
+
+/** An identity provider. */
+export class IdentityProvider extends Schema.Class<IdentityProvider>("@arbor/core/IdentityProvider")({
+  uid: Uid,
+  name: Schema.String,
+  description: Schema.String,
+  defaultRole: Uid,
+  oidc: Oidc,
+  createTime: Timestamp,
+  updateTime: Timestamp
+}) {}
+
+/** An identity provider as stored, with its client secret. */
+export const Record = Schema.Struct({
+  ...IdentityProvider.fields,
+  oidc: Schema.Struct({ ...Oidc.fields, clientSecret: Schema.String })
+})
+export type Record = typeof Record.Type
+
+const Text = (max: number) =>
+  Schema.String.pipe(
+    Schema.filter((s) => s.length > 0 && s.length <= max, { message: () => `must be 1 to ${max} characters` })
+  )
+
+const Scope = Schema.String.pipe(
+  Schema.filter((s) => /^[\x21\x23-\x5B\x5D-\x7E]{1,128}$/.test(s), { message: () => "must be an OAuth scope token" })
+)
+
+/** What a caller gives to create an identity provider; `oidc.clientSecret` is write-only. */
+export const CreateIdentityProvider = Schema.Struct({
+  name: Name,
+  description: OptionalDescription,
+  defaultRole: Uid,
+  oidc: Schema.Struct({
+    issuer: IssuerUrl,
+    clientId: Text(256),
+    /** Empty for public clients (PKCE without a secret). */
+    clientSecret: Schema.optionalWith(
+      Schema.String.pipe(Schema.filter((s) => s.length <= 1024, { message: () => "must be at most 1024 characters" })),
+      { default: () => "" }
+    ),
+    additionalScopes: Schema.optionalWith(
+      Schema.Array(Scope).pipe(Schema.filter((a) => a.length <= 32 || "may hold at most 32 scopes")),
+      { default: () => [] }
+    ),
+    pkceEnabled: Schema.optionalWith(Schema.Boolean, { default: () => false })
+  })
+})
+export type CreateIdentityProvider = typeof CreateIdentityProvider.Encoded
+
+/** Fields an update may change. */
+export const fields = {
+  mutable: ["name", "description", "defaultRole", "oidc"],
+  immutable: [],
+  outputOnly: ["uid", "createTime", "updateTime"]
+} as const
+
+/** How identity providers are stored. */
+export const table: Table = {
+  name: "identity_providers",
+  columns: {
+    name: { type: "text" },
+    description: { type: "text" },
+    defaultRole: { type: "text" },
+    oidc: { type: "json" },
+    createTime: { type: "integer" },
+    updateTime: { type: "integer" }
+  },
+  unique: [["parent", "name"]],
+  indexes: [["parent"], ["name"], ["defaultRole"], ["createTime"], ["updateTime"]]
+}

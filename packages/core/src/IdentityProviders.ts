@@ -1,0 +1,129 @@
+/**
+ * The IdentityProviders service: list, get, create, update and delete identity providers. The client secret is
+ * write-only: never returned, and kept when an update omits it.
+ */
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import { Authorization } from "./Authorization.js"
+import { issuerUrlError } from "./ClaimMatch.js"
+import { InvalidArgument } from "./Errors.js"
+import * as Events from "./Events.js"
+import * as FieldMask from "./FieldMask.js"
+import * as Group from "./Group.js"
+import * as IdentityProvider from "./IdentityProvider.js"
+import type { OperationContext } from "./internal/operations.js"
+import { commit, conflict, orNotFound, provideTo, trusted } from "./internal/operations.js"
+import * as Resources from "./internal/resources.js"
+import { grantable } from "./internal/roles.js"
+import * as Lists from "./Lists.js"
+import type { Principal } from "./Principal.js"
+import * as Repository from "./Repository.js"
+import * as Role from "./Role.js"
+import { Settings } from "./Settings.js"
+import * as Uid from "./Uid.js"
+import * as Validation from "./Validation.js"
+
+/** The provider as returned: without its client secret. */
+const withoutSecret = ({ oidc: { clientSecret: _, ...oidc }, ...record }: IdentityProvider.Record) =>
+  new IdentityProvider.IdentityProvider({ ...record, oidc }, trusted)
+
+/** Identity providers: upstream OIDC providers for a group. */
+export class IdentityProviders extends Effect.Service<IdentityProviders>()("@arbor/core/IdentityProviders", {
+  effect: Effect.gen(function*() {
+    const providers = yield* Repository.make(IdentityProvider.table, IdentityProvider.Record)
+    const groups = yield* Repository.make(Group.table, Group.Group)
+    const roles = yield* Repository.make(Role.table, Role.Role)
+    const authorization = yield* Authorization
+    const kind: Resources.Kind<IdentityProvider.Record> = {
+      resourceType: "identity provider",
+      event: "identity_provider",
+      repository: providers,
+      list: "identity_providers.list",
+      update: "identity_providers.update",
+      delete: "identity_providers.delete",
+      groupOf: Resources.parentGroup
+    }
+    const spec: Lists.ListSpec<IdentityProvider.IdentityProvider, IdentityProvider.Record> = {
+      repository: providers,
+      capability: "identity_providers.list",
+      visibleAt: "parent",
+      load: (records) => Effect.succeed(records.map(withoutSecret))
+    }
+
+    /** Validates a provider's fields: the schema, then the issuer against the configured policy. */
+    const validate = (input: unknown) =>
+      Effect.gen(function*() {
+        const fields = yield* Validation.decode(IdentityProvider.CreateIdentityProvider)(input)
+        const error = issuerUrlError(fields.oidc.issuer, (yield* Settings).allowLoopbackHttpIssuers)
+        if (error !== undefined) return yield* InvalidArgument.field("oidc.issuer", error)
+        return fields
+      })
+
+    return provideTo(yield* Effect.context<OperationContext>(), {
+      /** Providers the caller may list (`identity_providers.list` at their group or above). */
+      list: (principal: Principal, options: Lists.ListOptions = {}) => Lists.list(spec, principal, options),
+
+      get: (principal: Principal, uid: string) => Effect.map(Resources.get(kind, principal, uid), withoutSecret),
+
+      /** Creates a provider in `groupUid`; its default role must be grantable there by the caller. */
+      create: (principal: Principal, groupUid: string, input: IdentityProvider.CreateIdentityProvider) =>
+        Effect.gen(function*() {
+          const group = yield* Uid.parse(groupUid, "parent")
+          const grants = yield* authorization.grants(principal)
+          yield* grants.require("identity_providers.create", group)
+          const fields = yield* validate(input)
+          return yield* commit(Effect.gen(function*() {
+            yield* orNotFound(groups.get(group), "group", group)
+            yield* grantable(roles, grants, fields.defaultRole, group)
+            const now = yield* DateTime.now
+            const record: IdentityProvider.Record = {
+              uid: Uid.makeChild(group),
+              ...fields,
+              createTime: now,
+              updateTime: now
+            }
+            yield* providers.insert(record).pipe(
+              conflict("identity provider", `an identity provider named '${fields.name}' already exists in ${group}`)
+            )
+            return [withoutSecret(record), [yield* Events.make("created", "identity_provider", record.uid)]] as const
+          }))
+        }),
+
+      /** Updates a provider; an `oidc` without `clientSecret` keeps the stored secret. */
+      update: (
+        principal: Principal,
+        uid: string,
+        patch: Partial<IdentityProvider.CreateIdentityProvider>,
+        updateMask?: string
+      ) =>
+        Resources.update(
+          kind,
+          IdentityProvider.fields,
+          principal,
+          uid,
+          patch,
+          updateMask,
+          (current, request) =>
+            Effect.gen(function*() {
+              const { createTime: _c, uid: _u, updateTime: _t, ...input } = current
+              const merged = FieldMask.apply(input, request.body, request.mask, IdentityProvider.fields)
+              const oidc = merged.oidc as Record<string, unknown> | undefined
+              if (oidc !== undefined && oidc.clientSecret === undefined) {
+                merged.oidc = { ...oidc, clientSecret: current.oidc.clientSecret }
+              }
+              const fields = yield* validate(merged)
+              if (fields.defaultRole !== current.defaultRole) {
+                yield* grantable(roles, request.grants, fields.defaultRole, kind.groupOf(current.uid))
+              }
+              return { ...current, ...fields, updateTime: request.updateTime }
+            }),
+          (next) => `an identity provider named '${next.name}' already exists beside ${next.uid}`
+        ).pipe(
+          Effect.map(withoutSecret)
+        ),
+
+      delete: (principal: Principal, uid: string) =>
+        Resources.remove<IdentityProvider.Record, never, never>(kind, principal, uid)
+    })
+  })
+}) {}

@@ -1,0 +1,147 @@
+/**
+ * The Repos service: list and get repos for readers; the in-process write API (upsert by name, update, delete with
+ * its tags) gated by the `repo.*` capabilities; and the catalog importer.
+ */
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import { Authorization } from "./Authorization.js"
+import { InvalidArgument } from "./Errors.js"
+import * as Events from "./Events.js"
+import * as FieldMask from "./FieldMask.js"
+import * as Group from "./Group.js"
+import * as Import from "./Import.js"
+import type { OperationContext } from "./internal/operations.js"
+import { commit, orNotFound, provideTo, trusted } from "./internal/operations.js"
+import { upsertRepo, upsertTag } from "./internal/registry.js"
+import * as Resources from "./internal/resources.js"
+import * as Lists from "./Lists.js"
+import type { Principal } from "./Principal.js"
+import * as Repo from "./Repo.js"
+import * as RepoCatalog from "./RepoCatalog.js"
+import * as Repository from "./Repository.js"
+import * as Tag from "./Tag.js"
+import * as Uid from "./Uid.js"
+import * as Validation from "./Validation.js"
+
+/** What a catalog import did. */
+export interface CatalogReport {
+  readonly repos: Import.Counts
+  readonly tags: Import.Counts
+  readonly failures: ReadonlyArray<Import.Failure>
+}
+
+/** Repos: the registry's repositories. */
+export class Repos extends Effect.Service<Repos>()("@arbor/core/Repos", {
+  effect: Effect.gen(function*() {
+    const repos = yield* Repository.make(Repo.table, Repo.Repo)
+    const tags = yield* Repository.make(Tag.table, Tag.Tag)
+    const groups = yield* Repository.make(Group.table, Group.Group)
+    const authorization = yield* Authorization
+    const kind: Resources.Kind<Repo.Repo> = {
+      resourceType: "repo",
+      event: "repo",
+      repository: repos,
+      list: "repo.list",
+      update: "repo.update",
+      delete: "repo.delete",
+      groupOf: Resources.parentGroup
+    }
+    const spec: Lists.ListSpec<Repo.Repo> = { repository: repos, capability: "repo.list", visibleAt: "parent" }
+
+    /** Deletes a repo's tags, with their events. */
+    const deleteTags = (repo: Repo.Repo) =>
+      Effect.gen(function*() {
+        const doomed = yield* tags.findRows({
+          ranges: [Uid.descendants(repo.uid)],
+          order: [{ column: "uid", direction: "asc" }]
+        })
+        if (doomed.length === 0) return []
+        yield* tags.delete({ ranges: [Uid.descendants(repo.uid)] })
+        return yield* Effect.forEach(doomed, (t) => Events.make("deleted", "tag", t.uid))
+      })
+
+    return provideTo(yield* Effect.context<OperationContext>(), {
+      /** Repos the caller may list (`repo.list` at their group or above). */
+      list: (principal: Principal, options: Lists.ListOptions = {}) => Lists.list(spec, principal, options),
+
+      get: (principal: Principal, uid: string) => Resources.get(kind, principal, uid),
+
+      /** Creates the repo named in `input` in `groupUid`, or updates the existing one (`repo.update` then). */
+      upsert: (principal: Principal, groupUid: string, input: Repo.CreateRepo) =>
+        Effect.gen(function*() {
+          const group = yield* Uid.parse(groupUid, "parent")
+          const grants = yield* authorization.grants(principal)
+          yield* grants.require("repo.create", group)
+          const fields = yield* Validation.decode(Repo.CreateRepo)(input)
+          return yield* commit(Effect.gen(function*() {
+            yield* orNotFound(groups.get(group), "group", group)
+            const [repo, outcome, event] = yield* upsertRepo(repos, group, fields, yield* DateTime.now)
+            if (outcome === "updated") yield* grants.require("repo.update", group, repo.uid)
+            return [repo, event === undefined ? [] : [event]] as const
+          }))
+        }),
+
+      update: (principal: Principal, uid: string, patch: Partial<Repo.CreateRepo>, updateMask?: string) =>
+        Resources.update(kind, Repo.fields, principal, uid, patch, updateMask, (current, request) => {
+          const { createTime: _c, uid: _u, updateTime: _t, ...input } = current
+          return Validation.decode(Repo.CreateRepo)(FieldMask.apply(input, request.body, request.mask, Repo.fields))
+            .pipe(
+              Effect.map((fields) => new Repo.Repo({ ...current, ...fields, updateTime: request.updateTime }, trusted))
+            )
+        }, (next) => `a repo named '${next.name}' already exists beside ${next.uid}`),
+
+      /** Deletes a repo and, atomically, its tags. */
+      delete: (principal: Principal, uid: string) => Resources.remove(kind, principal, uid, { before: deleteTags }),
+
+      /**
+       * Imports a catalog (a parsed JSON array like `repos.json`) into `groupUid`: each entry's repo and tags are
+       * created or updated in one transaction, so a second import of the same catalog changes nothing. An entry
+       * that does not validate is reported with its reason and nothing of it is imported. Tags are never deleted.
+       */
+      importCatalog: (principal: Principal, groupUid: string, catalog: unknown, options: Import.Options = {}) =>
+        Effect.gen(function*() {
+          const group = yield* Uid.parse(groupUid, "parent")
+          const grants = yield* authorization.grants(principal)
+          for (const capability of ["repo.create", "repo.update", "tag.create", "tag.update"] as const) {
+            yield* grants.require(capability, group)
+          }
+          if (!Array.isArray(catalog)) return yield* InvalidArgument.field("catalog", "must be a JSON array of repos")
+          yield* orNotFound(groups.get(group), "group", group)
+          const report = { repos: Import.counts(), tags: Import.counts(), failures: [] as Array<Import.Failure> }
+          for (const [index, raw] of catalog.entries()) {
+            const source = typeof raw?.name === "string" ? raw.name : `#${index}`
+            const outcome = yield* Import.rejectedAsLeft(Effect.gen(function*() {
+              const entry = yield* Schema.decodeUnknown(RepoCatalog.Entry)(raw)
+              const fields = yield* Validation.decode(Repo.CreateRepo)(RepoCatalog.repoFields(entry))
+              const tagFields = yield* Effect.forEach(entry.tags, (name) => Validation.decode(Tag.CreateTag)({ name }))
+              return yield* commit(Effect.gen(function*() {
+                const now = yield* DateTime.now
+                const [repo, repoOutcome, repoEvent] = yield* upsertRepo(
+                  repos,
+                  group,
+                  fields,
+                  now,
+                  RepoCatalog.firstSeen(entry)
+                )
+                const tagOutcomes = yield* Effect.forEach(tagFields, (t) => upsertTag(tags, repo, t, now))
+                const events = [repoEvent, ...tagOutcomes.map(([, , e]) => e)].filter((e) => e !== undefined)
+                return [[repoOutcome, tagOutcomes.map(([, o]) => o)] as const, events] as const
+              }))
+            }))
+            if (outcome._tag === "Left") {
+              report.failures.push({ source, reason: outcome.left.message })
+            } else {
+              const [repoOutcome, tagOutcomes] = outcome.right
+              report.repos[repoOutcome]++
+              for (const o of tagOutcomes) report.tags[o]++
+            }
+            if (options.onProgress !== undefined) {
+              yield* options.onProgress({ done: index + 1, total: catalog.length, source })
+            }
+          }
+          return report as CatalogReport
+        })
+    })
+  })
+}) {}

@@ -1,0 +1,120 @@
+/**
+ * The Tags service: list and get tags for readers, and the in-process write API (upsert by name, update, delete)
+ * gated by the `tag.*` capabilities at the repo's group.
+ */
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import { Authorization } from "./Authorization.js"
+import { FieldViolation } from "./Errors.js"
+import * as FieldMask from "./FieldMask.js"
+import type { OperationContext } from "./internal/operations.js"
+import { commit, orNotFound, provideTo, trusted } from "./internal/operations.js"
+import { upsertTag } from "./internal/registry.js"
+import * as Resources from "./internal/resources.js"
+import * as Lists from "./Lists.js"
+import type { Principal } from "./Principal.js"
+import * as Repo from "./Repo.js"
+import * as Repository from "./Repository.js"
+import type { Condition } from "./Store.js"
+import * as Tag from "./Tag.js"
+import * as Uid from "./Uid.js"
+import * as Validation from "./Validation.js"
+
+/** The list parameters of tags: the common ones, `digest`, and `updated_since` (RFC 3339). */
+export interface TagListOptions extends Lists.ListOptions {
+  readonly digest?: string | undefined
+  readonly updatedSince?: string | undefined
+}
+
+/** The group whose capabilities govern a tag: its repo's group. */
+const groupOfTag = (uid: Uid.Uid) => Resources.parentGroup(Resources.parentGroup(uid))
+
+/** Tag filters as store conditions. */
+export const filters = (options: TagListOptions): Lists.Filters => {
+  const conditions: Array<Condition> = []
+  const violations: Array<FieldViolation> = []
+  if (options.digest !== undefined) conditions.push({ _tag: "Equals", column: "digest", value: options.digest })
+  if (options.updatedSince !== undefined) {
+    const since = DateTime.make(options.updatedSince)
+    if (since._tag === "None" || !/^\d{4}-\d{2}-\d{2}T/.test(options.updatedSince)) {
+      violations.push(new FieldViolation({ field: "updated_since", description: "must be an RFC 3339 timestamp" }))
+    } else {
+      conditions.push({ _tag: "AtLeast", column: "updateTime", value: DateTime.toEpochMillis(since.value) })
+    }
+  }
+  return { conditions, violations, digest: [options.digest, options.updatedSince] }
+}
+
+/** Tags: the tags of repos. */
+export class Tags extends Effect.Service<Tags>()("@arbor/core/Tags", {
+  effect: Effect.gen(function*() {
+    const tags = yield* Repository.make(Tag.table, Tag.Tag)
+    const repos = yield* Repository.make(Repo.table, Repo.Repo)
+    const authorization = yield* Authorization
+    const kind: Resources.Kind<Tag.Tag> = {
+      resourceType: "tag",
+      event: "tag",
+      repository: tags,
+      list: "tag.list",
+      update: "tag.update",
+      delete: "tag.delete",
+      groupOf: groupOfTag
+    }
+    const spec: Lists.ListSpec<Tag.Tag> = { repository: tags, capability: "tag.list", visibleAt: "parent" }
+
+    return provideTo(yield* Effect.context<OperationContext>(), {
+      /** Tags the caller may list (`tag.list` at their repo's group or above); filters `digest`, `updated_since`. */
+      list: (principal: Principal, options: TagListOptions = {}) =>
+        Lists.list(spec, principal, options, filters(options)),
+
+      get: (principal: Principal, uid: string) => Resources.get(kind, principal, uid),
+
+      /** Creates the tag named in `input` in repo `repoUid`, or updates the existing one. */
+      upsert: (principal: Principal, repoUid: string, input: Tag.CreateTag) =>
+        Effect.gen(function*() {
+          const repoId = yield* Uid.parse(repoUid, "parent")
+          const group = Resources.parentGroup(repoId)
+          const grants = yield* authorization.grants(principal)
+          yield* grants.require("tag.create", group, repoId)
+          const fields = yield* Validation.decode(Tag.CreateTag)(input)
+          return yield* commit(Effect.gen(function*() {
+            const repo = yield* orNotFound(repos.get(repoId), "repo", repoId)
+            const [tag, outcome, event] = yield* upsertTag(tags, repo, fields, yield* DateTime.now)
+            if (outcome === "updated") yield* grants.require("tag.update", group, tag.uid)
+            return [tag, event === undefined ? [] : [event]] as const
+          }))
+        }),
+
+      update: (principal: Principal, uid: string, patch: Partial<Tag.CreateTag>, updateMask?: string) =>
+        Resources.update(
+          kind,
+          Tag.fields,
+          principal,
+          uid,
+          patch,
+          updateMask,
+          (current, request) =>
+            Effect.gen(function*() {
+              const fields = yield* Validation.decode(Tag.CreateTag)(
+                FieldMask.apply(
+                  { name: current.name, digest: current.digest, deprecated: current.deprecated },
+                  request.body,
+                  request.mask,
+                  Tag.fields
+                )
+              )
+              const repo = yield* orNotFound(repos.get(Resources.parentGroup(current.uid)), "repo", current.uid)
+              return new Tag.Tag({
+                ...current,
+                ...fields,
+                digest: fields.digest ?? Tag.syntheticDigest(repo.name, fields.name),
+                updateTime: request.updateTime
+              }, trusted)
+            }),
+          (next) => `a tag named '${next.name}' already exists beside ${next.uid}`
+        ),
+
+      delete: (principal: Principal, uid: string) => Resources.remove<Tag.Tag, never, never>(kind, principal, uid)
+    })
+  })
+}) {}

@@ -1,0 +1,31 @@
+import * as Effect from "effect/Effect"
+import type { Grants } from "../Authorization.js"
+import type { Capability } from "../Capability.js"
+import { PermissionDenied } from "../Errors.js"
+import type { Repository } from "../Repository.js"
+import type * as Role from "../Role.js"
+import * as Uid from "../Uid.js"
+import { orNotFound } from "./operations.js"
+
+/** Fails unless the caller holds every one of `capabilities` at `group` (no escalation through roles). */
+export const requireAll = (grants: Grants, capabilities: ReadonlyArray<Capability>, group: string) => {
+  const missing = capabilities.find((c) => !grants.holds(c, group))
+  return missing === undefined
+    ? Effect.void
+    : Effect.fail(new PermissionDenied({ capability: missing, resource: group }))
+}
+
+/**
+ * The role `roleUid` if something at `group` may grant it: a built-in role or one defined at `group` or above (any
+ * other is not found), whose every capability the caller holds at `group`.
+ */
+export const grantable = (roles: Repository<Role.Role>, grants: Grants, roleUid: Uid.Uid, group: Uid.Uid) =>
+  Effect.gen(function*() {
+    const roleGroup = Uid.parentOrNull(roleUid)
+    if (roleGroup !== null && !Uid.isAncestorOrSelf(roleGroup, group)) {
+      return yield* orNotFound(Effect.succeedNone, "role", roleUid)
+    }
+    const role = yield* orNotFound(roles.get(roleUid), "role", roleUid)
+    yield* requireAll(grants, role.capabilities, group)
+    return role
+  })

@@ -1,0 +1,189 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as TestClock from "effect/TestClock"
+import * as GroupInvite from "../src/GroupInvite.js"
+import { Arbor, GroupInvites, Identities, MemoryStore, Principal, Role, RoleBindings, Roles } from "../src/index.js"
+import { claimMatch, folder, organization, principalWith } from "./fixtures.js"
+
+const withArbor = <A, E>(effect: Effect.Effect<A, E, Arbor.Services | MemoryStore.MemoryStore>) =>
+  Effect.provide(effect, Arbor.layerMemory)
+
+const fieldsOf = (e: unknown) =>
+  (e as { violations?: ReadonlyArray<{ field: string }> }).violations?.map((v) => v.field)
+
+const viewer = Role.builtInByName("viewer")!.uid
+
+/** An organization, a team, and a fresh identity that will redeem invites. */
+const setup = Effect.gen(function*() {
+  yield* TestClock.setTime(Date.parse("2026-11-22T00:00:00Z"))
+  const org = yield* organization("acme")
+  const team = yield* folder(org.uid, "team")
+  const newcomer = yield* (yield* Identities.Identities).create(Principal.system, org.uid, {
+    name: "newcomer",
+    claimMatch: claimMatch("newcomer")
+  })
+  return { newcomer, org, team }
+})
+
+describe("GroupInvites", () => {
+  it.effect("the code is returned once, by create, and stored only as a hash", () =>
+    withArbor(Effect.gen(function*() {
+      const { team } = yield* setup
+      const invites = yield* GroupInvites.GroupInvites
+      const invite = yield* invites.create(Principal.system, team.uid, { roleUid: viewer })
+      assert.match(invite.code!, /^[0-9a-f]{16}\.[A-Za-z0-9_-]{43}$/)
+      assert.strictEqual(invite.keyId, invite.code!.split(".")[0])
+      assert.deepStrictEqual(invite.role, { uid: viewer, name: "viewer", description: "Viewer Role (built-in)" })
+      assert.strictEqual(DateTime.formatIso(invite.expirationTime), "2026-11-29T00:00:00.000Z", "7 days by default")
+      assert.isUndefined((yield* invites.get(Principal.system, invite.uid)).code)
+      assert.isTrue((yield* invites.list(Principal.system)).items.every((i) => i.code === undefined))
+      const row = yield* (yield* MemoryStore.MemoryStore).get(GroupInvite.table, invite.uid)
+      const secret = invite.code!.split(".")[1]!
+      assert.notInclude(JSON.stringify(row), secret)
+    })))
+
+  it.effect("ttl: a duration in seconds, more than zero and at most 30 days", () =>
+    withArbor(Effect.gen(function*() {
+      const { team } = yield* setup
+      const invites = yield* GroupInvites.GroupInvites
+      const day = yield* invites.create(Principal.system, team.uid, { roleUid: viewer, ttl: "86400s" })
+      assert.strictEqual(DateTime.formatIso(day.expirationTime), "2026-11-23T00:00:00.000Z")
+      yield* invites.create(Principal.system, team.uid, { roleUid: viewer, ttl: "2592000s" })
+      for (const ttl of ["2592001s", "0s", "86400", "1d", "-5s"]) {
+        assert.deepStrictEqual(
+          fieldsOf(yield* Effect.flip(invites.create(Principal.system, team.uid, { roleUid: viewer, ttl }))),
+          ["ttl"],
+          ttl
+        )
+      }
+      assert.deepStrictEqual(
+        fieldsOf(yield* Effect.flip(invites.create(Principal.system, team.uid, { roleUid: viewer, email: "nope" }))),
+        [
+          "email"
+        ]
+      )
+    })))
+
+  it.effect("update changes email and singleUse only; lists are newest first by default", () =>
+    withArbor(Effect.gen(function*() {
+      const { team } = yield* setup
+      const invites = yield* GroupInvites.GroupInvites
+      const first = yield* invites.create(Principal.system, team.uid, { roleUid: viewer })
+      yield* TestClock.adjust("1 minute")
+      const second = yield* invites.create(Principal.system, team.uid, { roleUid: viewer, email: "a@example.com" })
+      assert.deepStrictEqual((yield* invites.list(Principal.system)).items.map((i) => i.uid), [second.uid, first.uid])
+      const updated = yield* invites.update(Principal.system, first.uid, { email: "b@example.com", singleUse: true })
+      assert.deepStrictEqual([updated.email, updated.singleUse], ["b@example.com", true])
+      assert.deepStrictEqual(updated.expirationTime, first.expirationTime)
+      const immutable = yield* Effect.flip(invites.update(Principal.system, first.uid, {}, "roleUid"))
+      assert.deepStrictEqual(fieldsOf(immutable), ["updateMask"])
+      const cleared = yield* invites.update(Principal.system, first.uid, {}, "email")
+      assert.isUndefined(cleared.email)
+    })))
+
+  describe("redeem", () => {
+    it.effect("binds the identity to the invite's role in the invite's group", () =>
+      withArbor(Effect.gen(function*() {
+        const { newcomer, team } = yield* setup
+        const invites = yield* GroupInvites.GroupInvites
+        const invite = yield* invites.create(Principal.system, team.uid, { roleUid: viewer })
+        const binding = yield* invites.redeem(Principal.identity(newcomer.uid), invite.code!, {
+          identityUid: newcomer.uid
+        })
+        assert.deepStrictEqual([binding.group.uid, binding.identity.uid, binding.role.uid], [
+          team.uid,
+          newcomer.uid,
+          viewer
+        ])
+        const again = yield* invites.redeem(Principal.identity(newcomer.uid), invite.code!, {
+          identityUid: newcomer.uid
+        })
+        assert.strictEqual(again.uid, binding.uid, "a reusable invite redeemed twice keeps one binding")
+      })))
+
+    it.effect("refuses expired, used single-use and email-mismatched invites, changing nothing", () =>
+      withArbor(Effect.gen(function*() {
+        const { newcomer, team } = yield* setup
+        const invites = yield* GroupInvites.GroupInvites
+        const bindings = yield* RoleBindings.RoleBindings
+        const as = Principal.identity(newcomer.uid)
+        const redeem = (code: string, email?: string) =>
+          Effect.flip(
+            invites.redeem(as, code, { identityUid: newcomer.uid, ...(email === undefined ? {} : { email }) })
+          )
+        const held = Effect.map(bindings.list(Principal.system, { childrenOf: team.uid }), (p) => p.totalCount)
+
+        const forAlice = yield* invites.create(Principal.system, team.uid, {
+          roleUid: viewer,
+          email: "Alice@Example.com"
+        })
+        const wrongEmail = yield* redeem(forAlice.code!, "mallory@example.com")
+        assert.strictEqual(wrongEmail.message, "Precondition failed: the invite is for another email address")
+        assert.strictEqual((yield* redeem(forAlice.code!))._tag, "FailedPrecondition")
+        assert.strictEqual(yield* held, 0)
+        yield* invites.redeem(as, forAlice.code!, { identityUid: newcomer.uid, email: "alice@example.COM" })
+
+        const once = yield* invites.create(Principal.system, team.uid, {
+          roleUid: Role.builtInByName("editor")!.uid,
+          singleUse: true
+        })
+        yield* invites.redeem(as, once.code!, { identityUid: newcomer.uid })
+        assert.strictEqual((yield* redeem(once.code!)).message, "Precondition failed: the invite has already been used")
+
+        const shortLived = yield* invites.create(Principal.system, team.uid, {
+          roleUid: Role.builtInByName("owner")!.uid,
+          ttl: "60s"
+        })
+        yield* TestClock.adjust("61 seconds")
+        assert.strictEqual((yield* redeem(shortLived.code!)).message, "Precondition failed: the invite has expired")
+        assert.strictEqual(yield* held, 2)
+      })))
+
+    it.effect("unknown, tampered or malformed codes; redeeming for someone else", () =>
+      withArbor(Effect.gen(function*() {
+        const { newcomer, org, team } = yield* setup
+        const invites = yield* GroupInvites.GroupInvites
+        const invite = yield* invites.create(Principal.system, team.uid, { roleUid: viewer })
+        const as = Principal.identity(newcomer.uid)
+        const tampered = `${invite.code!.slice(0, -1)}${invite.code!.endsWith("A") ? "B" : "A"}`
+        assert.strictEqual(
+          (yield* Effect.flip(invites.redeem(as, tampered, { identityUid: newcomer.uid })))._tag,
+          "NotFound"
+        )
+        assert.deepStrictEqual(
+          fieldsOf(yield* Effect.flip(invites.redeem(as, "garbage", { identityUid: newcomer.uid }))),
+          ["code"]
+        )
+        const other = yield* principalWith(org.uid, "other", "viewer", [])
+        const forSomeoneElse = yield* Effect.flip(invites.redeem(other, invite.code!, { identityUid: newcomer.uid }))
+        assert.strictEqual(forSomeoneElse._tag, "PermissionDenied")
+      })))
+  })
+
+  it.effect("no escalation: inviting to a role needs its capabilities; an invited role cannot be deleted", () =>
+    withArbor(Effect.gen(function*() {
+      const { org, team } = yield* setup
+      const roles = yield* Roles.Roles
+      const inviterRole = yield* roles.create(Principal.system, org.uid, {
+        name: "inviter",
+        capabilities: ["group_invites.create", "group_invites.list", "groups.list", "roles.list"]
+      })
+      const inviter = yield* principalWith(org.uid, "inviter", "viewer", [])
+      yield* (yield* RoleBindings.RoleBindings).create(Principal.system, org.uid, {
+        identityUid: inviter.identityUid,
+        roleUid: inviterRole.uid
+      })
+      const invites = yield* GroupInvites.GroupInvites
+      assert.strictEqual(
+        (yield* Effect.flip(invites.create(inviter, team.uid, { roleUid: viewer })))._tag,
+        "PermissionDenied"
+      )
+      const custom = yield* roles.create(Principal.system, org.uid, { name: "lister", capabilities: ["groups.list"] })
+      yield* invites.create(inviter, team.uid, { roleUid: custom.uid })
+      assert.strictEqual(
+        (yield* Effect.flip(roles.delete(Principal.system, custom.uid))).message,
+        "Precondition failed: cannot delete a role that group invites grant"
+      )
+    })))
+})

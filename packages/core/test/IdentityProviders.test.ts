@@ -1,0 +1,184 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as IdentityProvider from "../src/IdentityProvider.js"
+import {
+  AccountAssociations,
+  Arbor,
+  Groups,
+  IdentityProviders,
+  MemoryStore,
+  Principal,
+  Role,
+  RoleBindings,
+  Roles
+} from "../src/index.js"
+import { folder, organization, principalWith } from "./fixtures.js"
+
+const withArbor = <A, E>(effect: Effect.Effect<A, E, Arbor.Services | MemoryStore.MemoryStore>) =>
+  Effect.provide(effect, Arbor.layerMemory)
+
+const fieldsOf = (e: unknown) =>
+  (e as { violations?: ReadonlyArray<{ field: string }> }).violations?.map((v) => v.field)
+
+const viewer = Role.builtInByName("viewer")!.uid
+const owner = Role.builtInByName("owner")!.uid
+
+const provider = (overrides: Record<string, unknown> = {}) => ({
+  name: "corporate sso",
+  defaultRole: viewer,
+  oidc: { issuer: "https://login.example.com", clientId: "arbor", clientSecret: "s3cret", additionalScopes: ["email"] },
+  ...overrides
+})
+
+describe("IdentityProviders", () => {
+  it.effect("the client secret is write-only: never returned, kept when an update omits it", () =>
+    withArbor(Effect.gen(function*() {
+      const providers = yield* IdentityProviders.IdentityProviders
+      const store = yield* MemoryStore.MemoryStore
+      const org = yield* organization("acme")
+      const created = yield* providers.create(Principal.system, org.uid, provider())
+      assert.deepStrictEqual(created.oidc, {
+        issuer: "https://login.example.com",
+        clientId: "arbor",
+        additionalScopes: ["email"],
+        pkceEnabled: false
+      })
+      const secretOf = Effect.map(
+        store.get(IdentityProvider.table, created.uid),
+        (row) => row._tag === "Some" ? (row.value.oidc as { clientSecret: string }).clientSecret : undefined
+      )
+      assert.notInclude(JSON.stringify(yield* providers.get(Principal.system, created.uid)), "s3cret")
+      assert.notInclude(JSON.stringify((yield* providers.list(Principal.system)).items), "s3cret")
+      yield* providers.update(Principal.system, created.uid, {
+        oidc: { issuer: "https://login.example.com", clientId: "arbor2" }
+      })
+      assert.strictEqual(yield* secretOf, "s3cret")
+      const renamed = yield* providers.update(Principal.system, created.uid, { name: "sso" }, "name")
+      assert.strictEqual(renamed.oidc.clientId, "arbor2")
+      assert.strictEqual(yield* secretOf, "s3cret")
+      yield* providers.update(Principal.system, created.uid, {
+        oidc: { issuer: "https://login.example.com", clientId: "arbor2", clientSecret: "rotated" }
+      })
+      assert.strictEqual(yield* secretOf, "rotated")
+    })))
+
+  it.effect("validates the issuer, client id, scopes and default role", () =>
+    withArbor(Effect.gen(function*() {
+      const providers = yield* IdentityProviders.IdentityProviders
+      const org = yield* organization("acme")
+      const attempt = (body: unknown) => Effect.flip(providers.create(Principal.system, org.uid, body as any))
+      assert.deepStrictEqual(fieldsOf(yield* attempt({ name: "x" })), ["defaultRole", "oidc"])
+      assert.deepStrictEqual(
+        fieldsOf(yield* attempt(provider({ oidc: { issuer: "http://login.example.com", clientId: "" } }))),
+        ["oidc.clientId"]
+      )
+      assert.deepStrictEqual(
+        fieldsOf(yield* attempt(provider({ oidc: { issuer: "http://login.example.com", clientId: "a" } }))),
+        [
+          "oidc.issuer"
+        ]
+      )
+      assert.deepStrictEqual(
+        fieldsOf(
+          yield* attempt(
+            provider({ oidc: { issuer: "https://a.example", clientId: "a", additionalScopes: ["two words"] } })
+          )
+        ),
+        ["oidc.additionalScopes[0]"]
+      )
+      const missing = yield* attempt(provider({ defaultRole: `${org.uid}/0123456789abcdef` }))
+      assert.strictEqual(missing._tag, "NotFound")
+    })))
+
+  it.effect("no escalation: the default role must be one the caller could bind", () =>
+    withArbor(Effect.gen(function*() {
+      const org = yield* organization("acme")
+      const adminRole = yield* (yield* Roles.Roles).create(Principal.system, org.uid, {
+        name: "idp admin",
+        capabilities: ["identity_providers.create", "identity_providers.list", "groups.list"]
+      })
+      const admin = yield* principalWith(org.uid, "admin", "viewer", [])
+      yield* (yield* RoleBindings.RoleBindings).create(Principal.system, org.uid, {
+        identityUid: admin.identityUid,
+        roleUid: adminRole.uid
+      })
+      const providers = yield* IdentityProviders.IdentityProviders
+      const escalation = yield* Effect.flip(providers.create(admin, org.uid, provider({ defaultRole: owner })))
+      assert.strictEqual(escalation._tag, "PermissionDenied")
+      const registryPull = Role.builtInByName("registry.pull")!.uid
+      const pullRole = yield* Effect.flip(providers.create(admin, org.uid, provider({ defaultRole: registryPull })))
+      assert.strictEqual(pullRole._tag, "PermissionDenied", "repo.list and tag.list are not held")
+      const ok = yield* providers.create(admin, org.uid, provider({ defaultRole: adminRole.uid }))
+      assert.strictEqual(ok.defaultRole, adminRole.uid)
+    })))
+
+  it.effect("a role cannot be deleted while a provider grants it; a group not while a provider is below", () =>
+    withArbor(Effect.gen(function*() {
+      const org = yield* organization("acme")
+      const team = yield* folder(org.uid, "team")
+      const roles = yield* Roles.Roles
+      const role = yield* roles.create(Principal.system, org.uid, { name: "r", capabilities: ["groups.list"] })
+      const created = yield* (yield* IdentityProviders.IdentityProviders).create(
+        Principal.system,
+        team.uid,
+        provider({ defaultRole: role.uid })
+      )
+      assert.strictEqual(
+        (yield* Effect.flip(roles.delete(Principal.system, role.uid))).message,
+        "Precondition failed: cannot delete a role that identity providers grant"
+      )
+      assert.strictEqual(
+        (yield* Effect.flip((yield* Groups.Groups).delete(Principal.system, team.uid))).message,
+        "Precondition failed: cannot delete group with child identity providers"
+      )
+      yield* (yield* IdentityProviders.IdentityProviders).delete(Principal.system, created.uid)
+      yield* (yield* Groups.Groups).delete(Principal.system, team.uid)
+    })))
+})
+
+describe("AccountAssociations", () => {
+  it.effect("one per group, its uid the group's; a second is refused; deleting a missing one succeeds", () =>
+    withArbor(Effect.gen(function*() {
+      const associations = yield* AccountAssociations.AccountAssociations
+      const org = yield* organization("acme")
+      const team = yield* folder(org.uid, "team")
+      const created = yield* associations.create(Principal.system, team.uid, {
+        name: "clouds",
+        amazon: { account: "123456789012" },
+        google: { projectId: "acme-prod-1234", projectNumber: "987654321" },
+        azure: {
+          tenantId: "8c3dad1d-b6bc-4f8b-939b-8263372eced6",
+          clientIds: { ci: "4e3c9f4d-1111-2222-3333-444455556666" }
+        }
+      })
+      assert.strictEqual(created.uid, team.uid)
+      assert.strictEqual(
+        (yield* Effect.flip(associations.create(Principal.system, team.uid, { name: "again" })))._tag,
+        "AlreadyExists"
+      )
+      assert.deepStrictEqual(yield* associations.get(Principal.system, team.uid), created)
+      const updated = yield* associations.update(Principal.system, team.uid, {}, "amazon")
+      assert.isUndefined(updated.amazon)
+      assert.strictEqual(updated.google?.projectId, "acme-prod-1234")
+      assert.strictEqual(
+        (yield* Effect.flip((yield* Groups.Groups).delete(Principal.system, team.uid))).message,
+        "Precondition failed: cannot delete group with child account associations"
+      )
+      yield* associations.delete(Principal.system, team.uid)
+      yield* associations.delete(Principal.system, team.uid)
+      yield* (yield* Groups.Groups).delete(Principal.system, team.uid)
+    })))
+
+  it.effect("validates each cloud's identifiers", () =>
+    withArbor(Effect.gen(function*() {
+      const associations = yield* AccountAssociations.AccountAssociations
+      const org = yield* organization("acme")
+      const error = yield* Effect.flip(associations.create(Principal.system, org.uid, {
+        name: "clouds",
+        amazon: { account: "1234" },
+        google: { projectId: "X" },
+        azure: { tenantId: "not-a-uuid" }
+      }))
+      assert.deepStrictEqual(fieldsOf(error), ["amazon.account", "google.projectId", "azure.tenantId"])
+    })))
+})
