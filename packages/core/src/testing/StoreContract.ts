@@ -353,7 +353,7 @@ export const suite = <E>(name: string, layer: Layer.Layer<Store, E>): void => {
             remaining
           )
         })),
-      { fastCheck: { numRuns: 150 } }
+      { fastCheck: { numRuns: 150 }, timeout: 120_000 }
     )
   })
 }

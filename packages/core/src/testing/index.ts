@@ -1,2 +1,3 @@
-/** @arbor/core/testing: the storage contract suite that every adapter runs against itself. */
+/** @arbor/core/testing: the suites every storage adapter runs against itself. */
+export * as ModelSuite from "./ModelSuite.js"
 export * as StoreContract from "./StoreContract.js"

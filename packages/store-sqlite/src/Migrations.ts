@@ -1,0 +1,181 @@
+/**
+ * The SQLite schema, as versioned migrations. A migration is frozen once released: later changes come as new
+ * migrations, never as edits.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+
+/** Migration 1: every table of the engine, with the indexes its lists and lookups use. */
+const initial = [
+  `CREATE TABLE groups (
+  uid TEXT PRIMARY KEY NOT NULL,
+  parent TEXT,
+  name TEXT NOT NULL,
+  description TEXT NOT NULL,
+  verified INTEGER NOT NULL,
+  create_time INTEGER NOT NULL,
+  update_time INTEGER NOT NULL
+) STRICT, WITHOUT ROWID`,
+  `CREATE UNIQUE INDEX groups__unique__parent__name ON groups (ifnull(parent, ''), name)`,
+  `CREATE INDEX groups__parent ON groups (parent, uid)`,
+  `CREATE INDEX groups__name ON groups (name, uid)`,
+  `CREATE INDEX groups__create_time ON groups (create_time, uid)`,
+  `CREATE INDEX groups__update_time ON groups (update_time, uid)`,
+  `CREATE TABLE identities (
+  uid TEXT PRIMARY KEY NOT NULL,
+  parent TEXT,
+  name TEXT NOT NULL,
+  description TEXT NOT NULL,
+  claim_match TEXT,
+  static_keys TEXT,
+  last_seen_time INTEGER NOT NULL,
+  create_time INTEGER NOT NULL,
+  update_time INTEGER NOT NULL
+) STRICT`,
+  `CREATE UNIQUE INDEX identities__unique__parent__name ON identities (ifnull(parent, ''), name)`,
+  `CREATE INDEX identities__parent ON identities (parent, uid)`,
+  `CREATE INDEX identities__name ON identities (name, uid)`,
+  `CREATE INDEX identities__create_time ON identities (create_time, uid)`,
+  `CREATE INDEX identities__update_time ON identities (update_time, uid)`,
+  `CREATE TABLE roles (
+  uid TEXT PRIMARY KEY NOT NULL,
+  parent TEXT,
+  name TEXT NOT NULL,
+  description TEXT NOT NULL,
+  capabilities TEXT NOT NULL,
+  create_time INTEGER NOT NULL,
+  update_time INTEGER NOT NULL
+) STRICT`,
+  `CREATE UNIQUE INDEX roles__unique__parent__name ON roles (ifnull(parent, ''), name)`,
+  `CREATE INDEX roles__parent ON roles (parent, uid)`,
+  `CREATE INDEX roles__name ON roles (name, uid)`,
+  `CREATE INDEX roles__create_time ON roles (create_time, uid)`,
+  `CREATE INDEX roles__update_time ON roles (update_time, uid)`,
+  `CREATE TABLE role_bindings (
+  uid TEXT PRIMARY KEY NOT NULL,
+  parent TEXT,
+  identity_uid TEXT NOT NULL REFERENCES identities (uid),
+  role_uid TEXT NOT NULL REFERENCES roles (uid),
+  create_time INTEGER NOT NULL,
+  update_time INTEGER NOT NULL
+) STRICT, WITHOUT ROWID`,
+  `CREATE UNIQUE INDEX role_bindings__unique__parent__identity_uid__role_uid ON role_bindings (ifnull(parent, ''), identity_uid, role_uid)`,
+  `CREATE INDEX role_bindings__parent ON role_bindings (parent, uid)`,
+  `CREATE INDEX role_bindings__identity_uid ON role_bindings (identity_uid, uid)`,
+  `CREATE INDEX role_bindings__role_uid ON role_bindings (role_uid, uid)`,
+  `CREATE INDEX role_bindings__create_time ON role_bindings (create_time, uid)`,
+  `CREATE INDEX role_bindings__update_time ON role_bindings (update_time, uid)`,
+  `CREATE TABLE identity_providers (
+  uid TEXT PRIMARY KEY NOT NULL,
+  parent TEXT,
+  name TEXT NOT NULL,
+  description TEXT NOT NULL,
+  default_role TEXT NOT NULL,
+  oidc TEXT NOT NULL,
+  create_time INTEGER NOT NULL,
+  update_time INTEGER NOT NULL
+) STRICT`,
+  `CREATE UNIQUE INDEX identity_providers__unique__parent__name ON identity_providers (ifnull(parent, ''), name)`,
+  `CREATE INDEX identity_providers__parent ON identity_providers (parent, uid)`,
+  `CREATE INDEX identity_providers__name ON identity_providers (name, uid)`,
+  `CREATE INDEX identity_providers__default_role ON identity_providers (default_role, uid)`,
+  `CREATE INDEX identity_providers__create_time ON identity_providers (create_time, uid)`,
+  `CREATE INDEX identity_providers__update_time ON identity_providers (update_time, uid)`,
+  `CREATE TABLE account_associations (
+  uid TEXT PRIMARY KEY NOT NULL,
+  parent TEXT,
+  name TEXT NOT NULL,
+  description TEXT NOT NULL,
+  amazon TEXT,
+  google TEXT,
+  azure TEXT,
+  create_time INTEGER NOT NULL,
+  update_time INTEGER NOT NULL
+) STRICT`,
+  `CREATE INDEX account_associations__parent ON account_associations (parent, uid)`,
+  `CREATE INDEX account_associations__name ON account_associations (name, uid)`,
+  `CREATE INDEX account_associations__create_time ON account_associations (create_time, uid)`,
+  `CREATE INDEX account_associations__update_time ON account_associations (update_time, uid)`,
+  `CREATE TABLE group_invites (
+  uid TEXT PRIMARY KEY NOT NULL,
+  parent TEXT,
+  role_uid TEXT NOT NULL,
+  email TEXT,
+  expiration_time INTEGER NOT NULL,
+  single_use INTEGER NOT NULL,
+  key_id TEXT NOT NULL,
+  code_hash TEXT NOT NULL,
+  redeemed INTEGER NOT NULL,
+  create_time INTEGER NOT NULL,
+  update_time INTEGER NOT NULL
+) STRICT`,
+  `CREATE UNIQUE INDEX group_invites__unique__key_id ON group_invites (key_id)`,
+  `CREATE INDEX group_invites__parent ON group_invites (parent, uid)`,
+  `CREATE INDEX group_invites__role_uid ON group_invites (role_uid, uid)`,
+  `CREATE INDEX group_invites__create_time ON group_invites (create_time, uid)`,
+  `CREATE INDEX group_invites__update_time ON group_invites (update_time, uid)`,
+  `CREATE TABLE repos (
+  uid TEXT PRIMARY KEY NOT NULL,
+  parent TEXT,
+  name TEXT NOT NULL,
+  description TEXT NOT NULL,
+  catalog_tier TEXT NOT NULL,
+  bundles TEXT NOT NULL,
+  aliases TEXT NOT NULL,
+  active_tags TEXT NOT NULL,
+  create_time INTEGER NOT NULL,
+  update_time INTEGER NOT NULL
+) STRICT`,
+  `CREATE UNIQUE INDEX repos__unique__parent__name ON repos (ifnull(parent, ''), name)`,
+  `CREATE INDEX repos__parent ON repos (parent, uid)`,
+  `CREATE INDEX repos__name ON repos (name, uid)`,
+  `CREATE INDEX repos__create_time ON repos (create_time, uid)`,
+  `CREATE INDEX repos__update_time ON repos (update_time, uid)`,
+  `CREATE TABLE tags (
+  uid TEXT PRIMARY KEY NOT NULL,
+  parent TEXT,
+  name TEXT NOT NULL,
+  digest TEXT NOT NULL,
+  deprecated INTEGER NOT NULL,
+  create_time INTEGER NOT NULL,
+  update_time INTEGER NOT NULL
+) STRICT, WITHOUT ROWID`,
+  `CREATE UNIQUE INDEX tags__unique__parent__name ON tags (ifnull(parent, ''), name)`,
+  `CREATE INDEX tags__parent ON tags (parent, uid)`,
+  `CREATE INDEX tags__name ON tags (name, uid)`,
+  `CREATE INDEX tags__digest ON tags (digest, uid)`,
+  `CREATE INDEX tags__create_time ON tags (create_time, uid)`,
+  `CREATE INDEX tags__update_time ON tags (update_time, uid)`,
+  `CREATE TABLE advisories (
+  uid TEXT PRIMARY KEY NOT NULL,
+  parent TEXT,
+  advisory_id TEXT NOT NULL,
+  package_name TEXT NOT NULL,
+  aliases TEXT NOT NULL,
+  events TEXT NOT NULL,
+  latest_event_type TEXT NOT NULL,
+  event_types TEXT NOT NULL,
+  search TEXT NOT NULL,
+  create_time INTEGER NOT NULL,
+  update_time INTEGER NOT NULL
+) STRICT`,
+  `CREATE UNIQUE INDEX advisories__unique__parent__advisory_id ON advisories (ifnull(parent, ''), advisory_id)`,
+  `CREATE INDEX advisories__parent ON advisories (parent, uid)`,
+  `CREATE INDEX advisories__advisory_id ON advisories (advisory_id, uid)`,
+  `CREATE INDEX advisories__package_name ON advisories (package_name, uid)`,
+  `CREATE INDEX advisories__latest_event_type ON advisories (latest_event_type, uid)`,
+  `CREATE INDEX advisories__create_time ON advisories (create_time, uid)`,
+  `CREATE INDEX advisories__update_time ON advisories (update_time, uid)`
+]
+
+/** Runs each statement in order. */
+const statements = (sqls: ReadonlyArray<string>) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.forEach(sqls, (s) => sql.unsafe(s), { discard: true }))
+
+/** The migrations, by `<id>_<name>`. */
+export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
+  "0001_initial": statements(initial)
+}
+
+/** The newest schema version this code knows. */
+export const latestVersion = Math.max(...Object.keys(migrations).map((k) => Number.parseInt(k, 10)))

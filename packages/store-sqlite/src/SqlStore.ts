@@ -1,0 +1,226 @@
+/**
+ * The storage port over `@effect/sql`: every list is one keyset query plus one count, visibility arrives as uid
+ * ranges on the primary key, and every statement is built from portable fragments and a `Dialect`.
+ */
+import { Store } from "@arbor/core"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { SqlError } from "@effect/sql/SqlError"
+import type * as Statement from "@effect/sql/Statement"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import type { Dialect } from "./Dialect.js"
+
+type Row = Store.Row
+type Table = Store.Table
+type Query = Store.Query
+type Where = Store.Where
+type OrderKey = Store.OrderKey
+type Scalar = Store.Scalar
+
+/** `createTime` is stored as `create_time`. */
+export const snake = (name: string): string => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)
+
+const camel = (name: string): string => name.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())
+
+/** How many uids one `IN` list carries at most. */
+const chunkSize = 500
+
+/** Makes the storage port over the ambient `SqlClient`. */
+export const make = (dialect: Dialect): Effect.Effect<Store.StoreService, never, SqlClient.SqlClient> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const column = (name: string) => sql(snake(name))
+    const columnTypes = new Map<string, ReadonlyMap<string, Store.ColumnType>>()
+    const typesOf = (table: Table) => {
+      let types = columnTypes.get(table.name)
+      if (types === undefined) {
+        types = new Map(Object.entries(table.columns).map(([name, c]) => [name, c.type]))
+        columnTypes.set(table.name, types)
+      }
+      return types
+    }
+
+    const encodeValue = (table: Table, name: string, value: unknown): unknown => {
+      if (value === null || value === undefined) return null
+      switch (typesOf(table).get(name)) {
+        case "boolean":
+          return dialect.encodeBoolean(value as boolean)
+        case "json":
+          return dialect.encodeJson(value)
+        default:
+          return typeof value === "boolean" ? dialect.encodeBoolean(value) : value
+      }
+    }
+
+    const encodeRow = (table: Table, row: Row): Record<string, unknown> => {
+      const out: Record<string, unknown> = { uid: row.uid, parent: row.parent ?? null }
+      for (const name of Object.keys(table.columns)) out[snake(name)] = encodeValue(table, name, row[name])
+      return out
+    }
+
+    const decodeRow = (table: Table) => (raw: Record<string, unknown>): Row => {
+      const out: Record<string, unknown> = { uid: raw.uid, parent: raw.parent ?? null }
+      for (const [name, c] of Object.entries(table.columns)) {
+        const value = raw[snake(name)]
+        out[name] = value === null || value === undefined
+          ? null
+          : c.type === "boolean"
+          ? dialect.decodeBoolean(value)
+          : c.type === "json"
+          ? dialect.decodeJson(value)
+          : c.type === "integer"
+          ? Number(value)
+          : value
+      }
+      return out as Row
+    }
+
+    /** An OR of many clauses as a balanced tree, so thousands of ranges stay within the parser's depth limit. */
+    const anyOf = (clauses: ReadonlyArray<Statement.Fragment>): Statement.Fragment =>
+      clauses.length <= 16
+        ? sql.or(clauses)
+        : sql.or([anyOf(clauses.slice(0, clauses.length >> 1)), anyOf(clauses.slice(clauses.length >> 1))])
+
+    const never = sql.literal("1 = 0")
+
+    const condition = (table: Table, c: Store.Condition): Statement.Fragment => {
+      switch (c._tag) {
+        case "Equals":
+          return c.value === null
+            ? sql`${column(c.column)} IS NULL`
+            : sql`${column(c.column)} = ${encodeValue(table, c.column, c.value)}`
+        case "In":
+          return c.values.length === 0
+            ? never
+            : sql`${column(c.column)} IN ${sql.in(c.values.map((v) => encodeValue(table, c.column, v)))}`
+        case "AtLeast":
+          return sql`${column(c.column)} >= ${c.value}`
+        case "Overlaps":
+          return c.values.length === 0 ? never : dialect.overlaps(sql, snake(c.column), c.values)
+        case "Contains":
+          return dialect.contains(sql, snake(c.column), c.value)
+      }
+    }
+
+    /** Rows strictly after `after` in `order`: a row-value comparison when every key runs one way. */
+    const afterPosition = (
+      table: Table,
+      order: ReadonlyArray<OrderKey>,
+      after: ReadonlyArray<Scalar>
+    ): Statement.Fragment => {
+      const values = after.map((v, i) => encodeValue(table, order[i]!.column, v))
+      const direction = order[0]!.direction
+      if (order.every((k) => k.direction === direction) && values.every((v) => v !== null)) {
+        const op = sql.literal(direction === "asc" ? ">" : "<")
+        return sql`(${sql.csv(order.map((k) => sql`${column(k.column)}`))}) ${op} (${
+          sql.csv(values.map((v) => sql`${v}`))
+        })`
+      }
+      // Nulls sort first: "after null" ascending is "not null", "after x" descending includes nulls.
+      const beyond = (k: OrderKey, v: unknown) =>
+        k.direction === "asc"
+          ? v === null ? sql`${column(k.column)} IS NOT NULL` : sql`${column(k.column)} > ${v}`
+          : v === null
+          ? never
+          : sql`(${column(k.column)} < ${v} OR ${column(k.column)} IS NULL)`
+      const equal = (k: OrderKey, v: unknown) =>
+        v === null ? sql`${column(k.column)} IS NULL` : sql`${column(k.column)} = ${v}`
+      return sql.or(
+        order.map((k, i) => sql.and([...order.slice(0, i).map((p, j) => equal(p, values[j])), beyond(k, values[i])]))
+      )
+    }
+
+    const whereClause = (
+      table: Table,
+      where: Where,
+      order?: ReadonlyArray<OrderKey>,
+      after?: ReadonlyArray<Scalar>
+    ) => {
+      const clauses: Array<Statement.Fragment> = []
+      if (where.ranges !== undefined) {
+        clauses.push(
+          where.ranges.length === 0
+            ? never
+            : anyOf(where.ranges.map((r) => sql`(${column("uid")} >= ${r.from} AND ${column("uid")} < ${r.to})`))
+        )
+      }
+      for (const c of where.conditions ?? []) clauses.push(condition(table, c))
+      if (order !== undefined && after !== undefined) clauses.push(afterPosition(table, order, after))
+      return clauses.length === 0 ? sql.literal("1 = 1") : sql.and(clauses)
+    }
+
+    const orderClause = (order: ReadonlyArray<OrderKey>) =>
+      sql.csv(order.map((k) => sql`${column(k.column)} ${sql.literal(k.direction === "asc" ? "ASC" : "DESC")}`))
+
+    /** Failures of the database as the port's errors: unique violations typed, the rest a StoreError. */
+    const failure = (table: Table) => (error: unknown): Store.UniqueViolation | Store.StoreError => {
+      const cause = (error as { cause?: unknown }).cause ?? error
+      const columns = dialect.uniqueViolation(cause)
+      return columns === undefined
+        ? new Store.StoreError({ cause: error })
+        : new Store.UniqueViolation({ table: table.name, columns: columns.map(camel) })
+    }
+    const storeError = (error: unknown) => new Store.StoreError({ cause: error })
+
+    const find = (table: Table, query: Query) =>
+      sql<Record<string, unknown>>`SELECT * FROM ${sql(table.name)} WHERE ${
+        whereClause(table, query, query.order, query.after)
+      } ORDER BY ${orderClause(query.order)} ${dialect.limitOffset(sql, query.limit, query.offset ?? 0)}`.pipe(
+        Effect.map((rows) => rows.map(decodeRow(table))),
+        Effect.mapError(storeError)
+      )
+
+    const isBusy = (error: unknown): boolean => {
+      for (let e: unknown = error; typeof e === "object" && e !== null; e = (e as { cause?: unknown }).cause) {
+        if (dialect.isBusy(e)) return true
+      }
+      return false
+    }
+
+    const service: Store.StoreService = {
+      get: (table, uid) =>
+        sql<Record<string, unknown>>`SELECT * FROM ${sql(table.name)} WHERE uid = ${uid}`.pipe(
+          Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), decodeRow(table))),
+          Effect.mapError(storeError)
+        ),
+      getMany: (table, uids) =>
+        Effect.forEach(
+          Array.from({ length: Math.ceil(uids.length / chunkSize) }, (_, i) =>
+            uids.slice(i * chunkSize, (i + 1) * chunkSize)),
+          (chunk) =>
+            sql<Record<string, unknown>>`SELECT * FROM ${sql(table.name)} WHERE uid IN ${sql.in(chunk)}`
+        ).pipe(Effect.map((chunks) => chunks.flat().map(decodeRow(table))), Effect.mapError(storeError)),
+      find,
+      count: (table, query) =>
+        sql<{ n: number | bigint }>`SELECT count(*) AS n FROM ${sql(table.name)} WHERE ${
+          whereClause(table, query, query.order, query.after)
+        }`.pipe(Effect.map((rows) => Number(rows[0]?.n ?? 0)), Effect.mapError(storeError)),
+      insert: (table, row) =>
+        sql`INSERT INTO ${sql(table.name)} ${sql.insert(encodeRow(table, row))}`.pipe(
+          Effect.asVoid,
+          Effect.mapError(failure(table))
+        ),
+      update: (table, row) => {
+        const { uid, ...values } = encodeRow(table, row)
+        return sql`UPDATE ${sql(table.name)} SET ${sql.update(values)} WHERE uid = ${uid} RETURNING uid`.pipe(
+          Effect.map((rows) => rows.length > 0),
+          Effect.mapError(failure(table))
+        )
+      },
+      delete: (table, where) =>
+        sql`DELETE FROM ${sql(table.name)} WHERE ${whereClause(table, where)} RETURNING uid`.pipe(
+          Effect.map((rows) => rows.length),
+          Effect.mapError(storeError)
+        ),
+      transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+        sql.withTransaction(effect).pipe(
+          Effect.retry({
+            while: isBusy,
+            schedule: Schedule.exponential("5 millis").pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(12)))
+          }),
+          Effect.mapError((e): E | Store.StoreError => e instanceof SqlError ? storeError(e) : e)
+        )
+    }
+    return service
+  })

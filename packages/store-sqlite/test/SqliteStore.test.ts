@@ -1,0 +1,121 @@
+import {
+  AccountAssociation,
+  Advisory,
+  Group,
+  GroupInvite,
+  Identity,
+  IdentityProvider,
+  Repo,
+  Role,
+  RoleBinding,
+  Tag
+} from "@arbor/core"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Migrations, SqliteStore, SqlStore } from "../src/index.js"
+
+const tables = [
+  Group,
+  Identity,
+  Role,
+  RoleBinding,
+  IdentityProvider,
+  AccountAssociation,
+  GroupInvite,
+  Repo,
+  Tag,
+  Advisory
+].map((m) => m.table)
+
+const sqlTypes = { text: "TEXT", integer: "INTEGER", boolean: "INTEGER", json: "TEXT" } as const
+
+const freshFile = () => join(mkdtempSync(join(tmpdir(), "arbor-sqlite-")), "arbor.db")
+
+describe("SqliteStore", () => {
+  it.effect("the migrated schema has every column, unique key and index the core's tables declare", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      for (const table of tables) {
+        const columns = yield* sql<
+          { name: string; type: string; notnull: number }
+        >`SELECT name, type, "notnull" FROM pragma_table_info(${table.name})`
+        const expected = [
+          ["uid", "TEXT", 1],
+          ["parent", "TEXT", 0],
+          ...Object.entries(table.columns).map((
+            [name, c]
+          ) => [SqlStore.snake(name), sqlTypes[c.type], c.nullable === true ? 0 : 1])
+        ]
+        assert.deepStrictEqual(columns.map((c) => [c.name, c.type, c.notnull]), expected, table.name)
+        const indexes = yield* sql<
+          { name: string; unique: number }
+        >`SELECT name, "unique" FROM pragma_index_list(${table.name})`
+        const names = new Set(indexes.map((i) => i.name))
+        for (const u of table.unique) {
+          assert.isTrue(
+            names.has(`${table.name}__unique__${u.map(SqlStore.snake).join("__")}`),
+            `${table.name} unique ${u}`
+          )
+        }
+        for (const i of table.indexes) {
+          assert.isTrue(names.has(`${table.name}__${i.map(SqlStore.snake).join("__")}`), `${table.name} index ${i}`)
+        }
+      }
+    }).pipe(Effect.provide(SqliteStore.layer({ filename: ":memory:" }))))
+
+  it.effect("migrating twice is harmless; a database newer than the code is refused with a clear message", () =>
+    Effect.gen(function*() {
+      const filename = freshFile()
+      const open = SqliteStore.layer({ filename })
+      const versions = (layer: typeof open) =>
+        Effect.flatMap(
+          SqlClient.SqlClient,
+          (sql) => sql<{ id: number }>`SELECT migration_id AS id FROM arbor_migrations`
+        ).pipe(
+          Effect.provide(layer)
+        )
+      assert.deepStrictEqual((yield* versions(open)).map((r) => r.id), [Migrations.latestVersion])
+      assert.deepStrictEqual((yield* versions(open)).map((r) => r.id), [Migrations.latestVersion])
+
+      yield* Effect.flatMap(
+        SqlClient.SqlClient,
+        (sql) =>
+          sql`INSERT INTO arbor_migrations (migration_id, name) VALUES (${
+            Migrations.latestVersion + 1
+          }, 'from_the_future')`
+      ).pipe(
+        Effect.provide(open)
+      )
+      const refused = yield* Effect.flip(Layer.build(open).pipe(Effect.scoped))
+      assert.strictEqual(refused._tag, "SchemaTooNew")
+      assert.include(
+        refused.message,
+        `schema version ${Migrations.latestVersion + 1}, newer than this version of Arbor supports`
+      )
+    }))
+
+  it.effect("an unopenable file is a clear failure, not a crash", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(
+        Layer.build(SqliteStore.layer({ filename: "/nonexistent/dir/arbor.db" })).pipe(Effect.scoped)
+      )
+      assert.strictEqual(error._tag, "OpenFailed")
+      assert.include(error.message, "/nonexistent/dir/arbor.db")
+    }))
+
+  it.effect("runs with WAL, synchronous=NORMAL, foreign keys and a busy timeout", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const pragma = (name: string) =>
+        Effect.map(sql.unsafe<Record<string, unknown>>(`PRAGMA ${name}`), (rows) => Object.values(rows[0] ?? {})[0])
+      assert.strictEqual(yield* pragma("journal_mode"), "wal")
+      assert.strictEqual(yield* pragma("synchronous"), 1)
+      assert.strictEqual(yield* pragma("foreign_keys"), 1)
+      assert.strictEqual(yield* pragma("busy_timeout"), 5000)
+    }).pipe(Effect.provide(SqliteStore.layer({ filename: freshFile() }))))
+})
