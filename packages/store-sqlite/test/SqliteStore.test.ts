@@ -8,10 +8,12 @@ import {
   Repo,
   Role,
   RoleBinding,
+  Store,
   Tag
 } from "@arbor/core"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, describe, it } from "@effect/vitest"
+import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { mkdtempSync } from "node:fs"
@@ -107,6 +109,40 @@ describe("SqliteStore", () => {
       assert.strictEqual(error._tag, "OpenFailed")
       assert.include(error.message, "/nonexistent/dir/arbor.db")
     }))
+
+  it.live("a transaction that loses a race with another connection is retried, not reported", () => {
+    const filename = freshFile()
+    return Effect.gen(function*() {
+      const store = yield* Store.Store
+      const group = (n: number) => ({
+        uid: n.toString(16).padStart(40, "0"),
+        parent: null,
+        name: `g${n}`,
+        description: "",
+        verified: false,
+        createTime: 0,
+        updateTime: 0
+      })
+      const other = new Database(filename)
+      other.pragma("busy_timeout = 5000")
+      let attempts = 0
+      // Read (pinning a snapshot), let another connection commit, then write: SQLITE_BUSY_SNAPSHOT the first time.
+      yield* store.transaction(Effect.gen(function*() {
+        attempts++
+        yield* store.count(Group.table, {})
+        if (attempts === 1) {
+          other.prepare(
+            "INSERT INTO groups (uid, parent, name, description, verified, create_time, update_time) VALUES (?, NULL, 'other', '', 0, 0, 0)"
+          )
+            .run("f".repeat(40))
+        }
+        yield* store.insert(Group.table, group(1))
+      }))
+      other.close()
+      assert.strictEqual(attempts, 2)
+      assert.strictEqual(yield* store.count(Group.table, {}), 2)
+    }).pipe(Effect.provide(SqliteStore.layer({ filename })))
+  })
 
   it.effect("runs with WAL, synchronous=NORMAL, foreign keys and a busy timeout", () =>
     Effect.gen(function*() {
