@@ -41,6 +41,7 @@ export default tseslint.config(
   },
   {
     files: ["packages/*/src/**/*"],
+    ignores: ["packages/bench/**"],
     rules: { "no-console": "error" }
   }
 )

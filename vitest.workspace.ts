@@ -1,2 +1,2 @@
-/** The test projects: one per package, each with its own `vitest.config.ts`. */
-export default ["packages/*"]
+/** The test projects: every package with a `vitest.config.ts`. */
+export default ["packages/*/vitest.config.ts"]

@@ -5,13 +5,11 @@
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as AccountAssociation from "./AccountAssociation.js"
-import { Authorization } from "./Authorization.js"
 import { AlreadyExists } from "./Errors.js"
 import * as Events from "./Events.js"
 import * as FieldMask from "./FieldMask.js"
 import * as Group from "./Group.js"
-import type { OperationContext } from "./internal/operations.js"
-import { commit, orNotFound, provideTo, trusted, unexpectedConflict } from "./internal/operations.js"
+import { commit, operations, orNotFound, trusted, unexpectedConflict } from "./internal/operations.js"
 import * as Resources from "./internal/resources.js"
 import * as Lists from "./Lists.js"
 import type { Principal } from "./Principal.js"
@@ -22,9 +20,10 @@ import * as Validation from "./Validation.js"
 /** Account associations: one per group, at most. */
 export class AccountAssociations extends Effect.Service<AccountAssociations>()("@arbor/core/AccountAssociations", {
   effect: Effect.gen(function*() {
+    const ops = yield* operations
     const associations = yield* Repository.make(AccountAssociation.table, AccountAssociation.AccountAssociation)
     const groups = yield* Repository.make(Group.table, Group.Group)
-    const authorization = yield* Authorization
+    const authorization = ops.authorization
     const kind: Resources.Kind<AccountAssociation.AccountAssociation> = {
       resourceType: "account association",
       event: "account_association",
@@ -40,12 +39,12 @@ export class AccountAssociations extends Effect.Service<AccountAssociations>()("
       visibleAt: "self"
     }
 
-    return provideTo(yield* Effect.context<OperationContext>(), {
+    return {
       /** Associations the caller may list (`account_associations.list` at their group or above). */
-      list: (principal: Principal, options: Lists.ListOptions = {}) => Lists.list(spec, principal, options),
+      list: (principal: Principal, options: Lists.ListOptions = {}) => Lists.list(ops, spec, principal, options),
 
       /** The association of group `uid`. */
-      get: (principal: Principal, uid: string) => Resources.get(kind, principal, uid),
+      get: (principal: Principal, uid: string) => Resources.get(ops, kind, principal, uid),
 
       /** Creates the association of group `groupUid`; a second one is refused. */
       create: (principal: Principal, groupUid: string, input: AccountAssociation.CreateAccountAssociation) =>
@@ -53,22 +52,25 @@ export class AccountAssociations extends Effect.Service<AccountAssociations>()("
           const group = yield* Uid.parse(groupUid, "parent")
           yield* authorization.check(principal, "account_associations.create", group)
           const fields = yield* Validation.decode(AccountAssociation.CreateAccountAssociation)(input)
-          return yield* commit(Effect.gen(function*() {
-            yield* orNotFound(groups.get(group), "group", group)
-            if ((yield* associations.get(group))._tag === "Some") {
-              return yield* new AlreadyExists({
-                resourceType: "account association",
-                description: `group ${group} already has an account association`
-              })
-            }
-            const now = yield* DateTime.now
-            const association = new AccountAssociation.AccountAssociation(
-              { uid: group, ...fields, createTime: now, updateTime: now },
-              trusted
-            )
-            yield* associations.insert(association).pipe(unexpectedConflict)
-            return [association, [yield* Events.make("created", "account_association", group)]] as const
-          }))
+          return yield* commit(
+            ops,
+            Effect.gen(function*() {
+              yield* orNotFound(groups.get(group), "group", group)
+              if ((yield* associations.get(group))._tag === "Some") {
+                return yield* new AlreadyExists({
+                  resourceType: "account association",
+                  description: `group ${group} already has an account association`
+                })
+              }
+              const now = yield* DateTime.now
+              const association = new AccountAssociation.AccountAssociation(
+                { uid: group, ...fields, createTime: now, updateTime: now },
+                trusted
+              )
+              yield* associations.insert(association).pipe(unexpectedConflict)
+              return [association, [yield* Events.make("created", "account_association", group)]] as const
+            })
+          )
         }),
 
       update: (
@@ -77,25 +79,35 @@ export class AccountAssociations extends Effect.Service<AccountAssociations>()("
         patch: Partial<AccountAssociation.CreateAccountAssociation>,
         updateMask?: string
       ) =>
-        Resources.update(kind, AccountAssociation.fields, principal, uid, patch, updateMask, (current, request) => {
-          const { createTime: _c, uid: _u, updateTime: _t, ...input } = current
-          return Validation.decode(AccountAssociation.CreateAccountAssociation)(
-            FieldMask.apply(input, request.body, request.mask, AccountAssociation.fields)
-          ).pipe(Effect.map((fields) =>
-            new AccountAssociation.AccountAssociation({
-              uid: current.uid,
-              ...fields,
-              createTime: current.createTime,
-              updateTime: request.updateTime
-            }, trusted)
-          ))
-        }, () => "unreachable: associations have no unique name"),
+        Resources.update(
+          ops,
+          kind,
+          AccountAssociation.fields,
+          principal,
+          uid,
+          patch,
+          updateMask,
+          (current, request) => {
+            const { createTime: _c, uid: _u, updateTime: _t, ...input } = current
+            return Validation.decode(AccountAssociation.CreateAccountAssociation)(
+              FieldMask.apply(input, request.body, request.mask, AccountAssociation.fields)
+            ).pipe(Effect.map((fields) =>
+              new AccountAssociation.AccountAssociation({
+                uid: current.uid,
+                ...fields,
+                createTime: current.createTime,
+                updateTime: request.updateTime
+              }, trusted)
+            ))
+          },
+          () => "unreachable: associations have no unique name"
+        ),
 
       /** Deletes the association of group `uid`; deleting a missing one succeeds. */
       delete: (principal: Principal, uid: string) =>
-        Resources.remove<AccountAssociation.AccountAssociation, never, never>(kind, principal, uid, {
+        Resources.remove<AccountAssociation.AccountAssociation, never, never>(ops, kind, principal, uid, {
           idempotent: true
         })
-    })
+    }
   })
 }) {}

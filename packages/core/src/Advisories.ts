@@ -11,8 +11,7 @@ import { FieldViolation, PermissionDenied } from "./Errors.js"
 import * as Events from "./Events.js"
 import * as Group from "./Group.js"
 import * as Import from "./Import.js"
-import type { OperationContext } from "./internal/operations.js"
-import { commit, orNotFound, provideTo, trusted, unexpectedConflict } from "./internal/operations.js"
+import { commit, operations, orNotFound, trusted, unexpectedConflict } from "./internal/operations.js"
 import * as Resources from "./internal/resources.js"
 import * as Lists from "./Lists.js"
 import type { Principal } from "./Principal.js"
@@ -130,6 +129,7 @@ const same = (a: Advisory.Record, b: Advisory.Record) =>
 /** Vulnerability advisories. */
 export class Advisories extends Effect.Service<Advisories>()("@arbor/core/Advisories", {
   effect: Effect.gen(function*() {
+    const ops = yield* operations
     const advisories = yield* Repository.make(Advisory.table, Advisory.Record)
     const groups = yield* Repository.make(Group.table, Group.Group)
     const kind: Resources.Kind<Advisory.Record> = {
@@ -196,12 +196,12 @@ export class Advisories extends Effect.Service<Advisories>()("@arbor/core/Adviso
         return [counts, events] as const
       })
 
-    return provideTo(yield* Effect.context<OperationContext>(), {
+    return {
       /** Advisories the caller may list (`advisories.list` at their group or above), with the advisory filters. */
       list: (principal: Principal, options: AdvisoryListOptions = {}) =>
-        Lists.list(spec, principal, options, filters(options)),
+        Lists.list(ops, spec, principal, options, filters(options)),
 
-      get: (principal: Principal, uid: string) => Effect.map(Resources.get(kind, principal, uid), present),
+      get: (principal: Principal, uid: string) => Effect.map(Resources.get(ops, kind, principal, uid), present),
 
       /**
        * Imports advisory documents into `groupUid`, each in one transaction: its advisories are created or updated
@@ -231,7 +231,7 @@ export class Advisories extends Effect.Service<Advisories>()("@arbor/core/Adviso
             if (Either.isLeft(parsed)) {
               report.failures.push({ source: document.source, reason: parsed.left })
             } else {
-              const counts = yield* commit(apply(group, parsed.right))
+              const counts = yield* commit(ops, apply(group, parsed.right))
               for (const key of ["created", "updated", "unchanged", "deleted"] as const) {
                 report.advisories[key] += counts[key]
               }
@@ -242,6 +242,6 @@ export class Advisories extends Effect.Service<Advisories>()("@arbor/core/Adviso
           }
           return report as DocumentsReport
         })
-    })
+    }
   })
 }) {}

@@ -4,15 +4,13 @@
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import { createHash, timingSafeEqual } from "node:crypto"
-import { Authorization } from "./Authorization.js"
 import * as Errors from "./Errors.js"
 import * as Events from "./Events.js"
 import * as FieldMask from "./FieldMask.js"
 import * as Group from "./Group.js"
 import * as GroupInvite from "./GroupInvite.js"
 import * as Identity from "./Identity.js"
-import type { OperationContext } from "./internal/operations.js"
-import { commit, orNotFound, provideTo, trusted, unexpectedConflict } from "./internal/operations.js"
+import { commit, operations, orNotFound, trusted, unexpectedConflict } from "./internal/operations.js"
 import * as Resources from "./internal/resources.js"
 import { grantable } from "./internal/roles.js"
 import * as Lists from "./Lists.js"
@@ -44,13 +42,14 @@ const refused = (type: string, subject: string, summary: string) =>
 /** Group invites: codes that bind their redeemer to a role in a group. */
 export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/GroupInvites", {
   effect: Effect.gen(function*() {
+    const ops = yield* operations
     const invites = yield* Repository.make(GroupInvite.table, GroupInvite.Record)
     const groups = yield* Repository.make(Group.table, Group.Group)
     const roles = yield* Repository.make(Role.table, Role.Role)
     const identities = yield* Repository.make(Identity.table, Identity.Identity)
     const bindings = yield* Repository.make(RoleBinding.table, RoleBinding.Record)
     const roleBindings = yield* RoleBindings
-    const authorization = yield* Authorization
+    const authorization = ops.authorization
 
     /** Invites as returned, with their roles embedded; never their codes. */
     const present = (records: ReadonlyArray<GroupInvite.Record>) =>
@@ -84,12 +83,13 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
       load: present
     }
 
-    return provideTo(yield* Effect.context<OperationContext>(), {
+    return {
       /** Invites the caller may list (`group_invites.list` at their group or above), newest first by default. */
-      list: (principal: Principal.Principal, options: Lists.ListOptions = {}) => Lists.list(spec, principal, options),
+      list: (principal: Principal.Principal, options: Lists.ListOptions = {}) =>
+        Lists.list(ops, spec, principal, options),
 
       get: (principal: Principal.Principal, uid: string) =>
-        Effect.flatMap(Resources.get(kind, principal, uid), presentOne),
+        Effect.flatMap(Resources.get(ops, kind, principal, uid), presentOne),
 
       /**
        * Creates an invite to `groupUid` for a role the caller may grant there. The response carries the code; it is
@@ -101,28 +101,31 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
           const grants = yield* authorization.grants(principal)
           yield* grants.require("group_invites.create", group)
           const fields = yield* Validation.decode(GroupInvite.CreateGroupInvite)(input)
-          return yield* commit(Effect.gen(function*() {
-            yield* orNotFound(groups.get(group), "group", group)
-            yield* grantable(roles, grants, fields.roleUid, group)
-            const now = yield* DateTime.now
-            const { code, keyId } = newCode()
-            const record: GroupInvite.Record = {
-              uid: Uid.makeChild(group),
-              parent: group,
-              roleUid: fields.roleUid,
-              email: fields.email ?? null,
-              expirationTime: DateTime.addDuration(now, fields.ttl ?? GroupInvite.defaultTtl),
-              singleUse: fields.singleUse,
-              keyId,
-              codeHash: hashCode(code),
-              redeemed: false,
-              createTime: now,
-              updateTime: now
-            }
-            yield* invites.insert(record).pipe(unexpectedConflict)
-            const invite = new GroupInvite.GroupInvite({ ...(yield* presentOne(record)), code }, trusted)
-            return [invite, [yield* Events.make("created", "group_invite", record.uid)]] as const
-          }))
+          return yield* commit(
+            ops,
+            Effect.gen(function*() {
+              yield* orNotFound(groups.get(group), "group", group)
+              yield* grantable(roles, grants, fields.roleUid, group)
+              const now = yield* DateTime.now
+              const { code, keyId } = newCode()
+              const record: GroupInvite.Record = {
+                uid: Uid.makeChild(group),
+                parent: group,
+                roleUid: fields.roleUid,
+                email: fields.email ?? null,
+                expirationTime: DateTime.addDuration(now, fields.ttl ?? GroupInvite.defaultTtl),
+                singleUse: fields.singleUse,
+                keyId,
+                codeHash: hashCode(code),
+                redeemed: false,
+                createTime: now,
+                updateTime: now
+              }
+              yield* invites.insert(record).pipe(unexpectedConflict)
+              const invite = new GroupInvite.GroupInvite({ ...(yield* presentOne(record)), code }, trusted)
+              return [invite, [yield* Events.make("created", "group_invite", record.uid)]] as const
+            })
+          )
         }),
 
       /** Changes an invite's email or whether it is single-use. */
@@ -133,6 +136,7 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
         updateMask?: string
       ) =>
         Resources.update(
+          ops,
           kind,
           GroupInvite.fields,
           principal,
@@ -157,7 +161,7 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
         ).pipe(Effect.flatMap(presentOne)),
 
       delete: (principal: Principal.Principal, uid: string) =>
-        Resources.remove<GroupInvite.Record, never, never>(kind, principal, uid),
+        Resources.remove<GroupInvite.Record, never, never>(ops, kind, principal, uid),
 
       /**
        * Redeems an invite code for an identity: binds it to the invite's role in the invite's group, atomically.
@@ -178,53 +182,56 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
           const match = codePattern.exec(code)
           if (match === null) return yield* Errors.InvalidArgument.field("code", "is not an invite code")
           const keyId = match[1]!
-          const bindingUid = yield* commit(Effect.gen(function*() {
-            const [invite] = yield* invites.find({
-              conditions: [{ _tag: "Equals", column: "keyId", value: keyId }],
-              order: [{ column: "uid", direction: "asc" }],
-              limit: 1
+          const bindingUid = yield* commit(
+            ops,
+            Effect.gen(function*() {
+              const [invite] = yield* invites.find({
+                conditions: [{ _tag: "Equals", column: "keyId", value: keyId }],
+                order: [{ column: "uid", direction: "asc" }],
+                limit: 1
+              })
+              const given = Buffer.from(hashCode(code), "hex")
+              if (invite === undefined || !timingSafeEqual(given, Buffer.from(invite.codeHash, "hex"))) {
+                return yield* new Errors.NotFound({ resourceType: "group invite", uid: keyId })
+              }
+              const now = yield* DateTime.now
+              if (DateTime.greaterThan(now, invite.expirationTime)) {
+                return yield* refused("INVITE_EXPIRED", invite.uid, "the invite has expired")
+              }
+              if (invite.singleUse && invite.redeemed) {
+                return yield* refused("INVITE_USED", invite.uid, "the invite has already been used")
+              }
+              if (invite.email !== null && invite.email.toLowerCase() !== redeemer.email?.toLowerCase()) {
+                return yield* refused("EMAIL_MISMATCH", invite.uid, "the invite is for another email address")
+              }
+              yield* orNotFound(identities.get(identityUid), "identity", identityUid)
+              yield* orNotFound(roles.get(invite.roleUid), "role", invite.roleUid)
+              const [existing] = yield* bindings.find({
+                conditions: [
+                  { _tag: "Equals", column: "parent", value: invite.parent },
+                  { _tag: "Equals", column: "identityUid", value: identityUid },
+                  { _tag: "Equals", column: "roleUid", value: invite.roleUid }
+                ],
+                order: [{ column: "uid", direction: "asc" }],
+                limit: 1
+              })
+              yield* invites.update({ ...invite, redeemed: true, updateTime: now }).pipe(unexpectedConflict)
+              const invited = yield* Events.make("updated", "group_invite", invite.uid)
+              if (existing !== undefined) return [existing.uid, [invited]] as const
+              const binding: RoleBinding.Record = {
+                uid: Uid.makeChild(invite.parent),
+                parent: invite.parent,
+                identityUid,
+                roleUid: invite.roleUid,
+                createTime: now,
+                updateTime: now
+              }
+              yield* bindings.insert(binding).pipe(unexpectedConflict)
+              return [binding.uid, [yield* Events.make("created", "role_binding", binding.uid), invited]] as const
             })
-            const given = Buffer.from(hashCode(code), "hex")
-            if (invite === undefined || !timingSafeEqual(given, Buffer.from(invite.codeHash, "hex"))) {
-              return yield* new Errors.NotFound({ resourceType: "group invite", uid: keyId })
-            }
-            const now = yield* DateTime.now
-            if (DateTime.greaterThan(now, invite.expirationTime)) {
-              return yield* refused("INVITE_EXPIRED", invite.uid, "the invite has expired")
-            }
-            if (invite.singleUse && invite.redeemed) {
-              return yield* refused("INVITE_USED", invite.uid, "the invite has already been used")
-            }
-            if (invite.email !== null && invite.email.toLowerCase() !== redeemer.email?.toLowerCase()) {
-              return yield* refused("EMAIL_MISMATCH", invite.uid, "the invite is for another email address")
-            }
-            yield* orNotFound(identities.get(identityUid), "identity", identityUid)
-            yield* orNotFound(roles.get(invite.roleUid), "role", invite.roleUid)
-            const [existing] = yield* bindings.find({
-              conditions: [
-                { _tag: "Equals", column: "parent", value: invite.parent },
-                { _tag: "Equals", column: "identityUid", value: identityUid },
-                { _tag: "Equals", column: "roleUid", value: invite.roleUid }
-              ],
-              order: [{ column: "uid", direction: "asc" }],
-              limit: 1
-            })
-            yield* invites.update({ ...invite, redeemed: true, updateTime: now }).pipe(unexpectedConflict)
-            const invited = yield* Events.make("updated", "group_invite", invite.uid)
-            if (existing !== undefined) return [existing.uid, [invited]] as const
-            const binding: RoleBinding.Record = {
-              uid: Uid.makeChild(invite.parent),
-              parent: invite.parent,
-              identityUid,
-              roleUid: invite.roleUid,
-              createTime: now,
-              updateTime: now
-            }
-            yield* bindings.insert(binding).pipe(unexpectedConflict)
-            return [binding.uid, [yield* Events.make("created", "role_binding", binding.uid), invited]] as const
-          }))
+          )
           return yield* roleBindings.get(Principal.system, bindingUid)
         })
-    })
+    }
   })
 }) {}

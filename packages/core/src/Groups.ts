@@ -5,7 +5,6 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as AccountAssociation from "./AccountAssociation.js"
 import * as Advisory from "./Advisory.js"
-import { Authorization } from "./Authorization.js"
 import * as Errors from "./Errors.js"
 import * as Events from "./Events.js"
 import * as FieldMask from "./FieldMask.js"
@@ -13,8 +12,7 @@ import * as Group from "./Group.js"
 import * as GroupInvite from "./GroupInvite.js"
 import * as Identity from "./Identity.js"
 import * as IdentityProvider from "./IdentityProvider.js"
-import type { OperationContext } from "./internal/operations.js"
-import { commit, conflict, exists, orNotFound, provideTo, trusted } from "./internal/operations.js"
+import { commit, conflict, exists, operations, orNotFound, trusted } from "./internal/operations.js"
 import * as Resources from "./internal/resources.js"
 import * as Lists from "./Lists.js"
 import type { Principal } from "./Principal.js"
@@ -22,7 +20,6 @@ import * as Repo from "./Repo.js"
 import * as Repository from "./Repository.js"
 import * as Role from "./Role.js"
 import * as RoleBinding from "./RoleBinding.js"
-import { Settings } from "./Settings.js"
 import type { Table } from "./Store.js"
 import * as Uid from "./Uid.js"
 import * as Validation from "./Validation.js"
@@ -55,8 +52,9 @@ export const childKinds: ReadonlyArray<ChildKind> = [
 /** Groups: the organization hierarchy. */
 export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
   effect: Effect.gen(function*() {
+    const ops = yield* operations
     const groups = yield* Repository.make(Group.table, Group.Group)
-    const authorization = yield* Authorization
+    const authorization = ops.authorization
     const kind: Resources.Kind<Group.Group> = {
       resourceType: "group",
       event: "group",
@@ -71,24 +69,27 @@ export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
     const insert = (parent: Uid.Uid | null, input: Group.CreateGroup) =>
       Effect.gen(function*() {
         const fields = yield* Validation.decode(Group.CreateGroup)(input)
-        return yield* commit(Effect.gen(function*() {
-          if (parent !== null) yield* orNotFound(groups.get(parent), "group", parent)
-          const now = yield* DateTime.now
-          const group = new Group.Group({
-            uid: parent === null ? Uid.makeRoot() : Uid.makeChild(parent),
-            ...fields,
-            verified: false,
-            createTime: now,
-            updateTime: now
-          }, trusted)
-          yield* groups.insert(group).pipe(
-            conflict(
-              "group",
-              `a group named '${fields.name}' already exists ${parent === null ? "at the root" : `in ${parent}`}`
+        return yield* commit(
+          ops,
+          Effect.gen(function*() {
+            if (parent !== null) yield* orNotFound(groups.get(parent), "group", parent)
+            const now = yield* DateTime.now
+            const group = new Group.Group({
+              uid: parent === null ? Uid.makeRoot() : Uid.makeChild(parent),
+              ...fields,
+              verified: false,
+              createTime: now,
+              updateTime: now
+            }, trusted)
+            yield* groups.insert(group).pipe(
+              conflict(
+                "group",
+                `a group named '${fields.name}' already exists ${parent === null ? "at the root" : `in ${parent}`}`
+              )
             )
-          )
-          return [group, [yield* Events.make("created", "group", group.uid)]] as const
-        }))
+            return [group, [yield* Events.make("created", "group", group.uid)]] as const
+          })
+        )
       })
 
     /** Refuses to delete a group while anything lives below it, naming the first kind found. */
@@ -96,7 +97,7 @@ export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
       Effect.gen(function*() {
         for (const child of childKinds) {
           const range = child.includesSelf === true ? Uid.subtree(group.uid) : Uid.descendants(group.uid)
-          if (yield* exists(child.table, { ranges: [range] })) {
+          if (yield* exists(ops, child.table, { ranges: [range] })) {
             return yield* new Errors.FailedPrecondition({
               summary: `cannot delete group with child ${child.label}`,
               violations: [
@@ -112,11 +113,11 @@ export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
         return []
       })
 
-    return provideTo(yield* Effect.context<OperationContext>(), {
+    return {
       /** Groups the caller may list (`groups.list` at the group or above). */
-      list: (principal: Principal, options: Lists.ListOptions = {}) => Lists.list(spec, principal, options),
+      list: (principal: Principal, options: Lists.ListOptions = {}) => Lists.list(ops, spec, principal, options),
 
-      get: (principal: Principal, uid: string) => Resources.get(kind, principal, uid),
+      get: (principal: Principal, uid: string) => Resources.get(ops, kind, principal, uid),
 
       /** Creates a group below `parentUid`. */
       create: (principal: Principal, parentUid: string, input: Group.CreateGroup) =>
@@ -129,7 +130,7 @@ export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
       /** Creates a root group (an organization): for the system principal and configured platform admins. */
       createRoot: (principal: Principal, input: Group.CreateGroup) =>
         Effect.gen(function*() {
-          const settings = yield* Settings
+          const settings = ops.settings
           if (principal._tag !== "System" && !settings.platformAdmins.includes(principal.uid)) {
             return yield* new Errors.PermissionDenied({ capability: "groups.create", resource: "root" })
           }
@@ -139,6 +140,7 @@ export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
       /** Updates a group: the fields present in `patch`, or those named by `updateMask`. */
       update: (principal: Principal, uid: string, patch: Partial<Group.CreateGroup>, updateMask?: string) =>
         Resources.update(
+          ops,
           kind,
           Group.fields,
           principal,
@@ -154,7 +156,7 @@ export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
 
       /** Deletes a group that has nothing below it. */
       delete: (principal: Principal, uid: string) =>
-        Resources.remove(kind, principal, uid, { before: refuseIfNotEmpty })
-    })
+        Resources.remove(ops, kind, principal, uid, { before: refuseIfNotEmpty })
+    }
   })
 }) {}

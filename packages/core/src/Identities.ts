@@ -3,7 +3,6 @@
  */
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
-import { Authorization } from "./Authorization.js"
 import type { StaticKeys } from "./ClaimMatch.js"
 import { issuerUrlError } from "./ClaimMatch.js"
 import { FieldViolation, InvalidArgument } from "./Errors.js"
@@ -11,14 +10,12 @@ import * as Events from "./Events.js"
 import * as FieldMask from "./FieldMask.js"
 import * as Group from "./Group.js"
 import * as Identity from "./Identity.js"
-import { commit, conflict, orNotFound, provideTo, trusted } from "./internal/operations.js"
-import type { OperationContext } from "./internal/operations.js"
+import { commit, conflict, operations, orNotFound, trusted } from "./internal/operations.js"
 import * as Resources from "./internal/resources.js"
 import * as Lists from "./Lists.js"
 import type { Principal } from "./Principal.js"
 import * as Repository from "./Repository.js"
 import * as RoleBinding from "./RoleBinding.js"
-import { Settings } from "./Settings.js"
 import * as Uid from "./Uid.js"
 import * as Validation from "./Validation.js"
 
@@ -28,10 +25,11 @@ export const maxStaticKeysLifetime = { days: 365 } as const
 /** Identities, assumable by matching token claims. */
 export class Identities extends Effect.Service<Identities>()("@arbor/core/Identities", {
   effect: Effect.gen(function*() {
+    const ops = yield* operations
     const identities = yield* Repository.make(Identity.table, Identity.Identity)
     const groups = yield* Repository.make(Group.table, Group.Group)
     const bindings = yield* Repository.make(RoleBinding.table, RoleBinding.Record)
-    const authorization = yield* Authorization
+    const authorization = ops.authorization
     const spec: Lists.ListSpec<Identity.Identity> = {
       repository: identities,
       capability: "identity.list",
@@ -42,7 +40,7 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
     const validate = (input: unknown, createTime: DateTime.Utc) =>
       Effect.gen(function*() {
         const fields = yield* Validation.decode(Identity.CreateIdentity)(input)
-        const { allowLoopbackHttpIssuers } = yield* Settings
+        const { allowLoopbackHttpIssuers } = ops.settings
         const latest = DateTime.add(createTime, maxStaticKeysLifetime)
         const violations = [
           ["claimMatch.issuer", issuerUrlError(fields.claimMatch?.issuer, allowLoopbackHttpIssuers)],
@@ -101,11 +99,11 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
         return yield* Effect.forEach(held, (b) => Events.make("deleted", "role_binding", b.uid))
       })
 
-    return provideTo(yield* Effect.context<OperationContext>(), {
+    return {
       /** Identities the caller may list (`identity.list` at their group or above). */
-      list: (principal: Principal, options: Lists.ListOptions = {}) => Lists.list(spec, principal, options),
+      list: (principal: Principal, options: Lists.ListOptions = {}) => Lists.list(ops, spec, principal, options),
 
-      get: (principal: Principal, uid: string) => Resources.get(kind, principal, uid),
+      get: (principal: Principal, uid: string) => Resources.get(ops, kind, principal, uid),
 
       /** Creates an identity in group `groupUid`. */
       create: (principal: Principal, groupUid: string, input: Identity.CreateIdentity) =>
@@ -114,20 +112,23 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
           yield* authorization.check(principal, "identity.create", group)
           const now = yield* DateTime.now
           const fields = yield* validate(input, now)
-          return yield* commit(Effect.gen(function*() {
-            yield* orNotFound(groups.get(group), "group", group)
-            const identity = new Identity.Identity({
-              uid: Uid.makeChild(group),
-              ...fields,
-              lastSeenTime: now,
-              createTime: now,
-              updateTime: now
-            }, trusted)
-            yield* identities.insert(identity).pipe(
-              conflict("identity", `an identity named '${fields.name}' already exists in ${group}`)
-            )
-            return [identity, [yield* Events.make("created", "identity", identity.uid)]] as const
-          }))
+          return yield* commit(
+            ops,
+            Effect.gen(function*() {
+              yield* orNotFound(groups.get(group), "group", group)
+              const identity = new Identity.Identity({
+                uid: Uid.makeChild(group),
+                ...fields,
+                lastSeenTime: now,
+                createTime: now,
+                updateTime: now
+              }, trusted)
+              yield* identities.insert(identity).pipe(
+                conflict("identity", `an identity named '${fields.name}' already exists in ${group}`)
+              )
+              return [identity, [yield* Events.make("created", "identity", identity.uid)]] as const
+            })
+          )
         }),
 
       /**
@@ -136,6 +137,7 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
        */
       update: (principal: Principal, uid: string, patch: Partial<Identity.CreateIdentity>, updateMask?: string) =>
         Resources.update(
+          ops,
           kind,
           Identity.fields,
           principal,
@@ -165,7 +167,8 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
         ),
 
       /** Deletes an identity and, atomically, every role binding that references it. */
-      delete: (principal: Principal, uid: string) => Resources.remove(kind, principal, uid, { before: deleteBindings })
-    })
+      delete: (principal: Principal, uid: string) =>
+        Resources.remove(ops, kind, principal, uid, { before: deleteBindings })
+    }
   })
 }) {}

@@ -4,22 +4,19 @@
  */
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
-import { Authorization } from "./Authorization.js"
 import { issuerUrlError } from "./ClaimMatch.js"
 import { InvalidArgument } from "./Errors.js"
 import * as Events from "./Events.js"
 import * as FieldMask from "./FieldMask.js"
 import * as Group from "./Group.js"
 import * as IdentityProvider from "./IdentityProvider.js"
-import type { OperationContext } from "./internal/operations.js"
-import { commit, conflict, orNotFound, provideTo, trusted } from "./internal/operations.js"
+import { commit, conflict, operations, orNotFound, trusted } from "./internal/operations.js"
 import * as Resources from "./internal/resources.js"
 import { grantable } from "./internal/roles.js"
 import * as Lists from "./Lists.js"
 import type { Principal } from "./Principal.js"
 import * as Repository from "./Repository.js"
 import * as Role from "./Role.js"
-import { Settings } from "./Settings.js"
 import * as Uid from "./Uid.js"
 import * as Validation from "./Validation.js"
 
@@ -30,10 +27,11 @@ const withoutSecret = ({ oidc: { clientSecret: _, ...oidc }, ...record }: Identi
 /** Identity providers: upstream OIDC providers for a group. */
 export class IdentityProviders extends Effect.Service<IdentityProviders>()("@arbor/core/IdentityProviders", {
   effect: Effect.gen(function*() {
+    const ops = yield* operations
     const providers = yield* Repository.make(IdentityProvider.table, IdentityProvider.Record)
     const groups = yield* Repository.make(Group.table, Group.Group)
     const roles = yield* Repository.make(Role.table, Role.Role)
-    const authorization = yield* Authorization
+    const authorization = ops.authorization
     const kind: Resources.Kind<IdentityProvider.Record> = {
       resourceType: "identity provider",
       event: "identity_provider",
@@ -54,16 +52,16 @@ export class IdentityProviders extends Effect.Service<IdentityProviders>()("@arb
     const validate = (input: unknown) =>
       Effect.gen(function*() {
         const fields = yield* Validation.decode(IdentityProvider.CreateIdentityProvider)(input)
-        const error = issuerUrlError(fields.oidc.issuer, (yield* Settings).allowLoopbackHttpIssuers)
+        const error = issuerUrlError(fields.oidc.issuer, ops.settings.allowLoopbackHttpIssuers)
         if (error !== undefined) return yield* InvalidArgument.field("oidc.issuer", error)
         return fields
       })
 
-    return provideTo(yield* Effect.context<OperationContext>(), {
+    return {
       /** Providers the caller may list (`identity_providers.list` at their group or above). */
-      list: (principal: Principal, options: Lists.ListOptions = {}) => Lists.list(spec, principal, options),
+      list: (principal: Principal, options: Lists.ListOptions = {}) => Lists.list(ops, spec, principal, options),
 
-      get: (principal: Principal, uid: string) => Effect.map(Resources.get(kind, principal, uid), withoutSecret),
+      get: (principal: Principal, uid: string) => Effect.map(Resources.get(ops, kind, principal, uid), withoutSecret),
 
       /** Creates a provider in `groupUid`; its default role must be grantable there by the caller. */
       create: (principal: Principal, groupUid: string, input: IdentityProvider.CreateIdentityProvider) =>
@@ -72,21 +70,24 @@ export class IdentityProviders extends Effect.Service<IdentityProviders>()("@arb
           const grants = yield* authorization.grants(principal)
           yield* grants.require("identity_providers.create", group)
           const fields = yield* validate(input)
-          return yield* commit(Effect.gen(function*() {
-            yield* orNotFound(groups.get(group), "group", group)
-            yield* grantable(roles, grants, fields.defaultRole, group)
-            const now = yield* DateTime.now
-            const record: IdentityProvider.Record = {
-              uid: Uid.makeChild(group),
-              ...fields,
-              createTime: now,
-              updateTime: now
-            }
-            yield* providers.insert(record).pipe(
-              conflict("identity provider", `an identity provider named '${fields.name}' already exists in ${group}`)
-            )
-            return [withoutSecret(record), [yield* Events.make("created", "identity_provider", record.uid)]] as const
-          }))
+          return yield* commit(
+            ops,
+            Effect.gen(function*() {
+              yield* orNotFound(groups.get(group), "group", group)
+              yield* grantable(roles, grants, fields.defaultRole, group)
+              const now = yield* DateTime.now
+              const record: IdentityProvider.Record = {
+                uid: Uid.makeChild(group),
+                ...fields,
+                createTime: now,
+                updateTime: now
+              }
+              yield* providers.insert(record).pipe(
+                conflict("identity provider", `an identity provider named '${fields.name}' already exists in ${group}`)
+              )
+              return [withoutSecret(record), [yield* Events.make("created", "identity_provider", record.uid)]] as const
+            })
+          )
         }),
 
       /** Updates a provider; an `oidc` without `clientSecret` keeps the stored secret. */
@@ -97,6 +98,7 @@ export class IdentityProviders extends Effect.Service<IdentityProviders>()("@arb
         updateMask?: string
       ) =>
         Resources.update(
+          ops,
           kind,
           IdentityProvider.fields,
           principal,
@@ -123,7 +125,7 @@ export class IdentityProviders extends Effect.Service<IdentityProviders>()("@arb
         ),
 
       delete: (principal: Principal, uid: string) =>
-        Resources.remove<IdentityProvider.Record, never, never>(kind, principal, uid)
-    })
+        Resources.remove<IdentityProvider.Record, never, never>(ops, kind, principal, uid)
+    }
   })
 }) {}

@@ -7,14 +7,13 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import type { Grants } from "./Authorization.js"
-import { Authorization } from "./Authorization.js"
 import type { Capability } from "./Capability.js"
 import type { Internal } from "./Errors.js"
 import { FieldViolation, InvalidArgument } from "./Errors.js"
+import type { Operations } from "./internal/operations.js"
 import * as PageToken from "./PageToken.js"
 import type { Principal } from "./Principal.js"
 import type { Repository } from "./Repository.js"
-import type { Secrets } from "./Secrets.js"
 import type { Condition, OrderKey, Row, Scalar, Table, Where } from "./Store.js"
 import type { Range, Uid } from "./Uid.js"
 import * as Uids from "./Uid.js"
@@ -223,20 +222,21 @@ const noFilters: Filters = { conditions: [], digest: null }
 
 /** Lists the items `principal` may see, one page at a time. */
 export const list = <A, R>(
+  ops: Operations,
   spec: ListSpec<A, R>,
   principal: Principal,
   options: ListOptions,
   filters: Filters = noFilters
-): Effect.Effect<Page<A>, InvalidArgument | Internal, Authorization | Secrets> =>
+): Effect.Effect<Page<A>, InvalidArgument | Internal> =>
   Effect.gen(function*() {
     const { digest, order, pageSize, skip, where } = yield* request(spec, options, filters)
     const after = options.pageToken === undefined || options.pageToken === ""
       ? undefined
-      : Option.getOrUndefined(yield* PageToken.read(options.pageToken, digest))
+      : Option.getOrUndefined(yield* PageToken.read(ops.secrets, options.pageToken, digest))
     if (after !== undefined && after.length !== order.length) {
       return yield* InvalidArgument.field("page_token", "is not a page token issued by this service")
     }
-    const grants = yield* (yield* Authorization).grants(principal)
+    const grants = yield* ops.authorization.grants(principal)
     const visible: Where = { ...where, ranges: intersect(visibleRanges(spec, grants), where.ranges) }
     const repository = spec.repository
 
@@ -248,7 +248,7 @@ export const list = <A, R>(
     const page = rows.slice(0, pageSize)
     const last = page[page.length - 1]
     const nextPageToken = rows.length > pageSize && last !== undefined
-      ? yield* PageToken.issue(digest, position(order, last))
+      ? yield* PageToken.issue(ops.secrets, digest, position(order, last))
       : undefined
     const records = yield* repository.decode(page)
     const items = spec.load === undefined ? records as unknown as ReadonlyArray<A> : yield* spec.load(records)

@@ -8,7 +8,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { createHash, createHmac, timingSafeEqual } from "node:crypto"
 import { InvalidArgument } from "./Errors.js"
-import { Secrets } from "./Secrets.js"
+import type { SecretsService } from "./Secrets.js"
 import type { Scalar } from "./Store.js"
 
 /** How long a token stays valid; an older one restarts the query from the beginning. */
@@ -47,9 +47,9 @@ const parse = (body: string): Payload | undefined => {
 }
 
 /** Issues a token for the position `after` within the query with digest `query`. */
-export const issue = (query: string, after: ReadonlyArray<Scalar>): Effect.Effect<string, never, Secrets> =>
+export const issue = (secrets: SecretsService, query: string, after: ReadonlyArray<Scalar>): Effect.Effect<string> =>
   Effect.gen(function*() {
-    const key = Redacted.value((yield* Secrets).pageTokenKey)
+    const key = Redacted.value(secrets.pageTokenKey)
     const payload: Payload = { q: query, a: after, t: yield* Clock.currentTimeMillis }
     const body = Buffer.from(JSON.stringify(payload)).toString("base64url")
     return `${body}.${sign(key, body).toString("base64url")}`
@@ -60,11 +60,12 @@ export const issue = (query: string, after: ReadonlyArray<Scalar>): Effect.Effec
  * expired (the query restarts). Fails when the token is malformed, forged, or belongs to another query.
  */
 export const read = (
+  secrets: SecretsService,
   token: string,
   query: string
-): Effect.Effect<Option.Option<ReadonlyArray<Scalar>>, InvalidArgument, Secrets> =>
+): Effect.Effect<Option.Option<ReadonlyArray<Scalar>>, InvalidArgument> =>
   Effect.gen(function*() {
-    const key = Redacted.value((yield* Secrets).pageTokenKey)
+    const key = Redacted.value(secrets.pageTokenKey)
     const [body, mac, ...rest] = token.split(".")
     if (body === undefined || mac === undefined || rest.length > 0 || token.length > 4096) {
       return yield* invalid("is not a page token issued by this service")

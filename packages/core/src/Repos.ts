@@ -5,14 +5,12 @@
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { Authorization } from "./Authorization.js"
 import { InvalidArgument } from "./Errors.js"
 import * as Events from "./Events.js"
 import * as FieldMask from "./FieldMask.js"
 import * as Group from "./Group.js"
 import * as Import from "./Import.js"
-import type { OperationContext } from "./internal/operations.js"
-import { commit, orNotFound, provideTo, trusted } from "./internal/operations.js"
+import { commit, operations, orNotFound, trusted } from "./internal/operations.js"
 import { upsertRepo, upsertTag } from "./internal/registry.js"
 import * as Resources from "./internal/resources.js"
 import * as Lists from "./Lists.js"
@@ -34,10 +32,11 @@ export interface CatalogReport {
 /** Repos: the registry's repositories. */
 export class Repos extends Effect.Service<Repos>()("@arbor/core/Repos", {
   effect: Effect.gen(function*() {
+    const ops = yield* operations
     const repos = yield* Repository.make(Repo.table, Repo.Repo)
     const tags = yield* Repository.make(Tag.table, Tag.Tag)
     const groups = yield* Repository.make(Group.table, Group.Group)
-    const authorization = yield* Authorization
+    const authorization = ops.authorization
     const kind: Resources.Kind<Repo.Repo> = {
       resourceType: "repo",
       event: "repo",
@@ -61,11 +60,11 @@ export class Repos extends Effect.Service<Repos>()("@arbor/core/Repos", {
         return yield* Effect.forEach(doomed, (t) => Events.make("deleted", "tag", t.uid))
       })
 
-    return provideTo(yield* Effect.context<OperationContext>(), {
+    return {
       /** Repos the caller may list (`repo.list` at their group or above). */
-      list: (principal: Principal, options: Lists.ListOptions = {}) => Lists.list(spec, principal, options),
+      list: (principal: Principal, options: Lists.ListOptions = {}) => Lists.list(ops, spec, principal, options),
 
-      get: (principal: Principal, uid: string) => Resources.get(kind, principal, uid),
+      get: (principal: Principal, uid: string) => Resources.get(ops, kind, principal, uid),
 
       /** Creates the repo named in `input` in `groupUid`, or updates the existing one (`repo.update` then). */
       upsert: (principal: Principal, groupUid: string, input: Repo.CreateRepo) =>
@@ -74,16 +73,19 @@ export class Repos extends Effect.Service<Repos>()("@arbor/core/Repos", {
           const grants = yield* authorization.grants(principal)
           yield* grants.require("repo.create", group)
           const fields = yield* Validation.decode(Repo.CreateRepo)(input)
-          return yield* commit(Effect.gen(function*() {
-            yield* orNotFound(groups.get(group), "group", group)
-            const [repo, outcome, event] = yield* upsertRepo(repos, group, fields, yield* DateTime.now)
-            if (outcome === "updated") yield* grants.require("repo.update", group, repo.uid)
-            return [repo, event === undefined ? [] : [event]] as const
-          }))
+          return yield* commit(
+            ops,
+            Effect.gen(function*() {
+              yield* orNotFound(groups.get(group), "group", group)
+              const [repo, outcome, event] = yield* upsertRepo(repos, group, fields, yield* DateTime.now)
+              if (outcome === "updated") yield* grants.require("repo.update", group, repo.uid)
+              return [repo, event === undefined ? [] : [event]] as const
+            })
+          )
         }),
 
       update: (principal: Principal, uid: string, patch: Partial<Repo.CreateRepo>, updateMask?: string) =>
-        Resources.update(kind, Repo.fields, principal, uid, patch, updateMask, (current, request) => {
+        Resources.update(ops, kind, Repo.fields, principal, uid, patch, updateMask, (current, request) => {
           const { createTime: _c, uid: _u, updateTime: _t, ...input } = current
           return Validation.decode(Repo.CreateRepo)(FieldMask.apply(input, request.body, request.mask, Repo.fields))
             .pipe(
@@ -92,7 +94,8 @@ export class Repos extends Effect.Service<Repos>()("@arbor/core/Repos", {
         }, (next) => `a repo named '${next.name}' already exists beside ${next.uid}`),
 
       /** Deletes a repo and, atomically, its tags. */
-      delete: (principal: Principal, uid: string) => Resources.remove(kind, principal, uid, { before: deleteTags }),
+      delete: (principal: Principal, uid: string) =>
+        Resources.remove(ops, kind, principal, uid, { before: deleteTags }),
 
       /**
        * Imports a catalog (a parsed JSON array like `repos.json`) into `groupUid`: each entry's repo and tags are
@@ -115,19 +118,22 @@ export class Repos extends Effect.Service<Repos>()("@arbor/core/Repos", {
               const entry = yield* Schema.decodeUnknown(RepoCatalog.Entry)(raw)
               const fields = yield* Validation.decode(Repo.CreateRepo)(RepoCatalog.repoFields(entry))
               const tagFields = yield* Effect.forEach(entry.tags, (name) => Validation.decode(Tag.CreateTag)({ name }))
-              return yield* commit(Effect.gen(function*() {
-                const now = yield* DateTime.now
-                const [repo, repoOutcome, repoEvent] = yield* upsertRepo(
-                  repos,
-                  group,
-                  fields,
-                  now,
-                  RepoCatalog.firstSeen(entry)
-                )
-                const tagOutcomes = yield* Effect.forEach(tagFields, (t) => upsertTag(tags, repo, t, now))
-                const events = [repoEvent, ...tagOutcomes.map(([, , e]) => e)].filter((e) => e !== undefined)
-                return [[repoOutcome, tagOutcomes.map(([, o]) => o)] as const, events] as const
-              }))
+              return yield* commit(
+                ops,
+                Effect.gen(function*() {
+                  const now = yield* DateTime.now
+                  const [repo, repoOutcome, repoEvent] = yield* upsertRepo(
+                    repos,
+                    group,
+                    fields,
+                    now,
+                    RepoCatalog.firstSeen(entry)
+                  )
+                  const tagOutcomes = yield* Effect.forEach(tagFields, (t) => upsertTag(tags, repo, t, now))
+                  const events = [repoEvent, ...tagOutcomes.map(([, , e]) => e)].filter((e) => e !== undefined)
+                  return [[repoOutcome, tagOutcomes.map(([, o]) => o)] as const, events] as const
+                })
+              )
             }))
             if (outcome._tag === "Left") {
               report.failures.push({ source, reason: outcome.left.message })
@@ -142,6 +148,6 @@ export class Repos extends Effect.Service<Repos>()("@arbor/core/Repos", {
           }
           return report as CatalogReport
         })
-    })
+    }
   })
 }) {}

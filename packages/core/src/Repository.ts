@@ -3,6 +3,7 @@
  * failures become internal errors. The engine's services read and write only through repositories.
  */
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Internal } from "./Errors.js"
@@ -42,10 +43,13 @@ export const make = <A extends { readonly uid: Uid }, I>(
 ): Effect.Effect<Repository<A>, never, Store> =>
   Effect.gen(function*() {
     const store = yield* Store
-    const decodeRows = Schema.decodeUnknown(Schema.Array(schema))
+    const decodeRows = Schema.decodeUnknownEither(Schema.Array(schema))
     const encodeOne = Schema.encode(schema)
-    const decode = (rows: ReadonlyArray<Row>) =>
-      Effect.mapError(decodeRows(rows), (cause) => new Internal({ cause, reason: "CORRUPT_ROW" }))
+    const decode = (rows: ReadonlyArray<Row>): Effect.Effect<ReadonlyArray<A>, Internal> =>
+      Either.match(decodeRows(rows), {
+        onLeft: (cause) => Effect.fail(new Internal({ cause, reason: "CORRUPT_ROW" })),
+        onRight: Effect.succeed
+      })
     const encode = (value: A) =>
       encodeOne(value).pipe(
         Effect.map((encoded): Row => ({ ...(encoded as object), uid: value.uid, parent: parentOrNull(value.uid) })),

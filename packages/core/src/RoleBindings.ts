@@ -5,13 +5,11 @@
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import type { Grants } from "./Authorization.js"
-import { Authorization } from "./Authorization.js"
 import * as Events from "./Events.js"
 import * as FieldMask from "./FieldMask.js"
 import * as Group from "./Group.js"
 import * as Identity from "./Identity.js"
-import { commit, conflict, orNotFound, provideTo, trusted } from "./internal/operations.js"
-import type { OperationContext } from "./internal/operations.js"
+import { commit, conflict, operations, orNotFound, trusted } from "./internal/operations.js"
 import * as Resources from "./internal/resources.js"
 import { grantable } from "./internal/roles.js"
 import * as Lists from "./Lists.js"
@@ -25,11 +23,12 @@ import * as Validation from "./Validation.js"
 /** Role bindings: an identity holding a role in a group and everything below it. */
 export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/RoleBindings", {
   effect: Effect.gen(function*() {
+    const ops = yield* operations
     const bindings = yield* Repository.make(RoleBinding.table, RoleBinding.Record)
     const identities = yield* Repository.make(Identity.table, Identity.Identity)
     const groups = yield* Repository.make(Group.table, Group.Group)
     const roles = yield* Repository.make(Role.table, Role.Role)
-    const authorization = yield* Authorization
+    const authorization = ops.authorization
 
     /** A binding with its identity, group and role embedded (absent ones, from a concurrent delete, left blank). */
     const embed = (
@@ -100,12 +99,15 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
       groupOf: Resources.parentGroup
     }
 
-    return provideTo(yield* Effect.context<OperationContext>(), {
+    return {
       /** Role bindings the caller may list (`role_bindings.list` at their group or above), hydrated. */
-      list: (principal: Principal, options: Lists.ListOptions = {}) => Lists.list(spec, principal, options),
+      list: (principal: Principal, options: Lists.ListOptions = {}) => Lists.list(ops, spec, principal, options),
 
       get: (principal: Principal, uid: string) =>
-        Effect.flatMap(Resources.get(kind, principal, uid), (record) => Effect.map(hydrate([record]), (bs) => bs[0]!)),
+        Effect.flatMap(
+          Resources.get(ops, kind, principal, uid),
+          (record) => Effect.map(hydrate([record]), (bs) => bs[0]!)
+        ),
 
       /** Binds an identity to a role in group `groupUid`; the caller must hold every capability of the role. */
       create: (principal: Principal, groupUid: string, input: RoleBinding.CreateRoleBinding) =>
@@ -114,25 +116,29 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
           const grants = yield* authorization.grants(principal)
           yield* grants.require("role_bindings.create", group)
           const fields = yield* Validation.decode(RoleBinding.CreateRoleBinding)(input)
-          return yield* commit(Effect.gen(function*() {
-            const refs = yield* checkReferences(grants, group, fields.identityUid, fields.roleUid)
-            const now = yield* DateTime.now
-            const record: RoleBinding.Record = {
-              uid: Uid.makeChild(group),
-              parent: group,
-              ...fields,
-              createTime: now,
-              updateTime: now
-            }
-            yield* bindings.insert(record).pipe(conflict("role binding", duplicate(group)))
-            const binding = embed(record, refs.identity, refs.group, refs.role)
-            return [binding, [yield* Events.make("created", "role_binding", record.uid)]] as const
-          }))
+          return yield* commit(
+            ops,
+            Effect.gen(function*() {
+              const refs = yield* checkReferences(grants, group, fields.identityUid, fields.roleUid)
+              const now = yield* DateTime.now
+              const record: RoleBinding.Record = {
+                uid: Uid.makeChild(group),
+                parent: group,
+                ...fields,
+                createTime: now,
+                updateTime: now
+              }
+              yield* bindings.insert(record).pipe(conflict("role binding", duplicate(group)))
+              const binding = embed(record, refs.identity, refs.group, refs.role)
+              return [binding, [yield* Events.make("created", "role_binding", record.uid)]] as const
+            })
+          )
         }),
 
       /** Changes a binding's identity or role; the caller must hold every capability of the role. */
       update: (principal: Principal, uid: string, patch: Partial<RoleBinding.CreateRoleBinding>, updateMask?: string) =>
         Resources.update(
+          ops,
           kind,
           RoleBinding.fields,
           principal,
@@ -158,7 +164,7 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
 
       /** Deletes a binding; deleting one that is already gone succeeds. */
       delete: (principal: Principal, uid: string) =>
-        Resources.remove<RoleBinding.Record, never, never>(kind, principal, uid, { idempotent: true })
-    })
+        Resources.remove<RoleBinding.Record, never, never>(ops, kind, principal, uid, { idempotent: true })
+    }
   })
 }) {}

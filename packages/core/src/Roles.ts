@@ -4,15 +4,13 @@
  */
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
-import { Authorization } from "./Authorization.js"
 import * as Errors from "./Errors.js"
 import * as Events from "./Events.js"
 import * as FieldMask from "./FieldMask.js"
 import * as Group from "./Group.js"
 import * as GroupInvite from "./GroupInvite.js"
 import * as IdentityProvider from "./IdentityProvider.js"
-import { commit, conflict, exists, orNotFound, provideTo, trusted } from "./internal/operations.js"
-import type { OperationContext } from "./internal/operations.js"
+import { commit, conflict, exists, operations, orNotFound, trusted } from "./internal/operations.js"
 import * as Resources from "./internal/resources.js"
 import { requireAll } from "./internal/roles.js"
 import * as Lists from "./Lists.js"
@@ -35,9 +33,10 @@ const builtInRefused = (uid: string, action: string) =>
 /** Roles: named sets of capabilities. */
 export class Roles extends Effect.Service<Roles>()("@arbor/core/Roles", {
   effect: Effect.gen(function*() {
+    const ops = yield* operations
     const roles = yield* Repository.make(Role.table, Role.Role)
     const groups = yield* Repository.make(Group.table, Group.Group)
-    const authorization = yield* Authorization
+    const authorization = ops.authorization
     const store = yield* Store
     const spec: Lists.ListSpec<Role.Role> = {
       repository: roles,
@@ -79,7 +78,7 @@ export class Roles extends Effect.Service<Roles>()("@arbor/core/Roles", {
             [IdentityProvider.table, "defaultRole", "identity providers"]
           ] as const
         ) {
-          if (yield* exists(table, { conditions: [{ _tag: "Equals", column, value: role.uid }] })) {
+          if (yield* exists(ops, table, { conditions: [{ _tag: "Equals", column, value: role.uid }] })) {
             return yield* new Errors.FailedPrecondition({
               summary: `cannot delete a role that ${what} grant`,
               violations: [
@@ -95,15 +94,15 @@ export class Roles extends Effect.Service<Roles>()("@arbor/core/Roles", {
         return []
       })
 
-    return provideTo(yield* Effect.context<OperationContext>(), {
+    return {
       /** Built-in roles, and custom roles the caller may list (`roles.list` at their group or above). */
-      list: (principal: Principal, options: Lists.ListOptions = {}) => Lists.list(spec, principal, options),
+      list: (principal: Principal, options: Lists.ListOptions = {}) => Lists.list(ops, spec, principal, options),
 
       /** A role; built-in roles are readable by every caller. */
       get: (principal: Principal, uid: string) =>
         Effect.gen(function*() {
           if (Role.isBuiltIn(uid)) return yield* orNotFound(roles.get(uid), "role", uid)
-          return yield* Resources.get(kind, principal, uid)
+          return yield* Resources.get(ops, kind, principal, uid)
         }),
 
       /** Creates a role in group `groupUid`; the caller must hold every capability it lists. */
@@ -114,16 +113,21 @@ export class Roles extends Effect.Service<Roles>()("@arbor/core/Roles", {
           yield* grants.require("roles.create", group)
           const fields = yield* Validation.decode(Role.CreateRole)(input)
           yield* requireAll(grants, fields.capabilities, group)
-          return yield* commit(Effect.gen(function*() {
-            yield* orNotFound(groups.get(group), "group", group)
-            const now = yield* DateTime.now
-            const role = new Role.Role(
-              { uid: Uid.makeChild(group), ...fields, createTime: now, updateTime: now },
-              trusted
-            )
-            yield* roles.insert(role).pipe(conflict("role", `a role named '${fields.name}' already exists in ${group}`))
-            return [role, [yield* Events.make("created", "role", role.uid)]] as const
-          }))
+          return yield* commit(
+            ops,
+            Effect.gen(function*() {
+              yield* orNotFound(groups.get(group), "group", group)
+              const now = yield* DateTime.now
+              const role = new Role.Role(
+                { uid: Uid.makeChild(group), ...fields, createTime: now, updateTime: now },
+                trusted
+              )
+              yield* roles.insert(role).pipe(
+                conflict("role", `a role named '${fields.name}' already exists in ${group}`)
+              )
+              return [role, [yield* Events.make("created", "role", role.uid)]] as const
+            })
+          )
         }),
 
       /** Updates a custom role; the caller must hold every capability the role will list. */
@@ -131,6 +135,7 @@ export class Roles extends Effect.Service<Roles>()("@arbor/core/Roles", {
         Effect.gen(function*() {
           if (Role.isBuiltIn(uid)) return yield* builtInRefused(uid, "updated")
           return yield* Resources.update(
+            ops,
             kind,
             Role.fields,
             principal,
@@ -157,8 +162,8 @@ export class Roles extends Effect.Service<Roles>()("@arbor/core/Roles", {
       delete: (principal: Principal, uid: string) =>
         Effect.gen(function*() {
           if (Role.isBuiltIn(uid)) return yield* builtInRefused(uid, "deleted")
-          return yield* Resources.remove(kind, principal, uid, { before: refuseIfInUse })
+          return yield* Resources.remove(ops, kind, principal, uid, { before: refuseIfInUse })
         })
-    })
+    }
   })
 }) {}

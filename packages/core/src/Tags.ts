@@ -4,11 +4,9 @@
  */
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
-import { Authorization } from "./Authorization.js"
 import { FieldViolation } from "./Errors.js"
 import * as FieldMask from "./FieldMask.js"
-import type { OperationContext } from "./internal/operations.js"
-import { commit, orNotFound, provideTo, trusted } from "./internal/operations.js"
+import { commit, operations, orNotFound, trusted } from "./internal/operations.js"
 import { upsertTag } from "./internal/registry.js"
 import * as Resources from "./internal/resources.js"
 import * as Lists from "./Lists.js"
@@ -48,9 +46,10 @@ export const filters = (options: TagListOptions): Lists.Filters => {
 /** Tags: the tags of repos. */
 export class Tags extends Effect.Service<Tags>()("@arbor/core/Tags", {
   effect: Effect.gen(function*() {
+    const ops = yield* operations
     const tags = yield* Repository.make(Tag.table, Tag.Tag)
     const repos = yield* Repository.make(Repo.table, Repo.Repo)
-    const authorization = yield* Authorization
+    const authorization = ops.authorization
     const kind: Resources.Kind<Tag.Tag> = {
       resourceType: "tag",
       event: "tag",
@@ -62,12 +61,12 @@ export class Tags extends Effect.Service<Tags>()("@arbor/core/Tags", {
     }
     const spec: Lists.ListSpec<Tag.Tag> = { repository: tags, capability: "tag.list", visibleAt: "parent" }
 
-    return provideTo(yield* Effect.context<OperationContext>(), {
+    return {
       /** Tags the caller may list (`tag.list` at their repo's group or above); filters `digest`, `updated_since`. */
       list: (principal: Principal, options: TagListOptions = {}) =>
-        Lists.list(spec, principal, options, filters(options)),
+        Lists.list(ops, spec, principal, options, filters(options)),
 
-      get: (principal: Principal, uid: string) => Resources.get(kind, principal, uid),
+      get: (principal: Principal, uid: string) => Resources.get(ops, kind, principal, uid),
 
       /** Creates the tag named in `input` in repo `repoUid`, or updates the existing one. */
       upsert: (principal: Principal, repoUid: string, input: Tag.CreateTag) =>
@@ -77,16 +76,20 @@ export class Tags extends Effect.Service<Tags>()("@arbor/core/Tags", {
           const grants = yield* authorization.grants(principal)
           yield* grants.require("tag.create", group, repoId)
           const fields = yield* Validation.decode(Tag.CreateTag)(input)
-          return yield* commit(Effect.gen(function*() {
-            const repo = yield* orNotFound(repos.get(repoId), "repo", repoId)
-            const [tag, outcome, event] = yield* upsertTag(tags, repo, fields, yield* DateTime.now)
-            if (outcome === "updated") yield* grants.require("tag.update", group, tag.uid)
-            return [tag, event === undefined ? [] : [event]] as const
-          }))
+          return yield* commit(
+            ops,
+            Effect.gen(function*() {
+              const repo = yield* orNotFound(repos.get(repoId), "repo", repoId)
+              const [tag, outcome, event] = yield* upsertTag(tags, repo, fields, yield* DateTime.now)
+              if (outcome === "updated") yield* grants.require("tag.update", group, tag.uid)
+              return [tag, event === undefined ? [] : [event]] as const
+            })
+          )
         }),
 
       update: (principal: Principal, uid: string, patch: Partial<Tag.CreateTag>, updateMask?: string) =>
         Resources.update(
+          ops,
           kind,
           Tag.fields,
           principal,
@@ -114,7 +117,7 @@ export class Tags extends Effect.Service<Tags>()("@arbor/core/Tags", {
           (next) => `a tag named '${next.name}' already exists beside ${next.uid}`
         ),
 
-      delete: (principal: Principal, uid: string) => Resources.remove<Tag.Tag, never, never>(kind, principal, uid)
-    })
+      delete: (principal: Principal, uid: string) => Resources.remove<Tag.Tag, never, never>(ops, kind, principal, uid)
+    }
   })
 }) {}

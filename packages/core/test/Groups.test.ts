@@ -3,7 +3,19 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
-import { Arbor, Groups, Identities, Principal, Role, RoleBindings, Roles, Settings } from "../src/index.js"
+import {
+  Arbor,
+  Groups,
+  Identities,
+  MemoryStore,
+  Principal,
+  Role,
+  RoleBindings,
+  Roles,
+  Secrets,
+  Settings,
+  Store
+} from "../src/index.js"
 import { claimMatch, folder, organization, principalWith } from "./fixtures.js"
 
 const withArbor = <A, E>(effect: Effect.Effect<A, E, Arbor.Services>) => Effect.provide(effect, Arbor.layerMemory)
@@ -207,22 +219,30 @@ describe("Groups", () => {
   })
 
   describe("organizations", () => {
-    it.effect("only the system principal and platform admins create root groups", () =>
+    it.effect("only the system principal and configured platform admins create root groups", () =>
       Effect.gen(function*() {
-        const org = yield* organization("acme")
-        const owner = yield* principalWith(org.uid, "owner", "owner")
-        const groups = yield* Groups.Groups
-        const denied = yield* Effect.flip(groups.createRoot(owner, { name: "other" }))
+        const store = Layer.succeed(Store.Store, yield* MemoryStore.make)
+        const engine = (settings: Settings.SettingsService) =>
+          Arbor.layer.pipe(
+            Layer.provide(store),
+            Layer.provide(Secrets.layerEphemeral),
+            Layer.provide(Layer.succeed(Settings.Settings, settings))
+          )
+        const owner = yield* Effect.gen(function*() {
+          const org = yield* organization("acme")
+          return yield* principalWith(org.uid, "owner", "owner")
+        }).pipe(Effect.provide(engine({ allowLoopbackHttpIssuers: false, platformAdmins: [] })))
+        const createRoot = (settings: Settings.SettingsService) =>
+          Effect.flatMap(Groups.Groups, (groups) => groups.createRoot(owner, { name: "other" })).pipe(
+            Effect.provide(engine(settings))
+          )
+        const denied = yield* Effect.flip(createRoot({ allowLoopbackHttpIssuers: false, platformAdmins: [] }))
         assert.strictEqual(
           denied.message,
           "Permission 'groups.create' denied on resource 'root' (or it might not exist)"
         )
-        const admitted = yield* groups.createRoot(owner, { name: "other" }).pipe(
-          Effect.provide(
-            Layer.succeed(Settings.Settings, { allowLoopbackHttpIssuers: false, platformAdmins: [owner.identityUid] })
-          )
-        )
+        const admitted = yield* createRoot({ allowLoopbackHttpIssuers: false, platformAdmins: [owner.identityUid] })
         assert.strictEqual(admitted.name, "other")
-      }).pipe(withArbor))
+      }))
   })
 })

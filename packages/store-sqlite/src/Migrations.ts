@@ -5,7 +5,11 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 
-/** Migration 1: every table of the engine, with the indexes its lists and lookups use. */
+/**
+ * Migration 1: every table of the engine, with the indexes its lists and lookups use. Unique keys over a parent
+ * that may be null (root groups, built-in roles) are expression indexes on `ifnull(parent, '')`, so roots are
+ * siblings; those tables also get a plain `(parent, name, uid)` index that queries can use.
+ */
 const initial = [
   `CREATE TABLE groups (
   uid TEXT PRIMARY KEY NOT NULL,
@@ -17,6 +21,7 @@ const initial = [
   update_time INTEGER NOT NULL
 ) STRICT, WITHOUT ROWID`,
   `CREATE UNIQUE INDEX groups__unique__parent__name ON groups (ifnull(parent, ''), name)`,
+  `CREATE INDEX groups__parent__name ON groups (parent, name, uid)`,
   `CREATE INDEX groups__parent ON groups (parent, uid)`,
   `CREATE INDEX groups__name ON groups (name, uid)`,
   `CREATE INDEX groups__create_time ON groups (create_time, uid)`,
@@ -32,7 +37,7 @@ const initial = [
   create_time INTEGER NOT NULL,
   update_time INTEGER NOT NULL
 ) STRICT`,
-  `CREATE UNIQUE INDEX identities__unique__parent__name ON identities (ifnull(parent, ''), name)`,
+  `CREATE UNIQUE INDEX identities__unique__parent__name ON identities (parent, name)`,
   `CREATE INDEX identities__parent ON identities (parent, uid)`,
   `CREATE INDEX identities__name ON identities (name, uid)`,
   `CREATE INDEX identities__create_time ON identities (create_time, uid)`,
@@ -47,6 +52,7 @@ const initial = [
   update_time INTEGER NOT NULL
 ) STRICT`,
   `CREATE UNIQUE INDEX roles__unique__parent__name ON roles (ifnull(parent, ''), name)`,
+  `CREATE INDEX roles__parent__name ON roles (parent, name, uid)`,
   `CREATE INDEX roles__parent ON roles (parent, uid)`,
   `CREATE INDEX roles__name ON roles (name, uid)`,
   `CREATE INDEX roles__create_time ON roles (create_time, uid)`,
@@ -59,7 +65,7 @@ const initial = [
   create_time INTEGER NOT NULL,
   update_time INTEGER NOT NULL
 ) STRICT, WITHOUT ROWID`,
-  `CREATE UNIQUE INDEX role_bindings__unique__parent__identity_uid__role_uid ON role_bindings (ifnull(parent, ''), identity_uid, role_uid)`,
+  `CREATE UNIQUE INDEX role_bindings__unique__parent__identity_uid__role_uid ON role_bindings (parent, identity_uid, role_uid)`,
   `CREATE INDEX role_bindings__parent ON role_bindings (parent, uid)`,
   `CREATE INDEX role_bindings__identity_uid ON role_bindings (identity_uid, uid)`,
   `CREATE INDEX role_bindings__role_uid ON role_bindings (role_uid, uid)`,
@@ -75,7 +81,7 @@ const initial = [
   create_time INTEGER NOT NULL,
   update_time INTEGER NOT NULL
 ) STRICT`,
-  `CREATE UNIQUE INDEX identity_providers__unique__parent__name ON identity_providers (ifnull(parent, ''), name)`,
+  `CREATE UNIQUE INDEX identity_providers__unique__parent__name ON identity_providers (parent, name)`,
   `CREATE INDEX identity_providers__parent ON identity_providers (parent, uid)`,
   `CREATE INDEX identity_providers__name ON identity_providers (name, uid)`,
   `CREATE INDEX identity_providers__default_role ON identity_providers (default_role, uid)`,
@@ -126,7 +132,7 @@ const initial = [
   create_time INTEGER NOT NULL,
   update_time INTEGER NOT NULL
 ) STRICT`,
-  `CREATE UNIQUE INDEX repos__unique__parent__name ON repos (ifnull(parent, ''), name)`,
+  `CREATE UNIQUE INDEX repos__unique__parent__name ON repos (parent, name)`,
   `CREATE INDEX repos__parent ON repos (parent, uid)`,
   `CREATE INDEX repos__name ON repos (name, uid)`,
   `CREATE INDEX repos__create_time ON repos (create_time, uid)`,
@@ -140,7 +146,7 @@ const initial = [
   create_time INTEGER NOT NULL,
   update_time INTEGER NOT NULL
 ) STRICT, WITHOUT ROWID`,
-  `CREATE UNIQUE INDEX tags__unique__parent__name ON tags (ifnull(parent, ''), name)`,
+  `CREATE UNIQUE INDEX tags__unique__parent__name ON tags (parent, name)`,
   `CREATE INDEX tags__parent ON tags (parent, uid)`,
   `CREATE INDEX tags__name ON tags (name, uid)`,
   `CREATE INDEX tags__digest ON tags (digest, uid)`,
@@ -159,7 +165,7 @@ const initial = [
   create_time INTEGER NOT NULL,
   update_time INTEGER NOT NULL
 ) STRICT`,
-  `CREATE UNIQUE INDEX advisories__unique__parent__advisory_id ON advisories (ifnull(parent, ''), advisory_id)`,
+  `CREATE UNIQUE INDEX advisories__unique__parent__advisory_id ON advisories (parent, advisory_id)`,
   `CREATE INDEX advisories__parent ON advisories (parent, uid)`,
   `CREATE INDEX advisories__advisory_id ON advisories (advisory_id, uid)`,
   `CREATE INDEX advisories__package_name ON advisories (package_name, uid)`,

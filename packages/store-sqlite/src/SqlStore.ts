@@ -6,6 +6,7 @@ import { Store } from "@arbor/core"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
 import type * as Statement from "@effect/sql/Statement"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
@@ -17,6 +18,7 @@ type Query = Store.Query
 type Where = Store.Where
 type OrderKey = Store.OrderKey
 type Scalar = Store.Scalar
+type Range = { readonly from: string; readonly to: string }
 
 /** `createTime` is stored as `create_time`. */
 export const snake = (name: string): string => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)
@@ -26,8 +28,24 @@ const camel = (name: string): string => name.replace(/_([a-z])/g, (_, c: string)
 /** How many uids one `IN` list carries at most. */
 const chunkSize = 500
 
+type CountQuery = Where & {
+  readonly order?: ReadonlyArray<OrderKey>
+  readonly after?: ReadonlyArray<Scalar> | undefined
+}
+
+/** The SQL store: the port, and the statements its lists run (for query-plan checks). */
+export interface SqlStoreService extends Store.StoreService {
+  readonly statements: {
+    readonly find: (table: Table, query: Query) => Statement.Statement<Record<string, unknown>>
+    readonly count: (table: Table, query: CountQuery) => Statement.Statement<{ n: number | bigint }>
+  }
+}
+
+/** The SQL store, beside the port it serves. */
+export class SqlStore extends Context.Tag("@arbor/store-sqlite/SqlStore")<SqlStore, SqlStoreService>() {}
+
 /** Makes the storage port over the ambient `SqlClient`. */
-export const make = (dialect: Dialect): Effect.Effect<Store.StoreService, never, SqlClient.SqlClient> =>
+export const make = (dialect: Dialect): Effect.Effect<SqlStoreService, never, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const column = (name: string) => sql(snake(name))
@@ -163,13 +181,61 @@ export const make = (dialect: Dialect): Effect.Effect<Store.StoreService, never,
     }
     const storeError = (error: unknown) => new Store.StoreError({ cause: error })
 
-    const find = (table: Table, query: Query) =>
+    /** The statement of a page: one keyset query. */
+    const findStatement = (table: Table, query: Query) =>
       sql<Record<string, unknown>>`SELECT * FROM ${sql(table.name)} WHERE ${
         whereClause(table, query, query.order, query.after)
-      } ORDER BY ${orderClause(query.order)} ${dialect.limitOffset(sql, query.limit, query.offset ?? 0)}`.pipe(
-        Effect.map((rows) => rows.map(decodeRow(table))),
-        Effect.mapError(storeError)
-      )
+      } ORDER BY ${orderClause(query.order)} ${dialect.limitOffset(sql, query.limit, query.offset ?? 0)}`
+
+    /**
+     * A page in uid order over several ranges: one seek per range, in order, until the page is full, so no range's
+     * rows are sorted or read beyond the page (an OR of ranges would read and sort every visible row). Skipped
+     * rows are counted range by range.
+     */
+    const findAcrossRanges = (table: Table, query: Query, ranges: ReadonlyArray<Range>) =>
+      Effect.gen(function*() {
+        const desc = query.order[0]!.direction === "desc"
+        const after = query.after?.[0] as string | undefined
+        const ordered = (desc ? [...ranges].reverse() : ranges).filter((r) =>
+          after === undefined || (desc ? r.from < after : r.to > after)
+        )
+        const rows: Array<Record<string, unknown>> = []
+        let offset = query.offset ?? 0
+        let remaining = query.limit ?? Number.POSITIVE_INFINITY
+        for (const range of ordered) {
+          if (remaining <= 0) break
+          const within: Query = {
+            ...query,
+            ranges: [range],
+            offset,
+            limit: Number.isFinite(remaining) ? remaining : undefined
+          }
+          if (offset > 0) {
+            const [counted] = yield* countStatement(table, within)
+            const n = Number(counted?.n ?? 0)
+            if (n <= offset) {
+              offset -= n
+              continue
+            }
+          }
+          const found = yield* findStatement(table, within)
+          rows.push(...found)
+          remaining -= found.length
+          offset = 0
+        }
+        return rows
+      })
+
+    const findRows = (table: Table, query: Query): Effect.Effect<ReadonlyArray<Record<string, unknown>>, SqlError> =>
+      query.ranges !== undefined && query.ranges.length > 1 && query.order.length === 1
+        ? findAcrossRanges(table, query, query.ranges)
+        : findStatement(table, query)
+
+    /** The statement of a count. */
+    const countStatement = (table: Table, query: CountQuery) =>
+      sql<{ n: number | bigint }>`SELECT count(*) AS n FROM ${sql(table.name)} WHERE ${
+        whereClause(table, query, query.order, query.after)
+      }`
 
     const isBusy = (error: unknown): boolean => {
       for (let e: unknown = error; typeof e === "object" && e !== null; e = (e as { cause?: unknown }).cause) {
@@ -191,11 +257,10 @@ export const make = (dialect: Dialect): Effect.Effect<Store.StoreService, never,
           (chunk) =>
             sql<Record<string, unknown>>`SELECT * FROM ${sql(table.name)} WHERE uid IN ${sql.in(chunk)}`
         ).pipe(Effect.map((chunks) => chunks.flat().map(decodeRow(table))), Effect.mapError(storeError)),
-      find,
+      find: (table, query) =>
+        findRows(table, query).pipe(Effect.map((rows) => rows.map(decodeRow(table))), Effect.mapError(storeError)),
       count: (table, query) =>
-        sql<{ n: number | bigint }>`SELECT count(*) AS n FROM ${sql(table.name)} WHERE ${
-          whereClause(table, query, query.order, query.after)
-        }`.pipe(Effect.map((rows) => Number(rows[0]?.n ?? 0)), Effect.mapError(storeError)),
+        countStatement(table, query).pipe(Effect.map((rows) => Number(rows[0]?.n ?? 0)), Effect.mapError(storeError)),
       insert: (table, row) =>
         sql`INSERT INTO ${sql(table.name)} ${sql.insert(encodeRow(table, row))}`.pipe(
           Effect.asVoid,
@@ -222,5 +287,5 @@ export const make = (dialect: Dialect): Effect.Effect<Store.StoreService, never,
           Effect.mapError((e): E | Store.StoreError => e instanceof SqlError ? storeError(e) : e)
         )
     }
-    return service
+    return { ...service, statements: { find: findStatement, count: countStatement } }
   })

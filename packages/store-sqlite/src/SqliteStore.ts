@@ -8,6 +8,7 @@ import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Cause from "effect/Cause"
 import * as Config from "effect/Config"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
@@ -68,8 +69,15 @@ const migrate = (filename: string) =>
 /** The SQLite store at `config.filename`, migrated; also provides the `SqlClient` for backups and benchmarks. */
 export const layer = (
   config: SqliteStoreConfig
-): Layer.Layer<Store.Store | SqlClient.SqlClient | SqliteClient.SqliteClient, SchemaTooNew | OpenFailed> =>
-  Layer.effect(Store.Store, Effect.zipRight(migrate(config.filename), SqlStore.make(sqlite))).pipe(
+): Layer.Layer<
+  Store.Store | SqlStore.SqlStore | SqlClient.SqlClient | SqliteClient.SqliteClient,
+  SchemaTooNew | OpenFailed
+> =>
+  Layer.effectContext(
+    Effect.zipRight(migrate(config.filename), SqlStore.make(sqlite)).pipe(
+      Effect.map((store) => Context.make(Store.Store, store).pipe(Context.add(SqlStore.SqlStore, store)))
+    )
+  ).pipe(
     Layer.provideMerge(
       SqliteClient.layer({ filename: config.filename }).pipe(
         Layer.catchAllCause((cause) =>

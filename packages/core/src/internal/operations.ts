@@ -1,28 +1,49 @@
-import type * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { Authorization } from "../Authorization.js"
+import { Authorization } from "../Authorization.js"
 import type { Internal } from "../Errors.js"
 import { Aborted, AlreadyExists, InvalidArgument, NotFound } from "../Errors.js"
 import type { ChangeEvent } from "../Events.js"
 import { Events } from "../Events.js"
 import { orInternal } from "../Repository.js"
-import type { Secrets } from "../Secrets.js"
-import type { StoreError, Table, UniqueViolation, Where } from "../Store.js"
+import type { SecretsService } from "../Secrets.js"
+import { Secrets } from "../Secrets.js"
+import type { SettingsService } from "../Settings.js"
+import { Settings } from "../Settings.js"
+import type { StoreError, StoreService, Table, UniqueViolation, Where } from "../Store.js"
 import { Store } from "../Store.js"
+
+/**
+ * What every operation needs, captured once when a service is built, so that no call needs a context: the store,
+ * the change events, authorization, the secrets and the settings.
+ */
+export interface Operations {
+  readonly store: StoreService
+  readonly events: Events
+  readonly authorization: Authorization
+  readonly secrets: SecretsService
+  readonly settings: SettingsService
+}
+
+/** The operations' dependencies, from the context a service is built in. */
+export const operations: Effect.Effect<Operations, never, Store | Events | Authorization | Secrets> = Effect.all({
+  store: Store,
+  events: Events,
+  authorization: Authorization,
+  secrets: Secrets,
+  settings: Settings
+})
 
 /** Runs `body` as one transaction, then publishes the events it returned. */
 export const commit = <A, E, R>(
+  ops: Operations,
   body: Effect.Effect<readonly [A, ReadonlyArray<ChangeEvent>], E, R>
-): Effect.Effect<A, Exclude<E, StoreError> | Internal, R | Store | Events> =>
-  Effect.gen(function*() {
-    const store = yield* Store
-    const events = yield* Events
-    const [result, changes] = yield* orInternal(store.transaction(body))
-    yield* events.publish(changes)
-    return result
-  })
+): Effect.Effect<A, Exclude<E, StoreError> | Internal, R> =>
+  Effect.flatMap(
+    orInternal(ops.store.transaction(body)),
+    ([result, changes]) => Effect.as(ops.events.publish(changes), result)
+  )
 
 /** The value, or NotFound. */
 export const orNotFound = <A, E, R>(
@@ -63,34 +84,10 @@ export const nextUpdateTime = (previous: DateTime.Utc): Effect.Effect<DateTime.U
   Effect.map(DateTime.now, (now) => DateTime.greaterThan(now, previous) ? now : DateTime.add(previous, { millis: 1 }))
 
 /** True when any row of `table` matches `where`. */
-export const exists = (table: Table, where: Where): Effect.Effect<boolean, Internal, Store> =>
-  Effect.flatMap(
-    Store,
-    (store) =>
-      orInternal(store.find(table, { ...where, order: [{ column: "uid", direction: "asc" }], limit: 1 })).pipe(
-        Effect.map((rows) => rows.length > 0)
-      )
+export const exists = (ops: Operations, table: Table, where: Where): Effect.Effect<boolean, Internal> =>
+  orInternal(ops.store.find(table, { ...where, order: [{ column: "uid", direction: "asc" }], limit: 1 })).pipe(
+    Effect.map((rows) => rows.length > 0)
   )
-
-/** The services every operation runs with, captured when a service is built. */
-export type OperationContext = Store | Events | Secrets | Authorization
-
-/** Provides `context` to every operation of a service, so its methods need nothing at call time. */
-export const provideTo = <C, M extends Record<string, (...args: Array<any>) => Effect.Effect<any, any, any>>>(
-  context: Context.Context<C>,
-  methods: M
-): {
-  readonly [K in keyof M]: (
-    ...args: Parameters<M[K]>
-  ) => Effect.Effect<
-    Effect.Effect.Success<ReturnType<M[K]>>,
-    Effect.Effect.Error<ReturnType<M[K]>>,
-    Exclude<Effect.Effect.Context<ReturnType<M[K]>>, C>
-  >
-} =>
-  Object.fromEntries(
-    Object.entries(methods).map(([name, f]) => [name, (...args: Array<any>) => Effect.provide(f(...args), context)])
-  ) as any
 
 /** Constructor options for domain values built from already-validated fields: skip re-validation. */
 export const trusted = { disableValidation: true } as const

@@ -1,13 +1,13 @@
 import type * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import type { Grants } from "../Authorization.js"
-import { Authorization } from "../Authorization.js"
 import type { Capability } from "../Capability.js"
 import * as Events from "../Events.js"
 import * as FieldMask from "../FieldMask.js"
 import type { Principal } from "../Principal.js"
 import type { Repository } from "../Repository.js"
 import * as Uid from "../Uid.js"
+import type { Operations } from "./operations.js"
 import { commit, conflict, fieldsOf, nextUpdateTime, orNotFound } from "./operations.js"
 
 /** What the shared operations need to know about a kind of resource. */
@@ -27,10 +27,15 @@ export interface Kind<R extends { readonly uid: Uid.Uid }> {
 export const parentGroup = (uid: Uid.Uid): Uid.Uid => Uid.parentOrNull(uid) ?? uid
 
 /** Reads one resource: `list` capability at its group first, then existence. */
-export const get = <R extends { readonly uid: Uid.Uid }>(kind: Kind<R>, principal: Principal, uid: string) =>
+export const get = <R extends { readonly uid: Uid.Uid }>(
+  ops: Operations,
+  kind: Kind<R>,
+  principal: Principal,
+  uid: string
+) =>
   Effect.gen(function*() {
     const id = yield* Uid.parse(uid)
-    yield* (yield* Authorization).check(principal, kind.list, kind.groupOf(id), id)
+    yield* ops.authorization.check(principal, kind.list, kind.groupOf(id), id)
     return yield* orNotFound(kind.repository.get(id), kind.resourceType, id)
   })
 
@@ -50,6 +55,7 @@ export type Apply<R, E, Env> = (
  * record, the new one from `apply` (merge and validation), the write and its event.
  */
 export const update = <R extends { readonly uid: Uid.Uid; readonly updateTime: DateTime.Utc }, E, Env>(
+  ops: Operations,
   kind: Kind<R>,
   fields: FieldMask.Fields,
   principal: Principal,
@@ -61,16 +67,24 @@ export const update = <R extends { readonly uid: Uid.Uid; readonly updateTime: D
 ) =>
   Effect.gen(function*() {
     const id = yield* Uid.parse(uid)
-    const grants = yield* (yield* Authorization).grants(principal)
+    const grants = yield* ops.authorization.grants(principal)
     yield* grants.require(kind.update!, kind.groupOf(id), id)
     const mask = yield* FieldMask.parse(updateMask, fields)
     const body = yield* fieldsOf(patch)
-    return yield* commit(Effect.gen(function*() {
-      const current = yield* orNotFound(kind.repository.get(id), kind.resourceType, id)
-      const next = yield* apply(current, { body, mask, grants, updateTime: yield* nextUpdateTime(current.updateTime) })
-      yield* kind.repository.update(next).pipe(conflict(kind.resourceType, duplicate(next)))
-      return [next, [yield* Events.make("updated", kind.event, id)]] as const
-    }))
+    return yield* commit(
+      ops,
+      Effect.gen(function*() {
+        const current = yield* orNotFound(kind.repository.get(id), kind.resourceType, id)
+        const next = yield* apply(current, {
+          body,
+          mask,
+          grants,
+          updateTime: yield* nextUpdateTime(current.updateTime)
+        })
+        yield* kind.repository.update(next).pipe(conflict(kind.resourceType, duplicate(next)))
+        return [next, [yield* Events.make("updated", kind.event, id)]] as const
+      })
+    )
   })
 
 /**
@@ -78,6 +92,7 @@ export const update = <R extends { readonly uid: Uid.Uid; readonly updateTime: D
  * none, when deleting a missing one succeeds), `before` (refusals, cascades, returning their events) and the delete.
  */
 export const remove = <R extends { readonly uid: Uid.Uid }, E = never, Env = never>(
+  ops: Operations,
   kind: Kind<R>,
   principal: Principal,
   uid: string,
@@ -88,15 +103,18 @@ export const remove = <R extends { readonly uid: Uid.Uid }, E = never, Env = nev
 ) =>
   Effect.gen(function*() {
     const id = yield* Uid.parse(uid)
-    yield* (yield* Authorization).check(principal, kind.delete!, kind.groupOf(id), id)
-    return yield* commit(Effect.gen(function*() {
-      const current = yield* kind.repository.get(id)
-      if (current._tag === "None") {
-        if (options.idempotent === true) return [undefined, []] as const
-        return yield* orNotFound(Effect.succeedNone, kind.resourceType, id)
-      }
-      const cascaded = options.before === undefined ? [] : yield* options.before(current.value)
-      yield* kind.repository.delete({ ranges: [Uid.only(id)] })
-      return [undefined, [...cascaded, yield* Events.make("deleted", kind.event, id)]] as const
-    }))
+    yield* ops.authorization.check(principal, kind.delete!, kind.groupOf(id), id)
+    return yield* commit(
+      ops,
+      Effect.gen(function*() {
+        const current = yield* kind.repository.get(id)
+        if (current._tag === "None") {
+          if (options.idempotent === true) return [undefined, []] as const
+          return yield* orNotFound(Effect.succeedNone, kind.resourceType, id)
+        }
+        const cascaded = options.before === undefined ? [] : yield* options.before(current.value)
+        yield* kind.repository.delete({ ranges: [Uid.only(id)] })
+        return [undefined, [...cascaded, yield* Events.make("deleted", kind.event, id)]] as const
+      })
+    )
   })
