@@ -25,5 +25,5 @@ export const OptionalDescription = Schema.optionalWith(Description, { default: (
 /** A point in time, stored as epoch milliseconds. */
 export const Timestamp = Schema.DateTimeUtcFromNumber
 
-/** A point in time given by a caller: an RFC 3339 string or a `DateTime.Utc`. */
-export const TimestampInput = Schema.Union(Schema.DateTimeUtcFromSelf, Schema.DateTimeUtc)
+/** A point in time given by a caller: an RFC 3339 string. */
+export const TimestampInput = Schema.DateTimeUtc

@@ -74,7 +74,9 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
       name: identity.name,
       description: identity.description,
       ...(identity.claimMatch === undefined ? {} : { claimMatch: identity.claimMatch }),
-      ...(identity.staticKeys === undefined ? {} : { staticKeys: identity.staticKeys })
+      ...(identity.staticKeys === undefined ? {} : {
+        staticKeys: { ...identity.staticKeys, expirationTime: DateTime.formatIso(identity.staticKeys.expirationTime) }
+      })
     })
 
     const kind: Resources.Kind<Identity.Identity> = {

@@ -1,0 +1,193 @@
+/**
+ * API tokens: ES256 JWTs issued by this service (DECISIONS §7). The issuer mints them for identities and verifies
+ * them on every request: issuer, audience, algorithm, signature (by `kid`) and expiry. Keys rotate: the newest key
+ * signs; retired keys keep verifying until every token they signed has expired.
+ */
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
+import * as jose from "jose"
+import { Unauthenticated } from "./Errors.js"
+import * as Uid from "./Uid.js"
+
+/** One signing key pair. */
+export const SigningKey = Schema.Struct({
+  kid: Schema.String,
+  privateJwk: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  publicJwk: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  /** Epoch milliseconds. */
+  createdAt: Schema.Number,
+  /** When a newer key replaced it for signing (epoch milliseconds); it verifies for one token lifetime more. */
+  retiredAt: Schema.optional(Schema.Number)
+})
+export type SigningKey = typeof SigningKey.Type
+
+/** Where signing keys are kept (the data directory, memory in tests). */
+export interface SigningKeysService {
+  readonly load: Effect.Effect<ReadonlyArray<SigningKey>>
+  readonly save: (keys: ReadonlyArray<SigningKey>) => Effect.Effect<void>
+}
+
+/** The signing-key store. */
+export class SigningKeys extends Context.Tag("@arbor/core/SigningKeys")<SigningKeys, SigningKeysService>() {
+  /** Keys kept in memory only: tokens do not outlive the process. For tests and throwaway instances. */
+  static readonly layerMemory: Layer.Layer<SigningKeys> = Layer.sync(SigningKeys, () => {
+    let stored: ReadonlyArray<SigningKey> = []
+    return {
+      load: Effect.sync(() => stored),
+      save: (keys) =>
+        Effect.sync(() => {
+          stored = keys
+        })
+    }
+  })
+}
+
+/** Who issues tokens and for whom. */
+export interface TokenSettingsService {
+  /** `iss` of every token: the auth URL. */
+  readonly issuer: string
+  /** `aud` of every token: the base URL of the API. */
+  readonly audience: string
+  /** Token lifetime in seconds (3600). */
+  readonly lifetimeSeconds?: number
+}
+
+/** The token settings. */
+export class TokenSettings extends Context.Tag("@arbor/core/TokenSettings")<TokenSettings, TokenSettingsService>() {}
+
+/** The upstream token a workload exchanged, recorded in the `act` claim. */
+export interface Actor {
+  readonly iss: string
+  readonly sub: string
+  readonly aud?: string | ReadonlyArray<string>
+}
+
+/** A verified API token. */
+export interface Verified {
+  readonly identity: Uid.Uid
+  readonly claims: jose.JWTPayload
+}
+
+const alg = "ES256"
+
+/** A new ES256 key pair, its `kid` the RFC 7638 thumbprint of the public key. */
+export const generateKey = (createdAt: number): Effect.Effect<SigningKey> =>
+  Effect.promise(async () => {
+    const { privateKey, publicKey } = await jose.generateKeyPair(alg, { extractable: true })
+    const publicJwk = await jose.exportJWK(publicKey)
+    const kid = await jose.calculateJwkThumbprint(publicJwk)
+    return {
+      kid,
+      privateJwk: { ...(await jose.exportJWK(privateKey)), kid, alg },
+      publicJwk: { ...publicJwk, kid, alg, use: "sig" },
+      createdAt
+    }
+  })
+
+const rejected = (why: string, reason: string) => new Unauthenticated({ why, reason })
+
+/** Mints and verifies API tokens. */
+export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/TokenIssuer", {
+  effect: Effect.gen(function*() {
+    const store = yield* SigningKeys
+    const settings = yield* TokenSettings
+    const lifetime = settings.lifetimeSeconds ?? 3600
+    const now = yield* Clock.currentTimeMillis
+
+    let initial = yield* store.load
+    if (!initial.some((k) => k.retiredAt === undefined)) {
+      initial = [...initial, yield* generateKey(now)]
+      yield* store.save(initial)
+    }
+    const keys = yield* Ref.make(initial)
+    const importKey = (jwk: Record<string, unknown>) => Effect.promise(() => jose.importJWK(jwk as jose.JWK, alg))
+
+    const signing = Effect.map(Ref.get(keys), (all) => all.find((k) => k.retiredAt === undefined)!)
+
+    /** Keys that may still verify: the current one and those retired less than a token lifetime ago. */
+    const verifying = Effect.gen(function*() {
+      const at = yield* Clock.currentTimeMillis
+      return (yield* Ref.get(keys)).filter((k) => k.retiredAt === undefined || at - k.retiredAt <= lifetime * 1000)
+    })
+
+    return {
+      /** A token for `identity`, valid for the token lifetime, recording the upstream token it was exchanged for. */
+      mint: (identity: Uid.Uid, actor: Actor) =>
+        Effect.gen(function*() {
+          const key = yield* signing
+          const issuedAt = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+          const privateKey = yield* importKey(key.privateJwk)
+          const token = yield* Effect.promise(() =>
+            new jose.SignJWT({ act: { ...actor } })
+              .setProtectedHeader({ alg, kid: key.kid, typ: "JWT" })
+              .setIssuer(settings.issuer)
+              .setSubject(identity)
+              .setAudience(settings.audience)
+              .setIssuedAt(issuedAt)
+              .setExpirationTime(issuedAt + lifetime)
+              .setJti(crypto.randomUUID())
+              .sign(privateKey)
+          )
+          return { token, expiry: DateTime.unsafeMake((issuedAt + lifetime) * 1000) }
+        }),
+
+      /** Verifies a token of this issuer; any failure is Unauthenticated (the specific reason in `reason`). */
+      verify: (token: string): Effect.Effect<Verified, Unauthenticated> =>
+        Effect.gen(function*() {
+          const candidates = yield* verifying
+          const at = yield* Clock.currentTimeMillis
+          const jwks = jose.createLocalJWKSet({ keys: candidates.map((k) => k.publicJwk as jose.JWK) })
+          const verified = yield* Effect.tryPromise({
+            try: () =>
+              jose.jwtVerify(token, jwks, {
+                issuer: settings.issuer,
+                audience: settings.audience,
+                algorithms: [alg],
+                requiredClaims: ["exp", "iat", "sub"],
+                currentDate: new Date(at),
+                clockTolerance: 60
+              }),
+            catch: (e) =>
+              rejected(
+                e instanceof jose.errors.JWTExpired ? "the token has expired" : "the token is not valid",
+                e instanceof jose.errors.JOSEError ? e.code : "ERR_INVALID_TOKEN"
+              )
+          })
+          const sub = verified.payload.sub
+          if (!Uid.isUid(sub)) return yield* rejected("the token is not valid", "ERR_INVALID_SUBJECT")
+          return { identity: sub, claims: verified.payload }
+        }),
+
+      /** True when `token` claims to come from this issuer (unverified): such tokens are never upstream tokens. */
+      isOwn: (token: string): boolean => {
+        try {
+          return jose.decodeJwt(token).iss === settings.issuer
+        } catch {
+          return false
+        }
+      },
+
+      /** The public keys that verify this issuer's tokens, as a JWKS. */
+      jwks: Effect.map(verifying, (ks) => ({ keys: ks.map((k) => k.publicJwk) })),
+
+      /** Retires the signing key and signs with a new one from now on. */
+      rotate: Effect.gen(function*() {
+        const at = yield* Clock.currentTimeMillis
+        const fresh = yield* generateKey(at)
+        const next = yield* Ref.updateAndGet(keys, (all) => [
+          ...all
+            .filter((k) => k.retiredAt === undefined || at - k.retiredAt <= lifetime * 1000)
+            .map((k) => k.retiredAt === undefined ? { ...k, retiredAt: at } : k),
+          fresh
+        ])
+        yield* store.save(next)
+        return fresh.kid
+      })
+    }
+  })
+}) {}

@@ -1,0 +1,278 @@
+/**
+ * The HTTP API: every v2beta1 resource (DECISIONS §3), the v1 compatibility surface (DECISIONS §9), health, and
+ * the token exchange with its discovery documents. Uids travel unescaped in paths (`/groups/<a>/<b>`), as the
+ * trailing wildcard of each route.
+ */
+import type { Principal } from "@arbor/core"
+import {
+  AccountAssociation,
+  Errors,
+  Group,
+  GroupInvite,
+  Identity,
+  IdentityProvider,
+  Repo,
+  Role,
+  RoleBinding,
+  Tag
+} from "@arbor/core"
+import {
+  HttpApi,
+  HttpApiEndpoint,
+  HttpApiGroup,
+  HttpApiMiddleware,
+  HttpApiSchema,
+  HttpApiSecurity,
+  OpenApi
+} from "@effect/platform"
+import * as Context from "effect/Context"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import { ErrorBody, render } from "./ErrorBody.js"
+import * as Wire from "./Wire.js"
+
+/** The caller of a request, established by the bearer middleware. */
+export class CurrentPrincipal
+  extends Context.Tag("@arbor/http/CurrentPrincipal")<CurrentPrincipal, Principal.Principal>()
+{}
+
+/**
+ * A declared error: its type is the engine's error, its encoded form the wire body. Every failure is rendered by
+ * the server's error middleware; the declaration documents the status and lets handlers fail with engine errors.
+ */
+const declared = <A extends Errors.ArborError>(
+  error: Schema.Schema<A, any> & { readonly identifier?: string },
+  status: number,
+  description: string
+) =>
+  Schema.transformOrFail(ErrorBody, Schema.typeSchema(error), {
+    strict: true,
+    decode: (body, _, ast) => ParseResult.fail(new ParseResult.Type(ast, body, "errors are not decoded")),
+    encode: (e) => ParseResult.succeed(render(e, "iam.arbor.dev").body)
+  }).annotations({ ...HttpApiSchema.annotations({ status }), description })
+
+/** The bearer-token middleware: provides the caller, or fails with 401. */
+export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("@arbor/http/Authentication", {
+  failure: declared(Errors.Unauthenticated, 401, "missing, malformed, expired or otherwise invalid bearer token"),
+  provides: CurrentPrincipal,
+  security: { bearer: HttpApiSecurity.bearer }
+}) {}
+
+const UidPath = Schema.Struct({
+  "*": Schema.String.annotations({ description: "a uid; its slashes travel unescaped (%2F works too)" })
+})
+
+const text = Schema.optional(Schema.String)
+const repeated = Schema.optional(Schema.Union(Schema.String, Schema.Array(Schema.String)))
+
+/** The list parameters every v2 list takes, snake_case with camelCase aliases. */
+export const listParams = {
+  "uidp.descendants_of": text,
+  "uidp.descendantsOf": text,
+  "uidp.children_of": text,
+  "uidp.childrenOf": text,
+  "uidp.ancestors_of": text,
+  "uidp.ancestorsOf": text,
+  "uidp.in_root": text,
+  "uidp.inRoot": text,
+  "uidp.ids": repeated,
+  name: text,
+  page_size: text,
+  pageSize: text,
+  page_token: text,
+  pageToken: text,
+  order_by: text,
+  orderBy: text,
+  skip: text
+}
+
+/** The parameters a v1 list takes. */
+export const v1ListParams = {
+  id: repeated,
+  "uidp.descendants_of": text,
+  "uidp.children_of": text,
+  "uidp.ancestors_of": text,
+  "uidp.in_root": text,
+  name: text
+}
+
+export const tagParams = { digest: text, updated_since: text, updatedSince: text }
+
+export const advisoryParams = {
+  advisory_ids: repeated,
+  advisoryIds: repeated,
+  package_names: repeated,
+  packageNames: repeated,
+  aliases: repeated,
+  event_types: repeated,
+  eventTypes: repeated,
+  latest_event_type: text,
+  latestEventType: text,
+  query: text
+}
+
+const MaskParams = Schema.Struct({ updateMask: text, update_mask: text })
+
+const Deleted = HttpApiSchema.Empty(200)
+
+/** List and get, for every resource. */
+const readable = <Name extends string>(
+  name: Name,
+  plural: string,
+  wire: Schema.Schema<any, any>,
+  params: Schema.Struct.Fields = {}
+) =>
+  HttpApiGroup.make(name)
+    .add(
+      HttpApiEndpoint.get("list", `/${plural}`)
+        .setUrlParams(Schema.Struct({ ...listParams, ...params }))
+        .addSuccess(Wire.listEnvelope(plural, wire))
+    )
+    .add(HttpApiEndpoint.get("get", `/${plural}/*`).setPath(UidPath).addSuccess(wire))
+
+/** List, get, create (in the group of the path), update and delete. */
+const writable = <Name extends string>(
+  name: Name,
+  plural: string,
+  wire: Schema.Schema<any, any>,
+  create: Schema.Schema<any, any>
+) =>
+  readable(name, plural, wire)
+    .add(HttpApiEndpoint.post("create", `/${plural}/*`).setPath(UidPath).setPayload(create).addSuccess(wire))
+    .add(
+      HttpApiEndpoint.patch("update", `/${plural}/*`)
+        .setPath(UidPath)
+        .setUrlParams(MaskParams)
+        .setPayload(Schema.partial(create))
+        .addSuccess(wire)
+    )
+    .add(HttpApiEndpoint.del("delete", `/${plural}/*`).setPath(UidPath).addSuccess(Deleted))
+
+/** The v1 surface of a resource: list with every match, create, replace (PUT), delete. */
+const v1 = <Name extends string>(
+  name: Name,
+  plural: string,
+  wire: Schema.Schema<any, any>,
+  create: Schema.Schema<any, any>
+) =>
+  HttpApiGroup.make(name)
+    .add(
+      HttpApiEndpoint.get("list", `/${plural}`)
+        .setUrlParams(Schema.Struct(v1ListParams))
+        .addSuccess(Wire.itemsEnvelope(wire))
+    )
+    .add(HttpApiEndpoint.post("create", `/${plural}/*`).setPath(UidPath).setPayload(create).addSuccess(wire))
+    .add(HttpApiEndpoint.put("replace", `/${plural}/*`).setPath(UidPath).setPayload(create).addSuccess(wire))
+    .add(HttpApiEndpoint.del("delete", `/${plural}/*`).setPath(UidPath).addSuccess(Deleted))
+    .annotate(OpenApi.Description, "v1 compatibility surface: deprecated, use v2beta1")
+    .annotateEndpoints(OpenApi.Deprecated, true)
+
+const input = <A, I>(schema: Schema.Schema<A, I>) => Schema.encodedSchema(schema)
+
+const CreateGroup = input(Group.CreateGroup).annotations({ identifier: "CreateGroup" })
+const CreateIdentity = input(Identity.CreateIdentity).annotations({ identifier: "CreateIdentity" })
+const CreateRole = input(Role.CreateRole).annotations({ identifier: "CreateRole" })
+const CreateRoleBinding = input(RoleBinding.CreateRoleBinding).annotations({ identifier: "CreateRoleBinding" })
+const CreateIdentityProvider = input(IdentityProvider.CreateIdentityProvider).annotations({
+  identifier: "CreateIdentityProvider"
+})
+const CreateAccountAssociation = input(AccountAssociation.CreateAccountAssociation).annotations({
+  identifier: "CreateAccountAssociation"
+})
+const CreateGroupInvite = input(GroupInvite.CreateGroupInvite).annotations({ identifier: "CreateGroupInvite" })
+const CreateRepo = input(Repo.CreateRepo).annotations({ identifier: "CreateRepo" })
+const CreateTag = input(Tag.CreateTag).annotations({ identifier: "CreateTag" })
+
+const iam = "/iam/v2beta1"
+
+export const Groups = writable("groups", "groups", Wire.Group.v2, CreateGroup)
+  .add(HttpApiEndpoint.post("createRoot", "/groups").setPayload(CreateGroup).addSuccess(Wire.Group.v2))
+  .middleware(Authentication)
+  .prefix(iam)
+export const Identities = writable("identities", "identities", Wire.Identity.v2, CreateIdentity).middleware(
+  Authentication
+)
+  .prefix(iam)
+export const Roles = writable("roles", "roles", Wire.Role.v2, CreateRole).middleware(Authentication).prefix(iam)
+export const RoleBindings = writable("roleBindings", "roleBindings", Wire.RoleBinding.v2, CreateRoleBinding)
+  .middleware(Authentication)
+  .prefix(iam)
+export const IdentityProviders = writable(
+  "identityProviders",
+  "identityProviders",
+  Wire.IdentityProvider.v2,
+  CreateIdentityProvider
+).middleware(Authentication).prefix(iam)
+export const AccountAssociations = writable(
+  "accountAssociations",
+  "accountAssociations",
+  Wire.AccountAssociation.v2,
+  CreateAccountAssociation
+).middleware(Authentication).prefix(iam)
+export const GroupInvites = writable("groupInvites", "groupInvites", Wire.GroupInvite.v2, CreateGroupInvite)
+  .middleware(Authentication)
+  .prefix(iam)
+export const Repos = readable("repos", "repos", Wire.Repo.v2).middleware(Authentication).prefix("/registry/v2beta1")
+export const Tags = readable("tags", "tags", Wire.Tag.v2, tagParams).middleware(Authentication).prefix(
+  "/registry/v2beta1"
+)
+export const Advisories = readable("advisories", "advisories", Wire.Advisory.v2, advisoryParams)
+  .middleware(Authentication)
+  .prefix("/vulnerabilities/v2beta1")
+
+export const GroupsV1 = v1("groupsV1", "groups", Wire.Group.v1, CreateGroup).middleware(Authentication).prefix(
+  "/iam/v1"
+)
+export const IdentitiesV1 = v1("identitiesV1", "identities", Wire.Identity.v1, CreateIdentity).middleware(
+  Authentication
+)
+  .prefix("/iam/v1")
+export const RolesV1 = v1("rolesV1", "roles", Wire.Role.v1, CreateRole).middleware(Authentication).prefix("/iam/v1")
+export const RoleBindingsV1 = v1("roleBindingsV1", "rolebindings", Wire.RoleBinding.v1, CreateRoleBinding)
+  .middleware(Authentication)
+  .prefix("/iam/v1")
+export const ReposV1 = v1("reposV1", "repos", Wire.Repo.v1, CreateRepo).middleware(Authentication).prefix(
+  "/registry/v1"
+)
+export const TagsV1 = v1("tagsV1", "tags", Wire.Tag.v1, CreateTag).middleware(Authentication).prefix("/registry/v1")
+
+/** Liveness and readiness, without authentication. */
+export const Health = HttpApiGroup.make("health")
+  .add(HttpApiEndpoint.get("live", "/healthz").addSuccess(Schema.Struct({ status: Schema.Literal("ok") })))
+  .add(HttpApiEndpoint.get("ready", "/readyz").addSuccess(Schema.Struct({ status: Schema.Literal("ready") })))
+  .annotate(OpenApi.Exclude, false)
+
+/** Every path of the API, with the errors any endpoint may answer. */
+export const Api = HttpApi.make("arbor")
+  .add(Groups)
+  .add(Identities)
+  .add(Roles)
+  .add(RoleBindings)
+  .add(IdentityProviders)
+  .add(AccountAssociations)
+  .add(GroupInvites)
+  .add(Repos)
+  .add(Tags)
+  .add(Advisories)
+  .add(GroupsV1)
+  .add(IdentitiesV1)
+  .add(RolesV1)
+  .add(RoleBindingsV1)
+  .add(ReposV1)
+  .add(TagsV1)
+  .add(Health)
+  .addError(declared(Errors.InvalidArgument, 400, "invalid argument (code 3), or failed precondition (code 9)"))
+  .addError(declared(Errors.FailedPrecondition, 400, "failed precondition (code 9)"))
+  .addError(declared(Errors.PermissionDenied, 403, "permission denied (code 7), whether or not the resource exists"))
+  .addError(declared(Errors.NotFound, 404, "not found (code 5)"))
+  .addError(declared(Errors.AlreadyExists, 409, "already exists (code 6)"))
+  .addError(declared(Errors.Aborted, 409, "aborted (code 10): retry"))
+  .addError(declared(Errors.Internal, 500, "internal error (code 13)"))
+  .annotate(OpenApi.Title, "Arbor management API")
+  .annotate(OpenApi.Version, "2.0.0-beta.1")
+  .annotate(
+    OpenApi.Description,
+    "Groups, identities, roles, role bindings, identity providers, account associations and group invites; " +
+      "registry repos and tags; vulnerability advisories. Errors are google.rpc.Status bodies."
+  )
+  .annotate(OpenApi.License, { name: "Apache-2.0", url: "https://www.apache.org/licenses/LICENSE-2.0" })

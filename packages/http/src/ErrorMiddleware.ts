@@ -1,0 +1,155 @@
+/**
+ * The server's outermost middleware: request ids, one log line per request, the request limits (JSON bodies of
+ * at most 1 MiB), and the rendering of every failure (engine errors, undecodable parameters and bodies, unknown
+ * routes and methods, defects) as a google.rpc.Status body. No framework default error body reaches a client.
+ */
+import { Errors } from "@arbor/core"
+import {
+  FileSystem,
+  HttpApiBuilder,
+  HttpIncomingMessage,
+  HttpServerRequest,
+  HttpServerResponse
+} from "@effect/platform"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { render } from "./ErrorBody.js"
+
+/** The largest request body accepted. */
+export const maxBodyBytes = 1024 * 1024
+
+const methodsWithBodies = new Set(["POST", "PUT", "PATCH"])
+
+interface Issue {
+  readonly path: ReadonlyArray<PropertyKey>
+  readonly message: string
+  readonly _tag?: string
+}
+
+const fieldOf = (path: ReadonlyArray<PropertyKey>) => {
+  let out = ""
+  for (const key of path) {
+    if (typeof key === "number") out += `[${key}]`
+    else out += out === "" ? String(key) : `.${String(key)}`
+  }
+  return out === "*" || out === "" ? (out === "*" ? "uid" : "request") : out
+}
+
+/** Undecodable parameters or bodies as one violation per field. */
+const fromIssues = (issues: ReadonlyArray<Issue>): Errors.InvalidArgument => {
+  const seen = new Set<string>()
+  const violations: Array<Errors.FieldViolation> = []
+  for (const issue of issues) {
+    const field = fieldOf(issue.path)
+    if (seen.has(field)) continue
+    seen.add(field)
+    violations.push(
+      new Errors.FieldViolation({ field, description: issue._tag === "Missing" ? "is required" : issue.message })
+    )
+  }
+  const [first, ...rest] = violations
+  return first === undefined
+    ? Errors.InvalidArgument.field("request", "is not valid")
+    : new Errors.InvalidArgument({ violations: [first, ...rest] })
+}
+
+const tooLarge = () =>
+  new Errors.InvalidArgument({
+    violations: [new Errors.FieldViolation({ field: "body", description: `must be at most ${maxBodyBytes} bytes` })],
+    reason: "REQUEST_TOO_LARGE"
+  })
+
+const isArborError = (e: unknown): e is Errors.ArborError =>
+  typeof e === "object" && e !== null && "_tag" in e &&
+  [
+    "InvalidArgument",
+    "NotFound",
+    "AlreadyExists",
+    "PermissionDenied",
+    "Unauthenticated",
+    "FailedPrecondition",
+    "Aborted",
+    "Internal"
+  ]
+    .includes((e as { _tag: string })._tag) &&
+  e instanceof Error
+
+/** The engine error a failure stands for, or undefined for an unexpected one (a defect). */
+const classify = (error: unknown, request: HttpServerRequest.HttpServerRequest): Errors.ArborError | undefined => {
+  if (isArborError(error)) return error
+  const tag = (error as { _tag?: string })?._tag
+  switch (tag) {
+    case "HttpApiDecodeError":
+    case "ParseError":
+      return fromIssues((error as { issues?: ReadonlyArray<Issue> }).issues ?? [])
+    case "RouteNotFound":
+      return new Errors.NotFound({ resourceType: "route", uid: `${request.method} ${request.url.split("?")[0]}` })
+    case "RequestError": {
+      const cause = String((error as { cause?: unknown }).cause ?? "")
+      if (/max|limit|size|large/i.test(cause)) return tooLarge()
+      return new Errors.InvalidArgument({
+        violations: [new Errors.FieldViolation({ field: "body", description: "is not valid JSON" })],
+        reason: "MALFORMED_BODY"
+      })
+    }
+  }
+  return undefined
+}
+
+/** Checks made before routing: content type and declared size of bodies. */
+const precheck = (request: HttpServerRequest.HttpServerRequest): Errors.ArborError | undefined => {
+  if (!methodsWithBodies.has(request.method)) return undefined
+  const length = Number(request.headers["content-length"] ?? "0")
+  if (length > maxBodyBytes) return tooLarge()
+  const type = (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase()
+  const hasBody = length > 0 || request.headers["transfer-encoding"] !== undefined
+  if (hasBody && type !== "application/json") {
+    return new Errors.InvalidArgument({
+      violations: [new Errors.FieldViolation({ field: "Content-Type", description: "must be application/json" })],
+      reason: "UNSUPPORTED_MEDIA_TYPE"
+    })
+  }
+  return undefined
+}
+
+const requestId = () => Buffer.from(crypto.getRandomValues(new Uint8Array(8))).toString("hex")
+
+/** The middleware, with `domain` as every error's `ErrorInfo.domain`. */
+export const layer = (domain: string) =>
+  HttpApiBuilder.middleware((app) =>
+    Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const id = requestId()
+      const started = performance.now()
+      const respond = (error: Errors.ArborError) => {
+        const rendered = render(error, domain)
+        return HttpServerResponse.unsafeJson(rendered.body, { status: rendered.status, headers: rendered.headers })
+      }
+      const refused = precheck(request)
+      const response = refused !== undefined
+        ? respond(refused)
+        : yield* app.pipe(
+          HttpIncomingMessage.withMaxBodySize(Option.some(FileSystem.Size(maxBodyBytes))),
+          Effect.catchAllCause((cause) => {
+            const failure = Cause.failureOption(cause)
+            const known = Option.isSome(failure) ? classify(failure.value, request) : undefined
+            if (known !== undefined) return Effect.succeed(respond(known))
+            return Effect.as(
+              Effect.logError("request failed", cause).pipe(Effect.annotateLogs({ requestId: id })),
+              respond(new Errors.Internal({}))
+            )
+          })
+        )
+      yield* Effect.logInfo("request").pipe(
+        Effect.annotateLogs({
+          requestId: id,
+          method: request.method,
+          path: request.url.split("?")[0],
+          status: response.status,
+          ms: Math.round((performance.now() - started) * 10) / 10
+        })
+      )
+      return HttpServerResponse.setHeader(response, "x-request-id", id)
+    })
+  )

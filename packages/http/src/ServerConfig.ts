@@ -1,0 +1,68 @@
+/**
+ * The server's configuration, from the environment; every setting has a default, so nothing needs to be set.
+ */
+import * as Config from "effect/Config"
+import * as ConfigError from "effect/ConfigError"
+import * as Either from "effect/Either"
+
+/** What the server runs with. */
+export interface ServerConfig {
+  readonly port: number
+  readonly host: string
+  readonly dataDir: string
+  readonly store: "sqlite" | "memory"
+  /** The API's address: the audience of its tokens. */
+  readonly baseUrl: string
+  /** The token service's address: the issuer of its tokens. */
+  readonly authUrl: string
+  readonly orgName: string
+  readonly errorDomain: string
+  readonly bootstrapIssuer: string | undefined
+  readonly bootstrapSubject: string | undefined
+  /** Identities that may create organizations over the API. */
+  readonly platformAdmins: ReadonlyArray<string>
+  /** Accept `http://` token issuers on loopback hosts (`ARBOR_ALLOW_INSECURE_ISSUERS=loopback`). */
+  readonly allowLoopbackIssuers: boolean
+}
+
+const optional = (name: string) =>
+  Config.option(Config.string(name)).pipe(Config.map((o) => o._tag === "Some" ? o.value : undefined))
+
+/** The configuration from `PORT`, `ARBOR_HOST`, `ARBOR_DATA_DIR`, `ARBOR_STORE`, `ARBOR_BASE_URL`, … */
+export const config: Config.Config<ServerConfig> = Config.all({
+  port: Config.port("PORT").pipe(Config.withDefault(8080)),
+  host: Config.string("ARBOR_HOST").pipe(Config.withDefault("127.0.0.1")),
+  dataDir: Config.string("ARBOR_DATA_DIR").pipe(Config.withDefault("./.arbor")),
+  store: Config.literal("sqlite", "memory")("ARBOR_STORE").pipe(Config.withDefault("sqlite" as const)),
+  baseUrl: optional("ARBOR_BASE_URL"),
+  authUrl: optional("ARBOR_AUTH_URL"),
+  orgName: Config.string("ARBOR_ORG_NAME").pipe(Config.withDefault("default")),
+  errorDomain: Config.string("ARBOR_ERROR_DOMAIN").pipe(Config.withDefault("iam.arbor.dev")),
+  bootstrapIssuer: optional("ARBOR_BOOTSTRAP_ISSUER"),
+  bootstrapSubject: optional("ARBOR_BOOTSTRAP_SUBJECT"),
+  platformAdmins: Config.array(Config.string(), "ARBOR_PLATFORM_ADMINS").pipe(Config.withDefault([])),
+  allowInsecureIssuers: optional("ARBOR_ALLOW_INSECURE_ISSUERS")
+}).pipe(
+  Config.mapOrFail((c) => {
+    if (c.allowInsecureIssuers !== undefined && c.allowInsecureIssuers !== "loopback") {
+      return Either.left(ConfigError.InvalidData(["ARBOR_ALLOW_INSECURE_ISSUERS"], "must be unset or 'loopback'"))
+    }
+    const baseUrl = (c.baseUrl ?? `http://localhost:${c.port}`).replace(/\/+$/, "")
+    return Either.right(
+      {
+        port: c.port,
+        host: c.host,
+        dataDir: c.dataDir,
+        store: c.store,
+        baseUrl,
+        authUrl: (c.authUrl ?? baseUrl).replace(/\/+$/, ""),
+        orgName: c.orgName,
+        errorDomain: c.errorDomain,
+        bootstrapIssuer: c.bootstrapIssuer,
+        bootstrapSubject: c.bootstrapSubject,
+        platformAdmins: c.platformAdmins,
+        allowLoopbackIssuers: c.allowInsecureIssuers === "loopback"
+      } satisfies ServerConfig
+    )
+  })
+)

@@ -1,0 +1,103 @@
+import { Groups, Identities, Principal, Role, RoleBindings, TokenIssuer } from "@arbor/core"
+import { HttpClient, HttpClientRequest, HttpServer } from "@effect/platform"
+import { NodeHttpClient, NodeHttpServer } from "@effect/platform-node"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { mkdtempSync } from "node:fs"
+import { createServer } from "node:http"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import * as Server from "../src/Server.js"
+import type { ServerConfig } from "../src/ServerConfig.js"
+
+/** A server configuration for tests: in memory, loopback issuers allowed. */
+export const testConfig = (overrides: Partial<ServerConfig> = {}): ServerConfig => ({
+  port: 0,
+  host: "127.0.0.1",
+  dataDir: mkdtempSync(join(tmpdir(), "arbor-http-")),
+  store: "memory",
+  baseUrl: "http://localhost:8080",
+  authUrl: "http://localhost:8080",
+  orgName: "default",
+  errorDomain: "iam.arbor.dev",
+  bootstrapIssuer: undefined,
+  bootstrapSubject: undefined,
+  platformAdmins: [],
+  allowLoopbackIssuers: true,
+  ...overrides
+})
+
+/** A real server listening on 127.0.0.1 (a random port), its engine, and an HTTP client aimed at it. */
+export const testServer = (config: ServerConfig = testConfig()) =>
+  Server.http(config).pipe(
+    Layer.provideMerge(Server.engine(config)),
+    Layer.provideMerge(
+      HttpServer.layerTestClient.pipe(
+        Layer.provide(NodeHttpClient.layerWithoutAgent),
+        Layer.provide(NodeHttpClient.makeAgentLayer({ keepAlive: false })),
+        Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
+      )
+    )
+  )
+
+/** A response, its body parsed when it is JSON. */
+export interface Reply {
+  readonly status: number
+  readonly headers: Readonly<Record<string, string>>
+  readonly text: string
+  readonly body: any
+}
+
+/** Sends a request to the test server. */
+export const call = (
+  method: string,
+  path: string,
+  options: {
+    readonly token?: string
+    readonly body?: unknown
+    readonly raw?: string
+    readonly headers?: Record<string, string>
+  } = {}
+) =>
+  Effect.gen(function*() {
+    const client = yield* HttpClient.HttpClient
+    let request = HttpClientRequest.make(method as "GET")(path)
+    if (options.token !== undefined) request = HttpClientRequest.bearerToken(request, options.token)
+    if (options.body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, options.body)
+    if (options.raw !== undefined) request = HttpClientRequest.bodyText(request, options.raw, "application/json")
+    for (const [k, v] of Object.entries(options.headers ?? {})) request = HttpClientRequest.setHeader(request, k, v)
+    const response = yield* client.execute(request)
+    const text = yield* response.text
+    let body: unknown = undefined
+    try {
+      body = text === "" ? undefined : JSON.parse(text)
+    } catch {
+      body = undefined
+    }
+    return { status: response.status, headers: response.headers, text, body } as Reply
+  }).pipe(Effect.scoped, Effect.orDie)
+
+/** An API token for an identity. */
+export const tokenFor = (identityUid: string) =>
+  Effect.flatMap(
+    TokenIssuer.TokenIssuer,
+    (issuer) =>
+      Effect.map(issuer.mint(identityUid as never, { iss: "https://tests.invalid", sub: "tests" }), (m) => m.token)
+  )
+
+/** An organization with an identity holding `role` there (or at `at`), and that identity's token. */
+export const member = (orgName: string, role = "owner", at?: (org: string) => string) =>
+  Effect.gen(function*() {
+    const groups = yield* Groups.Groups
+    const orgs = yield* groups.list(Principal.system, { inRoot: true, name: orgName })
+    const org = orgs.items[0] ?? (yield* groups.createRoot(Principal.system, { name: orgName }))
+    const identity = yield* (yield* Identities.Identities).create(Principal.system, org.uid, {
+      name: `${role} ${Math.random().toString(36).slice(2, 8)}`,
+      claimMatch: { issuer: "https://issuer.example.com", subject: `${orgName}-${role}` }
+    })
+    yield* (yield* RoleBindings.RoleBindings).create(Principal.system, at?.(org.uid) ?? org.uid, {
+      identityUid: identity.uid,
+      roleUid: Role.builtInByName(role)!.uid
+    })
+    return { org: org.uid, identity: identity.uid, token: yield* tokenFor(identity.uid) }
+  }).pipe(Effect.orDie)
