@@ -26,6 +26,7 @@ import {
   OpenApi
 } from "@effect/platform"
 import * as Context from "effect/Context"
+import * as JSONSchema from "effect/JSONSchema"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { ErrorBody, render } from "./ErrorBody.js"
@@ -143,7 +144,7 @@ const writable = <Name extends string>(
       HttpApiEndpoint.patch("update", `/${plural}/*`)
         .setPath(UidPath)
         .setUrlParams(MaskParams)
-        .setPayload(Schema.partial(create))
+        .setPayload(create)
         .addSuccess(wire)
     )
     .add(HttpApiEndpoint.del("delete", `/${plural}/*`).setPath(UidPath).addSuccess(Deleted))
@@ -167,21 +168,24 @@ const v1 = <Name extends string>(
     .annotate(OpenApi.Description, "v1 compatibility surface: deprecated, use v2beta1")
     .annotateEndpoints(OpenApi.Deprecated, true)
 
-const input = <A, I>(schema: Schema.Schema<A, I>) => Schema.encodedSchema(schema)
+/**
+ * A request body: decoded by the engine, after its permission check (DECISIONS §7: permission before validation),
+ * so here it is any JSON; the OpenAPI document shows the shape the engine expects.
+ */
+const input = <A, I>(schema: Schema.Schema<A, I>, identifier: string) => {
+  const { $schema: _, ...shape } = JSONSchema.make(Schema.encodedSchema(schema)) as unknown as Record<string, unknown>
+  return Schema.Unknown.annotations({ identifier, jsonSchema: shape })
+}
 
-const CreateGroup = input(Group.CreateGroup).annotations({ identifier: "CreateGroup" })
-const CreateIdentity = input(Identity.CreateIdentity).annotations({ identifier: "CreateIdentity" })
-const CreateRole = input(Role.CreateRole).annotations({ identifier: "CreateRole" })
-const CreateRoleBinding = input(RoleBinding.CreateRoleBinding).annotations({ identifier: "CreateRoleBinding" })
-const CreateIdentityProvider = input(IdentityProvider.CreateIdentityProvider).annotations({
-  identifier: "CreateIdentityProvider"
-})
-const CreateAccountAssociation = input(AccountAssociation.CreateAccountAssociation).annotations({
-  identifier: "CreateAccountAssociation"
-})
-const CreateGroupInvite = input(GroupInvite.CreateGroupInvite).annotations({ identifier: "CreateGroupInvite" })
-const CreateRepo = input(Repo.CreateRepo).annotations({ identifier: "CreateRepo" })
-const CreateTag = input(Tag.CreateTag).annotations({ identifier: "CreateTag" })
+const CreateGroup = input(Group.CreateGroup, "CreateGroup")
+const CreateIdentity = input(Identity.CreateIdentity, "CreateIdentity")
+const CreateRole = input(Role.CreateRole, "CreateRole")
+const CreateRoleBinding = input(RoleBinding.CreateRoleBinding, "CreateRoleBinding")
+const CreateIdentityProvider = input(IdentityProvider.CreateIdentityProvider, "CreateIdentityProvider")
+const CreateAccountAssociation = input(AccountAssociation.CreateAccountAssociation, "CreateAccountAssociation")
+const CreateGroupInvite = input(GroupInvite.CreateGroupInvite, "CreateGroupInvite")
+const CreateRepo = input(Repo.CreateRepo, "CreateRepo")
+const CreateTag = input(Tag.CreateTag, "CreateTag")
 
 const iam = "/iam/v2beta1"
 
