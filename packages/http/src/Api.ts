@@ -128,8 +128,14 @@ const readable = <Name extends string>(
       HttpApiEndpoint.get("list", `/${plural}`)
         .setUrlParams(Schema.Struct({ ...listParams, ...params }))
         .addSuccess(Wire.listEnvelope(plural, wire))
+        .annotate(OpenApi.Summary, `List ${plural}`)
     )
-    .add(HttpApiEndpoint.get("get", `/${plural}/*`).setPath(UidPath).addSuccess(wire))
+    .add(
+      HttpApiEndpoint.get("get", `/${plural}/*`).setPath(UidPath).addSuccess(wire).annotate(
+        OpenApi.Summary,
+        `Get one of ${plural}`
+      )
+    )
 
 /** List, get, create (in the group of the path), update and delete. */
 const writable = <Name extends string>(
@@ -139,15 +145,27 @@ const writable = <Name extends string>(
   create: Schema.Schema<any, any>
 ) =>
   readable(name, plural, wire)
-    .add(HttpApiEndpoint.post("create", `/${plural}/*`).setPath(UidPath).setPayload(create).addSuccess(wire))
+    .add(
+      HttpApiEndpoint.post("create", `/${plural}/*`)
+        .setPath(UidPath)
+        .setPayload(create)
+        .addSuccess(wire)
+        .annotate(OpenApi.Summary, `Create in ${plural} below a group`)
+    )
     .add(
       HttpApiEndpoint.patch("update", `/${plural}/*`)
         .setPath(UidPath)
         .setUrlParams(MaskParams)
         .setPayload(create)
         .addSuccess(wire)
+        .annotate(OpenApi.Summary, `Update one of ${plural}`)
     )
-    .add(HttpApiEndpoint.del("delete", `/${plural}/*`).setPath(UidPath).addSuccess(Deleted))
+    .add(
+      HttpApiEndpoint.del("delete", `/${plural}/*`).setPath(UidPath).addSuccess(Deleted).annotate(
+        OpenApi.Summary,
+        `Delete one of ${plural}`
+      )
+    )
 
 /** The v1 surface of a resource: list with every match, create, replace (PUT), delete. */
 const v1 = <Name extends string>(
@@ -161,11 +179,28 @@ const v1 = <Name extends string>(
       HttpApiEndpoint.get("list", `/${plural}`)
         .setUrlParams(Schema.Struct(v1ListParams))
         .addSuccess(Wire.itemsEnvelope(wire))
+        .annotate(OpenApi.Summary, `List every one of ${plural} (v1)`)
     )
-    .add(HttpApiEndpoint.post("create", `/${plural}/*`).setPath(UidPath).setPayload(create).addSuccess(wire))
-    .add(HttpApiEndpoint.put("replace", `/${plural}/*`).setPath(UidPath).setPayload(create).addSuccess(wire))
-    .add(HttpApiEndpoint.del("delete", `/${plural}/*`).setPath(UidPath).addSuccess(Deleted))
-    .annotate(OpenApi.Description, "v1 compatibility surface: deprecated, use v2beta1")
+    .add(
+      HttpApiEndpoint.post("create", `/${plural}/*`)
+        .setPath(UidPath)
+        .setPayload(create)
+        .addSuccess(wire)
+        .annotate(OpenApi.Summary, `Create in ${plural} (v1)`)
+    )
+    .add(
+      HttpApiEndpoint.put("replace", `/${plural}/*`)
+        .setPath(UidPath)
+        .setPayload(create)
+        .addSuccess(wire)
+        .annotate(OpenApi.Summary, `Replace one of ${plural} (v1)`)
+    )
+    .add(
+      HttpApiEndpoint.del("delete", `/${plural}/*`).setPath(UidPath).addSuccess(Deleted).annotate(
+        OpenApi.Summary,
+        `Delete one of ${plural} (v1)`
+      )
+    )
     .annotateEndpoints(OpenApi.Deprecated, true)
 
 /**
@@ -189,62 +224,119 @@ const CreateTag = input(Tag.CreateTag, "CreateTag")
 
 const iam = "/iam/v2beta1"
 
-export const Groups = writable("groups", "groups", Wire.Group.v2, CreateGroup)
-  .add(HttpApiEndpoint.post("createRoot", "/groups").setPayload(CreateGroup).addSuccess(Wire.Group.v2))
-  .middleware(Authentication)
-  .prefix(iam)
-export const Identities = writable("identities", "identities", Wire.Identity.v2, CreateIdentity).middleware(
-  Authentication
-)
-  .prefix(iam)
-export const Roles = writable("roles", "roles", Wire.Role.v2, CreateRole).middleware(Authentication).prefix(iam)
-export const RoleBindings = writable("roleBindings", "roleBindings", Wire.RoleBinding.v2, CreateRoleBinding)
-  .middleware(Authentication)
-  .prefix(iam)
-export const IdentityProviders = writable(
-  "identityProviders",
-  "identityProviders",
-  Wire.IdentityProvider.v2,
-  CreateIdentityProvider
-).middleware(Authentication).prefix(iam)
-export const AccountAssociations = writable(
-  "accountAssociations",
-  "accountAssociations",
-  Wire.AccountAssociation.v2,
-  CreateAccountAssociation
-).middleware(Authentication).prefix(iam)
-export const GroupInvites = writable("groupInvites", "groupInvites", Wire.GroupInvite.v2, CreateGroupInvite)
-  .middleware(Authentication)
-  .prefix(iam)
-export const Repos = readable("repos", "repos", Wire.Repo.v2).middleware(Authentication).prefix("/registry/v2beta1")
-export const Tags = readable("tags", "tags", Wire.Tag.v2, tagParams).middleware(Authentication).prefix(
-  "/registry/v2beta1"
-)
-export const Advisories = readable("advisories", "advisories", Wire.Advisory.v2, advisoryParams)
-  .middleware(Authentication)
-  .prefix("/vulnerabilities/v2beta1")
+/** A group of the API: described, authenticated, under its prefix. */
+const api = <G extends HttpApiGroup.HttpApiGroup.Any>(group: G, prefix: `/${string}`, description: string) =>
+  (group as any).annotate(OpenApi.Description, description).middleware(Authentication).prefix(prefix) as G
 
-export const GroupsV1 = v1("groupsV1", "groups", Wire.Group.v1, CreateGroup).middleware(Authentication).prefix(
-  "/iam/v1"
+export const Groups = api(
+  writable("groups", "groups", Wire.Group.v2, CreateGroup).add(
+    HttpApiEndpoint.post("createRoot", "/groups")
+      .setPayload(CreateGroup)
+      .addSuccess(Wire.Group.v2)
+      .annotate(OpenApi.Summary, "Create an organization (platform admins)")
+  ),
+  iam,
+  "Groups: the organization hierarchy. A root group is an organization."
 )
-export const IdentitiesV1 = v1("identitiesV1", "identities", Wire.Identity.v1, CreateIdentity).middleware(
-  Authentication
+export const Identities = api(
+  writable("identities", "identities", Wire.Identity.v2, CreateIdentity),
+  iam,
+  "Identities: workloads and users, assumed through matching token claims."
 )
-  .prefix("/iam/v1")
-export const RolesV1 = v1("rolesV1", "roles", Wire.Role.v1, CreateRole).middleware(Authentication).prefix("/iam/v1")
-export const RoleBindingsV1 = v1("roleBindingsV1", "rolebindings", Wire.RoleBinding.v1, CreateRoleBinding)
-  .middleware(Authentication)
-  .prefix("/iam/v1")
-export const ReposV1 = v1("reposV1", "repos", Wire.Repo.v1, CreateRepo).middleware(Authentication).prefix(
-  "/registry/v1"
+export const Roles = api(
+  writable("roles", "roles", Wire.Role.v2, CreateRole),
+  iam,
+  "Roles: named sets of capabilities; built-in roles are readable by every caller."
 )
-export const TagsV1 = v1("tagsV1", "tags", Wire.Tag.v1, CreateTag).middleware(Authentication).prefix("/registry/v1")
+export const RoleBindings = api(
+  writable("roleBindings", "roleBindings", Wire.RoleBinding.v2, CreateRoleBinding),
+  iam,
+  "Role bindings: an identity holding a role in a group and everything below it."
+)
+export const IdentityProviders = api(
+  writable("identityProviders", "identityProviders", Wire.IdentityProvider.v2, CreateIdentityProvider),
+  iam,
+  "Identity providers: upstream OIDC providers for a group's users."
+)
+export const AccountAssociations = api(
+  writable("accountAssociations", "accountAssociations", Wire.AccountAssociation.v2, CreateAccountAssociation),
+  iam,
+  "Account associations: the cloud accounts a group trusts, one per group."
+)
+export const GroupInvites = api(
+  writable("groupInvites", "groupInvites", Wire.GroupInvite.v2, CreateGroupInvite),
+  iam,
+  "Group invites: codes that bind their redeemer to a role in a group."
+)
+export const Repos = api(
+  readable("repos", "repos", Wire.Repo.v2),
+  "/registry/v2beta1",
+  "Registry repositories: read-only here, written through v1."
+)
+export const Tags = api(
+  readable("tags", "tags", Wire.Tag.v2, tagParams),
+  "/registry/v2beta1",
+  "Registry tags: read-only here, written through v1."
+)
+export const Advisories = api(
+  readable("advisories", "advisories", Wire.Advisory.v2, advisoryParams),
+  "/vulnerabilities/v2beta1",
+  "Vulnerability advisories: read-only, loaded by the import command."
+)
+
+const v1Description = "v1 compatibility surface: deprecated, use v2beta1."
+export const GroupsV1 = api(v1("groupsV1", "groups", Wire.Group.v1, CreateGroup), "/iam/v1", v1Description)
+export const IdentitiesV1 = api(
+  v1("identitiesV1", "identities", Wire.Identity.v1, CreateIdentity),
+  "/iam/v1",
+  v1Description
+)
+export const RolesV1 = api(v1("rolesV1", "roles", Wire.Role.v1, CreateRole), "/iam/v1", v1Description)
+export const RoleBindingsV1 = api(
+  v1("roleBindingsV1", "rolebindings", Wire.RoleBinding.v1, CreateRoleBinding),
+  "/iam/v1",
+  v1Description
+)
+export const ReposV1 = api(v1("reposV1", "repos", Wire.Repo.v1, CreateRepo), "/registry/v1", v1Description)
+export const TagsV1 = api(v1("tagsV1", "tags", Wire.Tag.v1, CreateTag), "/registry/v1", v1Description)
 
 /** Liveness and readiness, without authentication. */
 export const Health = HttpApiGroup.make("health")
-  .add(HttpApiEndpoint.get("live", "/healthz").addSuccess(Schema.Struct({ status: Schema.Literal("ok") })))
-  .add(HttpApiEndpoint.get("ready", "/readyz").addSuccess(Schema.Struct({ status: Schema.Literal("ready") })))
-  .annotate(OpenApi.Exclude, false)
+  .annotate(OpenApi.Description, "Liveness and readiness probes, without authentication.")
+  .add(
+    HttpApiEndpoint.get("live", "/healthz")
+      .addSuccess(Schema.Struct({ status: Schema.Literal("ok") }))
+      .annotate(OpenApi.Summary, "Liveness")
+  )
+  .add(
+    HttpApiEndpoint.get("ready", "/readyz")
+      .addSuccess(Schema.Struct({ status: Schema.Literal("ready") }))
+      .annotate(OpenApi.Summary, "Readiness: the store answers")
+  )
+
+/**
+ * What the generated document says, made true: uids are `{uid}` path parameters (the router's wildcard), and
+ * every error body is a google.rpc.Status (the framework's own decode-error body never reaches a client).
+ */
+const truthful = (spec: Record<string, any>): Record<string, any> => {
+  const paths: Record<string, any> = {}
+  for (const [path, item] of Object.entries(spec.paths as Record<string, any>)) {
+    for (const operation of Object.values(item as Record<string, any>)) {
+      for (const parameter of operation.parameters ?? []) {
+        if (parameter.name === "*") parameter.name = "uid"
+      }
+      const bad = operation.responses?.["400"]?.content?.["application/json"]?.schema
+      if (bad?.anyOf !== undefined) {
+        const kept = bad.anyOf.filter((s: { $ref?: string }) => s.$ref !== "#/components/schemas/HttpApiDecodeError")
+        operation.responses["400"].content["application/json"].schema = kept.length === 1 ? kept[0] : { anyOf: kept }
+        operation.responses["400"].description = "invalid argument (code 3) or failed precondition (code 9)"
+      }
+    }
+    paths[path.replace(/\/\*$/, "/{uid}")] = item
+  }
+  const { HttpApiDecodeError: _d, Issue: _i, PropertyKey: _p, ...schemas } = spec.components?.schemas ?? {}
+  return { ...spec, paths, components: { ...spec.components, schemas } }
+}
 
 /** Every path of the API, with the errors any endpoint may answer. */
 export const Api = HttpApi.make("arbor")
@@ -279,4 +371,6 @@ export const Api = HttpApi.make("arbor")
     "Groups, identities, roles, role bindings, identity providers, account associations and group invites; " +
       "registry repos and tags; vulnerability advisories. Errors are google.rpc.Status bodies."
   )
+  .annotate(OpenApi.Servers, [{ url: "/", description: "this server" }])
   .annotate(OpenApi.License, { name: "Apache-2.0", url: "https://www.apache.org/licenses/LICENSE-2.0" })
+  .annotate(OpenApi.Transform, (spec) => truthful(spec as unknown as Record<string, any>) as any)

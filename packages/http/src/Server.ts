@@ -5,7 +5,7 @@
 import type { Store } from "@arbor/core"
 import { Arbor, MemoryStore, Secrets, Settings, TokenIssuer, Uid } from "@arbor/core"
 import { SqliteStore } from "@arbor/store-sqlite"
-import { HttpApiBuilder, HttpApiScalar } from "@effect/platform"
+import { HttpApiBuilder } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import * as Layer from "effect/Layer"
 import { createServer } from "node:http"
@@ -14,6 +14,7 @@ import { Api } from "./Api.js"
 import * as Authentication from "./Authentication.js"
 import * as Bootstrap from "./Bootstrap.js"
 import * as DataDir from "./DataDir.js"
+import * as Docs from "./Docs.js"
 import * as ErrorMiddleware from "./ErrorMiddleware.js"
 import * as Handlers from "./Handlers.js"
 import type { ServerConfig } from "./ServerConfig.js"
@@ -44,7 +45,7 @@ export const engine = (config: ServerConfig) => {
 export const http = (config: ServerConfig) =>
   HttpApiBuilder.serve().pipe(
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
-    Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
+    Layer.provide(Docs.layer),
     Layer.provide(ErrorMiddleware.layer(config.errorDomain)),
     Layer.provide(HttpApiBuilder.api(Api).pipe(Layer.provide(Handlers.layer), Layer.provide(Authentication.layer)))
   )

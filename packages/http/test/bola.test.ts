@@ -17,11 +17,14 @@ describe("object-level authorization", () => {
       const b = yield* member("bravo")
       const system = Principal.system
       // One of everything in B.
-      const groupB = (yield* call("POST", `/iam/v2beta1/groups/${b.org}`, { token: b.token, body: { name: "team" } })).body.uid
+      const groupB =
+        (yield* call("POST", `/iam/v2beta1/groups/${b.org}`, { token: b.token, body: { name: "team" } })).body.uid
       const identityB = b.identity
-      const roleB = (yield* (yield* Roles.Roles).create(system, b.org, { name: "r", capabilities: ["groups.list"] })).uid
-      const bindingB = (yield* call("GET", `/iam/v2beta1/roleBindings?uidp.children_of=${b.org}`, { token: b.token })).body
-        .roleBindings[0].uid
+      const roleB =
+        (yield* (yield* Roles.Roles).create(system, b.org, { name: "r", capabilities: ["groups.list"] })).uid
+      const bindingB =
+        (yield* call("GET", `/iam/v2beta1/roleBindings?uidp.children_of=${b.org}`, { token: b.token })).body
+          .roleBindings[0].uid
       const providerB = (yield* (yield* IdentityProviders.IdentityProviders).create(system, b.org, {
         name: "sso",
         defaultRole: viewer,
@@ -33,7 +36,8 @@ describe("object-level authorization", () => {
       const tagB = (yield* (yield* Tags.Tags).upsert(system, repoB, { name: "v1" })).uid
       yield* (yield* Advisories.Advisories).importDocuments(system, b.org, [{
         source: "x.advisories.yaml",
-        text: "schema-version: 2.0.2\npackage: {name: x}\nadvisories:\n  - id: CGA-2222-3333-4444\n    events:\n      - {timestamp: 2024-01-01T00:00:00Z, type: fixed, data: {fixed-version: 1-r0}}\n"
+        text:
+          "schema-version: 2.0.2\npackage: {name: x}\nadvisories:\n  - id: CGA-2222-3333-4444\n    events:\n      - {timestamp: 2024-01-01T00:00:00Z, type: fixed, data: {fixed-version: 1-r0}}\n"
       }])
       const advisoryB = (yield* (yield* Advisories.Advisories).list(system, {})).items[0]!.uid
 
@@ -84,7 +88,15 @@ describe("object-level authorization", () => {
       assert.isAtLeast(checked, 40)
 
       // Lists show nothing of B, and count nothing of B.
-      for (const [prefix, plural] of [["/iam/v2beta1", "groups"], ["/iam/v2beta1", "identities"], ["/iam/v2beta1", "roleBindings"], ["/registry/v2beta1", "tags"], ["/vulnerabilities/v2beta1", "advisories"]]) {
+      for (
+        const [prefix, plural] of [
+          ["/iam/v2beta1", "groups"],
+          ["/iam/v2beta1", "identities"],
+          ["/iam/v2beta1", "roleBindings"],
+          ["/registry/v2beta1", "tags"],
+          ["/vulnerabilities/v2beta1", "advisories"]
+        ]
+      ) {
         const listed = yield* call("GET", `${prefix}/${plural}?uidp.descendants_of=${b.org}`, { token: a.token })
         assert.deepStrictEqual([listed.status, listed.body.totalCount, listed.body[plural!]], [200, "0", []], plural)
       }

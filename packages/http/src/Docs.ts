@@ -1,0 +1,55 @@
+/**
+ * The API reference at `/docs`: Swagger UI, served with its assets from the installed `swagger-ui-dist` package,
+ * reading `/openapi.json`. Nothing is loaded from elsewhere, so it works offline.
+ */
+import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import * as Effect from "effect/Effect"
+import { readFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import { dirname, join } from "node:path"
+
+const page = `<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8" />
+    <title>Arbor management API</title>
+    <link rel="stylesheet" href="/docs/swagger-ui.css" />
+    <link rel="icon" type="image/png" href="/docs/favicon-32x32.png" />
+  </head>
+  <body>
+    <div id="swagger-ui"></div>
+    <script src="/docs/swagger-ui-bundle.js"></script>
+    <script src="/docs/init.js"></script>
+  </body>
+</html>
+`
+
+const init = `window.ui = SwaggerUIBundle({
+  url: "/openapi.json",
+  dom_id: "#swagger-ui",
+  deepLinking: true,
+  validatorUrl: null
+})
+`
+
+const assets: ReadonlyArray<readonly [string, string]> = [
+  ["swagger-ui.css", "text/css; charset=utf-8"],
+  ["swagger-ui-bundle.js", "text/javascript; charset=utf-8"],
+  ["favicon-32x32.png", "image/png"]
+]
+
+/** The reference page and its assets, on the API's router. */
+export const layer = HttpApiBuilder.Router.use((router) =>
+  Effect.gen(function*() {
+    const dir = dirname(createRequire(import.meta.url).resolve("swagger-ui-dist/package.json"))
+    yield* router.get("/docs", Effect.succeed(HttpServerResponse.html(page)))
+    yield* router.get(
+      "/docs/init.js",
+      Effect.succeed(HttpServerResponse.text(init, { contentType: "text/javascript; charset=utf-8" }))
+    )
+    for (const [name, contentType] of assets) {
+      const bytes = readFileSync(join(dir, name))
+      yield* router.get(`/docs/${name}`, Effect.succeed(HttpServerResponse.uint8Array(bytes, { contentType })))
+    }
+  })
+)
