@@ -335,7 +335,14 @@ const truthful = (spec: Record<string, any>): Record<string, any> => {
     paths[path.replace(/\/\*$/, "/{uid}")] = item
   }
   const { HttpApiDecodeError: _d, Issue: _i, PropertyKey: _p, ...schemas } = spec.components?.schemas ?? {}
-  return { ...spec, paths, components: { ...spec.components, schemas } }
+  return withoutIds({ ...spec, paths, components: { ...spec.components, schemas } }) as Record<string, any>
+}
+
+/** Drops the `$id`s the schema generator gives `unknown` (the same id many times over). */
+const withoutIds = (value: unknown): unknown => {
+  if (Array.isArray(value)) return value.map(withoutIds)
+  if (typeof value !== "object" || value === null) return value
+  return Object.fromEntries(Object.entries(value).filter(([k]) => k !== "$id").map(([k, v]) => [k, withoutIds(v)]))
 }
 
 /** Every path of the API, with the errors any endpoint may answer. */

@@ -132,7 +132,8 @@ export const layer = (domain: string) =>
         : yield* app.pipe(
           HttpIncomingMessage.withMaxBodySize(Option.some(FileSystem.Size(maxBodyBytes))),
           Effect.catchAllCause((cause) => {
-            const failure = Cause.failureOption(cause)
+            // Some request errors (a malformed JSON body) arrive as defects: classify those too.
+            const failure = Option.orElse(Cause.failureOption(cause), () => Cause.dieOption(cause))
             const known = Option.isSome(failure) ? classify(failure.value, request) : undefined
             if (known !== undefined) return Effect.succeed(respond(known))
             return Effect.as(

@@ -56,6 +56,7 @@ export const call = (
     readonly token?: string
     readonly body?: unknown
     readonly raw?: string
+    readonly contentType?: string
     readonly headers?: Record<string, string>
   } = {}
 ) =>
@@ -64,7 +65,9 @@ export const call = (
     let request = HttpClientRequest.make(method as "GET")(path)
     if (options.token !== undefined) request = HttpClientRequest.bearerToken(request, options.token)
     if (options.body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, options.body)
-    if (options.raw !== undefined) request = HttpClientRequest.bodyText(request, options.raw, "application/json")
+    if (options.raw !== undefined) {
+      request = HttpClientRequest.bodyText(request, options.raw, options.contentType ?? "application/json")
+    }
     for (const [k, v] of Object.entries(options.headers ?? {})) request = HttpClientRequest.setHeader(request, k, v)
     const response = yield* client.execute(request)
     const text = yield* response.text

@@ -1,0 +1,124 @@
+/**
+ * The OpenAPI document tells the truth: live responses of every kind (lists, resources, errors of each code, v1)
+ * validate against the schema it gives for their operation and status. And /docs works offline: the page and
+ * every asset it references come from this server.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import Ajv2020 from "ajv/dist/2020.js"
+import * as Effect from "effect/Effect"
+import type { Reply } from "./support.js"
+import { call, member, testServer } from "./support.js"
+
+interface Operation {
+  readonly responses: Record<string, { readonly content?: Record<string, { readonly schema: unknown }> }>
+}
+
+/** The operation of the document that `method path` reaches: literal paths before `{uid}` ones. */
+const operationOf = (doc: any, method: string, path: string): Operation | undefined => {
+  const templates = Object.keys(doc.paths).sort((a, b) => Number(a.includes("{")) - Number(b.includes("{")))
+  for (const template of templates) {
+    const pattern = new RegExp(`^${template.replace(/\{uid\}/, ".+")}$`)
+    if (pattern.test(path.split("?")[0]!)) return doc.paths[template][method.toLowerCase()]
+  }
+  return undefined
+}
+
+describe("OpenAPI", () => {
+  it.scopedLive("live responses validate against the document's schemas", () =>
+    Effect.gen(function*() {
+      const doc = (yield* call("GET", "/openapi.json")).body
+      assert.strictEqual(doc.openapi, "3.1.0")
+      const ajv = new (Ajv2020 as any)({ strict: false, allErrors: true })
+      ajv.addSchema({ ...doc, $id: "openapi" })
+      const { org, token } = yield* member("acme")
+      const checked = new Set<string>()
+      const check = (method: string, path: string, reply: Reply) => {
+        const operation = operationOf(doc, method, path)
+        assert.isDefined(operation, `${method} ${path} is documented`)
+        const response = operation!.responses[String(reply.status)]
+        assert.isDefined(response, `${method} ${path} documents status ${reply.status}`)
+        const schema = response!.content?.["application/json"]?.schema
+        if (schema === undefined) {
+          assert.strictEqual(reply.text, "", `${method} ${path} ${reply.status} has no body`)
+          return
+        }
+        const validate = ajv.compile(
+          JSON.parse(JSON.stringify(schema).replaceAll("\"#/components/", "\"openapi#/components/"))
+        )
+        assert.isTrue(
+          validate(reply.body),
+          `${method} ${path} ${reply.status}: ${JSON.stringify(validate.errors)}\n${reply.text}`
+        )
+        checked.add(`${reply.status}`)
+      }
+      const send = (method: string, path: string, body?: unknown) =>
+        Effect.tap(call(method, path, { token, ...(body === undefined ? {} : { body }) }), (reply) =>
+          check(method, path, reply))
+
+      const team = (yield* send("POST", `/iam/v2beta1/groups/${org}`, { name: "team", description: "d" })).body
+      yield* send("GET", `/iam/v2beta1/groups?uidp.descendants_of=${org}&page_size=1`)
+      yield* send("GET", `/iam/v2beta1/groups/${team.uid}`)
+      yield* send("PATCH", `/iam/v2beta1/groups/${team.uid}`, { description: "e" })
+      const identity = (yield* send("POST", `/iam/v2beta1/identities/${team.uid}`, {
+        name: "ci",
+        claimMatch: { issuer: "https://i.example", subject: "s" }
+      })).body
+      const viewer = (yield* send("GET", "/iam/v2beta1/roles?name=viewer")).body.roles[0]
+      const binding = (yield* send("POST", `/iam/v2beta1/roleBindings/${team.uid}`, {
+        identityUid: identity.uid,
+        roleUid: viewer.uid
+      }))
+        .body
+      yield* send("GET", `/iam/v2beta1/roleBindings/${binding.uid}`)
+      yield* send("POST", `/iam/v2beta1/identityProviders/${team.uid}`, {
+        name: "sso",
+        defaultRole: viewer.uid,
+        oidc: { issuer: "https://login.example", clientId: "c", clientSecret: "s" }
+      })
+      yield* send("POST", `/iam/v2beta1/accountAssociations/${team.uid}`, {
+        name: "aws",
+        amazon: { account: "123456789012" }
+      })
+      yield* send("POST", `/iam/v2beta1/groupInvites/${team.uid}`, { roleUid: viewer.uid, email: "a@example.com" })
+      yield* send("GET", "/iam/v2beta1/groupInvites")
+      const repo = (yield* send("POST", `/registry/v1/repos/${team.uid}`, { name: "nginx" })).body
+      yield* send("POST", `/registry/v1/tags/${repo.id}`, { name: "latest" })
+      yield* send("GET", `/registry/v2beta1/tags?uidp.children_of=${repo.id}`)
+      yield* send("GET", "/registry/v2beta1/repos")
+      yield* send("GET", "/vulnerabilities/v2beta1/advisories?query=x")
+      yield* send("GET", `/iam/v1/groups?id=${team.uid}`)
+      yield* send("PUT", `/iam/v1/groups/${team.uid}`, { name: "team2" })
+      yield* send("GET", "/iam/v1/roles")
+      // Errors of each code.
+      yield* send("POST", `/iam/v2beta1/groups/${org}`, { name: "BAD" })
+      yield* send("GET", `/iam/v2beta1/groups/${org}/0123456789abcdef`)
+      yield* send("POST", `/iam/v2beta1/groups/${org}`, { name: "team2" })
+      yield* send("DELETE", `/iam/v2beta1/groups/${team.uid}`)
+      yield* send("POST", "/iam/v2beta1/groups", { name: "other" })
+      yield* send("DELETE", `/iam/v2beta1/roleBindings/${binding.uid}`)
+      const unauthenticated = yield* call("GET", "/iam/v2beta1/groups")
+      check("GET", "/iam/v2beta1/groups", unauthenticated)
+      assert.strictEqual(unauthenticated.headers["www-authenticate"], "Bearer")
+      check("GET", "/healthz", yield* call("GET", "/healthz"))
+      check("GET", "/readyz", yield* call("GET", "/readyz"))
+      assert.includeMembers([...checked], ["200", "400", "401", "403", "404", "409"])
+    }).pipe(Effect.provide(testServer())))
+
+  it.scopedLive("/docs serves the reference page and every asset it references, from this server", () =>
+    Effect.gen(function*() {
+      const page = yield* call("GET", "/docs")
+      assert.strictEqual(page.status, 200)
+      assert.match(page.headers["content-type"]!, /^text\/html/)
+      const references = [...page.text.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!)
+      assert.isAtLeast(references.length, 3)
+      for (const reference of references) {
+        assert.match(reference, /^\/[^/]/, `${reference} is served by this server`)
+        const asset = yield* call("GET", reference)
+        assert.strictEqual(asset.status, 200, reference)
+        assert.isAbove(asset.text.length, 0, reference)
+      }
+      const init = yield* call("GET", "/docs/init.js")
+      assert.include(init.text, "/openapi.json")
+      assert.include(init.text, "validatorUrl: null")
+    }).pipe(Effect.provide(testServer())))
+})
