@@ -7,8 +7,9 @@ import { Arbor, MemoryStore, Secrets, Settings, TokenIssuer, Uid } from "@arbor/
 import { SqliteStore } from "@arbor/store-sqlite"
 import { HttpApiBuilder } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { createServer } from "node:http"
+import { createServer, type IncomingMessage, type Server as NodeServer, type ServerResponse } from "node:http"
 import { join } from "node:path"
 import { Api } from "./Api.js"
 import * as Authentication from "./Authentication.js"
@@ -50,10 +51,54 @@ export const http = (config: ServerConfig) =>
     Layer.provide(HttpApiBuilder.api(Api).pipe(Layer.provide(Handlers.layer), Layer.provide(Authentication.layer)))
   )
 
-/** The whole server, bootstrapped, listening on the configured host and port. */
-export const layer = (config: ServerConfig) =>
-  http(config).pipe(
+/** How long shutdown waits for in-flight requests before closing their connections. */
+export const drainMillis = 10_000
+
+/**
+ * Stops accepting connections and waits until every open request has been answered (at most `drainMillis`), so
+ * that shutdown never cuts a request off; runs before anything else is released.
+ */
+const drain = (server: NodeServer) =>
+  Layer.scopedDiscard(Effect.addFinalizer(() =>
+    Effect.async<void>((resume) => {
+      if (!server.listening) return resume(Effect.void)
+      const idle = setInterval(() => server.closeIdleConnections(), 50)
+      const deadline = setTimeout(() => server.closeAllConnections(), drainMillis)
+      server.close(() => {
+        clearInterval(idle)
+        clearTimeout(deadline)
+        resume(Effect.void)
+      })
+      server.closeIdleConnections()
+    })
+  ))
+
+/** The answer to requests that arrive while the server is still starting: 503, google.rpc UNAVAILABLE. */
+const starting = (_: IncomingMessage, response: ServerResponse) => {
+  response.writeHead(503, { "content-type": "application/json", "retry-after": "1" })
+  response.end(JSON.stringify({
+    code: 14,
+    message: "Unavailable: the server is starting",
+    details: [{
+      "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+      reason: "STARTING",
+      domain: "arbor",
+      metadata: {}
+    }]
+  }))
+}
+
+/**
+ * The whole server, bootstrapped, listening on the configured host and port. The engine is ready before the port
+ * opens; requests that arrive before the API is attached get 503; shutdown drains requests first.
+ */
+export const layer = (config: ServerConfig) => {
+  const server = createServer(starting)
+  const attached = Layer.effectDiscard(Effect.sync(() => server.off("request", starting)))
+  return Layer.merge(drain(server), attached).pipe(
+    Layer.provide(http(config)),
+    Layer.provide(NodeHttpServer.layer(() => server, { port: config.port, host: config.host })),
     Layer.provide(Layer.effectDiscard(Bootstrap.run(config))),
-    Layer.provide(engine(config)),
-    Layer.provide(NodeHttpServer.layer(createServer, { port: config.port, host: config.host }))
+    Layer.provide(engine(config))
   )
+}
