@@ -6,10 +6,12 @@ import Database from "better-sqlite3"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { machine } from "./Harness.js"
+import * as Http from "./http.js"
 import * as Sqlite from "./sqlite.js"
 
 const suites: Record<string, (scale: number) => Promise<string>> = {
-  sqlite: Sqlite.run
+  sqlite: Sqlite.run,
+  http: Http.run
 }
 
 const scale = Number(process.env.ARBOR_BENCH_SCALE ?? "1")

@@ -75,6 +75,9 @@ export interface Verified {
 
 const alg = "ES256"
 
+/** How many verified tokens are remembered. */
+const maxCachedTokens = 10_000
+
 /** A new ES256 key pair, its `kid` the RFC 7638 thumbprint of the public key. */
 export const generateKey = (createdAt: number): Effect.Effect<SigningKey> =>
   Effect.promise(async () => {
@@ -115,6 +118,26 @@ export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/Toke
       return (yield* Ref.get(keys)).filter((k) => k.retiredAt === undefined || at - k.retiredAt <= lifetime * 1000)
     })
 
+    /** The key set that verifies, rebuilt only when the keys change (jose caches imported keys inside it). */
+    let keySet: { readonly kids: string; readonly jwks: ReturnType<typeof jose.createLocalJWKSet> } | undefined
+    const keySetOf = (candidates: ReadonlyArray<SigningKey>) => {
+      const kids = candidates.map((k) => k.kid).join()
+      if (keySet?.kids !== kids) {
+        keySet = { kids, jwks: jose.createLocalJWKSet({ keys: candidates.map((k) => k.publicJwk as jose.JWK) }) }
+      }
+      return keySet.jwks
+    }
+
+    /**
+     * Tokens already verified, until their own expiry: a client sends the same token on every request. Bounded; an
+     * entry is dropped when its token expires or its key stops verifying.
+     */
+    const verified = new Map<string, { readonly result: Verified; readonly exp: number; readonly kid: string }>()
+    const remember = (token: string, result: Verified, kid: string) => {
+      if (verified.size >= maxCachedTokens) verified.delete(verified.keys().next().value!)
+      verified.set(token, { result, exp: (result.claims.exp ?? 0) * 1000, kid })
+    }
+
     return {
       /** A token for `identity`, valid for the token lifetime, recording the upstream token it was exchanged for. */
       mint: (identity: Uid.Uid, actor: Actor) =>
@@ -141,8 +164,13 @@ export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/Toke
         Effect.gen(function*() {
           const candidates = yield* verifying
           const at = yield* Clock.currentTimeMillis
-          const jwks = jose.createLocalJWKSet({ keys: candidates.map((k) => k.publicJwk as jose.JWK) })
-          const verified = yield* Effect.tryPromise({
+          const known = verified.get(token)
+          if (known !== undefined) {
+            if (at < known.exp && candidates.some((k) => k.kid === known.kid)) return known.result
+            verified.delete(token)
+          }
+          const jwks = keySetOf(candidates)
+          const checked = yield* Effect.tryPromise({
             try: () =>
               jose.jwtVerify(token, jwks, {
                 issuer: settings.issuer,
@@ -158,9 +186,11 @@ export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/Toke
                 e instanceof jose.errors.JOSEError ? e.code : "ERR_INVALID_TOKEN"
               )
           })
-          const sub = verified.payload.sub
+          const sub = checked.payload.sub
           if (!Uid.isUid(sub)) return yield* rejected("the token is not valid", "ERR_INVALID_SUBJECT")
-          return { identity: sub, claims: verified.payload }
+          const result = { identity: sub, claims: checked.payload }
+          remember(token, result, checked.protectedHeader.kid ?? "")
+          return result
         }),
 
       /** True when `token` claims to come from this issuer (unverified): such tokens are never upstream tokens. */

@@ -113,7 +113,10 @@ const precheck = (request: HttpServerRequest.HttpServerRequest): Errors.ArborErr
   return undefined
 }
 
-const requestId = () => Buffer.from(crypto.getRandomValues(new Uint8Array(8))).toString("hex")
+/** Request ids: unique within this process's life (its start time and a counter), cheap to make. */
+const processTag = Date.now().toString(36)
+let requests = 0
+const requestId = () => `${processTag}-${(++requests).toString(36)}`
 
 /** The middleware, with `domain` as every error's `ErrorInfo.domain`. */
 export const layer = (domain: string) =>
@@ -136,6 +139,10 @@ export const layer = (domain: string) =>
             const failure = Option.orElse(Cause.failureOption(cause), () => Cause.dieOption(cause))
             const known = Option.isSome(failure) ? classify(failure.value, request) : undefined
             if (known !== undefined) return Effect.succeed(respond(known))
+            // A client that went away interrupts its request: nothing to report, and nobody to answer.
+            if (Cause.isInterruptedOnly(cause)) {
+              return Effect.succeed(respond(new Errors.Internal({ reason: "CANCELLED" })))
+            }
             return Effect.as(
               Effect.logError("request failed", cause).pipe(Effect.annotateLogs({ requestId: id })),
               respond(new Errors.Internal({}))

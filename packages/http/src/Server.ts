@@ -42,14 +42,21 @@ export const engine = (config: ServerConfig) => {
   )
 }
 
-/** The HTTP application over an engine: API, middleware, OpenAPI document and reference page. */
-export const http = (config: ServerConfig) =>
-  HttpApiBuilder.serve().pipe(
-    Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
-    Layer.provide(Docs.layer),
-    Layer.provide(ErrorMiddleware.layer(config.errorDomain)),
-    Layer.provide(HttpApiBuilder.api(Api).pipe(Layer.provide(Handlers.layer), Layer.provide(Authentication.layer)))
+/**
+ * The HTTP application over an engine: API, middleware, OpenAPI document and reference page, ready for
+ * `HttpApiBuilder.serve` (or `HttpApiBuilder.toWebHandler`, to mount it in another server).
+ */
+export const app = (config: ServerConfig) =>
+  Layer.mergeAll(
+    HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
+    Docs.layer,
+    ErrorMiddleware.layer(config.errorDomain)
+  ).pipe(
+    Layer.provideMerge(HttpApiBuilder.api(Api).pipe(Layer.provide(Handlers.layer), Layer.provide(Authentication.layer)))
   )
+
+/** The HTTP application served on the ambient HTTP server. */
+export const http = (config: ServerConfig) => HttpApiBuilder.serve().pipe(Layer.provide(app(config)))
 
 /** How long shutdown waits for in-flight requests before closing their connections. */
 export const drainMillis = 10_000
