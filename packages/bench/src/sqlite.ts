@@ -125,7 +125,8 @@ const serverMemory = (filename: string, subtree: string) =>
     let out = ""
     child.stdout.on("data", (chunk) => out += chunk)
     child.on("error", reject)
-    child.on("exit", (code) => code === 0 ? resolve(Number(out.trim())) : reject(new Error(`memory probe exited ${code}`)))
+    child.on("exit", (code) =>
+      code === 0 ? resolve(Number(out.trim())) : reject(new Error(`memory probe exited ${code}`)))
   })
 
 /** Runs the suite; returns its report section. */
