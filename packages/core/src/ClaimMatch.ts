@@ -148,3 +148,72 @@ export const StaticKeysInput = Schema.Struct({
   expirationTime: Schema.optional(TimestampInput)
 })
 export type StaticKeysInput = typeof StaticKeysInput.Encoded
+
+const compiled = new Map<string, RE2JS>()
+
+/** True when `pattern` matches the whole of `value`; compiled patterns are kept (a bounded number). */
+const matchesWhole = (pattern: string, value: string): boolean => {
+  let re = compiled.get(pattern)
+  if (re === undefined) {
+    re = compilePattern(pattern)
+    if (compiled.size >= 1000) compiled.delete(compiled.keys().next().value!)
+    compiled.set(pattern, re)
+  }
+  return re.matches(value)
+}
+
+/**
+ * A claim of a token payload by name: a top-level claim, or, when none has that name, a dotted path into nested
+ * objects whose steps are the longest keys that fit (`kubernetes.io.namespace` is `namespace` inside the
+ * `kubernetes.io` object).
+ */
+export const claimAt = (payload: Readonly<Record<string, unknown>>, name: string): unknown => {
+  if (Object.hasOwn(payload, name)) return payload[name]
+  let best: string | undefined
+  for (const key of Object.keys(payload)) {
+    if (name.startsWith(`${key}.`) && (best === undefined || key.length > best.length)) best = key
+  }
+  const inner = best === undefined ? undefined : payload[best]
+  return typeof inner === "object" && inner !== null && !Array.isArray(inner)
+    ? claimAt(inner as Record<string, unknown>, name.slice(best!.length + 1))
+    : undefined
+}
+
+/** A claim's values as strings: a string, number or boolean is one value, an array its scalar elements. */
+const valuesOf = (claim: unknown): ReadonlyArray<string> => {
+  const scalar = (v: unknown) => typeof v === "string" || typeof v === "number" || typeof v === "boolean"
+  if (scalar(claim)) return [String(claim)]
+  return Array.isArray(claim) ? claim.filter(scalar).map(String) : []
+}
+
+const test = (claim: unknown, exact: string | undefined, pattern: string | undefined) =>
+  valuesOf(claim).some((v) => exact !== undefined ? v === exact : pattern !== undefined && matchesWhole(pattern, v))
+
+/** True when an (unverified) token issuer is one `match` accepts: checked before fetching its keys. */
+export const issuerMatches = (match: ClaimMatch, iss: string): boolean => test(iss, match.issuer, match.issuerPattern)
+
+/**
+ * The first claim of a verified token payload that `match` rejects, or undefined when the payload satisfies it.
+ * Exact values compare as strings; patterns match whole values; a claim holding an array matches when one of its
+ * elements does. Without an audience in `match`, the token's `aud` must hold one of `defaultAudiences`.
+ */
+export const mismatch = (
+  match: ClaimMatch,
+  payload: Readonly<Record<string, unknown>>,
+  defaultAudiences: ReadonlyArray<string>
+): string | undefined => {
+  if (typeof payload.iss !== "string" || !issuerMatches(match, payload.iss)) return "iss"
+  if (!test(payload.sub, match.subject, match.subjectPattern)) return "sub"
+  if (match.audience !== undefined || match.audiencePattern !== undefined) {
+    if (!test(payload.aud, match.audience, match.audiencePattern)) return "aud"
+  } else if (!valuesOf(payload.aud).some((a) => defaultAudiences.includes(a))) {
+    return "aud"
+  }
+  for (const [name, value] of Object.entries(match.claims ?? {})) {
+    if (!test(claimAt(payload, name), value, undefined)) return name
+  }
+  for (const [name, pattern] of Object.entries(match.claimPatterns ?? {})) {
+    if (!test(claimAt(payload, name), undefined, pattern)) return name
+  }
+  return undefined
+}

@@ -62,7 +62,9 @@ export class AlreadyExists extends Schema.TaggedError<AlreadyExists>()("AlreadyE
 export class PermissionDenied extends Schema.TaggedError<PermissionDenied>()("PermissionDenied", {
   capability: Schema.String,
   resource: Schema.String,
-  reason
+  reason,
+  /** Why, for the server's log only; never shown to the caller. */
+  logDetail: Schema.optional(Schema.String)
 }) {
   override get message(): string {
     return `Permission '${this.capability}' denied on resource '${this.resource}' (or it might not exist)`

@@ -6,6 +6,7 @@
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
@@ -53,6 +54,8 @@ export interface TokenSettingsService {
   readonly issuer: string
   /** `aud` of every token: the base URL of the API. */
   readonly audience: string
+  /** More audiences that tokens may be exchanged for, beside `audience`: other services that accept them. */
+  readonly audiences?: ReadonlyArray<string>
   /** Token lifetime in seconds (3600). */
   readonly lifetimeSeconds?: number
 }
@@ -74,6 +77,9 @@ export interface Verified {
 }
 
 const alg = "ES256"
+
+/** How often at most tokens of unknown keys make the issuer reload the stored keys. */
+const reloadCooldownMillis = 10_000
 
 /** How many verified tokens are remembered. */
 const maxCachedTokens = 10_000
@@ -108,9 +114,18 @@ export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/Toke
       yield* store.save(initial)
     }
     const keys = yield* Ref.make(initial)
-    const importKey = (jwk: Record<string, unknown>) => Effect.promise(() => jose.importJWK(jwk as jose.JWK, alg))
 
-    const signing = Effect.map(Ref.get(keys), (all) => all.find((k) => k.retiredAt === undefined)!)
+    /** The signing key, imported once per key. */
+    let imported: { readonly kid: string; readonly key: Awaited<ReturnType<typeof jose.importJWK>> } | undefined
+    const signing = Effect.flatMap(Ref.get(keys), (all) => {
+      const key = all.find((k) => k.retiredAt === undefined)!
+      if (imported?.kid === key.kid) return Effect.succeed({ kid: key.kid, privateKey: imported.key })
+      return Effect.promise(async () => {
+        const privateKey = await jose.importJWK(key.privateJwk as jose.JWK, alg)
+        imported = { kid: key.kid, key: privateKey }
+        return { kid: key.kid, privateKey }
+      })
+    })
 
     /** Keys that may still verify: the current one and those retired less than a token lifetime ago. */
     const verifying = Effect.gen(function*() {
@@ -138,19 +153,51 @@ export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/Toke
       verified.set(token, { result, exp: (result.claims.exp ?? 0) * 1000, kid })
     }
 
-    return {
-      /** A token for `identity`, valid for the token lifetime, recording the upstream token it was exchanged for. */
-      mint: (identity: Uid.Uid, actor: Actor) =>
+    /** Takes up the stored keys; keeps the current ones if the store holds no signing key. */
+    const reload = Effect.flatMap(
+      store.load,
+      (stored) => stored.some((k) => k.retiredAt === undefined) ? Ref.set(keys, stored) : Effect.void
+    )
+
+    /** Reloads at most once per `reloadCooldown` for tokens of unknown keys. */
+    let reloadedAt = 0
+    const reloadForUnknown = (token: string, candidates: ReadonlyArray<SigningKey>, at: number) =>
+      Effect.gen(function*() {
+        let kid: string | undefined
+        try {
+          kid = jose.decodeProtectedHeader(token).kid
+        } catch {
+          return candidates
+        }
+        if (kid === undefined || candidates.some((k) => k.kid === kid) || at - reloadedAt < reloadCooldownMillis) {
+          return candidates
+        }
+        reloadedAt = at
+        yield* reload
+        return yield* verifying
+      })
+
+    const self = {
+      /** `iss` of this service's tokens: the auth URL. */
+      issuer: settings.issuer,
+
+      /** The audiences tokens may be minted for: the API's own first. */
+      audiences: [settings.audience, ...(settings.audiences ?? [])] as ReadonlyArray<string>,
+
+      /**
+       * A token for `identity`, valid for the token lifetime, recording the upstream token it was exchanged for.
+       * Its audience is the API's unless another of `audiences` is given.
+       */
+      mint: (identity: Uid.Uid, actor: Actor, audience: string = settings.audience) =>
         Effect.gen(function*() {
-          const key = yield* signing
+          const { kid, privateKey } = yield* signing
           const issuedAt = Math.floor((yield* Clock.currentTimeMillis) / 1000)
-          const privateKey = yield* importKey(key.privateJwk)
           const token = yield* Effect.promise(() =>
             new jose.SignJWT({ act: { ...actor } })
-              .setProtectedHeader({ alg, kid: key.kid, typ: "JWT" })
+              .setProtectedHeader({ alg, kid, typ: "JWT" })
               .setIssuer(settings.issuer)
               .setSubject(identity)
-              .setAudience(settings.audience)
+              .setAudience(audience)
               .setIssuedAt(issuedAt)
               .setExpirationTime(issuedAt + lifetime)
               .setJti(crypto.randomUUID())
@@ -169,7 +216,7 @@ export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/Toke
             if (at < known.exp && candidates.some((k) => k.kid === known.kid)) return known.result
             verified.delete(token)
           }
-          const jwks = keySetOf(candidates)
+          const jwks = keySetOf(yield* reloadForUnknown(token, candidates, at))
           const checked = yield* Effect.tryPromise({
             try: () =>
               jose.jwtVerify(token, jwks, {
@@ -205,19 +252,38 @@ export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/Toke
       /** The public keys that verify this issuer's tokens, as a JWKS. */
       jwks: Effect.map(verifying, (ks) => ({ keys: ks.map((k) => k.publicJwk) })),
 
-      /** Retires the signing key and signs with a new one from now on. */
+      /**
+       * Retires the signing key and signs with a new one from now on; tokens of the retired key verify until they
+       * expire. Starts from the stored keys, so a rotation made by another process is kept.
+       */
       rotate: Effect.gen(function*() {
         const at = yield* Clock.currentTimeMillis
         const fresh = yield* generateKey(at)
-        const next = yield* Ref.updateAndGet(keys, (all) => [
-          ...all
+        const next = [
+          ...(yield* store.load)
             .filter((k) => k.retiredAt === undefined || at - k.retiredAt <= lifetime * 1000)
             .map((k) => k.retiredAt === undefined ? { ...k, retiredAt: at } : k),
           fresh
-        ])
+        ]
         yield* store.save(next)
+        yield* Ref.set(keys, next)
         return fresh.kid
-      })
+      }),
+
+      /** Rotates when the signing key is older than `maxAge`; returns whether it did. */
+      rotateIfOlderThan: (maxAge: Duration.DurationInput) =>
+        Effect.gen(function*() {
+          yield* reload
+          const at = yield* Clock.currentTimeMillis
+          const current = (yield* Ref.get(keys)).find((k) => k.retiredAt === undefined)!
+          if (at - current.createdAt < Duration.toMillis(maxAge)) return false
+          yield* self.rotate
+          return true
+        }),
+
+      /** Takes up the stored keys: those another process (the admin command) rotated in. */
+      reload
     }
+    return self
   })
 }) {}

@@ -25,6 +25,7 @@ import {
   HttpApiSecurity,
   OpenApi
 } from "@effect/platform"
+import type { HttpMethod } from "@effect/platform/HttpMethod"
 import * as Context from "effect/Context"
 import * as JSONSchema from "effect/JSONSchema"
 import * as ParseResult from "effect/ParseResult"
@@ -57,6 +58,23 @@ export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("@ar
   failure: declared(Errors.Unauthenticated, 401, "missing, malformed, expired or otherwise invalid bearer token"),
   provides: CurrentPrincipal,
   security: { bearer: HttpApiSecurity.bearer }
+}) {}
+
+/** The raw bearer of a token exchange: the workload's own OIDC token, verified by the engine. */
+export class UpstreamToken extends Context.Tag("@arbor/http/UpstreamToken")<UpstreamToken, string>() {}
+
+/** Hands the exchange its bearer; a missing one is 401. */
+export class UpstreamBearer extends HttpApiMiddleware.Tag<UpstreamBearer>()("@arbor/http/UpstreamBearer", {
+  failure: declared(Errors.Unauthenticated, 401, "missing or malformed bearer token"),
+  provides: UpstreamToken,
+  security: {
+    upstreamToken: HttpApiSecurity.bearer.pipe(
+      HttpApiSecurity.annotate(
+        OpenApi.Description,
+        "the workload's own OIDC token (GitHub Actions, GitLab CI, Kubernetes, …)"
+      )
+    )
+  }
 }) {}
 
 const UidPath = Schema.Struct({
@@ -314,6 +332,49 @@ export const Health = HttpApiGroup.make("health")
       .annotate(OpenApi.Summary, "Readiness: the store answers")
   )
 
+const ExchangeParams = Schema.Struct({
+  aud: Schema.optional(Schema.String).annotations({
+    description: "the audience of the API token: the API's base URL or another configured audience"
+  }),
+  identity: Schema.optional(Schema.String).annotations({ description: "the uid of the identity to assume" })
+})
+
+const Exchanged = Schema.Struct({
+  token: Schema.String.annotations({ description: "the API token, valid for one hour" }),
+  expiry: Schema.String.annotations({ description: "when the API token expires (RFC 3339)" })
+}).annotations({ identifier: "ExchangedToken" })
+
+const exchange = <Name extends string, Method extends HttpMethod>(
+  endpoint: HttpApiEndpoint.HttpApiEndpoint<Name, Method>
+) =>
+  endpoint.setUrlParams(ExchangeParams).addSuccess(Exchanged).annotate(
+    OpenApi.Description,
+    "Exchanges the workload's own OIDC token (the bearer) for an API token of an identity whose claim match it " +
+      "satisfies. Every failure to verify or match is one 403, whether or not the identity exists."
+  )
+
+/** The token exchange and the documents that let others verify its tokens. */
+export const TokenService = HttpApiGroup.make("sts")
+  .annotate(OpenApi.Description, "The token exchange (STS), and this issuer's OpenID configuration and keys.")
+  .add(exchange(HttpApiEndpoint.get("exchange", "/sts/exchange")).annotate(OpenApi.Summary, "Exchange a token"))
+  .add(
+    exchange(HttpApiEndpoint.post("exchangePost", "/sts/exchange")).annotate(
+      OpenApi.Summary,
+      "Exchange a token (POST)"
+    )
+  )
+  .middlewareEndpoints(UpstreamBearer)
+  .add(
+    HttpApiEndpoint.get("configuration", "/.well-known/openid-configuration")
+      .addSuccess(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+      .annotate(OpenApi.Summary, "OpenID configuration of this token issuer")
+  )
+  .add(
+    HttpApiEndpoint.get("jwks", "/.well-known/jwks.json")
+      .addSuccess(Schema.Struct({ keys: Schema.Array(Schema.Record({ key: Schema.String, value: Schema.Unknown })) }))
+      .annotate(OpenApi.Summary, "The public keys that verify this issuer's tokens")
+  )
+
 /**
  * What the generated document says, made true: uids are `{uid}` path parameters (the router's wildcard), and
  * every error body is a google.rpc.Status (the framework's own decode-error body never reaches a client).
@@ -363,6 +424,7 @@ export const Api = HttpApi.make("arbor")
   .add(RoleBindingsV1)
   .add(ReposV1)
   .add(TagsV1)
+  .add(TokenService)
   .add(Health)
   .addError(declared(Errors.InvalidArgument, 400, "invalid argument (code 3), or failed precondition (code 9)"))
   .addError(declared(Errors.FailedPrecondition, 400, "failed precondition (code 9)"))

@@ -6,7 +6,9 @@ import { Errors, Principal, TokenIssuer } from "@arbor/core"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
-import { Authentication } from "./Api.js"
+import { Authentication, UpstreamBearer } from "./Api.js"
+
+const missing = () => new Errors.Unauthenticated({ why: "a bearer token is required", reason: "MISSING_TOKEN" })
 
 /** The middleware, over the token issuer. */
 export const layer = Layer.effect(
@@ -15,8 +17,16 @@ export const layer = Layer.effect(
     bearer: (token: Redacted.Redacted) => {
       const value = Redacted.value(token).trim()
       return value === ""
-        ? Effect.fail(new Errors.Unauthenticated({ why: "a bearer token is required", reason: "MISSING_TOKEN" }))
+        ? Effect.fail(missing())
         : Effect.map(issuer.verify(value), (verified) => Principal.identity(verified.identity))
     }
   }))
 )
+
+/** The token exchange's bearer, handed to the engine as it is: the engine verifies it. */
+export const upstreamLayer = Layer.succeed(UpstreamBearer, {
+  upstreamToken: (token: Redacted.Redacted) => {
+    const value = Redacted.value(token).trim()
+    return value === "" ? Effect.fail(missing()) : Effect.succeed(value)
+  }
+})

@@ -125,7 +125,9 @@ export const layer = (domain: string) =>
       const request = yield* HttpServerRequest.HttpServerRequest
       const id = requestId()
       const started = performance.now()
+      let logDetail: string | undefined
       const respond = (error: Errors.ArborError) => {
+        if (error._tag === "PermissionDenied") logDetail = error.logDetail
         const rendered = render(error, domain)
         return HttpServerResponse.unsafeJson(rendered.body, { status: rendered.status, headers: rendered.headers })
       }
@@ -155,7 +157,8 @@ export const layer = (domain: string) =>
           method: request.method,
           path: request.url.split("?")[0],
           status: response.status,
-          ms: Math.round((performance.now() - started) * 10) / 10
+          ms: Math.round((performance.now() - started) * 10) / 10,
+          ...(logDetail === undefined ? {} : { denied: logDetail })
         })
       )
       return HttpServerResponse.setHeader(response, "x-request-id", id)

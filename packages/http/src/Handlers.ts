@@ -15,12 +15,15 @@ import {
   RoleBindings,
   Roles,
   Store,
-  Tags
+  Sts,
+  Tags,
+  TokenIssuer
 } from "@arbor/core"
 import { HttpApiBuilder } from "@effect/platform"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { Api, CurrentPrincipal } from "./Api.js"
+import { Api, CurrentPrincipal, UpstreamToken } from "./Api.js"
 import * as Wire from "./Wire.js"
 
 type Params = Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
@@ -214,6 +217,25 @@ export const layer = Layer.unwrapEffect(Effect.gen(function*() {
   const tags = yield* Tags.Tags
   const advisories = yield* Advisories.Advisories
   const store = yield* Store.Store
+  const sts = yield* Sts.Sts
+  const tokens = yield* TokenIssuer.TokenIssuer
+
+  const exchange = (
+    { urlParams }: { readonly urlParams: { readonly aud?: string | undefined; readonly identity?: string | undefined } }
+  ) =>
+    Effect.flatMap(UpstreamToken, (token) =>
+      Effect.map(
+        sts.exchange({ token, audience: urlParams.aud, identity: urlParams.identity }),
+        (exchanged) => ({ token: exchanged.token, expiry: DateTime.formatIso(exchanged.expiry) })
+      ))
+  const configuration = {
+    issuer: tokens.issuer,
+    jwks_uri: `${tokens.issuer}/.well-known/jwks.json`,
+    response_types_supported: ["id_token"],
+    subject_types_supported: ["public"],
+    id_token_signing_alg_values_supported: ["ES256"],
+    claims_supported: ["iss", "sub", "aud", "iat", "exp", "jti", "act"]
+  }
 
   const registry = <A>(service: { readonly upsert: Service<A>["create"] } & Service<A>) => ({
     ...service,
@@ -249,6 +271,12 @@ export const layer = Layer.unwrapEffect(Effect.gen(function*() {
     v1("roleBindingsV1", Wire.RoleBinding, bindings, replaceAll(bindings)),
     v1("reposV1", Wire.Repo, registry(repos), replaceAll(repos)),
     v1("tagsV1", Wire.Tag, registry(tags), replaceAll(tags)),
+    HttpApiBuilder.group(Api, "sts", (h) =>
+      h
+        .handle("exchange", exchange)
+        .handle("exchangePost", exchange)
+        .handle("configuration", () => Effect.succeed(configuration))
+        .handle("jwks", () => tokens.jwks)),
     HttpApiBuilder.group(Api, "health", (h) =>
       h
         .handle("live", () => Effect.succeed({ status: "ok" as const }))

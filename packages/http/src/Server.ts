@@ -3,12 +3,13 @@
  * at `/openapi.json` and a reference page at `/docs`, on Node's HTTP server.
  */
 import type { Store } from "@arbor/core"
-import { Arbor, MemoryStore, Secrets, Settings, TokenIssuer, Uid } from "@arbor/core"
+import { Arbor, MemoryStore, Secrets, Settings, Sts, TokenIssuer, Uid } from "@arbor/core"
 import { SqliteStore } from "@arbor/store-sqlite"
 import { HttpApiBuilder } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import { NodeHttpClient, NodeHttpServer } from "@effect/platform-node"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
 import { createServer, type IncomingMessage, type Server as NodeServer, type ServerResponse } from "node:http"
 import { join } from "node:path"
 import { Api } from "./Api.js"
@@ -32,9 +33,17 @@ export const engine = (config: ServerConfig) => {
   })
   const tokens = TokenIssuer.TokenIssuer.Default.pipe(
     Layer.provide(memory ? TokenIssuer.SigningKeys.layerMemory : DataDir.signingKeysLayer(config.dataDir)),
-    Layer.provide(Layer.succeed(TokenIssuer.TokenSettings, { issuer: config.authUrl, audience: config.baseUrl }))
+    Layer.provide(
+      Layer.succeed(TokenIssuer.TokenSettings, {
+        issuer: config.authUrl,
+        audience: config.baseUrl,
+        audiences: config.audiences
+      })
+    )
   )
-  return Layer.mergeAll(Arbor.layer, tokens).pipe(
+  const sts = Sts.Sts.Default.pipe(Layer.provide(NodeHttpClient.layerUndici))
+  return Layer.mergeAll(Arbor.layer, sts).pipe(
+    Layer.provideMerge(tokens),
     Layer.provideMerge(store),
     Layer.provide(memory ? Secrets.layerEphemeral : DataDir.secretsLayer(config.dataDir)),
     Layer.provide(settings),
@@ -52,7 +61,12 @@ export const app = (config: ServerConfig) =>
     Docs.layer,
     ErrorMiddleware.layer(config.errorDomain)
   ).pipe(
-    Layer.provideMerge(HttpApiBuilder.api(Api).pipe(Layer.provide(Handlers.layer), Layer.provide(Authentication.layer)))
+    Layer.provideMerge(
+      HttpApiBuilder.api(Api).pipe(
+        Layer.provide(Handlers.layer),
+        Layer.provide(Layer.merge(Authentication.layer, Authentication.upstreamLayer))
+      )
+    )
   )
 
 /** The HTTP application served on the ambient HTTP server. */
@@ -96,13 +110,27 @@ const starting = (_: IncomingMessage, response: ServerResponse) => {
 }
 
 /**
+ * Keeps the signing keys current: every minute takes up a rotation made by the admin command and rotates a key
+ * older than the configured age.
+ */
+const keyMaintenance = (config: ServerConfig) =>
+  Layer.scopedDiscard(Effect.gen(function*() {
+    const tokens = yield* TokenIssuer.TokenIssuer
+    yield* tokens.rotateIfOlderThan(config.keyRotation).pipe(
+      Effect.tap((rotated) => rotated ? Effect.logInfo("signing key rotated") : Effect.void),
+      Effect.repeat(Schedule.spaced("1 minute")),
+      Effect.forkScoped
+    )
+  }))
+
+/**
  * The whole server, bootstrapped, listening on the configured host and port. The engine is ready before the port
  * opens; requests that arrive before the API is attached get 503; shutdown drains requests first.
  */
 export const layer = (config: ServerConfig) => {
   const server = createServer(starting)
   const attached = Layer.effectDiscard(Effect.sync(() => server.off("request", starting)))
-  return Layer.merge(drain(server), attached).pipe(
+  return Layer.mergeAll(drain(server), attached, keyMaintenance(config)).pipe(
     Layer.provide(http(config)),
     Layer.provide(NodeHttpServer.layer(() => server, { port: config.port, host: config.host })),
     Layer.provide(Layer.effectDiscard(Bootstrap.run(config))),

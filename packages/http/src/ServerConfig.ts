@@ -3,6 +3,7 @@
  */
 import * as Config from "effect/Config"
 import * as ConfigError from "effect/ConfigError"
+import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
 
 /** What the server runs with. */
@@ -19,6 +20,10 @@ export interface ServerConfig {
   readonly errorDomain: string
   readonly bootstrapIssuer: string | undefined
   readonly bootstrapSubject: string | undefined
+  /** More audiences that workloads may exchange their tokens for, beside the base URL. */
+  readonly audiences: ReadonlyArray<string>
+  /** How old the signing key may grow before the server rotates it. */
+  readonly keyRotation: Duration.Duration
   /** Identities that may create organizations over the API. */
   readonly platformAdmins: ReadonlyArray<string>
   /** Accept `http://` token issuers on loopback hosts (`ARBOR_ALLOW_INSECURE_ISSUERS=loopback`). */
@@ -41,6 +46,11 @@ export const config: Config.Config<ServerConfig> = Config.all({
   bootstrapIssuer: optional("ARBOR_BOOTSTRAP_ISSUER"),
   bootstrapSubject: optional("ARBOR_BOOTSTRAP_SUBJECT"),
   platformAdmins: Config.array(Config.string(), "ARBOR_PLATFORM_ADMINS").pipe(Config.withDefault([])),
+  audiences: Config.array(Config.string(), "ARBOR_TOKEN_AUDIENCES").pipe(Config.withDefault([])),
+  keyRotationDays: Config.integer("ARBOR_KEY_ROTATION_DAYS").pipe(
+    Config.validate({ message: "must be at least 1", validation: (n) => n >= 1 }),
+    Config.withDefault(30)
+  ),
   allowInsecureIssuers: optional("ARBOR_ALLOW_INSECURE_ISSUERS")
 }).pipe(
   Config.mapOrFail((c) => {
@@ -61,6 +71,8 @@ export const config: Config.Config<ServerConfig> = Config.all({
         bootstrapIssuer: c.bootstrapIssuer,
         bootstrapSubject: c.bootstrapSubject,
         platformAdmins: c.platformAdmins,
+        audiences: c.audiences,
+        keyRotation: Duration.days(c.keyRotationDays),
         allowLoopbackIssuers: c.allowInsecureIssuers === "loopback"
       } satisfies ServerConfig
     )

@@ -4,6 +4,7 @@
  *
  *   token --identity <uid>                   print a fresh one-hour API token for an identity
  *   create-org <name>                        create an organization, print its uid
+ *   rotate-keys                              sign with a new key from now on; print its kid
  *   import advisories <dir> --group <uid>    import every *.advisories.yaml / *.yaml in <dir>
  *   import repos <file> --group <uid>        import a repo catalog (a JSON array like repos.json)
  */
@@ -20,6 +21,8 @@ import * as ServerConfig from "./ServerConfig.js"
 const usage = `usage: pnpm admin <command>
   token --identity <uid>                   a fresh one-hour API token for an identity
   create-org <name>                        create an organization; prints its uid
+  rotate-keys                              sign tokens with a new key from now on; prints its kid
+                                           (tokens of the old key work until they expire)
   import advisories <dir> --group <uid>    import the advisory documents (*.yaml) in <dir>
   import repos <file> --group <uid>        import a repo catalog (a JSON array like repos.json)
 Works on ARBOR_DATA_DIR (default ./.arbor), whether or not the server is running.`
@@ -79,6 +82,8 @@ const command = (args: ReadonlyArray<string>) =>
         const org = yield* (yield* Groups.Groups).createRoot(Principal.system, { name: orgName })
         return yield* print(org.uid)
       }
+      case "rotate-keys":
+        return yield* print(yield* (yield* TokenIssuer.TokenIssuer).rotate)
       case "import": {
         const [what, source] = rest
         const group = uidFlag(rest, "group")

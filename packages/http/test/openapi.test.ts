@@ -6,6 +6,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import Ajv2020 from "ajv/dist/2020.js"
 import * as Effect from "effect/Effect"
+import * as jose from "jose"
 import type { Reply } from "./support.js"
 import { call, member, testServer } from "./support.js"
 
@@ -99,6 +100,36 @@ describe("OpenAPI", () => {
       const unauthenticated = yield* call("GET", "/iam/v2beta1/groups")
       check("GET", "/iam/v2beta1/groups", unauthenticated)
       assert.strictEqual(unauthenticated.headers["www-authenticate"], "Bearer")
+      // The token exchange, with an offline (static-key) identity, and its discovery documents.
+      const { privateKey, publicKey } = yield* Effect.promise(() =>
+        jose.generateKeyPair("ES256", { extractable: true })
+      )
+      const publicJwk = yield* Effect.promise(() => jose.exportJWK(publicKey))
+      const offline = (yield* send("POST", `/iam/v2beta1/identities/${org}`, {
+        name: "offline",
+        staticKeys: {
+          issuer: "https://offline.invalid",
+          subject: "job",
+          issuerKeys: JSON.stringify({ keys: [publicJwk] })
+        }
+      })).body
+      const upstream = yield* Effect.promise(() =>
+        new jose.SignJWT({ aud: "http://localhost:8080" }).setProtectedHeader({ alg: "ES256" })
+          .setIssuer("https://offline.invalid").setSubject("job").setIssuedAt().setExpirationTime("5m").sign(privateKey)
+      )
+      const exchange = (bearer: string | undefined, aud = "http://localhost:8080") => {
+        const path = `/sts/exchange?aud=${encodeURIComponent(aud)}&identity=${offline.uid}`
+        return Effect.tap(
+          call("GET", path, bearer === undefined ? {} : { token: bearer }),
+          (r) => check("GET", path, r)
+        )
+      }
+      assert.strictEqual((yield* exchange(upstream)).status, 200)
+      assert.strictEqual((yield* exchange(token)).status, 403)
+      assert.strictEqual((yield* exchange(undefined)).status, 401)
+      assert.strictEqual((yield* exchange(upstream, "https://elsewhere.invalid")).status, 400)
+      check("GET", "/.well-known/openid-configuration", yield* call("GET", "/.well-known/openid-configuration"))
+      check("GET", "/.well-known/jwks.json", yield* call("GET", "/.well-known/jwks.json"))
       check("GET", "/healthz", yield* call("GET", "/healthz"))
       check("GET", "/readyz", yield* call("GET", "/readyz"))
       assert.includeMembers([...checked], ["200", "400", "401", "403", "404", "409"])

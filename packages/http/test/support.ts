@@ -1,6 +1,7 @@
 import { Groups, Identities, Principal, Role, RoleBindings, TokenIssuer } from "@arbor/core"
 import { HttpClient, HttpClientRequest, HttpServer } from "@effect/platform"
 import { NodeHttpClient, NodeHttpServer } from "@effect/platform-node"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { mkdtempSync } from "node:fs"
@@ -23,6 +24,8 @@ export const testConfig = (overrides: Partial<ServerConfig> = {}): ServerConfig 
   bootstrapIssuer: undefined,
   bootstrapSubject: undefined,
   platformAdmins: [],
+  audiences: [],
+  keyRotation: Duration.days(30),
   allowLoopbackIssuers: true,
   ...overrides
 })

@@ -1,0 +1,187 @@
+/**
+ * The token exchange (DECISIONS §8): a workload presents its own OIDC token and receives an API token for an
+ * identity whose claim match the token satisfies, or whose static keys signed it. Every verification failure and
+ * mismatch is one `PermissionDenied` (the caller learns nothing of why, nor whether the identity exists); the
+ * specific reason is in its `logDetail`.
+ */
+import * as Clock from "effect/Clock"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as jose from "jose"
+import * as ClaimMatch from "./ClaimMatch.js"
+import type { Internal } from "./Errors.js"
+import { InvalidArgument, PermissionDenied, Unauthenticated } from "./Errors.js"
+import * as Identity from "./Identity.js"
+import { trusted, unexpectedConflict } from "./internal/operations.js"
+import { IssuerKeys } from "./IssuerKeys.js"
+import * as Repository from "./Repository.js"
+import { Store } from "./Store.js"
+import { TokenIssuer } from "./TokenIssuer.js"
+import * as Uid from "./Uid.js"
+
+/** What a workload asks for. */
+export interface ExchangeRequest {
+  /** The workload's own OIDC token (the bearer of the request). */
+  readonly token: string
+  /** The audience of the API token: the API's base URL or another configured audience. */
+  readonly audience: string | undefined
+  /** The uid of the identity to assume. */
+  readonly identity: string | undefined
+}
+
+/** The API token an exchange gives. */
+export interface Exchanged {
+  readonly token: string
+  readonly expiry: DateTime.Utc
+  readonly identity: Uid.Uid
+}
+
+/** Upstream signature algorithms: asymmetric only, never `none` or HMAC. */
+export const algorithms = ["RS256", "RS384", "RS512", "PS256", "ES256", "ES384", "EdDSA"] as const
+
+/** How far `iat` and `nbf` may be in the future, and `exp` in the past, in seconds. */
+export const clockToleranceSeconds = 60
+
+const reasonOf = (e: unknown): string => {
+  if (e instanceof jose.errors.JWTExpired) return "TOKEN_EXPIRED"
+  if (e instanceof jose.errors.JWTClaimValidationFailed) {
+    return e.reason === "missing" ? "MISSING_CLAIM" : e.claim === "nbf" ? "TOKEN_NOT_YET_VALID" : "INVALID_CLAIM"
+  }
+  if (e instanceof jose.errors.JOSEAlgNotAllowed) return "ALGORITHM_NOT_ALLOWED"
+  if (e instanceof jose.errors.JWKSNoMatchingKey) return "UNKNOWN_KEY"
+  if (e instanceof jose.errors.JWSSignatureVerificationFailed) return "BAD_SIGNATURE"
+  return "INVALID_TOKEN"
+}
+
+/** The token exchange. */
+export class Sts extends Effect.Service<Sts>()("@arbor/core/Sts", {
+  effect: Effect.gen(function*() {
+    const store = yield* Store
+    const tokens = yield* TokenIssuer
+    const issuerKeys = yield* IssuerKeys
+    const identities = yield* Repository.make(Identity.table, Identity.Identity)
+    const authUrl = tokens.issuer
+    const defaultAudiences = [authUrl, new URL(authUrl).hostname]
+
+    /** Static keys as key sets, parsed once per document. */
+    const staticKeySets = new Map<string, ReturnType<typeof jose.createLocalJWKSet>>()
+    const staticKeySet = (jwks: string) => {
+      let keySet = staticKeySets.get(jwks)
+      if (keySet === undefined) {
+        keySet = jose.createLocalJWKSet(JSON.parse(jwks) as jose.JSONWebKeySet)
+        if (staticKeySets.size >= 1000) staticKeySets.delete(staticKeySets.keys().next().value!)
+        staticKeySets.set(jwks, keySet)
+      }
+      return keySet
+    }
+
+    const verify = (token: string, keySet: ReturnType<typeof jose.createLocalJWKSet>, at: number) =>
+      Effect.tryPromise({
+        try: () =>
+          jose.jwtVerify(token, keySet, {
+            algorithms: [...algorithms],
+            requiredClaims: ["exp", "iss", "sub"],
+            clockTolerance: clockToleranceSeconds,
+            currentDate: new Date(at)
+          }),
+        catch: (e) => ({ reason: reasonOf(e), detail: e instanceof Error ? e.message : String(e) })
+      })
+
+    /** Records the exchange on the identity; fails if it was deleted meanwhile. */
+    const markSeen = (uid: Uid.Uid, at: number) =>
+      Repository.orInternal(store.transaction(Effect.gen(function*() {
+        const current = yield* identities.get(uid)
+        if (Option.isNone(current)) return false
+        yield* unexpectedConflict(identities.update(
+          new Identity.Identity({ ...current.value, lastSeenTime: DateTime.unsafeMake(at) }, trusted)
+        ))
+        return true
+      })))
+
+    return {
+      /** The audiences an API token may be requested for. */
+      audiences: tokens.audiences,
+
+      /** Exchanges a workload's OIDC token for an API token of `identity`. */
+      exchange: (
+        request: ExchangeRequest
+      ): Effect.Effect<Exchanged, InvalidArgument | Unauthenticated | PermissionDenied | Internal> =>
+        Effect.gen(function*() {
+          const token = request.token.trim()
+          if (token === "") {
+            return yield* new Unauthenticated({ why: "a bearer token is required", reason: "MISSING_TOKEN" })
+          }
+          const audience = request.audience ?? ""
+          if (!tokens.audiences.includes(audience)) {
+            return yield* InvalidArgument.field(
+              "aud",
+              audience === "" ? "is required" : "must be the API's base URL or another configured audience"
+            )
+          }
+          if (!Uid.isUid(request.identity)) {
+            return yield* InvalidArgument.field("identity", "must be the uid of an identity")
+          }
+          const uid = request.identity
+          const deny = (reason: string, detail: string) =>
+            new PermissionDenied({ capability: "identity.assume", resource: uid, logDetail: `${reason}: ${detail}` })
+
+          let header: jose.ProtectedHeaderParameters
+          let payload: jose.JWTPayload
+          try {
+            header = jose.decodeProtectedHeader(token)
+            payload = jose.decodeJwt(token)
+          } catch {
+            return yield* new Unauthenticated({ why: "the bearer token is not a JWT", reason: "MALFORMED_TOKEN" })
+          }
+          if (tokens.isOwn(token)) {
+            return yield* deny("OWN_TOKEN", "an API token of this service is not an upstream token")
+          }
+          if (!(algorithms as ReadonlyArray<string>).includes(header.alg ?? "none")) {
+            return yield* deny("ALGORITHM_NOT_ALLOWED", `alg ${header.alg}`)
+          }
+          const iss = payload.iss
+          if (typeof iss !== "string") return yield* deny("MISSING_CLAIM", "the token has no iss")
+
+          const found = yield* identities.get(uid)
+          if (Option.isNone(found)) return yield* deny("UNKNOWN_IDENTITY", "no such identity")
+          const identity = found.value
+          const at = yield* Clock.currentTimeMillis
+
+          const match: ClaimMatch.ClaimMatch = identity.staticKeys === undefined
+            ? identity.claimMatch ?? {}
+            : { issuer: identity.staticKeys.issuer, subject: identity.staticKeys.subject }
+          if (!ClaimMatch.issuerMatches(match, iss)) {
+            return yield* deny("CLAIM_MISMATCH", `iss ${iss} does not match`)
+          }
+          let keySet: ReturnType<typeof jose.createLocalJWKSet>
+          if (identity.staticKeys !== undefined) {
+            if (at >= identity.staticKeys.expirationTime.epochMillis) {
+              return yield* deny("STATIC_KEYS_EXPIRED", "the identity's static keys have expired")
+            }
+            keySet = staticKeySet(identity.staticKeys.issuerKeys)
+          } else {
+            keySet = (yield* issuerKeys.get(iss, header.kid).pipe(
+              Effect.mapError((e) => deny(e.reason, e.detail))
+            )).keySet
+          }
+          const verified = yield* verify(token, keySet, at).pipe(Effect.mapError((e) => deny(e.reason, e.detail)))
+          const claims = verified.payload
+          if (typeof claims.iat === "number" && claims.iat * 1000 > at + clockToleranceSeconds * 1000) {
+            return yield* deny("TOKEN_NOT_YET_VALID", "iat is in the future")
+          }
+          const rejected = ClaimMatch.mismatch(match, claims, defaultAudiences)
+          if (rejected !== undefined) return yield* deny("CLAIM_MISMATCH", `claim ${rejected} does not match`)
+
+          if (!(yield* markSeen(uid, at))) return yield* deny("UNKNOWN_IDENTITY", "deleted during the exchange")
+          const minted = yield* tokens.mint(
+            uid,
+            { iss, sub: claims.sub!, ...(claims.aud ? { aud: claims.aud } : {}) },
+            audience
+          )
+          return { ...minted, identity: uid }
+        })
+    }
+  }),
+  dependencies: [IssuerKeys.Default]
+}) {}

@@ -1,0 +1,102 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as TestClock from "effect/TestClock"
+import * as jose from "jose"
+import { TokenIssuer, Uid } from "../src/index.js"
+
+const settings = Layer.succeed(TokenIssuer.TokenSettings, {
+  issuer: "https://auth.arbor.invalid",
+  audience: "https://api.arbor.invalid"
+})
+const identity = Uid.unsafeMake("0123456789abcdef0123456789abcdef01234567")
+const actor = { iss: "https://ci.invalid", sub: "job" }
+
+/** An issuer over `keys`; two issuers over one store behave as two processes sharing a data directory. */
+const issuerOver = (keys: Layer.Layer<TokenIssuer.SigningKeys>) =>
+  Effect.map(
+    Layer.build(TokenIssuer.TokenIssuer.Default.pipe(Layer.provide(Layer.merge(keys, settings)))),
+    Context.get(TokenIssuer.TokenIssuer)
+  )
+
+const kidOf = (token: string) => jose.decodeProtectedHeader(token).kid
+
+describe("TokenIssuer", () => {
+  it.scoped("tokens carry the claims of DECISIONS §7 and verify", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(Date.parse("2026-11-22T00:00:00Z"))
+      const issuer = yield* issuerOver(TokenIssuer.SigningKeys.layerMemory)
+      const { expiry, token } = yield* issuer.mint(identity, actor)
+      const claims = jose.decodeJwt(token)
+      assert.strictEqual(claims.iss, "https://auth.arbor.invalid")
+      assert.strictEqual(claims.aud, "https://api.arbor.invalid")
+      assert.strictEqual(claims.sub, identity)
+      assert.strictEqual(claims.exp! - claims.iat!, 3600)
+      assert.deepStrictEqual(claims.act, actor)
+      assert.strictEqual(expiry.epochMillis, claims.exp! * 1000)
+      assert.strictEqual((yield* issuer.verify(token)).identity, identity)
+      yield* TestClock.adjust("3661 seconds")
+      assert.strictEqual((yield* Effect.flip(issuer.verify(token))).reason, "ERR_JWT_EXPIRED")
+    }))
+
+  it.scoped("after a rotation new tokens carry the new kid; old tokens verify until they expire", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(Date.parse("2026-11-22T00:00:00Z"))
+      const issuer = yield* issuerOver(TokenIssuer.SigningKeys.layerMemory)
+      const before = (yield* issuer.mint(identity, actor)).token
+      yield* TestClock.adjust("30 minutes")
+      const kid = yield* issuer.rotate
+      const after = (yield* issuer.mint(identity, actor)).token
+      assert.strictEqual(kidOf(after), kid)
+      assert.notStrictEqual(kidOf(before), kid)
+      assert.strictEqual((yield* issuer.verify(before)).identity, identity)
+      assert.strictEqual((yield* issuer.jwks).keys.length, 2)
+      // The retired key is dropped once every token it signed has expired.
+      yield* TestClock.adjust("61 minutes")
+      assert.deepStrictEqual((yield* issuer.jwks).keys.map((k) => k.kid), [kid])
+      assert.strictEqual((yield* Effect.flip(issuer.verify(before))).reason, "ERR_JWKS_NO_MATCHING_KEY")
+    }))
+
+  it.scoped("an issuer takes up a rotation made by another process sharing its key store", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(Date.parse("2026-11-22T00:00:00Z"))
+      const shared = yield* Layer.build(TokenIssuer.SigningKeys.layerMemory)
+      const keys = Layer.succeedContext(shared)
+      const server = yield* issuerOver(keys)
+      const admin = yield* issuerOver(keys)
+      const kid = yield* admin.rotate
+      // A token of the new key is verified at once: the unknown kid makes the server reload.
+      const fresh = (yield* admin.mint(identity, actor)).token
+      assert.strictEqual((yield* server.verify(fresh)).identity, identity)
+      assert.strictEqual(kidOf((yield* server.mint(identity, actor)).token), kid)
+    }))
+
+  it.scoped("rotateIfOlderThan rotates only a key older than the limit", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(Date.parse("2026-11-22T00:00:00Z"))
+      const issuer = yield* issuerOver(TokenIssuer.SigningKeys.layerMemory)
+      assert.isFalse(yield* issuer.rotateIfOlderThan("30 days"))
+      yield* TestClock.adjust("30 days")
+      assert.isTrue(yield* issuer.rotateIfOlderThan("30 days"))
+      assert.isFalse(yield* issuer.rotateIfOlderThan("30 days"))
+    }))
+
+  it.scoped("tokens of another issuer, audience or algorithm are refused", () =>
+    Effect.gen(function*() {
+      const issuer = yield* issuerOver(TokenIssuer.SigningKeys.layerMemory)
+      const { privateKey } = yield* Effect.promise(() => jose.generateKeyPair("ES256"))
+      const now = Math.floor(Date.now() / 1000)
+      const forged = yield* Effect.promise(() =>
+        new jose.SignJWT({}).setProtectedHeader({ alg: "ES256", kid: "x" }).setIssuer("https://auth.arbor.invalid")
+          .setAudience("https://api.arbor.invalid").setSubject(identity).setIssuedAt(now).setExpirationTime(now + 60)
+          .sign(privateKey)
+      )
+      const unsigned = `${jose.base64url.encode(JSON.stringify({ alg: "none" }))}.${
+        jose.base64url.encode(JSON.stringify({ iss: "https://auth.arbor.invalid", sub: identity, exp: now + 60 }))
+      }.`
+      for (const token of [forged, unsigned, "not a token"]) {
+        assert.strictEqual((yield* Effect.flip(issuer.verify(token)))._tag, "Unauthenticated")
+      }
+    }))
+})
