@@ -3,34 +3,13 @@
  * `node:http` server answering the same bytes from memory (the floor), each in its own process, driven by
  * autocannon from this one, in alternating rounds of the same run.
  */
-import autocannon from "autocannon"
 import { type ChildProcess, spawn } from "node:child_process"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
-import { createServer } from "node:net"
+import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import type { Comparison, Figure } from "./Harness.js"
 import { section } from "./Harness.js"
-
-const root = fileURLToPath(new URL("../../../", import.meta.url))
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const probe = createServer().listen(0, "127.0.0.1", () => {
-      const address = probe.address() as { port: number }
-      probe.close(() => resolve(address.port))
-    })
-  })
-
-const waitReady = async (url: string) => {
-  for (let i = 0; i < 300; i++) {
-    const ok = await fetch(url, { signal: AbortSignal.timeout(1000) }).then((r) => r.ok, () => false)
-    if (ok) return
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  throw new Error(`${url} did not become ready`)
-}
+import { freePort, type Load, load, median, startArbor, waitReady } from "./Servers.js"
 
 /** A bare server answering fixed bytes per path: what a response costs with nothing behind it. */
 const bareServer = `
@@ -43,45 +22,14 @@ http.createServer((req, res) => {
 }).listen(Number(process.env.PORT), "127.0.0.1")
 `
 
-interface Load {
-  readonly rps: number
-  readonly p99: number
-}
-
-const load = (url: string, token: string, seconds: number): Promise<Load> =>
-  new Promise((resolve, reject) => {
-    autocannon(
-      { url, connections: 50, duration: seconds, headers: { authorization: `Bearer ${token}` } },
-      (error, result) => {
-        if (error) return reject(error)
-        if (result.non2xx > 0 || result.errors > 0) {
-          return reject(new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`))
-        }
-        resolve({ rps: result.requests.average, p99: result.latency.p99 })
-      }
-    )
-  })
-
-const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
-
 /** Runs the suite; returns its report section. */
 export const run = async (scale: number): Promise<string> => {
   const dir = mkdtempSync(join(tmpdir(), "arbor-bench-http-"))
   const children: Array<ChildProcess> = []
   try {
-    const port = await freePort()
-    const base = `http://127.0.0.1:${port}`
-    const server = spawn(process.execPath, [join(root, "packages/http/dist/main.js")], {
-      env: { ...process.env, PORT: String(port), ARBOR_DATA_DIR: join(dir, ".arbor") },
-      stdio: "ignore"
-    })
-    children.push(server)
-    await waitReady(`${base}/readyz`)
-    const token = readFileSync(join(dir, ".arbor", "bootstrap-token"), "utf8").trim()
+    const { base, child, org, token } = await startArbor(join(dir, ".arbor"))
+    children.push(child)
     const auth = { authorization: `Bearer ${token}`, "content-type": "application/json" }
-    const org = ((await (await fetch(`${base}/iam/v2beta1/groups?uidp.in_root=true`, { headers: auth })).json()) as {
-      groups: Array<{ uid: string }>
-    }).groups[0]!.uid
     for (let i = 0; i < 200; i++) {
       await fetch(`${base}/iam/v2beta1/groups/${org}`, {
         method: "POST",

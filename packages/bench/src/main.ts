@@ -8,10 +8,12 @@ import { fileURLToPath } from "node:url"
 import { machine } from "./Harness.js"
 import * as Http from "./http.js"
 import * as Sqlite from "./sqlite.js"
+import * as Sts from "./sts.js"
 
 const suites: Record<string, (scale: number) => Promise<string>> = {
   sqlite: Sqlite.run,
-  http: Http.run
+  http: Http.run,
+  sts: Sts.run
 }
 
 const scale = Number(process.env.ARBOR_BENCH_SCALE ?? "1")

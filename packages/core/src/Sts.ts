@@ -6,8 +6,10 @@
  */
 import * as Clock from "effect/Clock"
 import * as DateTime from "effect/DateTime"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
 import * as jose from "jose"
 import * as ClaimMatch from "./ClaimMatch.js"
 import type { Internal } from "./Errors.js"
@@ -40,6 +42,9 @@ export interface Exchanged {
 /** Upstream signature algorithms: asymmetric only, never `none` or HMAC. */
 export const algorithms = ["RS256", "RS384", "RS512", "PS256", "ES256", "ES384", "EdDSA"] as const
 
+/** How soon after an exchange its identity's `lastSeenTime` is written. */
+export const lastSeenInterval = Duration.millis(250)
+
 /** How far `iat` and `nbf` may be in the future, and `exp` in the past, in seconds. */
 export const clockToleranceSeconds = 60
 
@@ -56,7 +61,7 @@ const reasonOf = (e: unknown): string => {
 
 /** The token exchange. */
 export class Sts extends Effect.Service<Sts>()("@arbor/core/Sts", {
-  effect: Effect.gen(function*() {
+  scoped: Effect.gen(function*() {
     const store = yield* Store
     const tokens = yield* TokenIssuer
     const issuerKeys = yield* IssuerKeys
@@ -88,16 +93,38 @@ export class Sts extends Effect.Service<Sts>()("@arbor/core/Sts", {
         catch: (e) => ({ reason: reasonOf(e), detail: e instanceof Error ? e.message : String(e) })
       })
 
-    /** Records the exchange on the identity; fails if it was deleted meanwhile. */
-    const markSeen = (uid: Uid.Uid, at: number) =>
-      Repository.orInternal(store.transaction(Effect.gen(function*() {
-        const current = yield* identities.get(uid)
-        if (Option.isNone(current)) return false
-        yield* unexpectedConflict(identities.update(
-          new Identity.Identity({ ...current.value, lastSeenTime: DateTime.unsafeMake(at) }, trusted)
-        ))
-        return true
-      })))
+    /**
+     * Exchanges not yet recorded on their identities: written together every `lastSeenInterval` (one write per
+     * identity however many exchanges it made), and at shutdown.
+     */
+    let unrecorded = new Map<Uid.Uid, number>()
+    const recordLastSeen = Effect.suspend(() => {
+      if (unrecorded.size === 0) return Effect.void
+      const batch = unrecorded
+      unrecorded = new Map()
+      return Repository.orInternal(
+        store.transaction(
+          Effect.forEach(
+            batch,
+            ([uid, at]) =>
+              Effect.flatMap(
+                identities.get(uid),
+                (found) =>
+                  Option.isNone(found) || found.value.lastSeenTime.epochMillis >= at
+                    ? Effect.void
+                    : unexpectedConflict(identities.update(
+                      new Identity.Identity({ ...found.value, lastSeenTime: DateTime.unsafeMake(at) }, trusted)
+                    ))
+              ),
+            { discard: true }
+          )
+        )
+      ).pipe(
+        Effect.catchAll((error) => Effect.logWarning("could not record lastSeenTime", error))
+      )
+    })
+    yield* recordLastSeen.pipe(Effect.repeat(Schedule.spaced(lastSeenInterval)), Effect.forkScoped)
+    yield* Effect.addFinalizer(() => recordLastSeen)
 
     return {
       /** The audiences an API token may be requested for. */
@@ -173,7 +200,7 @@ export class Sts extends Effect.Service<Sts>()("@arbor/core/Sts", {
           const rejected = ClaimMatch.mismatch(match, claims, defaultAudiences)
           if (rejected !== undefined) return yield* deny("CLAIM_MISMATCH", `claim ${rejected} does not match`)
 
-          if (!(yield* markSeen(uid, at))) return yield* deny("UNKNOWN_IDENTITY", "deleted during the exchange")
+          unrecorded.set(uid, at)
           const minted = yield* tokens.mint(
             uid,
             { iss, sub: claims.sub!, ...(claims.aud ? { aud: claims.aud } : {}) },
