@@ -168,6 +168,27 @@ const selfSigned = (claims: Record<string, unknown>, header: Record<string, unkn
       .sign(privateKey)
   })
 
+/** An identity with static keys of an offline issuer (trusted until `expirationTime`), and a token it signed. */
+const offline = (expirationTime?: string) =>
+  Effect.gen(function*() {
+    const { privateKey, publicKey } = yield* Effect.promise(() => jose.generateKeyPair("ES256", { extractable: true }))
+    const publicJwk = { ...(yield* Effect.promise(() => jose.exportJWK(publicKey))), kid: "offline-1" }
+    const { identity } = yield* assumable({
+      staticKeys: {
+        issuer: "https://offline.invalid",
+        subject: "build-42",
+        issuerKeys: JSON.stringify({ keys: [publicJwk] }),
+        ...(expirationTime === undefined ? {} : { expirationTime })
+      }
+    })
+    const upstream = yield* Effect.promise(() =>
+      new jose.SignJWT({ aud: config.authUrl }).setProtectedHeader({ alg: "ES256", kid: "offline-1" })
+        .setIssuer("https://offline.invalid").setSubject("build-42").setIssuedAt().setExpirationTime("5m")
+        .sign(privateKey)
+    )
+    return { identity, upstream }
+  })
+
 describe("token exchange", () => {
   it.scopedLive("a GitHub Actions token assumes its identity; the API token reaches exactly as far as its bindings", () =>
     Effect.gen(function*() {
@@ -269,22 +290,7 @@ describe("token exchange", () => {
 
   it.scopedLive("a static-key identity is assumed offline, with the keys it holds", () =>
     Effect.gen(function*() {
-      const { privateKey, publicKey } = yield* Effect.promise(() =>
-        jose.generateKeyPair("ES256", { extractable: true })
-      )
-      const publicJwk = { ...(yield* Effect.promise(() => jose.exportJWK(publicKey))), kid: "offline-1" }
-      const { identity } = yield* assumable({
-        staticKeys: {
-          issuer: "https://offline.invalid",
-          subject: "build-42",
-          issuerKeys: JSON.stringify({ keys: [publicJwk] })
-        }
-      })
-      const upstream = yield* Effect.promise(() =>
-        new jose.SignJWT({ aud: config.authUrl }).setProtectedHeader({ alg: "ES256", kid: "offline-1" })
-          .setIssuer("https://offline.invalid").setSubject("build-42").setIssuedAt().setExpirationTime("5m")
-          .sign(privateKey)
-      )
+      const { identity, upstream } = yield* offline()
       assert.strictEqual((yield* exchange(upstream, identity)).status, 200)
     }).pipe(Effect.provide(server)))
 
@@ -509,23 +515,7 @@ describe("token exchange refuses", () => {
 
   it.scopedLive("a static-key identity whose keys have expired", () =>
     Effect.gen(function*() {
-      const { privateKey, publicKey } = yield* Effect.promise(() =>
-        jose.generateKeyPair("ES256", { extractable: true })
-      )
-      const publicJwk = { ...(yield* Effect.promise(() => jose.exportJWK(publicKey))), kid: "offline-1" }
-      const { identity } = yield* assumable({
-        staticKeys: {
-          issuer: "https://offline.invalid",
-          subject: "build-42",
-          issuerKeys: JSON.stringify({ keys: [publicJwk] }),
-          expirationTime: new Date(Date.now() - 1000).toISOString()
-        }
-      })
-      const upstream = yield* Effect.promise(() =>
-        new jose.SignJWT({ aud: config.authUrl }).setProtectedHeader({ alg: "ES256", kid: "offline-1" })
-          .setIssuer("https://offline.invalid").setSubject("build-42").setIssuedAt().setExpirationTime("5m")
-          .sign(privateKey)
-      )
+      const { identity, upstream } = yield* offline(new Date(Date.now() - 1000).toISOString())
       assert.strictEqual(denied(yield* exchange(upstream, identity), identity), "STATIC_KEYS_EXPIRED")
     }).pipe(Effect.provide(server)))
 
