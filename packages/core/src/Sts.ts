@@ -127,9 +127,6 @@ export class Sts extends Effect.Service<Sts>()("@arbor/core/Sts", {
     yield* Effect.addFinalizer(() => recordLastSeen)
 
     return {
-      /** The audiences an API token may be requested for. */
-      audiences: tokens.audiences,
-
       /** Exchanges a workload's OIDC token for an API token of `identity`. */
       exchange: (
         request: ExchangeRequest
@@ -186,7 +183,9 @@ export class Sts extends Effect.Service<Sts>()("@arbor/core/Sts", {
             if (at >= identity.staticKeys.expirationTime.epochMillis) {
               return yield* deny("STATIC_KEYS_EXPIRED", "the identity's static keys have expired")
             }
-            keySet = staticKeySet(identity.staticKeys.issuerKeys)
+            const parsed = Option.liftThrowable(staticKeySet)(identity.staticKeys.issuerKeys)
+            if (Option.isNone(parsed)) return yield* deny("INVALID_STATIC_KEYS", "the stored keys do not parse")
+            keySet = parsed.value
           } else {
             keySet = (yield* issuerKeys.get(iss, header.kid).pipe(
               Effect.mapError((e) => deny(e.reason, e.detail))
