@@ -84,7 +84,12 @@ describe("durability", () => {
           const groups = yield* Groups.Groups
           for (const [uid, name] of created) {
             const group = yield* groups.get(Principal.system, uid)
-            assert.strictEqual(group.name, name, `round ${round}: acknowledged write to ${uid} lost`)
+            // The last acknowledged name, or the rename the writer may have committed but not yet acknowledged.
+            const pending = /^(r\d+)-g(\d+)$/.exec(name)
+            const later = pending !== null && Number(pending[2]) % 3 === 0
+              ? [`${pending[1]}-renamed-${pending[2]}`]
+              : []
+            assert.include([name, ...later], group.name, `round ${round}: acknowledged write to ${uid} lost`)
           }
         }).pipe(Effect.provide(engineOn(filename)))
       }
