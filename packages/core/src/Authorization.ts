@@ -61,6 +61,9 @@ export class Authorization extends Effect.Service<Authorization>()("@arbor/core/
   effect: Effect.gen(function*() {
     const bindings = yield* Repository.make(RoleBinding.table, RoleBinding.Record)
     const roles = yield* Repository.make(Role.table, Role.Role)
+    const builtIn: ReadonlyMap<string, ReadonlySet<Capability>> = new Map(
+      Role.builtIns.map((r) => [r.uid, new Set(r.capabilities)])
+    )
 
     const grants = (principal: Principal): Effect.Effect<Grants, Internal> =>
       principal._tag === "System" ? Effect.succeed(everything) : Effect.gen(function*() {
@@ -69,9 +72,8 @@ export class Authorization extends Effect.Service<Authorization>()("@arbor/core/
           order: [{ column: "uid", direction: "asc" }]
         })
         const roleUids = [...new Set(held.map((b) => b.roleUid))]
-        const capabilities = new Map<string, ReadonlySet<Capability>>()
-        for (const r of Role.builtIns) capabilities.set(r.uid, new Set(r.capabilities))
-        const custom = yield* roles.getMany(roleUids.filter((uid) => !capabilities.has(uid)))
+        const capabilities = new Map(builtIn)
+        const custom = yield* roles.getMany(roleUids.filter((uid) => !builtIn.has(uid)))
         for (const r of custom) capabilities.set(r.uid, new Set(r.capabilities))
         return new Grants(
           false,

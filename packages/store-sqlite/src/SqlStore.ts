@@ -49,19 +49,22 @@ export const make = (dialect: Dialect): Effect.Effect<SqlStoreService, never, Sq
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const column = (name: string) => sql(snake(name))
-    const columnTypes = new Map<string, ReadonlyMap<string, Store.ColumnType>>()
-    const typesOf = (table: Table) => {
-      let types = columnTypes.get(table.name)
-      if (types === undefined) {
-        types = new Map(Object.entries(table.columns).map(([name, c]) => [name, c.type]))
-        columnTypes.set(table.name, types)
+    type Column = { readonly name: string; readonly stored: string; readonly type: Store.ColumnType }
+    type Columns = { readonly list: ReadonlyArray<Column>; readonly byName: ReadonlyMap<string, Column> }
+    const columnsByTable = new Map<string, Columns>()
+    const columnsOf = (table: Table) => {
+      let columns = columnsByTable.get(table.name)
+      if (columns === undefined) {
+        const list = Object.entries(table.columns).map(([name, c]) => ({ name, stored: snake(name), type: c.type }))
+        columns = { list, byName: new Map(list.map((c) => [c.name, c])) }
+        columnsByTable.set(table.name, columns)
       }
-      return types
+      return columns
     }
 
     const encodeValue = (table: Table, name: string, value: unknown): unknown => {
       if (value === null || value === undefined) return null
-      switch (typesOf(table).get(name)) {
+      switch (columnsOf(table).byName.get(name)?.type) {
         case "boolean":
           return dialect.encodeBoolean(value as boolean)
         case "json":
@@ -73,15 +76,15 @@ export const make = (dialect: Dialect): Effect.Effect<SqlStoreService, never, Sq
 
     const encodeRow = (table: Table, row: Row): Record<string, unknown> => {
       const out: Record<string, unknown> = { uid: row.uid, parent: row.parent ?? null }
-      for (const name of Object.keys(table.columns)) out[snake(name)] = encodeValue(table, name, row[name])
+      for (const c of columnsOf(table).list) out[c.stored] = encodeValue(table, c.name, row[c.name])
       return out
     }
 
     const decodeRow = (table: Table) => (raw: Record<string, unknown>): Row => {
       const out: Record<string, unknown> = { uid: raw.uid, parent: raw.parent ?? null }
-      for (const [name, c] of Object.entries(table.columns)) {
-        const value = raw[snake(name)]
-        out[name] = value === null || value === undefined
+      for (const c of columnsOf(table).list) {
+        const value = raw[c.stored]
+        out[c.name] = value === null || value === undefined
           ? null
           : c.type === "boolean"
           ? dialect.decodeBoolean(value)
