@@ -15,7 +15,7 @@ import { join } from "node:path"
 import { promisify } from "node:util"
 import * as Bootstrap from "../src/Bootstrap.js"
 import * as Server from "../src/Server.js"
-import { testConfig } from "./support.js"
+import { quiet, testConfig } from "./support.js"
 
 const readme = readFileSync(new URL("../../../README.md", import.meta.url), "utf8")
 
@@ -41,6 +41,7 @@ describe("README", () => {
         Server.http(config).pipe(
           Layer.provide(Layer.effectDiscard(Bootstrap.run(config))),
           Layer.provideMerge(Server.engine(config)),
+          Layer.provide(quiet),
           Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
         )
       )

@@ -4,6 +4,8 @@ import { NodeHttpClient, NodeHttpServer } from "@effect/platform-node"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
 import { mkdtempSync } from "node:fs"
 import { createServer } from "node:http"
 import { tmpdir } from "node:os"
@@ -30,10 +32,17 @@ export const testConfig = (overrides: Partial<ServerConfig> = {}): ServerConfig 
   ...overrides
 })
 
+/** The default logger, for warnings and errors only: a test's output is not buried under request lines. */
+export const quiet = Logger.replace(
+  Logger.defaultLogger,
+  Logger.filterLogLevel(Logger.defaultLogger, LogLevel.greaterThanEqual(LogLevel.Warning))
+)
+
 /** A real server listening on 127.0.0.1 (a random port), its engine, and an HTTP client aimed at it. */
 export const testServer = (config: ServerConfig = testConfig()) =>
   Server.http(config).pipe(
     Layer.provideMerge(Server.engine(config)),
+    Layer.provide(quiet),
     Layer.provideMerge(
       HttpServer.layerTestClient.pipe(
         Layer.provide(NodeHttpClient.layerWithoutAgent),
