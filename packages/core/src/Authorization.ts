@@ -71,14 +71,14 @@ export class Authorization extends Effect.Service<Authorization>()("@arbor/core/
           conditions: [{ _tag: "Equals", column: "identityUid", value: principal.uid }],
           order: [{ column: "uid", direction: "asc" }]
         })
-        const roleUids = [...new Set(held.map((b) => b.roleUid))]
-        const capabilities = new Map(builtIn)
-        const custom = yield* roles.getMany(roleUids.filter((uid) => !builtIn.has(uid)))
-        for (const r of custom) capabilities.set(r.uid, new Set(r.capabilities))
+        const customUids = [...new Set(held.map((b) => b.roleUid))].filter((uid) => !builtIn.has(uid))
+        const custom = new Map(
+          (yield* roles.getMany(customUids)).map((r) => [r.uid, new Set(r.capabilities)] as const)
+        )
         return new Grants(
           false,
           held.flatMap((b) => {
-            const caps = capabilities.get(b.roleUid)
+            const caps = builtIn.get(b.roleUid) ?? custom.get(b.roleUid)
             return caps === undefined ? [] : [{ group: b.parent, capabilities: caps }]
           })
         )

@@ -4,7 +4,7 @@
  * `uid`, `createTime` and `updateTime` to `id`, `createdAt` and `updatedAt` and spells capabilities dotted.
  */
 import type { Role as CoreRole } from "@arbor/core"
-import { Capability } from "@arbor/core"
+import { Capability, ClaimMatch } from "@arbor/core"
 import * as DateTime from "effect/DateTime"
 import * as Schema from "effect/Schema"
 
@@ -71,22 +71,11 @@ export const Group = resource("Group", {
   ...times
 }, (g) => ({ ...g, resourceLimits: {} }))
 
-const ClaimMatch = Schema.Struct({
-  issuer: Schema.optional(Schema.String),
-  issuerPattern: Schema.optional(Schema.String),
-  subject: Schema.optional(Schema.String),
-  subjectPattern: Schema.optional(Schema.String),
-  audience: Schema.optional(Schema.String),
-  audiencePattern: Schema.optional(Schema.String),
-  claims: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
-  claimPatterns: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
-})
-
 export const Identity = resource("Identity", {
   uid: Uid,
   name: Schema.String,
   description: Schema.String,
-  claimMatch: Schema.optional(ClaimMatch),
+  claimMatch: Schema.optional(ClaimMatch.ClaimMatch),
   staticKeys: Schema.optional(Schema.Struct({
     issuer: Schema.String,
     subject: Schema.String,
