@@ -3,6 +3,7 @@
  */
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import type { Grants } from "./Authorization.js"
 import type { StaticKeys } from "./ClaimMatch.js"
 import { issuerUrlError } from "./ClaimMatch.js"
 import { FieldViolation, InvalidArgument } from "./Errors.js"
@@ -12,8 +13,9 @@ import * as Group from "./Group.js"
 import * as Identity from "./Identity.js"
 import { commit, conflict, operations, orNotFound, trusted } from "./internal/operations.js"
 import * as Resources from "./internal/resources.js"
+import { requireAll } from "./internal/roles.js"
 import * as Lists from "./Lists.js"
-import type { Principal } from "./Principal.js"
+import * as Principal from "./Principal.js"
 import * as Repository from "./Repository.js"
 import * as RoleBinding from "./RoleBinding.js"
 import * as Uid from "./Uid.js"
@@ -101,14 +103,26 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
         return yield* Effect.forEach(held, (b) => Events.make("deleted", "role_binding", b.uid))
       })
 
+    /**
+     * No escalation through identities (DECISIONS §7): whoever changes how an identity is assumed could then act as
+     * it, so they must hold every capability the identity holds, at each group where it holds it.
+     */
+    const requireEverythingHeldBy = (grants: Grants, identity: Uid.Uid) =>
+      Effect.flatMap(
+        authorization.grants(Principal.identity(identity)),
+        (held) =>
+          Effect.forEach(held.grants, (g) => requireAll(grants, [...g.capabilities], g.group), { discard: true })
+      )
+
     return {
       /** Identities the caller may list (`identity.list` at their group or above). */
-      list: (principal: Principal, options: Lists.ListOptions = {}) => Lists.list(ops, spec, principal, options),
+      list: (principal: Principal.Principal, options: Lists.ListOptions = {}) =>
+        Lists.list(ops, spec, principal, options),
 
-      get: (principal: Principal, uid: string) => Resources.get(ops, kind, principal, uid),
+      get: (principal: Principal.Principal, uid: string) => Resources.get(ops, kind, principal, uid),
 
       /** Creates an identity in group `groupUid`. */
-      create: (principal: Principal, groupUid: string, input: Identity.CreateIdentity) =>
+      create: (principal: Principal.Principal, groupUid: string, input: Identity.CreateIdentity) =>
         Effect.gen(function*() {
           const group = yield* Uid.parse(groupUid, "parent")
           yield* authorization.check(principal, "identity.create", group)
@@ -135,9 +149,15 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
 
       /**
        * Updates an identity: the fields present in `patch`, or those named by `updateMask`. `claimMatch` and
-       * `staticKeys` are one choice: setting one clears the other.
+       * `staticKeys` are one choice: setting one clears the other. Changing either needs, besides `identity.update`,
+       * every capability the identity holds through its bindings, where it holds them.
        */
-      update: (principal: Principal, uid: string, patch: Partial<Identity.CreateIdentity>, updateMask?: string) =>
+      update: (
+        principal: Principal.Principal,
+        uid: string,
+        patch: Partial<Identity.CreateIdentity>,
+        updateMask?: string
+      ) =>
         Resources.update(
           ops,
           kind,
@@ -146,7 +166,7 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
           uid,
           patch,
           updateMask,
-          (current, { body, mask, updateTime }) =>
+          (current, { body, grants, mask, updateTime }) =>
             Effect.gen(function*() {
               const changed = FieldMask.changed(body, mask, Identity.fields)
               const merged = FieldMask.apply(asInput(current), body, mask, Identity.fields)
@@ -157,6 +177,9 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
                 delete merged.claimMatch
               }
               const fields = yield* validate(merged, current.createTime)
+              if (Identity.assumption(fields) !== Identity.assumption(current)) {
+                yield* requireEverythingHeldBy(grants, current.uid)
+              }
               return new Identity.Identity({
                 uid: current.uid,
                 ...fields,
@@ -169,7 +192,7 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
         ),
 
       /** Deletes an identity and, atomically, every role binding that references it. */
-      delete: (principal: Principal, uid: string) =>
+      delete: (principal: Principal.Principal, uid: string) =>
         Resources.remove(ops, kind, principal, uid, { before: deleteBindings })
     }
   })

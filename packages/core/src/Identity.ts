@@ -30,6 +30,24 @@ export class Identity extends Schema.Class<Identity>("@arbor/core/Identity")({
   }
 }
 
+/** How an identity is assumed (its claim match or static keys), as one comparable string. */
+export const assumption = (identity: {
+  readonly claimMatch?: ClaimMatch | undefined
+  readonly staticKeys?: StaticKeys | undefined
+}): string =>
+  canonicalJson({
+    claimMatch: identity.claimMatch ?? null,
+    staticKeys: identity.staticKeys === undefined
+      ? null
+      : { ...identity.staticKeys, expirationTime: identity.staticKeys.expirationTime.epochMillis }
+  })
+
+const canonicalJson = (value: unknown): string =>
+  JSON.stringify(value, (_, v) =>
+    typeof v === "object" && v !== null && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).filter(([, x]) => x !== undefined).sort(([a], [b]) => a < b ? -1 : 1))
+      : v)
+
 /** What a caller gives to create an identity. */
 export const CreateIdentity = Schema.Struct({
   name: Name,

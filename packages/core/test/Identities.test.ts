@@ -4,8 +4,9 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
 import { generateKeyPairSync } from "node:crypto"
-import { Arbor, Identities, Principal, Role, RoleBindings, Settings } from "../src/index.js"
-import { claimMatch, organization } from "./fixtures.js"
+import type { Errors } from "../src/index.js"
+import { Arbor, Identities, Principal, Role, RoleBindings, Roles, Settings } from "../src/index.js"
+import { claimMatch, folder, organization, principalWith } from "./fixtures.js"
 
 const withArbor = <A, E>(effect: Effect.Effect<A, E, Arbor.Services>) => Effect.provide(effect, Arbor.layerMemory)
 
@@ -191,6 +192,64 @@ describe("Identities", () => {
         assert.strictEqual(back.subject, "b")
         const neither = yield* Effect.flip(identities.update(Principal.system, identity.uid, {}, "claimMatch"))
         assert.deepStrictEqual(fieldsOf(neither), ["claimMatch"])
+      })))
+
+    it.effect("changing how an identity is assumed needs every capability it holds, where it holds it", () =>
+      withArbor(Effect.gen(function*() {
+        const identities = yield* Identities.Identities
+        const org = yield* organization("acme")
+        const team = yield* folder(org.uid, "team")
+        // The victim lives in the team folder but owns the organization.
+        const victim = yield* identities.create(Principal.system, team.uid, {
+          name: "victim",
+          claimMatch: claimMatch("v")
+        })
+        yield* (yield* RoleBindings.RoleBindings).create(Principal.system, org.uid, {
+          identityUid: victim.uid,
+          roleUid: Role.builtInByName("owner")!.uid
+        })
+        // The attacker may update identities in the team folder, nothing more.
+        const keeper = yield* (yield* Roles.Roles).create(Principal.system, org.uid, {
+          name: "identity keeper",
+          capabilities: ["identity.update", "identity.list"]
+        })
+        const attacker = yield* identities.create(Principal.system, team.uid, {
+          name: "a",
+          claimMatch: claimMatch("a")
+        })
+        yield* (yield* RoleBindings.RoleBindings).create(Principal.system, team.uid, {
+          identityUid: attacker.uid,
+          roleUid: keeper.uid
+        })
+        const as = Principal.identity(attacker.uid)
+        const takeover = { issuer: "https://attacker.example", subject: "me" }
+        const staticKeys = { issuer: "https://attacker.example", subject: "me", issuerKeys: publicJwks }
+        for (
+          const [patch, mask] of [
+            [{ claimMatch: takeover }, undefined],
+            [{ claimMatch: { ...victim.claimMatch, claims: { x: "y" } } }, undefined],
+            [{ staticKeys }, undefined],
+            [{ name: "victim", claimMatch: takeover }, "*"]
+          ] as const
+        ) {
+          const denied = yield* Effect.flip(identities.update(as, victim.uid, patch, mask))
+          assert.strictEqual(denied._tag, "PermissionDenied", JSON.stringify(patch))
+          assert.strictEqual((denied as Errors.PermissionDenied).resource, org.uid)
+        }
+        assert.deepStrictEqual((yield* identities.get(Principal.system, victim.uid)).claimMatch, victim.claimMatch)
+        // Names and descriptions need identity.update alone, also as a whole replacement (v1 PUT).
+        const renamed = yield* identities.update(as, victim.uid, { name: "renamed", description: "d" })
+        assert.strictEqual(renamed.name, "renamed")
+        const replaced = yield* identities.update(as, victim.uid, {
+          name: "victim",
+          claimMatch: { ...victim.claimMatch }
+        }, "*")
+        assert.strictEqual(replaced.name, "victim")
+        // Identities holding nothing the caller lacks can be repointed; the organization's owner can repoint any.
+        const own = yield* identities.update(as, attacker.uid, { claimMatch: takeover })
+        assert.strictEqual(own.subject, "me")
+        const owner = yield* principalWith(org.uid, "owner", "owner")
+        assert.strictEqual((yield* identities.update(owner, victim.uid, { claimMatch: takeover })).subject, "me")
       })))
   })
 

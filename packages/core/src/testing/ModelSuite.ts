@@ -66,6 +66,7 @@ const roleCaps: ReadonlyArray<Cap> = [
   "groups.delete",
   "identity.list",
   "identity.create",
+  "identity.update",
   "identity.delete",
   "roles.list",
   "roles.create",
@@ -93,6 +94,8 @@ class Model {
   /** Every group uid ever created, deleted ones included, so commands can aim at missing groups. */
   readonly knownGroups: Array<string> = []
   readonly actorUid = new Map<Actor, string>()
+  /** Who can assume each identity: whoever last set its claim match (the system's identities are left out). */
+  readonly controller = new Map<string, Actor>()
   now = 0
 
   constructor() {
@@ -202,6 +205,13 @@ type Command =
   | { readonly op: "renameGroup"; readonly actor: Actor; readonly target: number; readonly name: string }
   | { readonly op: "deleteGroup"; readonly actor: Actor; readonly target: number }
   | { readonly op: "createIdentity"; readonly actor: Actor; readonly parent: number; readonly name: string }
+  | {
+    readonly op: "updateIdentity"
+    readonly actor: Actor
+    readonly target: number
+    readonly change: "name" | "assumption"
+    readonly name: string
+  }
   | { readonly op: "deleteIdentity"; readonly actor: Actor; readonly target: number }
   | {
     readonly op: "createRole"
@@ -257,6 +267,16 @@ const commandArb: FastCheck.Arbitrary<Command> = FastCheck.oneof(
       op: FastCheck.constant("createIdentity" as const),
       actor: actorArb,
       parent: FastCheck.nat(),
+      name: nameArb
+    }),
+    weight: 2
+  },
+  {
+    arbitrary: FastCheck.record({
+      op: FastCheck.constant("updateIdentity" as const),
+      actor: actorArb,
+      target: FastCheck.nat(),
+      change: FastCheck.constantFrom("name" as const, "assumption" as const),
       name: nameArb
     }),
     weight: 2
@@ -417,6 +437,7 @@ export const suite = <E>(
               updateTime: 0
             })
             model.actorUid.set(actor, identity.uid)
+            model.controller.set(identity.uid, actor)
           }
           const owner = Role.builtInByName("owner")!.uid
           const aliceBinding = yield* bindings.create(Principal.system, org.uid, {
@@ -440,6 +461,7 @@ export const suite = <E>(
                 "role_bindings.create",
                 "role_bindings.delete",
                 "identity.list",
+                "identity.update",
                 "groups.list",
                 "roles.list"
               ]],
@@ -502,10 +524,25 @@ export const suite = <E>(
           const missing = `${org.uid}/ffffffffffffffff`
           model.knownGroups.push(missing)
 
+          /** What each actor can do through every identity it can assume. */
+          const reach = Effect.gen(function*() {
+            const byActor = new Map<Actor, Array<Authorization.Grants>>()
+            for (const [uid, actor] of model.controller) {
+              if (actor === "system" || !model.entities.has(uid)) continue
+              const grants = yield* authorization.grants(Principal.identity(uid as Uid.Uid))
+              byActor.set(actor, [...(byActor.get(actor) ?? []), grants])
+            }
+            return byActor
+          })
+          const reaches = (r: Map<Actor, Array<Authorization.Grants>>, actor: Actor, cap: Cap, group: string) =>
+            (r.get(actor) ?? []).some((g) => g.holds(cap, group))
+
           for (const [index, { advance, command, seed }] of steps.entries()) {
             yield* TestClock.adjust(advance)
             model.now += advance
             const principal = principalOf(command.actor)
+            const reachBefore = yield* reach
+            const actingGrants = yield* authorization.grants(principal)
             const label = `step ${index}: ${JSON.stringify(command)}`
 
             /** Runs the real operation and compares its outcome with the model's prediction. */
@@ -602,7 +639,7 @@ export const suite = <E>(
                 yield* expect(
                   predicted,
                   identities.create(principal, parent, { name: command.name, claimMatch: claimMatch(command.name) }),
-                  (i) =>
+                  (i) => {
                     model.add({
                       kind: "identity",
                       uid: i.uid,
@@ -611,7 +648,36 @@ export const suite = <E>(
                       createTime: model.now,
                       updateTime: model.now
                     })
+                    model.controller.set(i.uid, command.actor)
+                  }
                 )
+                break
+              }
+              case "updateIdentity": {
+                const uid = model.pick("identity", command.target)
+                if (uid === undefined) break
+                const e = model.entities.get(uid)!
+                const repoint = command.change === "assumption"
+                // Repointing an identity needs every capability it holds, at each group where it holds it.
+                const takesOver = model.of("binding").every((b) =>
+                  b.identityUid !== uid ||
+                  (model.entities.get(b.roleUid!)?.caps ?? []).every((c) => model.holds(command.actor, c, b.parent!))
+                )
+                const predicted = !model.holds(command.actor, "identity.update", e.parent!)
+                  ? "PermissionDenied"
+                  : repoint && !takesOver
+                  ? "PermissionDenied"
+                  : !repoint && model.siblingNamed("identity", e.parent, command.name, uid)
+                  ? "AlreadyExists"
+                  : "ok"
+                const patch = repoint
+                  ? { claimMatch: claimMatch(`${command.actor} at step ${index}`) }
+                  : { name: command.name }
+                yield* expect(predicted, identities.update(principal, uid, patch), () => {
+                  if (repoint) model.controller.set(uid, command.actor)
+                  else e.name = command.name
+                  model.nextUpdate(e)
+                })
                 break
               }
               case "deleteIdentity": {
@@ -953,6 +1019,20 @@ export const suite = <E>(
                     grants.holds(cap, group),
                     model.holds(actor, cap, group),
                     `${label} / ${actor} ${cap} at ${group}`
+                  )
+                }
+              }
+            }
+
+            // No actor ever gains a capability, through any identity it can assume, that the step's caller did not
+            // hold itself.
+            for (const [actor, grantsNow] of yield* reach) {
+              for (const grant of grantsNow.flatMap((g) => g.grants)) {
+                for (const cap of grant.capabilities) {
+                  if (reaches(reachBefore, actor, cap, grant.group)) continue
+                  assert.isTrue(
+                    actingGrants.holds(cap, grant.group),
+                    `${label} / ${actor} gained ${cap} at ${grant.group}`
                   )
                 }
               }
