@@ -46,21 +46,6 @@ export const IssuerUrl = Schema.String.pipe(
   }, { identifier: "IssuerUrl" })
 )
 
-const loopbackHosts = new Set(["localhost", "127.0.0.1", "[::1]", "::1"])
-
-/**
- * Why an issuer URL (already known to be http or https) is not acceptable, or undefined: it must be https, or
- * plain http on a loopback host when `allowLoopbackHttp` is set.
- */
-export const issuerUrlError = (issuer: string | undefined, allowLoopbackHttp: boolean): string | undefined => {
-  if (issuer === undefined) return undefined
-  const url = new URL(issuer)
-  if (url.protocol === "https:") return undefined
-  return allowLoopbackHttp && (loopbackHosts.has(url.hostname) || url.hostname.startsWith("127."))
-    ? undefined
-    : "must be an https:// URL"
-}
-
 const ClaimMap = <A, I>(value: Schema.Schema<A, I>) =>
   Schema.Record({ key: Schema.String, value }).pipe(
     Schema.filter((r) => Object.keys(r).length <= 32 || "may hold at most 32 claims")

@@ -5,7 +5,6 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import type { Grants } from "./Authorization.js"
 import type { StaticKeys } from "./ClaimMatch.js"
-import { issuerUrlError } from "./ClaimMatch.js"
 import { FieldViolation, InvalidArgument } from "./Errors.js"
 import * as Events from "./Events.js"
 import * as FieldMask from "./FieldMask.js"
@@ -14,6 +13,7 @@ import * as Identity from "./Identity.js"
 import { commit, conflict, operations, orNotFound, trusted } from "./internal/operations.js"
 import * as Resources from "./internal/resources.js"
 import { requireAll } from "./internal/roles.js"
+import * as IssuerUrl from "./IssuerUrl.js"
 import * as Lists from "./Lists.js"
 import * as Principal from "./Principal.js"
 import * as Repository from "./Repository.js"
@@ -42,11 +42,12 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
     const validate = (input: unknown, createTime: DateTime.Utc) =>
       Effect.gen(function*() {
         const fields = yield* Validation.decode(Identity.CreateIdentity)(input)
-        const { allowLoopbackHttpIssuers } = ops.settings
+        const issuer = (url: string | undefined) =>
+          url === undefined ? undefined : IssuerUrl.error(url, { allowLoopback: ops.settings.allowLoopbackHttpIssuers })
         const latest = DateTime.add(createTime, maxStaticKeysLifetime)
         const violations = [
-          ["claimMatch.issuer", issuerUrlError(fields.claimMatch?.issuer, allowLoopbackHttpIssuers)],
-          ["staticKeys.issuer", issuerUrlError(fields.staticKeys?.issuer, allowLoopbackHttpIssuers)],
+          ["claimMatch.issuer", issuer(fields.claimMatch?.issuer)],
+          ["staticKeys.issuer", issuer(fields.staticKeys?.issuer)],
           [
             "staticKeys.expirationTime",
             fields.staticKeys?.expirationTime !== undefined &&

@@ -4,7 +4,6 @@
  */
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
-import { issuerUrlError } from "./ClaimMatch.js"
 import { InvalidArgument } from "./Errors.js"
 import * as Events from "./Events.js"
 import * as FieldMask from "./FieldMask.js"
@@ -13,6 +12,7 @@ import * as IdentityProvider from "./IdentityProvider.js"
 import { commit, conflict, operations, orNotFound, trusted } from "./internal/operations.js"
 import * as Resources from "./internal/resources.js"
 import { grantable } from "./internal/roles.js"
+import * as IssuerUrl from "./IssuerUrl.js"
 import * as Lists from "./Lists.js"
 import type { Principal } from "./Principal.js"
 import * as Repository from "./Repository.js"
@@ -52,7 +52,7 @@ export class IdentityProviders extends Effect.Service<IdentityProviders>()("@arb
     const validate = (input: unknown) =>
       Effect.gen(function*() {
         const fields = yield* Validation.decode(IdentityProvider.CreateIdentityProvider)(input)
-        const error = issuerUrlError(fields.oidc.issuer, ops.settings.allowLoopbackHttpIssuers)
+        const error = IssuerUrl.error(fields.oidc.issuer, { allowLoopback: ops.settings.allowLoopbackHttpIssuers })
         if (error !== undefined) return yield* InvalidArgument.field("oidc.issuer", error)
         return fields
       })

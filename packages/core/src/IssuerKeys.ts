@@ -1,7 +1,8 @@
 /**
  * The public keys of upstream token issuers, found through OIDC discovery (`{issuer}/.well-known/openid-configuration`,
- * then its `jwks_uri`) with `@effect/platform`'s HttpClient, within strict limits: https only (plain http on loopback
- * when the settings allow it), no redirects, a timeout and a size cap per document. Keys are cached per issuer,
+ * then its `jwks_uri`) with `@effect/platform`'s HttpClient, within strict limits: strict https URLs (`IssuerUrl`;
+ * plain http on loopback when the settings allow it), public addresses only (`Egress`, the client of `Default`), no
+ * redirects, a timeout and a size cap per document. Keys are cached per issuer,
  * refetched when they grow old or a token names an unknown `kid` (at most once per cooldown), and concurrent
  * requests for one issuer share one fetch. A failed refresh keeps serving the keys fetched before.
  */
@@ -16,7 +17,8 @@ import * as FiberId from "effect/FiberId"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as jose from "jose"
-import { issuerUrlError } from "./ClaimMatch.js"
+import * as Egress from "./Egress.js"
+import * as IssuerUrl from "./IssuerUrl.js"
 import { Settings } from "./Settings.js"
 
 /** Why an issuer's keys could not be had; `reason` is for logs. */
@@ -70,12 +72,18 @@ export class IssuerKeys extends Effect.Service<IssuerKeys>()("@arbor/core/Issuer
     /** GETs a JSON document within the limits. */
     const fetchJson = (issuer: string, url: string) =>
       Effect.gen(function*() {
-        const insecure = URL.canParse(url)
-          ? issuerUrlError(url, settings.allowLoopbackHttpIssuers)
-          : "is not a URL"
+        const insecure = IssuerUrl.error(url, { allowLoopback: settings.allowLoopbackHttpIssuers, allowQuery: true })
         if (insecure !== undefined) return yield* unavailable(issuer, "INSECURE_URL", `${url} ${insecure}`)
         const response = yield* client.get(url, { headers: { accept: "application/json" } }).pipe(
-          Effect.mapError((e) => unavailable(issuer, "FETCH_FAILED", `${url}: ${e.message}`))
+          Effect.mapError((e) =>
+            unavailable(
+              issuer,
+              (e.cause as { code?: unknown } | undefined)?.code === Egress.refusedCode
+                ? "ADDRESS_REFUSED"
+                : "FETCH_FAILED",
+              `${url}: ${e.cause instanceof Error ? e.cause.message : e.message}`
+            )
+          )
         )
         if (response.status !== 200) {
           return yield* unavailable(issuer, "FETCH_FAILED", `${url} answered ${response.status}`)
@@ -182,6 +190,8 @@ export class IssuerKeys extends Effect.Service<IssuerKeys>()("@arbor/core/Issuer
        */
       get: (issuer: string, kid?: string): Effect.Effect<Keys, IssuerKeysUnavailable> =>
         Effect.flatMap(Clock.currentTimeMillis, (at) => {
+          const invalid = IssuerUrl.error(issuer, { allowLoopback: settings.allowLoopbackHttpIssuers })
+          if (invalid !== undefined) return Effect.fail(unavailable(issuer, "INVALID_ISSUER", `${issuer} ${invalid}`))
           const entry = entries.get(issuer) ?? { attemptedAt: 0 }
           if (entry.inflight !== undefined) return Deferred.await(entry.inflight)
           const cached = entry.keys
@@ -197,5 +207,6 @@ export class IssuerKeys extends Effect.Service<IssuerKeys>()("@arbor/core/Issuer
           return cached === undefined ? fetched : Effect.orElseSucceed(fetched, () => cached)
         })
     }
-  })
+  }),
+  dependencies: [Egress.layer]
 }) {}

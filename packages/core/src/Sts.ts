@@ -17,7 +17,9 @@ import { InvalidArgument, PermissionDenied, Unauthenticated } from "./Errors.js"
 import * as Identity from "./Identity.js"
 import { trusted, unexpectedConflict } from "./internal/operations.js"
 import { IssuerKeys } from "./IssuerKeys.js"
+import * as IssuerUrl from "./IssuerUrl.js"
 import * as Repository from "./Repository.js"
+import { Settings } from "./Settings.js"
 import { Store } from "./Store.js"
 import { TokenIssuer } from "./TokenIssuer.js"
 import * as Uid from "./Uid.js"
@@ -48,6 +50,12 @@ export const lastSeenInterval = Duration.millis(250)
 /** How far `iat` and `nbf` may be in the future, and `exp` in the past, in seconds. */
 export const clockToleranceSeconds = 60
 
+/**
+ * How long a refused exchange takes at least, whatever refused it: the answer's timing reveals neither whether the
+ * identity exists nor how far the token got.
+ */
+export const denialFloor = Duration.millis(50)
+
 const reasonOf = (e: unknown): string => {
   if (e instanceof jose.errors.JWTExpired) return "TOKEN_EXPIRED"
   if (e instanceof jose.errors.JWTClaimValidationFailed) {
@@ -59,6 +67,18 @@ const reasonOf = (e: unknown): string => {
   return "INVALID_TOKEN"
 }
 
+/** Holds a PermissionDenied back until `denialFloor` has passed since the effect started. */
+const atDenialFloor = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.flatMap(
+    Clock.currentTimeMillis,
+    (started) =>
+      Effect.tapError(effect, (e) =>
+        (e as { _tag?: unknown })._tag === "PermissionDenied"
+          ? Effect.flatMap(Clock.currentTimeMillis, (now) =>
+            Effect.sleep(Duration.millis(Math.max(0, Duration.toMillis(denialFloor) - (now - started)))))
+          : Effect.void)
+  )
+
 /** The token exchange. */
 export class Sts extends Effect.Service<Sts>()("@arbor/core/Sts", {
   scoped: Effect.gen(function*() {
@@ -66,6 +86,7 @@ export class Sts extends Effect.Service<Sts>()("@arbor/core/Sts", {
     const tokens = yield* TokenIssuer
     const issuerKeys = yield* IssuerKeys
     const identities = yield* Repository.make(Identity.table, Identity.Identity)
+    const settings = yield* Settings
     const authUrl = tokens.issuer
     const defaultAudiences = [authUrl, new URL(authUrl).hostname]
 
@@ -166,6 +187,8 @@ export class Sts extends Effect.Service<Sts>()("@arbor/core/Sts", {
           }
           const iss = payload.iss
           if (typeof iss !== "string") return yield* deny("MISSING_CLAIM", "the token has no iss")
+          const invalidIssuer = IssuerUrl.error(iss, { allowLoopback: settings.allowLoopbackHttpIssuers })
+          if (invalidIssuer !== undefined) return yield* deny("INVALID_ISSUER", `iss ${invalidIssuer}`)
 
           const found = yield* identities.get(uid)
           if (Option.isNone(found)) return yield* deny("UNKNOWN_IDENTITY", "no such identity")
@@ -193,6 +216,13 @@ export class Sts extends Effect.Service<Sts>()("@arbor/core/Sts", {
           }
           const verified = yield* verify(token, keySet, at).pipe(Effect.mapError((e) => deny(e.reason, e.detail)))
           const claims = verified.payload
+          if (typeof claims.sub !== "string") return yield* deny("INVALID_CLAIM", "sub is not a string")
+          if (
+            claims.aud !== undefined && typeof claims.aud !== "string" &&
+            !(Array.isArray(claims.aud) && claims.aud.every((a) => typeof a === "string"))
+          ) {
+            return yield* deny("INVALID_CLAIM", "aud is neither a string nor an array of strings")
+          }
           if (typeof claims.iat === "number" && claims.iat * 1000 > at + clockToleranceSeconds * 1000) {
             return yield* deny("TOKEN_NOT_YET_VALID", "iat is in the future")
           }
@@ -202,11 +232,11 @@ export class Sts extends Effect.Service<Sts>()("@arbor/core/Sts", {
           unrecorded.set(uid, at)
           const minted = yield* tokens.mint(
             uid,
-            { iss, sub: claims.sub!, ...(claims.aud ? { aud: claims.aud } : {}) },
+            { iss, sub: claims.sub, ...(claims.aud ? { aud: claims.aud } : {}) },
             audience
           )
           return { ...minted, identity: uid }
-        })
+        }).pipe(atDenialFloor)
     }
   }),
   dependencies: [IssuerKeys.Default]

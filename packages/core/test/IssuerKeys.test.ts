@@ -40,7 +40,9 @@ const fakeIssuer = () => {
       )
     })
   )
-  const layer = IssuerKeys.IssuerKeys.Default.pipe(Layer.provide(Layer.succeed(HttpClient.HttpClient, client)))
+  const layer = IssuerKeys.IssuerKeys.DefaultWithoutDependencies.pipe(
+    Layer.provide(Layer.succeed(HttpClient.HttpClient, client))
+  )
   return { state, layer }
 }
 
@@ -135,8 +137,8 @@ describe("IssuerKeys", () => {
     const { layer, state } = fakeIssuer()
     return Effect.gen(function*() {
       const keys = yield* IssuerKeys.IssuerKeys
-      assert.strictEqual((yield* Effect.flip(keys.get("http://issuer.invalid"))).reason, "INSECURE_URL")
-      assert.strictEqual((yield* Effect.flip(keys.get("http://127.0.0.1:9"))).reason, "INSECURE_URL")
+      assert.strictEqual((yield* Effect.flip(keys.get("http://issuer.invalid"))).reason, "INVALID_ISSUER")
+      assert.strictEqual((yield* Effect.flip(keys.get("http://127.0.0.1:9"))).reason, "INVALID_ISSUER")
       assert.deepStrictEqual(state.fetches, [])
     }).pipe(Effect.provide(layer))
   })
@@ -145,7 +147,7 @@ describe("IssuerKeys", () => {
     const { layer, state } = fakeIssuer()
     return Effect.gen(function*() {
       const keys = yield* IssuerKeys.IssuerKeys
-      assert.strictEqual((yield* Effect.flip(keys.get("http://issuer.invalid"))).reason, "INSECURE_URL")
+      assert.strictEqual((yield* Effect.flip(keys.get("http://issuer.invalid"))).reason, "INVALID_ISSUER")
       yield* Effect.flip(keys.get("http://127.0.0.1:9"))
       assert.deepStrictEqual(state.fetches, ["/.well-known/openid-configuration"])
     }).pipe(

@@ -6,7 +6,7 @@ import type { Store } from "@arbor/core"
 import { Arbor, MemoryStore, Secrets, Settings, Sts, TokenIssuer, Uid } from "@arbor/core"
 import { SqliteStore } from "@arbor/store-sqlite"
 import { HttpApiBuilder, HttpMiddleware } from "@effect/platform"
-import { NodeHttpClient, NodeHttpServer } from "@effect/platform-node"
+import { NodeHttpServer } from "@effect/platform-node"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
@@ -41,8 +41,7 @@ export const engine = (config: ServerConfig) => {
       })
     )
   )
-  const sts = Sts.Sts.Default.pipe(Layer.provide(NodeHttpClient.layerUndici))
-  return Layer.mergeAll(Arbor.layer, sts).pipe(
+  return Layer.mergeAll(Arbor.layer, Sts.Sts.Default).pipe(
     Layer.provideMerge(tokens),
     Layer.provideMerge(store),
     Layer.provide(memory ? Secrets.layerEphemeral : DataDir.secretsLayer(config.dataDir)),

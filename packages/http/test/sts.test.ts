@@ -535,7 +535,7 @@ describe("token exchange refuses", () => {
         claimMatch: { issuerPattern: "http://[a-z.]+\\.invalid", subject: "s", audience: api }
       })
       const reason = denied(yield* exchange(yield* selfSigned({ iss: "http://issuer.invalid" }), identity), identity)
-      assert.strictEqual(reason, "INSECURE_URL")
+      assert.strictEqual(reason, "INVALID_ISSUER")
     }).pipe(Effect.provide(server)))
 
   it.scopedLive(
@@ -584,6 +584,128 @@ describe("token exchange refuses", () => {
         const { identity } = yield* assumable({ claimMatch: { issuer, subject: "s", audience: api } })
         const reason = denied(yield* exchange(yield* selfSigned({ iss: issuer }), identity), identity)
         assert.strictEqual(reason, "DOCUMENT_TOO_LARGE")
+      }
+    }).pipe(Effect.provide(server)))
+})
+
+describe("token exchange fetches nothing a caller could aim inside", () => {
+  /** A loopback server standing for an internal service: counts every connection it receives. */
+  const internalService = Effect.acquireRelease(
+    Effect.async<{ readonly port: number; readonly connections: () => number; readonly server: Server }>((resume) => {
+      let connections = 0
+      const server = createServer((_, res) => res.end("{}"))
+      server.on("connection", () => connections++)
+      server.listen(0, "127.0.0.1", () =>
+        resume(Effect.succeed({
+          port: (server.address() as { port: number }).port,
+          connections: () => connections,
+          server
+        })))
+    }),
+    ({ server }) => Effect.sync(() => server.close())
+  )
+
+  it.scopedLive("an issuer that is not a strict https URL on a public host is refused before any fetch", () =>
+    Effect.gen(function*() {
+      const internal = yield* internalService
+      const port = internal.port
+      // A pattern that any issuer matches: only the URL rules stand between the token and a fetch.
+      const { identity } = yield* assumable({ claimMatch: { issuerPattern: ".*", subject: "s", audience: api } })
+      for (
+        const iss of [
+          `https://0x7f000001:${port}`,
+          `https://2130706433:${port}`,
+          `https://127.1:${port}`,
+          "https://169.254.169.254",
+          "https://10.0.0.1",
+          "https://100.64.0.1",
+          `http://127.attacker.invalid:${port}`,
+          `https://issuer.invalid@127.0.0.1:${port}`,
+          `http://localhost:${port}/x?y=/.well-known`,
+          `http://localhost:${port}/#`,
+          "https://ISSUER.invalid",
+          "https://issuer.invalid.",
+          `http://127.0.0.1:${port}/a/../b`
+        ]
+      ) {
+        const reason = denied(yield* exchange(yield* selfSigned({ iss }), identity), identity)
+        assert.strictEqual(reason, "INVALID_ISSUER", iss)
+      }
+      assert.strictEqual(internal.connections(), 0)
+    }).pipe(Effect.provide(server)))
+
+  it.scopedLive("without loopback allowed, loopback issuers are refused too", () =>
+    Effect.gen(function*() {
+      const internal = yield* internalService
+      const { identity } = yield* assumable({ claimMatch: { issuerPattern: ".*", subject: "s", audience: api } })
+      for (
+        const iss of [
+          `http://127.0.0.1:${internal.port}`,
+          `https://127.0.0.1:${internal.port}`,
+          `https://[::1]:${internal.port}`,
+          `https://[::ffff:127.0.0.1]:${internal.port}`,
+          `https://localhost:${internal.port}`
+        ]
+      ) {
+        const reason = denied(yield* exchange(yield* selfSigned({ iss }), identity), identity)
+        assert.strictEqual(reason, "INVALID_ISSUER", iss)
+      }
+      assert.strictEqual(internal.connections(), 0)
+    }).pipe(Effect.provide(testServer(testConfig({ allowLoopbackIssuers: false })).pipe(Layer.provide(capture)))))
+
+  it.scopedLive("a jwks_uri on an internal address is refused", () =>
+    Effect.gen(function*() {
+      const internal = yield* internalService
+      for (
+        const jwks of [
+          "http://10.0.0.1/jwks",
+          "https://169.254.169.254/latest/meta-data",
+          "https://[fd00::1]/jwks",
+          `https://user@localhost:${internal.port}/jwks`,
+          "file:///etc/passwd"
+        ]
+      ) {
+        const rogue = yield* rogueIssuer((base) => ({
+          "/.well-known/openid-configuration": json({ issuer: base, jwks_uri: jwks })
+        }))
+        const { identity } = yield* assumable({ claimMatch: { issuer: rogue.base, subject: "s", audience: api } })
+        const reason = denied(yield* exchange(yield* selfSigned({ iss: rogue.base }), identity), identity)
+        assert.strictEqual(reason, "INSECURE_URL", jwks)
+      }
+      assert.strictEqual(internal.connections(), 0)
+    }).pipe(Effect.provide(server)))
+})
+
+describe("token exchange, strict claims and timing", () => {
+  it.scopedLive("a sub that is not a string, or an aud that is not strings, is refused", () =>
+    Effect.gen(function*() {
+      const oidc = yield* provider
+      const { identity } = yield* assumable({
+        claimMatch: { issuer: oidc.issuer.url!, subjectPattern: ".*", audiencePattern: ".*" }
+      })
+      for (const claims of [{ sub: ["x", "y"] }, { sub: 42 }, { aud: [api, 7] }, { aud: { x: api } }]) {
+        const reason = denied(
+          yield* exchange(yield* tokenOf(oidc, { sub: "x", aud: api, ...claims }), identity),
+          identity
+        )
+        assert.strictEqual(reason, "INVALID_CLAIM", JSON.stringify(claims))
+      }
+      assert.strictEqual(
+        (yield* exchange(yield* tokenOf(oidc, { sub: "x", aud: [api, "other"] }), identity)).status,
+        200
+      )
+    }).pipe(Effect.provide(server)))
+
+  it.scopedLive("every refusal takes the same minimum time: an unknown identity answers no sooner than a mismatch", () =>
+    Effect.gen(function*() {
+      const { identity } = yield* assumable({ claimMatch: { issuer: "https://issuer.invalid", subject: "s" } })
+      const unknown = `${identity.slice(0, -16)}ffffffffffffffff`
+      for (const target of [identity, unknown]) {
+        const token = yield* selfSigned({ iss: "https://other.invalid" })
+        const started = performance.now()
+        const reply = yield* exchange(token, target)
+        assert.strictEqual(reply.status, 403)
+        assert.isAtLeast(performance.now() - started, 49, target)
       }
     }).pipe(Effect.provide(server)))
 })
