@@ -1,6 +1,6 @@
 /**
- * The server's outermost middleware: request ids, one log line per request, the request limits (JSON bodies of
- * at most 1 MiB), and the rendering of every failure (engine errors, undecodable parameters and bodies, unknown
+ * The server's outermost middleware: request ids, one log line per request, the request limits
+ * (`RequestLimits`), and the rendering of every failure (engine errors, undecodable parameters and bodies, unknown
  * routes and methods, defects) as a google.rpc.Status body. No framework default error body reaches a client.
  */
 import { Errors } from "@arbor/core"
@@ -14,12 +14,9 @@ import {
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
 import { render } from "./ErrorBody.js"
-
-/** The largest request body accepted. */
-export const maxBodyBytes = 1024 * 1024
-
-const methodsWithBodies = new Set(["POST", "PUT", "PATCH"])
+import * as RequestLimits from "./RequestLimits.js"
 
 interface Issue {
   readonly path: ReadonlyArray<PropertyKey>
@@ -54,12 +51,6 @@ const fromIssues = (issues: ReadonlyArray<Issue>): Errors.InvalidArgument => {
     : new Errors.InvalidArgument({ violations: [first, ...rest] })
 }
 
-const tooLarge = () =>
-  new Errors.InvalidArgument({
-    violations: [new Errors.FieldViolation({ field: "body", description: `must be at most ${maxBodyBytes} bytes` })],
-    reason: "REQUEST_TOO_LARGE"
-  })
-
 const isArborError = (e: unknown): e is Errors.ArborError =>
   typeof e === "object" && e !== null && "_tag" in e &&
   [
@@ -87,28 +78,12 @@ const classify = (error: unknown, request: HttpServerRequest.HttpServerRequest):
       return new Errors.NotFound({ resourceType: "route", uid: `${request.method} ${request.url.split("?")[0]}` })
     case "RequestError": {
       const cause = String((error as { cause?: unknown }).cause ?? "")
-      if (/max|limit|size|large/i.test(cause)) return tooLarge()
+      if (/max|limit|size|large/i.test(cause)) return RequestLimits.tooLarge()
       return new Errors.InvalidArgument({
         violations: [new Errors.FieldViolation({ field: "body", description: "is not valid JSON" })],
         reason: "MALFORMED_BODY"
       })
     }
-  }
-  return undefined
-}
-
-/** Checks made before routing: content type and declared size of bodies. */
-const precheck = (request: HttpServerRequest.HttpServerRequest): Errors.ArborError | undefined => {
-  if (!methodsWithBodies.has(request.method)) return undefined
-  const length = Number(request.headers["content-length"] ?? "0")
-  if (length > maxBodyBytes) return tooLarge()
-  const type = (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase()
-  const hasBody = length > 0 || request.headers["transfer-encoding"] !== undefined
-  if (hasBody && type !== "application/json") {
-    return new Errors.InvalidArgument({
-      violations: [new Errors.FieldViolation({ field: "Content-Type", description: "must be application/json" })],
-      reason: "UNSUPPORTED_MEDIA_TYPE"
-    })
   }
   return undefined
 }
@@ -122,7 +97,7 @@ const requestId = () => `${processTag}-${(++requests).toString(36)}`
 export const layer = (domain: string) =>
   HttpApiBuilder.middleware((app) =>
     Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
+      const original = yield* HttpServerRequest.HttpServerRequest
       const id = requestId()
       const started = performance.now()
       let logDetail: string | undefined
@@ -131,15 +106,20 @@ export const layer = (domain: string) =>
         const rendered = render(error, domain)
         return HttpServerResponse.unsafeJson(rendered.body, { status: rendered.status, headers: rendered.headers })
       }
-      const refused = precheck(request)
-      const response = refused !== undefined
-        ? respond(refused)
+      const url = RequestLimits.target(original.url)
+      const refused = typeof url === "string" ? RequestLimits.precheck(original) : url
+      const request = refused === undefined
+        ? yield* RequestLimits.readBody(original.modify({ url: url as string }))
+        : refused
+      const response = Predicate.isTagged(request, "InvalidArgument")
+        ? respond(request)
         : yield* app.pipe(
-          HttpIncomingMessage.withMaxBodySize(Option.some(FileSystem.Size(maxBodyBytes))),
+          Effect.provideService(HttpServerRequest.HttpServerRequest, request),
+          HttpIncomingMessage.withMaxBodySize(Option.some(FileSystem.Size(RequestLimits.maxBodyBytes))),
           Effect.catchAllCause((cause) => {
             // Some request errors (a malformed JSON body) arrive as defects: classify those too.
             const failure = Option.orElse(Cause.failureOption(cause), () => Cause.dieOption(cause))
-            const known = Option.isSome(failure) ? classify(failure.value, request) : undefined
+            const known = Option.isSome(failure) ? classify(failure.value, original) : undefined
             if (known !== undefined) return Effect.succeed(respond(known))
             // A client that went away interrupts its request: nothing to report, and nobody to answer.
             if (Cause.isInterruptedOnly(cause)) {
@@ -154,8 +134,8 @@ export const layer = (domain: string) =>
       yield* Effect.logInfo("request").pipe(
         Effect.annotateLogs({
           requestId: id,
-          method: request.method,
-          path: request.url.split("?")[0],
+          method: original.method,
+          path: original.url.split("?")[0],
           status: response.status,
           ms: Math.round((performance.now() - started) * 10) / 10,
           ...(logDetail === undefined ? {} : { denied: logDetail })

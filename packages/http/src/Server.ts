@@ -5,12 +5,12 @@
 import type { Store } from "@arbor/core"
 import { Arbor, MemoryStore, Secrets, Settings, Sts, TokenIssuer, Uid } from "@arbor/core"
 import { SqliteStore } from "@arbor/store-sqlite"
-import { HttpApiBuilder, HttpMiddleware } from "@effect/platform"
+import { HttpApiBuilder, HttpMiddleware, HttpRouter } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
-import { createServer, type IncomingMessage, type Server as NodeServer, type ServerResponse } from "node:http"
+import type { IncomingMessage, Server as NodeServer, ServerResponse } from "node:http"
 import { join } from "node:path"
 import { Api } from "./Api.js"
 import * as Authentication from "./Authentication.js"
@@ -19,6 +19,7 @@ import * as DataDir from "./DataDir.js"
 import * as Docs from "./Docs.js"
 import * as ErrorMiddleware from "./ErrorMiddleware.js"
 import * as Handlers from "./Handlers.js"
+import * as Listener from "./Listener.js"
 import type { ServerConfig } from "./ServerConfig.js"
 
 /** The engine and the token issuer over the configured store, with the data directory's keys. */
@@ -56,6 +57,8 @@ export const engine = (config: ServerConfig) => {
  */
 export const app = (config: ServerConfig) =>
   Layer.mergeAll(
+    // Paths are matched exactly as sent (`RequestLimits` folds their duplicate slashes), and queries never are.
+    HttpRouter.setRouterConfig({ caseSensitive: true, ignoreDuplicateSlashes: false }),
     HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
     Docs.layer,
     ErrorMiddleware.layer(config.errorDomain)
@@ -134,7 +137,8 @@ const keyMaintenance = (config: ServerConfig) =>
  * opens; requests that arrive before the API is attached get 503; shutdown drains requests first.
  */
 export const layer = (config: ServerConfig) => {
-  const server = createServer(starting)
+  const server = Listener.make({ maxConnections: config.maxConnections, errorDomain: config.errorDomain })
+  server.on("request", starting)
   const attached = Layer.effectDiscard(Effect.sync(() => server.off("request", starting)))
   return Layer.mergeAll(drain(server), attached, keyMaintenance(config)).pipe(
     Layer.provide(http(config)),

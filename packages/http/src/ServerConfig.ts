@@ -5,6 +5,8 @@ import * as Config from "effect/Config"
 import * as ConfigError from "effect/ConfigError"
 import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Listener from "./Listener.js"
 
 /** What the server runs with. */
 export interface ServerConfig {
@@ -26,8 +28,10 @@ export interface ServerConfig {
   readonly keyRotation: Duration.Duration
   /** Identities that may create organizations over the API. */
   readonly platformAdmins: ReadonlyArray<string>
-  /** Accept `http://` token issuers on loopback hosts (`ARBOR_ALLOW_INSECURE_ISSUERS=loopback`). */
+  /** Accept token issuers on `localhost` and loopback addresses (`ARBOR_ALLOW_INSECURE_ISSUERS=loopback`). */
   readonly allowLoopbackIssuers: boolean
+  /** Open connections at most (`ARBOR_MAX_CONNECTIONS`). */
+  readonly maxConnections: number
 }
 
 const optional = (name: string) =>
@@ -51,7 +55,11 @@ export const config: Config.Config<ServerConfig> = Config.all({
     Config.validate({ message: "must be at least 1", validation: (n) => n >= 1 }),
     Config.withDefault(30)
   ),
-  allowInsecureIssuers: optional("ARBOR_ALLOW_INSECURE_ISSUERS")
+  allowInsecureIssuers: optional("ARBOR_ALLOW_INSECURE_ISSUERS"),
+  maxConnections: Config.integer("ARBOR_MAX_CONNECTIONS").pipe(
+    Config.validate({ message: "must be at least 1", validation: (n) => n >= 1 }),
+    Config.option
+  )
 }).pipe(
   Config.mapOrFail((c) => {
     if (c.allowInsecureIssuers !== undefined && c.allowInsecureIssuers !== "loopback") {
@@ -73,7 +81,8 @@ export const config: Config.Config<ServerConfig> = Config.all({
         platformAdmins: c.platformAdmins,
         audiences: c.audiences,
         keyRotation: Duration.days(c.keyRotationDays),
-        allowLoopbackIssuers: c.allowInsecureIssuers === "loopback"
+        allowLoopbackIssuers: c.allowInsecureIssuers === "loopback",
+        maxConnections: Option.getOrElse(c.maxConnections, Listener.defaultMaxConnections)
       } satisfies ServerConfig
     )
   })

@@ -7,9 +7,9 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import { mkdtempSync } from "node:fs"
-import { createServer } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import * as Listener from "../src/Listener.js"
 import * as Server from "../src/Server.js"
 import type { ServerConfig } from "../src/ServerConfig.js"
 
@@ -29,6 +29,7 @@ export const testConfig = (overrides: Partial<ServerConfig> = {}): ServerConfig 
   audiences: [],
   keyRotation: Duration.days(30),
   allowLoopbackIssuers: true,
+  maxConnections: 1000,
   ...overrides
 })
 
@@ -38,8 +39,11 @@ export const quiet = Logger.replace(
   Logger.filterLogLevel(Logger.defaultLogger, LogLevel.greaterThanEqual(LogLevel.Warning))
 )
 
-/** A real server listening on 127.0.0.1 (a random port), its engine, and an HTTP client aimed at it. */
-export const testServer = (config: ServerConfig = testConfig()) =>
+/**
+ * A real server listening on 127.0.0.1 (a random port) behind the standalone server's listener, its engine, and an
+ * HTTP client aimed at it.
+ */
+export const testServer = (config: ServerConfig = testConfig(), listener: Partial<Listener.Options> = {}) =>
   Server.http(config).pipe(
     Layer.provideMerge(Server.engine(config)),
     Layer.provide(quiet),
@@ -47,7 +51,9 @@ export const testServer = (config: ServerConfig = testConfig()) =>
       HttpServer.layerTestClient.pipe(
         Layer.provide(NodeHttpClient.layerWithoutAgent),
         Layer.provide(NodeHttpClient.makeAgentLayer({ keepAlive: false })),
-        Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
+        Layer.provideMerge(
+          NodeHttpServer.layer(() => Listener.make({ ...config, ...listener }), { port: 0, host: "127.0.0.1" })
+        )
       )
     )
   )

@@ -1,0 +1,154 @@
+/**
+ * What a request may be, checked before anything else reads it: the request target (length, no `;` or `#` in the
+ * path, duplicate slashes folded in the path only, the query left exactly as sent), the body's media type and
+ * charset, its size (declared or streamed), its encoding (UTF-8) and how deeply its JSON nests. A body over the
+ * limit is answered at once while the rest of it is read and dropped, so the client sees the answer instead of a
+ * reset connection.
+ */
+import { Errors } from "@arbor/core"
+import type { HttpServerRequest } from "@effect/platform"
+import { HttpServerError } from "@effect/platform"
+import * as Effect from "effect/Effect"
+import { Readable } from "node:stream"
+
+/** The largest request body accepted. */
+export const maxBodyBytes = 1024 * 1024
+
+/** The longest request target (path and query) accepted. */
+export const maxUrlBytes = 8 * 1024
+
+/** How deeply arrays and objects may nest in a JSON body. */
+export const maxJsonDepth = 64
+
+const methodsWithBodies = new Set(["POST", "PUT", "PATCH"])
+
+const invalid = (field: string, description: string, reason: string) =>
+  new Errors.InvalidArgument({ violations: [new Errors.FieldViolation({ field, description })], reason })
+
+/** The answer to a body over `maxBodyBytes`. */
+export const tooLarge = () => invalid("body", `must be at most ${maxBodyBytes} bytes`, "REQUEST_TOO_LARGE")
+
+/** The answer to request line and headers over Node's limit. */
+export const headersTooLarge = (limit: number) =>
+  invalid("request", `the request line and headers must be at most ${limit} bytes`, "HEADERS_TOO_LARGE")
+
+/** The answer to a request that is not HTTP Node can parse. */
+export const malformedRequest = () => invalid("request", "is not a valid HTTP/1.1 request", "MALFORMED_REQUEST")
+
+/**
+ * The request target as routed: duplicate slashes in the path folded into one, the query untouched; or the reason
+ * it is refused.
+ */
+export const target = (url: string): string | Errors.InvalidArgument => {
+  if (url.length > maxUrlBytes) return invalid("url", `must be at most ${maxUrlBytes} bytes`, "URL_TOO_LONG")
+  const q = url.indexOf("?")
+  const path = q < 0 ? url : url.slice(0, q)
+  if (path.includes(";") || path.includes("#")) {
+    return invalid("path", "must not contain ';' or '#'", "INVALID_PATH")
+  }
+  return path.replace(/\/{2,}/g, "/") + (q < 0 ? "" : url.slice(q))
+}
+
+/** Refusals that need only the headers: declared size, media type and charset of a body. */
+export const precheck = (request: HttpServerRequest.HttpServerRequest): Errors.InvalidArgument | undefined => {
+  if (!hasBody(request)) return undefined
+  if (Number(request.headers["content-length"] ?? "0") > maxBodyBytes) return tooLarge()
+  const [type = "", ...parameters] = (request.headers["content-type"] ?? "").split(";").map((p) => p.trim())
+  if (type.toLowerCase() !== "application/json") {
+    return invalid("Content-Type", "must be application/json", "UNSUPPORTED_MEDIA_TYPE")
+  }
+  for (const parameter of parameters) {
+    const [name = "", value = ""] = parameter.split("=").map((p) => p.trim().toLowerCase())
+    if (name === "charset" && value.replace(/^"|"$/g, "") !== "utf-8") {
+      return invalid("Content-Type", "must have no charset but utf-8", "UNSUPPORTED_MEDIA_TYPE")
+    }
+  }
+  return undefined
+}
+
+const hasBody = (request: HttpServerRequest.HttpServerRequest) =>
+  methodsWithBodies.has(request.method) &&
+  (Number(request.headers["content-length"] ?? "0") > 0 || request.headers["transfer-encoding"] !== undefined)
+
+/** True when no array or object in `json` lies deeper than `limit`: one pass, no recursion. */
+export const withinDepth = (json: string, limit: number): boolean => {
+  let depth = 0
+  let inString = false
+  for (let i = 0; i < json.length; i++) {
+    const c = json.charCodeAt(i)
+    if (inString) {
+      if (c === 92) i++
+      else if (c === 34) inString = false
+    } else if (c === 34) {
+      inString = true
+    } else if (c === 91 || c === 123) {
+      if (++depth > limit) return false
+    } else if (c === 93 || c === 125) {
+      depth--
+    }
+  }
+  return true
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true })
+
+/**
+ * Reads a Node body up to `maxBodyBytes`. Past the limit it stops keeping bytes but goes on reading them, so the
+ * early answer reaches the client; the server's request timeout bounds how long that may last.
+ */
+const readNode = (source: Readable) =>
+  Effect.async<Uint8Array | "too large", Error>((resume) => {
+    const chunks: Array<Buffer> = []
+    let size = 0
+    const onData = (chunk: Buffer) => {
+      size += chunk.length
+      if (size <= maxBodyBytes) return chunks.push(chunk)
+      source.off("data", onData).off("end", onEnd).off("error", onError)
+      source.resume()
+      resume(Effect.succeed("too large"))
+    }
+    const onEnd = () => resume(Effect.succeed(Buffer.concat(chunks)))
+    const onError = (error: Error) => resume(Effect.fail(error))
+    source.on("data", onData).once("end", onEnd).once("error", onError)
+    return Effect.sync(() => source.off("data", onData).off("end", onEnd).off("error", onError))
+  })
+
+/**
+ * The request with its body read, checked (size, UTF-8, nesting) and kept, so that whatever decodes it later gets
+ * the checked text; or the reason it is refused.
+ */
+export const readBody = (
+  request: HttpServerRequest.HttpServerRequest
+): Effect.Effect<HttpServerRequest.HttpServerRequest | Errors.InvalidArgument> => {
+  if (!hasBody(request)) return Effect.succeed(request)
+  const malformed = (description: string) => invalid("body", description, "MALFORMED_BODY")
+  const read: Effect.Effect<Uint8Array | "too large", unknown> = request.source instanceof Readable
+    ? readNode(request.source)
+    : Effect.map(request.arrayBuffer, (b) => b.byteLength > maxBodyBytes ? "too large" as const : new Uint8Array(b))
+  return read.pipe(
+    Effect.map((bytes) => {
+      if (bytes === "too large") return tooLarge()
+      let text: string
+      try {
+        text = utf8.decode(bytes)
+      } catch {
+        return malformed("is not valid UTF-8")
+      }
+      if (!withinDepth(text, maxJsonDepth)) return malformed(`must not nest deeper than ${maxJsonDepth} levels`)
+      return withText(request, text)
+    }),
+    Effect.catchAll(() => Effect.succeed(malformed("could not be read")))
+  )
+}
+
+/** `request`, answering `text` and `json` from `text` instead of reading its source again. */
+const withText = (request: HttpServerRequest.HttpServerRequest, text: string): HttpServerRequest.HttpServerRequest =>
+  Object.create(request, {
+    text: { value: Effect.succeed(text) },
+    json: {
+      value: Effect.try({
+        try: () => text === "" ? null : JSON.parse(text) as unknown,
+        catch: (cause) => new HttpServerError.RequestError({ request, reason: "Decode", cause })
+      })
+    }
+  })

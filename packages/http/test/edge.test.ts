@@ -1,0 +1,233 @@
+/**
+ * The HTTP edge under hostile input: deeply nested bodies, long URLs, oversized chunked bodies, slow clients
+ * holding connections, path tricks (`;`, case, duplicate slashes) and charsets. Raw sockets send what an HTTP
+ * client library would refuse to; every answer must be the API's error body, and the server must keep serving.
+ */
+import { HttpServer } from "@effect/platform"
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import { request as httpRequest } from "node:http"
+import { connect, type Socket } from "node:net"
+import { call, member, testConfig, testServer } from "./support.js"
+
+/** The port the test server listens on. */
+const port = Effect.map(HttpServer.HttpServer, (server) => (server.address as HttpServer.TcpAddress).port)
+
+/** Sends raw bytes on a new connection and collects everything the server answers until it closes or goes quiet. */
+const raw = (p: number, data: string | Buffer, quietMillis = 500) =>
+  Effect.async<{ readonly text: string; readonly reset: boolean }>((resume) => {
+    let text = ""
+    let reset = false
+    let timer: NodeJS.Timeout | undefined
+    const socket = connect(p, "127.0.0.1", () => socket.write(data))
+    const done = () => {
+      clearTimeout(timer)
+      socket.destroy()
+      resume(Effect.succeed({ text, reset }))
+    }
+    const quiet = () => {
+      clearTimeout(timer)
+      timer = setTimeout(done, quietMillis)
+    }
+    socket.on("data", (chunk) => {
+      text += chunk.toString("utf8")
+      quiet()
+    })
+    socket.on("error", (e: NodeJS.ErrnoException) => (reset = reset || e.code === "ECONNRESET"))
+    socket.on("close", done)
+    quiet()
+  })
+
+/** The JSON body of a raw HTTP response, and its status. */
+const parsed = (text: string) => {
+  const [head = "", body = ""] = text.split("\r\n\r\n")
+  return { status: Number(head.split(" ")[1]), body: body === "" ? undefined : JSON.parse(body) }
+}
+
+const reasonOf = (body: any) => body?.details?.[0]?.reason
+
+describe("request limits", () => {
+  it.scopedLive("a megabyte of nested arrays is refused at once, before anything else, without a 500", () =>
+    Effect.gen(function*() {
+      const { org, token } = yield* member("acme")
+      const half = 512 * 1024 - 8
+      const nested = "[".repeat(half) + "]".repeat(half)
+      const replies = yield* Effect.all(
+        Array.from({ length: 20 }, () => call("POST", `/iam/v2beta1/groups/${org}`, { token, raw: nested })),
+        { concurrency: "unbounded" }
+      )
+      for (const reply of replies) {
+        assert.strictEqual(reply.status, 400)
+        assert.strictEqual(reasonOf(reply.body), "MALFORMED_BODY")
+        assert.deepStrictEqual(reply.body.details[1].fieldViolations, [{
+          field: "body",
+          description: "must not nest deeper than 64 levels"
+        }])
+      }
+      // Unauthenticated, the answer is the same: the body is checked before anything reads it.
+      const anonymous = yield* call("POST", `/iam/v2beta1/groups/${org}`, { raw: `{"a":${"[".repeat(65)}` })
+      assert.strictEqual(reasonOf(anonymous.body), "MALFORMED_BODY")
+      // 64 levels are fine (unknown fields are ignored).
+      const deep = `{"name":"deep","x":${"[".repeat(63)}${"]".repeat(63)}}`
+      assert.strictEqual((yield* call("POST", `/iam/v2beta1/groups/${org}`, { token, raw: deep })).status, 200)
+    }).pipe(Effect.provide(testServer())))
+
+  it.scopedLive("nested bodies in flight do not keep /healthz from answering", () =>
+    Effect.gen(function*() {
+      const { org, token } = yield* member("acme")
+      const nested = "[".repeat(500_000) + "]".repeat(500_000)
+      const flood = yield* Effect.fork(Effect.all(
+        Array.from({ length: 40 }, () => call("POST", `/iam/v2beta1/groups/${org}`, { token, raw: nested })),
+        { concurrency: "unbounded" }
+      ))
+      const started = Date.now()
+      assert.strictEqual((yield* call("GET", "/healthz")).status, 200)
+      assert.isBelow(Date.now() - started, 1500)
+      yield* flood.await
+    }).pipe(Effect.provide(testServer())))
+
+  it.scopedLive("URLs over the limit get the error body: 8 KiB by the API, 16 KiB of headers by the listener", () =>
+    Effect.gen(function*() {
+      const p = yield* port
+      const long = yield* call("GET", `/iam/v2beta1/groups?name=${"a".repeat(9000)}`)
+      assert.strictEqual(long.status, 400)
+      assert.strictEqual(reasonOf(long.body), "URL_TOO_LONG")
+      const huge = yield* raw(p, `GET /iam/v2beta1/groups?name=${"a".repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`)
+      const answer = parsed(huge.text)
+      assert.strictEqual(answer.status, 400)
+      assert.strictEqual(reasonOf(answer.body), "HEADERS_TOO_LARGE")
+      assert.strictEqual(answer.body.code, 3)
+      const broken = parsed((yield* raw(p, "GET / HTTP/1.1\r\nHost x\r\n\r\n")).text)
+      assert.strictEqual(reasonOf(broken.body), "MALFORMED_REQUEST")
+    }).pipe(Effect.provide(testServer())))
+
+  it.scopedLive("a chunked body over 1 MiB is answered with the error body, not a reset", () =>
+    Effect.gen(function*() {
+      const p = yield* port
+      const { org, token } = yield* member("acme")
+      const reply = yield* Effect.async<{ status: number; body: any; error?: string }>((resume) => {
+        const req = httpRequest({
+          host: "127.0.0.1",
+          port: p,
+          method: "POST",
+          path: `/iam/v2beta1/groups/${org}`,
+          headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }
+        }, (res) => {
+          let text = ""
+          res.on("data", (c) => (text += c))
+          res.on("end", () => resume(Effect.succeed({ status: res.statusCode ?? 0, body: JSON.parse(text) })))
+        })
+        req.on("error", (e) => resume(Effect.succeed({ status: 0, body: undefined, error: e.message })))
+        const chunk = `"${"x".repeat(64 * 1024 - 2)}"`
+        let sent = 0
+        const pump = () => {
+          while (sent < 40) {
+            sent++
+            if (!req.write(sent === 1 ? `[${chunk}` : `,${chunk}`)) return req.once("drain", pump)
+          }
+          req.end("]")
+        }
+        pump()
+      })
+      assert.isUndefined(reply.error)
+      assert.strictEqual(reply.status, 400)
+      assert.strictEqual(reasonOf(reply.body), "REQUEST_TOO_LARGE")
+      assert.strictEqual((yield* call("GET", "/healthz")).status, 200)
+    }).pipe(Effect.provide(testServer())))
+
+  it.scopedLive("slow clients: connections are capped, the slowest give way, /healthz answers, headers time out", () =>
+    Effect.gen(function*() {
+      const p = yield* port
+      const slow: Array<{ socket: Socket; closed: boolean }> = []
+      yield* Effect.addFinalizer(() => Effect.sync(() => slow.forEach((s) => s.socket.destroy())))
+      for (let i = 0; i < 200; i++) {
+        const entry = { socket: connect(p, "127.0.0.1"), closed: false }
+        entry.socket.on("error", () => {})
+        entry.socket.on("close", () => (entry.closed = true))
+        entry.socket.write("GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        slow.push(entry)
+      }
+      yield* Effect.sleep("300 millis")
+      assert.isAtLeast(slow.filter((s) => s.closed).length, 150, "at most 50 connections stay open")
+      const started = Date.now()
+      assert.strictEqual((yield* call("GET", "/healthz")).status, 200)
+      assert.isBelow(Date.now() - started, 1000)
+      yield* Effect.sleep("2500 millis")
+      assert.strictEqual(slow.filter((s) => !s.closed).length, 0, "headers that never end time out")
+    }).pipe(Effect.provide(testServer(testConfig({ maxConnections: 50 }), { headersTimeoutMillis: 1000 }))))
+})
+
+describe("request targets", () => {
+  it.scopedLive("the query is passed on as sent: an unencoded URL in a parameter keeps its double slash", () =>
+    Effect.gen(function*() {
+      const { org } = yield* member("acme")
+      const reply = yield* call("GET", `/sts/exchange?aud=http://localhost:8080&identity=${org}`, {
+        headers: { authorization: "Bearer not-a-jwt" }
+      })
+      assert.strictEqual(reply.status, 401, reply.text)
+      assert.strictEqual(reasonOf(reply.body), "MALFORMED_TOKEN")
+    }).pipe(Effect.provide(testServer())))
+
+  it.scopedLive("paths are matched exactly: no ';' separator, no other case; duplicate slashes are folded", () =>
+    Effect.gen(function*() {
+      const { org, token } = yield* member("acme")
+      const other = (yield* member("other")).org
+      // Sent raw: a client library would resolve the dot segments itself.
+      const get = (path: string) =>
+        Effect.map(
+          Effect.flatMap(port, (p) =>
+            raw(p, `GET ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n\r\n`)),
+          (r) =>
+            parsed(r.text)
+        )
+      const smuggled = yield* get(`/iam/v2beta1/groups/${org};/../../${other}`)
+      assert.strictEqual(smuggled.status, 400)
+      assert.strictEqual(reasonOf(smuggled.body), "INVALID_PATH")
+      assert.strictEqual((yield* call("GET", `/iam/v2beta1/groups/${org};x=1`, { token })).status, 400)
+      assert.strictEqual((yield* call("GET", "/IAM/v2beta1/groups", { token })).status, 404)
+      assert.strictEqual((yield* call("GET", "/iam/V2BETA1/groups", { token })).status, 404)
+      const folded = yield* call("GET", `//iam//v2beta1/groups/${org}`, { token })
+      assert.strictEqual(folded.status, 200)
+      assert.strictEqual(folded.body.uid, org)
+    }).pipe(Effect.provide(testServer())))
+
+  it.scopedLive("bodies must be UTF-8 JSON: other charsets and invalid bytes are refused", () =>
+    Effect.gen(function*() {
+      const { org, token } = yield* member("acme")
+      const body = JSON.stringify({ name: "team" })
+      for (const contentType of ["application/json; charset=utf-16", "application/json; charset=latin1"]) {
+        const reply = yield* call("POST", `/iam/v2beta1/groups/${org}`, { token, raw: body, contentType })
+        assert.strictEqual(reply.status, 400, contentType)
+        assert.strictEqual(reasonOf(reply.body), "UNSUPPORTED_MEDIA_TYPE")
+      }
+      for (
+        const [name, contentType] of [
+          ["a", "application/json; charset=utf-8"],
+          ["b", "application/json;charset=\"UTF-8\""]
+        ] as const
+      ) {
+        const reply = yield* call("POST", `/iam/v2beta1/groups/${org}`, {
+          token,
+          raw: JSON.stringify({ name }),
+          contentType
+        })
+        assert.strictEqual(reply.status, 200, contentType)
+      }
+      const p = yield* port
+      const invalid = Buffer.concat([Buffer.from("{\"name\":\""), Buffer.from([0xc3, 0x28]), Buffer.from("\"}")])
+      const reply = parsed(
+        (yield* raw(
+          p,
+          Buffer.concat([
+            Buffer.from(
+              `POST /iam/v2beta1/groups/${org} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n` +
+                `Content-Type: application/json\r\nContent-Length: ${invalid.length}\r\nConnection: close\r\n\r\n`
+            ),
+            invalid
+          ])
+        )).text
+      )
+      assert.strictEqual(reply.status, 400)
+      assert.strictEqual(reasonOf(reply.body), "MALFORMED_BODY")
+    }).pipe(Effect.provide(testServer())))
+})
