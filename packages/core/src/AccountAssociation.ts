@@ -3,7 +3,7 @@
  * uid is the group's uid.
  */
 import * as Schema from "effect/Schema"
-import { Name, OptionalDescription, Timestamp } from "./Fields.js"
+import { OptionalDescription, RequiredName, Timestamp } from "./Fields.js"
 import type { Table } from "./Store.js"
 import { Uid } from "./Uid.js"
 
@@ -46,7 +46,7 @@ export class AccountAssociation extends Schema.Class<AccountAssociation>("@arbor
 
 /** What a caller gives to create an account association: a name, and any of the three clouds. */
 export const CreateAccountAssociation = Schema.Struct({
-  name: Name,
+  name: RequiredName,
   description: OptionalDescription,
   amazon: Schema.optionalWith(Amazon, { exact: true }),
   google: Schema.optionalWith(Google, { exact: true }),

@@ -3,7 +3,7 @@
  * of another.
  */
 import * as Schema from "effect/Schema"
-import { Name, OptionalDescription, Timestamp } from "./Fields.js"
+import { OptionalDescription, RequiredName, Timestamp } from "./Fields.js"
 import type { Table } from "./Store.js"
 import { Uid } from "./Uid.js"
 
@@ -19,7 +19,7 @@ export class Group extends Schema.Class<Group>("@arbor/core/Group")({
 
 /** What a caller gives to create a group. */
 export const CreateGroup = Schema.Struct({
-  name: Name,
+  name: RequiredName,
   description: OptionalDescription
 })
 export type CreateGroup = typeof CreateGroup.Encoded

@@ -4,7 +4,7 @@
  */
 import * as Schema from "effect/Schema"
 import { ClaimMatch, ClaimMatchInput, StaticKeys, StaticKeysInput } from "./ClaimMatch.js"
-import { Name, OptionalDescription, Timestamp } from "./Fields.js"
+import { OptionalDescription, RequiredName, Timestamp } from "./Fields.js"
 import type { Table } from "./Store.js"
 import { Uid } from "./Uid.js"
 
@@ -50,7 +50,7 @@ const canonicalJson = (value: unknown): string =>
 
 /** What a caller gives to create an identity. */
 export const CreateIdentity = Schema.Struct({
-  name: Name,
+  name: RequiredName,
   description: OptionalDescription,
   claimMatch: Schema.optional(ClaimMatchInput),
   staticKeys: Schema.optional(StaticKeysInput)

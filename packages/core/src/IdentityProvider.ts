@@ -3,7 +3,7 @@
  */
 import * as Schema from "effect/Schema"
 import { IssuerUrl } from "./ClaimMatch.js"
-import { Name, OptionalDescription, Timestamp } from "./Fields.js"
+import { OptionalDescription, RequiredName, Timestamp } from "./Fields.js"
 import type { Table } from "./Store.js"
 import { Uid } from "./Uid.js"
 
@@ -44,7 +44,7 @@ const Scope = Schema.String.pipe(
 
 /** What a caller gives to create an identity provider; `oidc.clientSecret` is write-only. */
 export const CreateIdentityProvider = Schema.Struct({
-  name: Name,
+  name: RequiredName,
   description: OptionalDescription,
   defaultRole: Uid,
   oidc: Schema.Struct({

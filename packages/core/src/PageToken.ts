@@ -27,6 +27,9 @@ interface Payload {
 export const digest = (query: unknown): string =>
   createHash("sha256").update(JSON.stringify(query)).digest("base64url").slice(0, 22)
 
+/** True for unpadded base64url that decodes and encodes back to itself (no padding, stray characters or bits). */
+const isCanonical = (s: string) => /^[A-Za-z0-9_-]+$/.test(s) && Buffer.from(s, "base64url").toString("base64url") === s
+
 const sign = (key: Uint8Array, body: string) => createHmac("sha256", key).update(body).digest()
 
 const invalid = (description: string) => InvalidArgument.field("page_token", description)
@@ -67,7 +70,10 @@ export const read = (
   Effect.gen(function*() {
     const key = Redacted.value(secrets.pageTokenKey)
     const [body, mac, ...rest] = token.split(".")
-    if (body === undefined || mac === undefined || rest.length > 0 || token.length > 4096) {
+    if (
+      body === undefined || mac === undefined || rest.length > 0 || token.length > 4096 || !isCanonical(body) ||
+      !isCanonical(mac)
+    ) {
       return yield* invalid("is not a page token issued by this service")
     }
     const expected = sign(key, body)

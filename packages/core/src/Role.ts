@@ -5,7 +5,7 @@
 import * as Schema from "effect/Schema"
 import type { Capability as CapabilityName } from "./Capability.js"
 import { all as allCapabilities, Capability, normalize } from "./Capability.js"
-import { Name, OptionalDescription, Timestamp } from "./Fields.js"
+import { OptionalDescription, RequiredName, Timestamp } from "./Fields.js"
 import type { Table } from "./Store.js"
 import type { Uid as UidType } from "./Uid.js"
 import { Uid } from "./Uid.js"
@@ -37,7 +37,7 @@ const Capabilities = Schema.transform(
 
 /** What a caller gives to create a role; capabilities in either spelling. */
 export const CreateRole = Schema.Struct({
-  name: Name,
+  name: RequiredName,
   description: OptionalDescription,
   capabilities: Capabilities
 })

@@ -81,6 +81,9 @@ const alg = "ES256"
 /** How often at most tokens of unknown keys make the issuer reload the stored keys. */
 const reloadCooldownMillis = 10_000
 
+/** How far `iat` may be in the future, and `exp` in the past. */
+const clockToleranceMillis = 60_000
+
 /** How many verified tokens are remembered. */
 const maxCachedTokens = 10_000
 
@@ -225,7 +228,7 @@ export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/Toke
                 algorithms: [alg],
                 requiredClaims: ["exp", "iat", "sub"],
                 currentDate: new Date(at),
-                clockTolerance: 60
+                clockTolerance: clockToleranceMillis / 1000
               }),
             catch: (e) =>
               rejected(
@@ -233,8 +236,14 @@ export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/Toke
                 e instanceof jose.errors.JOSEError ? e.code : "ERR_INVALID_TOKEN"
               )
           })
-          const sub = checked.payload.sub
+          const { exp, iat, sub } = checked.payload
           if (!Uid.isUid(sub)) return yield* rejected("the token is not valid", "ERR_INVALID_SUBJECT")
+          if (iat! * 1000 > at + clockToleranceMillis) {
+            return yield* rejected("the token is not valid", "ERR_IAT_IN_FUTURE")
+          }
+          if (exp! - iat! > lifetime) {
+            return yield* rejected("the token is not valid", "ERR_LIFETIME_TOO_LONG")
+          }
           const result = { identity: sub, claims: checked.payload }
           remember(token, result, checked.protectedHeader.kid ?? "")
           return result

@@ -16,8 +16,9 @@ const fieldName = (path: ReadonlyArray<PropertyKey>, prefix: string): string => 
   return out === "" ? "request" : out
 }
 
+/** A missing field is "required", unless its schema says more (a name states its rule). */
 const describe = (issue: ParseResult.ArrayFormatterIssue): string =>
-  issue._tag === "Missing" ? "is required" : issue.message
+  issue._tag === "Missing" && issue.message === "is missing" ? "is required" : issue.message
 
 const isPrefix = (a: ReadonlyArray<PropertyKey>, b: ReadonlyArray<PropertyKey>) =>
   a.length < b.length && a.every((k, i) => k === b[i])

@@ -25,6 +25,9 @@ const violations = (e: unknown) =>
     v
   ) => [v.field, v.description])
 
+const nameRule =
+  "must match the pattern ^[a-z0-9 ._-]{1,}$ and be at most 63 characters, with no space at either end and not only dots"
+
 describe("Groups", () => {
   it.effect("creates a folder as a child of its parent, unverified, with equal create and update times", () =>
     withArbor(Effect.gen(function*() {
@@ -48,22 +51,27 @@ describe("Groups", () => {
         return yield* Effect.flip((yield* Groups.Groups).create(Principal.system, org.uid, body as any))
       }))
 
-    it.effect("a missing name is one violation with the spec's message form", () =>
+    it.effect("a missing or null name is one violation stating the pattern, in the spec's message form", () =>
       Effect.gen(function*() {
-        const error = yield* create({ description: "no name" })
-        assert.strictEqual(error._tag, "InvalidArgument")
-        assert.deepStrictEqual(violations(error), [["name", "is required"]])
-        assert.strictEqual(error.message, "Invalid argument: name: is required")
+        for (const body of [{ description: "no name" }, { name: null }]) {
+          const error = yield* create(body)
+          assert.strictEqual(error._tag, "InvalidArgument")
+          assert.deepStrictEqual(violations(error), [["name", nameRule]])
+          assert.strictEqual(error.message, `Invalid argument: name: ${nameRule}`)
+        }
       }))
 
-    it.effect("a name off the pattern states the pattern", () =>
+    it.effect("a name off the pattern states the pattern; spaces at either end and dots alone are refused", () =>
       Effect.gen(function*() {
-        for (const name of ["Acme", "acme!", "", "a".repeat(64), "tab\there"]) {
+        for (const name of ["Acme", "acme!", "", "a".repeat(64), "tab\there", " ", " a", "a ", ".", "..", "..."]) {
           const error = yield* create({ name })
-          assert.deepStrictEqual(violations(error), [[
-            "name",
-            "must match the pattern ^[a-z0-9 ._-]{1,}$ and be at most 63 characters"
-          ]], name)
+          assert.deepStrictEqual(violations(error), [["name", nameRule]], name)
+        }
+        for (const name of ["a b", ".a", "a.", "..a", "-", "_"]) {
+          assert.strictEqual(
+            (yield* withArbor(Effect.flatMap(organization("acme"), (org) => folder(org.uid, name)))).name,
+            name
+          )
         }
         const ok = yield* withArbor(Effect.flatMap(organization("acme"), (org) => folder(org.uid, "a".repeat(63))))
         assert.strictEqual(ok.name.length, 63)
@@ -73,11 +81,23 @@ describe("Groups", () => {
       Effect.gen(function*() {
         const error = yield* create({ name: 5, description: "line\nbreak" })
         assert.deepStrictEqual(violations(error).map(([field]) => field), ["name", "description"])
-        assert.deepStrictEqual(violations(yield* create({ name: "x", description: "d".repeat(513) })), [[
-          "description",
-          "must be at most 512 characters with no newlines or tabs"
-        ]])
-        assert.deepStrictEqual(violations(yield* create("not an object")).map(([f]) => f), ["request"])
+        for (
+          const description of ["d".repeat(513), "a\u0000b", "a\u007fb", "a\u2028b", "\ud800", "a\u202eb", "\u2066x"]
+        ) {
+          assert.deepStrictEqual(violations(yield* create({ name: "x", description })), [[
+            "description",
+            "must be at most 512 characters with no line breaks, tabs, control characters or bidirectional overrides"
+          ]], JSON.stringify(description))
+        }
+        const ok = yield* withArbor(Effect.flatMap(organization("acme"), (org) => (Effect.flatMap(Groups.Groups, (g) =>
+          g.create(Principal.system, org.uid, { name: "x", description: "Déjà vu 👍 ٢" })))))
+        assert.strictEqual(ok.description, "Déjà vu 👍 ٢")
+        assert.deepStrictEqual(
+          violations(yield* create("not an object")).map(([f]) =>
+            f
+          ),
+          ["request"]
+        )
       }))
 
     it.effect("output-only and unknown fields are ignored", () =>
@@ -155,7 +175,7 @@ describe("Groups", () => {
         )
         assert.strictEqual(cleared.description, "x")
         const emptyName = yield* Effect.flip(groups.update(Principal.system, team.uid, {}, "name"))
-        assert.deepStrictEqual(violations(emptyName), [["name", "is required"]])
+        assert.deepStrictEqual(violations(emptyName), [["name", nameRule]])
       })))
 
     it.effect("an unknown field in the mask is an invalid argument and changes nothing", () =>

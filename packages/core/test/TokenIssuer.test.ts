@@ -40,6 +40,28 @@ describe("TokenIssuer", () => {
       assert.strictEqual((yield* Effect.flip(issuer.verify(token))).reason, "ERR_JWT_EXPIRED")
     }))
 
+  it.scoped("tokens issued in the future, or living longer than an hour, are refused though signed with its key", () =>
+    Effect.gen(function*() {
+      const start = Date.parse("2026-11-22T00:00:00Z")
+      yield* TestClock.setTime(start)
+      const store = Context.get(yield* Layer.build(TokenIssuer.SigningKeys.layerMemory), TokenIssuer.SigningKeys)
+      const issuer = yield* issuerOver(Layer.succeed(TokenIssuer.SigningKeys, store))
+      yield* issuer.mint(identity, actor)
+      const [key] = yield* store.load
+      const privateKey = yield* Effect.promise(() => jose.importJWK(key!.privateJwk as jose.JWK, "ES256"))
+      const now = start / 1000
+      const forge = (iat: number, exp: number) =>
+        Effect.promise(() =>
+          new jose.SignJWT({ act: actor }).setProtectedHeader({ alg: "ES256", kid: key!.kid })
+            .setIssuer("https://auth.arbor.invalid").setAudience("https://api.arbor.invalid").setSubject(identity)
+            .setIssuedAt(iat).setExpirationTime(exp).sign(privateKey)
+        )
+      const reason = (token: string) => Effect.map(Effect.flip(issuer.verify(token)), (e) => e.reason)
+      assert.strictEqual(yield* reason(yield* forge(now + 600, now + 600 + 3600)), "ERR_IAT_IN_FUTURE")
+      assert.strictEqual(yield* reason(yield* forge(now, now + 7200)), "ERR_LIFETIME_TOO_LONG")
+      assert.strictEqual((yield* issuer.verify(yield* forge(now + 30, now + 30 + 3600))).identity, identity)
+    }))
+
   it.scoped("after a rotation new tokens carry the new kid; old tokens verify until they expire", () =>
     Effect.gen(function*() {
       yield* TestClock.setTime(Date.parse("2026-11-22T00:00:00Z"))

@@ -44,7 +44,8 @@ const all = (params: Params, ...keys: ReadonlyArray<string>): ReadonlyArray<stri
   return undefined
 }
 
-const number = (s: string | undefined) => s === undefined ? undefined : s.trim() === "" ? Number.NaN : Number(s)
+/** A count in decimal digits only (no sign, spaces, exponent or hex); anything else is NaN, refused by the engine. */
+const number = (s: string | undefined) => s === undefined ? undefined : /^[0-9]{1,15}$/.test(s) ? Number(s) : Number.NaN
 
 const boolean = (field: string, s: string | undefined): Effect.Effect<boolean | undefined, Errors.InvalidArgument> =>
   s === undefined

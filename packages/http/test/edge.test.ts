@@ -191,6 +191,19 @@ describe("request targets", () => {
       assert.strictEqual(folded.body.uid, org)
     }).pipe(Effect.provide(testServer())))
 
+  it.scopedLive("page_size and skip are decimal digits only", () =>
+    Effect.gen(function*() {
+      const { token } = yield* member("acme")
+      for (const param of ["page_size", "skip"]) {
+        for (const value of ["0x10", "1e3", "%205%20", "+5", "5.0", "-1", "", "0b1"]) {
+          const reply = yield* call("GET", `/iam/v2beta1/groups?${param}=${value}`, { token })
+          assert.strictEqual(reply.status, 400, `${param}=${value}`)
+          assert.deepStrictEqual(reply.body.details[1].fieldViolations.map((v: any) => v.field), [param])
+        }
+        assert.strictEqual((yield* call("GET", `/iam/v2beta1/groups?${param}=007`, { token })).status, 200)
+      }
+    }).pipe(Effect.provide(testServer())))
+
   it.scopedLive("bodies must be UTF-8 JSON: other charsets and invalid bytes are refused", () =>
     Effect.gen(function*() {
       const { org, token } = yield* member("acme")

@@ -5,6 +5,10 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { call, member, testServer } from "./support.js"
 
+/** What every name must be, as the violation states it (DECISIONS §2: a missing name is reported the same way). */
+const nameRule =
+  "must match the pattern ^[a-z0-9 ._-]{1,}$ and be at most 63 characters, with no space at either end and not only dots"
+
 const rfc3339ms = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 
 describe("the specification's examples", () => {
@@ -15,7 +19,7 @@ describe("the specification's examples", () => {
       assert.strictEqual(missing.status, 400)
       assert.deepStrictEqual(missing.body, {
         code: 3,
-        message: "Invalid argument: name: is required",
+        message: `Invalid argument: name: ${nameRule}`,
         details: [
           {
             "@type": "type.googleapis.com/google.rpc.ErrorInfo",
@@ -25,21 +29,19 @@ describe("the specification's examples", () => {
           },
           {
             "@type": "type.googleapis.com/google.rpc.BadRequest",
-            fieldViolations: [{ field: "name", description: "is required" }]
+            fieldViolations: [{ field: "name", description: nameRule }]
           }
         ]
       })
       const badName = yield* call("POST", `/iam/v2beta1/groups/${org}`, { token, body: { name: "Not Valid!" } })
       assert.strictEqual(badName.status, 400)
       assert.strictEqual(badName.body.code, 3)
-      assert.strictEqual(
-        badName.body.message,
-        "Invalid argument: name: must match the pattern ^[a-z0-9 ._-]{1,}$ and be at most 63 characters"
-      )
-      assert.deepStrictEqual(badName.body.details[1].fieldViolations, [{
-        field: "name",
-        description: "must match the pattern ^[a-z0-9 ._-]{1,}$ and be at most 63 characters"
-      }])
+      assert.strictEqual(badName.body.message, `Invalid argument: name: ${nameRule}`)
+      assert.deepStrictEqual(badName.body.details[1].fieldViolations, [{ field: "name", description: nameRule }])
+      for (const name of ["", null, " team", "team ", ".", ".."]) {
+        const refused = yield* call("POST", `/iam/v2beta1/groups/${org}`, { token, body: { name } })
+        assert.deepStrictEqual(refused.body.details[1].fieldViolations, [{ field: "name", description: nameRule }])
+      }
     }).pipe(Effect.provide(testServer())))
 
   it.scopedLive("delete of a group with child repos: code 9, RESOURCE_NOT_EMPTY", () =>
