@@ -4,6 +4,7 @@
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import { createHash, timingSafeEqual } from "node:crypto"
+import type { Grants } from "./Authorization.js"
 import * as Errors from "./Errors.js"
 import * as Events from "./Events.js"
 import * as FieldMask from "./FieldMask.js"
@@ -12,7 +13,7 @@ import * as GroupInvite from "./GroupInvite.js"
 import * as Identity from "./Identity.js"
 import { commit, operations, orNotFound, trusted, unexpectedConflict } from "./internal/operations.js"
 import * as Resources from "./internal/resources.js"
-import { grantable } from "./internal/roles.js"
+import { canReadRole, grantable } from "./internal/roles.js"
 import * as Lists from "./Lists.js"
 import * as Principal from "./Principal.js"
 import * as Repository from "./Repository.js"
@@ -51,12 +52,12 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
     const roleBindings = yield* RoleBindings
     const authorization = ops.authorization
 
-    /** Invites as returned, with their roles embedded; never their codes. */
-    const present = (records: ReadonlyArray<GroupInvite.Record>) =>
+    /** Invites as returned, with their roles embedded as far as the caller may read them; never their codes. */
+    const present = (records: ReadonlyArray<GroupInvite.Record>, grants: Grants) =>
       Effect.map(roles.getMany([...new Set(records.map((r) => r.roleUid))]), (found) => {
         const byUid = new Map(found.map((r) => [r.uid, r]))
         return records.map(({ codeHash: _h, email, parent: _p, redeemed: _r, ...r }) => {
-          const role = byUid.get(r.roleUid)
+          const role = canReadRole(grants, r.roleUid) ? byUid.get(r.roleUid) : undefined
           return new GroupInvite.GroupInvite({
             ...r,
             ...(email === null ? {} : { email }),
@@ -64,7 +65,8 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
           }, trusted)
         })
       })
-    const presentOne = (record: GroupInvite.Record) => Effect.map(present([record]), (xs) => xs[0]!)
+    const presentOne = (principal: Principal.Principal) => (record: GroupInvite.Record) =>
+      Effect.flatMap(authorization.grants(principal), (grants) => Effect.map(present([record], grants), (xs) => xs[0]!))
 
     const kind: Resources.Kind<GroupInvite.Record> = {
       resourceType: "group invite",
@@ -89,7 +91,7 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
         Lists.list(ops, spec, principal, options),
 
       get: (principal: Principal.Principal, uid: string) =>
-        Effect.flatMap(Resources.get(ops, kind, principal, uid), presentOne),
+        Effect.flatMap(Resources.get(ops, kind, principal, uid), presentOne(principal)),
 
       /**
        * Creates an invite to `groupUid` for a role the caller may grant there. The response carries the code; it is
@@ -122,7 +124,7 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
                 updateTime: now
               }
               yield* invites.insert(record).pipe(unexpectedConflict)
-              const invite = new GroupInvite.GroupInvite({ ...(yield* presentOne(record)), code }, trusted)
+              const invite = new GroupInvite.GroupInvite({ ...(yield* presentOne(principal)(record)), code }, trusted)
               return [invite, [yield* Events.make("created", "group_invite", record.uid)]] as const
             })
           )
@@ -158,7 +160,7 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
               updateTime: request.updateTime
             }))),
           () => "unreachable: invites have no unique name"
-        ).pipe(Effect.flatMap(presentOne)),
+        ).pipe(Effect.flatMap(presentOne(principal))),
 
       delete: (principal: Principal.Principal, uid: string) =>
         Resources.remove<GroupInvite.Record, never, never>(ops, kind, principal, uid),

@@ -81,7 +81,7 @@ export interface ListSpec<A, R = A> {
   /** The order when `order_by` is absent. */
   readonly defaultOrder?: string
   /** Turns records into the items returned (hydration); records are returned as they are when absent. */
-  readonly load?: (records: ReadonlyArray<R>) => Effect.Effect<ReadonlyArray<A>, Internal>
+  readonly load?: (records: ReadonlyArray<R>, grants: Grants) => Effect.Effect<ReadonlyArray<A>, Internal>
 }
 
 const orderAliases: Readonly<Record<string, string>> = {
@@ -251,6 +251,6 @@ export const list = <A, R>(
       ? yield* PageToken.issue(ops.secrets, digest, position(order, last))
       : undefined
     const records = yield* repository.decode(page)
-    const items = spec.load === undefined ? records as unknown as ReadonlyArray<A> : yield* spec.load(records)
+    const items = spec.load === undefined ? records as unknown as ReadonlyArray<A> : yield* spec.load(records, grants)
     return { items, nextPageToken, totalCount, skipped }
   })

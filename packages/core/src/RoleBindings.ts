@@ -5,13 +5,14 @@
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import type { Grants } from "./Authorization.js"
+import { PermissionDenied } from "./Errors.js"
 import * as Events from "./Events.js"
 import * as FieldMask from "./FieldMask.js"
 import * as Group from "./Group.js"
 import * as Identity from "./Identity.js"
 import { commit, conflict, operations, orNotFound, trusted } from "./internal/operations.js"
 import * as Resources from "./internal/resources.js"
-import { grantable } from "./internal/roles.js"
+import { canReadRole, grantable } from "./internal/roles.js"
 import * as Lists from "./Lists.js"
 import type { Principal } from "./Principal.js"
 import * as Repository from "./Repository.js"
@@ -30,14 +31,34 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
     const roles = yield* Repository.make(Role.table, Role.Role)
     const authorization = ops.authorization
 
-    /** A binding with its identity, group and role embedded (absent ones, from a concurrent delete, left blank). */
+    /** What of a binding's references the caller may read; the others are embedded with their uid only. */
+    const readable = (grants: Grants, r: RoleBinding.Record) => {
+      const identityGroup = Uid.parentOrNull(r.identityUid)
+      return {
+        identity: identityGroup === null || grants.holds("identity.list", identityGroup),
+        group: grants.holds("groups.list", r.parent),
+        role: canReadRole(grants, r.roleUid)
+      }
+    }
+
+    /**
+     * A binding with its identity, group and role embedded: blank but for the uid where the caller may not read it,
+     * or where it is absent (a concurrent delete).
+     */
     const embed = (
+      grants: Grants,
       r: RoleBinding.Record,
-      identity: Identity.Identity | undefined,
-      group: Group.Group | undefined,
-      role: Role.Role | undefined
-    ) =>
-      new RoleBinding.RoleBinding({
+      found: {
+        readonly identity: Identity.Identity | undefined
+        readonly group: Group.Group | undefined
+        readonly role: Role.Role | undefined
+      }
+    ) => {
+      const may = readable(grants, r)
+      const identity = may.identity ? found.identity : undefined
+      const group = may.group ? found.group : undefined
+      const role = may.role ? found.role : undefined
+      return new RoleBinding.RoleBinding({
         uid: r.uid,
         identity: {
           uid: r.identityUid,
@@ -51,9 +72,13 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
         createTime: r.createTime,
         updateTime: r.updateTime
       }, trusted)
+    }
 
-    /** Embeds each binding's identity, group and role, reading each referenced resource once. */
-    const hydrate = (records: ReadonlyArray<RoleBinding.Record>) =>
+    /**
+     * Embeds each binding's identity, group and role as far as the caller may read them, reading each referenced
+     * resource once.
+     */
+    const hydrate = (records: ReadonlyArray<RoleBinding.Record>, grants: Grants) =>
       Effect.gen(function*() {
         const unique = (f: (r: RoleBinding.Record) => string) => [...new Set(records.map(f))]
         const byUid = <A extends { readonly uid: string }>(xs: ReadonlyArray<A>) => new Map(xs.map((x) => [x.uid, x]))
@@ -62,8 +87,12 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
           Effect.map(groups.getMany(unique((r) => r.parent)), byUid),
           Effect.map(roles.getMany(unique((r) => r.roleUid)), byUid)
         ])
-        return records.map((r) => embed(r, is.get(r.identityUid), gs.get(r.parent), rs.get(r.roleUid)))
+        return records.map((r) =>
+          embed(grants, r, { identity: is.get(r.identityUid), group: gs.get(r.parent), role: rs.get(r.roleUid) })
+        )
       })
+    const hydrateOne = (principal: Principal, record: RoleBinding.Record) =>
+      Effect.flatMap(authorization.grants(principal), (grants) => Effect.map(hydrate([record], grants), (bs) => bs[0]!))
 
     const spec: Lists.ListSpec<RoleBinding.RoleBinding, RoleBinding.Record> = {
       repository: bindings,
@@ -73,15 +102,17 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
     }
 
     /**
-     * Checks what a binding at `group` may reference: the group exists, the identity exists and the caller may see
-     * it, the role is built in or defined at `group` or above, and the caller holds every capability of the role.
+     * Checks what a binding at `group` may reference: the group exists, the caller may see the identity and it
+     * exists, the caller may see the role, it is built in or defined at `group` or above, and the caller holds every
+     * capability of the role.
      */
     const checkReferences = (grants: Grants, group: Uid.Uid, identityUid: Uid.Uid, roleUid: Uid.Uid) =>
       Effect.gen(function*() {
         const groupValue = yield* orNotFound(groups.get(group), "group", group)
         const identityGroup = Uid.parentOrNull(identityUid)
-        if (identityGroup === null || !grants.holds("identity.list", identityGroup)) {
-          return yield* orNotFound(Effect.succeedNone, "identity", identityUid)
+        if (identityGroup === null) return yield* orNotFound(Effect.succeedNone, "identity", identityUid)
+        if (!grants.holds("identity.list", identityGroup)) {
+          return yield* new PermissionDenied({ capability: "identity.list", resource: identityUid })
         }
         const identity = yield* orNotFound(identities.get(identityUid), "identity", identityUid)
         const role = yield* grantable(roles, grants, roleUid, group)
@@ -104,10 +135,7 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
       list: (principal: Principal, options: Lists.ListOptions = {}) => Lists.list(ops, spec, principal, options),
 
       get: (principal: Principal, uid: string) =>
-        Effect.flatMap(
-          Resources.get(ops, kind, principal, uid),
-          (record) => Effect.map(hydrate([record]), (bs) => bs[0]!)
-        ),
+        Effect.flatMap(Resources.get(ops, kind, principal, uid), (record) => hydrateOne(principal, record)),
 
       /** Binds an identity to a role in group `groupUid`; the caller must hold every capability of the role. */
       create: (principal: Principal, groupUid: string, input: RoleBinding.CreateRoleBinding) =>
@@ -129,7 +157,7 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
                 updateTime: now
               }
               yield* bindings.insert(record).pipe(conflict("role binding", duplicate(group)))
-              const binding = embed(record, refs.identity, refs.group, refs.role)
+              const binding = embed(grants, record, refs)
               return [binding, [yield* Events.make("created", "role_binding", record.uid)]] as const
             })
           )
@@ -158,9 +186,7 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
               return { ...current, ...fields, updateTime }
             }),
           (next) => duplicate(next.parent)
-        ).pipe(
-          Effect.flatMap((record) => Effect.map(hydrate([record]), (bs) => bs[0]!))
-        ),
+        ).pipe(Effect.flatMap((record) => hydrateOne(principal, record))),
 
       /** Deletes a binding; deleting one that is already gone succeeds. */
       delete: (principal: Principal, uid: string) =>

@@ -95,7 +95,7 @@ describe("IdentityProviders", () => {
       const org = yield* organization("acme")
       const adminRole = yield* (yield* Roles.Roles).create(Principal.system, org.uid, {
         name: "idp admin",
-        capabilities: ["identity_providers.create", "identity_providers.list", "groups.list"]
+        capabilities: ["identity_providers.create", "identity_providers.list", "groups.list", "roles.list"]
       })
       const admin = yield* principalWith(org.uid, "admin", "viewer", [])
       yield* (yield* RoleBindings.RoleBindings).create(Principal.system, org.uid, {

@@ -84,7 +84,7 @@ describe("RoleBindings", () => {
       assert.strictEqual((yield* bindings.get(Principal.system, fine.uid)).role.name, "viewer")
     })))
 
-  it.effect("references must be visible: a role from elsewhere or a hidden identity is not found", () =>
+  it.effect("references must be readable: a role or identity the caller cannot see is denied, existing or not", () =>
     withArbor(Effect.gen(function*() {
       const a = yield* organization("a")
       const b = yield* organization("b")
@@ -101,13 +101,23 @@ describe("RoleBindings", () => {
       const role = yield* Effect.flip(
         bindings.create(ownerA, a.uid, { identityUid: ownerA.identityUid, roleUid: foreignRole.uid })
       )
-      assert.strictEqual(role.message, `Not found: role ${foreignRole.uid}`)
+      assert.strictEqual(
+        role.message,
+        `Permission 'roles.list' denied on resource '${foreignRole.uid}' (or it might not exist)`
+      )
       const hidden = yield* Effect.flip(bindings.create(ownerA, a.uid, { identityUid: identityB.uid, roleUid: viewer }))
       const missing = yield* Effect.flip(
         bindings.create(ownerA, a.uid, { identityUid: `${b.uid}/0123456789abcdef`, roleUid: viewer })
       )
-      assert.strictEqual(hidden.message, `Not found: identity ${identityB.uid}`)
-      assert.strictEqual(missing._tag, "NotFound")
+      assert.strictEqual(
+        hidden.message,
+        `Permission 'identity.list' denied on resource '${identityB.uid}' (or it might not exist)`
+      )
+      assert.strictEqual(missing._tag, "PermissionDenied")
+      const absentRole = yield* Effect.flip(
+        bindings.create(ownerA, a.uid, { identityUid: ownerA.identityUid, roleUid: `${b.uid}/0123456789abcdef` })
+      )
+      assert.strictEqual(absentRole._tag, "PermissionDenied")
       const team = yield* folder(a.uid, "team")
       const teamRole = yield* (yield* Roles.Roles).create(Principal.system, team.uid, {
         name: "t",
@@ -118,5 +128,52 @@ describe("RoleBindings", () => {
       )
       assert.strictEqual(above._tag, "NotFound", "a role defined below the group cannot be bound at it")
       yield* bindings.create(ownerA, team.uid, { identityUid: ownerA.identityUid, roleUid: teamRole.uid })
+    })))
+})
+
+describe("RoleBindings hydration", () => {
+  it.effect("embeds only what the caller may read: other references by uid alone", () =>
+    withArbor(Effect.gen(function*() {
+      const org = yield* organization("acme")
+      const team = yield* folder(org.uid, "team")
+      const secretRole = yield* (yield* Roles.Roles).create(Principal.system, org.uid, {
+        name: "secret role",
+        capabilities: ["groups.list"]
+      })
+      const secretIdentity = yield* (yield* Identities.Identities).create(Principal.system, org.uid, {
+        name: "secret identity",
+        claimMatch: claimMatch("secret")
+      })
+      const bindings = yield* RoleBindings.RoleBindings
+      const binding = yield* bindings.create(Principal.system, team.uid, {
+        identityUid: secretIdentity.uid,
+        roleUid: secretRole.uid
+      })
+      // An auditor may list bindings in the team, and nothing else.
+      const auditorRole = yield* (yield* Roles.Roles).create(Principal.system, org.uid, {
+        name: "auditor",
+        capabilities: ["role_bindings.list"]
+      })
+      const auditor = yield* principalWith(org.uid, "auditor", "viewer", [])
+      yield* bindings.create(Principal.system, team.uid, { identityUid: auditor.identityUid, roleUid: auditorRole.uid })
+      const seen = (yield* bindings.list(auditor, { childrenOf: team.uid })).items.find((b) => b.uid === binding.uid)!
+      const got = yield* bindings.get(auditor, binding.uid)
+      for (const b of [seen, got]) {
+        assert.deepStrictEqual(b.identity, {
+          uid: secretIdentity.uid,
+          name: "",
+          description: "",
+          subject: "",
+          issuer: ""
+        })
+        assert.deepStrictEqual(b.role, { uid: secretRole.uid, name: "", description: "" })
+        assert.deepStrictEqual(b.group, { uid: team.uid, name: "", description: "" })
+      }
+      // The system principal sees everything.
+      const full = yield* bindings.get(Principal.system, binding.uid)
+      assert.strictEqual(full.identity.name, "secret identity")
+      assert.strictEqual(full.identity.subject, "secret")
+      assert.strictEqual(full.role.name, "secret role")
+      assert.strictEqual(full.group.name, "team")
     })))
 })

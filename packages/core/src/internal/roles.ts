@@ -15,12 +15,21 @@ export const requireAll = (grants: Grants, capabilities: ReadonlyArray<Capabilit
     : Effect.fail(new PermissionDenied({ capability: missing, resource: group }))
 }
 
+/** True when the caller may read the role: a built-in one, or a custom one where it holds `roles.list`. */
+export const canReadRole = (grants: Grants, roleUid: Uid.Uid): boolean => {
+  const roleGroup = Uid.parentOrNull(roleUid)
+  return roleGroup === null || grants.holds("roles.list", roleGroup)
+}
+
 /**
- * The role `roleUid` if something at `group` may grant it: a built-in role or one defined at `group` or above (any
- * other is not found), whose every capability the caller holds at `group`.
+ * The role `roleUid` if something at `group` may grant it: one the caller may read (else permission denied), built
+ * in or defined at `group` or above (any other is not found), whose every capability the caller holds at `group`.
  */
 export const grantable = (roles: Repository<Role.Role>, grants: Grants, roleUid: Uid.Uid, group: Uid.Uid) =>
   Effect.gen(function*() {
+    if (!canReadRole(grants, roleUid)) {
+      return yield* new PermissionDenied({ capability: "roles.list", resource: roleUid })
+    }
     const roleGroup = Uid.parentOrNull(roleUid)
     if (roleGroup !== null && !Uid.isAncestorOrSelf(roleGroup, group)) {
       return yield* orNotFound(Effect.succeedNone, "role", roleUid)

@@ -767,7 +767,9 @@ export const suite = <E>(
                   : !model.entities.has(parent)
                   ? "NotFound"
                   : !model.holds(command.actor, "identity.list", identityGroup)
-                  ? "NotFound"
+                  ? "PermissionDenied"
+                  : role.parent !== null && !model.holds(command.actor, "roles.list", role.parent)
+                  ? "PermissionDenied"
                   : role.parent !== null && !Uid.isAncestorOrSelf(role.parent, parent)
                   ? "NotFound"
                   : !(role.caps ?? []).every((c) => model.holds(command.actor, c, parent))
