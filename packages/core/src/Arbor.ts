@@ -11,6 +11,7 @@ import { GroupInvites } from "./GroupInvites.js"
 import { Groups } from "./Groups.js"
 import { Identities } from "./Identities.js"
 import { IdentityProviders } from "./IdentityProviders.js"
+import { LastSeen } from "./LastSeen.js"
 import * as MemoryStore from "./MemoryStore.js"
 import { Repos } from "./Repos.js"
 import { RoleBindings } from "./RoleBindings.js"
@@ -33,6 +34,7 @@ export type Services =
   | Advisories
   | Authorization
   | Events
+  | LastSeen
 
 /** The engine over a store and secrets the caller provides. */
 export const layer: Layer.Layer<Services, never, Store | Secrets.Secrets> = Layer.mergeAll(
@@ -47,7 +49,7 @@ export const layer: Layer.Layer<Services, never, Store | Secrets.Secrets> = Laye
   Advisories.Default
 ).pipe(
   Layer.provideMerge(RoleBindings.Default),
-  Layer.provideMerge(Layer.merge(Authorization.Default, Events.Default))
+  Layer.provideMerge(Layer.mergeAll(Authorization.Default, Events.Default, LastSeen.Default))
 )
 
 /** The engine over a fresh in-memory store with an ephemeral page-token key: for tests and demos. */

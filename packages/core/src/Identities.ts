@@ -14,6 +14,7 @@ import { commit, conflict, operations, orNotFound, trusted } from "./internal/op
 import * as Resources from "./internal/resources.js"
 import { requireAll } from "./internal/roles.js"
 import * as IssuerUrl from "./IssuerUrl.js"
+import { LastSeen } from "./LastSeen.js"
 import * as Lists from "./Lists.js"
 import * as Principal from "./Principal.js"
 import * as Repository from "./Repository.js"
@@ -28,6 +29,7 @@ export const maxStaticKeysLifetime = { days: 365 } as const
 export class Identities extends Effect.Service<Identities>()("@arbor/core/Identities", {
   effect: Effect.gen(function*() {
     const ops = yield* operations
+    const lastSeen = yield* LastSeen
     const identities = yield* Repository.make(Identity.table, Identity.Identity)
     const groups = yield* Repository.make(Group.table, Group.Group)
     const bindings = yield* Repository.make(RoleBinding.table, RoleBinding.Record)
@@ -35,7 +37,8 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
     const spec: Lists.ListSpec<Identity.Identity> = {
       repository: identities,
       capability: "identity.list",
-      visibleAt: "parent"
+      visibleAt: "parent",
+      load: (records) => Effect.succeed(records.map(lastSeen.overlay))
     }
 
     /** Validates the caller's fields of an identity created at `createTime`. */
@@ -120,7 +123,8 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
       list: (principal: Principal.Principal, options: Lists.ListOptions = {}) =>
         Lists.list(ops, spec, principal, options),
 
-      get: (principal: Principal.Principal, uid: string) => Resources.get(ops, kind, principal, uid),
+      get: (principal: Principal.Principal, uid: string) =>
+        Effect.map(Resources.get(ops, kind, principal, uid), lastSeen.overlay),
 
       /** Creates an identity in group `groupUid`. */
       create: (principal: Principal.Principal, groupUid: string, input: Identity.CreateIdentity) =>
@@ -190,7 +194,7 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
               }, trusted)
             }),
           (next) => `an identity named '${next.name}' already exists beside ${next.uid}`
-        ),
+        ).pipe(Effect.map(lastSeen.overlay)),
 
       /** Deletes an identity and, atomically, every role binding that references it. */
       delete: (principal: Principal.Principal, uid: string) =>

@@ -5,22 +5,20 @@
  * specific reason is in its `logDetail`.
  */
 import * as Clock from "effect/Clock"
-import * as DateTime from "effect/DateTime"
+import type * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Schedule from "effect/Schedule"
 import * as jose from "jose"
 import * as ClaimMatch from "./ClaimMatch.js"
 import type { Internal } from "./Errors.js"
 import { InvalidArgument, PermissionDenied, Unauthenticated } from "./Errors.js"
 import * as Identity from "./Identity.js"
-import { trusted, unexpectedConflict } from "./internal/operations.js"
 import { IssuerKeys } from "./IssuerKeys.js"
 import * as IssuerUrl from "./IssuerUrl.js"
+import { LastSeen } from "./LastSeen.js"
 import * as Repository from "./Repository.js"
 import { Settings } from "./Settings.js"
-import { Store } from "./Store.js"
 import { TokenIssuer } from "./TokenIssuer.js"
 import * as Uid from "./Uid.js"
 
@@ -43,9 +41,6 @@ export interface Exchanged {
 
 /** Upstream signature algorithms: asymmetric only, never `none` or HMAC. */
 export const algorithms = ["RS256", "RS384", "RS512", "PS256", "ES256", "ES384", "EdDSA"] as const
-
-/** How soon after an exchange its identity's `lastSeenTime` is written. */
-export const lastSeenInterval = Duration.millis(250)
 
 /** How far `iat` and `nbf` may be in the future, and `exp` in the past, in seconds. */
 export const clockToleranceSeconds = 60
@@ -82,7 +77,7 @@ const atDenialFloor = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A
 /** The token exchange. */
 export class Sts extends Effect.Service<Sts>()("@arbor/core/Sts", {
   scoped: Effect.gen(function*() {
-    const store = yield* Store
+    const lastSeen = yield* LastSeen
     const tokens = yield* TokenIssuer
     const issuerKeys = yield* IssuerKeys
     const identities = yield* Repository.make(Identity.table, Identity.Identity)
@@ -113,39 +108,6 @@ export class Sts extends Effect.Service<Sts>()("@arbor/core/Sts", {
           }),
         catch: (e) => ({ reason: reasonOf(e), detail: e instanceof Error ? e.message : String(e) })
       })
-
-    /**
-     * Exchanges not yet recorded on their identities: written together every `lastSeenInterval` (one write per
-     * identity however many exchanges it made), and at shutdown.
-     */
-    let unrecorded = new Map<Uid.Uid, number>()
-    const recordLastSeen = Effect.suspend(() => {
-      if (unrecorded.size === 0) return Effect.void
-      const batch = unrecorded
-      unrecorded = new Map()
-      return Repository.orInternal(
-        store.transaction(
-          Effect.forEach(
-            batch,
-            ([uid, at]) =>
-              Effect.flatMap(
-                identities.get(uid),
-                (found) =>
-                  Option.isNone(found) || found.value.lastSeenTime.epochMillis >= at
-                    ? Effect.void
-                    : unexpectedConflict(identities.update(
-                      new Identity.Identity({ ...found.value, lastSeenTime: DateTime.unsafeMake(at) }, trusted)
-                    ))
-              ),
-            { discard: true }
-          )
-        )
-      ).pipe(
-        Effect.catchAll((error) => Effect.logWarning("could not record lastSeenTime", error))
-      )
-    })
-    yield* recordLastSeen.pipe(Effect.repeat(Schedule.spaced(lastSeenInterval)), Effect.forkScoped)
-    yield* Effect.addFinalizer(() => recordLastSeen)
 
     return {
       /** Exchanges a workload's OIDC token for an API token of `identity`. */
@@ -229,7 +191,7 @@ export class Sts extends Effect.Service<Sts>()("@arbor/core/Sts", {
           const rejected = ClaimMatch.mismatch(match, claims, defaultAudiences)
           if (rejected !== undefined) return yield* deny("CLAIM_MISMATCH", `claim ${rejected} does not match`)
 
-          unrecorded.set(uid, at)
+          yield* lastSeen.note(uid, at)
           const minted = yield* tokens.mint(
             uid,
             { iss, sub: claims.sub, ...(claims.aud ? { aud: claims.aud } : {}) },

@@ -42,7 +42,8 @@ export const engine = (config: ServerConfig) => {
       })
     )
   )
-  return Layer.mergeAll(Arbor.layer, Sts.Sts.Default).pipe(
+  return Sts.Sts.Default.pipe(
+    Layer.provideMerge(Arbor.layer),
     Layer.provideMerge(tokens),
     Layer.provideMerge(store),
     Layer.provide(memory ? Secrets.layerEphemeral : DataDir.secretsLayer(config.dataDir)),

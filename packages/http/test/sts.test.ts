@@ -232,6 +232,30 @@ describe("token exchange", () => {
       assert.isAtMost(seen.lastSeenTime.epochMillis, Date.now())
     }).pipe(Effect.provide(server)))
 
+  it.scopedLive("a read that starts after an exchange answered sees its lastSeenTime, before and after the write", () =>
+    Effect.gen(function*() {
+      const oidc = yield* provider
+      const { identity, org } = yield* assumable({ claimMatch: githubMatch(oidc.issuer.url!) })
+      const owner = yield* (yield* Identities.Identities).create(Principal.system, org, {
+        name: "owner",
+        claimMatch: { issuer: "https://issuer.invalid", subject: "owner" }
+      })
+      yield* (yield* RoleBindings.RoleBindings).create(Principal.system, org, {
+        identityUid: owner.uid,
+        roleUid: Role.builtInByName("owner")!.uid
+      })
+      const token = yield* tokenFor(owner.uid)
+      for (let round = 0; round < 3; round++) {
+        const before = Date.now()
+        assert.strictEqual((yield* exchange(yield* tokenOf(oidc, github()), identity)).status, 200)
+        const got = (yield* call("GET", `/iam/v2beta1/identities/${identity}`, { token })).body
+        assert.isAtLeast(Date.parse(got.lastSeenTime), before, `round ${round}: get`)
+        const listed = (yield* call("GET", `/iam/v2beta1/identities?uidp.ids=${identity}`, { token })).body
+        assert.strictEqual(listed.identities[0].lastSeenTime, got.lastSeenTime, `round ${round}: list`)
+        yield* Effect.sleep("1100 millis")
+      }
+    }).pipe(Effect.provide(server)))
+
   it.scopedLive("a GitLab CI token assumes an identity by subject pattern, audience and claims of any type", () =>
     Effect.gen(function*() {
       const oidc = yield* provider
