@@ -14,8 +14,30 @@ export const files = {
   database: "arbor.db",
   signingKeys: "signing-keys.json",
   pageTokenKey: "page-token.key",
-  bootstrapToken: "bootstrap-token"
+  bootstrapToken: "bootstrap-token",
+  server: "server.json"
 } as const
+
+/** What the running server's tokens name, recorded at every start for the admin commands to mint alike. */
+export interface ServerAddresses {
+  readonly baseUrl: string
+  readonly authUrl: string
+  readonly audiences: ReadonlyArray<string>
+}
+
+/** Records the addresses the server serves under. */
+export const writeServerAddresses = (dir: string, addresses: ServerAddresses) =>
+  writeSecret(join(dir, files.server), `${JSON.stringify(addresses, null, 2)}\n`)
+
+/** The addresses the server last started with, if it ever did. */
+export const readServerAddresses = (dir: string): Effect.Effect<ServerAddresses | undefined> =>
+  Effect.map(readIfExists(join(dir, files.server)), (text) => {
+    if (text === undefined) return undefined
+    const parsed = JSON.parse(text) as Partial<ServerAddresses>
+    return typeof parsed.baseUrl === "string" && typeof parsed.authUrl === "string"
+      ? { baseUrl: parsed.baseUrl, authUrl: parsed.authUrl, audiences: parsed.audiences ?? [] }
+      : undefined
+  })
 
 /** Creates the directory (mode 0700) if it does not exist. */
 export const ensure = (dir: string) =>

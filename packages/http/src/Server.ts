@@ -144,7 +144,14 @@ export const layer = (config: ServerConfig) => {
   return Layer.mergeAll(drain(server), attached, keyMaintenance(config)).pipe(
     Layer.provide(http(config)),
     Layer.provide(NodeHttpServer.layer(() => server, { port: config.port, host: config.host })),
-    Layer.provide(Layer.effectDiscard(Bootstrap.run(config))),
+    Layer.provide(Layer.effectDiscard(Effect.zipRight(
+      Bootstrap.run(config),
+      DataDir.writeServerAddresses(config.dataDir, {
+        baseUrl: config.baseUrl,
+        authUrl: config.authUrl,
+        audiences: config.audiences
+      })
+    ))),
     Layer.provide(engine(config))
   )
 }
