@@ -80,6 +80,10 @@ export const CreateGroupInvite = Schema.Struct({
 })
 export type CreateGroupInvite = typeof CreateGroupInvite.Encoded
 
+/** What a caller gives to redeem an invite for itself. */
+export const RedeemGroupInvite = Schema.Struct({ code: Schema.String })
+export type RedeemGroupInvite = typeof RedeemGroupInvite.Encoded
+
 /** What an update may change: the email and whether the invite is single-use. */
 export const UpdateGroupInvite = Schema.Struct({
   email: Schema.optional(Email),

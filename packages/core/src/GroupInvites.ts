@@ -85,7 +85,90 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
       load: present
     }
 
+    /**
+     * Redeems an invite code for an identity: binds it to the invite's role in the invite's group, atomically.
+     * Refuses expired invites, used single-use ones, and, for an invite with an email, any other `email`. The
+     * caller is the identity itself, or the system principal acting for it. Returns the (hydrated) binding; an
+     * identity that already holds the role keeps its binding.
+     */
+    const redeem = (
+      principal: Principal.Principal,
+      code: string,
+      redeemer: { readonly identityUid: string; readonly email?: string }
+    ) =>
+      Effect.gen(function*() {
+        const identityUid = yield* Uid.parse(redeemer.identityUid, "identityUid")
+        if (principal._tag === "Identity" && principal.uid !== identityUid) {
+          return yield* new Errors.PermissionDenied({ capability: "group_invites.redeem", resource: identityUid })
+        }
+        const match = typeof code === "string" ? codePattern.exec(code) : null
+        if (match === null) return yield* Errors.InvalidArgument.field("code", "is not an invite code")
+        const keyId = match[1]!
+        const bindingUid = yield* commit(
+          ops,
+          Effect.gen(function*() {
+            const [invite] = yield* invites.find({
+              conditions: [{ _tag: "Equals", column: "keyId", value: keyId }],
+              order: [{ column: "uid", direction: "asc" }],
+              limit: 1
+            })
+            const given = Buffer.from(hashCode(code), "hex")
+            if (invite === undefined || !timingSafeEqual(given, Buffer.from(invite.codeHash, "hex"))) {
+              return yield* new Errors.NotFound({ resourceType: "group invite", uid: keyId })
+            }
+            const now = yield* DateTime.now
+            if (DateTime.greaterThan(now, invite.expirationTime)) {
+              return yield* refused("INVITE_EXPIRED", invite.uid, "the invite has expired")
+            }
+            if (invite.singleUse && invite.redeemed) {
+              return yield* refused("INVITE_USED", invite.uid, "the invite has already been used")
+            }
+            if (invite.email !== null && invite.email.toLowerCase() !== redeemer.email?.toLowerCase()) {
+              return yield* refused("EMAIL_MISMATCH", invite.uid, "the invite is for another email address")
+            }
+            yield* orNotFound(identities.get(identityUid), "identity", identityUid)
+            yield* orNotFound(roles.get(invite.roleUid), "role", invite.roleUid)
+            const [existing] = yield* bindings.find({
+              conditions: [
+                { _tag: "Equals", column: "parent", value: invite.parent },
+                { _tag: "Equals", column: "identityUid", value: identityUid },
+                { _tag: "Equals", column: "roleUid", value: invite.roleUid }
+              ],
+              order: [{ column: "uid", direction: "asc" }],
+              limit: 1
+            })
+            yield* invites.update({ ...invite, redeemed: true, updateTime: now }).pipe(unexpectedConflict)
+            const invited = yield* Events.make("updated", "group_invite", invite.uid)
+            if (existing !== undefined) return [existing.uid, [invited]] as const
+            const binding: RoleBinding.Record = {
+              uid: Uid.makeChild(invite.parent),
+              parent: invite.parent,
+              identityUid,
+              roleUid: invite.roleUid,
+              createTime: now,
+              updateTime: now
+            }
+            yield* bindings.insert(binding).pipe(unexpectedConflict)
+            return [binding.uid, [yield* Events.make("created", "role_binding", binding.uid), invited]] as const
+          })
+        )
+        return yield* roleBindings.get(Principal.system, bindingUid)
+      })
+
     return {
+      /**
+       * Redeems an invite for the calling identity itself (the request body of `redeem` over HTTP): the same rules
+       * as `redeem`.
+       */
+      redeemOwn: (principal: Principal.Principal, input: GroupInvite.RedeemGroupInvite) =>
+        Effect.gen(function*() {
+          if (principal._tag !== "Identity") {
+            return yield* Errors.InvalidArgument.field("principal", "only an identity redeems an invite for itself")
+          }
+          const { code } = yield* Validation.decode(GroupInvite.RedeemGroupInvite)(input)
+          return yield* redeem(principal, code, { identityUid: principal.uid })
+        }),
+
       /** Invites the caller may list (`group_invites.list` at their group or above), newest first by default. */
       list: (principal: Principal.Principal, options: Lists.ListOptions = {}) =>
         Lists.list(ops, spec, principal, options),
@@ -165,75 +248,7 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
       delete: (principal: Principal.Principal, uid: string) =>
         Resources.remove<GroupInvite.Record, never, never>(ops, kind, principal, uid),
 
-      /**
-       * Redeems an invite code for an identity: binds it to the invite's role in the invite's group, atomically.
-       * Refuses expired invites, used single-use ones, and, for an invite with an email, any other `email`. The
-       * caller is the identity itself, or the system principal acting for it. Returns the (hydrated) binding; an
-       * identity that already holds the role keeps its binding.
-       */
-      redeem: (
-        principal: Principal.Principal,
-        code: string,
-        redeemer: { readonly identityUid: string; readonly email?: string }
-      ) =>
-        Effect.gen(function*() {
-          const identityUid = yield* Uid.parse(redeemer.identityUid, "identityUid")
-          if (principal._tag === "Identity" && principal.uid !== identityUid) {
-            return yield* new Errors.PermissionDenied({ capability: "group_invites.redeem", resource: identityUid })
-          }
-          const match = codePattern.exec(code)
-          if (match === null) return yield* Errors.InvalidArgument.field("code", "is not an invite code")
-          const keyId = match[1]!
-          const bindingUid = yield* commit(
-            ops,
-            Effect.gen(function*() {
-              const [invite] = yield* invites.find({
-                conditions: [{ _tag: "Equals", column: "keyId", value: keyId }],
-                order: [{ column: "uid", direction: "asc" }],
-                limit: 1
-              })
-              const given = Buffer.from(hashCode(code), "hex")
-              if (invite === undefined || !timingSafeEqual(given, Buffer.from(invite.codeHash, "hex"))) {
-                return yield* new Errors.NotFound({ resourceType: "group invite", uid: keyId })
-              }
-              const now = yield* DateTime.now
-              if (DateTime.greaterThan(now, invite.expirationTime)) {
-                return yield* refused("INVITE_EXPIRED", invite.uid, "the invite has expired")
-              }
-              if (invite.singleUse && invite.redeemed) {
-                return yield* refused("INVITE_USED", invite.uid, "the invite has already been used")
-              }
-              if (invite.email !== null && invite.email.toLowerCase() !== redeemer.email?.toLowerCase()) {
-                return yield* refused("EMAIL_MISMATCH", invite.uid, "the invite is for another email address")
-              }
-              yield* orNotFound(identities.get(identityUid), "identity", identityUid)
-              yield* orNotFound(roles.get(invite.roleUid), "role", invite.roleUid)
-              const [existing] = yield* bindings.find({
-                conditions: [
-                  { _tag: "Equals", column: "parent", value: invite.parent },
-                  { _tag: "Equals", column: "identityUid", value: identityUid },
-                  { _tag: "Equals", column: "roleUid", value: invite.roleUid }
-                ],
-                order: [{ column: "uid", direction: "asc" }],
-                limit: 1
-              })
-              yield* invites.update({ ...invite, redeemed: true, updateTime: now }).pipe(unexpectedConflict)
-              const invited = yield* Events.make("updated", "group_invite", invite.uid)
-              if (existing !== undefined) return [existing.uid, [invited]] as const
-              const binding: RoleBinding.Record = {
-                uid: Uid.makeChild(invite.parent),
-                parent: invite.parent,
-                identityUid,
-                roleUid: invite.roleUid,
-                createTime: now,
-                updateTime: now
-              }
-              yield* bindings.insert(binding).pipe(unexpectedConflict)
-              return [binding.uid, [yield* Events.make("created", "role_binding", binding.uid), invited]] as const
-            })
-          )
-          return yield* roleBindings.get(Principal.system, bindingUid)
-        })
+      redeem
     }
   })
 }) {}

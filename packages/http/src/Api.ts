@@ -237,6 +237,7 @@ const CreateRoleBinding = input(RoleBinding.CreateRoleBinding, "CreateRoleBindin
 const CreateIdentityProvider = input(IdentityProvider.CreateIdentityProvider, "CreateIdentityProvider")
 const CreateAccountAssociation = input(AccountAssociation.CreateAccountAssociation, "CreateAccountAssociation")
 const CreateGroupInvite = input(GroupInvite.CreateGroupInvite, "CreateGroupInvite")
+const RedeemGroupInvite = input(GroupInvite.RedeemGroupInvite, "RedeemGroupInvite")
 const CreateRepo = input(Repo.CreateRepo, "CreateRepo")
 const CreateTag = input(Tag.CreateTag, "CreateTag")
 
@@ -282,7 +283,13 @@ export const AccountAssociations = api(
   "Account associations: the cloud accounts a group trusts, one per group."
 )
 export const GroupInvites = api(
-  writable("groupInvites", "groupInvites", Wire.GroupInvite.v2, CreateGroupInvite),
+  writable("groupInvites", "groupInvites", Wire.GroupInvite.v2, CreateGroupInvite).add(
+    // `::` is a literal `:` to the router: the path is `/groupInvites:redeem` (AIP-136 custom method).
+    HttpApiEndpoint.post("redeem", "/groupInvites::redeem")
+      .setPayload(RedeemGroupInvite)
+      .addSuccess(Wire.RoleBinding.v2)
+      .annotate(OpenApi.Summary, "Redeem an invite code: bind the calling identity to the invite's role")
+  ),
   iam,
   "Group invites: codes that bind their redeemer to a role in a group."
 )
@@ -393,7 +400,8 @@ const truthful = (spec: Record<string, any>): Record<string, any> => {
         operation.responses["400"].description = "invalid argument (code 3) or failed precondition (code 9)"
       }
     }
-    paths[path.replace(/\/\*$/, "/{uid}")] = item
+    // `/groupInvites::redeem` (a literal colon to the router) reaches here as `/groupInvites:{redeem}`.
+    paths[path.replace(/\/\*$/, "/{uid}").replace(/:\{(\w+)\}$/, ":$1")] = item
   }
   const { HttpApiDecodeError: _d, Issue: _i, PropertyKey: _p, ...schemas } = spec.components?.schemas ?? {}
   return withoutIds({ ...spec, paths, components: { ...spec.components, schemas } }) as Record<string, any>

@@ -262,7 +262,21 @@ export const layer = Layer.unwrapEffect(Effect.gen(function*() {
     v2("roleBindings", "roleBindings", Wire.RoleBinding, bindings, listOptions),
     v2("identityProviders", "identityProviders", Wire.IdentityProvider, providers, listOptions),
     v2("accountAssociations", "accountAssociations", Wire.AccountAssociation, associations, listOptions),
-    v2("groupInvites", "groupInvites", Wire.GroupInvite, invites, listOptions),
+    v2(
+      "groupInvites",
+      "groupInvites",
+      Wire.GroupInvite,
+      invites,
+      listOptions,
+      (h) =>
+        h.handle(
+          "redeem",
+          ({ payload }: any) =>
+            withPrincipal((p) =>
+              Effect.map(invites.redeemOwn(p, payload), (binding) => Wire.RoleBinding.encode(binding, "v2"))
+            )
+        )
+    ),
     v2("repos", "repos", Wire.Repo, { list: repos.list, get: repos.get }, listOptions),
     v2("tags", "tags", Wire.Tag, { list: tags.list, get: tags.get }, tagOptions),
     v2("advisories", "advisories", Wire.Advisory, { list: advisories.list, get: advisories.get }, advisoryOptions),
