@@ -76,7 +76,7 @@ const atDenialFloor = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A
 
 /** The token exchange. */
 export class Sts extends Effect.Service<Sts>()("@arbor/core/Sts", {
-  scoped: Effect.gen(function*() {
+  effect: Effect.gen(function*() {
     const lastSeen = yield* LastSeen
     const tokens = yield* TokenIssuer
     const issuerKeys = yield* IssuerKeys
