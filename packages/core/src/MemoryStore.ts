@@ -7,13 +7,14 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import createTree from "functional-red-black-tree"
 import type { Tree } from "functional-red-black-tree"
 import type { Condition, OrderKey, Query, Row, Scalar, StoreService, Table, Where } from "./Store.js"
-import { compareScalars, Store, UniqueViolation } from "./Store.js"
+import { compareScalars, compareText, Store, UniqueViolation } from "./Store.js"
 import type { Range } from "./Uid.js"
 
 /** Sorts after every scalar; closes a prefix range in an index. */
@@ -33,7 +34,7 @@ const compareKeys = (a: Key, b: Key): number => {
   return a.length - b.length
 }
 
-const compareStrings = (a: string, b: string): number => a < b ? -1 : a > b ? 1 : 0
+const compareStrings = compareText
 
 interface Index {
   readonly columns: ReadonlyArray<string>
@@ -159,7 +160,14 @@ export const make: Effect.Effect<MemoryStoreService> = Effect.gen(function*() {
 
   const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     Effect.flatMap(FiberRef.get(currentTx), (outer) => {
-      if (outer !== undefined) return effect
+      if (outer !== undefined) {
+        // A savepoint: the trees are persistent, so keeping the state to go back to costs nothing.
+        const savepoint = outer.state
+        return Effect.onExit(
+          effect,
+          (exit) => Exit.isFailure(exit) ? Effect.sync(() => (outer.state = savepoint)) : Effect.void
+        )
+      }
       return lock.withPermits(1)(
         Effect.suspend(() => {
           const tx = { state: committed.state }

@@ -8,7 +8,8 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Internal } from "./Errors.js"
 import type { Query, Row, Table, UniqueViolation, Where } from "./Store.js"
-import { Store, StoreError } from "./Store.js"
+import type { StoreError } from "./Store.js"
+import { isStoreError, Store } from "./Store.js"
 import { parentOrNull } from "./Uid.js"
 import type { Uid } from "./Uid.js"
 
@@ -18,7 +19,7 @@ export const orInternal = <A, E, R>(
 ): Effect.Effect<A, Exclude<E, StoreError> | Internal, R> =>
   Effect.mapError(
     effect,
-    (e) => e instanceof StoreError ? new Internal({ cause: e.cause }) : e as Exclude<E, StoreError>
+    (e) => isStoreError(e) ? new Internal({ cause: e.cause }) : e as Exclude<E, StoreError>
   )
 
 /** A table's rows as domain values. */

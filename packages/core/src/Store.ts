@@ -8,6 +8,7 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import type { Range } from "./Uid.js"
 
@@ -89,6 +90,12 @@ export class StoreError extends Schema.TaggedError<StoreError>()("StoreError", {
   cause: Schema.Defect
 }) {}
 
+/** True for a UniqueViolation, recognized by its tag (so that two copies of this package agree). */
+export const isUniqueViolation = (u: unknown): u is UniqueViolation => Predicate.isTagged(u, "UniqueViolation")
+
+/** True for a StoreError, recognized by its tag. */
+export const isStoreError = (u: unknown): u is StoreError => Predicate.isTagged(u, "StoreError")
+
 /** The operations every adapter provides. */
 export interface StoreService {
   readonly get: (table: Table, uid: string) => Effect.Effect<Option.Option<Row>, StoreError>
@@ -107,7 +114,9 @@ export interface StoreService {
   readonly delete: (table: Table, where: Where) => Effect.Effect<number, StoreError>
   /**
    * Runs `effect` as one transaction: serialized with every other transaction, seeing its own writes, and either
-   * fully applied or, on failure or interruption, not at all. Nested calls join the outer transaction.
+   * fully applied or, on failure or interruption, not at all. A nested call is a savepoint of the outer
+   * transaction: when it fails, its own writes are undone and the outer one may recover and go on. Contention
+   * (a busy database, a serialization failure) retries the whole outermost transaction, never a savepoint alone.
    */
   readonly transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | StoreError, R>
 }
@@ -115,11 +124,31 @@ export interface StoreService {
 /** The storage port. */
 export class Store extends Context.Tag("@arbor/core/Store")<Store, StoreService>() {}
 
+/**
+ * Compares two strings by their UTF-8 bytes (the order of code points), as every adapter sorts text: JavaScript's
+ * `<` compares UTF-16 code units, which puts characters above U+FFFF before U+E000 to U+FFFF.
+ */
+export const compareText = (a: string, b: string): number => {
+  if (a === b) return 0
+  const n = Math.min(a.length, b.length)
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i)
+    const y = b.charCodeAt(i)
+    if (x !== y) {
+      // Surrogates (U+D800 to U+DFFF, halves of code points above U+FFFF) sort after U+E000 to U+FFFF.
+      if (x >= 0xd800 && y >= 0xd800) return (x < 0xe000 ? x + 0x2800 : x) < (y < 0xe000 ? y + 0x2800 : y) ? -1 : 1
+      return x < y ? -1 : 1
+    }
+  }
+  return a.length < b.length ? -1 : 1
+}
+
 /** Compares two scalars in the order every adapter sorts by: null first, then numbers, booleans, strings. */
 export const compareScalars = (a: unknown, b: unknown): number => {
   if (a === b) return 0
   if (a === null || a === undefined) return -1
   if (b === null || b === undefined) return 1
   if (typeof a === "boolean" || typeof b === "boolean") return Number(a) - Number(b)
+  if (typeof a === "string" && typeof b === "string") return compareText(a, b)
   return (a as string | number) < (b as string | number) ? -1 : 1
 }

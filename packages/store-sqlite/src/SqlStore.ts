@@ -4,11 +4,13 @@
  */
 import { Store } from "@arbor/core"
 import * as SqlClient from "@effect/sql/SqlClient"
-import { SqlError } from "@effect/sql/SqlError"
+import type { SqlError } from "@effect/sql/SqlError"
 import type * as Statement from "@effect/sql/Statement"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import { identity } from "effect/Function"
 import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
 import type { Dialect } from "./Dialect.js"
 
@@ -281,13 +283,21 @@ export const make = (dialect: Dialect): Effect.Effect<SqlStoreService, never, Sq
           Effect.map((rows) => rows.length),
           Effect.mapError(storeError)
         ),
+      // A nested call is a savepoint; only the outermost transaction retries, so a retry always starts afresh.
       transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-        sql.withTransaction(effect).pipe(
-          Effect.retry({
-            while: isBusy,
-            schedule: Schedule.exponential("5 millis").pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(12)))
-          }),
-          Effect.mapError((e): E | Store.StoreError => e instanceof SqlError ? storeError(e) : e)
+        Effect.flatMap(
+          Effect.serviceOption(SqlClient.TransactionConnection),
+          (outer) =>
+            sql.withTransaction(effect).pipe(
+              Option.isSome(outer) ? identity : Effect.retry({
+                while: isBusy,
+                schedule: Schedule.exponential("5 millis").pipe(
+                  Schedule.jittered,
+                  Schedule.intersect(Schedule.recurs(12))
+                )
+              }),
+              Effect.mapError((e): E | Store.StoreError => Predicate.isTagged(e, "SqlError") ? storeError(e) : e as E)
+            )
         )
     }
     return { ...service, statements: { find: findStatement, count: countStatement } }

@@ -11,6 +11,7 @@ import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import { sqlite } from "./Dialect.js"
 import { latestVersion, migrations } from "./Migrations.js"
@@ -63,7 +64,10 @@ const migrate = (filename: string) =>
     }
     yield* Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: migrationsTable })
   }).pipe(
-    Effect.catchIf((e) => !(e instanceof SchemaTooNew), (cause) => Effect.fail(new OpenFailed({ filename, cause })))
+    Effect.catchIf(
+      (e) => !Predicate.isTagged(e, "SchemaTooNew"),
+      (cause) => Effect.fail(new OpenFailed({ filename, cause }))
+    )
   )
 
 /** The SQLite store at `config.filename`, migrated; also provides the `SqlClient` for backups and benchmarks. */

@@ -144,6 +144,42 @@ describe("SqliteStore", () => {
     }).pipe(Effect.provide(SqliteStore.layer({ filename })))
   })
 
+  it.live("a race lost inside a nested transaction retries the whole outermost one, never the savepoint alone", () => {
+    const filename = freshFile()
+    return Effect.gen(function*() {
+      const store = yield* Store.Store
+      const other = new Database(filename)
+      other.pragma("busy_timeout = 5000")
+      let outer = 0
+      let inner = 0
+      yield* store.transaction(Effect.gen(function*() {
+        outer++
+        yield* store.count(Group.table, {})
+        if (outer === 1) {
+          other.prepare(
+            "INSERT INTO groups (uid, parent, name, description, verified, create_time, update_time) VALUES (?, NULL, 'other', '', 0, 0, 0)"
+          )
+            .run("f".repeat(40))
+        }
+        yield* store.transaction(Effect.gen(function*() {
+          inner++
+          yield* store.insert(Group.table, {
+            uid: "1".padStart(40, "0"),
+            parent: null,
+            name: "g1",
+            description: "",
+            verified: false,
+            createTime: 0,
+            updateTime: 0
+          })
+        }))
+      }))
+      other.close()
+      assert.deepStrictEqual({ outer, inner }, { outer: 2, inner: 2 })
+      assert.strictEqual(yield* store.count(Group.table, {}), 2)
+    }).pipe(Effect.provide(SqliteStore.layer({ filename })))
+  })
+
   it.effect("runs with WAL, synchronous=NORMAL, foreign keys and a busy timeout", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient

@@ -12,7 +12,7 @@ import { Secrets } from "../Secrets.js"
 import type { SettingsService } from "../Settings.js"
 import { Settings } from "../Settings.js"
 import type { StoreError, StoreService, Table, UniqueViolation, Where } from "../Store.js"
-import { Store } from "../Store.js"
+import { isUniqueViolation, Store } from "../Store.js"
 
 /**
  * What every operation needs, captured once when a service is built, so that no call needs a context: the store,
@@ -66,7 +66,7 @@ export const conflict = (resourceType: string, description: string) =>
 ): Effect.Effect<A, Exclude<E, UniqueViolation> | AlreadyExists | Aborted, R> =>
   Effect.catchIf(
     effect,
-    (e): e is UniqueViolation => (e as { _tag?: unknown })._tag === "UniqueViolation",
+    isUniqueViolation,
     (e): Effect.Effect<never, AlreadyExists | Aborted> =>
       e.columns.length === 1 && e.columns[0] === "uid"
         ? Effect.fail(new Aborted({ description: "a generated uid collided; retry the request" }))
@@ -98,6 +98,6 @@ export const unexpectedConflict = <A, E, R>(
 ): Effect.Effect<A, Exclude<E, UniqueViolation>, R> =>
   Effect.catchIf(
     effect,
-    (e): e is UniqueViolation => (e as { _tag?: unknown })._tag === "UniqueViolation",
+    isUniqueViolation,
     (e) => Effect.die(e)
   ) as Effect.Effect<A, Exclude<E, UniqueViolation>, R>
