@@ -5,7 +5,8 @@ export default defineProject({
   resolve: {
     alias: {
       "@arbor/core/testing": fileURLToPath(new URL("../core/src/testing/index.ts", import.meta.url)),
-      "@arbor/core": fileURLToPath(new URL("../core/src/index.ts", import.meta.url))
+      "@arbor/core": fileURLToPath(new URL("../core/src/index.ts", import.meta.url)),
+      "@arbor/store-sqlite": fileURLToPath(new URL("src/index.ts", import.meta.url))
     }
   },
   test: {

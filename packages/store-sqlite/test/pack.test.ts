@@ -1,0 +1,113 @@
+/**
+ * The packages as an embedder gets them: `@arbor/core` and `@arbor/store-sqlite` packed, installed from the tarballs
+ * into a new project on another Effect 3 release than the workspace's, where exactly one copy of `effect` must be
+ * installed and the README's embedding examples must type-check and run.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { execFile } from "node:child_process"
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { promisify } from "node:util"
+
+const packages = fileURLToPath(new URL("../..", import.meta.url))
+
+/** The Effect release the project installs: a 3.x release other than the workspace's own. */
+const effectRelease = "3.22.2"
+
+/** The environment without the test runner's and pnpm's own variables, as a user's shell would have it. */
+const env = Object.fromEntries(
+  Object.entries(process.env).filter(([k]) => !/^(VITEST|VITE_|NODE_OPTIONS|TEST$|NODE_ENV$|npm_|PNPM_|ARBOR_)/.test(k))
+)
+
+const run = (command: string, args: ReadonlyArray<string>, cwd: string, extra: Record<string, string> = {}) =>
+  promisify(execFile)(command, args, {
+    cwd,
+    env: { ...env, ...extra },
+    encoding: "utf8",
+    timeout: 600_000,
+    maxBuffer: 64 * 1024 * 1024
+  })
+
+/** Every installed copy of the package `name` below `dir`. */
+const copies = (dir: string, name: string): Array<string> =>
+  readdirSync(dir, { recursive: true, encoding: "utf8" })
+    .filter((path) => path.endsWith(join("node_modules", name, "package.json")))
+
+describe("packed packages", () => {
+  it(
+    "install on another Effect 3 release with one copy of effect, and the README's examples compile and run",
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), "arbor-pack-"))
+      try {
+        for (const name of ["core", "store-sqlite"]) {
+          await run("npx", ["-y", "pnpm@10", "pack", "--pack-destination", dir], join(packages, name))
+        }
+        const project = join(dir, "project")
+        mkdirSync(join(project, "src"), { recursive: true })
+        const version = (name: string) =>
+          (JSON.parse(readFileSync(join(packages, name, "package.json"), "utf8")) as { version: string }).version
+        writeFileSync(
+          join(project, "package.json"),
+          JSON.stringify({
+            name: "embedder",
+            private: true,
+            type: "module",
+            dependencies: {
+              "@arbor/core": `file:../arbor-core-${version("core")}.tgz`,
+              "@arbor/store-sqlite": `file:../arbor-store-sqlite-${version("store-sqlite")}.tgz`,
+              "effect": effectRelease,
+              "@effect/platform": "0.97.2",
+              "@effect/sql": "0.52.1",
+              "@effect/sql-sqlite-node": "0.53.0",
+              "@effect/experimental": "0.61.1",
+              "typescript": "5.9.3",
+              "@types/node": "20.19.43"
+            }
+          })
+        )
+        writeFileSync(
+          join(project, "tsconfig.json"),
+          JSON.stringify({
+            compilerOptions: {
+              strict: true,
+              exactOptionalPropertyTypes: true,
+              target: "ES2022",
+              module: "NodeNext",
+              moduleResolution: "NodeNext",
+              outDir: "dist",
+              skipLibCheck: true,
+              types: ["node"]
+            },
+            include: ["src"]
+          })
+        )
+        cpSync(join(packages, "core/test/examples/embed.ts"), join(project, "src/embed.ts"))
+        cpSync(join(packages, "store-sqlite/test/examples/embed-sqlite.ts"), join(project, "src/embed-sqlite.ts"))
+        writeFileSync(
+          join(project, "run.js"),
+          `const { names } = await import("./dist/embed.js")
+const { organizations } = await import("./dist/embed-sqlite.js")
+console.log(JSON.stringify({ names: await names, organizations: await organizations }))
+`
+        )
+
+        await run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], project)
+        assert.deepStrictEqual(copies(project, "effect"), [join("node_modules", "effect", "package.json")])
+        const installed = JSON.parse(readFileSync(join(project, "node_modules/effect/package.json"), "utf8"))
+        assert.strictEqual(installed.version, effectRelease)
+
+        await run("npx", ["tsc", "-p", "."], project)
+        const { stdout } = await run("node", ["run.js"], project, {
+          ARBOR_SQLITE_FILE: join(project, "arbor.db"),
+          ARBOR_PAGE_TOKEN_KEY: "ab".repeat(32)
+        })
+        assert.deepStrictEqual(JSON.parse(stdout), { names: ["platform"], organizations: ["acme"] })
+      } finally {
+        rmSync(dir, { recursive: true, force: true })
+      }
+    },
+    600_000
+  )
+})
