@@ -79,15 +79,11 @@ export class AccountAssociations extends Effect.Service<AccountAssociations>()("
         patch: Partial<AccountAssociation.CreateAccountAssociation>,
         updateMask?: string
       ) =>
-        Resources.update(
-          ops,
-          kind,
-          AccountAssociation.fields,
-          principal,
-          uid,
+        Resources.update(ops, kind, principal, uid, {
           patch,
           updateMask,
-          (current, request) => {
+          fields: AccountAssociation.fields,
+          apply: (current, request) => {
             const { createTime: _c, uid: _u, updateTime: _t, ...input } = current
             return Validation.decode(AccountAssociation.CreateAccountAssociation)(
               FieldMask.apply(input, request.body, request.mask, AccountAssociation.fields)
@@ -99,9 +95,8 @@ export class AccountAssociations extends Effect.Service<AccountAssociations>()("
                 updateTime: request.updateTime
               }, trusted)
             ))
-          },
-          () => "unreachable: associations have no unique name"
-        ),
+          }
+        }),
 
       /** Deletes the association of group `uid`; deleting a missing one succeeds. */
       delete: (principal: Principal, uid: string) =>

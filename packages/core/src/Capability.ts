@@ -44,9 +44,6 @@ const byName: ReadonlyMap<string, Capability> = new Map(
   all.flatMap((c) => [[c, c], [toEnumName(c), c]] as const)
 )
 
-/** Reads either spelling; undefined for an unknown name. */
-export const fromName = (name: string): Capability | undefined => byName.get(name)
-
 /** True when `name` is a capability in either spelling. */
 export const isCapabilityName = (name: unknown): name is string => typeof name === "string" && byName.has(name)
 

@@ -220,15 +220,11 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
         patch: { readonly email?: string; readonly singleUse?: boolean },
         updateMask?: string
       ) =>
-        Resources.update(
-          ops,
-          kind,
-          GroupInvite.fields,
-          principal,
-          uid,
+        Resources.update(ops, kind, principal, uid, {
           patch,
           updateMask,
-          (current, request) =>
+          fields: GroupInvite.fields,
+          apply: (current, request) =>
             Validation.decode(GroupInvite.UpdateGroupInvite)(
               FieldMask.apply(
                 { ...(current.email === null ? {} : { email: current.email }), singleUse: current.singleUse },
@@ -241,9 +237,8 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
               email: fields.email ?? null,
               singleUse: fields.singleUse,
               updateTime: request.updateTime
-            }))),
-          () => "unreachable: invites have no unique name"
-        ).pipe(Effect.flatMap(presentOne(principal))),
+            })))
+        }).pipe(Effect.flatMap(presentOne(principal))),
 
       delete: (principal: Principal.Principal, uid: string) =>
         Resources.remove<GroupInvite.Record, never, never>(ops, kind, principal, uid),

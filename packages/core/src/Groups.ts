@@ -139,20 +139,16 @@ export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
 
       /** Updates a group: the fields present in `patch`, or those named by `updateMask`. */
       update: (principal: Principal, uid: string, patch: Partial<Group.CreateGroup>, updateMask?: string) =>
-        Resources.update(
-          ops,
-          kind,
-          Group.fields,
-          principal,
-          uid,
+        Resources.update(ops, kind, principal, uid, {
           patch,
           updateMask,
-          (current, { body, mask, updateTime }) =>
+          fields: Group.fields,
+          apply: (current, { body, mask, updateTime }) =>
             Validation.decode(Group.CreateGroup)(
               FieldMask.apply({ name: current.name, description: current.description }, body, mask, Group.fields)
             ).pipe(Effect.map((fields) => new Group.Group({ ...current, ...fields, updateTime }, trusted))),
-          (next) => `a group named '${next.name}' already exists beside ${next.uid}`
-        ),
+          duplicate: (next) => `a group named '${next.name}' already exists beside ${next.uid}`
+        }),
 
       /** Deletes a group that has nothing below it. */
       delete: (principal: Principal, uid: string) =>

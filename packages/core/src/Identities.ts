@@ -163,15 +163,11 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
         patch: Partial<Identity.CreateIdentity>,
         updateMask?: string
       ) =>
-        Resources.update(
-          ops,
-          kind,
-          Identity.fields,
-          principal,
-          uid,
+        Resources.update(ops, kind, principal, uid, {
           patch,
           updateMask,
-          (current, { body, grants, mask, updateTime }) =>
+          fields: Identity.fields,
+          apply: (current, { body, grants, mask, updateTime }) =>
             Effect.gen(function*() {
               const changed = FieldMask.changed(body, mask, Identity.fields)
               const merged = FieldMask.apply(asInput(current), body, mask, Identity.fields)
@@ -193,8 +189,8 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
                 updateTime
               }, trusted)
             }),
-          (next) => `an identity named '${next.name}' already exists beside ${next.uid}`
-        ).pipe(Effect.map(lastSeen.overlay)),
+          duplicate: (next) => `an identity named '${next.name}' already exists beside ${next.uid}`
+        }).pipe(Effect.map(lastSeen.overlay)),
 
       /** Deletes an identity and, atomically, every role binding that references it. */
       delete: (principal: Principal.Principal, uid: string) =>

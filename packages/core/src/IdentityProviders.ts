@@ -97,15 +97,11 @@ export class IdentityProviders extends Effect.Service<IdentityProviders>()("@arb
         patch: Partial<IdentityProvider.CreateIdentityProvider>,
         updateMask?: string
       ) =>
-        Resources.update(
-          ops,
-          kind,
-          IdentityProvider.fields,
-          principal,
-          uid,
+        Resources.update(ops, kind, principal, uid, {
           patch,
           updateMask,
-          (current, request) =>
+          fields: IdentityProvider.fields,
+          apply: (current, request) =>
             Effect.gen(function*() {
               const { createTime: _c, uid: _u, updateTime: _t, ...input } = current
               const merged = FieldMask.apply(input, request.body, request.mask, IdentityProvider.fields)
@@ -119,8 +115,8 @@ export class IdentityProviders extends Effect.Service<IdentityProviders>()("@arb
               }
               return { ...current, ...fields, updateTime: request.updateTime }
             }),
-          (next) => `an identity provider named '${next.name}' already exists beside ${next.uid}`
-        ).pipe(
+          duplicate: (next) => `an identity provider named '${next.name}' already exists beside ${next.uid}`
+        }).pipe(
           Effect.map(withoutSecret)
         ),
 

@@ -13,13 +13,10 @@ export type Principal = Data.TaggedEnum<{
   Identity: { readonly uid: Uid }
 }>
 
-const { $is, Identity, System } = Data.taggedEnum<Principal>()
+const { Identity, System } = Data.taggedEnum<Principal>()
 
 /** The system principal. */
 export const system: Principal = System()
 
 /** The principal of an identity. */
 export const identity = (uid: Uid): Principal => Identity({ uid })
-
-/** True for the system principal. */
-export const isSystem = $is("System")

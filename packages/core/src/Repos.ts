@@ -85,13 +85,21 @@ export class Repos extends Effect.Service<Repos>()("@arbor/core/Repos", {
         }),
 
       update: (principal: Principal, uid: string, patch: Partial<Repo.CreateRepo>, updateMask?: string) =>
-        Resources.update(ops, kind, Repo.fields, principal, uid, patch, updateMask, (current, request) => {
-          const { createTime: _c, uid: _u, updateTime: _t, ...input } = current
-          return Validation.decode(Repo.CreateRepo)(FieldMask.apply(input, request.body, request.mask, Repo.fields))
-            .pipe(
-              Effect.map((fields) => new Repo.Repo({ ...current, ...fields, updateTime: request.updateTime }, trusted))
-            )
-        }, (next) => `a repo named '${next.name}' already exists beside ${next.uid}`),
+        Resources.update(ops, kind, principal, uid, {
+          patch,
+          updateMask,
+          fields: Repo.fields,
+          apply: (current, request) => {
+            const { createTime: _c, uid: _u, updateTime: _t, ...input } = current
+            return Validation.decode(Repo.CreateRepo)(FieldMask.apply(input, request.body, request.mask, Repo.fields))
+              .pipe(
+                Effect.map((fields) =>
+                  new Repo.Repo({ ...current, ...fields, updateTime: request.updateTime }, trusted)
+                )
+              )
+          },
+          duplicate: (next) => `a repo named '${next.name}' already exists beside ${next.uid}`
+        }),
 
       /** Deletes a repo and, atomically, its tags. */
       delete: (principal: Principal, uid: string) =>

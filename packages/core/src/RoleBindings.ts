@@ -165,15 +165,11 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
 
       /** Changes a binding's identity or role; the caller must hold every capability of the role. */
       update: (principal: Principal, uid: string, patch: Partial<RoleBinding.CreateRoleBinding>, updateMask?: string) =>
-        Resources.update(
-          ops,
-          kind,
-          RoleBinding.fields,
-          principal,
-          uid,
+        Resources.update(ops, kind, principal, uid, {
           patch,
           updateMask,
-          (current, { body, grants, mask, updateTime }) =>
+          fields: RoleBinding.fields,
+          apply: (current, { body, grants, mask, updateTime }) =>
             Effect.gen(function*() {
               const merged = FieldMask.apply(
                 { identityUid: current.identityUid, roleUid: current.roleUid },
@@ -185,8 +181,8 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
               yield* checkReferences(grants, current.parent, fields.identityUid, fields.roleUid)
               return { ...current, ...fields, updateTime }
             }),
-          (next) => duplicate(next.parent)
-        ).pipe(Effect.flatMap((record) => hydrateOne(principal, record))),
+          duplicate: (next) => duplicate(next.parent)
+        }).pipe(Effect.flatMap((record) => hydrateOne(principal, record))),
 
       /** Deletes a binding; deleting one that is already gone succeeds. */
       delete: (principal: Principal, uid: string) =>

@@ -134,15 +134,11 @@ export class Roles extends Effect.Service<Roles>()("@arbor/core/Roles", {
       update: (principal: Principal, uid: string, patch: Partial<Role.CreateRole>, updateMask?: string) =>
         Effect.gen(function*() {
           if (Role.isBuiltIn(uid)) return yield* builtInRefused(uid, "updated")
-          return yield* Resources.update(
-            ops,
-            kind,
-            Role.fields,
-            principal,
-            uid,
+          return yield* Resources.update(ops, kind, principal, uid, {
             patch,
             updateMask,
-            (current, request) =>
+            fields: Role.fields,
+            apply: (current, request) =>
               Effect.gen(function*() {
                 const merged = FieldMask.apply(
                   { name: current.name, description: current.description, capabilities: current.capabilities },
@@ -154,8 +150,8 @@ export class Roles extends Effect.Service<Roles>()("@arbor/core/Roles", {
                 yield* requireAll(request.grants, fields.capabilities, kind.groupOf(current.uid))
                 return new Role.Role({ ...current, ...fields, updateTime: request.updateTime }, trusted)
               }),
-            (next) => `a role named '${next.name}' already exists beside ${next.uid}`
-          )
+            duplicate: (next) => `a role named '${next.name}' already exists beside ${next.uid}`
+          })
         }),
 
       /** Deletes a custom role that no binding uses. */

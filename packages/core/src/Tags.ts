@@ -88,15 +88,11 @@ export class Tags extends Effect.Service<Tags>()("@arbor/core/Tags", {
         }),
 
       update: (principal: Principal, uid: string, patch: Partial<Tag.CreateTag>, updateMask?: string) =>
-        Resources.update(
-          ops,
-          kind,
-          Tag.fields,
-          principal,
-          uid,
+        Resources.update(ops, kind, principal, uid, {
           patch,
           updateMask,
-          (current, request) =>
+          fields: Tag.fields,
+          apply: (current, request) =>
             Effect.gen(function*() {
               const fields = yield* Validation.decode(Tag.CreateTag)(
                 FieldMask.apply(
@@ -114,8 +110,8 @@ export class Tags extends Effect.Service<Tags>()("@arbor/core/Tags", {
                 updateTime: request.updateTime
               }, trusted)
             }),
-          (next) => `a tag named '${next.name}' already exists beside ${next.uid}`
-        ),
+          duplicate: (next) => `a tag named '${next.name}' already exists beside ${next.uid}`
+        }),
 
       delete: (principal: Principal, uid: string) => Resources.remove<Tag.Tag, never, never>(ops, kind, principal, uid)
     }

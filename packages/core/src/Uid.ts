@@ -56,9 +56,6 @@ export const parentOrNull = (uid: Uid): Uid | null => {
   return i < 0 ? null : uid.slice(0, i) as Uid
 }
 
-/** True for a root uid. */
-export const isRoot = (uid: Uid): boolean => !uid.includes("/")
-
 /** The root (organization) uid that `uid` lives under, `uid` itself for a root. */
 export const rootOf = (uid: Uid): Uid => {
   const i = uid.indexOf("/")

@@ -7,7 +7,8 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { FieldViolation, InvalidArgument } from "./Errors.js"
 
-const fieldName = (path: ReadonlyArray<PropertyKey>, prefix: string): string => {
+/** The name of the field at `path` (`a.b[0].c`), after `prefix`; `request` for the whole input. */
+export const fieldName = (path: ReadonlyArray<PropertyKey>, prefix = ""): string => {
   let out = prefix
   for (const key of path) {
     if (typeof key === "number") out += `[${key}]`

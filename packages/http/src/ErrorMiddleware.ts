@@ -3,7 +3,7 @@
  * (`RequestLimits`), and the rendering of every failure (engine errors, undecodable parameters and bodies, unknown
  * routes and methods, defects) as a google.rpc.Status body. No framework default error body reaches a client.
  */
-import { Errors } from "@arbor/core"
+import { Errors, Validation } from "@arbor/core"
 import {
   FileSystem,
   HttpApiBuilder,
@@ -24,13 +24,10 @@ interface Issue {
   readonly _tag?: string
 }
 
+/** The field a path names; the wildcard of uid paths is the `uid`. */
 const fieldOf = (path: ReadonlyArray<PropertyKey>) => {
-  let out = ""
-  for (const key of path) {
-    if (typeof key === "number") out += `[${key}]`
-    else out += out === "" ? String(key) : `.${String(key)}`
-  }
-  return out === "*" || out === "" ? (out === "*" ? "uid" : "request") : out
+  const field = Validation.fieldName(path)
+  return field === "*" ? "uid" : field
 }
 
 /** Undecodable parameters or bodies as one violation per field. */

@@ -195,6 +195,3 @@ export const listEnvelope = (plural: string, item: Schema.Schema<any, any>) =>
 
 /** The v1 list envelope: every match under `items`. */
 export const itemsEnvelope = (item: Schema.Schema<any, any>) => Schema.Struct({ items: Schema.Array(item) })
-
-/** The token exchange's response. */
-export const Exchanged = Schema.Struct({ token: Schema.String, expiry: Time })

@@ -8,7 +8,7 @@ import type { Principal } from "../Principal.js"
 import type { Repository } from "../Repository.js"
 import * as Uid from "../Uid.js"
 import type { Operations } from "./operations.js"
-import { commit, conflict, fieldsOf, nextUpdateTime, orNotFound } from "./operations.js"
+import { commit, conflict, fieldsOf, nextUpdateTime, orNotFound, unexpectedConflict } from "./operations.js"
 
 /** What the shared operations need to know about a kind of resource. */
 export interface Kind<R extends { readonly uid: Uid.Uid }> {
@@ -50,6 +50,17 @@ export type Apply<R, E, Env> = (
   }
 ) => Effect.Effect<R, E, Env>
 
+/** What an update asks for, and how the kind applies it. */
+export interface UpdateRequest<R, E, Env> {
+  readonly patch: unknown
+  readonly updateMask: string | undefined
+  /** The kind's mutable, immutable and output-only fields. */
+  readonly fields: FieldMask.Fields
+  readonly apply: Apply<R, E, Env>
+  /** The description of the AlreadyExists when the new record clashes with a sibling; absent where none can. */
+  readonly duplicate?: (next: R) => string
+}
+
 /**
  * Updates one resource: the `update` capability at its group, the mask, then in one transaction the current
  * record, the new one from `apply` (merge and validation), the write and its event.
@@ -57,13 +68,9 @@ export type Apply<R, E, Env> = (
 export const update = <R extends { readonly uid: Uid.Uid; readonly updateTime: DateTime.Utc }, E, Env>(
   ops: Operations,
   kind: Kind<R>,
-  fields: FieldMask.Fields,
   principal: Principal,
   uid: string,
-  patch: unknown,
-  updateMask: string | undefined,
-  apply: Apply<R, E, Env>,
-  duplicate: (next: R) => string
+  { apply, duplicate, fields, patch, updateMask }: UpdateRequest<R, E, Env>
 ) =>
   Effect.gen(function*() {
     const id = yield* Uid.parse(uid)
@@ -81,7 +88,10 @@ export const update = <R extends { readonly uid: Uid.Uid; readonly updateTime: D
           grants,
           updateTime: yield* nextUpdateTime(current.updateTime)
         })
-        yield* kind.repository.update(next).pipe(conflict(kind.resourceType, duplicate(next)))
+        const write = kind.repository.update(next)
+        yield* duplicate === undefined
+          ? unexpectedConflict(write)
+          : write.pipe(conflict(kind.resourceType, duplicate(next)))
         return [next, [yield* Events.make("updated", kind.event, id)]] as const
       })
     )
