@@ -200,9 +200,8 @@ describe("fuzzing", () => {
                     : { raw, contentType: r.contentType === "" ? "application/octet-stream" : r.contentType }),
                   headers
                 })
-              ).catch(() => undefined)
+              ).catch((e) => assert.fail(`${r.method} ${path}: no answer, the connection broke (${String(e)})`))
               sent++
-              if (reply === undefined) return
               statuses.set(reply.status, (statuses.get(reply.status) ?? 0) + 1)
               assert.isBelow(reply.status, 500, `${r.method} ${path}: ${reply.text.slice(0, 300)}`)
               if (reply.status >= 400 && r.method !== "HEAD") {

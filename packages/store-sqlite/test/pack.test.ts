@@ -21,6 +21,7 @@ const env = Object.fromEntries(
   Object.entries(process.env).filter(([k]) => !/^(VITEST|VITE_|NODE_OPTIONS|TEST$|NODE_ENV$|npm_|PNPM_|ARBOR_)/.test(k))
 )
 
+/** Runs a command; a failure says what it printed. */
 const run = (command: string, args: ReadonlyArray<string>, cwd: string, extra: Record<string, string> = {}) =>
   promisify(execFile)(command, args, {
     cwd,
@@ -28,6 +29,8 @@ const run = (command: string, args: ReadonlyArray<string>, cwd: string, extra: R
     encoding: "utf8",
     timeout: 600_000,
     maxBuffer: 64 * 1024 * 1024
+  }).catch((e: { stdout?: string; stderr?: string }) => {
+    throw new Error(`${command} ${args.join(" ")} failed:\n${e.stdout ?? ""}\n${e.stderr ?? ""}`)
   })
 
 /** Every installed copy of the package `name` below `dir`. */
