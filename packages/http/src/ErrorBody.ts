@@ -86,7 +86,7 @@ export const render = (error: Errors.ArborError, domain: string): Rendered => {
       details.push({ "@type": typeUrl("ResourceInfo"), resourceType: error.resourceType, resourceName: error.uid })
       break
     case "PermissionDenied":
-      metadata.permission = error.capability
+      metadata.capability = error.capability
       metadata.resource = error.resource
       break
     case "FailedPrecondition":

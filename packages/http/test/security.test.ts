@@ -47,7 +47,7 @@ describe("escalation over HTTP", () => {
         body: { claimMatch: takeover }
       })
       assert.strictEqual(v2.status, 403, v2.text)
-      assert.strictEqual(v2.body.details[0].metadata.permission, "groups.create")
+      assert.strictEqual(v2.body.details[0].metadata.capability, "groups.create")
       const renamed = yield* call("PUT", `/iam/v1/identities/${victim.uid}`, {
         token,
         body: { name: "renamed", claimMatch: victim.claimMatch }

@@ -122,7 +122,7 @@ const denied = (reply: { status: number; body: any; headers: Readonly<Record<str
       "@type": "type.googleapis.com/google.rpc.ErrorInfo",
       reason: "PERMISSION_DENIED",
       domain: "iam.arbor.dev",
-      metadata: { permission: "identity.assume", resource: identity }
+      metadata: { capability: "identity.assume", resource: identity }
     }]
   })
   const line = logged.find((l) => l.requestId === reply.headers["x-request-id"])
