@@ -13,6 +13,8 @@ import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as jose from "jose"
 import { Unauthenticated } from "./Errors.js"
+import type { Table } from "./Store.js"
+import { Store } from "./Store.js"
 import * as Uid from "./Uid.js"
 
 /** One signing key pair. */
@@ -33,8 +35,57 @@ export interface SigningKeysService {
   readonly save: (keys: ReadonlyArray<SigningKey>) => Effect.Effect<void>
 }
 
+/** How signing keys are kept in a `Store`: a row per key, whose uid is the key's `kid`. */
+export const signingKeysTable: Table = {
+  name: "signing_keys",
+  columns: {
+    privateJwk: { type: "json" },
+    publicJwk: { type: "json" },
+    createdAt: { type: "integer" },
+    retiredAt: { type: "integer", nullable: true }
+  },
+  unique: [],
+  indexes: []
+}
+
 /** The signing-key store. */
 export class SigningKeys extends Context.Tag("@arbor/core/SigningKeys")<SigningKeys, SigningKeysService>() {
+  /**
+   * Keys kept in the engine's store, beside everything else: they survive restarts, every process on the same
+   * database signs and verifies with the same keys, and an embedder keeps no key files. A store failure is a defect.
+   */
+  static readonly layerStore: Layer.Layer<SigningKeys, never, Store> = Layer.effect(
+    SigningKeys,
+    Effect.map(Store, (store) => ({
+      load: store.find(signingKeysTable, { order: [{ column: "uid", direction: "asc" }] }).pipe(
+        Effect.map((rows) =>
+          rows.map((row): SigningKey => ({
+            kid: row.uid,
+            privateJwk: row.privateJwk as SigningKey["privateJwk"],
+            publicJwk: row.publicJwk as SigningKey["publicJwk"],
+            createdAt: row.createdAt as number,
+            ...(typeof row.retiredAt === "number" ? { retiredAt: row.retiredAt } : {})
+          }))
+        ),
+        Effect.orDie
+      ),
+      save: (keys) =>
+        store.transaction(Effect.gen(function*() {
+          yield* store.delete(signingKeysTable, {})
+          for (const key of keys) {
+            yield* store.insert(signingKeysTable, {
+              uid: key.kid,
+              parent: null,
+              privateJwk: key.privateJwk,
+              publicJwk: key.publicJwk,
+              createdAt: key.createdAt,
+              retiredAt: key.retiredAt ?? null
+            })
+          }
+        })).pipe(Effect.orDie)
+    }))
+  )
+
   /** Keys kept in memory only: tokens do not outlive the process. For tests and throwaway instances. */
   static readonly layerMemory: Layer.Layer<SigningKeys> = Layer.sync(SigningKeys, () => {
     let stored: ReadonlyArray<SigningKey> = []

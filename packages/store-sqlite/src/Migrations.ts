@@ -174,13 +174,26 @@ const initial = [
   `CREATE INDEX advisories__update_time ON advisories (update_time, uid)`
 ]
 
+/** Migration 2: the signing keys of API tokens (`TokenIssuer.SigningKeys.layerStore`), a row per key. */
+const signingKeys = [
+  `CREATE TABLE signing_keys (
+  uid TEXT PRIMARY KEY NOT NULL,
+  parent TEXT,
+  private_jwk TEXT NOT NULL,
+  public_jwk TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  retired_at INTEGER
+) STRICT`
+]
+
 /** Runs each statement in order. */
 const statements = (sqls: ReadonlyArray<string>) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.forEach(sqls, (s) => sql.unsafe(s), { discard: true }))
 
 /** The migrations, by `<id>_<name>`. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
-  "0001_initial": statements(initial)
+  "0001_initial": statements(initial),
+  "0002_signing_keys": statements(signingKeys)
 }
 
 /** The newest schema version this code knows. */

@@ -9,7 +9,8 @@ import {
   Role,
   RoleBinding,
   Store,
-  Tag
+  Tag,
+  TokenIssuer
 } from "@arbor/core"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, describe, it } from "@effect/vitest"
@@ -32,7 +33,7 @@ const tables = [
   Repo,
   Tag,
   Advisory
-].map((m) => m.table)
+].map((m) => m.table).concat([TokenIssuer.signingKeysTable])
 
 const sqlTypes = { text: "TEXT", integer: "INTEGER", boolean: "INTEGER", json: "TEXT" } as const
 
@@ -81,8 +82,9 @@ describe("SqliteStore", () => {
         ).pipe(
           Effect.provide(layer)
         )
-      assert.deepStrictEqual((yield* versions(open)).map((r) => r.id), [Migrations.latestVersion])
-      assert.deepStrictEqual((yield* versions(open)).map((r) => r.id), [Migrations.latestVersion])
+      const every = Array.from({ length: Migrations.latestVersion }, (_, i) => i + 1)
+      assert.deepStrictEqual((yield* versions(open)).map((r) => r.id), every)
+      assert.deepStrictEqual((yield* versions(open)).map((r) => r.id), every)
 
       yield* Effect.flatMap(
         SqlClient.SqlClient,

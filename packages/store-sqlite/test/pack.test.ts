@@ -87,7 +87,9 @@ describe("packed packages", () => {
           })
         )
         cpSync(join(packages, "core/test/examples/embed.ts"), join(project, "src/embed.ts"))
-        cpSync(join(packages, "store-sqlite/test/examples/embed-sqlite.ts"), join(project, "src/embed-sqlite.ts"))
+        for (const example of ["embed-sqlite.ts", "embed-sts.ts"]) {
+          cpSync(join(packages, "store-sqlite/test/examples", example), join(project, "src", example))
+        }
         writeFileSync(
           join(project, "run.js"),
           `const { names } = await import("./dist/embed.js")
