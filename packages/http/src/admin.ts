@@ -1,13 +1,8 @@
 /**
  * `pnpm admin <command>`: administration on the data directory, with the server running or not (SQLite lets both
- * write; each command is short). Tokens name the addresses the server last started with (recorded in the data
- * directory) unless `ARBOR_BASE_URL` or `ARBOR_AUTH_URL` say otherwise. Results go to stdout, nothing else does.
- *
- *   token --identity <uid>                   print a fresh one-hour API token for an identity
- *   create-org <name> [--owner <uid>]        create an organization owned by an identity, print its uid
- *   rotate-keys                              sign with a new key from now on; print its kid
- *   import advisories <dir> --group <uid>    import every *.advisories.yaml / *.yaml in <dir>
- *   import repos <file> --group <uid>        import a repo catalog (a JSON array like repos.json)
+ * write; each command is short), on `@effect/cli` (`--help` on every command). Tokens name the addresses the server
+ * last started with (recorded in the data directory) unless `ARBOR_BASE_URL` or `ARBOR_AUTH_URL` say otherwise.
+ * Results go to stdout, nothing else does. Exit codes: 0 done, 1 refused or failed, 2 usage.
  */
 import {
   Advisories,
@@ -21,7 +16,8 @@ import {
   TokenIssuer,
   Uid
 } from "@arbor/core"
-import { NodeRuntime } from "@effect/platform-node"
+import { Args, Command, Options, ValidationError } from "@effect/cli"
+import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Logger from "effect/Logger"
@@ -33,49 +29,8 @@ import * as DataDir from "./DataDir.js"
 import * as Server from "./Server.js"
 import * as ServerConfig from "./ServerConfig.js"
 
-const usage = `usage: pnpm admin <command>
-  token --identity <uid>                   a fresh one-hour API token for an identity
-  create-org <name> [--owner <uid>]        create an organization with <uid> (default: the bootstrap
-                                           admin) bound as its owner; prints its uid
-  rotate-keys                              sign tokens with a new key from now on; prints its kid
-                                           (tokens of the old key work until they expire)
-  import advisories <dir> --group <uid>    import the advisory documents (*.yaml) in <dir>
-  import repos <file> --group <uid>        import a repo catalog (a JSON array like repos.json)
-Works on ARBOR_DATA_DIR (default ./.arbor), whether or not the server is running; tokens are for the
-addresses the server last started with, unless ARBOR_BASE_URL or ARBOR_AUTH_URL are set.`
-
+/** A refusal of the command line itself: exit code 2. */
 class UsageError extends Error {}
-
-const optionalFlag = (args: ReadonlyArray<string>, name: string): string | undefined => {
-  const i = args.indexOf(`--${name}`)
-  if (i < 0) return undefined
-  const value = args[i + 1]
-  if (value === undefined) throw new UsageError(`--${name} needs a value`)
-  return value
-}
-
-const flag = (args: ReadonlyArray<string>, name: string): string => {
-  const value = optionalFlag(args, name)
-  if (value === undefined) throw new UsageError(`--${name} is required`)
-  return value
-}
-
-const asUid = (name: string, value: string): Uid.Uid => {
-  if (!Uid.isUid(value)) throw new UsageError(`--${name} ${value} is not a uid`)
-  return value
-}
-
-const uidFlag = (args: ReadonlyArray<string>, name: string): Uid.Uid => asUid(name, flag(args, name))
-
-/** The identity the first start created to own its organization, if there is one. */
-const bootstrapAdmin = Effect.flatMap(
-  Identities.Identities,
-  (identities) =>
-    Effect.map(
-      identities.list(Principal.system, { name: "bootstrap-admin", orderBy: "create_time", pageSize: 1 }),
-      (page) => page.items[0]?.uid
-    )
-)
 
 /** A progress bar on stderr: redrawn in place on a terminal, a line per tenth otherwise. */
 const progressBar = (label: string) => {
@@ -101,57 +56,8 @@ const progressBar = (label: string) => {
 const print = (value: unknown) =>
   Effect.sync(() => process.stdout.write(`${typeof value === "string" ? value : JSON.stringify(value, null, 2)}\n`))
 
-const command = (args: ReadonlyArray<string>) =>
-  Effect.gen(function*() {
-    const [name, ...rest] = args
-    switch (name) {
-      case "token": {
-        const identity = uidFlag(rest, "identity")
-        yield* (yield* Identities.Identities).get(Principal.system, identity)
-        const minted = yield* (yield* TokenIssuer.TokenIssuer).mint(identity, { iss: "arbor-admin", sub: "admin" })
-        return yield* print(minted.token)
-      }
-      case "create-org": {
-        const orgName = rest[0]
-        if (orgName === undefined || orgName.startsWith("--")) throw new UsageError("create-org needs a name")
-        const given = optionalFlag(rest, "owner")
-        const owner = given === undefined ? yield* bootstrapAdmin : asUid("owner", given)
-        if (owner === undefined) throw new UsageError("--owner is required: there is no bootstrap-admin identity")
-        yield* (yield* Identities.Identities).get(Principal.system, owner)
-        const org = yield* (yield* Groups.Groups).createRoot(Principal.system, { name: orgName })
-        yield* (yield* RoleBindings.RoleBindings).create(Principal.system, org.uid, {
-          identityUid: owner,
-          roleUid: Role.builtInByName("owner")!.uid
-        })
-        return yield* print(org.uid)
-      }
-      case "rotate-keys":
-        return yield* print(yield* (yield* TokenIssuer.TokenIssuer).rotate)
-      case "import": {
-        const [what, source] = rest
-        const group = uidFlag(rest, "group")
-        if (source === undefined) throw new UsageError(`import ${what ?? ""} needs a source`)
-        if (what === "advisories") {
-          const files = readdirSync(source).filter((f) => f.endsWith(".yaml") || f.endsWith(".yml")).sort()
-          const documents = files.map((f) => ({ source: f, text: readFileSync(join(source, f), "utf8") }))
-          const report = yield* (yield* Advisories.Advisories).importDocuments(Principal.system, group, documents, {
-            onProgress: progressBar("advisories")
-          })
-          return yield* print(report)
-        }
-        if (what === "repos") {
-          const catalog: unknown = JSON.parse(readFileSync(source, "utf8"))
-          const report = yield* (yield* Repos.Repos).importCatalog(Principal.system, group, catalog, {
-            onProgress: progressBar("repos")
-          })
-          return yield* print(report)
-        }
-        throw new UsageError(`import ${what ?? ""}: expected advisories or repos`)
-      }
-      default:
-        throw new UsageError(name === undefined ? "a command is required" : `unknown command ${name}`)
-    }
-  })
+const asUid = (flag: string, value: string): Effect.Effect<Uid.Uid, UsageError> =>
+  Uid.isUid(value) ? Effect.succeed(value) : Effect.fail(new UsageError(`--${flag} ${value} is not a uid`))
 
 /** The server's configuration, with the addresses the server last started with unless set explicitly. */
 const configuration = Effect.gen(function*() {
@@ -164,24 +70,140 @@ const configuration = Effect.gen(function*() {
   return recorded === undefined || explicit.some(Option.isSome) ? config : { ...config, ...recorded }
 })
 
-const program = Effect.gen(function*() {
-  const config = yield* configuration
-  return yield* Effect.suspend(() => command(process.argv.slice(2))).pipe(Effect.provide(Server.engine(config)))
-}).pipe(
-  Effect.catchAllDefect((defect) =>
-    defect instanceof UsageError
-      ? Effect.sync(() => {
-        process.stderr.write(`${defect.message}\n\n${usage}\n`)
-        process.exitCode = 2
+/** Runs a command's work on the engine over the data directory. */
+const onEngine = <A, E, R>(work: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(configuration, (config) => Effect.provide(work, Server.engine(config)))
+
+/** The identity the first start created to own its organization, if there is one. */
+const bootstrapAdmin = Effect.flatMap(
+  Identities.Identities,
+  (identities) =>
+    Effect.map(
+      identities.list(Principal.system, { name: "bootstrap-admin", orderBy: "create_time", pageSize: 1 }),
+      (page) => page.items[0]?.uid
+    )
+)
+
+const group = Options.text("group").pipe(Options.withDescription("the uid of the group to import below"))
+
+const token = Command.make(
+  "token",
+  { identity: Options.text("identity").pipe(Options.withDescription("the uid of the identity")) },
+  ({ identity }) =>
+    onEngine(Effect.gen(function*() {
+      const uid = yield* asUid("identity", identity)
+      yield* (yield* Identities.Identities).get(Principal.system, uid)
+      const minted = yield* (yield* TokenIssuer.TokenIssuer).mint(uid, { iss: "arbor-admin", sub: "admin" })
+      yield* print(minted.token)
+    }))
+).pipe(Command.withDescription(
+  "Print a fresh one-hour API token for an identity. Example: pnpm admin token --identity <uid> | tail -n 1"
+))
+
+const createOrg = Command.make(
+  "create-org",
+  {
+    name: Args.text({ name: "name" }).pipe(Args.withDescription("the organization's name")),
+    owner: Options.text("owner").pipe(
+      Options.withDescription("the uid of the identity to bind as its owner (default: bootstrap-admin)"),
+      Options.optional
+    )
+  },
+  ({ name, owner }) =>
+    onEngine(Effect.gen(function*() {
+      const ownerUid = Option.isSome(owner) ? yield* asUid("owner", owner.value) : yield* bootstrapAdmin
+      if (ownerUid === undefined) {
+        return yield* Effect.fail(new UsageError("--owner is required: there is no bootstrap-admin identity"))
+      }
+      yield* (yield* Identities.Identities).get(Principal.system, ownerUid)
+      const org = yield* (yield* Groups.Groups).createRoot(Principal.system, { name })
+      yield* (yield* RoleBindings.RoleBindings).create(Principal.system, org.uid, {
+        identityUid: ownerUid,
+        roleUid: Role.builtInByName("owner")!.uid
       })
-      : Effect.die(defect)
+      yield* print(org.uid)
+    }))
+).pipe(Command.withDescription(
+  "Create an organization with an owner; prints its uid. Example: pnpm admin create-org acme --owner <uid>"
+))
+
+const rotateKeys = Command.make(
+  "rotate-keys",
+  {},
+  () => onEngine(Effect.flatMap(Effect.flatMap(TokenIssuer.TokenIssuer, (issuer) => issuer.rotate), print))
+).pipe(Command.withDescription(
+  "Sign tokens with a new key from now on, printing its kid; tokens of the old key work until they expire. " +
+    "Example: pnpm admin rotate-keys"
+))
+
+const importAdvisories = Command.make(
+  "advisories",
+  { dir: Args.directory({ name: "dir", exists: "yes" }), group },
+  ({ dir, group }) =>
+    onEngine(Effect.gen(function*() {
+      const uid = yield* asUid("group", group)
+      const files = readdirSync(dir).filter((f) => f.endsWith(".yaml") || f.endsWith(".yml")).sort()
+      const documents = files.map((f) => ({ source: f, text: readFileSync(join(dir, f), "utf8") }))
+      const report = yield* (yield* Advisories.Advisories).importDocuments(Principal.system, uid, documents, {
+        onProgress: progressBar("advisories")
+      })
+      yield* print(report)
+    }))
+).pipe(Command.withDescription(
+  "Import the advisory documents (Wolfi YAML, *.yaml) in a directory. " +
+    "Example: pnpm admin import advisories ./advisories --group <uid>"
+))
+
+const importRepos = Command.make(
+  "repos",
+  { file: Args.file({ name: "file", exists: "yes" }), group },
+  ({ file, group }) =>
+    onEngine(Effect.gen(function*() {
+      const uid = yield* asUid("group", group)
+      const catalog = yield* Effect.try({
+        try: () => JSON.parse(readFileSync(file, "utf8")) as unknown,
+        catch: () => new UsageError(`${file} is not JSON`)
+      })
+      const report = yield* (yield* Repos.Repos).importCatalog(Principal.system, uid, catalog, {
+        onProgress: progressBar("repos")
+      })
+      yield* print(report)
+    }))
+).pipe(Command.withDescription(
+  "Import a repo catalog (a JSON array like repos.json). Example: pnpm admin import repos ./repos.json --group <uid>"
+))
+
+const admin = Command.make("admin").pipe(
+  Command.withDescription(
+    "Administration on ARBOR_DATA_DIR (default ./.arbor), whether or not the server is running. Tokens are for the " +
+      "addresses the server last started with, unless ARBOR_BASE_URL or ARBOR_AUTH_URL are set."
   ),
+  Command.withSubcommands([
+    token,
+    createOrg,
+    rotateKeys,
+    Command.make("import").pipe(
+      Command.withDescription("Import advisories or a repo catalog."),
+      Command.withSubcommands([importAdvisories, importRepos])
+    )
+  ])
+)
+
+const cli = Command.run(admin, { name: "pnpm admin", version: "0.1.0" })
+
+const program = Effect.suspend(() => cli(process.argv)).pipe(
   Effect.catchAll((error) =>
     Effect.sync(() => {
+      // @effect/cli has shown what was wrong with the command line already.
+      if (ValidationError.isValidationError(error)) {
+        process.exitCode = 2
+        return
+      }
       process.stderr.write(`${(error as { message?: string }).message ?? String(error)}\n`)
-      process.exitCode = 1
+      process.exitCode = error instanceof UsageError ? 2 : 1
     })
-  )
+  ),
+  Effect.provide(NodeContext.layer)
 )
 
 // Logs go to stderr, so that stdout holds only the result.

@@ -46,6 +46,20 @@ describe("admin commands", () => {
       assert.strictEqual(refused.code, 1)
       assert.strictEqual(refused.stdout, "")
       assert.match(refused.stderr, /Not found: identity/)
+
+      // Usage: --help on every command, with an example; a wrong command line exits 2 and says why.
+      for (
+        const command of [["token"], ["create-org"], ["rotate-keys"], ["import", "advisories"], ["import", "repos"]]
+      ) {
+        const help = await admin(cwd, [...command, "--help"])
+        assert.include(help.stdout, "Example: pnpm admin", command.join(" "))
+      }
+      const usage = await admin(cwd, ["token"]).catch((e) => e)
+      assert.strictEqual(usage.code, 2)
+      assert.include(usage.stderr, "--identity")
+      const notUid = await admin(cwd, ["token", "--identity", "nope"]).catch((e) => e)
+      assert.strictEqual(notUid.code, 2)
+      assert.include(notUid.stderr, "--identity nope is not a uid")
     } finally {
       server.child.kill("SIGKILL")
     }
