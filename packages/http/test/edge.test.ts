@@ -6,9 +6,20 @@
 import { HttpServer } from "@effect/platform"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
 import { request as httpRequest } from "node:http"
 import { connect, type Socket } from "node:net"
 import { call, member, testConfig, testServer } from "./support.js"
+
+/** Every request's log annotations. */
+const logged: Array<Record<string, unknown>> = []
+const capture = Logger.replace(
+  Logger.defaultLogger,
+  Logger.make(({ annotations }) => {
+    logged.push(Object.fromEntries(annotations))
+  })
+)
 
 /** The port the test server listens on. */
 const port = Effect.map(HttpServer.HttpServer, (server) => (server.address as HttpServer.TcpAddress).port)
@@ -85,6 +96,23 @@ describe("request limits", () => {
       assert.isBelow(Date.now() - started, 1500)
       yield* flood.await
     }).pipe(Effect.provide(testServer())))
+
+  it.scopedLive("a client that goes away in the middle of its body leaves no request waiting", () =>
+    Effect.gen(function*() {
+      const p = yield* port
+      const { org, token } = yield* member("acme")
+      const socket = connect(p, "127.0.0.1")
+      socket.on("error", () => {})
+      socket.write(
+        `POST /iam/v2beta1/groups/${org} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n` +
+          `Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name": "`
+      )
+      yield* Effect.sleep("200 millis")
+      socket.destroy()
+      // The request is answered (to nobody) and logged, rather than left waiting for a body that never comes.
+      yield* Effect.sleep("300 millis")
+      assert.isTrue(logged.some((l) => l.method === "POST" && l.path === `/iam/v2beta1/groups/${org}`), "logged")
+    }).pipe(Effect.provide(testServer().pipe(Layer.provide(capture)))))
 
   it.scopedLive("URLs over the limit get the error body: 8 KiB by the API, 16 KiB of headers by the listener", () =>
     Effect.gen(function*() {
