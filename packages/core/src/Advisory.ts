@@ -7,7 +7,7 @@ import { Timestamp } from "./Fields.js"
 import type { Table } from "./Store.js"
 import { Uid } from "./Uid.js"
 
-/** The event types, in the order of DECISIONS §2. */
+/** The event types, in the order of docs/api.md §2. */
 export const eventTypes = [
   "detection",
   "true-positive-determination",

@@ -1,5 +1,5 @@
 /**
- * Authorization (DECISIONS §7): an identity holds capability C at group G when a role binding at G or at any
+ * Authorization (docs/api.md §7): an identity holds capability C at group G when a role binding at G or at any
  * ancestor of G gives it a role containing C. Decided from the current bindings on every call.
  */
 import * as Effect from "effect/Effect"

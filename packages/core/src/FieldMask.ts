@@ -1,5 +1,5 @@
 /**
- * Update masks (AIP-134, DECISIONS §5): which fields an update changes. Without a mask, the fields present in the
+ * Update masks (AIP-134, docs/api.md §5): which fields an update changes. Without a mask, the fields present in the
  * request; with one, exactly the fields it lists (camelCase or snake_case); `*` replaces every mutable field.
  */
 import * as Effect from "effect/Effect"

@@ -1,5 +1,5 @@
 /**
- * Field rules shared by resources (DECISIONS §2): names, descriptions, timestamps.
+ * Field rules shared by resources (docs/api.md §2): names, descriptions, timestamps.
  */
 import * as Schema from "effect/Schema"
 
@@ -16,7 +16,7 @@ export const Name = Schema.String.pipe(
   })
 ).annotations({ message: () => ({ message: nameRule, override: true }) })
 
-/** A required name: missing, it is reported with the rule too (DECISIONS §2). */
+/** A required name: missing, it is reported with the rule too (docs/api.md §2). */
 export const RequiredName = Schema.propertySignature(Name).annotations({ missingMessage: () => nameRule })
 
 /**

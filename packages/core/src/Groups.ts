@@ -34,7 +34,7 @@ export interface ChildKind {
 }
 
 /**
- * What may live below a group, in the order a refused delete names them (DECISIONS §5); advisories, which that
+ * What may live below a group, in the order a refused delete names them (docs/api.md §5); advisories, which that
  * order does not name, come last.
  */
 export const childKinds: ReadonlyArray<ChildKind> = [

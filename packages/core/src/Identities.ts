@@ -108,7 +108,7 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
       })
 
     /**
-     * No escalation through identities (DECISIONS §7): whoever changes how an identity is assumed could then act as
+     * No escalation through identities (docs/api.md §7): whoever changes how an identity is assumed could then act as
      * it, so they must hold every capability the identity holds, at each group where it holds it.
      */
     const requireEverythingHeldBy = (grants: Grants, identity: Uid.Uid) =>

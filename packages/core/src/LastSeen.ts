@@ -1,7 +1,7 @@
 /**
  * When identities were last used (`lastSeenTime`), recorded in batches: a token exchange only notes the time, and
  * the notes are written together every `interval` (one write per identity however often it was used) and at
- * shutdown. Reads see the notes before they are written (DECISIONS §8: a read that starts after an exchange
+ * shutdown. Reads see the notes before they are written (docs/api.md §8: a read that starts after an exchange
  * answered sees it).
  */
 import * as DateTime from "effect/DateTime"

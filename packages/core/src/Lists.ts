@@ -1,5 +1,5 @@
 /**
- * Lists (DECISIONS §4), one implementation for every resource: hierarchy filters, `name`, `order_by`, keyset
+ * Lists (docs/api.md §4), one implementation for every resource: hierarchy filters, `name`, `order_by`, keyset
  * cursors in authenticated page tokens, `skip`, `totalCount`, and page-size coercion. Authorization filtering is
  * part of the query, so pages are never short because of hidden items.
  */

@@ -1,5 +1,5 @@
 /**
- * The token exchange (DECISIONS §8): a workload presents its own OIDC token and receives an API token for an
+ * The token exchange (docs/api.md §8): a workload presents its own OIDC token and receives an API token for an
  * identity whose claim match the token satisfies, or whose static keys signed it. Every verification failure and
  * mismatch is one `PermissionDenied` (the caller learns nothing of why, nor whether the identity exists); the
  * specific reason is in its `logDetail`.

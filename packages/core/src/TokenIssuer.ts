@@ -1,5 +1,5 @@
 /**
- * API tokens: ES256 JWTs issued by this service (DECISIONS §7). The issuer mints them for identities and verifies
+ * API tokens: ES256 JWTs issued by this service (docs/api.md §7). The issuer mints them for identities and verifies
  * them on every request: issuer, audience, algorithm, signature (by `kid`) and expiry. Keys rotate: the newest key
  * signs; retired keys keep verifying until every token they signed has expired.
  */

@@ -1,5 +1,5 @@
 /**
- * The HTTP API: every v2beta1 resource (DECISIONS §3), the v1 compatibility surface (DECISIONS §9), health, and
+ * The HTTP API: every v2beta1 resource (docs/api.md §3), the v1 compatibility surface (docs/api.md §9), health, and
  * the token exchange with its discovery documents. Uids travel unescaped in paths (`/groups/<a>/<b>`), as the
  * trailing wildcard of each route.
  */
@@ -222,7 +222,7 @@ const v1 = <Name extends string>(
     .annotateEndpoints(OpenApi.Deprecated, true)
 
 /**
- * A request body: decoded by the engine, after its permission check (DECISIONS §7: permission before validation),
+ * A request body: decoded by the engine, after its permission check (docs/api.md §7: permission before validation),
  * so here it is any JSON; the OpenAPI document shows the shape the engine expects.
  */
 const input = <A, I>(schema: Schema.Schema<A, I>, identifier: string) => {

@@ -1,5 +1,5 @@
 /**
- * Errors on the wire (DECISIONS §6): every failure, from the engine or from HTTP itself, becomes
+ * Errors on the wire (docs/api.md §6): every failure, from the engine or from HTTP itself, becomes
  * `{"code", "message", "details"}` with exactly one `ErrorInfo` and the detail of its kind, under the HTTP status
  * that google/rpc/code.proto gives its code. This module is the only place that renders errors.
  */
