@@ -65,8 +65,8 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
           }, trusted)
         })
       })
-    const presentOne = (principal: Principal.Principal) => (record: GroupInvite.Record) =>
-      Effect.flatMap(authorization.grants(principal), (grants) => Effect.map(present([record], grants), (xs) => xs[0]!))
+    const presentOne = (record: GroupInvite.Record, grants: Grants) =>
+      Effect.map(present([record], grants), (xs) => xs[0]!)
 
     const kind: Resources.Kind<GroupInvite.Record> = {
       resourceType: "group invite",
@@ -101,7 +101,7 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
         if (principal._tag === "Identity" && principal.uid !== identityUid) {
           return yield* new Errors.PermissionDenied({ capability: "group_invites.redeem", resource: identityUid })
         }
-        const match = typeof code === "string" ? codePattern.exec(code) : null
+        const match = codePattern.exec(code)
         if (match === null) return yield* Errors.InvalidArgument.field("code", "is not an invite code")
         const keyId = match[1]!
         const bindingUid = yield* commit(
@@ -174,7 +174,7 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
         Lists.list(ops, spec, principal, options),
 
       get: (principal: Principal.Principal, uid: string) =>
-        Effect.flatMap(Resources.get(ops, kind, principal, uid), presentOne(principal)),
+        Resources.getPresented(ops, kind, principal, uid, presentOne),
 
       /**
        * Creates an invite to `groupUid` for a role the caller may grant there. The response carries the code; it is
@@ -207,7 +207,7 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
                 updateTime: now
               }
               yield* invites.insert(record).pipe(unexpectedConflict)
-              const invite = new GroupInvite.GroupInvite({ ...(yield* presentOne(principal)(record)), code }, trusted)
+              const invite = new GroupInvite.GroupInvite({ ...(yield* presentOne(record, grants)), code }, trusted)
               return [invite, [yield* Events.make("created", "group_invite", record.uid)]] as const
             })
           )
@@ -220,7 +220,7 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
         patch: { readonly email?: string; readonly singleUse?: boolean },
         updateMask?: string
       ) =>
-        Resources.update(ops, kind, principal, uid, {
+        Resources.updatePresented(ops, kind, principal, uid, {
           patch,
           updateMask,
           fields: GroupInvite.fields,
@@ -237,8 +237,9 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
               email: fields.email ?? null,
               singleUse: fields.singleUse,
               updateTime: request.updateTime
-            })))
-        }).pipe(Effect.flatMap(presentOne(principal))),
+            }))),
+          present: presentOne
+        }),
 
       delete: (principal: Principal.Principal, uid: string) =>
         Resources.remove<GroupInvite.Record, never, never>(ops, kind, principal, uid),

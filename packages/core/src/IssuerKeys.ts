@@ -123,9 +123,11 @@ export class IssuerKeys extends Effect.Service<IssuerKeys>()("@arbor/core/Issuer
         Effect.map(({ chunks }) => Buffer.concat(chunks).toString("utf8"))
       )
 
-    /** Discovery, then the JWKS it names. */
+    /** Discovery, then the JWKS it names; nothing is fetched for an issuer that is not a strict URL. */
     const fetchKeys = (issuer: string) =>
       Effect.gen(function*() {
+        const invalid = IssuerUrl.error(issuer, { allowLoopback: settings.allowLoopbackHttpIssuers })
+        if (invalid !== undefined) return yield* unavailable(issuer, "INVALID_ISSUER", `${issuer} ${invalid}`)
         const discoveryUrl = `${issuer.replace(/\/+$/, "")}/.well-known/openid-configuration`
         const discovery = yield* Effect.flatMap(
           fetchJson(issuer, discoveryUrl),
@@ -190,8 +192,6 @@ export class IssuerKeys extends Effect.Service<IssuerKeys>()("@arbor/core/Issuer
        */
       get: (issuer: string, kid?: string): Effect.Effect<Keys, IssuerKeysUnavailable> =>
         Effect.flatMap(Clock.currentTimeMillis, (at) => {
-          const invalid = IssuerUrl.error(issuer, { allowLoopback: settings.allowLoopbackHttpIssuers })
-          if (invalid !== undefined) return Effect.fail(unavailable(issuer, "INVALID_ISSUER", `${issuer} ${invalid}`))
           const entry = entries.get(issuer) ?? { attemptedAt: 0 }
           if (entry.inflight !== undefined) return Deferred.await(entry.inflight)
           const cached = entry.keys

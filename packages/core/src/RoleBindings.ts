@@ -91,8 +91,8 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
           embed(grants, r, { identity: is.get(r.identityUid), group: gs.get(r.parent), role: rs.get(r.roleUid) })
         )
       })
-    const hydrateOne = (principal: Principal, record: RoleBinding.Record) =>
-      Effect.flatMap(authorization.grants(principal), (grants) => Effect.map(hydrate([record], grants), (bs) => bs[0]!))
+    const hydrateOne = (record: RoleBinding.Record, grants: Grants) =>
+      Effect.map(hydrate([record], grants), (bs) => bs[0]!)
 
     const spec: Lists.ListSpec<RoleBinding.RoleBinding, RoleBinding.Record> = {
       repository: bindings,
@@ -134,8 +134,7 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
       /** Role bindings the caller may list (`role_bindings.list` at their group or above), hydrated. */
       list: (principal: Principal, options: Lists.ListOptions = {}) => Lists.list(ops, spec, principal, options),
 
-      get: (principal: Principal, uid: string) =>
-        Effect.flatMap(Resources.get(ops, kind, principal, uid), (record) => hydrateOne(principal, record)),
+      get: (principal: Principal, uid: string) => Resources.getPresented(ops, kind, principal, uid, hydrateOne),
 
       /** Binds an identity to a role in group `groupUid`; the caller must hold every capability of the role. */
       create: (principal: Principal, groupUid: string, input: RoleBinding.CreateRoleBinding) =>
@@ -165,7 +164,7 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
 
       /** Changes a binding's identity or role; the caller must hold every capability of the role. */
       update: (principal: Principal, uid: string, patch: Partial<RoleBinding.CreateRoleBinding>, updateMask?: string) =>
-        Resources.update(ops, kind, principal, uid, {
+        Resources.updatePresented(ops, kind, principal, uid, {
           patch,
           updateMask,
           fields: RoleBinding.fields,
@@ -181,8 +180,9 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
               yield* checkReferences(grants, current.parent, fields.identityUid, fields.roleUid)
               return { ...current, ...fields, updateTime }
             }),
-          duplicate: (next) => duplicate(next.parent)
-        }).pipe(Effect.flatMap((record) => hydrateOne(principal, record))),
+          duplicate: (next) => duplicate(next.parent),
+          present: hydrateOne
+        }),
 
       /** Deletes a binding; deleting one that is already gone succeeds. */
       delete: (principal: Principal, uid: string) =>

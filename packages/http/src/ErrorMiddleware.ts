@@ -103,11 +103,7 @@ export const layer = (domain: string) =>
         const rendered = render(error, domain)
         return HttpServerResponse.unsafeJson(rendered.body, { status: rendered.status, headers: rendered.headers })
       }
-      const url = RequestLimits.target(original.url)
-      const refused = typeof url === "string" ? RequestLimits.precheck(original) : url
-      const request = refused === undefined
-        ? yield* RequestLimits.readBody(original.modify({ url: url as string }))
-        : refused
+      const request = yield* RequestLimits.admit(original)
       const response = Predicate.isTagged(request, "InvalidArgument")
         ? respond(request)
         : yield* app.pipe(

@@ -36,10 +36,24 @@ export const headersTooLarge = (limit: number) =>
 export const malformedRequest = () => invalid("request", "is not a valid HTTP/1.1 request", "MALFORMED_REQUEST")
 
 /**
+ * The request as the API may see it: its target checked and normalized, its body (if any) read and checked; or the
+ * reason it is refused.
+ */
+export const admit = (
+  request: HttpServerRequest.HttpServerRequest
+): Effect.Effect<HttpServerRequest.HttpServerRequest | Errors.InvalidArgument> => {
+  const url = target(request.url)
+  if (typeof url !== "string") return Effect.succeed(url)
+  const refused = precheck(request)
+  if (refused !== undefined) return Effect.succeed(refused)
+  return readBody(url === request.url ? request : request.modify({ url }))
+}
+
+/**
  * The request target as routed: duplicate slashes in the path folded into one, the query untouched; or the reason
  * it is refused.
  */
-export const target = (url: string): string | Errors.InvalidArgument => {
+const target = (url: string): string | Errors.InvalidArgument => {
   if (url.length > maxUrlBytes) return invalid("url", `must be at most ${maxUrlBytes} bytes`, "URL_TOO_LONG")
   const q = url.indexOf("?")
   const path = q < 0 ? url : url.slice(0, q)
@@ -50,7 +64,7 @@ export const target = (url: string): string | Errors.InvalidArgument => {
 }
 
 /** Refusals that need only the headers: declared size, media type and charset of a body. */
-export const precheck = (request: HttpServerRequest.HttpServerRequest): Errors.InvalidArgument | undefined => {
+const precheck = (request: HttpServerRequest.HttpServerRequest): Errors.InvalidArgument | undefined => {
   if (!hasBody(request)) return undefined
   if (Number(request.headers["content-length"] ?? "0") > maxBodyBytes) return tooLarge()
   const [type = "", ...parameters] = (request.headers["content-type"] ?? "").split(";").map((p) => p.trim())
@@ -117,7 +131,7 @@ const readNode = (source: Readable) =>
  * The request with its body read, checked (size, UTF-8, nesting) and kept, so that whatever decodes it later gets
  * the checked text; or the reason it is refused.
  */
-export const readBody = (
+const readBody = (
   request: HttpServerRequest.HttpServerRequest
 ): Effect.Effect<HttpServerRequest.HttpServerRequest | Errors.InvalidArgument> => {
   if (!hasBody(request)) return Effect.succeed(request)

@@ -2,6 +2,7 @@ import type * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import type { Grants } from "../Authorization.js"
 import type { Capability } from "../Capability.js"
+import type { Internal } from "../Errors.js"
 import * as Events from "../Events.js"
 import * as FieldMask from "../FieldMask.js"
 import type { Principal } from "../Principal.js"
@@ -32,11 +33,24 @@ export const get = <R extends { readonly uid: Uid.Uid }>(
   kind: Kind<R>,
   principal: Principal,
   uid: string
+) => getPresented(ops, kind, principal, uid, (record) => Effect.succeed(record))
+
+/**
+ * Reads one resource as `get` does, then presents it (hydration) with the grants the permission check loaded, so
+ * that what it embeds can follow what the caller may read.
+ */
+export const getPresented = <R extends { readonly uid: Uid.Uid }, A, E>(
+  ops: Operations,
+  kind: Kind<R>,
+  principal: Principal,
+  uid: string,
+  present: (record: R, grants: Grants) => Effect.Effect<A, E>
 ) =>
   Effect.gen(function*() {
     const id = yield* Uid.parse(uid)
-    yield* ops.authorization.check(principal, kind.list, kind.groupOf(id), id)
-    return yield* orNotFound(kind.repository.get(id), kind.resourceType, id)
+    const grants = yield* ops.authorization.grants(principal)
+    yield* grants.require(kind.list, kind.groupOf(id), id)
+    return yield* present(yield* orNotFound(kind.repository.get(id), kind.resourceType, id), grants)
   })
 
 /** How an update computes the new record from the current one and the request. */
@@ -61,6 +75,11 @@ export interface UpdateRequest<R, E, Env> {
   readonly duplicate?: (next: R) => string
 }
 
+/** An update whose result is presented (hydrated) with the grants its permission check loaded. */
+export interface PresentedUpdateRequest<R, E, Env, A> extends UpdateRequest<R, E, Env> {
+  readonly present: (next: R, grants: Grants) => Effect.Effect<A, Internal>
+}
+
 /**
  * Updates one resource: the `update` capability at its group, the mask, then in one transaction the current
  * record, the new one from `apply` (merge and validation), the write and its event.
@@ -70,7 +89,16 @@ export const update = <R extends { readonly uid: Uid.Uid; readonly updateTime: D
   kind: Kind<R>,
   principal: Principal,
   uid: string,
-  { apply, duplicate, fields, patch, updateMask }: UpdateRequest<R, E, Env>
+  request: UpdateRequest<R, E, Env>
+) => updatePresented(ops, kind, principal, uid, { ...request, present: (next) => Effect.succeed(next) })
+
+/** Updates one resource as `update` does, then presents the new record with the grants its check loaded. */
+export const updatePresented = <R extends { readonly uid: Uid.Uid; readonly updateTime: DateTime.Utc }, E, Env, A>(
+  ops: Operations,
+  kind: Kind<R>,
+  principal: Principal,
+  uid: string,
+  { apply, duplicate, fields, patch, present, updateMask }: PresentedUpdateRequest<R, E, Env, A>
 ) =>
   Effect.gen(function*() {
     const id = yield* Uid.parse(uid)
@@ -78,7 +106,7 @@ export const update = <R extends { readonly uid: Uid.Uid; readonly updateTime: D
     yield* grants.require(kind.update!, kind.groupOf(id), id)
     const mask = yield* FieldMask.parse(updateMask, fields)
     const body = yield* fieldsOf(patch)
-    return yield* commit(
+    const next = yield* commit(
       ops,
       Effect.gen(function*() {
         const current = yield* orNotFound(kind.repository.get(id), kind.resourceType, id)
@@ -95,6 +123,7 @@ export const update = <R extends { readonly uid: Uid.Uid; readonly updateTime: D
         return [next, [yield* Events.make("updated", kind.event, id)]] as const
       })
     )
+    return yield* present(next, grants)
   })
 
 /**
