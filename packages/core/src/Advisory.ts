@@ -2,6 +2,7 @@
  * Advisories: vulnerability advisories for the packages of a group, each a history of events (detected, fixed,
  * determined a false positive, ...). Read-only through the API; loaded by the advisory importer.
  */
+import type * as DateTime from "effect/DateTime"
 import * as Schema from "effect/Schema"
 import { Timestamp } from "./Fields.js"
 import type { Table } from "./Store.js"
@@ -37,36 +38,43 @@ export const Detection = Schema.Struct({
   nvdapi: Schema.optional(Schema.Struct({ cpeSearched: Schema.String, cpeFound: Schema.String }))
 })
 
-/** One event of an advisory: its type, its time, and the data of that type under the type's camelCase name. */
-export const Event = Schema.Union(
-  Schema.Struct({ type: Schema.Literal("detection"), time: Timestamp, detection: Detection }),
-  Schema.Struct({
-    type: Schema.Literal("true-positive-determination"),
-    time: Timestamp,
-    truePositiveDetermination: Schema.optional(Note)
-  }),
-  Schema.Struct({
-    type: Schema.Literal("fixed"),
-    time: Timestamp,
-    fixed: Schema.Struct({ fixedVersion: Schema.String })
-  }),
-  Schema.Struct({
-    type: Schema.Literal("false-positive-determination"),
-    time: Timestamp,
-    falsePositiveDetermination: Schema.Struct({ type: Schema.String, note: Schema.optional(Schema.String) })
-  }),
-  Schema.Struct({
-    type: Schema.Literal("analysis-not-planned"),
-    time: Timestamp,
-    analysisNotPlanned: Schema.optional(Note)
-  }),
-  Schema.Struct({ type: Schema.Literal("fix-not-planned"), time: Timestamp, fixNotPlanned: Schema.optional(Note) }),
-  Schema.Struct({
-    type: Schema.Literal("pending-upstream-fix"),
-    time: Timestamp,
-    pendingUpstreamFix: Schema.optional(Note)
-  })
-)
+/**
+ * One event of an advisory: its type, its time (as `time` encodes it), and the data of that type under the
+ * type's camelCase name.
+ */
+export const eventOf = <I>(time: Schema.Schema<DateTime.Utc, I>) =>
+  Schema.Union(
+    Schema.Struct({ type: Schema.Literal("detection"), time, detection: Detection }),
+    Schema.Struct({
+      type: Schema.Literal("true-positive-determination"),
+      time,
+      truePositiveDetermination: Schema.optional(Note)
+    }),
+    Schema.Struct({
+      type: Schema.Literal("fixed"),
+      time,
+      fixed: Schema.Struct({ fixedVersion: Schema.String })
+    }),
+    Schema.Struct({
+      type: Schema.Literal("false-positive-determination"),
+      time,
+      falsePositiveDetermination: Schema.Struct({ type: Schema.String, note: Schema.optional(Schema.String) })
+    }),
+    Schema.Struct({
+      type: Schema.Literal("analysis-not-planned"),
+      time,
+      analysisNotPlanned: Schema.optional(Note)
+    }),
+    Schema.Struct({ type: Schema.Literal("fix-not-planned"), time, fixNotPlanned: Schema.optional(Note) }),
+    Schema.Struct({
+      type: Schema.Literal("pending-upstream-fix"),
+      time,
+      pendingUpstreamFix: Schema.optional(Note)
+    })
+  )
+
+/** One event of an advisory, its time stored as epoch milliseconds. */
+export const Event = eventOf(Timestamp)
 export type Event = typeof Event.Type
 
 /** An advisory id: `CGA-` and three groups of four characters of `23456789cfghjmpqrvwx`. */

@@ -217,7 +217,7 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
       update: (
         principal: Principal.Principal,
         uid: string,
-        patch: { readonly email?: string; readonly singleUse?: boolean },
+        patch: typeof GroupInvite.UpdateGroupInvite.Encoded,
         updateMask?: string
       ) =>
         Resources.updatePresented(ops, kind, principal, uid, {

@@ -2,7 +2,6 @@
  * Tags: the tags of a repo, children of it.
  */
 import * as Schema from "effect/Schema"
-import { createHash } from "node:crypto"
 import { Timestamp } from "./Fields.js"
 import type { Table } from "./Store.js"
 import { Uid } from "./Uid.js"
@@ -21,13 +20,6 @@ export const Digest = Schema.String.pipe(
     message: () => "must be sha256: followed by 64 hex characters"
   })
 )
-
-/**
- * The digest given to a tag whose digest is unknown (imports of tag lists without digests): derived from the repo
- * and tag names, so it is the same on every import. It names no real content.
- */
-export const syntheticDigest = (repoName: string, tagName: string): string =>
-  `sha256:${createHash("sha256").update(`arbor synthetic digest\0${repoName}\0${tagName}`).digest("hex")}`
 
 /** A tag. */
 export class Tag extends Schema.Class<Tag>("@arbor/core/Tag")({

@@ -7,7 +7,7 @@ import * as Effect from "effect/Effect"
 import { FieldViolation } from "./Errors.js"
 import * as FieldMask from "./FieldMask.js"
 import { commit, operations, orNotFound, trusted } from "./internal/operations.js"
-import { upsertTag } from "./internal/registry.js"
+import { syntheticDigest, upsertTag } from "./internal/registry.js"
 import * as Resources from "./internal/resources.js"
 import * as Lists from "./Lists.js"
 import type { Principal } from "./Principal.js"
@@ -17,6 +17,8 @@ import type { Condition } from "./Store.js"
 import * as Tag from "./Tag.js"
 import * as Uid from "./Uid.js"
 import * as Validation from "./Validation.js"
+
+export { syntheticDigest }
 
 /** The list parameters of tags: the common ones, `digest`, and `updated_since` (RFC 3339). */
 export interface TagListOptions extends Lists.ListOptions {
@@ -106,7 +108,7 @@ export class Tags extends Effect.Service<Tags>()("@arbor/core/Tags", {
               return new Tag.Tag({
                 ...current,
                 ...fields,
-                digest: fields.digest ?? Tag.syntheticDigest(repo.name, fields.name),
+                digest: fields.digest ?? syntheticDigest(repo.name, fields.name),
                 updateTime: request.updateTime
               }, trusted)
             }),

@@ -26,16 +26,19 @@ export const isUid = (s: unknown): s is Uid => typeof s === "string" && uidPatte
 export const unsafeMake = (s: string): Uid => s as Uid
 
 /** Random bytes drawn from a pool refilled 4 KiB at a time (one system call per ~200 uids, not per uid). */
-const pool = Buffer.alloc(4096)
+const pool = new Uint8Array(4096)
 let poolOffset = pool.length
+const hexDigits = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"))
 
 const hex = (bytes: number): string => {
   if (poolOffset + bytes > pool.length) {
     crypto.getRandomValues(pool)
     poolOffset = 0
   }
+  let out = ""
+  for (let i = poolOffset; i < poolOffset + bytes; i++) out += hexDigits[pool[i]!]
   poolOffset += bytes
-  return pool.toString("hex", poolOffset - bytes, poolOffset)
+  return out
 }
 
 /** A new random root uid (20 random bytes). */

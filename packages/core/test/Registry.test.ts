@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as TestClock from "effect/TestClock"
-import { Arbor, Groups, Principal, Repos, Tag, Tags } from "../src/index.js"
+import { Arbor, Groups, Principal, Repos, Tags } from "../src/index.js"
 import { folder, organization, principalWith } from "./fixtures.js"
 
 const withArbor = <A, E>(effect: Effect.Effect<A, E, Arbor.Services>) => Effect.provide(effect, Arbor.layerMemory)
@@ -42,9 +42,9 @@ describe("Repos and Tags", () => {
       const org = yield* organization("acme")
       const repo = yield* repos.upsert(Principal.system, org.uid, { name: "nginx" })
       const latest = yield* tags.upsert(Principal.system, repo.uid, { name: "latest" })
-      assert.strictEqual(latest.digest, Tag.syntheticDigest("nginx", "latest"))
+      assert.strictEqual(latest.digest, Tags.syntheticDigest("nginx", "latest"))
       assert.match(latest.digest, /^sha256:[0-9a-f]{64}$/)
-      assert.notStrictEqual(Tag.syntheticDigest("nginx", "latest"), Tag.syntheticDigest("nginxl", "atest"))
+      assert.notStrictEqual(Tags.syntheticDigest("nginx", "latest"), Tags.syntheticDigest("nginxl", "atest"))
       yield* TestClock.adjust("1 day")
       const digest = `sha256:${"ab".repeat(32)}`
       const pinned = yield* tags.upsert(Principal.system, repo.uid, { name: "1.25.3-r1", digest })

@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { parse } from "yaml"
 import type { Progress } from "../src/Import.js"
-import { Advisories, Arbor, Principal, Repos, Tag, Tags } from "../src/index.js"
+import { Advisories, Arbor, Principal, Repos, Tags } from "../src/index.js"
 import { organization } from "./fixtures.js"
 
 const dataDir = process.env.ARBOR_TEST_DATA
@@ -175,7 +175,7 @@ describe.runIf(available)("real data (ARBOR_TEST_DATA)", () => {
           const listed = yield* tags.list(Principal.system, { childrenOf: repo!.uid, pageSize: 1, orderBy: "name" })
           assert.strictEqual(listed.totalCount, expected.tags.length, name)
           assert.strictEqual(listed.items[0]?.name, [...expected.tags].sort()[0], name)
-          assert.strictEqual(listed.items[0]?.digest, Tag.syntheticDigest(name, listed.items[0]!.name), name)
+          assert.strictEqual(listed.items[0]?.digest, Tags.syntheticDigest(name, listed.items[0]!.name), name)
         }
 
         const again = yield* repos.importCatalog(Principal.system, org.uid, catalog)

@@ -2,11 +2,11 @@
  * Bearer authentication: a token issued by this service becomes the caller's principal; anything else is 401
  * with `WWW-Authenticate: Bearer`. What the principal may do is decided by the engine, per request.
  */
+import { Authentication, UpstreamBearer } from "@arbor/api/Api"
 import { Errors, Principal, TokenIssuer } from "@arbor/core"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
-import { Authentication, UpstreamBearer } from "./Api.js"
 
 const missing = () => new Errors.Unauthenticated({ why: "a bearer token is required", reason: "MISSING_TOKEN" })
 

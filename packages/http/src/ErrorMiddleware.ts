@@ -3,6 +3,7 @@
  * (`RequestLimits`), and the rendering of every failure (engine errors, undecodable parameters and bodies, unknown
  * routes and methods, defects) as a google.rpc.Status body. No framework default error body reaches a client.
  */
+import { render } from "@arbor/api/ErrorBody"
 import { Errors, Validation } from "@arbor/core"
 import {
   FileSystem,
@@ -15,7 +16,6 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
-import { render } from "./ErrorBody.js"
 import * as RequestLimits from "./RequestLimits.js"
 
 interface Issue {
@@ -24,18 +24,12 @@ interface Issue {
   readonly _tag?: string
 }
 
-/** The field a path names; the wildcard of uid paths is the `uid`. */
-const fieldOf = (path: ReadonlyArray<PropertyKey>) => {
-  const field = Validation.fieldName(path)
-  return field === "*" ? "uid" : field
-}
-
 /** Undecodable parameters or bodies as one violation per field. */
 const fromIssues = (issues: ReadonlyArray<Issue>): Errors.InvalidArgument => {
   const seen = new Set<string>()
   const violations: Array<Errors.FieldViolation> = []
   for (const issue of issues) {
-    const field = fieldOf(issue.path)
+    const field = Validation.fieldName(issue.path)
     if (seen.has(field)) continue
     seen.add(field)
     violations.push(

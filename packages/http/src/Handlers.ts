@@ -1,8 +1,10 @@
 /**
- * The handlers: each maps the wire onto an engine service and back. Authorization, validation and every rule
- * stay in the engine; this module only converts parameters, bodies and results.
+ * The handlers: each maps a request of the API contract onto an engine service. Authorization, validation and every
+ * rule stay in the engine; the contract's wire schemas encode what the engine returns. This module only turns query
+ * parameters into list options and pages into envelopes.
  */
-import type { Lists } from "@arbor/core"
+import { Api, CurrentPrincipal, UpstreamToken } from "@arbor/api/Api"
+import type { Lists, Principal } from "@arbor/core"
 import {
   AccountAssociations,
   Advisories,
@@ -20,11 +22,8 @@ import {
   TokenIssuer
 } from "@arbor/core"
 import { HttpApiBuilder } from "@effect/platform"
-import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { Api, CurrentPrincipal, UpstreamToken } from "./Api.js"
-import * as Wire from "./Wire.js"
 
 type Params = Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
 
@@ -89,121 +88,102 @@ const advisoryOptions = (params: Params) =>
     query: first(params, "query")
   }))
 
-/** The v2 list envelope of a page. */
-const envelope = <A>(plural: string, page: Lists.Page<A>, wire: Wire.Resource<A>) => ({
-  [plural]: page.items.map((item) => wire.encode(item, "v2")),
-  ...(page.nextPageToken === undefined ? {} : { nextPageToken: page.nextPageToken }),
-  totalCount: String(page.totalCount),
+type E = Errors.ArborError
+
+/** What a resource's service offers to lists and gets. */
+interface Readable<A, O extends Lists.ListOptions> {
+  readonly list: (principal: Principal.Principal, options: O) => Effect.Effect<Lists.Page<A>, E>
+  readonly get: (principal: Principal.Principal, uid: string) => Effect.Effect<A, E>
+}
+
+/** What a resource's service offers to create, update and delete. */
+interface Writable<A, C> extends Readable<A, Lists.ListOptions> {
+  readonly create: (principal: Principal.Principal, parent: string, input: C) => Effect.Effect<A, E>
+  readonly update: (
+    principal: Principal.Principal,
+    uid: string,
+    patch: Partial<C>,
+    updateMask?: string
+  ) => Effect.Effect<A, E>
+  readonly delete: (principal: Principal.Principal, uid: string) => Effect.Effect<void, E>
+}
+
+interface UidRequest {
+  readonly path: { readonly uid: string }
+}
+
+/** Runs an engine operation as the request's caller. */
+const asCaller = <A, Err>(operation: (principal: Principal.Principal) => Effect.Effect<A, Err>) =>
+  Effect.flatMap(CurrentPrincipal, operation)
+
+/** A v2 list envelope: the page's items under the resource's plural. */
+const envelope = <const P extends string>(plural: P) => <A>(page: Lists.Page<A>) => ({
+  ...({ [plural]: page.items } as { readonly [K in P]: ReadonlyArray<A> }),
+  nextPageToken: page.nextPageToken,
+  totalCount: page.totalCount,
   skipped: page.skipped
 })
 
-type E = Errors.ArborError
+/** The v2 handlers of a resource that lists and gets. */
+const readable = <const P extends string, A, O extends Lists.ListOptions>(
+  plural: P,
+  service: Readable<A, O>,
+  options: (params: Params) => Effect.Effect<O, Errors.InvalidArgument>
+) => ({
+  list: ({ urlParams }: { readonly urlParams: Params }) =>
+    asCaller((p) => Effect.flatMap(options(urlParams), (o) => service.list(p, o))).pipe(Effect.map(envelope(plural))),
+  get: ({ path }: UidRequest) => asCaller((p) => service.get(p, path.uid))
+})
 
-/** What a resource's service offers the HTTP surface. */
-interface Service<A, O extends Lists.ListOptions = Lists.ListOptions> {
-  readonly list: (principal: any, options: O) => Effect.Effect<Lists.Page<A>, E>
-  readonly get: (principal: any, uid: string) => Effect.Effect<A, E>
-  readonly create?: (principal: any, parent: string, input: any) => Effect.Effect<A, E>
-  readonly update?: (principal: any, uid: string, patch: any, mask?: string) => Effect.Effect<A, E>
-  readonly delete?: (principal: any, uid: string) => Effect.Effect<void, E>
-}
-
-const withPrincipal = <A, Err>(f: (principal: any) => Effect.Effect<A, Err>) => Effect.flatMap(CurrentPrincipal, f)
-
-/** The v2 handlers of a resource. */
-const v2 = <A, O extends Lists.ListOptions>(
-  name: string,
-  plural: string,
-  wire: Wire.Resource<A>,
-  service: Service<A, O>,
-  options: (params: Params) => Effect.Effect<O, Errors.InvalidArgument>,
-  extra: (handlers: any) => any = (h) => h
-) =>
-  HttpApiBuilder.group(Api, name as any, (handlers: any) => {
-    let h = handlers
-      .handle("list", ({ urlParams }: any) =>
-        withPrincipal((p) =>
-          Effect.flatMap(options(urlParams), (o) =>
-            service.list(p, o)).pipe(
-              Effect.map((page) => envelope(plural, page, wire))
-            )
-        ))
-      .handle("get", ({ path }: any) =>
-        withPrincipal((p) =>
-          Effect.map(service.get(p, path["*"]), (a) =>
-            wire.encode(a, "v2"))
-        ))
-    if (service.create !== undefined) {
-      h = h
-        .handle("create", ({ path, payload }: any) =>
-          withPrincipal((p) =>
-            Effect.map(service.create!(p, path["*"], payload), (a) =>
-              wire.encode(a, "v2"))
-          ))
-        .handle("update", ({ path, payload, urlParams }: any) =>
-          withPrincipal((p) =>
-            Effect.map(
-              service.update!(p, path["*"], payload, urlParams.updateMask ?? urlParams.update_mask),
-              (a) => wire.encode(a, "v2")
-            )
-          ))
-        .handle("delete", ({ path }: any) => withPrincipal((p) => service.delete!(p, path["*"])))
-    }
-    return extra(h)
-  }) as unknown as Layer.Layer<any>
+/** The v2 handlers of a resource that is also created, updated and deleted. */
+const writable = <const P extends string, A, C>(plural: P, service: Writable<A, C>) => ({
+  ...readable(plural, service, listOptions),
+  create: ({ path, payload }: UidRequest & { readonly payload: C }) =>
+    asCaller((p) => service.create(p, path.uid, payload)),
+  update: ({ path, payload, urlParams }: UidRequest & {
+    readonly payload: Partial<C>
+    readonly urlParams: { readonly updateMask?: string | undefined; readonly update_mask?: string | undefined }
+  }) => asCaller((p) => service.update(p, path.uid, payload, urlParams.updateMask ?? urlParams.update_mask)),
+  delete: ({ path }: UidRequest) => asCaller((p) => service.delete(p, path.uid))
+})
 
 /** How many items a v1 list returns at most: it has no paging. */
 export const v1Limit = 10_000
 
-/** The v1 handlers of a resource: every match in `items`, create, replace (PUT), delete. */
-const v1 = <A>(
-  name: string,
-  wire: Wire.Resource<A>,
-  service: Service<A> & { readonly create: NonNullable<Service<A>["create"]> },
-  replace: (principal: any, uid: string, body: any) => Effect.Effect<A, E>
-) =>
-  HttpApiBuilder.group(Api, name as any, (handlers: any) =>
-    handlers
-      .handle("list", ({ urlParams }: any) =>
-        withPrincipal((p) =>
-          Effect.gen(function*() {
-            const base = yield* listOptions(urlParams)
-            const items: Array<Record<string, unknown>> = []
-            let pageToken: string | undefined
-            do {
-              const page = yield* service.list(p, { ...base, pageSize: 200, pageToken })
-              if (page.totalCount > v1Limit) {
-                return yield* new Errors.FailedPrecondition({
-                  summary: `the list matches ${page.totalCount} items, more than v1 returns (${v1Limit}); use v2beta1`,
-                  violations: [
-                    new Errors.PreconditionViolation({
-                      type: "TOO_MANY_RESULTS",
-                      subject: "items",
-                      description: "v1 lists have no paging; narrow the filters or use v2beta1"
-                    })
-                  ]
+/** The v1 handlers of a resource: every match in `items`, create, replace (PUT, every field), delete. */
+const v1 = <A, C>(service: Writable<A, C>) => ({
+  list: ({ urlParams }: { readonly urlParams: Params }) =>
+    asCaller((p) =>
+      Effect.gen(function*() {
+        const base = yield* listOptions(urlParams)
+        const items: Array<A> = []
+        let pageToken: string | undefined
+        do {
+          const page = yield* service.list(p, { ...base, pageSize: 200, pageToken })
+          if (page.totalCount > v1Limit) {
+            return yield* new Errors.FailedPrecondition({
+              summary: `the list matches ${page.totalCount} items, more than v1 returns (${v1Limit}); use v2beta1`,
+              violations: [
+                new Errors.PreconditionViolation({
+                  type: "TOO_MANY_RESULTS",
+                  subject: "items",
+                  description: "v1 lists have no paging; narrow the filters or use v2beta1"
                 })
-              }
-              items.push(...page.items.map((item) => wire.encode(item, "v1")))
-              pageToken = page.nextPageToken
-            } while (pageToken !== undefined)
-            return { items }
-          })
-        ))
-      .handle("create", ({ path, payload }: any) =>
-        withPrincipal((p) => Effect.map(service.create(p, path["*"], payload), (a) => wire.encode(a, "v1"))))
-      .handle("replace", ({ path, payload }: any) =>
-        withPrincipal((p) =>
-          Effect.map(replace(p, path["*"], payload), (a) =>
-            wire.encode(a, "v1"))
-        ))
-      .handle("delete", ({ path }: any) =>
-        withPrincipal((p) =>
-          service.delete!(p, path["*"])
-        ))) as unknown as Layer.Layer<any>
-
-const replaceAll = <A>(service: Service<A>) => (principal: any, uid: string, body: any) =>
-  service.update!(principal, uid, body, "*")
+              ]
+            })
+          }
+          items.push(...page.items)
+          pageToken = page.nextPageToken
+        } while (pageToken !== undefined)
+        return { items }
+      })
+    ),
+  create: ({ path, payload }: UidRequest & { readonly payload: C }) =>
+    asCaller((p) => service.create(p, path.uid, payload)),
+  replace: ({ path, payload }: UidRequest & { readonly payload: C }) =>
+    asCaller((p) => service.update(p, path.uid, payload, "*")),
+  delete: ({ path }: UidRequest) => asCaller((p) => service.delete(p, path.uid))
+})
 
 /** Every handler, over the engine's services. */
 export const layer = Layer.unwrapEffect(Effect.gen(function*() {
@@ -221,14 +201,13 @@ export const layer = Layer.unwrapEffect(Effect.gen(function*() {
   const sts = yield* Sts.Sts
   const tokens = yield* TokenIssuer.TokenIssuer
 
-  const exchange = (
-    { urlParams }: { readonly urlParams: { readonly aud?: string | undefined; readonly identity?: string | undefined } }
-  ) =>
-    Effect.flatMap(UpstreamToken, (token) =>
-      Effect.map(
-        sts.exchange({ token, audience: urlParams.aud, identity: urlParams.identity }),
-        (exchanged) => ({ token: exchanged.token, expiry: DateTime.formatIso(exchanged.expiry) })
-      ))
+  const exchange = ({ urlParams }: {
+    readonly urlParams: { readonly aud?: string | undefined; readonly identity?: string | undefined }
+  }) =>
+    Effect.flatMap(
+      UpstreamToken,
+      (token) => sts.exchange({ token, audience: urlParams.aud, identity: urlParams.identity })
+    )
   const configuration = {
     issuer: tokens.issuer,
     jwks_uri: `${tokens.issuer}/.well-known/jwks.json`,
@@ -237,55 +216,126 @@ export const layer = Layer.unwrapEffect(Effect.gen(function*() {
     id_token_signing_alg_values_supported: ["ES256"],
     claims_supported: ["iss", "sub", "aud", "iat", "exp", "jti", "act"]
   }
-
-  const registry = <A>(service: { readonly upsert: Service<A>["create"] } & Service<A>) => ({
+  // Registry resources are written by upsert: a create of an existing name updates it.
+  const registry = <A, C>(service: Omit<Writable<A, C>, "create"> & { readonly upsert: Writable<A, C>["create"] }) => ({
     ...service,
-    create: service.upsert!
+    create: service.upsert
   })
 
+  const group = writable("groups", groups)
+  const identity = writable("identities", identities)
+  const role = writable("roles", roles)
+  const binding = writable("roleBindings", bindings)
+  const provider = writable("identityProviders", providers)
+  const association = writable("accountAssociations", associations)
+  const invite = writable("groupInvites", invites)
+  const repo = readable("repos", repos, listOptions)
+  const tag = readable("tags", tags, tagOptions)
+  const advisory = readable("advisories", advisories, advisoryOptions)
+  const groupV1 = v1(groups)
+  const identityV1 = v1(identities)
+  const roleV1 = v1(roles)
+  const bindingV1 = v1(bindings)
+  const repoV1 = v1(registry(repos))
+  const tagV1 = v1(registry(tags))
+
   return Layer.mergeAll(
-    v2(
+    HttpApiBuilder.group(
+      Api,
       "groups",
-      "groups",
-      Wire.Group,
-      groups,
-      listOptions,
       (h) =>
-        h.handle(
-          "createRoot",
-          ({ payload }: any) =>
-            withPrincipal((p) => Effect.map(groups.createRoot(p, payload), (g) => Wire.Group.encode(g, "v2")))
-        )
+        h.handle("list", group.list).handle("get", group.get).handle("create", group.create)
+          .handle("update", group.update).handle("delete", group.delete)
+          .handle("createRoot", ({ payload }) => asCaller((p) => groups.createRoot(p, payload)))
     ),
-    v2("identities", "identities", Wire.Identity, identities, listOptions),
-    v2("roles", "roles", Wire.Role, roles, listOptions),
-    v2("roleBindings", "roleBindings", Wire.RoleBinding, bindings, listOptions),
-    v2("identityProviders", "identityProviders", Wire.IdentityProvider, providers, listOptions),
-    v2("accountAssociations", "accountAssociations", Wire.AccountAssociation, associations, listOptions),
-    v2(
-      "groupInvites",
-      "groupInvites",
-      Wire.GroupInvite,
-      invites,
-      listOptions,
+    HttpApiBuilder.group(
+      Api,
+      "identities",
       (h) =>
-        h.handle(
-          "redeem",
-          ({ payload }: any) =>
-            withPrincipal((p) =>
-              Effect.map(invites.redeemOwn(p, payload), (binding) => Wire.RoleBinding.encode(binding, "v2"))
-            )
-        )
+        h.handle("list", identity.list).handle("get", identity.get).handle("create", identity.create)
+          .handle("update", identity.update).handle("delete", identity.delete)
     ),
-    v2("repos", "repos", Wire.Repo, { list: repos.list, get: repos.get }, listOptions),
-    v2("tags", "tags", Wire.Tag, { list: tags.list, get: tags.get }, tagOptions),
-    v2("advisories", "advisories", Wire.Advisory, { list: advisories.list, get: advisories.get }, advisoryOptions),
-    v1("groupsV1", Wire.Group, groups, replaceAll(groups)),
-    v1("identitiesV1", Wire.Identity, identities, replaceAll(identities)),
-    v1("rolesV1", Wire.Role, roles, replaceAll(roles)),
-    v1("roleBindingsV1", Wire.RoleBinding, bindings, replaceAll(bindings)),
-    v1("reposV1", Wire.Repo, registry(repos), replaceAll(repos)),
-    v1("tagsV1", Wire.Tag, registry(tags), replaceAll(tags)),
+    HttpApiBuilder.group(
+      Api,
+      "roles",
+      (h) =>
+        h.handle("list", role.list).handle("get", role.get).handle("create", role.create)
+          .handle("update", role.update).handle("delete", role.delete)
+    ),
+    HttpApiBuilder.group(
+      Api,
+      "roleBindings",
+      (h) =>
+        h.handle("list", binding.list).handle("get", binding.get).handle("create", binding.create)
+          .handle("update", binding.update).handle("delete", binding.delete)
+    ),
+    HttpApiBuilder.group(
+      Api,
+      "identityProviders",
+      (h) =>
+        h.handle("list", provider.list).handle("get", provider.get).handle("create", provider.create)
+          .handle("update", provider.update).handle("delete", provider.delete)
+    ),
+    HttpApiBuilder.group(
+      Api,
+      "accountAssociations",
+      (h) =>
+        h.handle("list", association.list).handle("get", association.get).handle("create", association.create)
+          .handle("update", association.update).handle("delete", association.delete)
+    ),
+    HttpApiBuilder.group(
+      Api,
+      "groupInvites",
+      (h) =>
+        h.handle("list", invite.list).handle("get", invite.get).handle("create", invite.create)
+          .handle("update", invite.update).handle("delete", invite.delete)
+          .handle("redeem", ({ payload }) => asCaller((p) => invites.redeemOwn(p, payload)))
+    ),
+    HttpApiBuilder.group(Api, "repos", (h) => h.handle("list", repo.list).handle("get", repo.get)),
+    HttpApiBuilder.group(Api, "tags", (h) => h.handle("list", tag.list).handle("get", tag.get)),
+    HttpApiBuilder.group(Api, "advisories", (h) => h.handle("list", advisory.list).handle("get", advisory.get)),
+    HttpApiBuilder.group(
+      Api,
+      "groupsV1",
+      (h) =>
+        h.handle("list", groupV1.list).handle("create", groupV1.create).handle("replace", groupV1.replace)
+          .handle("delete", groupV1.delete)
+    ),
+    HttpApiBuilder.group(
+      Api,
+      "identitiesV1",
+      (h) =>
+        h.handle("list", identityV1.list).handle("create", identityV1.create).handle("replace", identityV1.replace)
+          .handle("delete", identityV1.delete)
+    ),
+    HttpApiBuilder.group(
+      Api,
+      "rolesV1",
+      (h) =>
+        h.handle("list", roleV1.list).handle("create", roleV1.create).handle("replace", roleV1.replace)
+          .handle("delete", roleV1.delete)
+    ),
+    HttpApiBuilder.group(
+      Api,
+      "roleBindingsV1",
+      (h) =>
+        h.handle("list", bindingV1.list).handle("create", bindingV1.create).handle("replace", bindingV1.replace)
+          .handle("delete", bindingV1.delete)
+    ),
+    HttpApiBuilder.group(
+      Api,
+      "reposV1",
+      (h) =>
+        h.handle("list", repoV1.list).handle("create", repoV1.create).handle("replace", repoV1.replace)
+          .handle("delete", repoV1.delete)
+    ),
+    HttpApiBuilder.group(
+      Api,
+      "tagsV1",
+      (h) =>
+        h.handle("list", tagV1.list).handle("create", tagV1.create).handle("replace", tagV1.replace)
+          .handle("delete", tagV1.delete)
+    ),
     HttpApiBuilder.group(Api, "sts", (h) =>
       h
         .handle("exchange", exchange)

@@ -5,11 +5,11 @@
  * client still trickling its headers, or an idle keep-alive), so slow clients cannot lock everyone else out.
  * Requests Node refuses before they reach the API (headers over 16 KiB, broken HTTP) get the API's error body.
  */
+import { render } from "@arbor/api/ErrorBody"
 import type { Errors } from "@arbor/core"
 import { readFileSync } from "node:fs"
 import { createServer, type Server, STATUS_CODES } from "node:http"
 import type { Socket } from "node:net"
-import { render } from "./ErrorBody.js"
 import * as RequestLimits from "./RequestLimits.js"
 
 /** How the listener guards itself. */

@@ -1,6 +1,7 @@
 /**
  * What a request may be, checked before anything else reads it: the request target (length, no `;` or `#` in the
- * path, duplicate slashes folded in the path only, the query left exactly as sent), the body's media type and
+ * path, duplicate slashes folded in the path only and a uid's slashes escaped (`UidPaths`), the query left exactly
+ * as sent), the body's media type and
  * charset, its size (declared or streamed), its encoding (UTF-8) and how deeply its JSON nests. A body over the
  * limit is answered at once while the rest of it is read and dropped, so the client sees the answer instead of a
  * reset connection.
@@ -10,6 +11,7 @@ import type { HttpServerRequest } from "@effect/platform"
 import { HttpServerError } from "@effect/platform"
 import * as Effect from "effect/Effect"
 import { Readable } from "node:stream"
+import * as UidPaths from "./UidPaths.js"
 
 /** The largest request body accepted. */
 export const maxBodyBytes = 1024 * 1024
@@ -50,8 +52,8 @@ export const admit = (
 }
 
 /**
- * The request target as routed: duplicate slashes in the path folded into one, the query untouched; or the reason
- * it is refused.
+ * The request target as routed: duplicate slashes in the path folded into one, a uid in one segment, the query
+ * untouched; or the reason it is refused.
  */
 const target = (url: string): string | Errors.InvalidArgument => {
   if (url.length > maxUrlBytes) return invalid("url", `must be at most ${maxUrlBytes} bytes`, "URL_TOO_LONG")
@@ -60,7 +62,7 @@ const target = (url: string): string | Errors.InvalidArgument => {
   if (path.includes(";") || path.includes("#")) {
     return invalid("path", "must not contain ';' or '#'", "INVALID_PATH")
   }
-  return path.replace(/\/{2,}/g, "/") + (q < 0 ? "" : url.slice(q))
+  return UidPaths.fold(path.replace(/\/{2,}/g, "/")) + (q < 0 ? "" : url.slice(q))
 }
 
 /** Refusals that need only the headers: declared size, media type and charset of a body. */

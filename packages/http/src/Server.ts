@@ -2,6 +2,7 @@
  * The standalone server: the engine over the configured store, the HTTP API with its error middleware, OpenAPI
  * at `/openapi.json` and a reference page at `/docs`, on Node's HTTP server.
  */
+import { Api } from "@arbor/api/Api"
 import type { Store } from "@arbor/core"
 import { Arbor, MemoryStore, Secrets, Settings, Sts, TokenIssuer, Uid } from "@arbor/core"
 import { SqliteStore } from "@arbor/store-sqlite"
@@ -12,7 +13,6 @@ import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import type { IncomingMessage, Server as NodeServer, ServerResponse } from "node:http"
 import { join } from "node:path"
-import { Api } from "./Api.js"
 import * as Authentication from "./Authentication.js"
 import * as Bootstrap from "./Bootstrap.js"
 import * as DataDir from "./DataDir.js"

@@ -1,11 +1,8 @@
 /** @arbor/http: the HTTP server of Arbor. */
-export * as Api from "./Api.js"
 export * as Authentication from "./Authentication.js"
 export * as Bootstrap from "./Bootstrap.js"
 export * as DataDir from "./DataDir.js"
-export * as ErrorBody from "./ErrorBody.js"
 export * as ErrorMiddleware from "./ErrorMiddleware.js"
 export * as Handlers from "./Handlers.js"
 export * as Server from "./Server.js"
 export * as ServerConfig from "./ServerConfig.js"
-export * as Wire from "./Wire.js"

@@ -1,5 +1,5 @@
 /** Prints the server's OpenAPI document (the one served at /openapi.json), for linting and publishing. */
+import { Api } from "@arbor/api/Api"
 import { OpenApi } from "@effect/platform"
-import { Api } from "./Api.js"
 
 process.stdout.write(`${JSON.stringify(OpenApi.fromApi(Api), null, 2)}\n`)

@@ -29,7 +29,11 @@ describe("OpenAPI", () => {
     Effect.gen(function*() {
       const doc = (yield* call("GET", "/openapi.json")).body
       assert.strictEqual(doc.openapi, "3.1.0")
-      const ajv = new (Ajv2020 as any)({ strict: false, allErrors: true })
+      const ajv = new (Ajv2020 as any)({
+        strict: false,
+        allErrors: true,
+        formats: { "date-time": /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/ }
+      })
       ajv.addSchema({ ...doc, $id: "openapi" })
       const { org, token } = yield* member("acme")
       const checked = new Set<string>()

@@ -1,11 +1,19 @@
 import type * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import { createHash } from "node:crypto"
 import * as Events from "../Events.js"
 import * as Repo from "../Repo.js"
 import type { Repository } from "../Repository.js"
 import * as Tag from "../Tag.js"
 import * as Uid from "../Uid.js"
 import { conflict, trusted } from "./operations.js"
+
+/**
+ * The digest given to a tag whose digest is unknown (imports of tag lists without digests): derived from the repo
+ * and tag names, so it is the same on every import. It names no real content.
+ */
+export const syntheticDigest = (repoName: string, tagName: string): string =>
+  `sha256:${createHash("sha256").update(`arbor synthetic digest\0${repoName}\0${tagName}`).digest("hex")}`
 
 /** What an upsert did. */
 export type Outcome = "created" | "updated" | "unchanged"
@@ -59,7 +67,7 @@ export const upsertTag = (
   now: DateTime.Utc
 ) =>
   Effect.gen(function*() {
-    const digest = fields.digest ?? Tag.syntheticDigest(repo.name, fields.name)
+    const digest = fields.digest ?? syntheticDigest(repo.name, fields.name)
     const [existing] = yield* tags.find(byName(repo.uid, fields.name))
     const duplicate = conflict("tag", `a tag named '${fields.name}' already exists in ${repo.uid}`)
     if (existing === undefined) {

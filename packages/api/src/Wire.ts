@@ -1,0 +1,294 @@
+/**
+ * The wire format (docs/api.md §2, §9): the JSON shape of every resource in v2beta1 and in v1, each a `Schema` from
+ * that JSON to the engine's own resource class. A server encodes what the engine returns through them; a client
+ * decodes responses through them into the same classes. Times are RFC 3339 UTC with milliseconds; v1 renames `uid`,
+ * `createTime` and `updateTime` to `id`, `createdAt` and `updatedAt` and spells capabilities dotted, v2 as enum names.
+ */
+import { AccountAssociation as CoreAccountAssociation, Amazon, Azure, Google } from "@arbor/core/AccountAssociation"
+import { Advisory as CoreAdvisory, eventOf, EventType } from "@arbor/core/Advisory"
+import * as Capability from "@arbor/core/Capability"
+import { ClaimMatch, StaticKeys as CoreStaticKeys } from "@arbor/core/ClaimMatch"
+import { Group as CoreGroup } from "@arbor/core/Group"
+import { GroupInvite as CoreGroupInvite } from "@arbor/core/GroupInvite"
+import { Identity as CoreIdentity } from "@arbor/core/Identity"
+import { IdentityProvider as CoreIdentityProvider, Oidc } from "@arbor/core/IdentityProvider"
+import { CatalogTier, Repo as CoreRepo } from "@arbor/core/Repo"
+import { Role as CoreRole } from "@arbor/core/Role"
+import { RoleBinding as CoreRoleBinding } from "@arbor/core/RoleBinding"
+import { Tag as CoreTag } from "@arbor/core/Tag"
+import { Uid as CoreUid } from "@arbor/core/Uid"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+
+/** A time: RFC 3339 UTC with milliseconds. */
+export const Time = Schema.DateTimeUtc.annotations({
+  jsonSchema: { type: "string", format: "date-time", description: "RFC 3339 UTC with milliseconds" }
+})
+
+/** A uid (docs/api.md §1). */
+export const Uid = CoreUid.annotations({
+  jsonSchema: { type: "string", description: "hierarchical uid: 40 hex characters, then '/' and 16 per level" }
+})
+
+const Strings = Schema.Array(Schema.String)
+const Reference = Schema.Struct({ uid: Uid, name: Schema.String, description: Schema.String })
+const times = { createTime: Time, updateTime: Time }
+
+const v1Names = { uid: "id", createTime: "createdAt", updateTime: "updatedAt" } as const
+type V1Name = keyof typeof v1Names
+
+/** A struct's fields with the keys v1 renames taking their v1 names on the wire; the decoded keys stay. */
+export type V1Fields<F extends Schema.Struct.Fields> = {
+  readonly [K in keyof F]: K extends V1Name ? F[K] extends Schema.Schema.All ? Schema.PropertySignature<
+        ":",
+        Schema.Schema.Type<F[K]>,
+        typeof v1Names[K],
+        ":",
+        Schema.Schema.Encoded<F[K]>,
+        false,
+        Schema.Schema.Context<F[K]>
+      >
+    : F[K]
+    : F[K]
+}
+
+const v1Fields = <F extends Schema.Struct.Fields>(fields: F): V1Fields<F> =>
+  Object.fromEntries(
+    Object.entries(fields).map(([key, field]) =>
+      key in v1Names && Schema.isSchema(field)
+        ? [key, Schema.propertySignature(field).pipe(Schema.fromKey(v1Names[key as V1Name]))]
+        : [key, field]
+    )
+  ) as V1Fields<F>
+
+/** One shape of a resource on the wire, from its JSON to the engine's class. */
+const shape = <A, T, I, R>(
+  identifier: string,
+  target: Schema.Schema<A>,
+  struct: Schema.Schema<T, I, R>,
+  decode: (wire: T) => A,
+  encode: (value: A) => T
+): Schema.Schema<A, I, R> =>
+  Schema.transform(struct, target, { strict: true, decode, encode }).annotations({ identifier })
+
+/** A resource's two shapes: v2beta1 and v1. */
+export interface Resource<A, V2, V1, R = never> {
+  readonly v2: Schema.Schema<A, V2, R>
+  readonly v1: Schema.Schema<A, V1, R>
+}
+
+/** A resource whose v1 shape is its v2 shape with v1's names. */
+const resource = <A, F extends Schema.Struct.Fields>(
+  identifier: string,
+  target: Schema.Schema<A>,
+  fields: F,
+  decode: (wire: Schema.Schema.Type<Schema.Struct<F>>) => A,
+  encode: (value: A) => Schema.Schema.Type<Schema.Struct<F>>
+): Resource<
+  A,
+  Schema.Schema.Encoded<Schema.Struct<F>>,
+  Schema.Schema.Encoded<Schema.Struct<V1Fields<F>>>,
+  Schema.Struct.Context<F>
+> => ({
+  v2: shape(identifier, target, Schema.Struct(fields), decode, encode),
+  // `fromKey` renames only the keys on the wire: decoded, a v1 shape is its v2 shape.
+  v1: shape(
+    `${identifier}V1`,
+    target,
+    Schema.Struct(v1Fields(fields)) as unknown as Schema.Schema<
+      Schema.Schema.Type<Schema.Struct<F>>,
+      Schema.Schema.Encoded<Schema.Struct<V1Fields<F>>>,
+      Schema.Struct.Context<F>
+    >,
+    decode,
+    encode
+  )
+})
+
+export const Group = resource(
+  "Group",
+  Schema.typeSchema(CoreGroup),
+  {
+    uid: Uid,
+    name: Schema.String,
+    description: Schema.String,
+    resourceLimits: Schema.Record({ key: Schema.String, value: Schema.Number }),
+    verified: Schema.Boolean,
+    ...times
+  },
+  ({ resourceLimits: _, ...group }) => new CoreGroup(group, true),
+  (group) => ({ ...group, resourceLimits: {} })
+)
+
+const StaticKeys = Schema.Struct({ ...CoreStaticKeys.fields, expirationTime: Time })
+
+export const Identity = resource(
+  "Identity",
+  Schema.typeSchema(CoreIdentity),
+  {
+    uid: Uid,
+    name: Schema.String,
+    description: Schema.String,
+    claimMatch: Schema.optionalWith(ClaimMatch, { exact: true }),
+    staticKeys: Schema.optionalWith(StaticKeys, { exact: true }),
+    lastSeenTime: Time,
+    ...times
+  },
+  (identity) => new CoreIdentity(identity, true),
+  (identity) => identity
+)
+
+/** A capability as a v2 enum name (`CAP_IAM_GROUPS_LIST`); either spelling decodes. */
+const CapabilityName = Schema.transformOrFail(Schema.String, Schema.typeSchema(Capability.Capability), {
+  strict: true,
+  decode: (name) => ParseResult.decodeUnknown(Capability.Capability)(name),
+  encode: (capability) => ParseResult.succeed(Capability.toEnumName(capability))
+}).annotations({ jsonSchema: { type: "string", description: "a capability's enum name, CAP_…" } })
+
+const roleFields = { uid: Uid, name: Schema.String, description: Schema.String, ...times }
+const toRole = (role: Schema.Struct.Type<typeof roleFields> & Pick<CoreRole, "capabilities">) =>
+  new CoreRole(role, true)
+
+export const Role: Resource<
+  CoreRole,
+  Schema.Struct.Encoded<typeof roleFields> & { readonly capabilities: ReadonlyArray<string> },
+  Schema.Struct.Encoded<V1Fields<typeof roleFields>> & { readonly capabilities: ReadonlyArray<string> }
+> = {
+  v2: shape(
+    "Role",
+    Schema.typeSchema(CoreRole),
+    Schema.Struct({ ...roleFields, capabilities: Schema.Array(CapabilityName) }),
+    toRole,
+    (role) => role
+  ),
+  v1: shape(
+    "RoleV1",
+    Schema.typeSchema(CoreRole),
+    Schema.Struct({
+      ...v1Fields(roleFields),
+      capabilities: Schema.Array(Capability.Capability.annotations({
+        jsonSchema: { type: "string", description: "a capability's dotted name" }
+      }))
+    }),
+    toRole,
+    (role) => role
+  )
+}
+
+/** The wire has no `updateTime` for a binding: decoded, it is the create time. */
+export const RoleBinding = resource(
+  "RoleBinding",
+  Schema.typeSchema(CoreRoleBinding),
+  {
+    uid: Uid,
+    identity: Schema.Struct({ ...Reference.fields, subject: Schema.String, issuer: Schema.String }),
+    group: Reference,
+    role: Reference,
+    createTime: Time
+  },
+  (binding) => new CoreRoleBinding({ ...binding, updateTime: binding.createTime }, true),
+  (binding) => binding
+)
+
+export const IdentityProvider = resource(
+  "IdentityProvider",
+  Schema.typeSchema(CoreIdentityProvider),
+  { uid: Uid, name: Schema.String, description: Schema.String, defaultRole: Uid, oidc: Oidc, ...times },
+  (provider) => new CoreIdentityProvider(provider, true),
+  (provider) => provider
+)
+
+export const AccountAssociation = resource(
+  "AccountAssociation",
+  Schema.typeSchema(CoreAccountAssociation),
+  {
+    uid: Uid,
+    name: Schema.String,
+    description: Schema.String,
+    amazon: Schema.optionalWith(Schema.encodedSchema(Amazon), { exact: true }),
+    google: Schema.optionalWith(Schema.encodedSchema(Google), { exact: true }),
+    azure: Schema.optionalWith(Schema.encodedSchema(Azure), { exact: true }),
+    ...times
+  },
+  (association) => new CoreAccountAssociation(association, true),
+  (association) => association
+)
+
+export const GroupInvite = resource(
+  "GroupInvite",
+  Schema.typeSchema(CoreGroupInvite),
+  {
+    uid: Uid,
+    roleUid: Uid,
+    role: Reference,
+    email: Schema.optional(Schema.String),
+    expirationTime: Time,
+    singleUse: Schema.Boolean,
+    keyId: Schema.String,
+    code: Schema.optional(Schema.String.annotations({ description: "returned once, by create" })),
+    ...times
+  },
+  (invite) => new CoreGroupInvite(invite, true),
+  (invite) => invite
+)
+
+export const Repo = resource(
+  "Repo",
+  Schema.typeSchema(CoreRepo),
+  {
+    uid: Uid,
+    name: Schema.String,
+    description: Schema.String,
+    catalogTier: CatalogTier,
+    bundles: Strings,
+    aliases: Strings,
+    activeTags: Strings,
+    ...times
+  },
+  (repo) => new CoreRepo(repo, true),
+  (repo) => repo
+)
+
+export const Tag = resource(
+  "Tag",
+  Schema.typeSchema(CoreTag),
+  { uid: Uid, name: Schema.String, digest: Schema.String, deprecated: Schema.Boolean, ...times },
+  (tag) => new CoreTag(tag, true),
+  (tag) => tag
+)
+
+/** An advisory event: its type, its time, and the data of its type under the type's camelCase name. */
+const Event = eventOf(Time)
+
+export const Advisory = resource(
+  "Advisory",
+  Schema.typeSchema(CoreAdvisory),
+  {
+    uid: Uid,
+    advisoryId: Schema.String,
+    packageName: Schema.String,
+    aliases: Strings,
+    events: Schema.Array(Event),
+    latestEventType: EventType,
+    ...times
+  },
+  (advisory) => new CoreAdvisory(advisory, true),
+  (advisory) => advisory
+)
+
+/** An integer as a string, as JSON renders 64-bit integers. */
+const Count = Schema.NumberFromString.annotations({
+  jsonSchema: { type: "string", pattern: "^[0-9]+$", description: "an integer, as a string" }
+})
+
+/** The v2 list envelope: items under the plural, the next token when there are more, counts. */
+export const listEnvelope = <const P extends string, A, I>(plural: P, item: Schema.Schema<A, I>) =>
+  Schema.Struct({
+    ...({ [plural]: Schema.Array(item) } as { readonly [K in P]: Schema.Array$<Schema.Schema<A, I>> }),
+    nextPageToken: Schema.optional(Schema.String),
+    totalCount: Count,
+    skipped: Schema.Number
+  })
+
+/** The v1 list envelope: every match under `items`. */
+export const itemsEnvelope = <A, I>(item: Schema.Schema<A, I>) => Schema.Struct({ items: Schema.Array(item) })
