@@ -3,11 +3,13 @@
  * them on every request: issuer, audience, algorithm, signature (by `kid`) and expiry. Keys rotate: the newest key
  * signs; retired keys keep verifying until every token they signed has expired.
  */
+import * as Cache from "effect/Cache"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
@@ -197,16 +199,6 @@ export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/Toke
       return keySet.jwks
     }
 
-    /**
-     * Tokens already verified, until their own expiry: a client sends the same token on every request. Bounded; an
-     * entry is dropped when its token expires or its key stops verifying.
-     */
-    const verified = new Map<string, { readonly result: Verified; readonly exp: number; readonly kid: string }>()
-    const remember = (token: string, result: Verified, kid: string) => {
-      if (verified.size >= maxCachedTokens) verified.delete(verified.keys().next().value!)
-      verified.set(token, { result, exp: (result.claims.exp ?? 0) * 1000, kid })
-    }
-
     /** Takes up the stored keys; keeps the current ones if the store holds no signing key. */
     const reload = Effect.flatMap(
       store.load,
@@ -230,6 +222,53 @@ export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/Toke
         yield* reload
         return yield* verifying
       })
+
+    /** Verifies a token against the keys that verify now: the result, the key that signed it, how long it holds. */
+    const verifyAfresh = (token: string) =>
+      Effect.gen(function*() {
+        const candidates = yield* verifying
+        const at = yield* Clock.currentTimeMillis
+        const jwks = keySetOf(yield* reloadForUnknown(token, candidates, at))
+        const checked = yield* Effect.tryPromise({
+          try: () =>
+            jose.jwtVerify(token, jwks, {
+              issuer: settings.issuer,
+              audience: settings.audience,
+              algorithms: [alg],
+              requiredClaims: ["exp", "iat", "sub"],
+              currentDate: new Date(at),
+              clockTolerance: clockToleranceMillis / 1000
+            }),
+          catch: (e) =>
+            rejected(
+              e instanceof jose.errors.JWTExpired ? "the token has expired" : "the token is not valid",
+              e instanceof jose.errors.JOSEError ? e.code : "ERR_INVALID_TOKEN"
+            )
+        })
+        const { exp, iat, sub } = checked.payload
+        if (!Uid.isUid(sub)) return yield* rejected("the token is not valid", "ERR_INVALID_SUBJECT")
+        if (iat! * 1000 > at + clockToleranceMillis) {
+          return yield* rejected("the token is not valid", "ERR_IAT_IN_FUTURE")
+        }
+        if (exp! - iat! > lifetime) {
+          return yield* rejected("the token is not valid", "ERR_LIFETIME_TOO_LONG")
+        }
+        const result: Verified = { identity: sub, claims: checked.payload }
+        return { result, kid: checked.protectedHeader.kid ?? "", validMillis: exp! * 1000 - at }
+      })
+
+    /**
+     * Tokens already verified, until their own expiry: a client sends the same token on every request. Bounded (the
+     * least recently used go first); failures are not kept.
+     */
+    const verified = yield* Cache.makeWith({
+      capacity: maxCachedTokens,
+      lookup: verifyAfresh,
+      timeToLive: Exit.match({
+        onFailure: () => Duration.zero,
+        onSuccess: ({ validMillis }) => Duration.millis(Math.max(0, validMillis))
+      })
+    })
 
     const self = {
       /** `iss` of this service's tokens: the auth URL. */
@@ -263,41 +302,11 @@ export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/Toke
       /** Verifies a token of this issuer; any failure is Unauthenticated (the specific reason in `reason`). */
       verify: (token: string): Effect.Effect<Verified, Unauthenticated> =>
         Effect.gen(function*() {
-          const candidates = yield* verifying
-          const at = yield* Clock.currentTimeMillis
-          const known = verified.get(token)
-          if (known !== undefined) {
-            if (at < known.exp && candidates.some((k) => k.kid === known.kid)) return known.result
-            verified.delete(token)
-          }
-          const jwks = keySetOf(yield* reloadForUnknown(token, candidates, at))
-          const checked = yield* Effect.tryPromise({
-            try: () =>
-              jose.jwtVerify(token, jwks, {
-                issuer: settings.issuer,
-                audience: settings.audience,
-                algorithms: [alg],
-                requiredClaims: ["exp", "iat", "sub"],
-                currentDate: new Date(at),
-                clockTolerance: clockToleranceMillis / 1000
-              }),
-            catch: (e) =>
-              rejected(
-                e instanceof jose.errors.JWTExpired ? "the token has expired" : "the token is not valid",
-                e instanceof jose.errors.JOSEError ? e.code : "ERR_INVALID_TOKEN"
-              )
-          })
-          const { exp, iat, sub } = checked.payload
-          if (!Uid.isUid(sub)) return yield* rejected("the token is not valid", "ERR_INVALID_SUBJECT")
-          if (iat! * 1000 > at + clockToleranceMillis) {
-            return yield* rejected("the token is not valid", "ERR_IAT_IN_FUTURE")
-          }
-          if (exp! - iat! > lifetime) {
-            return yield* rejected("the token is not valid", "ERR_LIFETIME_TOO_LONG")
-          }
-          const result = { identity: sub, claims: checked.payload }
-          remember(token, result, checked.protectedHeader.kid ?? "")
-          return result
+          const known = yield* verified.get(token)
+          if ((yield* verifying).some((k) => k.kid === known.kid)) return known.result
+          // Its key stopped verifying (a reload dropped it): verify afresh, which now fails.
+          yield* verified.invalidate(token)
+          return (yield* verified.get(token)).result
         }),
 
       /** True when `token` claims to come from this issuer (unverified): such tokens are never upstream tokens. */

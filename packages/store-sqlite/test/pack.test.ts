@@ -1,7 +1,8 @@
 /**
- * The packages as an embedder gets them: `@arbor/core` and `@arbor/store-sqlite` packed, installed from the tarballs
- * into a new project on another Effect 3 release than the workspace's, where exactly one copy of `effect` must be
- * installed and the README's embedding examples must type-check and run.
+ * The packages as an embedder gets them: `@arbor/core`, `@arbor/store-sqlite` and `@arbor/api` packed, installed
+ * from the tarballs into a new project on another Effect 3 release than the workspace's, where exactly one copy of
+ * `effect` must be installed, the README's embedding examples must type-check and run, and its typed-client example
+ * must type-check.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { execFile } from "node:child_process"
@@ -44,7 +45,7 @@ describe("packed packages", () => {
     async () => {
       const dir = mkdtempSync(join(tmpdir(), "arbor-pack-"))
       try {
-        for (const name of ["core", "store-sqlite"]) {
+        for (const name of ["core", "store-sqlite", "api"]) {
           await run("npx", ["-y", "pnpm@10", "pack", "--pack-destination", dir], join(packages, name))
         }
         const project = join(dir, "project")
@@ -60,6 +61,7 @@ describe("packed packages", () => {
             dependencies: {
               "@arbor/core": `file:../arbor-core-${version("core")}.tgz`,
               "@arbor/store-sqlite": `file:../arbor-store-sqlite-${version("store-sqlite")}.tgz`,
+              "@arbor/api": `file:../arbor-api-${version("api")}.tgz`,
               "effect": effectRelease,
               "@effect/platform": "0.97.2",
               "@effect/sql": "0.52.1",
@@ -87,6 +89,7 @@ describe("packed packages", () => {
           })
         )
         cpSync(join(packages, "core/test/examples/embed.ts"), join(project, "src/embed.ts"))
+        cpSync(join(packages, "http/test/examples/client.ts"), join(project, "src/client.ts"))
         for (const example of ["embed-sqlite.ts", "embed-sts.ts"]) {
           cpSync(join(packages, "store-sqlite/test/examples", example), join(project, "src", example))
         }
