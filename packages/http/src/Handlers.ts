@@ -56,7 +56,7 @@ const boolean = (field: string, s: string | undefined): Effect.Effect<boolean | 
     : Effect.fail(Errors.InvalidArgument.field(field, "must be true or false"))
 
 /** The engine's list options from v2 query parameters, snake_case or camelCase. */
-export const listOptions = (params: Params) =>
+const listOptions = (params: Params) =>
   Effect.map(boolean("uidp.in_root", first(params, "uidp.in_root", "uidp.inRoot")), (inRoot): Lists.ListOptions => ({
     descendantsOf: first(params, "uidp.descendants_of", "uidp.descendantsOf"),
     childrenOf: first(params, "uidp.children_of", "uidp.childrenOf"),
@@ -148,7 +148,7 @@ const writable = <const P extends string, A, C>(plural: P, service: Writable<A, 
 })
 
 /** How many items a v1 list returns at most: it has no paging. */
-export const v1Limit = 10_000
+const v1Limit = 10_000
 
 /** The v1 handlers of a resource: every match in `items`, create, replace (PUT, every field), delete. */
 const v1 = <A, C>(service: Writable<A, C>) => ({
