@@ -34,6 +34,22 @@ describe("ErrorBody", () => {
     }
   })
 
+  it("declares each error as a codec of its body, both ways", () => {
+    for (const error of samples) {
+      const codec = ErrorBody.schema(Schema.typeSchema(Schema.Union(
+        Errors.InvalidArgument,
+        Errors.NotFound,
+        Errors.AlreadyExists,
+        Errors.PermissionDenied,
+        Errors.Unauthenticated,
+        Errors.FailedPrecondition,
+        Errors.Aborted,
+        Errors.Internal
+      )))
+      assert.deepStrictEqual(Schema.decodeSync(codec)(Schema.encodeSync(codec)(error)), error, error._tag)
+    }
+  })
+
   it("keeps what a client must never see out of the body: log details and causes", () => {
     const denied = new Errors.PermissionDenied({ capability: "x.y", resource: "r", logDetail: "no binding" })
     const internal = new Errors.Internal({ cause: new Error("disk on fire") })
