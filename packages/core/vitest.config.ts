@@ -1,13 +1,8 @@
-import { fileURLToPath } from "node:url"
 import { defineProject } from "vitest/config"
+import { workspaceSources } from "../../vitest.aliases.ts"
 
 export default defineProject({
-  resolve: {
-    alias: {
-      "@arbor/core/testing": fileURLToPath(new URL("src/testing/index.ts", import.meta.url)),
-      "@arbor/core": fileURLToPath(new URL("src/index.ts", import.meta.url))
-    }
-  },
+  resolve: { alias: workspaceSources },
   test: {
     name: "core",
     include: ["test/**/*.test.ts"]

@@ -1,14 +1,8 @@
-import { fileURLToPath } from "node:url"
 import { defineProject } from "vitest/config"
+import { workspaceSources } from "../../vitest.aliases.ts"
 
 export default defineProject({
-  resolve: {
-    alias: {
-      "@arbor/core/testing": fileURLToPath(new URL("../core/src/testing/index.ts", import.meta.url)),
-      "@arbor/core": fileURLToPath(new URL("../core/src/index.ts", import.meta.url)),
-      "@arbor/store-sqlite": fileURLToPath(new URL("src/index.ts", import.meta.url))
-    }
-  },
+  resolve: { alias: workspaceSources },
   test: {
     name: "store-sqlite",
     include: ["test/**/*.test.ts"]

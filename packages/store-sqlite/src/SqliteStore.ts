@@ -3,6 +3,7 @@
  * timeout, migrated to the current schema at start, serving the storage port.
  */
 import { Store } from "@arbor/core"
+import { SqlStore } from "@arbor/store-sql"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -13,9 +14,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
-import { sqlite } from "./Dialect.js"
 import { latestVersion, migrations } from "./Migrations.js"
-import * as SqlStore from "./SqlStore.js"
+import { dialect } from "./SqliteDialect.js"
 
 /** Where the database lives. */
 export interface SqliteStoreConfig {
@@ -78,7 +78,7 @@ export const layer = (
   SchemaTooNew | OpenFailed
 > =>
   Layer.effectContext(
-    Effect.zipRight(migrate(config.filename), SqlStore.make(sqlite)).pipe(
+    Effect.zipRight(migrate(config.filename), SqlStore.make(dialect)).pipe(
       Effect.map((store) => Context.make(Store.Store, store).pipe(Context.add(SqlStore.SqlStore, store)))
     )
   ).pipe(

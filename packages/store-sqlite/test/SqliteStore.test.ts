@@ -12,6 +12,7 @@ import {
   Tag,
   TokenIssuer
 } from "@arbor/core"
+import { Dialect } from "@arbor/store-sql"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, describe, it } from "@effect/vitest"
 import Database from "better-sqlite3"
@@ -20,7 +21,7 @@ import * as Layer from "effect/Layer"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Migrations, SqliteStore, SqlStore } from "../src/index.js"
+import { Migrations, SqliteStore } from "../src/index.js"
 
 const tables = [
   Group,
@@ -52,7 +53,7 @@ describe("SqliteStore", () => {
           ["parent", "TEXT", 0],
           ...Object.entries(table.columns).map((
             [name, c]
-          ) => [SqlStore.snake(name), sqlTypes[c.type], c.nullable === true ? 0 : 1])
+          ) => [Dialect.snake(name), sqlTypes[c.type], c.nullable === true ? 0 : 1])
         ]
         assert.deepStrictEqual(columns.map((c) => [c.name, c.type, c.notnull]), expected, table.name)
         const indexes = yield* sql<
@@ -61,12 +62,12 @@ describe("SqliteStore", () => {
         const names = new Set(indexes.map((i) => i.name))
         for (const u of table.unique) {
           assert.isTrue(
-            names.has(`${table.name}__unique__${u.map(SqlStore.snake).join("__")}`),
+            names.has(Dialect.constraintName(table.name, u)),
             `${table.name} unique ${u}`
           )
         }
         for (const i of table.indexes) {
-          assert.isTrue(names.has(`${table.name}__${i.map(SqlStore.snake).join("__")}`), `${table.name} index ${i}`)
+          assert.isTrue(names.has(`${table.name}__${i.map(Dialect.snake).join("__")}`), `${table.name} index ${i}`)
         }
       }
     }).pipe(Effect.provide(SqliteStore.layer({ filename: ":memory:" }))))

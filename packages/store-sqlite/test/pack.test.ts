@@ -1,5 +1,5 @@
 /**
- * The packages as an embedder gets them: `@arbor/core`, `@arbor/store-sqlite` and `@arbor/api` packed, installed
+ * The packages as an embedder gets them: `@arbor/core`, the SQLite adapter and `@arbor/api` packed, installed
  * from the tarballs into a new project on another Effect 3 release than the workspace's, where exactly one copy of
  * `effect` must be installed, the README's embedding examples must type-check and run, and its typed-client example
  * must type-check.
@@ -45,7 +45,7 @@ describe("packed packages", () => {
     async () => {
       const dir = mkdtempSync(join(tmpdir(), "arbor-pack-"))
       try {
-        for (const name of ["core", "store-sqlite", "api"]) {
+        for (const name of ["core", "store-sql", "store-sqlite", "api"]) {
           await run("npx", ["-y", "pnpm@10", "pack", "--pack-destination", dir], join(packages, name))
         }
         const project = join(dir, "project")
@@ -60,6 +60,7 @@ describe("packed packages", () => {
             type: "module",
             dependencies: {
               "@arbor/core": `file:../arbor-core-${version("core")}.tgz`,
+              "@arbor/store-sql": `file:../arbor-store-sql-${version("store-sql")}.tgz`,
               "@arbor/store-sqlite": `file:../arbor-store-sqlite-${version("store-sqlite")}.tgz`,
               "@arbor/api": `file:../arbor-api-${version("api")}.tgz`,
               "effect": effectRelease,

@@ -4,10 +4,11 @@
  */
 import type { Store } from "@arbor/core"
 import { Group, Role, RoleBinding, Tag, Uid } from "@arbor/core"
+import { SqlStore } from "@arbor/store-sql"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { SqliteStore, SqlStore } from "../src/index.js"
+import { SqliteStore } from "../src/index.js"
 
 const org = "0123456789abcdef0123456789abcdef01234567"
 const team = `${org}/0123456789abcdef`

@@ -13,6 +13,7 @@ import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
 import type { Dialect } from "./Dialect.js"
+import { constraintColumns, snake } from "./Dialect.js"
 
 type Row = Store.Row
 type Table = Store.Table
@@ -21,11 +22,6 @@ type Where = Store.Where
 type OrderKey = Store.OrderKey
 type Scalar = Store.Scalar
 type Range = { readonly from: string; readonly to: string }
-
-/** `createTime` is stored as `create_time`. */
-export const snake = (name: string): string => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)
-
-const camel = (name: string): string => name.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())
 
 /** How many uids one `IN` list carries at most. */
 const chunkSize = 500
@@ -44,7 +40,7 @@ export interface SqlStoreService extends Store.StoreService {
 }
 
 /** The SQL store, beside the port it serves. */
-export class SqlStore extends Context.Tag("@arbor/store-sqlite/SqlStore")<SqlStore, SqlStoreService>() {}
+export class SqlStore extends Context.Tag("@arbor/store-sql/SqlStore")<SqlStore, SqlStoreService>() {}
 
 /** Makes the storage port over the ambient `SqlClient`. */
 export const make = (dialect: Dialect): Effect.Effect<SqlStoreService, never, SqlClient.SqlClient> =>
@@ -179,10 +175,11 @@ export const make = (dialect: Dialect): Effect.Effect<SqlStoreService, never, Sq
     /** Failures of the database as the port's errors: unique violations typed, the rest a StoreError. */
     const failure = (table: Table) => (error: unknown): Store.UniqueViolation | Store.StoreError => {
       const cause = (error as { cause?: unknown }).cause ?? error
-      const columns = dialect.uniqueViolation(cause)
+      const constraint = dialect.uniqueViolation(cause)
+      const columns = constraint === undefined ? undefined : constraintColumns(table, constraint)
       return columns === undefined
         ? new Store.StoreError({ cause: error })
-        : new Store.UniqueViolation({ table: table.name, columns: columns.map(camel) })
+        : new Store.UniqueViolation({ table: table.name, columns })
     }
     const storeError = (error: unknown) => new Store.StoreError({ cause: error })
 
@@ -242,9 +239,9 @@ export const make = (dialect: Dialect): Effect.Effect<SqlStoreService, never, Sq
         whereClause(table, query, query.order, query.after)
       }`
 
-    const isBusy = (error: unknown): boolean => {
+    const isRetryable = (error: unknown): boolean => {
       for (let e: unknown = error; typeof e === "object" && e !== null; e = (e as { cause?: unknown }).cause) {
-        if (dialect.isBusy(e)) return true
+        if (dialect.isRetryable(e)) return true
       }
       return false
     }
@@ -288,9 +285,13 @@ export const make = (dialect: Dialect): Effect.Effect<SqlStoreService, never, Sq
         Effect.flatMap(
           Effect.serviceOption(SqlClient.TransactionConnection),
           (outer) =>
-            sql.withTransaction(effect).pipe(
+            sql.withTransaction(
+              Option.isSome(outer) || dialect.beginTransaction === undefined
+                ? effect
+                : Effect.zipRight(dialect.beginTransaction(sql), effect)
+            ).pipe(
               Option.isSome(outer) ? identity : Effect.retry({
-                while: isBusy,
+                while: isRetryable,
                 schedule: Schedule.exponential("5 millis").pipe(
                   Schedule.jittered,
                   Schedule.intersect(Schedule.recurs(12))

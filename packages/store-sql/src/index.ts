@@ -1,0 +1,3 @@
+/** @arbor/store-sql: the storage port as portable SQL over `@effect/sql`, completed by a database's `Dialect`. */
+export * as Dialect from "./Dialect.js"
+export * as SqlStore from "./SqlStore.js"
