@@ -8,7 +8,6 @@ import type { SqlError } from "@effect/sql/SqlError"
 import type * as Statement from "@effect/sql/Statement"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import { identity } from "effect/Function"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
@@ -182,6 +181,9 @@ export const make = (dialect: Dialect): Effect.Effect<SqlStoreService, never, Sq
         : new Store.UniqueViolation({ table: table.name, columns })
     }
     const storeError = (error: unknown) => new Store.StoreError({ cause: error })
+    /** A transaction's failure: the database's own as a StoreError, the transaction body's as it is. */
+    const asStoreError = <E>(e: E | SqlError | Store.StoreError): E | Store.StoreError =>
+      Predicate.isTagged(e, "SqlError") ? storeError(e) : e as E | Store.StoreError
 
     /** The statement of a page: one keyset query. */
     const findStatement = (table: Table, query: Query) =>
@@ -285,20 +287,25 @@ export const make = (dialect: Dialect): Effect.Effect<SqlStoreService, never, Sq
         Effect.flatMap(
           Effect.serviceOption(SqlClient.TransactionConnection),
           (outer) =>
-            sql.withTransaction(
-              Option.isSome(outer) || dialect.beginTransaction === undefined
-                ? effect
-                : Effect.zipRight(dialect.beginTransaction(sql), effect)
-            ).pipe(
-              Option.isSome(outer) ? identity : Effect.retry({
-                while: isRetryable,
-                schedule: Schedule.exponential("5 millis").pipe(
-                  Schedule.jittered,
-                  Schedule.intersect(Schedule.recurs(12))
-                )
-              }),
-              Effect.mapError((e): E | Store.StoreError => Predicate.isTagged(e, "SqlError") ? storeError(e) : e as E)
-            )
+            Option.isSome(outer)
+              ? Effect.mapError(sql.withTransaction(effect), (e) => asStoreError<E>(e))
+              : sql.withTransaction(
+                dialect.beginTransaction === undefined ? effect : Effect.zipRight(dialect.beginTransaction(sql), effect)
+              ).pipe(
+                // `@effect/sql` turns a failed COMMIT into a defect; a lost race found at commit (a serialization
+                // failure) is retried like one found earlier.
+                Effect.catchAllDefect((defect) =>
+                  isRetryable(defect) ? Effect.fail(storeError(defect)) : Effect.die(defect)
+                ),
+                Effect.retry({
+                  while: isRetryable,
+                  schedule: Schedule.exponential("5 millis").pipe(
+                    Schedule.jittered,
+                    Schedule.intersect(Schedule.recurs(12))
+                  )
+                }),
+                Effect.mapError((e) => asStoreError<E>(e))
+              )
         )
     }
     return { ...service, statements: { find: findStatement, count: countStatement } }

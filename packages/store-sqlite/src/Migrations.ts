@@ -2,6 +2,7 @@
  * The SQLite schema, as versioned migrations. A migration is frozen once released: later changes come as new
  * migrations, never as edits.
  */
+import { Migrations } from "@arbor/store-sql"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 
@@ -191,10 +192,10 @@ const statements = (sqls: ReadonlyArray<string>) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.forEach(sqls, (s) => sql.unsafe(s), { discard: true }))
 
 /** The migrations, by `<id>_<name>`. */
-export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
+export const migrations: Migrations.Migrations = {
   "0001_initial": statements(initial),
   "0002_signing_keys": statements(signingKeys)
 }
 
 /** The newest schema version this code knows. */
-export const latestVersion = Math.max(...Object.keys(migrations).map((k) => Number.parseInt(k, 10)))
+export const latestVersion = Migrations.latestVersion(migrations)

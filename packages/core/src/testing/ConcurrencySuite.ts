@@ -1,0 +1,149 @@
+/**
+ * Concurrent writers through two engines on one database: names stay unique among siblings, no role binding
+ * outlives its identity, and every acknowledged write is there afterwards. Every store that several connections (or
+ * processes) share runs it.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Arbor from "../Arbor.js"
+import * as Group from "../Group.js"
+import * as Groups from "../Groups.js"
+import * as Identities from "../Identities.js"
+import * as Identity from "../Identity.js"
+import * as Principal from "../Principal.js"
+import * as Role from "../Role.js"
+import * as RoleBinding from "../RoleBinding.js"
+import * as RoleBindings from "../RoleBindings.js"
+import * as Secrets from "../Secrets.js"
+import { Store } from "../Store.js"
+
+/**
+ * Runs the concurrency checks on `database`: an effect that makes a new, empty database and gives the store
+ * Layer that opens it (built once per engine, so each engine has connections of its own).
+ */
+export const suite = <E, E2>(name: string, database: Effect.Effect<Layer.Layer<Store, E>, E2>): void => {
+  describe(`concurrency: ${name}`, () => {
+    it.live(
+      "8 concurrent writers over two connections: names stay unique, no binding outlives its identity, nothing acknowledged is lost",
+      () =>
+        Effect.gen(function*() {
+          const store = yield* database
+          const engine = Arbor.layer.pipe(Layer.provideMerge(store), Layer.provide(Secrets.layerEphemeral))
+          const viewer = Role.builtInByName("viewer")!.uid
+          const setup = yield* Effect.gen(function*() {
+            const org = yield* (yield* Groups.Groups).createRoot(Principal.system, { name: "org" })
+            const parent = yield* (yield* Groups.Groups).create(Principal.system, org.uid, { name: "parent" })
+            return parent.uid
+          }).pipe(Effect.provide(engine))
+
+          const expectedErrors = new Set(["AlreadyExists", "NotFound", "FailedPrecondition"])
+          const unexpected: Array<string> = []
+          const acked = {
+            created: new Map<string, number>(),
+            renamed: new Map<string, string>(),
+            deletedGroups: new Set<string>(),
+            bindings: new Set<string>(),
+            deletedIdentities: new Set<string>()
+          }
+
+          /** One writer: random creates, renames and deletes of siblings, identities and bindings. */
+          const writer = (w: number) =>
+            Effect.gen(function*() {
+              const groups = yield* Groups.Groups
+              const identities = yield* Identities.Identities
+              const bindings = yield* RoleBindings.RoleBindings
+              const mine: Array<string> = []
+              const people: Array<string> = []
+              const attempt = <A>(effect: Effect.Effect<A, { readonly _tag: string }>) =>
+                Effect.catchAll(Effect.asSome(effect), (e) => {
+                  if (!expectedErrors.has(e._tag)) {
+                    unexpected.push(`${e._tag}: ${String((e as { message?: string }).message)}`)
+                  }
+                  return Effect.succeedNone
+                })
+              for (let i = 0; i < 60; i++) {
+                const pick = Math.random()
+                const name = `n${Math.floor(Math.random() * 12)}`
+                if (pick < 0.35) {
+                  const g = yield* attempt(groups.create(Principal.system, setup, { name }))
+                  if (g._tag === "Some") {
+                    mine.push(g.value.uid)
+                    acked.created.set(g.value.uid, w)
+                    acked.renamed.set(g.value.uid, g.value.name)
+                  }
+                } else if (pick < 0.55 && mine.length > 0) {
+                  const uid = mine[Math.floor(Math.random() * mine.length)]!
+                  const g = yield* attempt(groups.update(Principal.system, uid, { name }))
+                  if (g._tag === "Some") acked.renamed.set(uid, g.value.name)
+                } else if (pick < 0.7 && mine.length > 0) {
+                  const uid = mine.splice(Math.floor(Math.random() * mine.length), 1)[0]!
+                  const d = yield* attempt(groups.delete(Principal.system, uid))
+                  if (d._tag === "Some") acked.deletedGroups.add(uid)
+                } else if (pick < 0.8) {
+                  const id = yield* attempt(
+                    identities.create(Principal.system, setup, {
+                      name: `w${w}-${i}`,
+                      claimMatch: { issuer: "https://i.example", subject: `w${w}-${i}` }
+                    })
+                  )
+                  if (id._tag === "Some") people.push(id.value.uid)
+                } else if (pick < 0.92 && people.length > 0) {
+                  const identityUid = people[Math.floor(Math.random() * people.length)]!
+                  const b = yield* attempt(bindings.create(Principal.system, setup, { identityUid, roleUid: viewer }))
+                  if (b._tag === "Some") acked.bindings.add(`${b.value.uid} ${identityUid}`)
+                } else if (people.length > 0) {
+                  const uid = people.splice(Math.floor(Math.random() * people.length), 1)[0]!
+                  const d = yield* attempt(identities.delete(Principal.system, uid))
+                  if (d._tag === "Some") acked.deletedIdentities.add(uid)
+                }
+              }
+            })
+
+          // Two engines, each with its own connections to the database, four writers on each.
+          const half = (offset: number) =>
+            Effect.forEach([0, 1, 2, 3], (w) => writer(offset + w), { concurrency: "unbounded", discard: true }).pipe(
+              Effect.provide(engine)
+            )
+          yield* Effect.all([half(0), half(4)], { concurrency: "unbounded", discard: true })
+          assert.deepStrictEqual(unexpected, [])
+
+          yield* Effect.gen(function*() {
+            const rows = yield* Store
+            const siblings = new Set<string>()
+            for (const g of yield* rows.find(Group.table, { order: [{ column: "uid", direction: "asc" }] })) {
+              const key = `${g.parent} ${String(g.name)}`
+              assert.isFalse(siblings.has(key), `one group named ${key}`)
+              siblings.add(key)
+            }
+            const bound = yield* rows.find(RoleBinding.table, { order: [{ column: "uid", direction: "asc" }] })
+            const holders = yield* rows.getMany(Identity.table, bound.map((b) => String(b.identityUid)))
+            const living = new Set(holders.map((i) => i.uid))
+            assert.deepStrictEqual(
+              bound.filter((b) => !living.has(String(b.identityUid))),
+              [],
+              "no binding outlives its identity"
+            )
+            const groups = yield* Groups.Groups
+            for (const [uid, name] of acked.renamed) {
+              const found = yield* Effect.either(groups.get(Principal.system, uid))
+              if (acked.deletedGroups.has(uid)) assert.strictEqual(found._tag, "Left", `${uid} deleted`)
+              else {assert.strictEqual(
+                  found._tag === "Right" && found.right.name,
+                  name,
+                  `${uid} keeps its last acknowledged name`
+                )}
+            }
+            const bindings = yield* RoleBindings.RoleBindings
+            for (const entry of acked.bindings) {
+              const [uid, identityUid] = entry.split(" ") as [string, string]
+              const found = yield* Effect.either(bindings.get(Principal.system, uid))
+              assert.strictEqual(found._tag, acked.deletedIdentities.has(identityUid) ? "Left" : "Right", entry)
+            }
+            assert.isAbove(acked.created.size, 20)
+          }).pipe(Effect.provide(engine))
+        }),
+      { timeout: 120_000 }
+    )
+  })
+}

@@ -1,0 +1,208 @@
+/**
+ * The PostgreSQL schema, as versioned migrations. A migration is frozen once released: later changes come as new
+ * migrations, never as edits. Text columns order by bytes (`COLLATE "C"`, the order every store shares); unique
+ * keys over a parent treat null parents as equal (`NULLS NOT DISTINCT`); constraints are named as
+ * `Dialect.constraintName` names them. `test/schema.test.ts` checks the schema against the core's table descriptors.
+ */
+import { Migrations } from "@arbor/store-sql"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+
+/** Migration 1: every table of the engine, with the indexes its lists and lookups use. */
+const initial = [
+  `CREATE TABLE groups (
+  uid text COLLATE "C" NOT NULL,
+  parent text COLLATE "C",
+  name text COLLATE "C" NOT NULL,
+  description text COLLATE "C" NOT NULL,
+  verified boolean NOT NULL,
+  create_time bigint NOT NULL,
+  update_time bigint NOT NULL,
+  CONSTRAINT groups__pkey PRIMARY KEY (uid)
+)`,
+  `CREATE UNIQUE INDEX groups__unique__parent__name ON groups (parent, name) NULLS NOT DISTINCT`,
+  `CREATE INDEX groups__parent ON groups (parent, uid)`,
+  `CREATE INDEX groups__name ON groups (name, uid)`,
+  `CREATE INDEX groups__create_time ON groups (create_time, uid)`,
+  `CREATE INDEX groups__update_time ON groups (update_time, uid)`,
+  `CREATE TABLE identities (
+  uid text COLLATE "C" NOT NULL,
+  parent text COLLATE "C",
+  name text COLLATE "C" NOT NULL,
+  description text COLLATE "C" NOT NULL,
+  claim_match jsonb,
+  static_keys jsonb,
+  last_seen_time bigint NOT NULL,
+  create_time bigint NOT NULL,
+  update_time bigint NOT NULL,
+  CONSTRAINT identities__pkey PRIMARY KEY (uid)
+)`,
+  `CREATE UNIQUE INDEX identities__unique__parent__name ON identities (parent, name) NULLS NOT DISTINCT`,
+  `CREATE INDEX identities__parent ON identities (parent, uid)`,
+  `CREATE INDEX identities__name ON identities (name, uid)`,
+  `CREATE INDEX identities__create_time ON identities (create_time, uid)`,
+  `CREATE INDEX identities__update_time ON identities (update_time, uid)`,
+  `CREATE TABLE roles (
+  uid text COLLATE "C" NOT NULL,
+  parent text COLLATE "C",
+  name text COLLATE "C" NOT NULL,
+  description text COLLATE "C" NOT NULL,
+  capabilities jsonb NOT NULL,
+  create_time bigint NOT NULL,
+  update_time bigint NOT NULL,
+  CONSTRAINT roles__pkey PRIMARY KEY (uid)
+)`,
+  `CREATE UNIQUE INDEX roles__unique__parent__name ON roles (parent, name) NULLS NOT DISTINCT`,
+  `CREATE INDEX roles__parent ON roles (parent, uid)`,
+  `CREATE INDEX roles__name ON roles (name, uid)`,
+  `CREATE INDEX roles__create_time ON roles (create_time, uid)`,
+  `CREATE INDEX roles__update_time ON roles (update_time, uid)`,
+  `CREATE TABLE role_bindings (
+  uid text COLLATE "C" NOT NULL,
+  parent text COLLATE "C",
+  identity_uid text COLLATE "C" NOT NULL REFERENCES identities (uid),
+  role_uid text COLLATE "C" NOT NULL REFERENCES roles (uid),
+  create_time bigint NOT NULL,
+  update_time bigint NOT NULL,
+  CONSTRAINT role_bindings__pkey PRIMARY KEY (uid)
+)`,
+  `CREATE UNIQUE INDEX role_bindings__unique__parent__identity_uid__role_uid ON role_bindings (parent, identity_uid, role_uid) NULLS NOT DISTINCT`,
+  `CREATE INDEX role_bindings__parent ON role_bindings (parent, uid)`,
+  `CREATE INDEX role_bindings__identity_uid ON role_bindings (identity_uid, uid)`,
+  `CREATE INDEX role_bindings__role_uid ON role_bindings (role_uid, uid)`,
+  `CREATE INDEX role_bindings__create_time ON role_bindings (create_time, uid)`,
+  `CREATE INDEX role_bindings__update_time ON role_bindings (update_time, uid)`,
+  `CREATE TABLE identity_providers (
+  uid text COLLATE "C" NOT NULL,
+  parent text COLLATE "C",
+  name text COLLATE "C" NOT NULL,
+  description text COLLATE "C" NOT NULL,
+  default_role text COLLATE "C" NOT NULL,
+  oidc jsonb NOT NULL,
+  create_time bigint NOT NULL,
+  update_time bigint NOT NULL,
+  CONSTRAINT identity_providers__pkey PRIMARY KEY (uid)
+)`,
+  `CREATE UNIQUE INDEX identity_providers__unique__parent__name ON identity_providers (parent, name) NULLS NOT DISTINCT`,
+  `CREATE INDEX identity_providers__parent ON identity_providers (parent, uid)`,
+  `CREATE INDEX identity_providers__name ON identity_providers (name, uid)`,
+  `CREATE INDEX identity_providers__default_role ON identity_providers (default_role, uid)`,
+  `CREATE INDEX identity_providers__create_time ON identity_providers (create_time, uid)`,
+  `CREATE INDEX identity_providers__update_time ON identity_providers (update_time, uid)`,
+  `CREATE TABLE account_associations (
+  uid text COLLATE "C" NOT NULL,
+  parent text COLLATE "C",
+  name text COLLATE "C" NOT NULL,
+  description text COLLATE "C" NOT NULL,
+  amazon jsonb,
+  google jsonb,
+  azure jsonb,
+  create_time bigint NOT NULL,
+  update_time bigint NOT NULL,
+  CONSTRAINT account_associations__pkey PRIMARY KEY (uid)
+)`,
+  `CREATE INDEX account_associations__parent ON account_associations (parent, uid)`,
+  `CREATE INDEX account_associations__name ON account_associations (name, uid)`,
+  `CREATE INDEX account_associations__create_time ON account_associations (create_time, uid)`,
+  `CREATE INDEX account_associations__update_time ON account_associations (update_time, uid)`,
+  `CREATE TABLE group_invites (
+  uid text COLLATE "C" NOT NULL,
+  parent text COLLATE "C",
+  role_uid text COLLATE "C" NOT NULL,
+  email text COLLATE "C",
+  expiration_time bigint NOT NULL,
+  single_use boolean NOT NULL,
+  key_id text COLLATE "C" NOT NULL,
+  code_hash text COLLATE "C" NOT NULL,
+  redeemed boolean NOT NULL,
+  create_time bigint NOT NULL,
+  update_time bigint NOT NULL,
+  CONSTRAINT group_invites__pkey PRIMARY KEY (uid)
+)`,
+  `CREATE UNIQUE INDEX group_invites__unique__key_id ON group_invites (key_id)`,
+  `CREATE INDEX group_invites__parent ON group_invites (parent, uid)`,
+  `CREATE INDEX group_invites__role_uid ON group_invites (role_uid, uid)`,
+  `CREATE INDEX group_invites__create_time ON group_invites (create_time, uid)`,
+  `CREATE INDEX group_invites__update_time ON group_invites (update_time, uid)`,
+  `CREATE TABLE repos (
+  uid text COLLATE "C" NOT NULL,
+  parent text COLLATE "C",
+  name text COLLATE "C" NOT NULL,
+  description text COLLATE "C" NOT NULL,
+  catalog_tier text COLLATE "C" NOT NULL,
+  bundles jsonb NOT NULL,
+  aliases jsonb NOT NULL,
+  active_tags jsonb NOT NULL,
+  create_time bigint NOT NULL,
+  update_time bigint NOT NULL,
+  CONSTRAINT repos__pkey PRIMARY KEY (uid)
+)`,
+  `CREATE UNIQUE INDEX repos__unique__parent__name ON repos (parent, name) NULLS NOT DISTINCT`,
+  `CREATE INDEX repos__parent ON repos (parent, uid)`,
+  `CREATE INDEX repos__name ON repos (name, uid)`,
+  `CREATE INDEX repos__create_time ON repos (create_time, uid)`,
+  `CREATE INDEX repos__update_time ON repos (update_time, uid)`,
+  `CREATE TABLE tags (
+  uid text COLLATE "C" NOT NULL,
+  parent text COLLATE "C",
+  name text COLLATE "C" NOT NULL,
+  digest text COLLATE "C" NOT NULL,
+  deprecated boolean NOT NULL,
+  create_time bigint NOT NULL,
+  update_time bigint NOT NULL,
+  CONSTRAINT tags__pkey PRIMARY KEY (uid)
+)`,
+  `CREATE UNIQUE INDEX tags__unique__parent__name ON tags (parent, name) NULLS NOT DISTINCT`,
+  `CREATE INDEX tags__parent ON tags (parent, uid)`,
+  `CREATE INDEX tags__name ON tags (name, uid)`,
+  `CREATE INDEX tags__digest ON tags (digest, uid)`,
+  `CREATE INDEX tags__create_time ON tags (create_time, uid)`,
+  `CREATE INDEX tags__update_time ON tags (update_time, uid)`,
+  `CREATE TABLE advisories (
+  uid text COLLATE "C" NOT NULL,
+  parent text COLLATE "C",
+  advisory_id text COLLATE "C" NOT NULL,
+  package_name text COLLATE "C" NOT NULL,
+  aliases jsonb NOT NULL,
+  events jsonb NOT NULL,
+  latest_event_type text COLLATE "C" NOT NULL,
+  event_types jsonb NOT NULL,
+  search text COLLATE "C" NOT NULL,
+  create_time bigint NOT NULL,
+  update_time bigint NOT NULL,
+  CONSTRAINT advisories__pkey PRIMARY KEY (uid)
+)`,
+  `CREATE UNIQUE INDEX advisories__unique__parent__advisory_id ON advisories (parent, advisory_id) NULLS NOT DISTINCT`,
+  `CREATE INDEX advisories__parent ON advisories (parent, uid)`,
+  `CREATE INDEX advisories__advisory_id ON advisories (advisory_id, uid)`,
+  `CREATE INDEX advisories__package_name ON advisories (package_name, uid)`,
+  `CREATE INDEX advisories__latest_event_type ON advisories (latest_event_type, uid)`,
+  `CREATE INDEX advisories__create_time ON advisories (create_time, uid)`,
+  `CREATE INDEX advisories__update_time ON advisories (update_time, uid)`
+]
+
+/** Migration 2: the signing keys of API tokens (`TokenIssuer.SigningKeys.layerStore`), a row per key. */
+const signingKeys = [
+  `CREATE TABLE signing_keys (
+  uid text COLLATE "C" NOT NULL,
+  parent text COLLATE "C",
+  private_jwk jsonb NOT NULL,
+  public_jwk jsonb NOT NULL,
+  created_at bigint NOT NULL,
+  retired_at bigint,
+  CONSTRAINT signing_keys__pkey PRIMARY KEY (uid)
+)`
+]
+
+/** Runs each statement in order. */
+const statements = (sqls: ReadonlyArray<string>) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.forEach(sqls, (s) => sql.unsafe(s), { discard: true }))
+
+/** The migrations, by `<id>_<name>`. */
+export const migrations: Migrations.Migrations = {
+  "0001_initial": statements(initial),
+  "0002_signing_keys": statements(signingKeys)
+}
+
+/** The newest schema version this code knows. */
+export const latestVersion = Migrations.latestVersion(migrations)

@@ -1,0 +1,25 @@
+/**
+ * PostgreSQL, through `pg`: booleans as booleans, json as `jsonb`, text ordered by bytes (`COLLATE "C"` in the
+ * schema), and every transaction serializable.
+ */
+import { Dialect } from "@arbor/store-sql"
+
+/** SQLSTATEs worth retrying the whole transaction for: serialization failure, deadlock, lock not available. */
+const retryable = new Set(["40001", "40P01", "55P03"])
+
+/** The PostgreSQL dialect of the SQL store. */
+export const dialect: Dialect.Dialect = {
+  name: "postgres",
+  overlaps: (sql, column, values) =>
+    sql`jsonb_exists_any(${sql(column)}, ARRAY[${sql.csv(values.map((v) => sql`${v}`))}]::text[])`,
+  contains: (sql, column, value) => sql`strpos(${sql(column)}, ${value}) > 0`,
+  limitOffset: (sql, limit, offset) => sql`LIMIT ${limit ?? null} OFFSET ${offset}`,
+  encodeBoolean: (value) => value,
+  decodeBoolean: (value) => value === true,
+  encodeJson: (value) => JSON.stringify(value),
+  decodeJson: (value) => typeof value === "string" ? JSON.parse(value) : value,
+  uniqueViolation: (cause) =>
+    Dialect.errorCode(cause) === "23505" ? String((cause as { constraint?: unknown }).constraint ?? "") : undefined,
+  isRetryable: (cause) => retryable.has(Dialect.errorCode(cause)),
+  beginTransaction: (sql) => sql`SET TRANSACTION ISOLATION LEVEL SERIALIZABLE`
+}

@@ -1,0 +1,4 @@
+/** @arbor/store-postgres: the PostgreSQL storage adapter for Arbor. */
+export * as Migrations from "./Migrations.js"
+export * as PostgresDialect from "./PostgresDialect.js"
+export * as PostgresStore from "./PostgresStore.js"

@@ -1,0 +1,4 @@
+import { StoreContract } from "@arbor/core/testing"
+import { freshStore } from "./databases.js"
+
+StoreContract.suite("postgres", freshStore())
