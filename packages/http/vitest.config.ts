@@ -5,6 +5,8 @@ export default defineProject({
   resolve: { alias: workspaceSources },
   test: {
     name: "http",
-    include: ["test/**/*.test.ts"]
+    include: ["test/**/*.test.ts"],
+    // A PostgreSQL server for the tests of several servers on one database.
+    globalSetup: ["../store-postgres/test/globalSetup.ts"]
   }
 })

@@ -8,7 +8,10 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import type { Table } from "./Store.js"
+import { isUniqueViolation, Store } from "./Store.js"
 
 /** The secrets the engine needs. */
 export interface SecretsService {
@@ -51,4 +54,41 @@ export const layerConfig: Layer.Layer<Secrets, ConfigError.ConfigError> = Layer.
     ),
     (key) => ({ pageTokenKey: Redacted.make(key) })
   )
+)
+
+/** How secrets are kept in a `Store`: a row per secret, its uid the secret's name, its value hex. */
+export const secretsTable: Table = {
+  name: "secrets",
+  columns: { value: { type: "text" } },
+  unique: [],
+  indexes: []
+}
+
+const pageTokenKeyName = "page-token-key"
+
+/**
+ * The key kept in the engine's store: made by the first process that starts on the database (a second one racing
+ * it reads the winner's), so every process on the database shares it and it survives restarts. A store failure is a
+ * defect.
+ */
+export const layerStore: Layer.Layer<Secrets, never, Store> = Layer.effect(
+  Secrets,
+  Effect.gen(function*() {
+    const store = yield* Store
+    const read = Effect.map(store.get(secretsTable, pageTokenKeyName), Option.map((row) => String(row.value)))
+    const made = Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) => b.toString(16).padStart(2, "0"))
+      .join("")
+    const stored = yield* Effect.flatMap(
+      read,
+      Option.match({
+        onSome: Effect.succeed,
+        onNone: () =>
+          store.insert(secretsTable, { uid: pageTokenKeyName, parent: null, value: made }).pipe(
+            Effect.as(made),
+            Effect.catchIf(isUniqueViolation, () => Effect.flatMap(read, (o) => Effect.orDie(o)))
+          )
+      })
+    )
+    return { pageTokenKey: Redacted.make(Either.getOrThrow(parseKey(stored))) }
+  }).pipe(Effect.orDie)
 )

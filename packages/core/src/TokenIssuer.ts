@@ -71,18 +71,28 @@ export class SigningKeys extends Context.Tag("@arbor/core/SigningKeys")<SigningK
         ),
         Effect.orDie
       ),
+      // Merges rather than replaces: a process never drops a key it does not know of that is still signing (another
+      // process's new key), only retired ones it leaves out.
       save: (keys) =>
         store.transaction(Effect.gen(function*() {
-          yield* store.delete(signingKeysTable, {})
+          const kept = new Set(keys.map((k) => k.kid))
+          const stored = yield* store.find(signingKeysTable, { order: [{ column: "uid", direction: "asc" }] })
+          const dropped = stored.filter((row) => !kept.has(row.uid) && row.retiredAt !== null).map((row) => row.uid)
+          if (dropped.length > 0) {
+            yield* store.delete(signingKeysTable, { conditions: [{ _tag: "In", column: "uid", values: dropped }] })
+          }
+          const present = new Set(stored.map((row) => row.uid))
           for (const key of keys) {
-            yield* store.insert(signingKeysTable, {
+            const row = {
               uid: key.kid,
               parent: null,
               privateJwk: key.privateJwk,
               publicJwk: key.publicJwk,
               createdAt: key.createdAt,
               retiredAt: key.retiredAt ?? null
-            })
+            }
+            if (present.has(key.kid)) yield* store.update(signingKeysTable, row)
+            else yield* store.insert(signingKeysTable, row)
           }
         })).pipe(Effect.orDie)
     }))
@@ -166,8 +176,9 @@ export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/Toke
 
     let initial = yield* store.load
     if (!initial.some((k) => k.retiredAt === undefined)) {
-      initial = [...initial, yield* generateKey(now)]
-      yield* store.save(initial)
+      yield* store.save([...initial, yield* generateKey(now)])
+      // Processes starting together each add a key; reading back, each signs with the first the store holds.
+      initial = yield* store.load
     }
     const keys = yield* Ref.make(initial)
 

@@ -2,9 +2,10 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
 import * as TestClock from "effect/TestClock"
 import * as jose from "jose"
-import { TokenIssuer, Uid } from "../src/index.js"
+import { MemoryStore, Secrets, TokenIssuer, Uid } from "../src/index.js"
 
 const settings = Layer.succeed(TokenIssuer.TokenSettings, {
   issuer: "https://auth.arbor.invalid",
@@ -120,5 +121,30 @@ describe("TokenIssuer", () => {
       for (const token of [forged, unsigned, "not a token"]) {
         assert.strictEqual((yield* Effect.flip(issuer.verify(token)))._tag, "Unauthenticated")
       }
+    }))
+
+  it.scoped("processes starting together on one store each verify the other's tokens", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(Date.parse("2026-11-22T00:00:00Z"))
+      const store = Layer.succeedContext(yield* Layer.build(MemoryStore.layer))
+      const keys = TokenIssuer.SigningKeys.layerStore.pipe(Layer.provide(store))
+      const [a, b] = yield* Effect.all([issuerOver(keys), issuerOver(keys)], { concurrency: "unbounded" })
+      assert.strictEqual((yield* b.verify((yield* a.mint(identity, actor)).token)).identity, identity)
+      assert.strictEqual((yield* a.verify((yield* b.mint(identity, actor)).token)).identity, identity)
+    }))
+})
+
+describe("Secrets.layerStore", () => {
+  it.scoped("every process on one store, and every restart, gets the same page-token key", () =>
+    Effect.gen(function*() {
+      const store = Layer.succeedContext(yield* Layer.build(MemoryStore.layer))
+      const open = Effect.map(
+        Layer.build(Secrets.layerStore.pipe(Layer.provide(store))),
+        (c) => Redacted.value(Context.get(c, Secrets.Secrets).pageTokenKey)
+      )
+      const [first, second] = yield* Effect.all([open, open], { concurrency: "unbounded" })
+      assert.strictEqual(first.length, 32)
+      assert.deepStrictEqual(second, first)
+      assert.deepStrictEqual(yield* open, first)
     }))
 })

@@ -1,10 +1,12 @@
 /**
  * First start: on an empty store, create the organization, an identity `bootstrap-admin` holding `owner` there,
- * and a one-hour API token for it in `<data dir>/bootstrap-token` (mode 0600).
+ * and a one-hour API token for it in `<data dir>/bootstrap-token` (mode 0600). Of several servers starting on one
+ * empty database, exactly one bootstraps (and writes the token in its data directory).
  */
 import type { Errors } from "@arbor/core"
 import { Groups, Identities, Principal, Role, RoleBindings, TokenIssuer } from "@arbor/core"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { join } from "node:path"
 import * as DataDir from "./DataDir.js"
 import type { ServerConfig } from "./ServerConfig.js"
@@ -22,7 +24,13 @@ export const run = (config: ServerConfig): Effect.Effect<
     const groups = yield* Groups.Groups
     const existing = yield* groups.list(Principal.system, { inRoot: true, pageSize: 1 })
     if (existing.totalCount > 0) return undefined
-    const org = yield* groups.createRoot(Principal.system, { name: config.orgName })
+    // Servers starting together on one database race here; the organization's unique name lets one win.
+    const created = yield* groups.createRoot(Principal.system, { name: config.orgName }).pipe(
+      Effect.asSome,
+      Effect.catchTag("AlreadyExists", () => Effect.succeedNone)
+    )
+    if (Option.isNone(created)) return undefined
+    const org = created.value
     const configured = config.bootstrapIssuer !== undefined && config.bootstrapSubject !== undefined
     const admin = yield* (yield* Identities.Identities).create(Principal.system, org.uid, {
       name: "bootstrap-admin",

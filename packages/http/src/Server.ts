@@ -3,8 +3,10 @@
  * at `/openapi.json` and a reference page at `/docs`, on Node's HTTP server.
  */
 import { Api } from "@arbor/api/Api"
-import type { Store } from "@arbor/core"
 import { Arbor, MemoryStore, Secrets, Settings, Sts, TokenIssuer, Uid } from "@arbor/core"
+import type { Store } from "@arbor/core"
+import { PostgresStore } from "@arbor/store-postgres"
+import type { Migrations } from "@arbor/store-sql"
 import { SqliteStore } from "@arbor/store-sqlite"
 import { HttpApiBuilder, HttpMiddleware, HttpRouter } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
@@ -22,18 +24,46 @@ import * as Handlers from "./Handlers.js"
 import * as Listener from "./Listener.js"
 import type { ServerConfig } from "./ServerConfig.js"
 
-/** The engine and the token issuer over the configured store, with the data directory's keys. */
+/**
+ * Where the configured store keeps what every server on it must share: on PostgreSQL the signing keys and the
+ * page-token key live in the database itself; on SQLite in the data directory beside it; in memory nowhere.
+ */
+const storage = (config: ServerConfig): {
+  readonly store: Layer.Layer<Store.Store, Migrations.SchemaTooNew | Migrations.OpenFailed>
+  readonly signingKeys: Layer.Layer<TokenIssuer.SigningKeys, never, Store.Store>
+  readonly secrets: Layer.Layer<Secrets.Secrets, never, Store.Store>
+} => {
+  switch (config.store) {
+    case "memory":
+      return {
+        store: MemoryStore.layer,
+        signingKeys: TokenIssuer.SigningKeys.layerMemory,
+        secrets: Secrets.layerEphemeral
+      }
+    case "postgres":
+      return {
+        store: PostgresStore.layer({ url: config.databaseUrl!, maxConnections: config.databasePool }),
+        signingKeys: TokenIssuer.SigningKeys.layerStore,
+        secrets: Secrets.layerStore
+      }
+    case "sqlite":
+      return {
+        store: SqliteStore.layer({ filename: join(config.dataDir, DataDir.files.database) }),
+        signingKeys: DataDir.signingKeysLayer(config.dataDir),
+        secrets: DataDir.secretsLayer(config.dataDir)
+      }
+  }
+}
+
+/** The engine and the token issuer over the configured store. */
 export const engine = (config: ServerConfig) => {
-  const memory = config.store === "memory"
-  const store: Layer.Layer<Store.Store, SqliteStore.SchemaTooNew | SqliteStore.OpenFailed> = memory
-    ? MemoryStore.layer
-    : SqliteStore.layer({ filename: join(config.dataDir, DataDir.files.database) })
+  const { secrets, signingKeys, store } = storage(config)
   const settings = Layer.succeed(Settings.Settings, {
     allowLoopbackHttpIssuers: config.allowLoopbackIssuers,
     platformAdmins: config.platformAdmins.filter(Uid.isUid)
   })
   const tokens = TokenIssuer.TokenIssuer.Default.pipe(
-    Layer.provide(memory ? TokenIssuer.SigningKeys.layerMemory : DataDir.signingKeysLayer(config.dataDir)),
+    Layer.provide(signingKeys),
     Layer.provide(
       Layer.succeed(TokenIssuer.TokenSettings, {
         issuer: config.authUrl,
@@ -45,8 +75,8 @@ export const engine = (config: ServerConfig) => {
   return Sts.Sts.Default.pipe(
     Layer.provideMerge(Arbor.layer),
     Layer.provideMerge(tokens),
+    Layer.provide(secrets),
     Layer.provideMerge(store),
-    Layer.provide(memory ? Secrets.layerEphemeral : DataDir.secretsLayer(config.dataDir)),
     Layer.provide(settings),
     Layer.provide(Layer.effectDiscard(DataDir.ensure(config.dataDir)))
   )

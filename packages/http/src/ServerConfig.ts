@@ -6,6 +6,7 @@ import * as ConfigError from "effect/ConfigError"
 import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
 import * as Listener from "./Listener.js"
 
 /** What the server runs with. */
@@ -13,7 +14,11 @@ export interface ServerConfig {
   readonly port: number
   readonly host: string
   readonly dataDir: string
-  readonly store: "sqlite" | "memory"
+  readonly store: "sqlite" | "postgres" | "memory"
+  /** The PostgreSQL database (`ARBOR_DATABASE_URL`), for `store: "postgres"`. */
+  readonly databaseUrl: Redacted.Redacted | undefined
+  /** Connections to it per server (`ARBOR_DATABASE_POOL`). */
+  readonly databasePool: number
   /** The API's address: the audience of its tokens. */
   readonly baseUrl: string
   /** The token service's address: the issuer of its tokens. */
@@ -42,7 +47,12 @@ export const config: Config.Config<ServerConfig> = Config.all({
   port: Config.port("PORT").pipe(Config.withDefault(8080)),
   host: Config.string("ARBOR_HOST").pipe(Config.withDefault("127.0.0.1")),
   dataDir: Config.string("ARBOR_DATA_DIR").pipe(Config.withDefault("./.arbor")),
-  store: Config.literal("sqlite", "memory")("ARBOR_STORE").pipe(Config.withDefault("sqlite" as const)),
+  store: Config.literal("sqlite", "postgres", "memory")("ARBOR_STORE").pipe(Config.withDefault("sqlite" as const)),
+  databaseUrl: Config.option(Config.redacted("ARBOR_DATABASE_URL")),
+  databasePool: Config.integer("ARBOR_DATABASE_POOL").pipe(
+    Config.validate({ message: "must be at least 1", validation: (n) => n >= 1 }),
+    Config.withDefault(10)
+  ),
   baseUrl: optional("ARBOR_BASE_URL"),
   authUrl: optional("ARBOR_AUTH_URL"),
   orgName: Config.string("ARBOR_ORG_NAME").pipe(Config.withDefault("default")),
@@ -65,6 +75,9 @@ export const config: Config.Config<ServerConfig> = Config.all({
     if (c.allowInsecureIssuers !== undefined && c.allowInsecureIssuers !== "loopback") {
       return Either.left(ConfigError.InvalidData(["ARBOR_ALLOW_INSECURE_ISSUERS"], "must be unset or 'loopback'"))
     }
+    if (c.store === "postgres" && Option.isNone(c.databaseUrl)) {
+      return Either.left(ConfigError.MissingData(["ARBOR_DATABASE_URL"], "is required when ARBOR_STORE=postgres"))
+    }
     const baseUrl = (c.baseUrl ?? `http://localhost:${c.port}`).replace(/\/+$/, "")
     return Either.right(
       {
@@ -72,6 +85,8 @@ export const config: Config.Config<ServerConfig> = Config.all({
         host: c.host,
         dataDir: c.dataDir,
         store: c.store,
+        databaseUrl: Option.getOrUndefined(c.databaseUrl),
+        databasePool: c.databasePool,
         baseUrl,
         authUrl: (c.authUrl ?? baseUrl).replace(/\/+$/, ""),
         orgName: c.orgName,

@@ -19,6 +19,8 @@ export const testConfig = (overrides: Partial<ServerConfig> = {}): ServerConfig 
   host: "127.0.0.1",
   dataDir: mkdtempSync(join(tmpdir(), "arbor-http-")),
   store: "memory",
+  databaseUrl: undefined,
+  databasePool: 10,
   baseUrl: "http://localhost:8080",
   authUrl: "http://localhost:8080",
   orgName: "default",

@@ -194,6 +194,16 @@ const signingKeys = [
 )`
 ]
 
+/** Migration 3: secrets every process on the database shares (`Secrets.layerStore`), a row per secret. */
+const secrets = [
+  `CREATE TABLE secrets (
+  uid text COLLATE "C" NOT NULL,
+  parent text COLLATE "C",
+  value text COLLATE "C" NOT NULL,
+  CONSTRAINT secrets__pkey PRIMARY KEY (uid)
+)`
+]
+
 /** Runs each statement in order. */
 const statements = (sqls: ReadonlyArray<string>) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.forEach(sqls, (s) => sql.unsafe(s), { discard: true }))
@@ -201,7 +211,8 @@ const statements = (sqls: ReadonlyArray<string>) =>
 /** The migrations, by `<id>_<name>`. */
 export const migrations: Migrations.Migrations = {
   "0001_initial": statements(initial),
-  "0002_signing_keys": statements(signingKeys)
+  "0002_signing_keys": statements(signingKeys),
+  "0003_secrets": statements(secrets)
 }
 
 /** The newest schema version this code knows. */

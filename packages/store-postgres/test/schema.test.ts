@@ -12,6 +12,7 @@ import {
   Repo,
   Role,
   RoleBinding,
+  Secrets,
   Tag,
   TokenIssuer
 } from "@arbor/core"
@@ -35,7 +36,8 @@ const tables = [
   Repo.table,
   Tag.table,
   Advisory.table,
-  TokenIssuer.signingKeysTable
+  TokenIssuer.signingKeysTable,
+  Secrets.secretsTable
 ]
 
 const sqlTypes = { text: "text", integer: "bigint", boolean: "boolean", json: "jsonb" } as const
@@ -88,7 +90,7 @@ describe("PostgresStore", () => {
       yield* Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const applied = yield* sql<{ id: number }>`SELECT migration_id AS id FROM arbor_migrations ORDER BY 1`
-        assert.deepStrictEqual(applied.map((r) => r.id), [1, Migrations.latestVersion])
+        assert.deepStrictEqual(applied.map((r) => r.id), [1, 2, 3])
         yield* sql`INSERT INTO arbor_migrations (migration_id, name) VALUES (${Migrations.latestVersion + 1}, 'future')`
       }).pipe(Effect.provide(open(url)))
       const refused = yield* Effect.flip(Effect.scoped(Layer.build(open(url))))

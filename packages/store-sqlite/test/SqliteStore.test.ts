@@ -8,6 +8,7 @@ import {
   Repo,
   Role,
   RoleBinding,
+  Secrets,
   Store,
   Tag,
   TokenIssuer
@@ -34,7 +35,7 @@ const tables = [
   Repo,
   Tag,
   Advisory
-].map((m) => m.table).concat([TokenIssuer.signingKeysTable])
+].map((m) => m.table).concat([TokenIssuer.signingKeysTable, Secrets.secretsTable])
 
 const sqlTypes = { text: "TEXT", integer: "INTEGER", boolean: "INTEGER", json: "TEXT" } as const
 

@@ -1,0 +1,105 @@
+/**
+ * Several servers on one PostgreSQL database, as behind a load balancer: two server processes with the same base URL
+ * and separate data directories, started together on an empty database, agree on everything a client can see.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import { existsSync, mkdtempSync, readFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { freshDatabase } from "../../store-postgres/test/databases.js"
+import { admin, freePort, startServer } from "./processes.js"
+
+describe("two servers on one PostgreSQL database", () => {
+  it("agree on tokens, page tokens, writes, uniqueness, revocations and key rotations", async () => {
+    const url = await Effect.runPromise(freshDatabase)
+    const env = {
+      ARBOR_STORE: "postgres",
+      ARBOR_DATABASE_URL: url,
+      ARBOR_DATABASE_POOL: "4",
+      ARBOR_BASE_URL: "http://localhost:8080"
+    }
+    const dirs = [0, 1].map(() => mkdtempSync(join(tmpdir(), "arbor-server-")))
+    const ports = [await freePort(), await freePort()]
+    const servers = dirs.map((dir, i) => startServer(dir, ports[i]!, { ...env, ARBOR_DATA_DIR: dir }))
+    try {
+      await Promise.all(servers.map((s) => s.ready))
+      const call = async (server: number, method: string, path: string, token: string, body?: unknown) => {
+        const response = await fetch(`http://127.0.0.1:${ports[server]}${path}`, {
+          method,
+          headers: {
+            authorization: `Bearer ${token}`,
+            ...(body === undefined ? {} : { "content-type": "application/json" })
+          },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) })
+        })
+        const text = await response.text()
+        return { status: response.status, body: text === "" ? undefined : JSON.parse(text) }
+      }
+
+      // Exactly one of them bootstrapped; its token works on both.
+      const tokens = dirs.map((d) => join(d, "bootstrap-token")).filter((f) => existsSync(f))
+      assert.strictEqual(tokens.length, 1, "one server bootstraps")
+      const owner = readFileSync(tokens[0]!, "utf8").trim()
+      const orgs = await call(1, "GET", "/iam/v2beta1/groups?uidp.in_root=true", owner)
+      assert.strictEqual(orgs.status, 200)
+      assert.strictEqual(orgs.body.groups.length, 1, "one organization")
+      const org: string = orgs.body.groups[0].uid
+      assert.strictEqual((await call(0, "GET", `/iam/v2beta1/groups/${org}`, owner)).status, 200)
+
+      // A write on one is read on the other at once; a page token of one continues on the other.
+      const created = await call(0, "POST", `/iam/v2beta1/groups/${org}`, owner, { name: "a" })
+      assert.strictEqual((await call(1, "GET", `/iam/v2beta1/groups/${created.body.uid}`, owner)).body.name, "a")
+      for (const name of ["b", "c"]) await call(1, "POST", `/iam/v2beta1/groups/${org}`, owner, { name })
+      const first = await call(0, "GET", `/iam/v2beta1/groups?uidp.children_of=${org}&page_size=1&order_by=name`, owner)
+      const second = await call(
+        1,
+        "GET",
+        `/iam/v2beta1/groups?uidp.children_of=${org}&page_size=1&order_by=name&page_token=${first.body.nextPageToken}`,
+        owner
+      )
+      assert.deepStrictEqual([first.body.groups[0].name, second.body.groups[0].name], ["a", "b"])
+
+      // Concurrent creates of one name, spread over both, leave exactly one.
+      const racers = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => call(i % 2, "POST", `/iam/v2beta1/groups/${org}`, owner, { name: "same" }))
+      )
+      assert.deepStrictEqual(racers.map((r) => r.status).sort(), [200, ...Array(9).fill(409)])
+
+      // A binding deleted on one denies on the other at the very next request.
+      const viewer = (await call(1, "GET", "/iam/v2beta1/roles?name=viewer", owner)).body.roles[0].uid
+      const identity = await call(0, "POST", `/iam/v2beta1/identities/${org}`, owner, {
+        name: "reader",
+        claimMatch: { issuer: "https://ci.example.com", subject: "reader" }
+      })
+      const binding = await call(0, "POST", `/iam/v2beta1/roleBindings/${org}`, owner, {
+        identityUid: identity.body.uid,
+        roleUid: viewer
+      })
+      const adminEnv = { ...env, ARBOR_DATA_DIR: dirs[0]! }
+      const reader = (await admin(dirs[0]!, ["token", "--identity", identity.body.uid], adminEnv)).stdout.trim()
+      assert.strictEqual((await call(1, "GET", `/iam/v2beta1/groups/${org}`, reader)).status, 200)
+      assert.strictEqual((await call(0, "DELETE", `/iam/v2beta1/roleBindings/${binding.body.uid}`, owner)).status, 200)
+      assert.strictEqual((await call(1, "GET", `/iam/v2beta1/groups/${org}`, reader)).status, 403)
+
+      // A key rotation made beside one server is honoured by both: tokens of the new key verify everywhere.
+      const kid = (await admin(dirs[0]!, ["rotate-keys"], adminEnv)).stdout.trim()
+      const rotated =
+        (await admin(dirs[1]!, ["token", "--identity", identity.body.uid], { ...env, ARBOR_DATA_DIR: dirs[1]! }))
+          .stdout.trim()
+      assert.strictEqual(JSON.parse(Buffer.from(rotated.split(".")[0]!, "base64url").toString()).kid, kid)
+      await call(0, "POST", `/iam/v2beta1/roleBindings/${org}`, owner, {
+        identityUid: identity.body.uid,
+        roleUid: viewer
+      })
+      for (const server of [0, 1]) {
+        assert.strictEqual((await call(server, "GET", `/iam/v2beta1/groups/${org}`, rotated)).status, 200)
+      }
+      const jwks = await Promise.all([0, 1].map((s) => call(s, "GET", "/.well-known/jwks.json", owner)))
+      for (const keys of jwks) assert.include(keys.body.keys.map((k: { kid: string }) => k.kid), kid)
+    } finally {
+      for (const server of servers) server.child.kill("SIGTERM")
+      await Promise.all(servers.map((s) => s.exited))
+    }
+  }, 180_000)
+})
