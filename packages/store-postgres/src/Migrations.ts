@@ -1,7 +1,8 @@
 /**
  * The PostgreSQL schema, as versioned migrations. A migration is frozen once released: later changes come as new
  * migrations, never as edits. Text columns order by bytes (`COLLATE "C"`, the order every store shares); unique
- * keys over a parent treat null parents as equal (`NULLS NOT DISTINCT`); constraints are named as
+ * keys over a parent treat null parents as equal (`NULLS NOT DISTINCT`), and each has a twin index ending in `uid`
+ * that lists in that key's order read without sorting; constraints are named as
  * `Dialect.constraintName` names them. `test/schema.test.ts` checks the schema against the core's table descriptors.
  */
 import { Migrations } from "@arbor/store-sql"
@@ -21,6 +22,7 @@ const initial = [
   CONSTRAINT groups__pkey PRIMARY KEY (uid)
 )`,
   `CREATE UNIQUE INDEX groups__unique__parent__name ON groups (parent, name) NULLS NOT DISTINCT`,
+  `CREATE INDEX groups__parent__name ON groups (parent, name, uid)`,
   `CREATE INDEX groups__parent ON groups (parent, uid)`,
   `CREATE INDEX groups__name ON groups (name, uid)`,
   `CREATE INDEX groups__create_time ON groups (create_time, uid)`,
@@ -38,6 +40,7 @@ const initial = [
   CONSTRAINT identities__pkey PRIMARY KEY (uid)
 )`,
   `CREATE UNIQUE INDEX identities__unique__parent__name ON identities (parent, name) NULLS NOT DISTINCT`,
+  `CREATE INDEX identities__parent__name ON identities (parent, name, uid)`,
   `CREATE INDEX identities__parent ON identities (parent, uid)`,
   `CREATE INDEX identities__name ON identities (name, uid)`,
   `CREATE INDEX identities__create_time ON identities (create_time, uid)`,
@@ -53,6 +56,7 @@ const initial = [
   CONSTRAINT roles__pkey PRIMARY KEY (uid)
 )`,
   `CREATE UNIQUE INDEX roles__unique__parent__name ON roles (parent, name) NULLS NOT DISTINCT`,
+  `CREATE INDEX roles__parent__name ON roles (parent, name, uid)`,
   `CREATE INDEX roles__parent ON roles (parent, uid)`,
   `CREATE INDEX roles__name ON roles (name, uid)`,
   `CREATE INDEX roles__create_time ON roles (create_time, uid)`,
@@ -84,6 +88,7 @@ const initial = [
   CONSTRAINT identity_providers__pkey PRIMARY KEY (uid)
 )`,
   `CREATE UNIQUE INDEX identity_providers__unique__parent__name ON identity_providers (parent, name) NULLS NOT DISTINCT`,
+  `CREATE INDEX identity_providers__parent__name ON identity_providers (parent, name, uid)`,
   `CREATE INDEX identity_providers__parent ON identity_providers (parent, uid)`,
   `CREATE INDEX identity_providers__name ON identity_providers (name, uid)`,
   `CREATE INDEX identity_providers__default_role ON identity_providers (default_role, uid)`,
@@ -138,6 +143,7 @@ const initial = [
   CONSTRAINT repos__pkey PRIMARY KEY (uid)
 )`,
   `CREATE UNIQUE INDEX repos__unique__parent__name ON repos (parent, name) NULLS NOT DISTINCT`,
+  `CREATE INDEX repos__parent__name ON repos (parent, name, uid)`,
   `CREATE INDEX repos__parent ON repos (parent, uid)`,
   `CREATE INDEX repos__name ON repos (name, uid)`,
   `CREATE INDEX repos__create_time ON repos (create_time, uid)`,
@@ -153,6 +159,7 @@ const initial = [
   CONSTRAINT tags__pkey PRIMARY KEY (uid)
 )`,
   `CREATE UNIQUE INDEX tags__unique__parent__name ON tags (parent, name) NULLS NOT DISTINCT`,
+  `CREATE INDEX tags__parent__name ON tags (parent, name, uid)`,
   `CREATE INDEX tags__parent ON tags (parent, uid)`,
   `CREATE INDEX tags__name ON tags (name, uid)`,
   `CREATE INDEX tags__digest ON tags (digest, uid)`,
@@ -173,6 +180,7 @@ const initial = [
   CONSTRAINT advisories__pkey PRIMARY KEY (uid)
 )`,
   `CREATE UNIQUE INDEX advisories__unique__parent__advisory_id ON advisories (parent, advisory_id) NULLS NOT DISTINCT`,
+  `CREATE INDEX advisories__parent__advisory_id ON advisories (parent, advisory_id, uid)`,
   `CREATE INDEX advisories__parent ON advisories (parent, uid)`,
   `CREATE INDEX advisories__advisory_id ON advisories (advisory_id, uid)`,
   `CREATE INDEX advisories__package_name ON advisories (package_name, uid)`,
