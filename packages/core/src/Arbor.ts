@@ -3,22 +3,50 @@
  * Layer and a source of secrets.
  */
 import * as Layer from "effect/Layer"
+import * as AccountAssociation from "./AccountAssociation.js"
 import { AccountAssociations } from "./AccountAssociations.js"
 import { Advisories } from "./Advisories.js"
+import * as Advisory from "./Advisory.js"
 import { Authorization } from "./Authorization.js"
 import { Events } from "./Events.js"
+import * as Group from "./Group.js"
+import * as GroupInvite from "./GroupInvite.js"
 import { GroupInvites } from "./GroupInvites.js"
 import { Groups } from "./Groups.js"
 import { Identities } from "./Identities.js"
+import * as Identity from "./Identity.js"
+import * as IdentityProvider from "./IdentityProvider.js"
 import { IdentityProviders } from "./IdentityProviders.js"
 import { LastSeen } from "./LastSeen.js"
 import * as MemoryStore from "./MemoryStore.js"
+import * as Repo from "./Repo.js"
 import { Repos } from "./Repos.js"
+import * as Role from "./Role.js"
+import * as RoleBinding from "./RoleBinding.js"
 import { RoleBindings } from "./RoleBindings.js"
 import { Roles } from "./Roles.js"
 import * as Secrets from "./Secrets.js"
-import type { Store } from "./Store.js"
+import type { Store, Table } from "./Store.js"
+import * as Tag from "./Tag.js"
 import { Tags } from "./Tags.js"
+import * as TokenIssuer from "./TokenIssuer.js"
+
+/** Every table the engine keeps its resources in, each after the tables its rows refer to. */
+export const resourceTables: ReadonlyArray<Table> = [
+  Group.table,
+  Identity.table,
+  Role.table,
+  RoleBinding.table,
+  IdentityProvider.table,
+  AccountAssociation.table,
+  GroupInvite.table,
+  Repo.table,
+  Tag.table,
+  Advisory.table
+]
+
+/** Every table the engine may keep in a store: its resources', and those of the keys processes share. */
+export const tables: ReadonlyArray<Table> = [...resourceTables, TokenIssuer.signingKeysTable, Secrets.secretsTable]
 
 /** The engine's services. */
 export type Services =

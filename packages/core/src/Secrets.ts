@@ -66,6 +66,15 @@ export const secretsTable: Table = {
 
 const pageTokenKeyName = "page-token-key"
 
+/** Writes `key` as the store's page-token key, when a deployment moves to a store (before any process starts on it). */
+export const writeStore = (key: Uint8Array) =>
+  Effect.flatMap(Store, (store) =>
+    store.insert(secretsTable, {
+      uid: pageTokenKeyName,
+      parent: null,
+      value: Array.from(key, (b) => b.toString(16).padStart(2, "0")).join("")
+    }))
+
 /**
  * The key kept in the engine's store: made by the first process that starts on the database (a second one racing
  * it reads the winner's), so every process on the database shares it and it survives restarts. A store failure is a

@@ -13,21 +13,28 @@ import {
   Repos,
   Role,
   RoleBindings,
+  Secrets,
+  Store,
   TokenIssuer,
   Uid
 } from "@arbor/core"
+import { PostgresStore } from "@arbor/store-postgres"
+import { SqliteStore } from "@arbor/store-sqlite"
 import { Args, Command, Options, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import * as Config from "effect/Config"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
-import { readdirSync, readFileSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import * as DataDir from "./DataDir.js"
 import * as Server from "./Server.js"
 import * as ServerConfig from "./ServerConfig.js"
+import * as StoreCopy from "./StoreCopy.js"
 
 /** A refusal of the command line itself: exit code 2. */
 class UsageError extends Error {}
@@ -173,6 +180,48 @@ const importRepos = Command.make(
   "Import a repo catalog (a JSON array like repos.json). Example: pnpm admin import repos ./repos.json --group <uid>"
 ))
 
+const copyToPostgres = Command.make(
+  "copy-to-postgres",
+  {
+    url: Options.redacted("database-url").pipe(
+      Options.withDescription("the PostgreSQL database to fill (default: ARBOR_DATABASE_URL); it must be empty"),
+      Options.optional
+    )
+  },
+  ({ url }) =>
+    Effect.gen(function*() {
+      const config = yield* configuration
+      const filename = join(config.dataDir, DataDir.files.database)
+      if (!existsSync(filename)) return yield* Effect.fail(new UsageError(`there is no SQLite database at ${filename}`))
+      const target = Option.isSome(url) ? url.value : config.databaseUrl
+      if (target === undefined) {
+        return yield* Effect.fail(new UsageError("--database-url or ARBOR_DATABASE_URL is required"))
+      }
+      const counts = yield* Effect.gen(function*() {
+        const source = yield* Effect.map(Layer.build(SqliteStore.layer({ filename })), Context.get(Store.Store))
+        const into = yield* Effect.map(
+          Layer.build(PostgresStore.layer({ url: target, maxConnections: 2 })),
+          Context.get(Store.Store)
+        )
+        return yield* StoreCopy.copy({
+          source,
+          target: into,
+          signingKeys: yield* Effect.map(
+            Layer.build(DataDir.signingKeysLayer(config.dataDir)),
+            Context.get(TokenIssuer.SigningKeys)
+          ),
+          secrets: yield* Effect.map(Layer.build(DataDir.secretsLayer(config.dataDir)), Context.get(Secrets.Secrets)),
+          progress: (table) => progressBar(table.padEnd(20))
+        })
+      }).pipe(Effect.scoped)
+      yield* print(counts.map((c) => `${c.table} ${c.target}`).join("\n"))
+    })
+).pipe(Command.withDescription(
+  "Copy the SQLite database of ARBOR_DATA_DIR, with its keys, into an empty PostgreSQL database, then compare the " +
+    "rows of every table; prints each table's count. Stop the server first. " +
+    "Example: pnpm admin copy-to-postgres --database-url postgres://arbor@db.example.com:5432/arbor"
+))
+
 const admin = Command.make("admin").pipe(
   Command.withDescription(
     "Administration on ARBOR_DATA_DIR (default ./.arbor), whether or not the server is running. Tokens are for the " +
@@ -182,6 +231,7 @@ const admin = Command.make("admin").pipe(
     token,
     createOrg,
     rotateKeys,
+    copyToPostgres,
     Command.make("import").pipe(
       Command.withDescription("Import advisories or a repo catalog."),
       Command.withSubcommands([importAdvisories, importRepos])

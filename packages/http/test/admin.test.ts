@@ -4,10 +4,12 @@
  * someone owns.
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
 import * as jose from "jose"
 import { mkdtempSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { freshDatabase } from "../../store-postgres/test/databases.js"
 import { admin, freePort, startServer } from "./processes.js"
 
 describe("admin commands", () => {
@@ -49,7 +51,14 @@ describe("admin commands", () => {
 
       // Usage: --help on every command, with an example; a wrong command line exits 2 and says why.
       for (
-        const command of [["token"], ["create-org"], ["rotate-keys"], ["import", "advisories"], ["import", "repos"]]
+        const command of [
+          ["token"],
+          ["create-org"],
+          ["rotate-keys"],
+          ["copy-to-postgres"],
+          ["import", "advisories"],
+          ["import", "repos"]
+        ]
       ) {
         const help = await admin(cwd, [...command, "--help"])
         assert.include(help.stdout, "Example: pnpm admin", command.join(" "))
@@ -64,4 +73,64 @@ describe("admin commands", () => {
       server.child.kill("SIGKILL")
     }
   }, 180_000)
+
+  it(
+    "copy-to-postgres moves a SQLite deployment, keys included: its tokens and page tokens work on PostgreSQL",
+    async () => {
+      const cwd = mkdtempSync(join(tmpdir(), "arbor-move-"))
+      const get = async (port: number, path: string, token: string, init: RequestInit = {}) => {
+        const response = await fetch(`http://127.0.0.1:${port}${path}`, {
+          ...init,
+          headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }
+        })
+        return { status: response.status, body: await response.json() as any }
+      }
+      const before = await freePort()
+      // The deployment keeps its public address across the move: its tokens name it as their audience.
+      const address = { ARBOR_BASE_URL: "http://localhost:8080" }
+      const sqlite = startServer(cwd, before, address)
+      let token: string
+      let pageToken: string
+      let org: string
+      try {
+        await sqlite.ready
+        token = readFileSync(join(cwd, ".arbor", "bootstrap-token"), "utf8").trim()
+        org = (await get(before, "/iam/v2beta1/groups?uidp.in_root=true", token)).body.groups[0].uid
+        for (const name of ["a", "b"]) {
+          await get(before, `/iam/v2beta1/groups/${org}`, token, { method: "POST", body: JSON.stringify({ name }) })
+        }
+        pageToken = (await get(before, `/iam/v2beta1/groups?uidp.children_of=${org}&page_size=1&order_by=name`, token))
+          .body.nextPageToken
+      } finally {
+        sqlite.child.kill("SIGTERM")
+        await sqlite.exited
+      }
+
+      const url = await Effect.runPromise(freshDatabase)
+      const copied = await admin(cwd, ["copy-to-postgres"], { ARBOR_DATABASE_URL: url })
+      assert.include(copied.stdout, "groups 3\n")
+      assert.include(copied.stdout, "role_bindings 1\n")
+      const again = await admin(cwd, ["copy-to-postgres", "--database-url", url]).catch((e) => e)
+      assert.strictEqual(again.code, 1)
+      assert.include(again.stderr, "copy into an empty database")
+
+      const after = await freePort()
+      const postgres = startServer(cwd, after, { ...address, ARBOR_STORE: "postgres", ARBOR_DATABASE_URL: url })
+      try {
+        await postgres.ready
+        assert.strictEqual((await get(after, "/iam/v2beta1/groups?uidp.in_root=true", token)).body.groups.length, 1)
+        const next = await get(
+          after,
+          `/iam/v2beta1/groups?uidp.children_of=${org}&page_size=1&order_by=name&page_token=${pageToken}`,
+          token
+        )
+        assert.strictEqual(next.status, 200)
+        assert.strictEqual(next.body.groups[0].name, "b")
+      } finally {
+        postgres.child.kill("SIGTERM")
+        await postgres.exited
+      }
+    },
+    180_000
+  )
 })

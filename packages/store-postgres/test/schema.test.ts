@@ -2,20 +2,7 @@
  * The PostgreSQL schema against the core's table descriptors, and its migrations: run once when several servers
  * start together, harmless when repeated, and refused when the database is newer than the code.
  */
-import {
-  AccountAssociation,
-  Advisory,
-  Group,
-  GroupInvite,
-  Identity,
-  IdentityProvider,
-  Repo,
-  Role,
-  RoleBinding,
-  Secrets,
-  Tag,
-  TokenIssuer
-} from "@arbor/core"
+import { Arbor } from "@arbor/core"
 import { Dialect } from "@arbor/store-sql"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, describe, it } from "@effect/vitest"
@@ -25,21 +12,6 @@ import * as Redacted from "effect/Redacted"
 import { Migrations, PostgresStore } from "../src/index.js"
 import { freshDatabase } from "./databases.js"
 
-const tables = [
-  Group.table,
-  Identity.table,
-  Role.table,
-  RoleBinding.table,
-  IdentityProvider.table,
-  AccountAssociation.table,
-  GroupInvite.table,
-  Repo.table,
-  Tag.table,
-  Advisory.table,
-  TokenIssuer.signingKeysTable,
-  Secrets.secretsTable
-]
-
 const sqlTypes = { text: "text", integer: "bigint", boolean: "boolean", json: "jsonb" } as const
 
 const open = (url: string) => PostgresStore.layer({ url: Redacted.make(url), maxConnections: 2 })
@@ -48,7 +20,7 @@ describe("PostgresStore", () => {
   it.live("the migrated schema has every column, unique key and index the core's tables declare", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      for (const table of tables) {
+      for (const table of Arbor.tables) {
         const columns = yield* sql<{ name: string; type: string; nullable: string; collation: string | null }>`
           SELECT column_name AS name, data_type AS type, is_nullable AS nullable, collation_name AS collation
           FROM information_schema.columns WHERE table_name = ${table.name} ORDER BY ordinal_position`

@@ -1,18 +1,4 @@
-import {
-  AccountAssociation,
-  Advisory,
-  Group,
-  GroupInvite,
-  Identity,
-  IdentityProvider,
-  Repo,
-  Role,
-  RoleBinding,
-  Secrets,
-  Store,
-  Tag,
-  TokenIssuer
-} from "@arbor/core"
+import { Arbor, Group, Store } from "@arbor/core"
 import { Dialect } from "@arbor/store-sql"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, describe, it } from "@effect/vitest"
@@ -24,19 +10,6 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Migrations, SqliteStore } from "../src/index.js"
 
-const tables = [
-  Group,
-  Identity,
-  Role,
-  RoleBinding,
-  IdentityProvider,
-  AccountAssociation,
-  GroupInvite,
-  Repo,
-  Tag,
-  Advisory
-].map((m) => m.table).concat([TokenIssuer.signingKeysTable, Secrets.secretsTable])
-
 const sqlTypes = { text: "TEXT", integer: "INTEGER", boolean: "INTEGER", json: "TEXT" } as const
 
 const freshFile = () => join(mkdtempSync(join(tmpdir(), "arbor-sqlite-")), "arbor.db")
@@ -45,7 +18,7 @@ describe("SqliteStore", () => {
   it.effect("the migrated schema has every column, unique key and index the core's tables declare", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      for (const table of tables) {
+      for (const table of Arbor.tables) {
         const columns = yield* sql<
           { name: string; type: string; notnull: number }
         >`SELECT name, type, "notnull" FROM pragma_table_info(${table.name})`

@@ -1,0 +1,74 @@
+/**
+ * Moving a deployment to another store (SQLite to PostgreSQL): every row of every table, page by page in uid order,
+ * then the data directory's keys into the target's own tables, verified by counting each table on both sides.
+ */
+import type { Import } from "@arbor/core"
+import { Arbor, Secrets, Store, TokenIssuer } from "@arbor/core"
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+
+const pageSize = 500
+
+/** The target holds a row already: copying into it would mix two deployments. */
+export class TargetNotEmpty extends Error {}
+
+/** Rows per table, as counted on both stores after the copy. */
+export type Counts = ReadonlyArray<{ readonly table: string; readonly source: number; readonly target: number }>
+
+/**
+ * Copies every row from `source` to `target` (which must be empty), then the signing keys and the page-token key;
+ * `progress` hears of each page. Fails when a table's counts differ afterwards.
+ */
+export const copy = (options: {
+  readonly source: Store.StoreService
+  readonly target: Store.StoreService
+  readonly signingKeys: TokenIssuer.SigningKeysService
+  readonly secrets: Secrets.SecretsService
+  readonly progress: (table: string) => (progress: Import.Progress) => Effect.Effect<void>
+}) =>
+  Effect.gen(function*() {
+    const { source, target } = options
+    for (const table of Arbor.tables) {
+      if ((yield* target.count(table, {})) > 0) {
+        return yield* Effect.fail(
+          new TargetNotEmpty(`the target already holds ${table.name}: copy into an empty database`)
+        )
+      }
+    }
+    for (const table of Arbor.resourceTables) {
+      const total = yield* source.count(table, {})
+      const report = options.progress(table.name)
+      let done = 0
+      let after: string | undefined
+      yield* report({ done, total, source: table.name })
+      while (done < total) {
+        const rows = yield* source.find(table, {
+          order: [{ column: "uid", direction: "asc" }],
+          ...(after === undefined ? {} : { after: [after] }),
+          limit: pageSize
+        })
+        if (rows.length === 0) break
+        yield* target.transaction(Effect.forEach(rows, (row) => target.insert(table, row), { discard: true }))
+        done += rows.length
+        after = rows[rows.length - 1]!.uid
+        yield* report({ done, total, source: table.name })
+      }
+    }
+    const keys = yield* options.signingKeys.load
+    yield* Effect.flatMap(TokenIssuer.SigningKeys, (stored) => stored.save(keys)).pipe(
+      Effect.provide(TokenIssuer.SigningKeys.layerStore),
+      Effect.zipRight(Secrets.writeStore(Redacted.value(options.secrets.pageTokenKey))),
+      Effect.provideService(Store.Store, target)
+    )
+    const counts: Counts = yield* Effect.forEach(Arbor.resourceTables, (table) =>
+      Effect.all({
+        table: Effect.succeed(table.name),
+        source: source.count(table, {}),
+        target: target.count(table, {})
+      }))
+    const differ = counts.filter((c) => c.source !== c.target)
+    if (differ.length > 0) {
+      return yield* Effect.fail(new Error(`counts differ after the copy: ${JSON.stringify(differ)}`))
+    }
+    return counts
+  })
