@@ -1,6 +1,7 @@
 /**
  * The OpenAPI document tells the truth: live responses of every kind (lists, resources, errors of each code, v1)
- * validate against the schema it gives for their operation and status. And /docs works offline: the page and
+ * validate against the schema it gives for their operation and status, with the engine in memory and on
+ * PostgreSQL (the whole API served from each). And /docs works offline: the page and
  * every asset it references come from this server.
  */
 import { assert, describe, it } from "@effect/vitest"
@@ -8,7 +9,7 @@ import Ajv2020 from "ajv/dist/2020.js"
 import * as Effect from "effect/Effect"
 import * as jose from "jose"
 import type { Reply } from "./support.js"
-import { call, member, testServer } from "./support.js"
+import { call, member, stores, testServer, testServerOn } from "./support.js"
 
 interface Operation {
   readonly responses: Record<string, { readonly content?: Record<string, { readonly schema: unknown }> }>
@@ -25,119 +26,126 @@ const operationOf = (doc: any, method: string, path: string): Operation | undefi
 }
 
 describe("OpenAPI", () => {
-  it.scopedLive("live responses validate against the document's schemas", () =>
-    Effect.gen(function*() {
-      const doc = (yield* call("GET", "/openapi.json")).body
-      assert.strictEqual(doc.openapi, "3.1.0")
-      const ajv = new (Ajv2020 as any)({
-        strict: false,
-        allErrors: true,
-        formats: { "date-time": /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/ }
-      })
-      ajv.addSchema({ ...doc, $id: "openapi" })
-      const { org, token } = yield* member("acme")
-      const checked = new Set<string>()
-      const check = (method: string, path: string, reply: Reply) => {
-        const operation = operationOf(doc, method, path)
-        assert.isDefined(operation, `${method} ${path} is documented`)
-        const response = operation!.responses[String(reply.status)]
-        assert.isDefined(response, `${method} ${path} documents status ${reply.status}`)
-        const schema = response!.content?.["application/json"]?.schema
-        if (schema === undefined) {
-          assert.strictEqual(reply.text, "", `${method} ${path} ${reply.status} has no body`)
-          return
+  it.scopedLive.each(stores)(
+    "live responses validate against the document's schemas (%s)",
+    (store) =>
+      Effect.gen(function*() {
+        const doc = (yield* call("GET", "/openapi.json")).body
+        assert.strictEqual(doc.openapi, "3.1.0")
+        const ajv = new (Ajv2020 as any)({
+          strict: false,
+          allErrors: true,
+          formats: { "date-time": /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/ }
+        })
+        ajv.addSchema({ ...doc, $id: "openapi" })
+        const { org, token } = yield* member("acme")
+        const checked = new Set<string>()
+        const check = (method: string, path: string, reply: Reply) => {
+          const operation = operationOf(doc, method, path)
+          assert.isDefined(operation, `${method} ${path} is documented`)
+          const response = operation!.responses[String(reply.status)]
+          assert.isDefined(response, `${method} ${path} documents status ${reply.status}`)
+          const schema = response!.content?.["application/json"]?.schema
+          if (schema === undefined) {
+            assert.strictEqual(reply.text, "", `${method} ${path} ${reply.status} has no body`)
+            return
+          }
+          const validate = ajv.compile(
+            JSON.parse(JSON.stringify(schema).replaceAll("\"#/components/", "\"openapi#/components/"))
+          )
+          assert.isTrue(
+            validate(reply.body),
+            `${method} ${path} ${reply.status}: ${JSON.stringify(validate.errors)}\n${reply.text}`
+          )
+          checked.add(`${reply.status}`)
         }
-        const validate = ajv.compile(
-          JSON.parse(JSON.stringify(schema).replaceAll("\"#/components/", "\"openapi#/components/"))
-        )
-        assert.isTrue(
-          validate(reply.body),
-          `${method} ${path} ${reply.status}: ${JSON.stringify(validate.errors)}\n${reply.text}`
-        )
-        checked.add(`${reply.status}`)
-      }
-      const send = (method: string, path: string, body?: unknown) =>
-        Effect.tap(call(method, path, { token, ...(body === undefined ? {} : { body }) }), (reply) =>
-          check(method, path, reply))
+        const send = (method: string, path: string, body?: unknown) =>
+          Effect.tap(
+            call(method, path, { token, ...(body === undefined ? {} : { body }) }),
+            (reply) => check(method, path, reply)
+          )
 
-      const team = (yield* send("POST", `/iam/v2beta1/groups/${org}`, { name: "team", description: "d" })).body
-      yield* send("GET", `/iam/v2beta1/groups?uidp.descendants_of=${org}&page_size=1`)
-      yield* send("GET", `/iam/v2beta1/groups/${team.uid}`)
-      yield* send("PATCH", `/iam/v2beta1/groups/${team.uid}`, { description: "e" })
-      const identity = (yield* send("POST", `/iam/v2beta1/identities/${team.uid}`, {
-        name: "ci",
-        claimMatch: { issuer: "https://i.example", subject: "s" }
-      })).body
-      const viewer = (yield* send("GET", "/iam/v2beta1/roles?name=viewer")).body.roles[0]
-      const binding = (yield* send("POST", `/iam/v2beta1/roleBindings/${team.uid}`, {
-        identityUid: identity.uid,
-        roleUid: viewer.uid
-      }))
-        .body
-      yield* send("GET", `/iam/v2beta1/roleBindings/${binding.uid}`)
-      yield* send("POST", `/iam/v2beta1/identityProviders/${team.uid}`, {
-        name: "sso",
-        defaultRole: viewer.uid,
-        oidc: { issuer: "https://login.example", clientId: "c", clientSecret: "s" }
-      })
-      yield* send("POST", `/iam/v2beta1/accountAssociations/${team.uid}`, {
-        name: "aws",
-        amazon: { account: "123456789012" }
-      })
-      yield* send("POST", `/iam/v2beta1/groupInvites/${team.uid}`, { roleUid: viewer.uid, email: "a@example.com" })
-      yield* send("GET", "/iam/v2beta1/groupInvites")
-      const repo = (yield* send("POST", `/registry/v1/repos/${team.uid}`, { name: "nginx" })).body
-      yield* send("POST", `/registry/v1/tags/${repo.id}`, { name: "latest" })
-      yield* send("GET", `/registry/v2beta1/tags?uidp.children_of=${repo.id}`)
-      yield* send("GET", "/registry/v2beta1/repos")
-      yield* send("GET", "/vulnerabilities/v2beta1/advisories?query=x")
-      yield* send("GET", `/iam/v1/groups?id=${team.uid}`)
-      yield* send("PUT", `/iam/v1/groups/${team.uid}`, { name: "team2" })
-      yield* send("GET", "/iam/v1/roles")
-      // Errors of each code.
-      yield* send("POST", `/iam/v2beta1/groups/${org}`, { name: "BAD" })
-      yield* send("GET", `/iam/v2beta1/groups/${org}/0123456789abcdef`)
-      yield* send("POST", `/iam/v2beta1/groups/${org}`, { name: "team2" })
-      yield* send("DELETE", `/iam/v2beta1/groups/${team.uid}`)
-      yield* send("POST", "/iam/v2beta1/groups", { name: "other" })
-      yield* send("DELETE", `/iam/v2beta1/roleBindings/${binding.uid}`)
-      const unauthenticated = yield* call("GET", "/iam/v2beta1/groups")
-      check("GET", "/iam/v2beta1/groups", unauthenticated)
-      assert.strictEqual(unauthenticated.headers["www-authenticate"], "Bearer")
-      // The token exchange, with an offline (static-key) identity, and its discovery documents.
-      const { privateKey, publicKey } = yield* Effect.promise(() =>
-        jose.generateKeyPair("ES256", { extractable: true })
-      )
-      const publicJwk = yield* Effect.promise(() => jose.exportJWK(publicKey))
-      const offline = (yield* send("POST", `/iam/v2beta1/identities/${org}`, {
-        name: "offline",
-        staticKeys: {
-          issuer: "https://offline.invalid",
-          subject: "job",
-          issuerKeys: JSON.stringify({ keys: [publicJwk] })
-        }
-      })).body
-      const upstream = yield* Effect.promise(() =>
-        new jose.SignJWT({ aud: "http://localhost:8080" }).setProtectedHeader({ alg: "ES256" })
-          .setIssuer("https://offline.invalid").setSubject("job").setIssuedAt().setExpirationTime("5m").sign(privateKey)
-      )
-      const exchange = (bearer: string | undefined, aud = "http://localhost:8080") => {
-        const path = `/sts/exchange?aud=${encodeURIComponent(aud)}&identity=${offline.uid}`
-        return Effect.tap(
-          call("GET", path, bearer === undefined ? {} : { token: bearer }),
-          (r) => check("GET", path, r)
+        const team = (yield* send("POST", `/iam/v2beta1/groups/${org}`, { name: "team", description: "d" })).body
+        yield* send("GET", `/iam/v2beta1/groups?uidp.descendants_of=${org}&page_size=1`)
+        yield* send("GET", `/iam/v2beta1/groups/${team.uid}`)
+        yield* send("PATCH", `/iam/v2beta1/groups/${team.uid}`, { description: "e" })
+        const identity = (yield* send("POST", `/iam/v2beta1/identities/${team.uid}`, {
+          name: "ci",
+          claimMatch: { issuer: "https://i.example", subject: "s" }
+        })).body
+        const viewer = (yield* send("GET", "/iam/v2beta1/roles?name=viewer")).body.roles[0]
+        const binding = (yield* send("POST", `/iam/v2beta1/roleBindings/${team.uid}`, {
+          identityUid: identity.uid,
+          roleUid: viewer.uid
+        }))
+          .body
+        yield* send("GET", `/iam/v2beta1/roleBindings/${binding.uid}`)
+        yield* send("POST", `/iam/v2beta1/identityProviders/${team.uid}`, {
+          name: "sso",
+          defaultRole: viewer.uid,
+          oidc: { issuer: "https://login.example", clientId: "c", clientSecret: "s" }
+        })
+        yield* send("POST", `/iam/v2beta1/accountAssociations/${team.uid}`, {
+          name: "aws",
+          amazon: { account: "123456789012" }
+        })
+        yield* send("POST", `/iam/v2beta1/groupInvites/${team.uid}`, { roleUid: viewer.uid, email: "a@example.com" })
+        yield* send("GET", "/iam/v2beta1/groupInvites")
+        const repo = (yield* send("POST", `/registry/v1/repos/${team.uid}`, { name: "nginx" })).body
+        yield* send("POST", `/registry/v1/tags/${repo.id}`, { name: "latest" })
+        yield* send("GET", `/registry/v2beta1/tags?uidp.children_of=${repo.id}`)
+        yield* send("GET", "/registry/v2beta1/repos")
+        yield* send("GET", "/vulnerabilities/v2beta1/advisories?query=x")
+        yield* send("GET", `/iam/v1/groups?id=${team.uid}`)
+        yield* send("PUT", `/iam/v1/groups/${team.uid}`, { name: "team2" })
+        yield* send("GET", "/iam/v1/roles")
+        // Errors of each code.
+        yield* send("POST", `/iam/v2beta1/groups/${org}`, { name: "BAD" })
+        yield* send("GET", `/iam/v2beta1/groups/${org}/0123456789abcdef`)
+        yield* send("POST", `/iam/v2beta1/groups/${org}`, { name: "team2" })
+        yield* send("DELETE", `/iam/v2beta1/groups/${team.uid}`)
+        yield* send("POST", "/iam/v2beta1/groups", { name: "other" })
+        yield* send("DELETE", `/iam/v2beta1/roleBindings/${binding.uid}`)
+        const unauthenticated = yield* call("GET", "/iam/v2beta1/groups")
+        check("GET", "/iam/v2beta1/groups", unauthenticated)
+        assert.strictEqual(unauthenticated.headers["www-authenticate"], "Bearer")
+        // The token exchange, with an offline (static-key) identity, and its discovery documents.
+        const { privateKey, publicKey } = yield* Effect.promise(() =>
+          jose.generateKeyPair("ES256", { extractable: true })
         )
-      }
-      assert.strictEqual((yield* exchange(upstream)).status, 200)
-      assert.strictEqual((yield* exchange(token)).status, 403)
-      assert.strictEqual((yield* exchange(undefined)).status, 401)
-      assert.strictEqual((yield* exchange(upstream, "https://elsewhere.invalid")).status, 400)
-      check("GET", "/.well-known/openid-configuration", yield* call("GET", "/.well-known/openid-configuration"))
-      check("GET", "/.well-known/jwks.json", yield* call("GET", "/.well-known/jwks.json"))
-      check("GET", "/healthz", yield* call("GET", "/healthz"))
-      check("GET", "/readyz", yield* call("GET", "/readyz"))
-      assert.includeMembers([...checked], ["200", "400", "401", "403", "404", "409"])
-    }).pipe(Effect.provide(testServer())))
+        const publicJwk = yield* Effect.promise(() => jose.exportJWK(publicKey))
+        const offline = (yield* send("POST", `/iam/v2beta1/identities/${org}`, {
+          name: "offline",
+          staticKeys: {
+            issuer: "https://offline.invalid",
+            subject: "job",
+            issuerKeys: JSON.stringify({ keys: [publicJwk] })
+          }
+        })).body
+        const upstream = yield* Effect.promise(() =>
+          new jose.SignJWT({ aud: "http://localhost:8080" }).setProtectedHeader({ alg: "ES256" })
+            .setIssuer("https://offline.invalid").setSubject("job").setIssuedAt().setExpirationTime("5m").sign(
+              privateKey
+            )
+        )
+        const exchange = (bearer: string | undefined, aud = "http://localhost:8080") => {
+          const path = `/sts/exchange?aud=${encodeURIComponent(aud)}&identity=${offline.uid}`
+          return Effect.tap(
+            call("GET", path, bearer === undefined ? {} : { token: bearer }),
+            (r) => check("GET", path, r)
+          )
+        }
+        assert.strictEqual((yield* exchange(upstream)).status, 200)
+        assert.strictEqual((yield* exchange(token)).status, 403)
+        assert.strictEqual((yield* exchange(undefined)).status, 401)
+        assert.strictEqual((yield* exchange(upstream, "https://elsewhere.invalid")).status, 400)
+        check("GET", "/.well-known/openid-configuration", yield* call("GET", "/.well-known/openid-configuration"))
+        check("GET", "/.well-known/jwks.json", yield* call("GET", "/.well-known/jwks.json"))
+        check("GET", "/healthz", yield* call("GET", "/healthz"))
+        check("GET", "/readyz", yield* call("GET", "/readyz"))
+        assert.includeMembers([...checked], ["200", "400", "401", "403", "404", "409"])
+      }).pipe(Effect.provide(testServerOn(store)))
+  )
 
   it.scopedLive("/docs serves the reference page and every asset it references, from this server", () =>
     Effect.gen(function*() {

@@ -6,9 +6,11 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
+import * as Redacted from "effect/Redacted"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { freshDatabase } from "../../store-postgres/test/databases.js"
 import * as Listener from "../src/Listener.js"
 import * as Server from "../src/Server.js"
 import type { ServerConfig } from "../src/ServerConfig.js"
@@ -59,6 +61,16 @@ export const testServer = (config: ServerConfig = testConfig(), listener: Partia
       )
     )
   )
+
+/** The stores a test server may run on. */
+export const stores = ["memory", "postgres"] as const
+
+/** A test server with the engine in memory, or on a new database of the tests' PostgreSQL server. */
+export const testServerOn = (store: typeof stores[number]) =>
+  store === "memory"
+    ? testServer()
+    : Layer.unwrapEffect(Effect.map(freshDatabase, (url) =>
+      testServer(testConfig({ store: "postgres", databaseUrl: Redacted.make(url), databasePool: 4 }))))
 
 /** A response, its body parsed when it is JSON. */
 export interface Reply {
