@@ -49,13 +49,7 @@ const describe = (url: Redacted.Redacted): string => {
 const migrate = (database: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql.withTransaction(
-      Effect.zipRight(
-        Effect.mapError(
-          sql`SELECT pg_advisory_xact_lock(${migrationLock})`,
-          (cause) => new OpenFailed({ database, cause })
-        ),
-        Migrations.run(database, migrations)
-      )
+      Effect.zipRight(sql`SELECT pg_advisory_xact_lock(${migrationLock})`, Migrations.run(database, migrations))
     ).pipe(Effect.catchTag("SqlError", (cause) => Effect.fail(new OpenFailed({ database, cause })))))
 
 /** The PostgreSQL store at `config.url`, migrated; also provides the `SqlClient` for backups and benchmarks. */

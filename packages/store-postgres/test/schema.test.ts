@@ -69,4 +69,14 @@ describe("PostgresStore", () => {
       assert.strictEqual(refused._tag, "SchemaTooNew")
       assert.include(refused.message, `schema version ${Migrations.latestVersion + 1}`)
     }))
+
+  it.live("an unreachable database is a clear failure that names it without its password", () =>
+    Effect.gen(function*() {
+      const failed = yield* Effect.flip(
+        Effect.scoped(Layer.build(open("postgres://arbor:hunter2@127.0.0.1:1/nowhere")))
+      )
+      assert.strictEqual(failed._tag, "OpenFailed")
+      assert.include(failed.message, "Cannot open the database 127.0.0.1:1/nowhere")
+      assert.notInclude(failed.message, "hunter2")
+    }))
 })
