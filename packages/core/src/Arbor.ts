@@ -19,6 +19,7 @@ import * as IdentityProvider from "./IdentityProvider.js"
 import { IdentityProviders } from "./IdentityProviders.js"
 import { LastSeen } from "./LastSeen.js"
 import * as MemoryStore from "./MemoryStore.js"
+import * as RefreshToken from "./RefreshToken.js"
 import * as Repo from "./Repo.js"
 import { Repos } from "./Repos.js"
 import * as Role from "./Role.js"
@@ -45,8 +46,13 @@ export const resourceTables: ReadonlyArray<Table> = [
   Advisory.table
 ]
 
-/** Every table the engine may keep in a store: its resources', and those of the keys processes share. */
-export const tables: ReadonlyArray<Table> = [...resourceTables, TokenIssuer.signingKeysTable, Secrets.secretsTable]
+/** Every table the engine may keep in a store: its resources', refresh tokens, and the keys processes share. */
+export const tables: ReadonlyArray<Table> = [
+  ...resourceTables,
+  RefreshToken.table,
+  TokenIssuer.signingKeysTable,
+  Secrets.secretsTable
+]
 
 /** The engine's services. */
 export type Services =

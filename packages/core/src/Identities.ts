@@ -17,6 +17,7 @@ import * as IssuerUrl from "./IssuerUrl.js"
 import { LastSeen } from "./LastSeen.js"
 import * as Lists from "./Lists.js"
 import * as Principal from "./Principal.js"
+import * as RefreshToken from "./RefreshToken.js"
 import * as Repository from "./Repository.js"
 import * as RoleBinding from "./RoleBinding.js"
 import * as Uid from "./Uid.js"
@@ -95,9 +96,12 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
       groupOf: Resources.parentGroup
     }
 
-    /** Deletes the identity's role bindings, wherever they are. */
+    /** Deletes the identity's refresh tokens and role bindings, wherever they are. */
     const deleteBindings = (identity: Identity.Identity) =>
       Effect.gen(function*() {
+        yield* ops.store.delete(RefreshToken.table, {
+          conditions: [{ _tag: "Equals", column: "parent", value: identity.uid }]
+        })
         const held = yield* bindings.find({
           conditions: [{ _tag: "Equals", column: "identityUid", value: identity.uid }],
           order: [{ column: "uid", direction: "asc" }]

@@ -212,6 +212,26 @@ const secrets = [
 )`
 ]
 
+/** Migration 4: people's refresh tokens (`RefreshTokens`), hashed, a row per token. */
+const refreshTokens = [
+  `CREATE TABLE refresh_tokens (
+  uid text COLLATE "C" NOT NULL,
+  parent text COLLATE "C",
+  hash text COLLATE "C" NOT NULL,
+  family text COLLATE "C" NOT NULL,
+  audience text COLLATE "C" NOT NULL,
+  expire_time bigint NOT NULL,
+  rotated_time bigint,
+  revoked boolean NOT NULL,
+  create_time bigint NOT NULL,
+  update_time bigint NOT NULL,
+  CONSTRAINT refresh_tokens__pkey PRIMARY KEY (uid)
+)`,
+  `CREATE UNIQUE INDEX refresh_tokens__unique__hash ON refresh_tokens (hash)`,
+  `CREATE INDEX refresh_tokens__parent ON refresh_tokens (parent, uid)`,
+  `CREATE INDEX refresh_tokens__family ON refresh_tokens (family, uid)`
+]
+
 /** Runs each statement in order. */
 const statements = (sqls: ReadonlyArray<string>) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.forEach(sqls, (s) => sql.unsafe(s), { discard: true }))
@@ -220,7 +240,8 @@ const statements = (sqls: ReadonlyArray<string>) =>
 export const migrations: Migrations.Migrations = {
   "0001_initial": statements(initial),
   "0002_signing_keys": statements(signingKeys),
-  "0003_secrets": statements(secrets)
+  "0003_secrets": statements(secrets),
+  "0004_refresh_tokens": statements(refreshTokens)
 }
 
 /** The newest schema version this code knows. */

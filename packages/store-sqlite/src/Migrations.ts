@@ -196,6 +196,25 @@ const secrets = [
 ) STRICT`
 ]
 
+/** Migration 4: people's refresh tokens (`RefreshTokens`), hashed, a row per token. */
+const refreshTokens = [
+  `CREATE TABLE refresh_tokens (
+  uid TEXT PRIMARY KEY NOT NULL,
+  parent TEXT,
+  hash TEXT NOT NULL,
+  family TEXT NOT NULL,
+  audience TEXT NOT NULL,
+  expire_time INTEGER NOT NULL,
+  rotated_time INTEGER,
+  revoked INTEGER NOT NULL,
+  create_time INTEGER NOT NULL,
+  update_time INTEGER NOT NULL
+) STRICT`,
+  `CREATE UNIQUE INDEX refresh_tokens__unique__hash ON refresh_tokens (hash)`,
+  `CREATE INDEX refresh_tokens__parent ON refresh_tokens (parent, uid)`,
+  `CREATE INDEX refresh_tokens__family ON refresh_tokens (family, uid)`
+]
+
 /** Runs each statement in order. */
 const statements = (sqls: ReadonlyArray<string>) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.forEach(sqls, (s) => sql.unsafe(s), { discard: true }))
@@ -204,7 +223,8 @@ const statements = (sqls: ReadonlyArray<string>) =>
 export const migrations: Migrations.Migrations = {
   "0001_initial": statements(initial),
   "0002_signing_keys": statements(signingKeys),
-  "0003_secrets": statements(secrets)
+  "0003_secrets": statements(secrets),
+  "0004_refresh_tokens": statements(refreshTokens)
 }
 
 /** The newest schema version this code knows. */

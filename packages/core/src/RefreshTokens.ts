@@ -1,0 +1,124 @@
+/**
+ * The RefreshTokens service: issue a refresh token to a person, exchange one for a new API token and its successor
+ * (rotation), and revoke one. Every failure to exchange is one `Unauthenticated`, its reason for the log.
+ */
+import * as DateTime from "effect/DateTime"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import { createHash } from "node:crypto"
+import { Unauthenticated } from "./Errors.js"
+import * as RefreshToken from "./RefreshToken.js"
+import type { Row } from "./Store.js"
+import { Store } from "./Store.js"
+import { TokenIssuer } from "./TokenIssuer.js"
+import * as Uid from "./Uid.js"
+
+/** A refresh token as handed out: the secret, once, and when it expires. */
+export interface Issued {
+  readonly token: string
+  readonly expiry: DateTime.Utc
+}
+
+const hashOf = (token: string) => createHash("sha256").update(token).digest("hex")
+
+const secret = () => Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url")
+
+const refused = (reason: string) => new Unauthenticated({ why: "the refresh token is not valid", reason })
+
+/** Refresh tokens. */
+export class RefreshTokens extends Effect.Service<RefreshTokens>()("@arbor/core/RefreshTokens", {
+  effect: Effect.gen(function*() {
+    const store = yield* Store
+    const tokens = yield* TokenIssuer
+
+    /** A new token for `identity` and `audience`, in `family` (a new one when absent). */
+    const insert = (identity: string, audience: string, family?: string) =>
+      Effect.gen(function*() {
+        const token = secret()
+        const now = (yield* DateTime.now).epochMillis
+        const uid = Uid.makeRoot()
+        const expireTime = now + Duration.toMillis(RefreshToken.lifetime)
+        yield* store.insert(RefreshToken.table, {
+          uid,
+          parent: identity,
+          hash: hashOf(token),
+          family: family ?? uid,
+          audience,
+          expireTime,
+          rotatedTime: null,
+          revoked: false,
+          createTime: now,
+          updateTime: now
+        })
+        return { token, expiry: DateTime.unsafeMake(expireTime) } satisfies Issued
+      })
+
+    const find = (token: string) =>
+      Effect.map(
+        store.find(RefreshToken.table, {
+          conditions: [{ _tag: "Equals", column: "hash", value: hashOf(token) }],
+          order: [{ column: "uid", direction: "asc" }],
+          limit: 1
+        }),
+        (rows): Row | undefined => rows[0]
+      )
+
+    /** Every token of a family revoked: a rotated token was presented again, so one of them was stolen. */
+    const revokeFamily = (family: string, now: number) =>
+      Effect.gen(function*() {
+        const members = yield* store.find(RefreshToken.table, {
+          conditions: [{ _tag: "Equals", column: "family", value: family }],
+          order: [{ column: "uid", direction: "asc" }]
+        })
+        for (const member of members) {
+          yield* store.update(RefreshToken.table, { ...member, revoked: true, updateTime: now })
+        }
+      })
+
+    return {
+      /** A new refresh token for `identity`, bound to `audience`. */
+      issue: (identity: Uid.Uid, audience: string): Effect.Effect<Issued> =>
+        store.transaction(insert(identity, audience)).pipe(Effect.orDie),
+
+      /**
+       * Exchanges a refresh token for an API token of its person for `audience` (its own), and the token that
+       * replaces it. A token presented after its rotation revokes its whole family.
+       */
+      exchange: (token: string, audience: string) =>
+        store.transaction(Effect.gen(function*() {
+          const row = yield* find(token)
+          const now = (yield* DateTime.now).epochMillis
+          if (row === undefined) return yield* Effect.fail(refused("REFRESH_TOKEN_UNKNOWN"))
+          if (row.revoked === true) return yield* Effect.fail(refused("REFRESH_TOKEN_REVOKED"))
+          if (row.rotatedTime !== null) {
+            yield* revokeFamily(String(row.family), now)
+            return yield* Effect.succeed(refused("REFRESH_TOKEN_REUSED"))
+          }
+          if (Number(row.expireTime) <= now) return yield* Effect.fail(refused("REFRESH_TOKEN_EXPIRED"))
+          if (row.audience !== audience) return yield* Effect.fail(refused("REFRESH_TOKEN_AUDIENCE"))
+          yield* store.update(RefreshToken.table, { ...row, rotatedTime: now, updateTime: now })
+          const identity = Uid.unsafeMake(String(row.parent))
+          const next = yield* insert(identity, audience, String(row.family))
+          const minted = yield* tokens.mint(identity, { iss: tokens.issuer, sub: "refresh-token" }, audience)
+          return { token: minted, refreshToken: next }
+        })).pipe(
+          // A reuse is refused only after its family's revocation has committed.
+          Effect.flatMap((result) => result instanceof Unauthenticated ? Effect.fail(result) : Effect.succeed(result)),
+          Effect.catchTags({ StoreError: Effect.die, UniqueViolation: Effect.die })
+        ),
+
+      /** Revokes one refresh token (RFC 7009: unknown tokens are no error). */
+      revoke: (token: string): Effect.Effect<void> =>
+        store.transaction(Effect.gen(function*() {
+          const row = yield* find(token)
+          if (row !== undefined) {
+            yield* store.update(RefreshToken.table, {
+              ...row,
+              revoked: true,
+              updateTime: (yield* DateTime.now).epochMillis
+            })
+          }
+        })).pipe(Effect.orDie)
+    }
+  })
+}) {}
