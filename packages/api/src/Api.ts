@@ -384,6 +384,15 @@ export const Exchanged = Schema.Struct({
 const exchangeDescription = "Exchanges the workload's own OIDC token (the bearer) for an API token of an identity " +
   "whose claim match it satisfies. Every failure to verify or match is one 403, whether or not the identity exists."
 
+/** The answer of a refresh: an API token, and the refresh token that replaces the one presented. */
+export const Refreshed = Schema.Struct({
+  token: Exchanged,
+  refreshToken: Schema.Struct({
+    token: Schema.String.annotations({ description: "the next refresh token; the one presented no longer works" }),
+    expiry: Wire.Time.annotations({ description: "when it expires (RFC 3339), 30 days after it was issued" })
+  }).annotations({ identifier: "RefreshToken" })
+}).annotations({ identifier: "RefreshedTokens" })
+
 const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 
 /** The token exchange and the documents that let others verify its tokens. */
@@ -402,6 +411,21 @@ export const TokenService = HttpApiGroup.make("sts")
       .addSuccess(Exchanged)
       .annotate(OpenApi.Description, exchangeDescription)
       .annotate(OpenApi.Summary, "Exchange a token (POST)")
+  )
+  .add(
+    HttpApiEndpoint.post("exchangeRefreshToken", "/sts/exchange_refresh_token")
+      .setUrlParams(Schema.Struct({
+        aud: Schema.optional(Schema.String).annotations({
+          description: "the audience the refresh token is bound to (default: the API's base URL)"
+        })
+      }))
+      .addSuccess(Refreshed)
+      .annotate(
+        OpenApi.Description,
+        "Exchanges a person's refresh token (the bearer) for an API token and the refresh token that replaces it. " +
+          "A refresh token works once: presenting one again revokes every token rotated from the same sign-in."
+      )
+      .annotate(OpenApi.Summary, "Exchange a refresh token")
   )
   .middlewareEndpoints(UpstreamBearer)
   .add(

@@ -13,6 +13,7 @@ import {
   Groups,
   Identities,
   IdentityProviders,
+  RefreshTokens,
   Repos,
   RoleBindings,
   Roles,
@@ -199,6 +200,7 @@ export const layer = Layer.unwrapEffect(Effect.gen(function*() {
   const advisories = yield* Advisories.Advisories
   const store = yield* Store.Store
   const sts = yield* Sts.Sts
+  const refreshTokens = yield* RefreshTokens.RefreshTokens
   const tokens = yield* TokenIssuer.TokenIssuer
 
   const exchange = ({ urlParams }: {
@@ -340,7 +342,11 @@ export const layer = Layer.unwrapEffect(Effect.gen(function*() {
       h
         .handle("exchange", exchange)
         .handle("exchangePost", exchange)
-        .handle("configuration", () => Effect.succeed(configuration))
+        .handle("exchangeRefreshToken", ({ urlParams }) =>
+          Effect.flatMap(UpstreamToken, (token) =>
+            refreshTokens.exchange(token, urlParams.aud ?? tokens.audiences[0]!)))
+        .handle("configuration", () =>
+          Effect.succeed(configuration))
         .handle("jwks", () => tokens.jwks)),
     HttpApiBuilder.group(Api, "health", (h) =>
       h

@@ -3,7 +3,7 @@
  * at `/openapi.json` and a reference page at `/docs`, on Node's HTTP server.
  */
 import { Api } from "@arbor/api/Api"
-import { Arbor, MemoryStore, Secrets, Settings, Sts, TokenIssuer, Uid } from "@arbor/core"
+import { Arbor, MemoryStore, RefreshTokens, Secrets, Settings, Sts, TokenIssuer, Uid } from "@arbor/core"
 import type { Store } from "@arbor/core"
 import { PostgresStore } from "@arbor/store-postgres"
 import type { Migrations } from "@arbor/store-sql"
@@ -72,7 +72,7 @@ export const engine = (config: ServerConfig) => {
       })
     )
   )
-  return Sts.Sts.Default.pipe(
+  return Layer.merge(Sts.Sts.Default, RefreshTokens.RefreshTokens.Default).pipe(
     Layer.provideMerge(Arbor.layer),
     Layer.provideMerge(tokens),
     Layer.provide(secrets),
