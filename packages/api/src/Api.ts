@@ -156,10 +156,9 @@ const unchecked = <T>(identifier: string, jsonSchema: object): Schema.Schema<T> 
 
 /** The bodies of a resource's create and update, from the engine's schema of a create. */
 const body = <A, I>(schema: Schema.Schema<A, I>, name: string): Body<I> => {
-  const { required: _, ...optional } = jsonShape(schema) as ReturnType<typeof jsonShape> & {
-    readonly required?: unknown
-  }
-  return { create: unchecked(`Create${name}`, jsonShape(schema)), update: unchecked(`Update${name}`, optional) }
+  const shape = jsonShape(schema)
+  const { required: _, ...optional } = shape as typeof shape & { readonly required?: unknown }
+  return { create: unchecked(`Create${name}`, shape), update: unchecked(`Update${name}`, optional) }
 }
 
 /** The list of a resource, one page at a time. */
