@@ -51,6 +51,10 @@ const codeOf: { readonly [Tag in Errors.ArborError["_tag"]]: CodeName } = {
   Internal: "INTERNAL"
 }
 
+/** True for an engine error: an `Error` whose tag is one of theirs. */
+export const isArborError = (u: unknown): u is Errors.ArborError =>
+  u instanceof Error && "_tag" in u && typeof u._tag === "string" && Object.hasOwn(codeOf, u._tag)
+
 const typeUrl = (kind: string) => `type.googleapis.com/google.rpc.${kind}`
 
 /** The JSON body of an error. */

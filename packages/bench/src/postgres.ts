@@ -170,7 +170,7 @@ export const run = async (scale: number): Promise<string> => {
     )
 
     await runtime.dispose()
-    const size_ = (await db.query<{ size: string }>("SELECT pg_database_size('bench') AS size")).rows[0]!.size
+    const databaseBytes = (await db.query<{ size: string }>("SELECT pg_database_size('bench') AS size")).rows[0]!.size
     await db.end()
     const figures: Array<Figure> = [
       {
@@ -179,7 +179,7 @@ export const run = async (scale: number): Promise<string> => {
         target: "≤ 1.5",
         met: page10k.ours / page1.ours <= 1.5
       },
-      { name: "database size", value: `${(Number(size_) / 2 ** 20).toFixed(0)} MiB` },
+      { name: "database size", value: `${(Number(databaseBytes) / 2 ** 20).toFixed(0)} MiB` },
       { name: "seeding time (set-based SQL, not measured above)", value: `${seedSeconds.toFixed(0)} s` }
     ]
     return section(

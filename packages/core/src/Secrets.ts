@@ -72,7 +72,7 @@ export const writeStore = (key: Uint8Array) =>
     store.insert(secretsTable, {
       uid: pageTokenKeyName,
       parent: null,
-      value: Array.from(key, (b) => b.toString(16).padStart(2, "0")).join("")
+      value: Buffer.from(key).toString("hex")
     }))
 
 /**
@@ -84,20 +84,22 @@ export const layerStore: Layer.Layer<Secrets, never, Store> = Layer.effect(
   Secrets,
   Effect.gen(function*() {
     const store = yield* Store
-    const read = Effect.map(store.get(secretsTable, pageTokenKeyName), Option.map((row) => String(row.value)))
-    const made = Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) => b.toString(16).padStart(2, "0"))
-      .join("")
-    const stored = yield* Effect.flatMap(
+    const read = Effect.map(
+      store.get(secretsTable, pageTokenKeyName),
+      Option.map((row) => Either.getOrThrow(parseKey(String(row.value))))
+    )
+    const made = crypto.getRandomValues(new Uint8Array(32))
+    const key = yield* Effect.flatMap(
       read,
       Option.match({
         onSome: Effect.succeed,
+        // Another process may make it first: then theirs is the key.
         onNone: () =>
-          store.insert(secretsTable, { uid: pageTokenKeyName, parent: null, value: made }).pipe(
-            Effect.as(made),
+          Effect.as(writeStore(made), made).pipe(
             Effect.catchIf(isUniqueViolation, () => Effect.flatMap(read, (o) => Effect.orDie(o)))
           )
       })
     )
-    return { pageTokenKey: Redacted.make(Either.getOrThrow(parseKey(stored))) }
+    return { pageTokenKey: Redacted.make(key) }
   }).pipe(Effect.orDie)
 )

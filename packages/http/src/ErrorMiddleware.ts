@@ -3,7 +3,7 @@
  * (`RequestLimits`), and the rendering of every failure (engine errors, undecodable parameters and bodies, unknown
  * routes and methods, defects) as a google.rpc.Status body. No framework default error body reaches a client.
  */
-import { render } from "@arbor/api/ErrorBody"
+import { isArborError, render } from "@arbor/api/ErrorBody"
 import { Errors, Validation } from "@arbor/core"
 import {
   FileSystem,
@@ -41,21 +41,6 @@ const fromIssues = (issues: ReadonlyArray<Issue>): Errors.InvalidArgument => {
     ? Errors.InvalidArgument.field("request", "is not valid")
     : new Errors.InvalidArgument({ violations: [first, ...rest] })
 }
-
-const isArborError = (e: unknown): e is Errors.ArborError =>
-  typeof e === "object" && e !== null && "_tag" in e &&
-  [
-    "InvalidArgument",
-    "NotFound",
-    "AlreadyExists",
-    "PermissionDenied",
-    "Unauthenticated",
-    "FailedPrecondition",
-    "Aborted",
-    "Internal"
-  ]
-    .includes((e as { _tag: string })._tag) &&
-  e instanceof Error
 
 /** The engine error a failure stands for, or undefined for an unexpected one (a defect). */
 const classify = (error: unknown, request: HttpServerRequest.HttpServerRequest): Errors.ArborError | undefined => {

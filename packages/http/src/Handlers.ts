@@ -130,11 +130,14 @@ const readable = <const P extends string, A, O extends Lists.ListOptions>(
   plural: P,
   service: Readable<A, O>,
   options: (params: Params) => Effect.Effect<O, Errors.InvalidArgument>
-) => ({
-  list: ({ urlParams }: { readonly urlParams: Params }) =>
-    asCaller((p) => Effect.flatMap(options(urlParams), (o) => service.list(p, o))).pipe(Effect.map(envelope(plural))),
-  get: ({ path }: UidRequest) => asCaller((p) => service.get(p, path.uid))
-})
+) => {
+  const toEnvelope = envelope(plural)
+  return {
+    list: ({ urlParams }: { readonly urlParams: Params }) =>
+      asCaller((p) => Effect.flatMap(options(urlParams), (o) => service.list(p, o))).pipe(Effect.map(toEnvelope)),
+    get: ({ path }: UidRequest) => asCaller((p) => service.get(p, path.uid))
+  }
+}
 
 /** The v2 handlers of a resource that is also created, updated and deleted. */
 const writable = <const P extends string, A, C>(plural: P, service: Writable<A, C>) => ({

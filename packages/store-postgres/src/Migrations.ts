@@ -6,8 +6,6 @@
  * `Dialect.constraintName` names them. `test/schema.test.ts` checks the schema against the core's table descriptors.
  */
 import { Migrations } from "@arbor/store-sql"
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as Effect from "effect/Effect"
 
 /** Migration 1: every table of the engine, with the indexes its lists and lookups use. */
 const initial = [
@@ -232,16 +230,12 @@ const refreshTokens = [
   `CREATE INDEX refresh_tokens__family ON refresh_tokens (family, uid)`
 ]
 
-/** Runs each statement in order. */
-const statements = (sqls: ReadonlyArray<string>) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.forEach(sqls, (s) => sql.unsafe(s), { discard: true }))
-
 /** The migrations, by `<id>_<name>`. */
 export const migrations: Migrations.Migrations = {
-  "0001_initial": statements(initial),
-  "0002_signing_keys": statements(signingKeys),
-  "0003_secrets": statements(secrets),
-  "0004_refresh_tokens": statements(refreshTokens)
+  "0001_initial": Migrations.statements(initial),
+  "0002_signing_keys": Migrations.statements(signingKeys),
+  "0003_secrets": Migrations.statements(secrets),
+  "0004_refresh_tokens": Migrations.statements(refreshTokens)
 }
 
 /** The newest schema version this code knows. */

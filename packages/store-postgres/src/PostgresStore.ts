@@ -36,7 +36,7 @@ export type OpenFailed = Migrations.OpenFailed
 const migrationLock = 0x6172626f72
 
 /** The database a URL names, without its credentials, for messages. */
-const describe = (url: Redacted.Redacted): string => {
+const databaseName = (url: Redacted.Redacted): string => {
   try {
     const parsed = new URL(Redacted.value(url))
     return `${parsed.host}${parsed.pathname}`
@@ -59,7 +59,7 @@ export const layer = (
   Store.Store | SqlStore.SqlStore | SqlClient.SqlClient | PgClient.PgClient,
   SchemaTooNew | OpenFailed
 > => {
-  const database = describe(config.url)
+  const database = databaseName(config.url)
   return Layer.effectContext(
     Effect.zipRight(migrate(database), SqlStore.make(dialect)).pipe(
       Effect.map((store) => Context.make(Store.Store, store).pipe(Context.add(SqlStore.SqlStore, store)))

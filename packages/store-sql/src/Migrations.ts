@@ -45,6 +45,10 @@ export const table = "arbor_migrations"
 /** An adapter's migrations, by `<id>_<name>`; each frozen once released. */
 export type Migrations = Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>>
 
+/** A migration made of DDL statements, run in order. */
+export const statements = (sqls: ReadonlyArray<string>): Effect.Effect<void, unknown, SqlClient.SqlClient> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.forEach(sqls, (s) => sql.unsafe(s), { discard: true }))
+
 /** The newest schema version `migrations` reach. */
 export const latestVersion = (migrations: Migrations): number =>
   Math.max(...Object.keys(migrations).map((k) => Number.parseInt(k, 10)))
