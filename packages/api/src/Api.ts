@@ -498,6 +498,7 @@ export const Api = HttpApi.make("arbor")
   .addError(declared(Errors.AlreadyExists, 409, "already exists (code 6)"))
   .addError(declared(Errors.Aborted, 409, "aborted (code 10): retry"))
   .addError(declared(Errors.Internal, 500, "internal error (code 13)"))
+  .addError(declared(Errors.Unavailable, 503, "unavailable (code 14): a service it needs cannot be reached; retry"))
   .annotate(OpenApi.Title, "Arbor management API")
   .annotate(OpenApi.Version, "2.0.0-beta.1")
   .annotate(

@@ -48,6 +48,7 @@ const codeOf: { readonly [Tag in Errors.ArborError["_tag"]]: CodeName } = {
   Unauthenticated: "UNAUTHENTICATED",
   FailedPrecondition: "FAILED_PRECONDITION",
   Aborted: "ABORTED",
+  Unavailable: "UNAVAILABLE",
   Internal: "INTERNAL"
 }
 
@@ -201,6 +202,8 @@ export const parse = (body: ErrorBody): Errors.ArborError | undefined => {
     }
     case "ABORTED":
       return new Errors.Aborted({ description: after(body.message, "Aborted: "), ...reason })
+    case "UNAVAILABLE":
+      return new Errors.Unavailable({ description: after(body.message, "Unavailable: "), ...reason })
     case "INTERNAL":
       return new Errors.Internal({ ...reason })
   }

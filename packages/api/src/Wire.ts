@@ -131,6 +131,8 @@ export const Identity = resource(
     description: Schema.String,
     claimMatch: Schema.optionalWith(ClaimMatch, { exact: true }),
     staticKeys: Schema.optionalWith(StaticKeys, { exact: true }),
+    email: Schema.optionalWith(Schema.String, { exact: true }),
+    emailUnverified: Schema.optionalWith(Schema.String, { exact: true }),
     lastSeenTime: Time,
     ...times
   },

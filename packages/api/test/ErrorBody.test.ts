@@ -15,6 +15,7 @@ const samples: ReadonlyArray<Errors.ArborError> = [
     reason: "REQUEST_TOO_LARGE"
   }),
   new Errors.NotFound({ resourceType: "group", uid: "a".repeat(40) }),
+  new Errors.Unavailable({ description: "the sign-in provider cannot be reached", reason: "PROVIDER_UNAVAILABLE" }),
   new Errors.AlreadyExists({ resourceType: "role", description: "a role named x exists in this group" }),
   new Errors.PermissionDenied({ capability: "groups.list", resource: "b".repeat(40) }),
   new Errors.Unauthenticated({ why: "the token has expired", reason: "TOKEN_EXPIRED" }),
@@ -44,6 +45,7 @@ describe("ErrorBody", () => {
         Errors.Unauthenticated,
         Errors.FailedPrecondition,
         Errors.Aborted,
+        Errors.Unavailable,
         Errors.Internal
       )))
       assert.deepStrictEqual(Schema.decodeSync(codec)(Schema.encodeSync(codec)(error)), error, error._tag)

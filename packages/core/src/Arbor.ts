@@ -19,6 +19,8 @@ import * as IdentityProvider from "./IdentityProvider.js"
 import { IdentityProviders } from "./IdentityProviders.js"
 import { LastSeen } from "./LastSeen.js"
 import * as MemoryStore from "./MemoryStore.js"
+import { People } from "./People.js"
+import * as Person from "./Person.js"
 import * as RefreshToken from "./RefreshToken.js"
 import * as Repo from "./Repo.js"
 import { Repos } from "./Repos.js"
@@ -27,6 +29,7 @@ import * as RoleBinding from "./RoleBinding.js"
 import { RoleBindings } from "./RoleBindings.js"
 import { Roles } from "./Roles.js"
 import * as Secrets from "./Secrets.js"
+import * as SignIn from "./SignIn.js"
 import type { Store, Table } from "./Store.js"
 import * as Tag from "./Tag.js"
 import { Tags } from "./Tags.js"
@@ -43,13 +46,19 @@ export const resourceTables: ReadonlyArray<Table> = [
   GroupInvite.table,
   Repo.table,
   Tag.table,
-  Advisory.table
+  Advisory.table,
+  Person.table
 ]
 
-/** Every table the engine may keep in a store: its resources', refresh tokens, and the keys processes share. */
+/**
+ * Every table the engine may keep in a store: its resources', refresh tokens, sign-ins in progress, and the keys
+ * processes share.
+ */
 export const tables: ReadonlyArray<Table> = [
   ...resourceTables,
   RefreshToken.table,
+  SignIn.transactionsTable,
+  SignIn.devicesTable,
   TokenIssuer.signingKeysTable,
   Secrets.secretsTable
 ]
@@ -66,6 +75,7 @@ export type Services =
   | Repos
   | Tags
   | Advisories
+  | People
   | Authorization
   | Events
   | LastSeen
@@ -77,11 +87,12 @@ export const layer: Layer.Layer<Services, never, Store | Secrets.Secrets> = Laye
   Roles.Default,
   IdentityProviders.Default,
   AccountAssociations.Default,
-  GroupInvites.Default,
   Repos.Default,
   Tags.Default,
-  Advisories.Default
+  Advisories.Default,
+  People.Default
 ).pipe(
+  Layer.provideMerge(GroupInvites.Default),
   Layer.provideMerge(RoleBindings.Default),
   Layer.provideMerge(Layer.mergeAll(Authorization.Default, Events.Default, LastSeen.Default))
 )

@@ -102,6 +102,18 @@ export class Aborted extends Schema.TaggedError<Aborted>()("Aborted", {
   }
 }
 
+/** A service the operation needs (an upstream provider) cannot be reached now; a retry may succeed (code 14). */
+export class Unavailable extends Schema.TaggedError<Unavailable>()("Unavailable", {
+  description: Schema.String,
+  reason,
+  /** Why, for the server's log only; never shown to the caller. */
+  logDetail: Schema.optional(Schema.String)
+}) {
+  override get message(): string {
+    return `Unavailable: ${this.description}`
+  }
+}
+
 /** Something failed inside the engine; `cause` is for logs only, never for callers (code 13). */
 export class Internal extends Schema.TaggedError<Internal>()("Internal", {
   cause: Schema.optional(Schema.Defect),
@@ -121,4 +133,5 @@ export type ArborError =
   | Unauthenticated
   | FailedPrecondition
   | Aborted
+  | Unavailable
   | Internal

@@ -5,7 +5,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import type { Grants } from "./Authorization.js"
 import type { StaticKeys } from "./ClaimMatch.js"
-import { FieldViolation, InvalidArgument } from "./Errors.js"
+import { FieldViolation, InvalidArgument, PermissionDenied } from "./Errors.js"
 import * as Events from "./Events.js"
 import * as FieldMask from "./FieldMask.js"
 import * as Group from "./Group.js"
@@ -16,6 +16,7 @@ import { requireAll } from "./internal/roles.js"
 import * as IssuerUrl from "./IssuerUrl.js"
 import { LastSeen } from "./LastSeen.js"
 import * as Lists from "./Lists.js"
+import * as Person from "./Person.js"
 import * as Principal from "./Principal.js"
 import * as RefreshToken from "./RefreshToken.js"
 import * as Repository from "./Repository.js"
@@ -96,12 +97,13 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
       groupOf: Resources.parentGroup
     }
 
-    /** Deletes the identity's refresh tokens and role bindings, wherever they are. */
+    /** Deletes the identity's refresh tokens, its sign-in record and its role bindings, wherever they are. */
     const deleteBindings = (identity: Identity.Identity) =>
       Effect.gen(function*() {
         yield* ops.store.delete(RefreshToken.table, {
           conditions: [{ _tag: "Equals", column: "parent", value: identity.uid }]
         })
+        yield* ops.store.delete(Person.table, { ranges: [Uid.only(identity.uid)] })
         const held = yield* bindings.find({
           conditions: [{ _tag: "Equals", column: "identityUid", value: identity.uid }],
           order: [{ column: "uid", direction: "asc" }]
@@ -122,13 +124,26 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
           Effect.forEach(held.grants, (g) => requireAll(grants, [...g.capabilities], g.group), { discard: true })
       )
 
+    /**
+     * The principal an operation on `uid` runs as: a person acting on their own (root-level) identity acts with full
+     * authority over it; anyone else as themselves.
+     */
+    const actingOn = (principal: Principal.Principal, uid: string): Principal.Principal =>
+      principal._tag === "Identity" && principal.uid === uid && Uid.isUid(uid) && Uid.parentOrNull(uid) === null
+        ? Principal.system
+        : principal
+
+    /** What a person may change of their own identity. */
+    const ownFields = ["name", "description"]
+
     return {
       /** Identities the caller may list (`identity.list` at their group or above). */
       list: (principal: Principal.Principal, options: Lists.ListOptions = {}) =>
         Lists.list(ops, spec, principal, options),
 
+      /** One identity: with `identity.list` at its group, or a person's own. */
       get: (principal: Principal.Principal, uid: string) =>
-        Effect.map(Resources.get(ops, kind, principal, uid), lastSeen.overlay),
+        Effect.map(Resources.get(ops, kind, actingOn(principal, uid), uid), lastSeen.overlay),
 
       /** Creates an identity in group `groupUid`. */
       create: (principal: Principal.Principal, groupUid: string, input: Identity.CreateIdentity) =>
@@ -159,7 +174,8 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
       /**
        * Updates an identity: the fields present in `patch`, or those named by `updateMask`. `claimMatch` and
        * `staticKeys` are one choice: setting one clears the other. Changing either needs, besides `identity.update`,
-       * every capability the identity holds through its bindings, where it holds them.
+       * every capability the identity holds through its bindings, where it holds them. A person may change the
+       * name and description of their own identity.
        */
       update: (
         principal: Principal.Principal,
@@ -167,38 +183,62 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
         patch: Partial<Identity.CreateIdentity>,
         updateMask?: string
       ) =>
-        Resources.update(ops, kind, principal, uid, {
-          patch,
-          updateMask,
-          fields: Identity.fields,
-          apply: (current, { body, grants, mask, updateTime }) =>
-            Effect.gen(function*() {
-              const changed = FieldMask.changed(body, mask, Identity.fields)
-              const merged = FieldMask.apply(asInput(current), body, mask, Identity.fields)
-              if (changed.includes("claimMatch") && body.claimMatch !== undefined && !changed.includes("staticKeys")) {
-                delete merged.staticKeys
-              }
-              if (changed.includes("staticKeys") && body.staticKeys !== undefined && !changed.includes("claimMatch")) {
-                delete merged.claimMatch
-              }
-              const fields = yield* validate(merged, current.createTime)
-              if (Identity.assumption(fields) !== Identity.assumption(current)) {
-                yield* requireEverythingHeldBy(grants, current.uid)
-              }
-              return new Identity.Identity({
-                uid: current.uid,
-                ...fields,
-                lastSeenTime: current.lastSeenTime,
-                createTime: current.createTime,
-                updateTime
-              }, trusted)
-            }),
-          duplicate: (next) => `an identity named '${next.name}' already exists beside ${next.uid}`
-        }).pipe(Effect.map(lastSeen.overlay)),
+        Effect.gen(function*() {
+          const actor = actingOn(principal, uid)
+          if (actor === principal) return actor
+          const mask = yield* FieldMask.parse(updateMask, Identity.fields)
+          const body = typeof patch === "object" && patch !== null ? patch : {}
+          const changed = FieldMask.changed(body, mask, Identity.fields).filter((f) => !ownFields.includes(f))
+          if (changed.length > 0) {
+            return yield* new PermissionDenied({ capability: "identity.update", resource: uid })
+          }
+          return actor
+        }).pipe(
+          Effect.flatMap((actor) =>
+            Resources.update(ops, kind, actor, uid, {
+              patch,
+              updateMask,
+              fields: Identity.fields,
+              apply: (current, { body, grants, mask, updateTime }) =>
+                Effect.gen(function*() {
+                  const changed = FieldMask.changed(body, mask, Identity.fields)
+                  const merged = FieldMask.apply(asInput(current), body, mask, Identity.fields)
+                  if (
+                    changed.includes("claimMatch") && body.claimMatch !== undefined && !changed.includes("staticKeys")
+                  ) {
+                    delete merged.staticKeys
+                  }
+                  if (
+                    changed.includes("staticKeys") && body.staticKeys !== undefined && !changed.includes("claimMatch")
+                  ) {
+                    delete merged.claimMatch
+                  }
+                  const fields = yield* validate(merged, current.createTime)
+                  if (Identity.assumption(fields) !== Identity.assumption(current)) {
+                    yield* requireEverythingHeldBy(grants, current.uid)
+                  }
+                  return new Identity.Identity({
+                    uid: current.uid,
+                    ...fields,
+                    ...(current.email === undefined ? {} : { email: current.email }),
+                    ...(current.emailUnverified === undefined ? {} : { emailUnverified: current.emailUnverified }),
+                    lastSeenTime: current.lastSeenTime,
+                    createTime: current.createTime,
+                    updateTime
+                  }, trusted)
+                }),
+              duplicate: (next) => `an identity named '${next.name}' already exists beside ${next.uid}`
+            })
+          ),
+          Effect.map(lastSeen.overlay)
+        ),
 
-      /** Deletes an identity and, atomically, every role binding that references it. */
+      /**
+       * Deletes an identity and, atomically, every role binding and refresh token of it. A person may delete their
+       * own identity.
+       */
       delete: (principal: Principal.Principal, uid: string) =>
-        Resources.remove(ops, kind, principal, uid, { before: deleteBindings })
+        Resources.remove(ops, kind, actingOn(principal, uid), uid, { before: deleteBindings })
     }
   })
 }) {}

@@ -1,6 +1,7 @@
 /**
  * Identities: workload or user identities that live in a group and are assumed by presenting a token whose claims
  * match (`claimMatch`), or one signed by an offline issuer's keys (`staticKeys`). Exactly one of the two is set.
+ * People who sign in are root-level identities (no parent group) with their provider's claim match and email.
  */
 import * as Schema from "effect/Schema"
 import { ClaimMatch, ClaimMatchInput, StaticKeys, StaticKeysInput } from "./ClaimMatch.js"
@@ -15,6 +16,10 @@ export class Identity extends Schema.Class<Identity>("@arbor/core/Identity")({
   description: Schema.String,
   claimMatch: Schema.optionalWith(ClaimMatch, { nullable: true, exact: true }),
   staticKeys: Schema.optionalWith(StaticKeys, { nullable: true, exact: true }),
+  /** A person's email, as their provider verified it (output only). */
+  email: Schema.optionalWith(Schema.String, { nullable: true, exact: true }),
+  /** A person's email, as their provider gave it without verifying it (output only). */
+  emailUnverified: Schema.optionalWith(Schema.String, { nullable: true, exact: true }),
   lastSeenTime: Timestamp,
   createTime: Timestamp,
   updateTime: Timestamp
@@ -71,7 +76,7 @@ export type CreateIdentity = typeof CreateIdentity.Encoded
 export const fields = {
   mutable: ["name", "description", "claimMatch", "staticKeys"],
   immutable: [],
-  outputOnly: ["uid", "lastSeenTime", "createTime", "updateTime"]
+  outputOnly: ["uid", "email", "emailUnverified", "lastSeenTime", "createTime", "updateTime"]
 } as const
 
 /** How identities are stored. */
@@ -84,7 +89,9 @@ export const table: Table = {
     staticKeys: { type: "json", nullable: true },
     lastSeenTime: { type: "integer" },
     createTime: { type: "integer" },
-    updateTime: { type: "integer" }
+    updateTime: { type: "integer" },
+    email: { type: "text", nullable: true },
+    emailUnverified: { type: "text", nullable: true }
   },
   unique: [["parent", "name"]],
   indexes: [["parent"], ["name"], ["createTime"], ["updateTime"]]

@@ -4,10 +4,12 @@
  * plain http on loopback when the settings allow it), public addresses only (`Egress`, the client of `Default`), no
  * redirects, a timeout and a size cap per document. Keys are cached per issuer,
  * refetched when they grow old or a token names an unknown `kid` (at most once per cooldown), and concurrent
- * requests for one issuer share one fetch. A failed refresh keeps serving the keys fetched before.
+ * requests for one issuer share one fetch. A failed refresh keeps serving the keys fetched before. Discovery also
+ * names the endpoints a sign-in uses, and other requests to an issuer (redeeming a code) go out within the same limits.
  */
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
@@ -45,6 +47,8 @@ export const limits = {
 /** An issuer's keys as of one fetch. */
 export interface Keys {
   readonly issuer: string
+  /** Where the issuer's people sign in and its codes are redeemed, as its discovery document names them. */
+  readonly endpoints: { readonly authorization?: string | undefined; readonly token?: string | undefined }
   readonly kids: ReadonlySet<string>
   readonly keySet: ReturnType<typeof jose.createLocalJWKSet>
   readonly fetchedAt: number
@@ -57,7 +61,12 @@ interface Entry {
   inflight?: Deferred.Deferred<Keys, IssuerKeysUnavailable> | undefined
 }
 
-const Discovery = Schema.Struct({ issuer: Schema.String, jwks_uri: Schema.String })
+const Discovery = Schema.Struct({
+  issuer: Schema.String,
+  jwks_uri: Schema.String,
+  authorization_endpoint: Schema.optional(Schema.String),
+  token_endpoint: Schema.optional(Schema.String)
+})
 
 /** Upstream issuers' keys. */
 export class IssuerKeys extends Effect.Service<IssuerKeys>()("@arbor/core/IssuerKeys", {
@@ -69,12 +78,13 @@ export class IssuerKeys extends Effect.Service<IssuerKeys>()("@arbor/core/Issuer
     const unavailable = (issuer: string, reason: string, detail: string) =>
       new IssuerKeysUnavailable({ issuer, reason, detail })
 
-    /** GETs a JSON document within the limits. */
-    const fetchJson = (issuer: string, url: string) =>
+    /** Sends `request` to the issuer's `url` and reads its JSON answer, within the limits. */
+    const requestJson = (issuer: string, request: HttpClientRequest.HttpClientRequest) =>
       Effect.gen(function*() {
+        const url = request.url
         const insecure = IssuerUrl.error(url, { allowLoopback: settings.allowLoopbackHttpIssuers, allowQuery: true })
         if (insecure !== undefined) return yield* unavailable(issuer, "INSECURE_URL", `${url} ${insecure}`)
-        const response = yield* client.get(url, { headers: { accept: "application/json" } }).pipe(
+        const response = yield* client.execute(HttpClientRequest.acceptJson(request)).pipe(
           Effect.mapError((e) =>
             unavailable(
               issuer,
@@ -85,14 +95,14 @@ export class IssuerKeys extends Effect.Service<IssuerKeys>()("@arbor/core/Issuer
             )
           )
         )
-        if (response.status !== 200) {
-          return yield* unavailable(issuer, "FETCH_FAILED", `${url} answered ${response.status}`)
-        }
         const declared = Number(response.headers["content-length"] ?? "0")
         if (declared > limits.maxBytes) {
           return yield* unavailable(issuer, "DOCUMENT_TOO_LARGE", `${url} declares ${declared} bytes`)
         }
         const text = yield* readCapped(response, issuer, url)
+        if (response.status !== 200) {
+          return yield* unavailable(issuer, "FETCH_FAILED", `${url} answered ${response.status}: ${text.slice(0, 200)}`)
+        }
         return yield* Effect.try({
           try: () => JSON.parse(text) as unknown,
           catch: () => unavailable(issuer, "MALFORMED_DOCUMENT", `${url} is not JSON`)
@@ -101,11 +111,13 @@ export class IssuerKeys extends Effect.Service<IssuerKeys>()("@arbor/core/Issuer
         Effect.timeoutFail({
           duration: limits.timeout,
           onTimeout: () =>
-            unavailable(issuer, "TIMEOUT", `${url} did not answer within ${Duration.format(limits.timeout)}`)
+            unavailable(issuer, "TIMEOUT", `${request.url} did not answer within ${Duration.format(limits.timeout)}`)
         }),
         // A fetch-based client follows redirects unless told not to; Node's clients never do.
         Effect.provideService(FetchHttpClient.RequestInit, { redirect: "error" })
       )
+
+    const fetchJson = (issuer: string, url: string) => requestJson(issuer, HttpClientRequest.get(url))
 
     const readCapped = (response: HttpClientResponse.HttpClientResponse, issuer: string, url: string) =>
       response.stream.pipe(
@@ -150,7 +162,13 @@ export class IssuerKeys extends Effect.Service<IssuerKeys>()("@arbor/core/Issuer
           catch: () => unavailable(issuer, "MALFORMED_DOCUMENT", `${discovery.jwks_uri} is not a JWKS`)
         })
         const kids = new Set(keys.flatMap((k: { kid?: unknown }) => typeof k?.kid === "string" ? [k.kid] : []))
-        return { issuer, kids, keySet, fetchedAt: yield* Clock.currentTimeMillis } satisfies Keys
+        return {
+          issuer,
+          endpoints: { authorization: discovery.authorization_endpoint, token: discovery.token_endpoint },
+          kids,
+          keySet,
+          fetchedAt: yield* Clock.currentTimeMillis
+        } satisfies Keys
       })
 
     const remember = (issuer: string, entry: Entry) => {
@@ -186,6 +204,9 @@ export class IssuerKeys extends Effect.Service<IssuerKeys>()("@arbor/core/Issuer
     }
 
     return {
+      /** Sends `request` to a URL of `issuer` and reads its JSON answer, within the same limits as its keys. */
+      requestJson,
+
       /**
        * The keys of `issuer`, fresh enough to hold `kid` if the issuer publishes it: from cache, or fetched when the
        * cache is empty, old, or lacks `kid` (at most once per cooldown); a failed refetch falls back to the cache.

@@ -5,9 +5,12 @@
 import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { createHash } from "node:crypto"
 import { Unauthenticated } from "./Errors.js"
+import * as Identity from "./Identity.js"
 import * as RefreshToken from "./RefreshToken.js"
+import * as Repository from "./Repository.js"
 import type { Row } from "./Store.js"
 import { Store } from "./Store.js"
 import { TokenIssuer } from "./TokenIssuer.js"
@@ -30,6 +33,7 @@ export class RefreshTokens extends Effect.Service<RefreshTokens>()("@arbor/core/
   effect: Effect.gen(function*() {
     const store = yield* Store
     const tokens = yield* TokenIssuer
+    const identities = yield* Repository.make(Identity.table, Identity.Identity)
 
     /** A new token for `identity` and `audience`, in `family` (a new one when absent). */
     const insert = (identity: string, audience: string, family?: string) =>
@@ -97,9 +101,16 @@ export class RefreshTokens extends Effect.Service<RefreshTokens>()("@arbor/core/
           if (Number(row.expireTime) <= now) return yield* Effect.fail(refused("REFRESH_TOKEN_EXPIRED"))
           if (row.audience !== audience) return yield* Effect.fail(refused("REFRESH_TOKEN_AUDIENCE"))
           yield* store.update(RefreshToken.table, { ...row, rotatedTime: now, updateTime: now })
-          const identity = Uid.unsafeMake(String(row.parent))
-          const next = yield* insert(identity, audience, String(row.family))
-          const minted = yield* tokens.mint(identity, { iss: tokens.issuer, sub: "refresh-token" }, audience)
+          const person = yield* identities.get(String(row.parent))
+          if (Option.isNone(person)) return yield* Effect.fail(refused("REFRESH_TOKEN_UNKNOWN"))
+          const identity = person.value
+          const next = yield* insert(identity.uid, audience, String(row.family))
+          const minted = yield* tokens.mint(
+            identity.uid,
+            { iss: identity.issuer, sub: identity.subject },
+            audience,
+            { email: identity.email }
+          )
           return { token: minted, refreshToken: next }
         })).pipe(
           // A reuse is refused only after its family's revocation has committed.

@@ -290,14 +290,19 @@ export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/Toke
 
       /**
        * A token for `identity`, valid for the token lifetime, recording the upstream token it was exchanged for.
-       * Its audience is the API's unless another of `audiences` is given.
+       * Its audience is the API's unless another of `audiences` is given; a person's carries their verified email.
        */
-      mint: (identity: Uid.Uid, actor: Actor, audience: string = settings.audience) =>
+      mint: (
+        identity: Uid.Uid,
+        actor: Actor,
+        audience: string = settings.audience,
+        person: { readonly email?: string | undefined } = {}
+      ) =>
         Effect.gen(function*() {
           const { kid, privateKey } = yield* signing
           const issuedAt = Math.floor((yield* Clock.currentTimeMillis) / 1000)
           const token = yield* Effect.promise(() =>
-            new jose.SignJWT({ act: { ...actor } })
+            new jose.SignJWT({ act: { ...actor }, ...(person.email === undefined ? {} : { email: person.email }) })
               .setProtectedHeader({ alg, kid, typ: "JWT" })
               .setIssuer(settings.issuer)
               .setSubject(identity)

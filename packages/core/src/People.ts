@@ -1,0 +1,148 @@
+/**
+ * The People service: a person's sign-in, once their provider's ID token is verified. The first sign-in of an
+ * (issuer, subject) makes their root-level identity and, when they came through an organization's identity
+ * provider, binds its default role at its group; every sign-in advances `lastSeenTime` and takes up the email the
+ * provider gives. An invite given at sign-in is redeemed for them.
+ */
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Events from "./Events.js"
+import { GroupInvites } from "./GroupInvites.js"
+import * as Identity from "./Identity.js"
+import type * as IdentityProvider from "./IdentityProvider.js"
+import { commit, operations, trusted, unexpectedConflict } from "./internal/operations.js"
+import * as Person from "./Person.js"
+import * as Principal from "./Principal.js"
+import * as Repository from "./Repository.js"
+import * as Role from "./Role.js"
+import * as RoleBinding from "./RoleBinding.js"
+import * as Uid from "./Uid.js"
+
+/** Where a person's access comes from at sign-in. */
+export interface Access {
+  /** The organization's identity provider they came through; its default role is bound at their first sign-in. */
+  readonly provider?: IdentityProvider.Record | undefined
+  /** An invite code to redeem for them. */
+  readonly invite?: string | undefined
+}
+
+/** How many suffixed names a new person's identity tries before giving up on a free one. */
+const nameAttempts = 8
+
+/** People who sign in. */
+export class People extends Effect.Service<People>()("@arbor/core/People", {
+  effect: Effect.gen(function*() {
+    const ops = yield* operations
+    const invites = yield* GroupInvites
+    const identities = yield* Repository.make(Identity.table, Identity.Identity)
+    const roles = yield* Repository.make(Role.table, Role.Role)
+    const bindings = yield* Repository.make(RoleBinding.table, RoleBinding.Record)
+
+    const emailOf = (claims: Person.Claims) =>
+      claims.email === undefined || claims.email === ""
+        ? {}
+        : claims.emailVerified
+        ? { email: claims.email }
+        : { emailUnverified: claims.email }
+
+    /** A name no other person's identity has: the derived one, else it with a random suffix. */
+    const freeName = (claims: Person.Claims) =>
+      Effect.gen(function*() {
+        const base = Person.nameFor(claims)
+        for (let attempt = 0; attempt < nameAttempts; attempt++) {
+          const name = attempt === 0 ? base : Person.disambiguate(base)
+          const taken = yield* identities.count({
+            conditions: [{ _tag: "Equals", column: "parent", value: null }, {
+              _tag: "Equals",
+              column: "name",
+              value: name
+            }]
+          })
+          if (taken === 0) return name
+        }
+        return Person.disambiguate(`${base.slice(0, 40)}-${Date.now().toString(36)}`)
+      })
+
+    /** The person's identity made, with their default role when their provider's organization grants one. */
+    const create = (claims: Person.Claims, access: Access, now: DateTime.Utc) =>
+      Effect.gen(function*() {
+        const identity = new Identity.Identity({
+          uid: Uid.makeRoot(),
+          name: yield* freeName(claims),
+          description: "",
+          claimMatch: { issuer: claims.issuer, subject: claims.subject },
+          ...emailOf(claims),
+          lastSeenTime: now,
+          createTime: now,
+          updateTime: now
+        }, trusted)
+        yield* identities.insert(identity).pipe(unexpectedConflict)
+        yield* ops.store.insert(Person.table, {
+          uid: identity.uid,
+          parent: null,
+          issuer: claims.issuer,
+          subject: claims.subject,
+          createTime: now.epochMillis
+        }).pipe(unexpectedConflict, Repository.orInternal)
+        const events = [yield* Events.make("created", "identity", identity.uid)]
+        const provider = access.provider
+        const group = provider === undefined ? null : Uid.parentOrNull(provider.uid)
+        if (provider !== undefined && group !== null && Option.isSome(yield* roles.get(provider.defaultRole))) {
+          const binding: RoleBinding.Record = {
+            uid: Uid.makeChild(group),
+            parent: group,
+            identityUid: identity.uid,
+            roleUid: provider.defaultRole,
+            createTime: now,
+            updateTime: now
+          }
+          yield* bindings.insert(binding).pipe(unexpectedConflict)
+          events.push(yield* Events.make("created", "role_binding", binding.uid))
+        }
+        return [identity, events] as const
+      })
+
+    return {
+      /**
+       * Signs a person in: their identity, made at the first sign-in of their (issuer, subject), with this sign-in's
+       * time and email; then the invite redeemed for them, if one is given (refused as `redeem` refuses it; an invite
+       * for an email needs that email verified).
+       */
+      signIn: (claims: Person.Claims, access: Access = {}) =>
+        Effect.gen(function*() {
+          const identity = yield* commit(
+            ops,
+            Effect.gen(function*() {
+              const now = yield* DateTime.now
+              const [known] = yield* Repository.orInternal(ops.store.find(Person.table, {
+                conditions: [
+                  { _tag: "Equals", column: "issuer", value: claims.issuer },
+                  { _tag: "Equals", column: "subject", value: claims.subject }
+                ],
+                order: [{ column: "uid", direction: "asc" }],
+                limit: 1
+              }))
+              const current = known === undefined ? Option.none() : yield* identities.get(known.uid)
+              if (Option.isNone(current)) return yield* create(claims, access, now)
+              const { email: _e, emailUnverified: _u, ...rest } = current.value
+              const identity = new Identity.Identity({
+                ...rest,
+                ...emailOf(claims),
+                lastSeenTime: DateTime.max(now, current.value.lastSeenTime)
+              }, trusted)
+              yield* identities.update(identity).pipe(unexpectedConflict)
+              return [identity, []] as const
+            })
+          )
+          if (access.invite !== undefined) {
+            yield* invites.redeem(Principal.system, access.invite, {
+              identityUid: identity.uid,
+              ...(claims.emailVerified && claims.email !== undefined ? { email: claims.email } : {})
+            })
+          }
+          return identity
+        })
+    }
+  })
+}) {}
