@@ -4,6 +4,7 @@
  * parameters into list options and pages into envelopes.
  */
 import { Api, CurrentPrincipal, UpstreamToken } from "@arbor/api/Api"
+import * as OAuth from "@arbor/api/OAuth"
 import type { Lists, Principal } from "@arbor/core"
 import {
   AccountAssociations,
@@ -216,10 +217,15 @@ export const layer = Layer.unwrapEffect(Effect.gen(function*() {
   const configuration = {
     issuer: tokens.issuer,
     jwks_uri: `${tokens.issuer}/.well-known/jwks.json`,
+    authorization_endpoint: `${tokens.issuer}${OAuth.paths.authorization}`,
+    token_endpoint: `${tokens.issuer}${OAuth.paths.token}`,
+    device_authorization_endpoint: `${tokens.issuer}${OAuth.paths.deviceAuthorization}`,
+    revocation_endpoint: `${tokens.issuer}${OAuth.paths.revocation}`,
+    grant_types_supported: [OAuth.deviceCodeGrant],
     response_types_supported: ["id_token"],
     subject_types_supported: ["public"],
     id_token_signing_alg_values_supported: ["ES256"],
-    claims_supported: ["iss", "sub", "aud", "iat", "exp", "jti", "act"]
+    claims_supported: ["iss", "sub", "aud", "iat", "exp", "jti", "act", "email"]
   }
   // Registry resources are written by upsert: a create of an existing name updates it.
   const registry = <A, C>(service: Omit<Writable<A, C>, "create"> & { readonly upsert: Writable<A, C>["create"] }) => ({

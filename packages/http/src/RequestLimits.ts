@@ -1,7 +1,7 @@
 /**
  * What a request may be, checked before anything else reads it: the request target (length, no `;` or `#` in the
  * path, duplicate slashes folded in the path only and a uid's slashes escaped (`UidPaths`), the query left exactly
- * as sent), the body's media type and
+ * as sent), the body's media type (JSON; forms for the sign-in endpoints under `/oauth/`) and
  * charset, its size (declared or streamed), its encoding (UTF-8) and how deeply its JSON nests. A body over the
  * limit is answered at once while the rest of it is read and dropped, so the client sees the answer instead of a
  * reset connection.
@@ -70,8 +70,9 @@ const precheck = (request: HttpServerRequest.HttpServerRequest): Errors.InvalidA
   if (!hasBody(request)) return undefined
   if (Number(request.headers["content-length"] ?? "0") > maxBodyBytes) return tooLarge()
   const [type = "", ...parameters] = (request.headers["content-type"] ?? "").split(";").map((p) => p.trim())
-  if (type.toLowerCase() !== "application/json") {
-    return invalid("Content-Type", "must be application/json", "UNSUPPORTED_MEDIA_TYPE")
+  const expected = request.url.startsWith("/oauth/") ? "application/x-www-form-urlencoded" : "application/json"
+  if (type.toLowerCase() !== expected) {
+    return invalid("Content-Type", `must be ${expected}`, "UNSUPPORTED_MEDIA_TYPE")
   }
   for (const parameter of parameters) {
     const [name = "", value = ""] = parameter.split("=").map((p) => p.trim().toLowerCase())

@@ -3,7 +3,18 @@
  * at `/openapi.json` and a reference page at `/docs`, on Node's HTTP server.
  */
 import { Api } from "@arbor/api/Api"
-import { Arbor, MemoryStore, RefreshTokens, Secrets, Settings, Sts, TokenIssuer, Uid } from "@arbor/core"
+import {
+  Arbor,
+  MemoryStore,
+  RefreshTokens,
+  Secrets,
+  Settings,
+  SignIn,
+  SignIns,
+  Sts,
+  TokenIssuer,
+  Uid
+} from "@arbor/core"
 import type { Store } from "@arbor/core"
 import { PostgresStore } from "@arbor/store-postgres"
 import type { Migrations } from "@arbor/store-sql"
@@ -23,6 +34,7 @@ import * as ErrorMiddleware from "./ErrorMiddleware.js"
 import * as Handlers from "./Handlers.js"
 import * as Listener from "./Listener.js"
 import type { ServerConfig } from "./ServerConfig.js"
+import * as SignInRoutes from "./SignInRoutes.js"
 
 /**
  * Where the configured store keeps what every server on it must share: on PostgreSQL the signing keys and the
@@ -72,7 +84,9 @@ export const engine = (config: ServerConfig) => {
       })
     )
   )
-  return Layer.merge(Sts.Sts.Default, RefreshTokens.RefreshTokens.Default).pipe(
+  return SignIns.SignIns.Default.pipe(
+    Layer.provideMerge(Layer.merge(Sts.Sts.Default, RefreshTokens.RefreshTokens.Default)),
+    Layer.provide(Layer.succeed(SignIn.LoginSettings, { provider: config.login })),
     Layer.provideMerge(Arbor.layer),
     Layer.provideMerge(tokens),
     Layer.provide(secrets),
@@ -92,6 +106,7 @@ export const app = (config: ServerConfig) =>
     HttpRouter.setRouterConfig({ caseSensitive: true, ignoreDuplicateSlashes: false }),
     HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
     Docs.layer,
+    SignInRoutes.layer(config),
     ErrorMiddleware.layer(config.errorDomain)
   ).pipe(
     Layer.provideMerge(

@@ -1,12 +1,15 @@
 /**
  * The server's configuration, from the environment; every setting has a default, so nothing needs to be set.
  */
+import { IssuerUrl } from "@arbor/core"
+import type { SignIn } from "@arbor/core"
 import * as Config from "effect/Config"
 import * as ConfigError from "effect/ConfigError"
 import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import type * as Redacted from "effect/Redacted"
+import * as Redacted from "effect/Redacted"
+import { readFileSync } from "node:fs"
 import * as Listener from "./Listener.js"
 
 /** What the server runs with. */
@@ -37,6 +40,41 @@ export interface ServerConfig {
   readonly allowLoopbackIssuers: boolean
   /** Open connections at most (`ARBOR_MAX_CONNECTIONS`). */
   readonly maxConnections: number
+  /** The server's own sign-in provider (`ARBOR_LOGIN_ISSUER`, `ARBOR_LOGIN_CLIENT_ID`, …), if any. */
+  readonly login: SignIn.LoginProvider | undefined
+}
+
+/** The server's own sign-in provider from its settings: none without `ARBOR_LOGIN_ISSUER`. */
+const loginProvider = (c: {
+  readonly loginIssuer: string | undefined
+  readonly loginClientId: string | undefined
+  readonly loginClientSecret: Option.Option<Redacted.Redacted>
+  readonly loginClientSecretFile: string | undefined
+  readonly loginScopes: string
+  readonly allowInsecureIssuers: string | undefined
+}): Either.Either<SignIn.LoginProvider | undefined, ConfigError.ConfigError> => {
+  if (c.loginIssuer === undefined) return Either.right(undefined)
+  const invalid = IssuerUrl.error(c.loginIssuer, { allowLoopback: c.allowInsecureIssuers === "loopback" })
+  if (invalid !== undefined) return Either.left(ConfigError.InvalidData(["ARBOR_LOGIN_ISSUER"], invalid))
+  if (c.loginClientId === undefined) {
+    return Either.left(ConfigError.MissingData(["ARBOR_LOGIN_CLIENT_ID"], "is required with ARBOR_LOGIN_ISSUER"))
+  }
+  let secret = Option.getOrUndefined(c.loginClientSecret)
+  if (c.loginClientSecretFile !== undefined) {
+    try {
+      secret = Redacted.make(readFileSync(c.loginClientSecretFile, "utf8").trim())
+    } catch (e) {
+      return Either.left(
+        ConfigError.InvalidData(["ARBOR_LOGIN_CLIENT_SECRET_FILE"], `cannot be read: ${(e as Error).message}`)
+      )
+    }
+  }
+  return Either.right({
+    issuer: c.loginIssuer,
+    clientId: c.loginClientId,
+    clientSecret: secret ?? Redacted.make(""),
+    scopes: c.loginScopes.split(/[\s,]+/).filter((s) => s !== "")
+  })
 }
 
 const optional = (name: string) =>
@@ -69,7 +107,12 @@ export const config: Config.Config<ServerConfig> = Config.all({
   maxConnections: Config.integer("ARBOR_MAX_CONNECTIONS").pipe(
     Config.validate({ message: "must be at least 1", validation: (n) => n >= 1 }),
     Config.option
-  )
+  ),
+  loginIssuer: optional("ARBOR_LOGIN_ISSUER"),
+  loginClientId: optional("ARBOR_LOGIN_CLIENT_ID"),
+  loginClientSecret: Config.option(Config.redacted("ARBOR_LOGIN_CLIENT_SECRET")),
+  loginClientSecretFile: optional("ARBOR_LOGIN_CLIENT_SECRET_FILE"),
+  loginScopes: Config.string("ARBOR_LOGIN_SCOPES").pipe(Config.withDefault(""))
 }).pipe(
   Config.mapOrFail((c) => {
     if (c.allowInsecureIssuers !== undefined && c.allowInsecureIssuers !== "loopback") {
@@ -78,6 +121,8 @@ export const config: Config.Config<ServerConfig> = Config.all({
     if (c.store === "postgres" && Option.isNone(c.databaseUrl)) {
       return Either.left(ConfigError.MissingData(["ARBOR_DATABASE_URL"], "is required when ARBOR_STORE=postgres"))
     }
+    const login = loginProvider(c)
+    if (Either.isLeft(login)) return Either.left(login.left)
     const baseUrl = (c.baseUrl ?? `http://localhost:${c.port}`).replace(/\/+$/, "")
     return Either.right(
       {
@@ -97,7 +142,8 @@ export const config: Config.Config<ServerConfig> = Config.all({
         audiences: c.audiences,
         keyRotation: Duration.days(c.keyRotationDays),
         allowLoopbackIssuers: c.allowInsecureIssuers === "loopback",
-        maxConnections: Option.getOrElse(c.maxConnections, Listener.defaultMaxConnections)
+        maxConnections: Option.getOrElse(c.maxConnections, Listener.defaultMaxConnections),
+        login: login.right
       } satisfies ServerConfig
     )
   })

@@ -34,6 +34,7 @@ export const testConfig = (overrides: Partial<ServerConfig> = {}): ServerConfig 
   keyRotation: Duration.days(30),
   allowLoopbackIssuers: true,
   maxConnections: 1000,
+  login: undefined,
   ...overrides
 })
 

@@ -1,0 +1,266 @@
+/**
+ * The sign-in endpoints (docs/api.md §10) on the API's router: the browser flow (`/oauth`, `/oauth/callback`), the
+ * headless flow (`/oauth/device/code`, the verification page `/oauth/device`, `/oauth/token`) and revocation
+ * (`/oauth/revoke`). They speak OAuth: query strings and form bodies in; redirects, pages, or OAuth's JSON out.
+ */
+import * as ErrorBody from "@arbor/api/ErrorBody"
+import * as OAuth from "@arbor/api/OAuth"
+import { RefreshTokens, SignIn, SignIns } from "@arbor/core"
+import type { Errors } from "@arbor/core"
+import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import { timingSafeEqual } from "node:crypto"
+import * as Pages from "./SignInPages.js"
+
+/** The cookie that ties a browser to its sign-in in progress. */
+export const loginCookie = "arbor_login"
+
+/** The cookie that proves a device confirmation was posted from the confirmation page itself. */
+const csrfCookie = "arbor_device"
+
+const queryOf = (request: HttpServerRequest.HttpServerRequest) => new URL(request.url, "http://localhost").searchParams
+
+const formOf = (request: HttpServerRequest.HttpServerRequest) =>
+  Effect.map(Effect.orElseSucceed(request.text, () => ""), (text) => new URLSearchParams(text))
+
+const optional = (value: string | null) => value === null || value === "" ? undefined : value
+
+const sameText = (a: string, b: string) => {
+  const x = Buffer.from(a)
+  const y = Buffer.from(b)
+  return x.length === y.length && timingSafeEqual(x, y)
+}
+
+/** A redirect that no cache keeps and whose target learns nothing of where it came from. */
+const redirect = (location: string) =>
+  HttpServerResponse.redirect(location, { status: 302 }).pipe(
+    HttpServerResponse.setHeaders({ "cache-control": "no-store", "referrer-policy": "no-referrer" })
+  )
+
+/** `callback` with `params` added to its query. */
+const withParams = (callback: string, params: Record<string, string | undefined>) => {
+  const url = new URL(callback)
+  for (const [key, value] of Object.entries(params)) if (value !== undefined) url.searchParams.set(key, value)
+  return url.href
+}
+
+/** OAuth's JSON answer, never cached. */
+const oauthJson = (body: unknown, status = 200) =>
+  HttpServerResponse.unsafeJson(body, { status }).pipe(
+    HttpServerResponse.setHeaders({ "cache-control": "no-store", pragma: "no-cache" })
+  )
+
+/** The sign-in endpoints, for a server whose token service is at `authUrl`. */
+export const layer = (options: { readonly authUrl: string; readonly errorDomain: string }) =>
+  HttpApiBuilder.Router.use((router) =>
+    Effect.gen(function*() {
+      const signIns = yield* SignIns.SignIns
+      const refreshTokens = yield* RefreshTokens.RefreshTokens
+      const secure = options.authUrl.startsWith("https:")
+      const cookie = (path: string, sameSite: "lax" | "strict") => ({
+        path,
+        httpOnly: true,
+        secure,
+        sameSite,
+        maxAge: "10 minutes" as const
+      })
+      const setLogin = (transaction: string) =>
+        HttpServerResponse.unsafeSetCookie(loginCookie, transaction, cookie(OAuth.paths.authorization, "lax"))
+      const clearLogin = HttpServerResponse.unsafeSetCookie(loginCookie, "", {
+        ...cookie(OAuth.paths.authorization, "lax"),
+        maxAge: 0
+      })
+      const statusOf = (error: Errors.ArborError) => ErrorBody.render(error, options.errorDomain).status
+      const logged = (error: Errors.ArborError) =>
+        Effect.logInfo("sign-in refused").pipe(
+          Effect.annotateLogs({
+            reason: error.reason ?? error._tag,
+            ...("logDetail" in error && error.logDetail !== undefined ? { detail: error.logDetail } : {})
+          })
+        )
+      /** A failure reported to the loopback callback when there is one, else on an error page. */
+      const failed = (error: Errors.ArborError, callback: string | undefined) =>
+        Effect.as(
+          logged(error),
+          callback === undefined
+            ? Pages.error(statusOf(error), error.message)
+            : redirect(withParams(callback, { error: error.message, status_code: String(statusOf(error)) }))
+        )
+      const verificationUri = `${options.authUrl}${OAuth.paths.verification}`
+
+      yield* router.get(
+        OAuth.paths.authorization,
+        Effect.gen(function*() {
+          const query = queryOf(yield* HttpServerRequest.HttpServerRequest)
+          const callback = optional(query.get("redirect"))
+          const exit = query.get("exit")
+          if (exit !== null && exit !== "redirect") return Pages.error(400, "Invalid argument: exit: must be redirect")
+          return yield* signIns.begin({
+            provider: optional(query.get("idp_id")),
+            audience: optional(query.get("audience")),
+            callback,
+            invite: optional(query.get("invite")),
+            refresh: query.get("create_refresh_token") === "true"
+          }).pipe(
+            Effect.map(({ location, transaction }) => setLogin(transaction)(redirect(location))),
+            Effect.catchAll((error) =>
+              failed(error, callback !== undefined && SignIn.isLoopbackCallback(callback) ? callback : undefined)
+            )
+          )
+        })
+      )
+
+      yield* router.get(
+        OAuth.paths.callback,
+        Effect.gen(function*() {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const query = queryOf(request)
+          const response = yield* signIns.complete({
+            transaction: request.cookies[loginCookie],
+            state: optional(query.get("state")),
+            code: optional(query.get("code")),
+            error: optional(query.get("error"))
+          }).pipe(
+            Effect.map((done) =>
+              done._tag === "Device" ? Pages.signedIn : redirect(withParams(done.callback, {
+                token: done.tokens.token,
+                refresh_token: done.tokens.refreshToken?.token
+              }))
+            ),
+            Effect.catchAll((failure) => failed(failure.cause as Errors.ArborError, failure.callback))
+          )
+          return clearLogin(response)
+        })
+      )
+
+      yield* router.post(
+        OAuth.paths.deviceAuthorization,
+        Effect.gen(function*() {
+          const form = yield* formOf(yield* HttpServerRequest.HttpServerRequest)
+          return yield* signIns.authorizeDevice({
+            provider: optional(form.get("idp_id")),
+            audience: optional(form.get("audience")),
+            invite: optional(form.get("invite")),
+            refresh: form.get("create_refresh_token") === "true"
+          }).pipe(
+            Effect.map((device) =>
+              oauthJson(
+                {
+                  device_code: device.deviceCode,
+                  user_code: device.userCode,
+                  verification_uri: verificationUri,
+                  verification_uri_complete: `${verificationUri}?user_code=${device.userCode}`,
+                  expires_in: device.expiresIn,
+                  interval: device.interval
+                } satisfies OAuth.DeviceAuthorization
+              )
+            ),
+            Effect.catchAll((error) =>
+              Effect.as(
+                logged(error),
+                oauthJson({ error: "invalid_request", error_description: error.message }, statusOf(error))
+              )
+            )
+          )
+        })
+      )
+
+      yield* router.get(
+        OAuth.paths.verification,
+        Effect.gen(function*() {
+          const typed = optional(queryOf(yield* HttpServerRequest.HttpServerRequest).get("user_code"))
+          if (typed === undefined) return Pages.enterCode(OAuth.paths.verification)
+          return yield* signIns.pendingDevice(typed).pipe(
+            Effect.map((userCode) => {
+              const csrf = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url")
+              return HttpServerResponse.unsafeSetCookie(csrfCookie, csrf, cookie(OAuth.paths.verification, "strict"))(
+                Pages.confirmCode(OAuth.paths.verification, userCode, csrf)
+              )
+            }),
+            Effect.catchAll((error) =>
+              error._tag === "NotFound"
+                ? Effect.succeed(
+                  Pages.enterCode(
+                    OAuth.paths.verification,
+                    "That code is not valid or has expired. Check it and try again."
+                  )
+                )
+                : failed(error, undefined)
+            )
+          )
+        })
+      )
+
+      yield* router.post(
+        OAuth.paths.verification,
+        Effect.gen(function*() {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const form = yield* formOf(request)
+          const userCode = form.get("user_code") ?? ""
+          const expected = request.cookies[csrfCookie] ?? ""
+          if (expected === "" || !sameText(expected, form.get("csrf") ?? "")) {
+            return Pages.error(400, "This confirmation did not come from this page. Open the sign-in address again.")
+          }
+          const done = form.get("action") === "deny"
+            ? Effect.as(signIns.denyDevice(userCode), Pages.refused)
+            : Effect.map(
+              signIns.beginDevice(userCode),
+              ({ location, transaction }) => setLogin(transaction)(Pages.continueTo(location))
+            )
+          return yield* done.pipe(Effect.catchAll((error) => failed(error, undefined)))
+        })
+      )
+
+      yield* router.post(
+        OAuth.paths.token,
+        Effect.gen(function*() {
+          const form = yield* formOf(yield* HttpServerRequest.HttpServerRequest)
+          if (form.get("grant_type") !== OAuth.deviceCodeGrant) {
+            return oauthJson({
+              error: "unsupported_grant_type",
+              error_description: `grant_type must be ${OAuth.deviceCodeGrant}`
+            }, 400)
+          }
+          const now = yield* DateTime.now
+          return yield* signIns.poll(form.get("device_code") ?? "").pipe(
+            Effect.map((tokens) =>
+              oauthJson(
+                {
+                  access_token: tokens.token,
+                  token_type: "Bearer",
+                  expires_in: Math.round((tokens.expiry.epochMillis - now.epochMillis) / 1000),
+                  ...(tokens.refreshToken === undefined ? {} : {
+                    refresh_token: tokens.refreshToken.token,
+                    refresh_token_expires_in: Math.round(
+                      (tokens.refreshToken.expiry.epochMillis - now.epochMillis) / 1000
+                    )
+                  })
+                } satisfies OAuth.TokenResponse
+              )
+            ),
+            Effect.catchAll((error) =>
+              error._tag === "DeviceGrantError"
+                ? Effect.succeed(oauthJson({ error: error.error, error_description: error.description }, 400))
+                : Effect.as(logged(error), oauthJson({ error: "server_error", error_description: error.message }, 500))
+            )
+          )
+        })
+      )
+
+      yield* router.post(
+        OAuth.paths.revocation,
+        Effect.gen(function*() {
+          const form = yield* formOf(yield* HttpServerRequest.HttpServerRequest)
+          const token = form.get("token")
+          if (token === null || token === "") {
+            return oauthJson({ error: "invalid_request", error_description: "token is required" }, 400)
+          }
+          yield* refreshTokens.revoke(token)
+          return HttpServerResponse.empty({ status: 200 }).pipe(
+            HttpServerResponse.setHeader("cache-control", "no-store")
+          )
+        })
+      )
+    })
+  )
