@@ -48,7 +48,11 @@ export const limits = {
 export interface Keys {
   readonly issuer: string
   /** Where the issuer's people sign in and its codes are redeemed, as its discovery document names them. */
-  readonly endpoints: { readonly authorization?: string | undefined; readonly token?: string | undefined }
+  readonly endpoints: {
+    readonly authorization?: string | undefined
+    readonly token?: string | undefined
+    readonly userinfo?: string | undefined
+  }
   readonly kids: ReadonlySet<string>
   readonly keySet: ReturnType<typeof jose.createLocalJWKSet>
   readonly fetchedAt: number
@@ -65,7 +69,8 @@ const Discovery = Schema.Struct({
   issuer: Schema.String,
   jwks_uri: Schema.String,
   authorization_endpoint: Schema.optional(Schema.String),
-  token_endpoint: Schema.optional(Schema.String)
+  token_endpoint: Schema.optional(Schema.String),
+  userinfo_endpoint: Schema.optional(Schema.String)
 })
 
 /** Upstream issuers' keys. */
@@ -164,7 +169,11 @@ export class IssuerKeys extends Effect.Service<IssuerKeys>()("@arbor/core/Issuer
         const kids = new Set(keys.flatMap((k: { kid?: unknown }) => typeof k?.kid === "string" ? [k.kid] : []))
         return {
           issuer,
-          endpoints: { authorization: discovery.authorization_endpoint, token: discovery.token_endpoint },
+          endpoints: {
+            authorization: discovery.authorization_endpoint,
+            token: discovery.token_endpoint,
+            userinfo: discovery.userinfo_endpoint
+          },
           kids,
           keySet,
           fetchedAt: yield* Clock.currentTimeMillis

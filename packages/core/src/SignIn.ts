@@ -7,6 +7,7 @@ import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import * as Errors from "./Errors.js"
 import type { Table } from "./Store.js"
 
 /** How long a login transaction waits for its callback. */
@@ -111,7 +112,17 @@ export class DeviceGrantError extends Schema.TaggedError<DeviceGrantError>()("De
  */
 export class SignInFailed extends Schema.TaggedError<SignInFailed>()("SignInFailed", {
   callback: Schema.optional(Schema.String),
-  cause: Schema.Defect
+  cause: Schema.Union(
+    Errors.InvalidArgument,
+    Errors.NotFound,
+    Errors.AlreadyExists,
+    Errors.PermissionDenied,
+    Errors.Unauthenticated,
+    Errors.FailedPrecondition,
+    Errors.Aborted,
+    Errors.Unavailable,
+    Errors.Internal
+  )
 }) {}
 
 /**

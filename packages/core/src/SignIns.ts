@@ -330,13 +330,26 @@ export class SignIns extends Effect.Service<SignIns>()("@arbor/core/SignIns", {
         if (typeof payload.nonce !== "string" || !same(payload.nonce, String(transaction.nonce))) {
           return yield* deny("NONCE_MISMATCH", "the ID token's nonce is not this sign-in's")
         }
-        const email = typeof payload.email === "string" && payload.email.length <= 320 ? payload.email : undefined
+        // Providers that keep the ID token small give the email and name at their userinfo endpoint instead.
+        const accessToken = (answer as { access_token?: unknown }).access_token
+        const userinfo = keys.endpoints.userinfo
+        const profile = payload.email !== undefined || typeof accessToken !== "string" || userinfo === undefined
+          ? payload
+          : yield* issuerKeys.requestJson(
+            provider.issuer,
+            HttpClientRequest.get(userinfo).pipe(HttpClientRequest.bearerToken(accessToken))
+          ).pipe(
+            Effect.map((info) => info as Record<string, unknown> | null),
+            Effect.map((info) => info?.sub === payload.sub ? info! : payload),
+            Effect.catchAll((e) => Effect.as(Effect.logInfo("no userinfo", e.reason, e.detail), payload))
+          )
+        const email = typeof profile.email === "string" && profile.email.length <= 320 ? profile.email : undefined
         return {
           issuer: provider.issuer,
           subject: payload.sub!,
           email,
-          emailVerified: email !== undefined && payload.email_verified === true,
-          name: typeof payload.name === "string" ? payload.name.slice(0, 256) : undefined
+          emailVerified: email !== undefined && profile.email_verified === true,
+          name: typeof profile.name === "string" ? profile.name.slice(0, 256) : undefined
         }
       })
 

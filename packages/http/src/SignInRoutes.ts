@@ -128,7 +128,7 @@ export const layer = (options: { readonly authUrl: string; readonly errorDomain:
                 refresh_token: done.tokens.refreshToken?.token
               }))
             ),
-            Effect.catchAll((failure) => failed(failure.cause as Errors.ArborError, failure.callback))
+            Effect.catchAll((failure) => failed(failure.cause, failure.callback))
           )
           return clearLogin(response)
         })

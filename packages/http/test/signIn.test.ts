@@ -10,7 +10,17 @@ import { spawn } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { freshDatabase } from "../../store-postgres/test/databases.js"
-import { Browser, formOf, freePort, loginWith, startCallback, startProvider, startServer } from "./signInSupport.js"
+import {
+  Browser,
+  confirmDevice,
+  formOf,
+  freePort,
+  loginWith,
+  postForm,
+  startCallback,
+  startProvider,
+  startServer
+} from "./signInSupport.js"
 
 let provider: Awaited<ReturnType<typeof startProvider>>
 let server: Awaited<ReturnType<typeof startServer>>
@@ -126,6 +136,31 @@ describe("the browser flow", () => {
     assert.strictEqual(new URL(unknown.headers.get("location")!).searchParams.get("status_code"), "404")
   })
 
+  it("takes the email from the userinfo endpoint of a provider whose ID tokens do not carry it", async () => {
+    const small = await startProvider(`${server.url}/oauth/callback`, { claimsInIdToken: false })
+    try {
+      await run(Effect.gen(function*() {
+        const org = yield* (yield* Groups.Groups).createRoot(Principal.system, { name: "small-tokens" })
+        yield* (yield* IdentityProviders.IdentityProviders).create(Principal.system, org.uid, {
+          name: "small",
+          defaultRole: Role.builtInByName("viewer")!.uid,
+          oidc: { issuer: small.issuer, clientId: small.clientId, clientSecret: small.clientSecret }
+        })
+      }))
+      const browser = new Browser()
+      const params = new URLSearchParams({ exit: "redirect", redirect: callback.url, idp_id: "small-tokens" })
+      const landed = new URL(
+        (await browser.visit(`${server.url}/oauth?${params}`, {
+          login: "turing",
+          provider: small.issuer
+        })).url
+      )
+      assert.strictEqual(claimsOf(landed.searchParams.get("token")!).email, "turing@example.com")
+    } finally {
+      await small.close()
+    }
+  })
+
   it("refuses every callback that is not loopback, on an error page, never redirecting", async () => {
     for (
       const target of [
@@ -200,12 +235,7 @@ describe("the browser flow", () => {
   })
 })
 
-const form = (path: string, fields: Record<string, string>) =>
-  fetch(`${server.url}${path}`, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams(fields).toString()
-  })
+const form = (path: string, fields: Record<string, string>) => postForm(`${server.url}${path}`, fields)
 
 const deviceGrant = "urn:ietf:params:oauth:grant-type:device_code"
 
@@ -223,9 +253,7 @@ describe("the headless flow", () => {
     const page = await browser.load(authorization.verification_uri_complete)
     assert.strictEqual(page.status, 200)
     assert.include(page.text, authorization.user_code)
-    const confirm = formOf(page)!
-    const next = await browser.load(confirm.action, { ...confirm.fields, action: "approve" })
-    const link = /<a class="button" href="([^"]+)"/.exec(next.text)![1]!.replace(/&amp;/g, "&")
+    const link = await confirmDevice(browser, authorization.verification_uri_complete)
     const done = await browser.visit(link, { login: "hopper", provider: provider.issuer })
     assert.strictEqual(done.status, 200)
     assert.include(done.text, "You are signed in")
@@ -311,26 +339,21 @@ describe("several servers on one PostgreSQL database", () => {
       })
       assert.strictEqual(refreshed.status, 200)
       // A device authorized on A is approved through B and collected from A.
-      const authorization = await json(fetch(`${a.url}/oauth/device/code`, {
-        method: "POST",
-        headers: { "content-type": "application/x-www-form-urlencoded" },
-        body: ""
-      }))
-      const page = await browser.load(authorization.verification_uri_complete.replace(authUrl, b.url))
-      const confirm = formOf(page)!
-      const next = await browser.load(confirm.action.replace(authUrl, b.url), { ...confirm.fields, action: "approve" })
-      const link = /<a class="button" href="([^"]+)"/.exec(next.text)![1]!.replace(/&amp;/g, "&")
+      const authorization = await json(postForm(`${a.url}/oauth/device/code`))
+      const link = await confirmDevice(
+        browser,
+        authorization.verification_uri_complete,
+        (to) => to.replace(authUrl, b.url)
+      )
       const done = await browser.visit(link, {
         login: "shared",
         provider: op.issuer,
         stopBefore: (to) => to.startsWith(`${authUrl}/oauth/callback`)
       })
       assert.include((await browser.load(done.url.replace(authUrl, b.url))).text, "You are signed in")
-      const tokens = await json(fetch(`${a.url}/oauth/token`, {
-        method: "POST",
-        headers: { "content-type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams({ grant_type: deviceGrant, device_code: authorization.device_code }).toString()
-      }))
+      const tokens = await json(
+        postForm(`${a.url}/oauth/token`, { grant_type: deviceGrant, device_code: authorization.device_code })
+      )
       assert.strictEqual(claimsOf(tokens.access_token).sub, claimsOf(token).sub)
     } finally {
       await a.close()
@@ -356,10 +379,7 @@ describe("the README", () => {
     while (!/Open (\S+) and sign in/.test(out)) await new Promise((resolve) => setTimeout(resolve, 50))
     const address = /Open (\S+) and sign in/.exec(out)![1]!
     const browser = new Browser()
-    const confirm = formOf(await browser.load(address))!
-    const next = await browser.load(confirm.action, { ...confirm.fields, action: "approve" })
-    const link = /<a class="button" href="([^"]+)"/.exec(next.text)![1]!.replace(/&amp;/g, "&")
-    await browser.visit(link, { login: "readme", provider: provider.issuer })
+    await browser.visit(await confirmDevice(browser, address), { login: "readme", provider: provider.issuer })
     assert.strictEqual(await exited, 0, out)
     assert.include(out, "{\"groups\":[]")
   }, 30_000)

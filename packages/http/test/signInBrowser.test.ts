@@ -10,7 +10,7 @@ import { mkdirSync } from "node:fs"
 import { join } from "node:path"
 import { type Browser as Chromium, chromium, type Page } from "playwright-core"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
-import { freePort, loginWith, startCallback, startProvider, startServer } from "./signInSupport.js"
+import { freePort, loginWith, postForm, startCallback, startProvider, startServer } from "./signInSupport.js"
 
 const executable = (() => {
   if (process.env.ARBOR_CHROMIUM) return process.env.ARBOR_CHROMIUM
@@ -123,11 +123,11 @@ describe.skipIf(executable === undefined)("signing in with Chromium", () => {
   }
 
   it("the headless flow: the person types the device's code, confirms it and signs in; the client gets tokens", async () => {
-    const authorization = await (await fetch(`${server.url}/oauth/device/code`, {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: ""
-    })).json() as { device_code: string; user_code: string; verification_uri: string }
+    const authorization = await (await postForm(`${server.url}/oauth/device/code`)).json() as {
+      device_code: string
+      user_code: string
+      verification_uri: string
+    }
     const { errors, page } = await open(true)
     await page.goto(authorization.verification_uri)
     await shot(page, "device-enter-code")
@@ -142,13 +142,9 @@ describe.skipIf(executable === undefined)("signing in with Chromium", () => {
     assert.strictEqual(await page.locator("h1").textContent(), "Signed in")
     await shot(page, "device-signed-in")
     assert.deepStrictEqual(errors, [])
-    const tokens = await (await fetch(`${server.url}/oauth/token`, {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({
-        grant_type: "urn:ietf:params:oauth:grant-type:device_code",
-        device_code: authorization.device_code
-      }).toString()
+    const tokens = await (await postForm(`${server.url}/oauth/token`, {
+      grant_type: "urn:ietf:params:oauth:grant-type:device_code",
+      device_code: authorization.device_code
     })).json() as { access_token?: string }
     assert.isString(tokens.access_token)
     await page.context().close()

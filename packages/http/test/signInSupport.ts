@@ -36,8 +36,12 @@ export const account = (login: string) => ({
   name: login
 })
 
-/** An OpenID provider on loopback with one confidential client whose redirect URI is `redirectUri`. */
-export const startProvider = async (redirectUri: string) => {
+/**
+ * An OpenID provider on loopback with one confidential client whose redirect URI is `redirectUri`. Its ID tokens
+ * carry the email and name, as Google's do, unless `claimsInIdToken` is false: then only its userinfo endpoint has
+ * them.
+ */
+export const startProvider = async (redirectUri: string, options: { readonly claimsInIdToken?: boolean } = {}) => {
   const port = await freePort()
   const issuer = `http://127.0.0.1:${port}`
   const client = { clientId: "arbor", clientSecret: `secret-${Math.random().toString(36).slice(2)}` }
@@ -50,8 +54,7 @@ export const startProvider = async (redirectUri: string) => {
       response_types: ["code"]
     }],
     claims: { openid: ["sub"], email: ["email", "email_verified"], profile: ["name"] },
-    // Put the scopes' claims in the ID token, as Google and others do.
-    conformIdTokenClaims: false,
+    conformIdTokenClaims: options.claimsInIdToken === false,
     findAccount: (_ctx, id) => ({ accountId: id, claims: () => ({ ...account(id.replace(/^sub-/, "")), sub: id }) }),
     cookies: { keys: ["sign-in tests"] },
     ttl: { Interaction: 600, Session: 600, Grant: 600, AccessToken: 600, IdToken: 600 }
@@ -199,4 +202,23 @@ export class Browser {
     }
     throw new Error(`too many steps from ${url}`)
   }
+}
+
+/** POSTs a form to `url`. */
+export const postForm = (url: string, fields: Record<string, string> = {}) =>
+  fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams(fields).toString()
+  })
+
+/**
+ * A person confirms a device's code at its verification address and is sent on towards the provider: the address
+ * of the provider's sign-in, as the confirmation's link gives it. `via` rewrites the server's addresses (another
+ * server behind the same load balancer).
+ */
+export const confirmDevice = async (browser: Browser, address: string, via: (url: string) => string = (u) => u) => {
+  const confirm = formOf(await browser.load(via(address)))!
+  const next = await browser.load(via(confirm.action), { ...confirm.fields, action: "approve" })
+  return decodeHtml(/<a class="button" href="([^"]+)"/.exec(next.text)![1]!)
 }
