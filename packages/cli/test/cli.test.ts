@@ -1,0 +1,231 @@
+/**
+ * `arbor` as a person or a workload runs it: the built executable as a child process, against a server started
+ * here on loopback, checking stdout, stderr and exit codes. Workloads sign in with a token of `oauth2-mock-server`;
+ * people with `oidc-provider`, the system browser replaced by an HTTP client that completes the flow.
+ */
+import { Groups, Identities, Principal, Role, RoleBindings } from "@arbor/core"
+import * as Effect from "effect/Effect"
+import { execFile, spawn } from "node:child_process"
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { OAuth2Server } from "oauth2-mock-server"
+import { afterAll, assert, beforeAll, describe, it } from "vitest"
+import {
+  Browser,
+  confirmDevice,
+  freePort,
+  loginWith,
+  startProvider,
+  startServer
+} from "../../http/test/signInSupport.js"
+import { executable } from "./globalSetup.js"
+
+let server: Awaited<ReturnType<typeof startServer>>
+let provider: Awaited<ReturnType<typeof startProvider>>
+let workloads: OAuth2Server
+let org: string
+let deployer: string
+
+beforeAll(async () => {
+  const port = await freePort()
+  provider = await startProvider(`http://127.0.0.1:${port}/oauth/callback`)
+  server = await startServer(port, { login: loginWith(provider) })
+  workloads = new OAuth2Server()
+  await workloads.issuer.keys.generate("RS256")
+  await workloads.start(0, "127.0.0.1")
+  ;({ deployer, org } = await server.runtime.runPromise(
+    Effect.gen(function*() {
+      const org = yield* (yield* Groups.Groups).createRoot(Principal.system, { name: "acme" })
+      const deployer = yield* (yield* Identities.Identities).create(Principal.system, org.uid, {
+        name: "deployer",
+        claimMatch: { issuer: workloads.issuer.url!, subject: "repo:acme/app:ref:refs/heads/main" }
+      })
+      yield* (yield* RoleBindings.RoleBindings).create(Principal.system, org.uid, {
+        identityUid: deployer.uid,
+        roleUid: Role.builtInByName("editor")!.uid
+      })
+      return { org: org.uid, deployer: deployer.uid }
+    }).pipe(Effect.orDie)
+  ))
+}, 30_000)
+
+afterAll(async () => {
+  await server?.close()
+  await provider?.close()
+  await workloads?.stop()
+})
+
+/** A fresh home for the client: its config and cache folders. */
+const home = () => {
+  const dir = mkdtempSync(join(tmpdir(), "arbor-cli-"))
+  return { XDG_CONFIG_HOME: join(dir, "config"), XDG_CACHE_HOME: join(dir, "cache"), dir }
+}
+
+interface Run {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** Runs `arbor` with `args` in `env` (a home, the API's address). */
+const arbor = (env: Record<string, string>, ...args: ReadonlyArray<string>) =>
+  new Promise<Run>((resolve) => {
+    execFile(process.execPath, [executable, ...args], {
+      env: { PATH: process.env.PATH!, ARBOR_API: server.url, NO_COLOR: "1", ...env },
+      timeout: 60_000
+    }, (error, stdout, stderr) => resolve({ code: error === null ? 0 : (error.code as number), stdout, stderr }))
+  })
+
+const workloadToken = () =>
+  workloads.issuer.buildToken({
+    scopesOrTransform: (_header, payload) => {
+      payload.sub = "repo:acme/app:ref:refs/heads/main"
+      payload.aud = server.url
+    }
+  })
+
+/** A home signed in as the deployer workload, its token in a file. */
+const asDeployer = async () => {
+  const env = home()
+  const file = join(env.dir, "token")
+  writeFileSync(file, await workloadToken())
+  const login = await arbor(env, "auth", "login", "--identity", deployer, "--identity-token", file)
+  assert.strictEqual(login.code, 0, login.stderr)
+  return env
+}
+
+describe("arbor auth", () => {
+  it("a workload logs in with its token file; the cache is private; auth token prints a valid token", async () => {
+    const env = await asDeployer()
+    const cache = join(env.XDG_CACHE_HOME, "arbor", encodeURIComponent(server.url))
+    assert.strictEqual(statSync(cache).mode & 0o777, 0o700)
+    assert.strictEqual(statSync(join(cache, "token")).mode & 0o777, 0o600)
+    const token = await arbor(env, "auth", "token")
+    assert.strictEqual(token.code, 0)
+    const claims = JSON.parse(Buffer.from(token.stdout.trim().split(".")[1]!, "base64url").toString())
+    assert.strictEqual(claims.sub, deployer)
+    const status = await arbor(env, "auth", "status", "-o", "json")
+    assert.deepInclude(JSON.parse(status.stdout), { identity: deployer, organizations: ["acme"] })
+    // An expired API token is exchanged again from the token file.
+    writeFileSync(join(cache, "token"), "e30.eyJleHAiOjF9.x\n")
+    const again = await arbor(env, "auth", "token")
+    assert.strictEqual(again.code, 0, again.stderr)
+    assert.notStrictEqual(again.stdout.trim(), "e30.eyJleHAiOjF9.x")
+  })
+
+  it("without a login, commands exit 3 and say how to log in; logout forgets the tokens", async () => {
+    const env = home()
+    const none = await arbor(env, "iam", "folders", "list")
+    assert.strictEqual(none.code, 3)
+    assert.match(none.stderr, /not logged in to .*; run arbor auth login/)
+    assert.strictEqual(none.stdout, "")
+    const signedIn = await asDeployer()
+    assert.strictEqual((await arbor(signedIn, "auth", "logout")).code, 0)
+    assert.strictEqual((await arbor(signedIn, "auth", "token")).code, 3)
+  })
+
+  it(
+    "a person logs in headless: the code and address on stderr, the tokens once they signed in elsewhere",
+    async () => {
+      const env = home()
+      const child = spawn(process.execPath, [executable, "auth", "login", "--headless"], {
+        env: { PATH: process.env.PATH!, ARBOR_API: server.url, ...env }
+      })
+      let stderr = ""
+      child.stderr.on("data", (chunk) => (stderr += chunk))
+      const exited = new Promise<number | null>((resolve) => child.on("exit", resolve))
+      while (!/\(or open (\S+)\)/.test(stderr)) await new Promise((resolve) => setTimeout(resolve, 50))
+      assert.match(stderr, /open http:\/\/127\.0\.0\.1:\d+\/oauth\/device and enter the code [A-Z]{4}-[A-Z]{4}/)
+      const browser = new Browser()
+      const address = /\(or open (\S+)\)/.exec(stderr)![1]!
+      await browser.visit(await confirmDevice(browser, address), { login: "ada", provider: provider.issuer })
+      assert.strictEqual(await exited, 0, stderr)
+      assert.include(stderr, "Logged in to")
+      assert.include(stderr, "as ada@example.com")
+      const status = await arbor(env, "auth", "status", "-o", "json")
+      assert.strictEqual(JSON.parse(status.stdout).email, "ada@example.com")
+    },
+    30_000
+  )
+
+  it("a person logs in with a browser: the loopback callback receives the tokens", async () => {
+    const env = home()
+    // The "system browser": a script that hands the address to the test.
+    const opened = join(env.dir, "opened")
+    const browserScript = join(env.dir, "browser.sh")
+    writeFileSync(browserScript, `#!/bin/sh\necho "$1" > ${opened}\n`, { mode: 0o755 })
+    const child = spawn(process.execPath, [executable, "auth", "login"], {
+      env: { PATH: process.env.PATH!, ARBOR_API: server.url, BROWSER: browserScript, ...env }
+    })
+    let stderr = ""
+    child.stderr.on("data", (chunk) => (stderr += chunk))
+    const exited = new Promise<number | null>((resolve) => child.on("exit", resolve))
+    let address = ""
+    while (address === "") {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      try {
+        address = readFileSync(opened, "utf8").trim()
+      } catch {
+        // not yet
+      }
+    }
+    const landed = await new Browser().visit(address, { login: "grace", provider: provider.issuer })
+    assert.include(landed.text, "Signed in")
+    assert.strictEqual(await exited, 0, stderr)
+    const token = await arbor(env, "auth", "token")
+    assert.strictEqual(
+      JSON.parse(Buffer.from(token.stdout.split(".")[1]!, "base64url").toString()).email,
+      "grace@example.com"
+    )
+  }, 30_000)
+})
+
+describe("arbor iam", () => {
+  it("creates folders by path of names and lists them as a table, json, ids, csv and a tree", async () => {
+    const env = await asDeployer()
+    // The deployer is an editor: it may list but not create groups.
+    const denied = await arbor(env, "iam", "folders", "create", "platform", "--parent", "acme")
+    assert.strictEqual(denied.code, 4)
+    assert.match(denied.stderr, /^arbor: Permission 'groups.create' denied/)
+    await server.runtime.runPromise(
+      Effect.gen(function*() {
+        const groups = yield* Groups.Groups
+        const platform = yield* groups.create(Principal.system, org, { name: "platform" })
+        yield* groups.create(Principal.system, platform.uid, { name: "build", description: "CI, and builders" })
+        yield* groups.create(Principal.system, platform.uid, { name: "deploy" })
+      }).pipe(Effect.orDie)
+    )
+    const table = await arbor(env, "iam", "folders", "list", "--parent", "acme")
+    assert.strictEqual(table.code, 0, table.stderr)
+    const lines = table.stdout.trimEnd().split("\n")
+    assert.match(lines[0]!, /^NAME +UID +DESCRIPTION$/)
+    assert.deepStrictEqual(lines.slice(1).map((l) => l.split(/\s+/)[0]), ["build", "deploy", "platform"])
+    // Columns line up: every uid starts under its heading.
+    for (const line of lines.slice(1)) assert.strictEqual(line.search(/[0-9a-f]{40}/), lines[0]!.indexOf("UID"))
+    const tree = await arbor(env, "iam", "folders", "list", "-o", "tree")
+    assert.strictEqual(tree.stdout, "acme\n└── platform\n    ├── build\n    └── deploy\n")
+    const json = JSON.parse(
+      (await arbor(env, "iam", "folders", "list", "--parent", "acme/platform", "-o", "json")).stdout
+    )
+    assert.deepStrictEqual(json.map((g: { name: string }) => g.name), ["build", "deploy"])
+    assert.isString(json[0].createTime)
+    const ids = (await arbor(env, "iam", "folders", "list", "--parent", "acme", "-o", "id", "--limit", "1")).stdout
+    assert.match(ids, /^[0-9a-f]{40}\/[0-9a-f]{16}\/[0-9a-f]{16}\n$/)
+    const csv = (await arbor(env, "iam", "folders", "list", "--parent", "acme/platform", "-o", "csv")).stdout
+    assert.strictEqual(csv.split("\n")[1], `build,${json[0].uid},"CI, and builders",${json[0].createTime}`)
+  })
+
+  it("exits 5 for what does not exist, 2 for a bad command line", async () => {
+    const env = await asDeployer()
+    const missing = await arbor(env, "iam", "folders", "describe", "acme/nowhere")
+    assert.strictEqual(missing.code, 5)
+    assert.strictEqual(missing.stderr, "arbor: Not found: group acme/nowhere\n")
+    const notFound = await arbor(env, "iam", "folders", "describe", `${org}/0123456789abcdef`)
+    assert.strictEqual(notFound.code, 5)
+    assert.match(notFound.stderr, /^arbor: Not found: group /)
+    const usage = await arbor(env, "iam", "folders", "list", "-o", "yaml")
+    assert.strictEqual(usage.code, 2)
+    assert.notMatch(usage.stderr + usage.stdout, /at .*\.js:\d+/)
+  })
+})
