@@ -56,12 +56,12 @@ export interface Endpoints {
 
 const trim = (url: string) => url.replace(/\/+$/, "")
 
-/** The addresses, from the flags when given, else the environment, the config file, or the defaults. */
+/** The addresses, from the flags when given, else the environment, the config file, or the defaults (empty is unset). */
 export const endpoints = (flags: { readonly api: Option.Option<string>; readonly issuer: Option.Option<string> }) =>
   Effect.sync((): Endpoints => {
     const config = readConfig()
-    const api = trim(Option.getOrUndefined(flags.api) ?? process.env.ARBOR_API ?? config.api ?? defaultApi)
-    const issuer = trim(Option.getOrUndefined(flags.issuer) ?? process.env.ARBOR_ISSUER ?? config.issuer ?? api)
+    const api = trim(Option.getOrUndefined(flags.api) || process.env.ARBOR_API || config.api || defaultApi)
+    const issuer = trim(Option.getOrUndefined(flags.issuer) || process.env.ARBOR_ISSUER || config.issuer || api)
     return { api, issuer }
   })
 

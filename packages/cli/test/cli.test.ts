@@ -5,7 +5,7 @@
  */
 import { Groups, Identities, Principal, Role, RoleBindings } from "@arbor/core"
 import * as Effect from "effect/Effect"
-import { execFile, spawn } from "node:child_process"
+import { execFile, execFileSync, spawn } from "node:child_process"
 import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -228,4 +228,266 @@ describe("arbor iam", () => {
     assert.strictEqual(usage.code, 2)
     assert.notMatch(usage.stderr + usage.stdout, /at .*\.js:\d+/)
   })
+})
+
+describe("arbor iam, as an owner", () => {
+  /** A home signed in as a workload that owns a fresh organization. */
+  const asOwner = async (orgName: string) => {
+    const owner = await server.runtime.runPromise(
+      Effect.gen(function*() {
+        const created = yield* (yield* Groups.Groups).createRoot(Principal.system, { name: orgName })
+        const identity = yield* (yield* Identities.Identities).create(Principal.system, created.uid, {
+          name: "owner",
+          claimMatch: { issuer: workloads.issuer.url!, subject: `owner-of-${orgName}` }
+        })
+        yield* (yield* RoleBindings.RoleBindings).create(Principal.system, created.uid, {
+          identityUid: identity.uid,
+          roleUid: Role.builtInByName("owner")!.uid
+        })
+        return { org: created.uid, identity: identity.uid }
+      }).pipe(Effect.orDie)
+    )
+    const env = home()
+    const token = await workloads.issuer.buildToken({
+      scopesOrTransform: (_header, payload) => {
+        payload.sub = `owner-of-${orgName}`
+        payload.aud = server.url
+      }
+    })
+    const login = await arbor(env, "auth", "login", "--identity", owner.identity, "--identity-token", token)
+    assert.strictEqual(login.code, 0, login.stderr)
+    return { env, ...owner }
+  }
+
+  it("creates a GitHub Actions identity from flags, binds it by role name, and it can sign in", async () => {
+    const { env } = await asOwner("octo")
+    const bad = await arbor(
+      env,
+      "iam",
+      "identities",
+      "create",
+      "github",
+      "ci",
+      "--parent",
+      "octo",
+      "--github-repo",
+      "not a repo"
+    )
+    assert.strictEqual(bad.code, 2)
+    assert.match(bad.stderr, /--github-repo not a repo is not OWNER\/REPO/)
+    const created = await arbor(
+      env,
+      "iam",
+      "identities",
+      "create",
+      "github",
+      "deployer",
+      "--parent",
+      "octo",
+      "--github-repo",
+      "octo-org/octo-repo",
+      "--github-environment",
+      "prod",
+      "-o",
+      "json"
+    )
+    assert.strictEqual(created.code, 0, created.stderr)
+    const [identity] = JSON.parse(created.stdout)
+    assert.deepStrictEqual(identity.claimMatch, {
+      issuer: "https://token.actions.githubusercontent.com",
+      subject: "repo:octo-org/octo-repo:environment:prod"
+    })
+    const bound = await arbor(
+      env,
+      "iam",
+      "role-bindings",
+      "create",
+      "--parent",
+      "octo",
+      "--identity",
+      identity.uid,
+      "--role",
+      "viewer"
+    )
+    assert.strictEqual(bound.code, 0, bound.stderr)
+    assert.match(bound.stdout, /^IDENTITY +ROLE +GROUP +UID\ndeployer +viewer +octo +[0-9a-f]{40}\/[0-9a-f]{16}\n$/)
+    const listed = await arbor(env, "iam", "identities", "list", "--parent", "octo", "-o", "id")
+    assert.strictEqual(listed.stdout.trim().split("\n").length, 2)
+  })
+
+  it("creates a custom role from capabilities in either spelling; lists every capability", async () => {
+    const { env } = await asOwner("roles-org")
+    const capabilities = (await arbor(env, "iam", "roles", "capabilities")).stdout.trim().split("\n")
+    assert.include(capabilities, "groups.list")
+    assert.include(capabilities, "advisories.list")
+    const unknown = await arbor(env, "iam", "roles", "create", "puller", "--parent", "roles-org", "-c", "repo.pull")
+    assert.strictEqual(unknown.code, 2)
+    assert.include(unknown.stderr, "not capabilities: repo.pull")
+    const created = await arbor(
+      env,
+      "iam",
+      "roles",
+      "create",
+      "puller",
+      "--parent",
+      "roles-org",
+      "-c",
+      "repo.list",
+      "-c",
+      "CAP_TAG_LIST",
+      "-o",
+      "json"
+    )
+    assert.strictEqual(created.code, 0, created.stderr)
+    assert.deepStrictEqual(JSON.parse(created.stdout)[0].capabilities, ["CAP_REPO_LIST", "CAP_TAG_LIST"])
+  })
+
+  it("creates an invite and prints its code once; a person signs in with it and joins", async () => {
+    const { env, org: invitedTo } = await asOwner("invites-org")
+    const created = await arbor(
+      env,
+      "iam",
+      "invites",
+      "create",
+      "--parent",
+      "invites-org",
+      "--role",
+      "viewer",
+      "--single-use"
+    )
+    assert.strictEqual(created.code, 0, created.stderr)
+    const code = created.stdout.trim()
+    assert.match(code, /^[0-9a-f]{16}\.[A-Za-z0-9_-]{43}$/)
+    assert.include(created.stderr, "shown this once")
+    const listed = await arbor(env, "iam", "invites", "list", "--parent", "invites-org", "-o", "json")
+    assert.notInclude(listed.stdout, code)
+    // A person signs in headless with the code and sees the organization.
+    const person = home()
+    const child = spawn(process.execPath, [executable, "auth", "login", "--headless", "--invite-code", code], {
+      env: { PATH: process.env.PATH!, ARBOR_API: server.url, ...person }
+    })
+    let stderr = ""
+    child.stderr.on("data", (chunk) => (stderr += chunk))
+    const exited = new Promise<number | null>((resolve) => child.on("exit", resolve))
+    while (!/\(or open (\S+)\)/.test(stderr)) await new Promise((resolve) => setTimeout(resolve, 50))
+    const browser = new Browser()
+    await browser.visit(await confirmDevice(browser, /\(or open (\S+)\)/.exec(stderr)![1]!), {
+      login: "invitee",
+      provider: provider.issuer
+    })
+    assert.strictEqual(await exited, 0, stderr)
+    const orgs = await arbor(person, "iam", "organizations", "list", "-o", "id")
+    assert.strictEqual(orgs.stdout.trim(), invitedTo)
+  }, 30_000)
+})
+
+describe("arbor config", () => {
+  it("keeps the API's address in the config file; flags and ARBOR_API win over it", async () => {
+    const env = home()
+    assert.strictEqual(
+      (await arbor({ ...env, ARBOR_API: "" }, "config", "set", "api", "http://config.invalid:1")).code,
+      0
+    )
+    assert.strictEqual((await arbor(env, "config", "view")).stdout, "api: http://config.invalid:1\n")
+    const unreachable = await arbor(
+      { ...env, ARBOR_API: "" },
+      "auth",
+      "login",
+      "--identity",
+      deployer,
+      "--identity-token",
+      "x"
+    )
+    assert.strictEqual(unreachable.code, 1)
+    assert.match(unreachable.stderr, /^arbor: cannot reach the server: .*config\.invalid/)
+    const viaFlag = await arbor(
+      { ...env, ARBOR_API: "" },
+      "auth",
+      "login",
+      "--api",
+      server.url,
+      "--identity",
+      deployer,
+      "--identity-token",
+      await workloadToken()
+    )
+    assert.strictEqual(viaFlag.code, 0, viaFlag.stderr)
+  })
+})
+
+const tmux = (() => {
+  try {
+    execFileSync("tmux", ["-V"])
+    return true
+  } catch {
+    if (process.env.CI) throw new Error("tmux is required in CI; .ci/run installs it")
+    return false
+  }
+})()
+
+describe.skipIf(!tmux)("arbor in a terminal (tmux)", () => {
+  /** Runs a shell command in a new 200x30 tmux session (uids are long); the session's screen as a person sees it. */
+  const terminal = (env: Record<string, string>, command: string) => {
+    const name = `arbor-${Math.random().toString(36).slice(2, 8)}`
+    const exports = Object.entries({ ARBOR_API: server.url, ...env }).map(([k, v]) => `export ${k}='${v}';`).join(" ")
+    execFileSync("tmux", ["new-session", "-d", "-s", name, "-x", "200", "-y", "30", "sh"])
+    execFileSync("tmux", ["send-keys", "-t", name, `${exports} clear; ${command}; echo "exit=$?"`, "Enter"])
+    return {
+      screen: () => execFileSync("tmux", ["capture-pane", "-p", "-t", name], { encoding: "utf8" }),
+      until: async (pattern: RegExp) => {
+        for (let i = 0; i < 200; i++) {
+          const screen = execFileSync("tmux", ["capture-pane", "-p", "-t", name], { encoding: "utf8" })
+          if (pattern.test(screen)) return screen
+          await new Promise((resolve) => setTimeout(resolve, 100))
+        }
+        throw new Error(
+          `the terminal never showed ${pattern}:\n${
+            execFileSync("tmux", ["capture-pane", "-p", "-t", name], { encoding: "utf8" })
+          }`
+        )
+      },
+      close: () => execFileSync("tmux", ["kill-session", "-t", name])
+    }
+  }
+
+  it("a person sees an aligned table of folders", async () => {
+    await server.runtime.runPromise(
+      Effect.flatMap(Groups.Groups, (groups) => groups.create(Principal.system, org, { name: "seen in a terminal" }))
+        .pipe(Effect.orDie)
+    )
+    const env = await asDeployer()
+    const session = terminal(env, `node ${executable} iam folders list --parent acme`)
+    try {
+      const screen = await session.until(/exit=0/)
+      const lines = screen.split("\n").filter((l) => l.trim() !== "")
+      const heading = lines.findIndex((l) => l.startsWith("NAME"))
+      assert.isAtLeast(heading, 0, screen)
+      const rows = lines.slice(heading + 1, lines.findIndex((l) => l.startsWith("exit=")))
+      assert.isAtLeast(rows.length, 1, screen)
+      for (const row of rows) assert.strictEqual(row.search(/[0-9a-f]{40}/), lines[heading]!.indexOf("UID"), screen)
+    } finally {
+      session.close()
+    }
+  })
+
+  it("a person signing in headless sees the address and the code, then that they are logged in", async () => {
+    const session = terminal(home(), `node ${executable} auth login --headless`)
+    try {
+      const screen = await session.until(/enter the code [A-Z]{4}-[A-Z]{4}/)
+      assert.match(
+        screen,
+        /To sign in, open http:\/\/127\.0\.0\.1:\d+\/oauth\/device and enter the code [A-Z]{4}-[A-Z]{4}/
+      )
+      const code = /enter the code ([A-Z]{4}-[A-Z]{4})/.exec(screen)![1]!
+      const browser = new Browser()
+      const link = await confirmDevice(browser, `${server.url}/oauth/device?user_code=${code}`)
+      await browser.visit(link, { login: "tmux", provider: provider.issuer })
+      assert.match(
+        await session.until(/exit=\d/),
+        /Logged in to http:\/\/127\.0\.0\.1:\d+ as tmux@example\.com\s+exit=0/
+      )
+    } finally {
+      session.close()
+    }
+  }, 30_000)
 })

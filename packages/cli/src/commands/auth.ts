@@ -1,0 +1,99 @@
+/**
+ * `arbor auth`: sign in (a browser, another device, or a workload's own token), print a valid token, show who is
+ * signed in, sign out.
+ */
+import { Command, Options } from "@effect/cli"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Auth from "../Auth.js"
+import { NotLoggedIn, UsageError } from "../Failure.js"
+import * as Where from "../Where.js"
+import { apiClient, common, output, print } from "./shared.js"
+
+const login = Command.make(
+  "login",
+  {
+    ...common,
+    headless: Options.boolean("headless").pipe(
+      Options.withDescription("sign in on another device: print an address and a code instead of opening a browser")
+    ),
+    identity: Options.text("identity").pipe(
+      Options.withDescription("a workload: the identity to assume"),
+      Options.optional
+    ),
+    identityToken: Options.text("identity-token").pipe(
+      Options.withDescription("a workload: the path of a file holding its OIDC token, or the token itself"),
+      Options.optional
+    ),
+    invite: Options.text("invite-code").pipe(
+      Options.withDescription("an invite to redeem at sign-in"),
+      Options.optional
+    ),
+    idp: Options.text("idp").pipe(
+      Options.withDescription("an organization's identity provider: its uid, or the organization's uid or name"),
+      Options.optional
+    )
+  },
+  (flags) =>
+    Effect.gen(function*() {
+      const where = yield* Where.endpoints(flags)
+      if (Option.isSome(flags.identity) !== Option.isSome(flags.identityToken)) {
+        return yield* new UsageError({ message: "--identity and --identity-token go together" })
+      }
+      const person = { idp: Option.getOrUndefined(flags.idp), invite: Option.getOrUndefined(flags.invite) }
+      const token = Option.isSome(flags.identity)
+        ? yield* Auth.loginWorkload(where, flags.identity.value, Option.getOrThrow(flags.identityToken))
+        : flags.headless
+        ? yield* Auth.loginHeadless(where, person)
+        : yield* Auth.loginBrowser(where, person)
+      const claims = Auth.claimsOf(token)
+      yield* Effect.sync(() => process.stderr.write(`Logged in to ${where.api} as ${claims.email ?? claims.sub}\n`))
+    })
+).pipe(Command.withDescription(
+  "Sign in: in a browser (the default), on another device (--headless), or as a workload with its own OIDC token. " +
+    "Example: arbor auth login --identity <uid> --identity-token /var/run/secrets/token"
+))
+
+const token = Command.make(
+  "token",
+  common,
+  (flags) => Effect.flatMap(Where.endpoints(flags), (where) => Effect.flatMap(Auth.token(where), print))
+).pipe(
+  Command.withDescription("Print a valid API token, refreshing it when needed. Example: arbor auth token")
+)
+
+const status = Command.make("status", { ...common, output }, (flags) =>
+  Effect.gen(function*() {
+    const where = yield* Where.endpoints(flags)
+    const cached = Auth.cachedToken(where)
+    if (cached === undefined) return yield* new NotLoggedIn({ message: `not logged in to ${where.api}` })
+    const claims = Auth.claimsOf(yield* Auth.token(where))
+    const client = yield* apiClient(where)
+    const organizations = yield* client.groups.list({ urlParams: { "uidp.in_root": "true", page_size: "200" } })
+    const status = {
+      api: where.api,
+      identity: String(claims.sub),
+      ...(typeof claims.email === "string" ? { email: claims.email } : {}),
+      expiry: new Date(Number(claims.exp) * 1000).toISOString(),
+      organizations: organizations.groups.map((g) => g.name)
+    }
+    yield* print(
+      flags.output === "json"
+        ? JSON.stringify(status, null, 2)
+        : Object.entries(status).map(([k, v]) => `${`${k}:`.padEnd(15)}${Array.isArray(v) ? v.join(", ") : v}`).join(
+          "\n"
+        )
+    )
+  })).pipe(
+    Command.withDescription("Who you are logged in as, until when, and your organizations. Example: arbor auth status")
+  )
+
+const logout = Command.make("logout", common, (flags) => Effect.flatMap(Where.endpoints(flags), Auth.logout)).pipe(
+  Command.withDescription("Revoke the refresh token and forget the cached tokens. Example: arbor auth logout")
+)
+
+/** `arbor auth`. */
+export const auth = Command.make("auth").pipe(
+  Command.withDescription("Sign in and get tokens."),
+  Command.withSubcommands([login, token, status, logout])
+)

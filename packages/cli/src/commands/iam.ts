@@ -1,0 +1,608 @@
+/**
+ * `arbor iam`: organizations, folders, identities (with `create github|gitlab|kubernetes`, which build the claim
+ * match from flags), roles (and `capabilities`), role bindings and invites.
+ */
+import { Wire } from "@arbor/api"
+import * as Capability from "@arbor/core/Capability"
+import type { Group } from "@arbor/core/Group"
+import type { GroupInvite } from "@arbor/core/GroupInvite"
+import type { Identity } from "@arbor/core/Identity"
+import type { Role } from "@arbor/core/Role"
+import type { RoleBinding } from "@arbor/core/RoleBinding"
+import { Args, Command, Options } from "@effect/cli"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { UsageError } from "../Failure.js"
+import type * as Output from "../Output.js"
+import {
+  allPages,
+  type Client,
+  common,
+  connect,
+  description,
+  limit,
+  output,
+  parent,
+  print,
+  printRows,
+  resolveGroup,
+  time
+} from "./shared.js"
+
+const uidOf = (what: string) => Args.text({ name: "uid" }).pipe(Args.withDescription(`the ${what}'s uid`))
+
+const optionalParent = (what: string) =>
+  parent.pipe(
+    Options.withDescription(`list only ${what} below this group (a uid or a path of names)`),
+    Options.optional
+  )
+
+/** The list parameters of `--parent`: everything below it, or everything the caller sees. */
+const below = (client: Client, group: Option.Option<string>) =>
+  Option.isNone(group)
+    ? Effect.succeed({})
+    : Effect.map(resolveGroup(client, group.value), (uid) => ({ "uidp.descendants_of": uid }))
+
+// organizations and folders
+
+const groupShape: Output.Shape<Group> = {
+  json: Wire.Group.v2,
+  columns: [
+    { heading: "NAME", value: (g) => g.name },
+    { heading: "UID", value: (g) => g.uid },
+    { heading: "DESCRIPTION", value: (g) => g.description },
+    { heading: "CREATED", value: (g) => time(g.createTime), wide: true }
+  ],
+  label: (g) => g.name
+}
+
+const listGroups = (client: Client, params: Record<string, string>, max: Option.Option<number>) =>
+  allPages((urlParams) => client.groups.list({ urlParams }), (page: { groups: ReadonlyArray<Group> }) => page.groups, {
+    order_by: "name",
+    ...params
+  }, max)
+
+const organizations = Command.make("organizations").pipe(
+  Command.withDescription("Organizations: the roots of the hierarchy."),
+  Command.withSubcommands([
+    Command.make("list", { ...common, output, limit }, (flags) =>
+      Effect.gen(function*() {
+        const client = yield* connect(flags)
+        yield* printRows(yield* listGroups(client, { "uidp.in_root": "true" }, flags.limit), groupShape, flags.output)
+      })).pipe(Command.withDescription("List the organizations you can see. Example: arbor iam organizations list"))
+  ])
+)
+
+const folderRef = Args.text({ name: "folder" }).pipe(Args.withDescription("the folder's uid, or its path of names"))
+
+const folders = Command.make("folders").pipe(
+  Command.withDescription("Folders: the groups below an organization."),
+  Command.withSubcommands([
+    Command.make(
+      "list",
+      { ...common, output, limit, parent: optionalParent("folders") },
+      (flags) =>
+        Effect.gen(function*() {
+          const client = yield* connect(flags)
+          yield* printRows(
+            yield* listGroups(client, yield* below(client, flags.parent), flags.limit),
+            groupShape,
+            flags.output
+          )
+        })
+    ).pipe(Command.withDescription(
+      "List the folders (and organizations) you can see; -o tree draws the hierarchy. " +
+        "Example: arbor iam folders list -o tree"
+    )),
+    Command.make(
+      "create",
+      { ...common, output, parent, description, name: Args.text({ name: "name" }) },
+      (flags) =>
+        Effect.gen(function*() {
+          const client = yield* connect(flags)
+          const created = yield* client.groups.create({
+            path: { uid: yield* resolveGroup(client, flags.parent) },
+            payload: {
+              name: flags.name,
+              ...Option.match(flags.description, { onNone: () => ({}), onSome: (d) => ({ description: d }) })
+            }
+          })
+          yield* printRows([created], groupShape, flags.output)
+        })
+    ).pipe(Command.withDescription("Create a folder. Example: arbor iam folders create build --parent acme/platform")),
+    Command.make("describe", { ...common, output, folder: folderRef }, (flags) =>
+      Effect.gen(function*() {
+        const client = yield* connect(flags)
+        const group = yield* client.groups.get({ path: { uid: yield* resolveGroup(client, flags.folder) } })
+        yield* printRows([group], groupShape, flags.output === "table" ? "wide" : flags.output)
+      })).pipe(Command.withDescription("Show one folder. Example: arbor iam folders describe acme/platform")),
+    Command.make("update", {
+      ...common,
+      output,
+      folder: folderRef,
+      description: description.pipe(Options.withDescription("its new description")),
+      name: Options.text("name").pipe(Options.withDescription("its new name"), Options.optional)
+    }, (flags) =>
+      Effect.gen(function*() {
+        const client = yield* connect(flags)
+        const payload = {
+          ...Option.match(flags.name, { onNone: () => ({}), onSome: (name) => ({ name }) }),
+          ...Option.match(flags.description, { onNone: () => ({}), onSome: (d) => ({ description: d }) })
+        }
+        if (Object.keys(payload).length === 0) return yield* new UsageError({ message: "give --name or --description" })
+        const group = yield* client.groups.update({
+          path: { uid: yield* resolveGroup(client, flags.folder) },
+          urlParams: {},
+          payload
+        })
+        yield* printRows([group], groupShape, flags.output)
+      })).pipe(
+        Command.withDescription(
+          "Rename a folder or change its description. Example: arbor iam folders update acme/platform --description 'Platform team'"
+        )
+      ),
+    Command.make("delete", { ...common, folder: folderRef }, (flags) =>
+      Effect.gen(function*() {
+        const client = yield* connect(flags)
+        yield* client.groups.delete({ path: { uid: yield* resolveGroup(client, flags.folder) } })
+      })).pipe(Command.withDescription("Delete an empty folder. Example: arbor iam folders delete acme/platform/old"))
+  ])
+)
+
+// identities
+
+const identityShape: Output.Shape<Identity> = {
+  json: Wire.Identity.v2,
+  columns: [
+    { heading: "NAME", value: (i) => i.name },
+    { heading: "UID", value: (i) => i.uid },
+    {
+      heading: "ISSUER",
+      value: (i) => i.claimMatch?.issuer ?? i.claimMatch?.issuerPattern ?? i.staticKeys?.issuer ?? ""
+    },
+    {
+      heading: "SUBJECT",
+      value: (i) => i.claimMatch?.subject ?? i.claimMatch?.subjectPattern ?? i.staticKeys?.subject ?? ""
+    },
+    { heading: "DESCRIPTION", value: (i) => i.description, wide: true },
+    { heading: "LAST SEEN", value: (i) => time(i.lastSeenTime), wide: true }
+  ]
+}
+
+/** What `create github|gitlab|kubernetes|generic` turn their flags into. */
+type ClaimMatch = Record<string, unknown>
+
+const audience = Options.text("audience").pipe(
+  Options.withDescription("the audience the workload's token is issued for (default: the token service's address)"),
+  Options.optional
+)
+
+const withAudience = (match: ClaimMatch, aud: Option.Option<string>): ClaimMatch =>
+  Option.isSome(aud) ? { ...match, audience: aud.value } : match
+
+const githubIssuer = "https://token.actions.githubusercontent.com"
+
+/** Claim-match builders: each kind's flags, checked before anything is sent. */
+const kinds = {
+  github: {
+    flags: {
+      repo: Options.text("github-repo").pipe(Options.withDescription("the repository, OWNER/REPO")),
+      ref: Options.text("github-ref").pipe(
+        Options.withDescription("a branch or tag ref, e.g. refs/heads/main"),
+        Options.optional
+      ),
+      environment: Options.text("github-environment").pipe(
+        Options.withDescription("a deployment environment"),
+        Options.optional
+      ),
+      audience
+    },
+    description: "a GitHub Actions workflow of a repository (on a ref or in an environment, else any of its jobs)",
+    example:
+      "arbor iam identities create github deployer --parent acme --github-repo acme/app --github-ref refs/heads/main",
+    build: (
+      f: {
+        repo: string
+        ref: Option.Option<string>
+        environment: Option.Option<string>
+        audience: Option.Option<string>
+      }
+    ) =>
+      Effect.gen(function*() {
+        if (!/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/.test(f.repo)) {
+          return yield* new UsageError({ message: `--github-repo ${f.repo} is not OWNER/REPO` })
+        }
+        if (Option.isSome(f.ref) && Option.isSome(f.environment)) {
+          return yield* new UsageError({ message: "give --github-ref or --github-environment, not both" })
+        }
+        if (Option.isSome(f.ref) && !/^refs\/(heads|tags)\/\S+$/.test(f.ref.value)) {
+          return yield* new UsageError({ message: `--github-ref ${f.ref.value} is not refs/heads/… or refs/tags/…` })
+        }
+        const escape = (s: string) => s.replace(/:/g, "%3A")
+        const base = `repo:${f.repo}`
+        const match: ClaimMatch = Option.isSome(f.ref)
+          ? { issuer: githubIssuer, subject: `${base}:ref:${escape(f.ref.value)}` }
+          : Option.isSome(f.environment)
+          ? { issuer: githubIssuer, subject: `${base}:environment:${escape(f.environment.value)}` }
+          : { issuer: githubIssuer, subjectPattern: `${base.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:.+` }
+        return withAudience(match, f.audience)
+      })
+  },
+  gitlab: {
+    flags: {
+      project: Options.text("gitlab-project").pipe(Options.withDescription("the project, GROUP/PROJECT")),
+      ref: Options.text("gitlab-ref").pipe(Options.withDescription("a branch or tag name"), Options.optional),
+      refType: Options.choice("gitlab-ref-type", ["branch", "tag"]).pipe(Options.withDefault("branch" as const)),
+      gitlabIssuer: Options.text("gitlab-issuer").pipe(
+        Options.withDefault("https://gitlab.com"),
+        Options.withDescription("the GitLab instance")
+      ),
+      audience
+    },
+    description: "a GitLab CI/CD job of a project (on a branch or tag, else any of its jobs)",
+    example: "arbor iam identities create gitlab builder --parent acme --gitlab-project acme/app --gitlab-ref main",
+    build: (
+      f: {
+        project: string
+        ref: Option.Option<string>
+        refType: "branch" | "tag"
+        gitlabIssuer: string
+        audience: Option.Option<string>
+      }
+    ) =>
+      Effect.gen(function*() {
+        if (!/^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)+$/.test(f.project)) {
+          return yield* new UsageError({ message: `--gitlab-project ${f.project} is not GROUP/PROJECT` })
+        }
+        const base = `project_path:${f.project}`
+        const match: ClaimMatch = Option.isSome(f.ref)
+          ? { issuer: f.gitlabIssuer, subject: `${base}:ref_type:${f.refType}:ref:${f.ref.value}` }
+          : { issuer: f.gitlabIssuer, subjectPattern: `${base.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:.+` }
+        return withAudience(match, f.audience)
+      })
+  },
+  kubernetes: {
+    flags: {
+      k8sIssuer: Options.text("k8s-issuer").pipe(Options.withDescription("the cluster's service-account issuer URL")),
+      serviceAccount: Options.text("k8s-service-account").pipe(Options.withDescription("NAMESPACE:NAME")),
+      audience
+    },
+    description: "a Kubernetes service account",
+    example:
+      "arbor iam identities create kubernetes agent --parent acme --k8s-issuer https://oidc.example.com --k8s-service-account tools:agent",
+    build: (f: { k8sIssuer: string; serviceAccount: string; audience: Option.Option<string> }) =>
+      Effect.gen(function*() {
+        if (!/^[a-z0-9-]+:[a-z0-9.-]+$/.test(f.serviceAccount)) {
+          return yield* new UsageError({ message: `--k8s-service-account ${f.serviceAccount} is not NAMESPACE:NAME` })
+        }
+        return withAudience({ issuer: f.k8sIssuer, subject: `system:serviceaccount:${f.serviceAccount}` }, f.audience)
+      })
+  },
+  generic: {
+    flags: {
+      identityIssuer: Options.text("identity-issuer").pipe(Options.withDescription("the token issuer's URL")),
+      subject: Options.text("subject").pipe(Options.withDescription("the token's exact subject")),
+      audience
+    },
+    description: "any OIDC token issuer, by issuer and exact subject",
+    example:
+      "arbor iam identities create generic ci --parent acme --identity-issuer https://issuer.example.com --subject ci",
+    build: (f: { identityIssuer: string; subject: string; audience: Option.Option<string> }) =>
+      Effect.succeed(withAudience({ issuer: f.identityIssuer, subject: f.subject }, f.audience))
+  }
+} as const
+
+const createIdentity = <K extends keyof typeof kinds>(kind: K) => {
+  const spec = kinds[kind]
+  return Command.make(
+    kind,
+    { ...common, output, parent, description, name: Args.text({ name: "name" }), ...spec.flags },
+    (flags) =>
+      Effect.gen(function*() {
+        const claimMatch = yield* (spec.build as (f: typeof flags) => Effect.Effect<ClaimMatch, UsageError>)(flags)
+        const client = yield* connect(flags)
+        const created = yield* client.identities.create({
+          path: { uid: yield* resolveGroup(client, flags.parent) },
+          payload: {
+            name: flags.name,
+            ...Option.match(flags.description, { onNone: () => ({}), onSome: (d) => ({ description: d }) }),
+            claimMatch
+          } as never
+        })
+        yield* printRows([created], identityShape, flags.output)
+      })
+  ).pipe(Command.withDescription(`An identity for ${spec.description}. Example: ${spec.example}`))
+}
+
+const identities = Command.make("identities").pipe(
+  Command.withDescription("Identities: what workloads and people are, assumed through their tokens' claims."),
+  Command.withSubcommands([
+    Command.make(
+      "list",
+      { ...common, output, limit, parent: optionalParent("identities") },
+      (flags) =>
+        Effect.gen(function*() {
+          const client = yield* connect(flags)
+          const rows = yield* allPages(
+            (urlParams) => client.identities.list({ urlParams }),
+            (page: { identities: ReadonlyArray<Identity> }) => page.identities,
+            { order_by: "name", ...(yield* below(client, flags.parent)) },
+            flags.limit
+          )
+          yield* printRows(rows, identityShape, flags.output)
+        })
+    ).pipe(Command.withDescription("List identities. Example: arbor iam identities list --parent acme")),
+    Command.make("create").pipe(
+      Command.withDescription("Create an identity that a workload's tokens assume."),
+      Command.withSubcommands([
+        createIdentity("github"),
+        createIdentity("gitlab"),
+        createIdentity("kubernetes"),
+        createIdentity("generic")
+      ])
+    ),
+    Command.make("describe", { ...common, output, uid: uidOf("identity") }, (flags) =>
+      Effect.gen(function*() {
+        const client = yield* connect(flags)
+        yield* printRows(
+          [yield* client.identities.get({ path: { uid: flags.uid } })],
+          identityShape,
+          flags.output === "table" ? "wide" : flags.output
+        )
+      })).pipe(Command.withDescription("Show one identity. Example: arbor iam identities describe <uid>")),
+    Command.make(
+      "delete",
+      { ...common, uid: uidOf("identity") },
+      (flags) => Effect.flatMap(connect(flags), (client) => client.identities.delete({ path: { uid: flags.uid } }))
+    ).pipe(
+      Command.withDescription("Delete an identity and its role bindings. Example: arbor iam identities delete <uid>")
+    )
+  ])
+)
+
+// roles
+
+const roleShape: Output.Shape<Role> = {
+  json: Wire.Role.v2,
+  columns: [
+    { heading: "NAME", value: (r) => r.name },
+    { heading: "UID", value: (r) => r.uid },
+    { heading: "DESCRIPTION", value: (r) => r.description },
+    { heading: "CAPABILITIES", value: (r) => r.capabilities.join(" "), wide: true }
+  ]
+}
+
+const roles = Command.make("roles").pipe(
+  Command.withDescription("Roles: named sets of capabilities."),
+  Command.withSubcommands([
+    Command.make(
+      "list",
+      { ...common, output, limit, parent: optionalParent("custom roles") },
+      (flags) =>
+        Effect.gen(function*() {
+          const client = yield* connect(flags)
+          const rows = yield* allPages(
+            (urlParams) => client.roles.list({ urlParams }),
+            (page: { roles: ReadonlyArray<Role> }) => page.roles,
+            { order_by: "name", ...(yield* below(client, flags.parent)) },
+            flags.limit
+          )
+          yield* printRows(rows, roleShape, flags.output)
+        })
+    ).pipe(
+      Command.withDescription("List the roles you can see, built-in ones included. Example: arbor iam roles list")
+    ),
+    Command.make(
+      "create",
+      {
+        ...common,
+        output,
+        parent,
+        description,
+        name: Args.text({ name: "name" }),
+        capabilities: Options.text("capability").pipe(
+          Options.withAlias("c"),
+          Options.repeated,
+          Options.withDescription("a capability it grants (repeat; see arbor iam roles capabilities)")
+        )
+      },
+      (flags) =>
+        Effect.gen(function*() {
+          const unknown = flags.capabilities.filter((c) => !Capability.isCapabilityName(c))
+          if (unknown.length > 0) return yield* new UsageError({ message: `not capabilities: ${unknown.join(", ")}` })
+          if (flags.capabilities.length === 0) {
+            return yield* new UsageError({ message: "give at least one --capability" })
+          }
+          const client = yield* connect(flags)
+          const created = yield* client.roles.create({
+            path: { uid: yield* resolveGroup(client, flags.parent) },
+            payload: {
+              name: flags.name,
+              ...Option.match(flags.description, { onNone: () => ({}), onSome: (d) => ({ description: d }) }),
+              capabilities: flags.capabilities
+            } as never
+          })
+          yield* printRows([created], roleShape, flags.output === "table" ? "wide" : flags.output)
+        })
+    ).pipe(
+      Command.withDescription(
+        "Create a custom role. Example: arbor iam roles create puller --parent acme -c repo.list -c tag.list"
+      )
+    ),
+    Command.make("capabilities", {}, () => print(Capability.all.join("\n"))).pipe(
+      Command.withDescription("List every capability a role may grant. Example: arbor iam roles capabilities")
+    ),
+    Command.make(
+      "delete",
+      { ...common, uid: uidOf("role") },
+      (flags) => Effect.flatMap(connect(flags), (client) => client.roles.delete({ path: { uid: flags.uid } }))
+    ).pipe(
+      Command.withDescription("Delete a custom role that nothing is bound to. Example: arbor iam roles delete <uid>")
+    )
+  ])
+)
+
+// role bindings
+
+const bindingShape: Output.Shape<RoleBinding> = {
+  json: Wire.RoleBinding.v2,
+  columns: [
+    { heading: "IDENTITY", value: (b) => b.identity.name || b.identity.uid },
+    { heading: "ROLE", value: (b) => b.role.name || b.role.uid },
+    { heading: "GROUP", value: (b) => b.group.name || b.group.uid },
+    { heading: "UID", value: (b) => b.uid },
+    { heading: "IDENTITY UID", value: (b) => b.identity.uid, wide: true }
+  ]
+}
+
+/** A role by uid, or by name among the roles the caller sees. */
+const resolveRole = (client: Client, ref: string) =>
+  /^[0-9a-f]{40}(\/[0-9a-f]{16})*$/.test(ref)
+    ? Effect.succeed(ref)
+    : Effect.flatMap(client.roles.list({ urlParams: { name: ref } }), (page) =>
+      page.roles.length === 1
+        ? Effect.succeed(page.roles[0]!.uid)
+        : Effect.fail(
+          new UsageError({
+            message: page.roles.length === 0 ? `no role named ${ref}` : `several roles are named ${ref}; give its uid`
+          })
+        ))
+
+const roleBindings = Command.make("role-bindings").pipe(
+  Command.withDescription("Role bindings: an identity holding a role in a group and everything below it."),
+  Command.withSubcommands([
+    Command.make(
+      "list",
+      { ...common, output, limit, parent: optionalParent("bindings") },
+      (flags) =>
+        Effect.gen(function*() {
+          const client = yield* connect(flags)
+          const rows = yield* allPages(
+            (urlParams) => client.roleBindings.list({ urlParams }),
+            (page: { roleBindings: ReadonlyArray<RoleBinding> }) => page.roleBindings,
+            yield* below(client, flags.parent),
+            flags.limit
+          )
+          yield* printRows(rows, bindingShape, flags.output)
+        })
+    ).pipe(Command.withDescription("List role bindings. Example: arbor iam role-bindings list --parent acme")),
+    Command.make(
+      "create",
+      {
+        ...common,
+        output,
+        parent,
+        identity: Options.text("identity").pipe(Options.withDescription("the identity's uid")),
+        role: Options.text("role").pipe(Options.withDescription("the role's uid or name (viewer, editor, …)"))
+      },
+      (flags) =>
+        Effect.gen(function*() {
+          const client = yield* connect(flags)
+          const created = yield* client.roleBindings.create({
+            path: { uid: yield* resolveGroup(client, flags.parent) },
+            payload: { identityUid: flags.identity, roleUid: yield* resolveRole(client, flags.role) } as never
+          })
+          yield* printRows([created], bindingShape, flags.output)
+        })
+    ).pipe(
+      Command.withDescription(
+        "Bind an identity to a role in a group. Example: arbor iam role-bindings create --parent acme/platform --identity <uid> --role viewer"
+      )
+    ),
+    Command.make(
+      "delete",
+      { ...common, uid: uidOf("binding") },
+      (flags) => Effect.flatMap(connect(flags), (client) => client.roleBindings.delete({ path: { uid: flags.uid } }))
+    ).pipe(
+      Command.withDescription("Delete a role binding. Example: arbor iam role-bindings delete <uid>")
+    )
+  ])
+)
+
+// invites
+
+const inviteShape: Output.Shape<GroupInvite> = {
+  json: Wire.GroupInvite.v2,
+  columns: [
+    { heading: "UID", value: (i) => i.uid },
+    { heading: "ROLE", value: (i) => i.role.name || i.roleUid },
+    { heading: "EMAIL", value: (i) => i.email ?? "" },
+    { heading: "EXPIRES", value: (i) => time(i.expirationTime) },
+    { heading: "SINGLE USE", value: (i) => String(i.singleUse), wide: true }
+  ]
+}
+
+const invites = Command.make("invites").pipe(
+  Command.withDescription("Invites: codes that bind whoever signs in with them to a role in a group."),
+  Command.withSubcommands([
+    Command.make(
+      "create",
+      {
+        ...common,
+        output,
+        parent,
+        role: Options.text("role").pipe(Options.withDescription("the role's uid or name")),
+        email: Options.text("email").pipe(
+          Options.withDescription("only this (verified) email may use it"),
+          Options.optional
+        ),
+        ttl: Options.integer("ttl-days").pipe(
+          Options.withDescription("days it stays valid (default 7, at most 30)"),
+          Options.optional
+        ),
+        singleUse: Options.boolean("single-use").pipe(Options.withDescription("it works once"))
+      },
+      (flags) =>
+        Effect.gen(function*() {
+          const client = yield* connect(flags)
+          const created = yield* client.groupInvites.create({
+            path: { uid: yield* resolveGroup(client, flags.parent) },
+            payload: {
+              roleUid: yield* resolveRole(client, flags.role),
+              singleUse: flags.singleUse,
+              ...Option.match(flags.email, { onNone: () => ({}), onSome: (email) => ({ email }) }),
+              ...Option.match(flags.ttl, { onNone: () => ({}), onSome: (days) => ({ ttl: `${days * 86400}s` }) })
+            } as never
+          })
+          if (flags.output === "table") {
+            yield* Effect.sync(() =>
+              process.stderr.write("The code is shown this once; hand it to whoever you invite:\n")
+            )
+            yield* print(created.code ?? "")
+          } else yield* printRows([created], inviteShape, flags.output)
+        })
+    ).pipe(
+      Command.withDescription(
+        "Create an invite; prints its code, which is never shown again. Example: arbor iam invites create --parent acme --role viewer --email ada@example.com"
+      )
+    ),
+    Command.make(
+      "list",
+      { ...common, output, limit, parent: optionalParent("invites") },
+      (flags) =>
+        Effect.gen(function*() {
+          const client = yield* connect(flags)
+          const rows = yield* allPages(
+            (urlParams) => client.groupInvites.list({ urlParams }),
+            (page: { groupInvites: ReadonlyArray<GroupInvite> }) => page.groupInvites,
+            yield* below(client, flags.parent),
+            flags.limit
+          )
+          yield* printRows(rows, inviteShape, flags.output)
+        })
+    ).pipe(Command.withDescription("List invites, newest first. Example: arbor iam invites list --parent acme")),
+    Command.make(
+      "delete",
+      { ...common, uid: uidOf("invite") },
+      (flags) => Effect.flatMap(connect(flags), (client) => client.groupInvites.delete({ path: { uid: flags.uid } }))
+    ).pipe(
+      Command.withDescription("Delete an invite. Example: arbor iam invites delete <uid>")
+    )
+  ])
+)
+
+/** `arbor iam`. */
+export const iam = Command.make("iam").pipe(
+  Command.withDescription("Organizations, folders, identities, roles, role bindings and invites."),
+  Command.withSubcommands([organizations, folders, identities, roles, roleBindings, invites])
+)

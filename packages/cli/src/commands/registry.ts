@@ -1,0 +1,135 @@
+/** `arbor images` and `arbor advisories`: the registry's repos and tags, and vulnerability advisories (read only). */
+import { Wire } from "@arbor/api"
+import type { Advisory } from "@arbor/core/Advisory"
+import type { Repo } from "@arbor/core/Repo"
+import type { Tag } from "@arbor/core/Tag"
+import { Args, Command, Options } from "@effect/cli"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type * as Output from "../Output.js"
+import { allPages, common, connect, limit, output, parent, printRows, resolveGroup, time } from "./shared.js"
+
+const repoShape: Output.Shape<Repo> = {
+  json: Wire.Repo.v2,
+  columns: [
+    { heading: "NAME", value: (r) => r.name },
+    { heading: "UID", value: (r) => r.uid },
+    { heading: "TIER", value: (r) => r.catalogTier },
+    { heading: "ACTIVE TAGS", value: (r) => r.activeTags.join(" "), wide: true }
+  ]
+}
+
+const tagShape: Output.Shape<Tag> = {
+  json: Wire.Tag.v2,
+  columns: [
+    { heading: "NAME", value: (t) => t.name },
+    { heading: "DIGEST", value: (t) => t.digest },
+    { heading: "UPDATED", value: (t) => time(t.updateTime) },
+    { heading: "UID", value: (t) => t.uid, wide: true },
+    { heading: "DEPRECATED", value: (t) => String(t.deprecated), wide: true }
+  ]
+}
+
+const advisoryShape: Output.Shape<Advisory> = {
+  json: Wire.Advisory.v2,
+  columns: [
+    { heading: "ID", value: (a) => a.advisoryId },
+    { heading: "PACKAGE", value: (a) => a.packageName },
+    { heading: "STATUS", value: (a) => a.latestEventType },
+    { heading: "ALIASES", value: (a) => a.aliases.join(" ") },
+    { heading: "UID", value: (a) => a.uid, wide: true }
+  ]
+}
+
+/** `arbor images`. */
+export const images = Command.make("images").pipe(
+  Command.withDescription("The registry's images: repos and their tags."),
+  Command.withSubcommands([
+    Command.make("repos").pipe(
+      Command.withDescription("Repos."),
+      Command.withSubcommands([
+        Command.make(
+          "list",
+          { ...common, output, limit, parent: parent.pipe(Options.optional) },
+          (flags) =>
+            Effect.gen(function*() {
+              const client = yield* connect(flags)
+              const scope = Option.isSome(flags.parent)
+                ? { "uidp.descendants_of": yield* resolveGroup(client, flags.parent.value) }
+                : {}
+              const rows = yield* allPages(
+                (urlParams) => client.repos.list({ urlParams }),
+                (page: { repos: ReadonlyArray<Repo> }) => page.repos,
+                { order_by: "name", ...scope },
+                flags.limit
+              )
+              yield* printRows(rows, repoShape, flags.output)
+            })
+        ).pipe(Command.withDescription("List repos. Example: arbor images repos list --parent acme"))
+      ])
+    ),
+    Command.make("tags").pipe(
+      Command.withDescription("Tags."),
+      Command.withSubcommands([
+        Command.make(
+          "list",
+          { ...common, output, limit, repo: Options.text("repo").pipe(Options.withDescription("the repo's uid")) },
+          (flags) =>
+            Effect.gen(function*() {
+              const client = yield* connect(flags)
+              const rows = yield* allPages(
+                (urlParams) => client.tags.list({ urlParams }),
+                (page: { tags: ReadonlyArray<Tag> }) => page.tags,
+                { order_by: "name", "uidp.children_of": flags.repo },
+                flags.limit
+              )
+              yield* printRows(rows, tagShape, flags.output)
+            })
+        ).pipe(Command.withDescription("List a repo's tags. Example: arbor images tags list --repo <uid>"))
+      ])
+    )
+  ])
+)
+
+/** `arbor advisories`. */
+export const advisories = Command.make("advisories").pipe(
+  Command.withDescription("Vulnerability advisories."),
+  Command.withSubcommands([
+    Command.make(
+      "list",
+      {
+        ...common,
+        output,
+        limit,
+        query: Options.text("query").pipe(
+          Options.withDescription("a part of the package name, id or an alias"),
+          Options.optional
+        ),
+        packageName: Options.text("package").pipe(Options.withDescription("a package name"), Options.optional)
+      },
+      (flags) =>
+        Effect.gen(function*() {
+          const client = yield* connect(flags)
+          const rows = yield* allPages(
+            (urlParams) => client.advisories.list({ urlParams }),
+            (page: { advisories: ReadonlyArray<Advisory> }) => page.advisories,
+            {
+              ...Option.match(flags.query, { onNone: () => ({}), onSome: (query) => ({ query }) }),
+              ...Option.match(flags.packageName, { onNone: () => ({}), onSome: (p) => ({ package_names: p }) })
+            },
+            flags.limit
+          )
+          yield* printRows(rows, advisoryShape, flags.output)
+        })
+    ).pipe(Command.withDescription("List advisories. Example: arbor advisories list --query openssl")),
+    Command.make("describe", { ...common, output, uid: Args.text({ name: "uid" }) }, (flags) =>
+      Effect.gen(function*() {
+        const client = yield* connect(flags)
+        yield* printRows(
+          [yield* client.advisories.get({ path: { uid: flags.uid } })],
+          advisoryShape,
+          flags.output === "table" ? "wide" : flags.output
+        )
+      })).pipe(Command.withDescription("Show one advisory. Example: arbor advisories describe <uid> -o json"))
+  ])
+)

@@ -1,0 +1,122 @@
+/**
+ * What the commands share: the options every command takes (`--api`, `--issuer`), `-o` and `--limit`, the typed
+ * API client with a valid token, reading every page of a list, and naming a group by uid or path of names.
+ */
+import { Api } from "@arbor/api"
+import * as Errors from "@arbor/core/Errors"
+import { Options } from "@effect/cli"
+import { HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Auth from "../Auth.js"
+import * as Output from "../Output.js"
+import * as Where from "../Where.js"
+
+/** `--api` and `--issuer`. */
+export const common = {
+  api: Options.text("api").pipe(
+    Options.withDescription(`the API's address (default: ARBOR_API, the config file, or ${Where.defaultApi})`),
+    Options.optional
+  ),
+  issuer: Options.text("issuer").pipe(
+    Options.withDescription("the token service's address (default: ARBOR_ISSUER, the config file, or the API's)"),
+    Options.optional
+  )
+}
+
+/** `-o`. */
+export const output = Options.choice("output", Output.formats).pipe(
+  Options.withAlias("o"),
+  Options.withDescription("how to print results"),
+  Options.withDefault("table" as const)
+)
+
+/** `--limit`. */
+export const limit = Options.integer("limit").pipe(
+  Options.withDescription("print at most this many (default: every page)"),
+  Options.optional
+)
+
+/** `--parent`: the group to create in, or to list below. */
+export const parent = Options.text("parent").pipe(
+  Options.withDescription("the group: a uid or a path of names (acme/platform)")
+)
+
+/** `--description`. */
+export const description = Options.text("description").pipe(
+  Options.withDescription("what it is for"),
+  Options.optional
+)
+
+/** Prints a result on stdout. */
+export const print = (text: string) => Effect.sync(() => text === "" || process.stdout.write(`${text}\n`))
+
+/** Prints rows in the chosen format. */
+export const printRows = <A extends { readonly uid: string }>(
+  rows: ReadonlyArray<A>,
+  shape: Output.Shape<A>,
+  format: Output.Format
+) => print(Output.render(rows, shape, format))
+
+/** The API's typed client, with a valid token. */
+export const apiClient = (where: Where.Endpoints) =>
+  Effect.flatMap(Auth.token(where), (token) =>
+    HttpApiClient.make(Api.Api, {
+      baseUrl: where.api,
+      transformClient: HttpClient.mapRequest(HttpClientRequest.bearerToken(token))
+    }))
+
+/** The typed client. */
+export type Client = Effect.Effect.Success<ReturnType<typeof apiClient>>
+
+/** The client, for the addresses the flags name. */
+export const connect = (flags: Parameters<typeof Where.endpoints>[0]) =>
+  Effect.flatMap(Where.endpoints(flags), apiClient)
+
+/** Every item a list selects, page by page (200 a page), up to `limit`. */
+export const allPages = <A, E, R>(
+  list: (params: Record<string, string>) => Effect.Effect<{ readonly nextPageToken?: string | undefined }, E, R>,
+  items: (page: never) => ReadonlyArray<A>,
+  params: Record<string, string>,
+  limit: Option.Option<number>
+) =>
+  Effect.gen(function*() {
+    const rows: Array<A> = []
+    let pageToken: string | undefined
+    do {
+      const page = yield* list({
+        ...params,
+        page_size: "200",
+        ...(pageToken === undefined ? {} : { page_token: pageToken })
+      })
+      rows.push(...items(page as never))
+      pageToken = page.nextPageToken
+    } while (pageToken !== undefined && pageToken !== "" && (Option.isNone(limit) || rows.length < limit.value))
+    return Option.isNone(limit) ? rows : rows.slice(0, limit.value)
+  })
+
+const uidPattern = /^[0-9a-f]{40}(\/[0-9a-f]{16})*$/
+
+/** A group named by its uid, or by a path of names from its organization (`acme/platform/build`). */
+export const resolveGroup = (client: Client, ref: string) =>
+  Effect.gen(function*() {
+    if (uidPattern.test(ref)) return ref
+    let found: string | undefined
+    for (const name of ref.split("/").filter((n) => n !== "")) {
+      const page = yield* client.groups.list({
+        urlParams: { name, ...(found === undefined ? { "uidp.in_root": "true" } : { "uidp.children_of": found }) }
+      })
+      const group = page.groups[0]
+      if (group === undefined) return yield* new Errors.NotFound({ resourceType: "group", uid: ref })
+      found = group.uid
+    }
+    if (found === undefined) {
+      return yield* new Errors.InvalidArgument({
+        violations: [new Errors.FieldViolation({ field: "group", description: "is a uid or a path of names" })]
+      })
+    }
+    return found
+  })
+
+/** An ISO time for a table cell. */
+export const time = (t: { readonly epochMillis: number }) => new Date(t.epochMillis).toISOString()
