@@ -381,6 +381,89 @@ describe("arbor iam, as an owner", () => {
   }, 30_000)
 })
 
+describe("an organization's own provider, through arbor", () => {
+  it(
+    "an owner adds it; a person signs in with --idp and gets its default role; associations list and delete",
+    async () => {
+      const owner = await server.runtime.runPromise(
+        Effect.gen(function*() {
+          const created = yield* (yield* Groups.Groups).createRoot(Principal.system, { name: "idp-org" })
+          const identity = yield* (yield* Identities.Identities).create(Principal.system, created.uid, {
+            name: "owner",
+            claimMatch: { issuer: workloads.issuer.url!, subject: "owner-of-idp-org" }
+          })
+          yield* (yield* RoleBindings.RoleBindings).create(Principal.system, created.uid, {
+            identityUid: identity.uid,
+            roleUid: Role.builtInByName("owner")!.uid
+          })
+          return identity.uid
+        }).pipe(Effect.orDie)
+      )
+      const env = home()
+      const token = await workloads.issuer.buildToken({
+        scopesOrTransform: (_header, payload) => {
+          payload.sub = "owner-of-idp-org"
+          payload.aud = server.url
+        }
+      })
+      assert.strictEqual((await arbor(env, "auth", "login", "--identity", owner, "--identity-token", token)).code, 0)
+      const created = await arbor(
+        { ...env, ARBOR_CLIENT_SECRET: provider.clientSecret },
+        "iam",
+        "identity-providers",
+        "create",
+        "corporate",
+        "--parent",
+        "idp-org",
+        "--oidc-issuer",
+        provider.issuer,
+        "--client-id",
+        provider.clientId,
+        "--default-role",
+        "viewer",
+        "-o",
+        "json"
+      )
+      assert.strictEqual(created.code, 0, created.stderr)
+      assert.notInclude(created.stdout, provider.clientSecret)
+      const associated = await arbor(
+        env,
+        "iam",
+        "account-associations",
+        "create",
+        "prod",
+        "--parent",
+        "idp-org",
+        "--amazon-account",
+        "123456789012"
+      )
+      assert.strictEqual(associated.code, 0, associated.stderr)
+      assert.match((await arbor(env, "iam", "account-associations", "list")).stdout, /prod +[0-9a-f]{40} +123456789012/)
+      assert.strictEqual((await arbor(env, "iam", "account-associations", "delete", "idp-org")).code, 0)
+
+      const person = home()
+      const child = spawn(process.execPath, [executable, "auth", "login", "--headless", "--idp", "idp-org"], {
+        env: { PATH: process.env.PATH!, ARBOR_API: server.url, ...person }
+      })
+      let stderr = ""
+      child.stderr.on("data", (chunk) => (stderr += chunk))
+      const exited = new Promise<number | null>((resolve) => child.on("exit", resolve))
+      while (!/\(or open (\S+)\)/.test(stderr)) await new Promise((resolve) => setTimeout(resolve, 50))
+      const browser = new Browser()
+      await browser.visit(await confirmDevice(browser, /\(or open (\S+)\)/.exec(stderr)![1]!), {
+        login: "corporate-person",
+        provider: provider.issuer
+      })
+      assert.strictEqual(await exited, 0, stderr)
+      assert.strictEqual(
+        (await arbor(person, "iam", "organizations", "list", "-o", "csv")).stdout.split("\n")[1]!.split(",")[0],
+        "idp-org"
+      )
+    },
+    30_000
+  )
+})
+
 describe("arbor config", () => {
   it("keeps the API's address in the config file; flags and ARBOR_API win over it", async () => {
     const env = home()
@@ -490,4 +573,64 @@ describe.skipIf(!tmux)("arbor in a terminal (tmux)", () => {
       session.close()
     }
   }, 30_000)
+})
+
+describe("arbor's help", () => {
+  const leaves = [
+    "auth login",
+    "auth token",
+    "auth status",
+    "auth logout",
+    "config view",
+    "config set",
+    "iam organizations list",
+    "iam folders list",
+    "iam folders create",
+    "iam folders describe",
+    "iam folders update",
+    "iam folders delete",
+    "iam identities list",
+    "iam identities create github",
+    "iam identities create gitlab",
+    "iam identities create kubernetes",
+    "iam identities create generic",
+    "iam identities describe",
+    "iam identities delete",
+    "iam roles list",
+    "iam roles create",
+    "iam roles capabilities",
+    "iam roles delete",
+    "iam role-bindings list",
+    "iam role-bindings create",
+    "iam role-bindings delete",
+    "iam invites create",
+    "iam invites list",
+    "iam invites delete",
+    "iam identity-providers list",
+    "iam identity-providers create",
+    "iam identity-providers delete",
+    "iam account-associations list",
+    "iam account-associations create",
+    "iam account-associations delete",
+    "images repos list",
+    "images tags list",
+    "advisories list",
+    "advisories describe"
+  ]
+
+  it("every command has --help with an example of itself", async () => {
+    const helps = await Promise.all(leaves.map((leaf) => arbor(home(), ...leaf.split(" "), "--help")))
+    leaves.forEach((leaf, i) => {
+      assert.strictEqual(helps[i]!.code, 0, leaf)
+      assert.include(helps[i]!.stdout, `Example: arbor ${leaf}`, leaf)
+    })
+  }, 60_000)
+
+  it("prints shell completion scripts that know the commands", async () => {
+    for (const shell of ["bash", "zsh", "fish"]) {
+      const script = await arbor(home(), "--completions", shell)
+      assert.strictEqual(script.code, 0, shell)
+      assert.include(script.stdout, "role-bindings", shell)
+    }
+  })
 })

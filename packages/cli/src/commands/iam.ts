@@ -3,15 +3,18 @@
  * match from flags), roles (and `capabilities`), role bindings and invites.
  */
 import { Wire } from "@arbor/api"
+import type { AccountAssociation } from "@arbor/core/AccountAssociation"
 import * as Capability from "@arbor/core/Capability"
 import type { Group } from "@arbor/core/Group"
 import type { GroupInvite } from "@arbor/core/GroupInvite"
 import type { Identity } from "@arbor/core/Identity"
+import type { IdentityProvider } from "@arbor/core/IdentityProvider"
 import type { Role } from "@arbor/core/Role"
 import type { RoleBinding } from "@arbor/core/RoleBinding"
 import { Args, Command, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import { UsageError } from "../Failure.js"
 import type * as Output from "../Output.js"
 import {
@@ -601,8 +604,209 @@ const invites = Command.make("invites").pipe(
   ])
 )
 
+// identity providers
+
+const providerShape: Output.Shape<IdentityProvider> = {
+  json: Wire.IdentityProvider.v2,
+  columns: [
+    { heading: "NAME", value: (p) => p.name },
+    { heading: "UID", value: (p) => p.uid },
+    { heading: "ISSUER", value: (p) => p.oidc.issuer },
+    { heading: "CLIENT ID", value: (p) => p.oidc.clientId, wide: true },
+    { heading: "DEFAULT ROLE", value: (p) => p.defaultRole, wide: true }
+  ]
+}
+
+const identityProviders = Command.make("identity-providers").pipe(
+  Command.withDescription("Identity providers: an organization's own OpenID provider for its people."),
+  Command.withSubcommands([
+    Command.make(
+      "list",
+      { ...common, output, limit, parent: optionalParent("providers") },
+      (flags) =>
+        Effect.gen(function*() {
+          const client = yield* connect(flags)
+          const rows = yield* allPages(
+            (urlParams) => client.identityProviders.list({ urlParams }),
+            (page: { identityProviders: ReadonlyArray<IdentityProvider> }) => page.identityProviders,
+            { order_by: "name", ...(yield* below(client, flags.parent)) },
+            flags.limit
+          )
+          yield* printRows(rows, providerShape, flags.output)
+        })
+    ).pipe(Command.withDescription("List identity providers. Example: arbor iam identity-providers list")),
+    Command.make(
+      "create",
+      {
+        ...common,
+        output,
+        parent,
+        description,
+        name: Args.text({ name: "name" }),
+        oidcIssuer: Options.text("oidc-issuer").pipe(Options.withDescription("the provider's issuer URL (https)")),
+        clientId: Options.text("client-id").pipe(Options.withDescription("Arbor's client id there")),
+        clientSecret: Options.redacted("client-secret").pipe(
+          Options.withDescription("its client secret (default: ARBOR_CLIENT_SECRET; none for a public client)"),
+          Options.optional
+        ),
+        role: Options.text("default-role").pipe(
+          Options.withDescription("the role its people get in the group (uid or name)")
+        ),
+        scopes: Options.text("scope").pipe(
+          Options.repeated,
+          Options.withDescription("a scope to ask for beside openid email profile (repeat)")
+        )
+      },
+      (flags) =>
+        Effect.gen(function*() {
+          const client = yield* connect(flags)
+          const secret = Option.isSome(flags.clientSecret)
+            ? Redacted.value(flags.clientSecret.value)
+            : process.env.ARBOR_CLIENT_SECRET
+          const created = yield* client.identityProviders.create({
+            path: { uid: yield* resolveGroup(client, flags.parent) },
+            payload: {
+              name: flags.name,
+              ...Option.match(flags.description, { onNone: () => ({}), onSome: (d) => ({ description: d }) }),
+              defaultRole: yield* resolveRole(client, flags.role),
+              oidc: {
+                issuer: flags.oidcIssuer,
+                clientId: flags.clientId,
+                ...(secret === undefined ? {} : { clientSecret: secret }),
+                additionalScopes: flags.scopes
+              }
+            } as never
+          })
+          yield* printRows([created], providerShape, flags.output)
+        })
+    ).pipe(Command.withDescription(
+      "Add an organization's own OpenID provider; register {issuer}/oauth/callback there. " +
+        "Example: arbor iam identity-providers create okta --parent acme --oidc-issuer https://acme.okta.com " +
+        "--client-id arbor --default-role viewer"
+    )),
+    Command.make(
+      "delete",
+      { ...common, uid: uidOf("identity provider") },
+      (flags) =>
+        Effect.flatMap(connect(flags), (client) => client.identityProviders.delete({ path: { uid: flags.uid } }))
+    ).pipe(
+      Command.withDescription("Delete an identity provider. Example: arbor iam identity-providers delete <uid>")
+    )
+  ])
+)
+
+// account associations
+
+const associationShape: Output.Shape<AccountAssociation> = {
+  json: Wire.AccountAssociation.v2,
+  columns: [
+    { heading: "NAME", value: (a) => a.name },
+    { heading: "GROUP", value: (a) => a.uid },
+    { heading: "AMAZON", value: (a) => a.amazon?.account ?? "" },
+    { heading: "GOOGLE", value: (a) => a.google?.projectId ?? "" },
+    { heading: "AZURE", value: (a) => a.azure?.tenantId ?? "" }
+  ]
+}
+
+const accountAssociations = Command.make("account-associations").pipe(
+  Command.withDescription("Account associations: the cloud accounts a group trusts, one per group."),
+  Command.withSubcommands([
+    Command.make(
+      "list",
+      { ...common, output, limit, parent: optionalParent("associations") },
+      (flags) =>
+        Effect.gen(function*() {
+          const client = yield* connect(flags)
+          const rows = yield* allPages(
+            (urlParams) => client.accountAssociations.list({ urlParams }),
+            (page: { accountAssociations: ReadonlyArray<AccountAssociation> }) => page.accountAssociations,
+            yield* below(client, flags.parent),
+            flags.limit
+          )
+          yield* printRows(rows, associationShape, flags.output)
+        })
+    ).pipe(Command.withDescription("List account associations. Example: arbor iam account-associations list")),
+    Command.make(
+      "create",
+      {
+        ...common,
+        output,
+        parent,
+        description,
+        name: Args.text({ name: "name" }),
+        amazon: Options.text("amazon-account").pipe(
+          Options.withDescription("an AWS account id (12 digits)"),
+          Options.optional
+        ),
+        googleProject: Options.text("google-project-id").pipe(
+          Options.withDescription("a Google Cloud project id"),
+          Options.optional
+        ),
+        googleNumber: Options.text("google-project-number").pipe(
+          Options.withDescription("its project number"),
+          Options.optional
+        ),
+        azureTenant: Options.text("azure-tenant-id").pipe(
+          Options.withDescription("an Azure tenant id"),
+          Options.optional
+        )
+      },
+      (flags) =>
+        Effect.gen(function*() {
+          const client = yield* connect(flags)
+          const created = yield* client.accountAssociations.create({
+            path: { uid: yield* resolveGroup(client, flags.parent) },
+            payload: {
+              name: flags.name,
+              ...Option.match(flags.description, { onNone: () => ({}), onSome: (d) => ({ description: d }) }),
+              ...Option.match(flags.amazon, { onNone: () => ({}), onSome: (account) => ({ amazon: { account } }) }),
+              ...(Option.isSome(flags.googleProject) || Option.isSome(flags.googleNumber)
+                ? {
+                  google: {
+                    projectId: Option.getOrElse(flags.googleProject, () => ""),
+                    projectNumber: Option.getOrElse(flags.googleNumber, () => "")
+                  }
+                }
+                : {}),
+              ...Option.match(flags.azureTenant, {
+                onNone: () => ({}),
+                onSome: (tenantId) => ({ azure: { tenantId, clientIds: {} } })
+              })
+            } as never
+          })
+          yield* printRows([created], associationShape, flags.output)
+        })
+    ).pipe(Command.withDescription(
+      "Associate cloud accounts with a group. Example: arbor iam account-associations create prod --parent acme --amazon-account 123456789012"
+    )),
+    Command.make("delete", {
+      ...common,
+      group: Args.text({ name: "group" }).pipe(Args.withDescription("the group's uid or path of names"))
+    }, (flags) =>
+      Effect.gen(function*() {
+        const client = yield* connect(flags)
+        yield* client.accountAssociations.delete({ path: { uid: yield* resolveGroup(client, flags.group) } })
+      })).pipe(
+        Command.withDescription(
+          "Remove a group's account association. Example: arbor iam account-associations delete acme"
+        )
+      )
+  ])
+)
+
 /** `arbor iam`. */
 export const iam = Command.make("iam").pipe(
-  Command.withDescription("Organizations, folders, identities, roles, role bindings and invites."),
-  Command.withSubcommands([organizations, folders, identities, roles, roleBindings, invites])
+  Command.withDescription(
+    "Organizations, folders, identities, roles, role bindings, invites, identity providers and account associations."
+  ),
+  Command.withSubcommands([
+    organizations,
+    folders,
+    identities,
+    roles,
+    roleBindings,
+    invites,
+    identityProviders,
+    accountAssociations
+  ])
 )
