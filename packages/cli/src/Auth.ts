@@ -197,11 +197,14 @@ export const loginBrowser = (where: Endpoints, options: PersonLogin) =>
   })
 
 /**
- * A valid API token: the cached one while it lasts, else one refreshed (a person) or exchanged again from the token
- * file (a workload); NotLoggedIn when there is neither.
+ * A valid API token: `ARBOR_TOKEN` when set (an API token from elsewhere, such as the bootstrap token), else the
+ * cached one while it lasts, else one refreshed (a person) or exchanged again from the token file (a workload);
+ * NotLoggedIn when there is none of these.
  */
 export const token = (where: Endpoints) =>
   Effect.gen(function*() {
+    const given = process.env.ARBOR_TOKEN
+    if (given !== undefined && given.trim() !== "") return given.trim()
     const cache = Where.cache(where.api)
     const cached = cache.read("token")
     if (cached !== undefined && !(yield* expiresWithin(cached, renewBefore))) return cached
