@@ -181,6 +181,61 @@ describe("arbor auth", () => {
   }, 30_000)
 })
 
+const chromiumPath = (() => {
+  if (process.env.ARBOR_CHROMIUM) return process.env.ARBOR_CHROMIUM
+  try {
+    return execFileSync("sh", ["-c", "command -v chromium || command -v chromium-browser"], { encoding: "utf8" }).trim()
+  } catch {
+    if (process.env.CI) throw new Error("Chromium is required in CI; .ci/run installs it")
+    return undefined
+  }
+})()
+
+describe.skipIf(chromiumPath === undefined)("arbor auth login in a real browser", () => {
+  it("headless Chromium as the system browser signs a person in through the loopback callback", async () => {
+    const { chromium } = await import("playwright-core")
+    const browser = await chromium.launch({
+      executablePath: chromiumPath!,
+      args: ["--no-sandbox", "--disable-gpu", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
+    })
+    try {
+      const env = home()
+      const opened = join(env.dir, "opened")
+      const browserScript = join(env.dir, "browser.sh")
+      writeFileSync(browserScript, `#!/bin/sh\necho "$1" > ${opened}\n`, { mode: 0o755 })
+      const child = spawn(process.execPath, [executable, "auth", "login"], {
+        env: { PATH: process.env.PATH!, ARBOR_API: server.url, BROWSER: browserScript, ...env }
+      })
+      let stderr = ""
+      child.stderr.on("data", (chunk) => (stderr += chunk))
+      const exited = new Promise<number | null>((resolve) => child.on("exit", resolve))
+      let address = ""
+      while (address === "") {
+        await new Promise((resolve) => setTimeout(resolve, 50))
+        try {
+          address = readFileSync(opened, "utf8").trim()
+        } catch {
+          // not yet
+        }
+      }
+      const page = await browser.newPage()
+      await page.goto(address)
+      await page.fill("input[name=login]", "sub-chromium")
+      await page.fill("input[name=password]", "any")
+      await page.click("button[type=submit]")
+      // The consent page follows the login page; its button says Continue.
+      await page.click("button[type=submit]:has-text('Continue')")
+      await page.waitForURL((url) => url.pathname === "/callback")
+      assert.include(await page.textContent("body"), "Signed in. You can close this window.")
+      assert.strictEqual(await exited, 0, stderr)
+      const status = await arbor(env, "auth", "status", "-o", "json")
+      assert.strictEqual(JSON.parse(status.stdout).email, "chromium@example.com")
+    } finally {
+      await browser.close()
+    }
+  }, 60_000)
+})
+
 describe("arbor iam", () => {
   it("creates folders by path of names and lists them as a table, json, ids, csv and a tree", async () => {
     const env = await asDeployer()
