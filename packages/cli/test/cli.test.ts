@@ -143,8 +143,40 @@ describe("arbor auth", () => {
       assert.strictEqual(await exited, 0, stderr)
       assert.include(stderr, "Logged in to")
       assert.include(stderr, "as ada@example.com")
-      const status = await arbor(env, "auth", "status", "-o", "json")
-      assert.strictEqual(JSON.parse(status.stdout).email, "ada@example.com")
+      const status = JSON.parse((await arbor(env, "auth", "status", "-o", "json")).stdout)
+      assert.strictEqual(status.email, "ada@example.com")
+      // A person renames their own identity.
+      const renamed = await arbor(
+        env,
+        "iam",
+        "identities",
+        "update",
+        status.identity,
+        "--name",
+        "ada lovelace",
+        "-o",
+        "json"
+      )
+      assert.strictEqual(JSON.parse(renamed.stdout)[0].name, "ada lovelace", renamed.stderr)
+      // An API token about to expire is replaced through the refresh token, which rotates.
+      const cache = join(env.XDG_CACHE_HOME, "arbor", encodeURIComponent(server.url))
+      const firstRefresh = readFileSync(join(cache, "refresh-token"), "utf8").trim()
+      writeFileSync(join(cache, "token"), "e30.eyJleHAiOjF9.x\n")
+      const refreshed = await arbor(env, "auth", "token")
+      assert.strictEqual(refreshed.code, 0, refreshed.stderr)
+      assert.strictEqual(
+        JSON.parse(Buffer.from(refreshed.stdout.split(".")[1]!, "base64url").toString()).sub,
+        status.identity
+      )
+      const secondRefresh = readFileSync(join(cache, "refresh-token"), "utf8").trim()
+      assert.notStrictEqual(secondRefresh, firstRefresh)
+      // Logging out revokes the refresh token.
+      assert.strictEqual((await arbor(env, "auth", "logout")).code, 0)
+      const afterLogout = await fetch(`${server.url}/sts/exchange_refresh_token`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${secondRefresh}` }
+      })
+      assert.strictEqual(afterLogout.status, 401)
     },
     30_000
   )

@@ -65,6 +65,23 @@ const listGroups = (client: Client, params: Record<string, string>, max: Option.
     ...params
   }, max)
 
+const folderRef = Args.text({ name: "group" }).pipe(Args.withDescription("its uid, or its path of names"))
+
+const describeGroup = (what: string, example: string) =>
+  Command.make("describe", { ...common, output, group: folderRef }, (flags) =>
+    Effect.gen(function*() {
+      const client = yield* connect(flags)
+      const group = yield* client.groups.get({ path: { uid: yield* resolveGroup(client, flags.group) } })
+      yield* printRows([group], groupShape, flags.output === "table" ? "wide" : flags.output)
+    })).pipe(Command.withDescription(`Show one ${what}. Example: ${example}`))
+
+const deleteGroup = (what: string, example: string) =>
+  Command.make("delete", { ...common, group: folderRef }, (flags) =>
+    Effect.gen(function*() {
+      const client = yield* connect(flags)
+      yield* client.groups.delete({ path: { uid: yield* resolveGroup(client, flags.group) } })
+    })).pipe(Command.withDescription(`Delete an empty ${what}. Example: ${example}`))
+
 const organizations = Command.make("organizations").pipe(
   Command.withDescription("Organizations: the roots of the hierarchy."),
   Command.withSubcommands([
@@ -72,11 +89,30 @@ const organizations = Command.make("organizations").pipe(
       Effect.gen(function*() {
         const client = yield* connect(flags)
         yield* printRows(yield* listGroups(client, { "uidp.in_root": "true" }, flags.limit), groupShape, flags.output)
-      })).pipe(Command.withDescription("List the organizations you can see. Example: arbor iam organizations list"))
+      })).pipe(Command.withDescription("List the organizations you can see. Example: arbor iam organizations list")),
+    Command.make(
+      "create",
+      { ...common, output, description, name: Args.text({ name: "name" }) },
+      (flags) =>
+        Effect.gen(function*() {
+          const client = yield* connect(flags)
+          const created = yield* client.groups.createRoot({
+            payload: {
+              name: flags.name,
+              ...Option.match(flags.description, { onNone: () => ({}), onSome: (d) => ({ description: d }) })
+            }
+          })
+          yield* printRows([created], groupShape, flags.output)
+        })
+    ).pipe(
+      Command.withDescription(
+        "Create an organization (platform admins only). Example: arbor iam organizations create acme"
+      )
+    ),
+    describeGroup("organization", "arbor iam organizations describe acme"),
+    deleteGroup("organization", "arbor iam organizations delete acme")
   ])
 )
-
-const folderRef = Args.text({ name: "folder" }).pipe(Args.withDescription("the folder's uid, or its path of names"))
 
 const folders = Command.make("folders").pipe(
   Command.withDescription("Folders: the groups below an organization."),
@@ -113,16 +149,11 @@ const folders = Command.make("folders").pipe(
           yield* printRows([created], groupShape, flags.output)
         })
     ).pipe(Command.withDescription("Create a folder. Example: arbor iam folders create build --parent acme/platform")),
-    Command.make("describe", { ...common, output, folder: folderRef }, (flags) =>
-      Effect.gen(function*() {
-        const client = yield* connect(flags)
-        const group = yield* client.groups.get({ path: { uid: yield* resolveGroup(client, flags.folder) } })
-        yield* printRows([group], groupShape, flags.output === "table" ? "wide" : flags.output)
-      })).pipe(Command.withDescription("Show one folder. Example: arbor iam folders describe acme/platform")),
+    describeGroup("folder", "arbor iam folders describe acme/platform"),
     Command.make("update", {
       ...common,
       output,
-      folder: folderRef,
+      group: folderRef,
       description: description.pipe(Options.withDescription("its new description")),
       name: Options.text("name").pipe(Options.withDescription("its new name"), Options.optional)
     }, (flags) =>
@@ -134,7 +165,7 @@ const folders = Command.make("folders").pipe(
         }
         if (Object.keys(payload).length === 0) return yield* new UsageError({ message: "give --name or --description" })
         const group = yield* client.groups.update({
-          path: { uid: yield* resolveGroup(client, flags.folder) },
+          path: { uid: yield* resolveGroup(client, flags.group) },
           urlParams: {},
           payload
         })
@@ -144,11 +175,7 @@ const folders = Command.make("folders").pipe(
           "Rename a folder or change its description. Example: arbor iam folders update acme/platform --description 'Platform team'"
         )
       ),
-    Command.make("delete", { ...common, folder: folderRef }, (flags) =>
-      Effect.gen(function*() {
-        const client = yield* connect(flags)
-        yield* client.groups.delete({ path: { uid: yield* resolveGroup(client, flags.folder) } })
-      })).pipe(Command.withDescription("Delete an empty folder. Example: arbor iam folders delete acme/platform/old"))
+    deleteGroup("folder", "arbor iam folders delete acme/platform/old")
   ])
 )
 
@@ -354,6 +381,33 @@ const identities = Command.make("identities").pipe(
         )
       })).pipe(Command.withDescription("Show one identity. Example: arbor iam identities describe <uid>")),
     Command.make(
+      "update",
+      {
+        ...common,
+        output,
+        uid: uidOf("identity"),
+        name: Options.text("name").pipe(Options.withDescription("its new name"), Options.optional),
+        description: description.pipe(Options.withDescription("its new description"))
+      },
+      (flags) =>
+        Effect.gen(function*() {
+          const payload = {
+            ...Option.match(flags.name, { onNone: () => ({}), onSome: (name) => ({ name }) }),
+            ...Option.match(flags.description, { onNone: () => ({}), onSome: (d) => ({ description: d }) })
+          }
+          if (Object.keys(payload).length === 0) {
+            return yield* new UsageError({ message: "give --name or --description" })
+          }
+          const client = yield* connect(flags)
+          const updated = yield* client.identities.update({ path: { uid: flags.uid }, urlParams: {}, payload })
+          yield* printRows([updated], identityShape, flags.output)
+        })
+    ).pipe(
+      Command.withDescription(
+        "Rename an identity or change its description (your own, as a person). Example: arbor iam identities update <uid> --name ada"
+      )
+    ),
+    Command.make(
       "delete",
       { ...common, uid: uidOf("identity") },
       (flags) => Effect.flatMap(connect(flags), (client) => client.identities.delete({ path: { uid: flags.uid } }))
@@ -374,6 +428,19 @@ const roleShape: Output.Shape<Role> = {
     { heading: "CAPABILITIES", value: (r) => r.capabilities.join(" "), wide: true }
   ]
 }
+
+/** A role by uid, or by name among the roles the caller sees. */
+const resolveRole = (client: Client, ref: string) =>
+  /^[0-9a-f]{40}(\/[0-9a-f]{16})*$/.test(ref)
+    ? Effect.succeed(ref)
+    : Effect.flatMap(client.roles.list({ urlParams: { name: ref } }), (page) =>
+      page.roles.length === 1
+        ? Effect.succeed(page.roles[0]!.uid)
+        : Effect.fail(
+          new UsageError({
+            message: page.roles.length === 0 ? `no role named ${ref}` : `several roles are named ${ref}; give its uid`
+          })
+        ))
 
 const roles = Command.make("roles").pipe(
   Command.withDescription("Roles: named sets of capabilities."),
@@ -432,6 +499,16 @@ const roles = Command.make("roles").pipe(
         "Create a custom role. Example: arbor iam roles create puller --parent acme -c repo.list -c tag.list"
       )
     ),
+    Command.make("describe", {
+      ...common,
+      output,
+      role: Args.text({ name: "role" }).pipe(Args.withDescription("the role's uid or name"))
+    }, (flags) =>
+      Effect.gen(function*() {
+        const client = yield* connect(flags)
+        const role = yield* client.roles.get({ path: { uid: yield* resolveRole(client, flags.role) } })
+        yield* printRows([role], roleShape, flags.output === "table" ? "wide" : flags.output)
+      })).pipe(Command.withDescription("Show one role and its capabilities. Example: arbor iam roles describe viewer")),
     Command.make("capabilities", {}, () => print(Capability.all.join("\n"))).pipe(
       Command.withDescription("List every capability a role may grant. Example: arbor iam roles capabilities")
     ),
@@ -457,19 +534,6 @@ const bindingShape: Output.Shape<RoleBinding> = {
     { heading: "IDENTITY UID", value: (b) => b.identity.uid, wide: true }
   ]
 }
-
-/** A role by uid, or by name among the roles the caller sees. */
-const resolveRole = (client: Client, ref: string) =>
-  /^[0-9a-f]{40}(\/[0-9a-f]{16})*$/.test(ref)
-    ? Effect.succeed(ref)
-    : Effect.flatMap(client.roles.list({ urlParams: { name: ref } }), (page) =>
-      page.roles.length === 1
-        ? Effect.succeed(page.roles[0]!.uid)
-        : Effect.fail(
-          new UsageError({
-            message: page.roles.length === 0 ? `no role named ${ref}` : `several roles are named ${ref}; give its uid`
-          })
-        ))
 
 const roleBindings = Command.make("role-bindings").pipe(
   Command.withDescription("Role bindings: an identity holding a role in a group and everything below it."),
