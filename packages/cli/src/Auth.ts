@@ -236,6 +236,3 @@ export const logout = (where: Endpoints) =>
     }
     yield* Effect.sync(() => rmSync(cache.dir, { recursive: true, force: true }))
   })
-
-/** The cached token, with no refresh: for `auth status`. */
-export const cachedToken = (where: Endpoints) => Where.cache(where.api).read("token")

@@ -106,7 +106,11 @@ describe("arbor auth", () => {
     const claims = JSON.parse(Buffer.from(token.stdout.trim().split(".")[1]!, "base64url").toString())
     assert.strictEqual(claims.sub, deployer)
     const status = await arbor(env, "auth", "status", "-o", "json")
-    assert.deepInclude(JSON.parse(status.stdout), { identity: deployer, organizations: ["acme"] })
+    assert.deepInclude(JSON.parse(status.stdout), {
+      identity: deployer,
+      organizations: ["acme"],
+      roles: ["editor in acme"]
+    })
     // An expired API token is exchanged again from the token file.
     writeFileSync(join(cache, "token"), "e30.eyJleHAiOjF9.x\n")
     const again = await arbor(env, "auth", "token")

@@ -2,13 +2,15 @@
  * `arbor auth`: sign in (a browser, another device, or a workload's own token), print a valid token, show who is
  * signed in, sign out.
  */
+import type { Group } from "@arbor/core/Group"
+import type { RoleBinding } from "@arbor/core/RoleBinding"
 import { Command, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Auth from "../Auth.js"
-import { NotLoggedIn, UsageError } from "../Failure.js"
+import { UsageError } from "../Failure.js"
 import * as Where from "../Where.js"
-import { apiClient, common, output, print } from "./shared.js"
+import { allPages, apiClient, common, output, print } from "./shared.js"
 
 const login = Command.make(
   "login",
@@ -65,17 +67,31 @@ const token = Command.make(
 const status = Command.make("status", { ...common, output }, (flags) =>
   Effect.gen(function*() {
     const where = yield* Where.endpoints(flags)
-    const cached = Auth.cachedToken(where)
-    if (cached === undefined) return yield* new NotLoggedIn({ message: `not logged in to ${where.api}` })
     const claims = Auth.claimsOf(yield* Auth.token(where))
+    const me = String(claims.sub)
     const client = yield* apiClient(where)
-    const organizations = yield* client.groups.list({ urlParams: { "uidp.in_root": "true", page_size: "200" } })
+    const organizations = yield* allPages(
+      (urlParams) => client.groups.list({ urlParams }),
+      (page: { groups: ReadonlyArray<Group> }) => page.groups,
+      { "uidp.in_root": "true", order_by: "name" },
+      Option.none()
+    )
+    // The bindings the caller may see that are its own: who may not list bindings sees none.
+    const bindings = yield* allPages(
+      (urlParams) => client.roleBindings.list({ urlParams }),
+      (page: { roleBindings: ReadonlyArray<RoleBinding> }) => page.roleBindings,
+      {},
+      Option.some(1000)
+    ).pipe(Effect.catchTag("PermissionDenied", () => Effect.succeed([])))
     const status = {
       api: where.api,
-      identity: String(claims.sub),
+      identity: me,
       ...(typeof claims.email === "string" ? { email: claims.email } : {}),
       expiry: new Date(Number(claims.exp) * 1000).toISOString(),
-      organizations: organizations.groups.map((g) => g.name)
+      organizations: organizations.map((g) => g.name),
+      roles: bindings.filter((b) => b.identity.uid === me).map((b) =>
+        `${b.role.name || b.role.uid} in ${b.group.name || b.group.uid}`
+      )
     }
     yield* print(
       flags.output === "json"
@@ -85,7 +101,9 @@ const status = Command.make("status", { ...common, output }, (flags) =>
         )
     )
   })).pipe(
-    Command.withDescription("Who you are logged in as, until when, and your organizations. Example: arbor auth status")
+    Command.withDescription(
+      "Who you are logged in as, until when, your organizations and your roles. Example: arbor auth status"
+    )
   )
 
 const logout = Command.make("logout", common, (flags) => Effect.flatMap(Where.endpoints(flags), Auth.logout)).pipe(
