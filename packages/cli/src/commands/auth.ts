@@ -96,7 +96,9 @@ const status = Command.make("status", { ...common, output }, (flags) =>
     yield* print(
       flags.output === "json"
         ? JSON.stringify(status, null, 2)
-        : Object.entries(status).map(([k, v]) => `${`${k}:`.padEnd(15)}${Array.isArray(v) ? v.join(", ") : v}`).join(
+        : Object.entries(status).map(([k, v]) =>
+          `${`${k}:`.padEnd(15)}${Array.isArray(v) ? v.join(", ") || "none" : v}`
+        ).join(
           "\n"
         )
     )
