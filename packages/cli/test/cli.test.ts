@@ -95,6 +95,24 @@ const asDeployer = async () => {
   return env
 }
 
+/**
+ * `arbor auth login --headless` with `args` in `env`, while a person opens the address it prints and signs in at
+ * the provider as `login`: its exit code and stderr.
+ */
+const loginHeadless = async (env: Record<string, string>, login: string, ...args: ReadonlyArray<string>) => {
+  const child = spawn(process.execPath, [executable, "auth", "login", "--headless", ...args], {
+    env: { PATH: process.env.PATH!, ARBOR_API: server.url, ...env }
+  })
+  let stderr = ""
+  child.stderr.on("data", (chunk) => (stderr += chunk))
+  const exited = new Promise<number | null>((resolve) => child.on("exit", resolve))
+  while (!/\(or open (\S+)\)/.test(stderr)) await new Promise((resolve) => setTimeout(resolve, 50))
+  const browser = new Browser()
+  const address = /\(or open (\S+)\)/.exec(stderr)![1]!
+  await browser.visit(await confirmDevice(browser, address), { login, provider: provider.issuer })
+  return { code: await exited, stderr }
+}
+
 describe("arbor auth", () => {
   it("a workload logs in with its token file; the cache is private; auth token prints a valid token", async () => {
     const env = await asDeployer()
@@ -133,18 +151,9 @@ describe("arbor auth", () => {
     "a person logs in headless: the code and address on stderr, the tokens once they signed in elsewhere",
     async () => {
       const env = home()
-      const child = spawn(process.execPath, [executable, "auth", "login", "--headless"], {
-        env: { PATH: process.env.PATH!, ARBOR_API: server.url, ...env }
-      })
-      let stderr = ""
-      child.stderr.on("data", (chunk) => (stderr += chunk))
-      const exited = new Promise<number | null>((resolve) => child.on("exit", resolve))
-      while (!/\(or open (\S+)\)/.test(stderr)) await new Promise((resolve) => setTimeout(resolve, 50))
+      const { code, stderr } = await loginHeadless(env, "ada")
+      assert.strictEqual(code, 0, stderr)
       assert.match(stderr, /open http:\/\/127\.0\.0\.1:\d+\/oauth\/device and enter the code [A-Z]{4}-[A-Z]{4}/)
-      const browser = new Browser()
-      const address = /\(or open (\S+)\)/.exec(stderr)![1]!
-      await browser.visit(await confirmDevice(browser, address), { login: "ada", provider: provider.issuer })
-      assert.strictEqual(await exited, 0, stderr)
       assert.include(stderr, "Logged in to")
       assert.include(stderr, "as ada@example.com")
       const status = JSON.parse((await arbor(env, "auth", "status", "-o", "json")).stdout)
@@ -454,19 +463,8 @@ describe("arbor iam, as an owner", () => {
     assert.notInclude(listed.stdout, code)
     // A person signs in headless with the code and sees the organization.
     const person = home()
-    const child = spawn(process.execPath, [executable, "auth", "login", "--headless", "--invite-code", code], {
-      env: { PATH: process.env.PATH!, ARBOR_API: server.url, ...person }
-    })
-    let stderr = ""
-    child.stderr.on("data", (chunk) => (stderr += chunk))
-    const exited = new Promise<number | null>((resolve) => child.on("exit", resolve))
-    while (!/\(or open (\S+)\)/.test(stderr)) await new Promise((resolve) => setTimeout(resolve, 50))
-    const browser = new Browser()
-    await browser.visit(await confirmDevice(browser, /\(or open (\S+)\)/.exec(stderr)![1]!), {
-      login: "invitee",
-      provider: provider.issuer
-    })
-    assert.strictEqual(await exited, 0, stderr)
+    const joined = await loginHeadless(person, "invitee", "--invite-code", code)
+    assert.strictEqual(joined.code, 0, joined.stderr)
     const orgs = await arbor(person, "iam", "organizations", "list", "-o", "id")
     assert.strictEqual(orgs.stdout.trim(), invitedTo)
   }, 30_000)
@@ -533,19 +531,8 @@ describe("an organization's own provider, through arbor", () => {
       assert.strictEqual((await arbor(env, "iam", "account-associations", "delete", "idp-org")).code, 0)
 
       const person = home()
-      const child = spawn(process.execPath, [executable, "auth", "login", "--headless", "--idp", "idp-org"], {
-        env: { PATH: process.env.PATH!, ARBOR_API: server.url, ...person }
-      })
-      let stderr = ""
-      child.stderr.on("data", (chunk) => (stderr += chunk))
-      const exited = new Promise<number | null>((resolve) => child.on("exit", resolve))
-      while (!/\(or open (\S+)\)/.test(stderr)) await new Promise((resolve) => setTimeout(resolve, 50))
-      const browser = new Browser()
-      await browser.visit(await confirmDevice(browser, /\(or open (\S+)\)/.exec(stderr)![1]!), {
-        login: "corporate-person",
-        provider: provider.issuer
-      })
-      assert.strictEqual(await exited, 0, stderr)
+      const signedIn = await loginHeadless(person, "corporate-person", "--idp", "idp-org")
+      assert.strictEqual(signedIn.code, 0, signedIn.stderr)
       assert.strictEqual(
         (await arbor(person, "iam", "organizations", "list", "-o", "csv")).stdout.split("\n")[1]!.split(",")[0],
         "idp-org"

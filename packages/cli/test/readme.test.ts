@@ -2,20 +2,14 @@
  * The README's command-line walkthrough, run as written (bash, with `arbor` being the built executable) against a
  * server bootstrapped on SQLite in a fresh directory, as `pnpm start` would start it.
  */
-import { HttpServer } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
 import { assert, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import { execFile } from "node:child_process"
 import { mkdtempSync, readFileSync } from "node:fs"
-import { createServer } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
-import * as Bootstrap from "../../http/src/Bootstrap.js"
-import * as Server from "../../http/src/Server.js"
-import { quiet, testConfig } from "../../http/test/support.js"
+import { startedLikePnpmStart } from "../../http/test/support.js"
 import { executable } from "./globalSetup.js"
 
 const readme = readFileSync(new URL("../../../README.md", import.meta.url), "utf8")
@@ -24,18 +18,7 @@ const script = /```sh\n([\s\S]*?)```/.exec(section)![1]!
 
 it.scopedLive("the README's command-line walkthrough runs as written", () =>
   Effect.gen(function*() {
-    const cwd = mkdtempSync(join(tmpdir(), "arbor-cli-walkthrough-"))
-    const config = testConfig({ store: "sqlite", dataDir: join(cwd, ".arbor") })
-    const server = yield* Layer.build(
-      Server.http(config).pipe(
-        Layer.provide(Layer.effectDiscard(Bootstrap.run(config))),
-        Layer.provideMerge(Server.engine(config)),
-        Layer.provide(quiet),
-        Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
-      )
-    )
-    const address = (yield* Effect.provide(HttpServer.HttpServer, server)).address
-    const url = address._tag === "TcpAddress" ? `http://127.0.0.1:${address.port}` : ""
+    const { cwd, url } = yield* startedLikePnpmStart
     // `arbor` is the built executable rather than `pnpm arbor`, which would build the workspace first.
     const asWritten = script.replace(/^arbor\(\) \{.*\}$/m, `arbor() { node ${executable} "$@"; }`)
     assert.notStrictEqual(asWritten, script)

@@ -2,20 +2,12 @@
  * The README's walkthrough, run as it is written (bash, curl, node) against a real server started on SQLite in a
  * fresh directory, as `pnpm start` would start it.
  */
-import { HttpServer } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import { execFile } from "node:child_process"
-import { mkdtempSync, readFileSync } from "node:fs"
-import { createServer } from "node:http"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { readFileSync } from "node:fs"
 import { promisify } from "node:util"
-import * as Bootstrap from "../src/Bootstrap.js"
-import * as Server from "../src/Server.js"
-import { quiet, testConfig } from "./support.js"
+import { startedLikePnpmStart } from "./support.js"
 
 const readme = readFileSync(new URL("../../../README.md", import.meta.url), "utf8")
 
@@ -35,19 +27,7 @@ describe("README", () => {
 
   it.scopedLive("the walkthrough runs as written", () =>
     Effect.gen(function*() {
-      const cwd = mkdtempSync(join(tmpdir(), "arbor-walkthrough-"))
-      const config = testConfig({ store: "sqlite", dataDir: join(cwd, ".arbor") })
-      const server = yield* Layer.build(
-        Server.http(config).pipe(
-          Layer.provide(Layer.effectDiscard(Bootstrap.run(config))),
-          Layer.provideMerge(Server.engine(config)),
-          Layer.provide(quiet),
-          Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
-        )
-      )
-      const address = (yield* Effect.provide(HttpServer.HttpServer, server)).address
-      assert.strictEqual(address._tag, "TcpAddress")
-      const url = address._tag === "TcpAddress" ? `http://127.0.0.1:${address.port}` : ""
+      const { cwd, url } = yield* startedLikePnpmStart
       const { stdout: output } = yield* Effect.promise(() =>
         promisify(execFile)("bash", ["-euo", "pipefail", "-c", block("Walkthrough")], {
           cwd,

@@ -8,9 +8,11 @@ import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Redacted from "effect/Redacted"
 import { mkdtempSync } from "node:fs"
+import { createServer } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { freshDatabase } from "../../store-postgres/test/databases.js"
+import * as Bootstrap from "../src/Bootstrap.js"
 import * as Listener from "../src/Listener.js"
 import * as Server from "../src/Server.js"
 import type { ServerConfig } from "../src/ServerConfig.js"
@@ -62,6 +64,25 @@ export const testServer = (config: ServerConfig = testConfig(), listener: Partia
       )
     )
   )
+
+/**
+ * A server as `pnpm start` runs one, on SQLite in a fresh directory: bootstrapped (the organization `default`, the
+ * bootstrap token in `<directory>/.arbor`), on a random loopback port, stopped with the scope. Its directory and URL.
+ */
+export const startedLikePnpmStart = Effect.gen(function*() {
+  const cwd = mkdtempSync(join(tmpdir(), "arbor-started-"))
+  const config = testConfig({ store: "sqlite", dataDir: join(cwd, ".arbor") })
+  const server = yield* Layer.build(
+    Server.http(config).pipe(
+      Layer.provide(Layer.effectDiscard(Bootstrap.run(config))),
+      Layer.provideMerge(Server.engine(config)),
+      Layer.provide(quiet),
+      Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
+    )
+  )
+  const address = (yield* Effect.provide(HttpServer.HttpServer, server)).address
+  return { cwd, url: address._tag === "TcpAddress" ? `http://127.0.0.1:${address.port}` : "" }
+})
 
 /** The stores a test server may run on. */
 export const stores = ["memory", "postgres"] as const

@@ -2,8 +2,6 @@
  * `arbor auth`: sign in (a browser, another device, or a workload's own token), print a valid token, show who is
  * signed in, sign out.
  */
-import type { Group } from "@arbor/core/Group"
-import type { RoleBinding } from "@arbor/core/RoleBinding"
 import { Command, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -71,15 +69,15 @@ const status = Command.make("status", { ...common, output }, (flags) =>
     const me = String(claims.sub)
     const client = yield* apiClient(where)
     const organizations = yield* allPages(
-      (urlParams) => client.groups.list({ urlParams }),
-      (page: { groups: ReadonlyArray<Group> }) => page.groups,
+      (urlParams: Record<string, string>) => client.groups.list({ urlParams }),
+      (page) => page.groups,
       { "uidp.in_root": "true", order_by: "name" },
       Option.none()
     )
     // The bindings the caller may see that are its own: who may not list bindings sees none.
     const bindings = yield* allPages(
-      (urlParams) => client.roleBindings.list({ urlParams }),
-      (page: { roleBindings: ReadonlyArray<RoleBinding> }) => page.roleBindings,
+      (urlParams: Record<string, string>) => client.roleBindings.list({ urlParams }),
+      (page) => page.roleBindings,
       {},
       Option.some(1000)
     ).pipe(Effect.catchTag("PermissionDenied", () => Effect.succeed([])))

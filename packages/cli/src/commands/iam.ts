@@ -34,17 +34,43 @@ import {
 
 const uidOf = (what: string) => Args.text({ name: "uid" }).pipe(Args.withDescription(`the ${what}'s uid`))
 
-const optionalParent = (what: string) =>
-  parent.pipe(
-    Options.withDescription(`list only ${what} below this group (a uid or a path of names)`),
-    Options.optional
-  )
+const optionalParent = parent.pipe(
+  Options.withDescription("only those below this group (a uid or a path of names)"),
+  Options.optional
+)
 
 /** The list parameters of `--parent`: everything below it, or everything the caller sees. */
 const below = (client: Client, group: Option.Option<string>) =>
   Option.isNone(group)
     ? Effect.succeed({})
     : Effect.map(resolveGroup(client, group.value), (uid) => ({ "uidp.descendants_of": uid }))
+
+/** `list`: every page of one kind of resource the caller sees, below `--parent` when given. */
+const listCommand = <P extends { readonly nextPageToken?: string | undefined }, A extends { readonly uid: string }, E>(
+  spec: {
+    readonly what: string
+    readonly example: string
+    readonly shape: Output.Shape<A>
+    readonly list: (client: Client, urlParams: Record<string, string>) => Effect.Effect<P, E>
+    readonly items: (page: P) => ReadonlyArray<A>
+    readonly order?: string
+  }
+) =>
+  Command.make(
+    "list",
+    { ...common, output, limit, parent: optionalParent },
+    (flags) =>
+      Effect.gen(function*() {
+        const client = yield* connect(flags)
+        const rows = yield* allPages(
+          (urlParams: Record<string, string>) => spec.list(client, urlParams),
+          spec.items,
+          { ...(spec.order === undefined ? {} : { order_by: spec.order }), ...(yield* below(client, flags.parent)) },
+          flags.limit
+        )
+        yield* printRows(rows, spec.shape, flags.output)
+      })
+  ).pipe(Command.withDescription(`List ${spec.what}. Example: ${spec.example}`))
 
 // organizations and folders
 
@@ -60,7 +86,7 @@ const groupShape: Output.Shape<Group> = {
 }
 
 const listGroups = (client: Client, params: Record<string, string>, max: Option.Option<number>) =>
-  allPages((urlParams) => client.groups.list({ urlParams }), (page: { groups: ReadonlyArray<Group> }) => page.groups, {
+  allPages((urlParams: Record<string, string>) => client.groups.list({ urlParams }), (page) => page.groups, {
     order_by: "name",
     ...params
   }, max)
@@ -119,7 +145,7 @@ const folders = Command.make("folders").pipe(
   Command.withSubcommands([
     Command.make(
       "list",
-      { ...common, output, limit, parent: optionalParent("folders") },
+      { ...common, output, limit, parent: optionalParent },
       (flags) =>
         Effect.gen(function*() {
           const client = yield* connect(flags)
@@ -347,21 +373,14 @@ const createIdentity = <K extends keyof typeof kinds>(kind: K) => {
 const identities = Command.make("identities").pipe(
   Command.withDescription("Identities: what workloads and people are, assumed through their tokens' claims."),
   Command.withSubcommands([
-    Command.make(
-      "list",
-      { ...common, output, limit, parent: optionalParent("identities") },
-      (flags) =>
-        Effect.gen(function*() {
-          const client = yield* connect(flags)
-          const rows = yield* allPages(
-            (urlParams) => client.identities.list({ urlParams }),
-            (page: { identities: ReadonlyArray<Identity> }) => page.identities,
-            { order_by: "name", ...(yield* below(client, flags.parent)) },
-            flags.limit
-          )
-          yield* printRows(rows, identityShape, flags.output)
-        })
-    ).pipe(Command.withDescription("List identities. Example: arbor iam identities list --parent acme")),
+    listCommand({
+      what: "identities",
+      example: "arbor iam identities list --parent acme",
+      shape: identityShape,
+      list: (client, urlParams) => client.identities.list({ urlParams }),
+      items: (page) => page.identities,
+      order: "name"
+    }),
     Command.make("create").pipe(
       Command.withDescription("Create an identity that a workload's tokens assume."),
       Command.withSubcommands([
@@ -445,23 +464,14 @@ const resolveRole = (client: Client, ref: string) =>
 const roles = Command.make("roles").pipe(
   Command.withDescription("Roles: named sets of capabilities."),
   Command.withSubcommands([
-    Command.make(
-      "list",
-      { ...common, output, limit, parent: optionalParent("custom roles") },
-      (flags) =>
-        Effect.gen(function*() {
-          const client = yield* connect(flags)
-          const rows = yield* allPages(
-            (urlParams) => client.roles.list({ urlParams }),
-            (page: { roles: ReadonlyArray<Role> }) => page.roles,
-            { order_by: "name", ...(yield* below(client, flags.parent)) },
-            flags.limit
-          )
-          yield* printRows(rows, roleShape, flags.output)
-        })
-    ).pipe(
-      Command.withDescription("List the roles you can see, built-in ones included. Example: arbor iam roles list")
-    ),
+    listCommand({
+      what: "roles (built-in ones too)",
+      example: "arbor iam roles list",
+      shape: roleShape,
+      list: (client, urlParams) => client.roles.list({ urlParams }),
+      items: (page) => page.roles,
+      order: "name"
+    }),
     Command.make(
       "create",
       {
@@ -538,21 +548,13 @@ const bindingShape: Output.Shape<RoleBinding> = {
 const roleBindings = Command.make("role-bindings").pipe(
   Command.withDescription("Role bindings: an identity holding a role in a group and everything below it."),
   Command.withSubcommands([
-    Command.make(
-      "list",
-      { ...common, output, limit, parent: optionalParent("bindings") },
-      (flags) =>
-        Effect.gen(function*() {
-          const client = yield* connect(flags)
-          const rows = yield* allPages(
-            (urlParams) => client.roleBindings.list({ urlParams }),
-            (page: { roleBindings: ReadonlyArray<RoleBinding> }) => page.roleBindings,
-            yield* below(client, flags.parent),
-            flags.limit
-          )
-          yield* printRows(rows, bindingShape, flags.output)
-        })
-    ).pipe(Command.withDescription("List role bindings. Example: arbor iam role-bindings list --parent acme")),
+    listCommand({
+      what: "role bindings",
+      example: "arbor iam role-bindings list --parent acme",
+      shape: bindingShape,
+      list: (client, urlParams) => client.roleBindings.list({ urlParams }),
+      items: (page) => page.roleBindings
+    }),
     Command.make(
       "create",
       {
@@ -643,21 +645,13 @@ const invites = Command.make("invites").pipe(
         "Create an invite; prints its code, which is never shown again. Example: arbor iam invites create --parent acme --role viewer --email ada@example.com"
       )
     ),
-    Command.make(
-      "list",
-      { ...common, output, limit, parent: optionalParent("invites") },
-      (flags) =>
-        Effect.gen(function*() {
-          const client = yield* connect(flags)
-          const rows = yield* allPages(
-            (urlParams) => client.groupInvites.list({ urlParams }),
-            (page: { groupInvites: ReadonlyArray<GroupInvite> }) => page.groupInvites,
-            yield* below(client, flags.parent),
-            flags.limit
-          )
-          yield* printRows(rows, inviteShape, flags.output)
-        })
-    ).pipe(Command.withDescription("List invites, newest first. Example: arbor iam invites list --parent acme")),
+    listCommand({
+      what: "invites (newest first)",
+      example: "arbor iam invites list --parent acme",
+      shape: inviteShape,
+      list: (client, urlParams) => client.groupInvites.list({ urlParams }),
+      items: (page) => page.groupInvites
+    }),
     Command.make(
       "delete",
       { ...common, uid: uidOf("invite") },
@@ -684,21 +678,14 @@ const providerShape: Output.Shape<IdentityProvider> = {
 const identityProviders = Command.make("identity-providers").pipe(
   Command.withDescription("Identity providers: an organization's own OpenID provider for its people."),
   Command.withSubcommands([
-    Command.make(
-      "list",
-      { ...common, output, limit, parent: optionalParent("providers") },
-      (flags) =>
-        Effect.gen(function*() {
-          const client = yield* connect(flags)
-          const rows = yield* allPages(
-            (urlParams) => client.identityProviders.list({ urlParams }),
-            (page: { identityProviders: ReadonlyArray<IdentityProvider> }) => page.identityProviders,
-            { order_by: "name", ...(yield* below(client, flags.parent)) },
-            flags.limit
-          )
-          yield* printRows(rows, providerShape, flags.output)
-        })
-    ).pipe(Command.withDescription("List identity providers. Example: arbor iam identity-providers list")),
+    listCommand({
+      what: "identity providers",
+      example: "arbor iam identity-providers list",
+      shape: providerShape,
+      list: (client, urlParams) => client.identityProviders.list({ urlParams }),
+      items: (page) => page.identityProviders,
+      order: "name"
+    }),
     Command.make(
       "create",
       {
@@ -775,21 +762,13 @@ const associationShape: Output.Shape<AccountAssociation> = {
 const accountAssociations = Command.make("account-associations").pipe(
   Command.withDescription("Account associations: the cloud accounts a group trusts, one per group."),
   Command.withSubcommands([
-    Command.make(
-      "list",
-      { ...common, output, limit, parent: optionalParent("associations") },
-      (flags) =>
-        Effect.gen(function*() {
-          const client = yield* connect(flags)
-          const rows = yield* allPages(
-            (urlParams) => client.accountAssociations.list({ urlParams }),
-            (page: { accountAssociations: ReadonlyArray<AccountAssociation> }) => page.accountAssociations,
-            yield* below(client, flags.parent),
-            flags.limit
-          )
-          yield* printRows(rows, associationShape, flags.output)
-        })
-    ).pipe(Command.withDescription("List account associations. Example: arbor iam account-associations list")),
+    listCommand({
+      what: "account associations",
+      example: "arbor iam account-associations list",
+      shape: associationShape,
+      list: (client, urlParams) => client.accountAssociations.list({ urlParams }),
+      items: (page) => page.accountAssociations
+    }),
     Command.make(
       "create",
       {

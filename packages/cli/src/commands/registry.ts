@@ -58,8 +58,8 @@ export const images = Command.make("images").pipe(
                 ? { "uidp.descendants_of": yield* resolveGroup(client, flags.parent.value) }
                 : {}
               const rows = yield* allPages(
-                (urlParams) => client.repos.list({ urlParams }),
-                (page: { repos: ReadonlyArray<Repo> }) => page.repos,
+                (urlParams: Record<string, string>) => client.repos.list({ urlParams }),
+                (page) => page.repos,
                 { order_by: "name", ...scope },
                 flags.limit
               )
@@ -78,8 +78,8 @@ export const images = Command.make("images").pipe(
             Effect.gen(function*() {
               const client = yield* connect(flags)
               const rows = yield* allPages(
-                (urlParams) => client.tags.list({ urlParams }),
-                (page: { tags: ReadonlyArray<Tag> }) => page.tags,
+                (urlParams: Record<string, string>) => client.tags.list({ urlParams }),
+                (page) => page.tags,
                 { order_by: "name", "uidp.children_of": flags.repo },
                 flags.limit
               )
@@ -111,8 +111,8 @@ export const advisories = Command.make("advisories").pipe(
         Effect.gen(function*() {
           const client = yield* connect(flags)
           const rows = yield* allPages(
-            (urlParams) => client.advisories.list({ urlParams }),
-            (page: { advisories: ReadonlyArray<Advisory> }) => page.advisories,
+            (urlParams: Record<string, string>) => client.advisories.list({ urlParams }),
+            (page) => page.advisories,
             {
               ...Option.match(flags.query, { onNone: () => ({}), onSome: (query) => ({ query }) }),
               ...Option.match(flags.packageName, { onNone: () => ({}), onSome: (p) => ({ package_names: p }) })

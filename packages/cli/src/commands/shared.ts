@@ -74,9 +74,9 @@ export const connect = (flags: Parameters<typeof Where.endpoints>[0]) =>
   Effect.flatMap(Where.endpoints(flags), apiClient)
 
 /** Every item a list selects, page by page (200 a page), up to `limit`. */
-export const allPages = <A, E, R>(
-  list: (params: Record<string, string>) => Effect.Effect<{ readonly nextPageToken?: string | undefined }, E, R>,
-  items: (page: never) => ReadonlyArray<A>,
+export const allPages = <P extends { readonly nextPageToken?: string | undefined }, A, E, R>(
+  list: (params: Record<string, string>) => Effect.Effect<P, E, R>,
+  items: (page: P) => ReadonlyArray<A>,
   params: Record<string, string>,
   limit: Option.Option<number>
 ) =>
@@ -89,7 +89,7 @@ export const allPages = <A, E, R>(
         page_size: "200",
         ...(pageToken === undefined ? {} : { page_token: pageToken })
       })
-      rows.push(...items(page as never))
+      rows.push(...items(page))
       pageToken = page.nextPageToken
     } while (pageToken !== undefined && pageToken !== "" && (Option.isNone(limit) || rows.length < limit.value))
     return Option.isNone(limit) ? rows : rows.slice(0, limit.value)
