@@ -3,7 +3,7 @@
  * here on loopback, checking stdout, stderr and exit codes. Workloads sign in with a token of `oauth2-mock-server`;
  * people with `oidc-provider`, the system browser replaced by an HTTP client that completes the flow.
  */
-import { Groups, Identities, Principal, Role, RoleBindings } from "@arbor/core"
+import { Advisories, Groups, Identities, Principal, Repos, Role, RoleBindings, Tags } from "@arbor/core"
 import * as Effect from "effect/Effect"
 import { execFile, execFileSync, spawn } from "node:child_process"
 import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs"
@@ -93,6 +93,34 @@ const asDeployer = async () => {
   const login = await arbor(env, "auth", "login", "--identity", deployer, "--identity-token", file)
   assert.strictEqual(login.code, 0, login.stderr)
   return env
+}
+
+/** A home signed in as a workload that owns a fresh organization. */
+const asOwnerOf = async (orgName: string) => {
+  const owner = await server.runtime.runPromise(
+    Effect.gen(function*() {
+      const created = yield* (yield* Groups.Groups).createRoot(Principal.system, { name: orgName })
+      const identity = yield* (yield* Identities.Identities).create(Principal.system, created.uid, {
+        name: "owner",
+        claimMatch: { issuer: workloads.issuer.url!, subject: `owner-of-${orgName}` }
+      })
+      yield* (yield* RoleBindings.RoleBindings).create(Principal.system, created.uid, {
+        identityUid: identity.uid,
+        roleUid: Role.builtInByName("owner")!.uid
+      })
+      return { org: created.uid, identity: identity.uid }
+    }).pipe(Effect.orDie)
+  )
+  const env = home()
+  const token = await workloads.issuer.buildToken({
+    scopesOrTransform: (_header, payload) => {
+      payload.sub = `owner-of-${orgName}`
+      payload.aud = server.url
+    }
+  })
+  const login = await arbor(env, "auth", "login", "--identity", owner.identity, "--identity-token", token)
+  assert.strictEqual(login.code, 0, login.stderr)
+  return { env, ...owner }
 }
 
 /**
@@ -331,36 +359,8 @@ describe("arbor iam", () => {
 })
 
 describe("arbor iam, as an owner", () => {
-  /** A home signed in as a workload that owns a fresh organization. */
-  const asOwner = async (orgName: string) => {
-    const owner = await server.runtime.runPromise(
-      Effect.gen(function*() {
-        const created = yield* (yield* Groups.Groups).createRoot(Principal.system, { name: orgName })
-        const identity = yield* (yield* Identities.Identities).create(Principal.system, created.uid, {
-          name: "owner",
-          claimMatch: { issuer: workloads.issuer.url!, subject: `owner-of-${orgName}` }
-        })
-        yield* (yield* RoleBindings.RoleBindings).create(Principal.system, created.uid, {
-          identityUid: identity.uid,
-          roleUid: Role.builtInByName("owner")!.uid
-        })
-        return { org: created.uid, identity: identity.uid }
-      }).pipe(Effect.orDie)
-    )
-    const env = home()
-    const token = await workloads.issuer.buildToken({
-      scopesOrTransform: (_header, payload) => {
-        payload.sub = `owner-of-${orgName}`
-        payload.aud = server.url
-      }
-    })
-    const login = await arbor(env, "auth", "login", "--identity", owner.identity, "--identity-token", token)
-    assert.strictEqual(login.code, 0, login.stderr)
-    return { env, ...owner }
-  }
-
   it("creates a GitHub Actions identity from flags, binds it by role name, and it can sign in", async () => {
-    const { env } = await asOwner("octo")
+    const { env } = await asOwnerOf("octo")
     const bad = await arbor(
       env,
       "iam",
@@ -416,7 +416,7 @@ describe("arbor iam, as an owner", () => {
   })
 
   it("creates a custom role from capabilities in either spelling; lists every capability", async () => {
-    const { env } = await asOwner("roles-org")
+    const { env } = await asOwnerOf("roles-org")
     const capabilities = (await arbor(env, "iam", "roles", "capabilities")).stdout.trim().split("\n")
     assert.include(capabilities, "groups.list")
     assert.include(capabilities, "advisories.list")
@@ -443,7 +443,7 @@ describe("arbor iam, as an owner", () => {
   })
 
   it("creates an invite and prints its code once; a person signs in with it and joins", async () => {
-    const { env, org: invitedTo } = await asOwner("invites-org")
+    const { env, org: invitedTo } = await asOwnerOf("invites-org")
     const created = await arbor(
       env,
       "iam",
@@ -474,28 +474,7 @@ describe("an organization's own provider, through arbor", () => {
   it(
     "an owner adds it; a person signs in with --idp and gets its default role; associations list and delete",
     async () => {
-      const owner = await server.runtime.runPromise(
-        Effect.gen(function*() {
-          const created = yield* (yield* Groups.Groups).createRoot(Principal.system, { name: "idp-org" })
-          const identity = yield* (yield* Identities.Identities).create(Principal.system, created.uid, {
-            name: "owner",
-            claimMatch: { issuer: workloads.issuer.url!, subject: "owner-of-idp-org" }
-          })
-          yield* (yield* RoleBindings.RoleBindings).create(Principal.system, created.uid, {
-            identityUid: identity.uid,
-            roleUid: Role.builtInByName("owner")!.uid
-          })
-          return identity.uid
-        }).pipe(Effect.orDie)
-      )
-      const env = home()
-      const token = await workloads.issuer.buildToken({
-        scopesOrTransform: (_header, payload) => {
-          payload.sub = "owner-of-idp-org"
-          payload.aud = server.url
-        }
-      })
-      assert.strictEqual((await arbor(env, "auth", "login", "--identity", owner, "--identity-token", token)).code, 0)
+      const { env } = await asOwnerOf("idp-org")
       const created = await arbor(
         { ...env, ARBOR_CLIENT_SECRET: provider.clientSecret },
         "iam",
@@ -540,6 +519,110 @@ describe("an organization's own provider, through arbor", () => {
     },
     30_000
   )
+})
+
+describe("the rest of arbor's commands, as an owner", () => {
+  it("describe, update and delete what list and create made; registry and advisories read", async () => {
+    const { env } = await asOwnerOf("rest")
+    const run = async (...args: ReadonlyArray<string>) => {
+      const result = await arbor(env, ...args)
+      assert.strictEqual(result.code, 0, `${args.join(" ")}: ${result.stderr}`)
+      return result.stdout
+    }
+    const json = async (...args: ReadonlyArray<string>) => JSON.parse(await run(...args, "-o", "json"))
+    // Organizations: describe; create needs a platform admin.
+    assert.strictEqual((await json("iam", "organizations", "describe", "rest"))[0].name, "rest")
+    const notAdmin = await arbor(env, "iam", "organizations", "create", "another")
+    assert.strictEqual(notAdmin.code, 4)
+    // Folders: update, then delete.
+    await run("iam", "folders", "create", "old", "--parent", "rest")
+    assert.strictEqual(
+      (await json("iam", "folders", "update", "rest/old", "--description", "to go"))[0].description,
+      "to go"
+    )
+    await run("iam", "folders", "delete", "rest/old")
+    assert.strictEqual((await arbor(env, "iam", "folders", "describe", "rest/old")).code, 5)
+    // Identities, roles, bindings, invites, providers: describe and delete.
+    const [identity] = await json(
+      "iam",
+      "identities",
+      "create",
+      "kubernetes",
+      "agent",
+      "--parent",
+      "rest",
+      "--k8s-issuer",
+      "https://oidc.example.com",
+      "--k8s-service-account",
+      "tools:agent"
+    )
+    assert.strictEqual(identity.claimMatch.subject, "system:serviceaccount:tools:agent")
+    assert.strictEqual((await json("iam", "identities", "describe", identity.uid))[0].name, "agent")
+    const [role] = await json("iam", "roles", "create", "reader", "--parent", "rest", "-c", "groups.list")
+    assert.deepStrictEqual((await json("iam", "roles", "describe", role.uid))[0].capabilities, ["CAP_IAM_GROUPS_LIST"])
+    const [binding] = await json(
+      "iam",
+      "role-bindings",
+      "create",
+      "--parent",
+      "rest",
+      "--identity",
+      identity.uid,
+      "--role",
+      role.uid
+    )
+    assert.include((await run("iam", "role-bindings", "list", "--parent", "rest", "-o", "id")).split("\n"), binding.uid)
+    await run("iam", "role-bindings", "delete", binding.uid)
+    await run("iam", "roles", "delete", role.uid)
+    await run("iam", "identities", "delete", identity.uid)
+    assert.strictEqual((await arbor(env, "iam", "identities", "describe", identity.uid)).code, 5)
+    const [invite] = await json("iam", "invites", "create", "--parent", "rest", "--role", "viewer", "--ttl-days", "1")
+    assert.isString(invite.code)
+    await run("iam", "invites", "delete", invite.uid)
+    assert.deepStrictEqual(await json("iam", "invites", "list", "--parent", "rest"), [])
+    const [idp] = await json(
+      "iam",
+      "identity-providers",
+      "create",
+      "dex",
+      "--parent",
+      "rest",
+      "--oidc-issuer",
+      "https://dex.example.com",
+      "--client-id",
+      "arbor",
+      "--default-role",
+      "viewer"
+    )
+    assert.strictEqual((await run("iam", "identity-providers", "list", "--parent", "rest", "-o", "id")).trim(), idp.uid)
+    await run("iam", "identity-providers", "delete", idp.uid)
+    // Repos, tags and advisories, written in process, read through arbor.
+    const repo = await server.runtime.runPromise(
+      Effect.gen(function*() {
+        const org = (yield* (yield* Groups.Groups).list(Principal.system, { inRoot: true, name: "rest" })).items[0]!
+        const repo = yield* (yield* Repos.Repos).upsert(Principal.system, org.uid, { name: "nginx" })
+        yield* (yield* Tags.Tags).upsert(Principal.system, repo.uid, { name: "1.27" })
+        yield* (yield* Advisories.Advisories).importDocuments(Principal.system, org.uid, [{
+          source: "nginx.advisories.yaml",
+          text: "schema-version: 2.0.2\npackage:\n  name: nginx\nadvisories:\n  - id: CGA-2222-3333-4444\n" +
+            "    aliases: [CVE-2024-0001]\n    events:\n      - timestamp: 2024-01-01T00:00:00Z\n" +
+            "        type: fixed\n        data:\n          fixed-version: 1.27.1-r0\n"
+        }])
+        return repo.uid
+      }).pipe(Effect.orDie)
+    )
+    assert.match(
+      await run("images", "repos", "list", "--parent", "rest"),
+      /^NAME +UID +TIER\nnginx +[0-9a-f]{40}\/[0-9a-f]{16} +UNSPECIFIED\n$/
+    )
+    assert.match(
+      await run("images", "tags", "list", "--repo", repo),
+      /^NAME +DIGEST +UPDATED\n1\.27 +sha256:[0-9a-f]{64} +/
+    )
+    const [advisory] = await json("advisories", "list", "--query", "cve-2024-0001")
+    assert.strictEqual(advisory.advisoryId, "CGA-2222-3333-4444")
+    assert.strictEqual((await json("advisories", "describe", advisory.uid))[0].latestEventType, "fixed")
+  }, 60_000)
 })
 
 describe("arbor config", () => {
