@@ -124,6 +124,32 @@ const asOwnerOf = async (orgName: string) => {
 }
 
 /**
+ * `arbor auth login` (the browser flow) with `env`, its "system browser" a script that hands the address it is given
+ * to the test: that address, and the command's exit and stderr once it ends.
+ */
+const loginWithBrowser = async (env: Record<string, string> & { readonly dir: string }) => {
+  const opened = join(env.dir, "opened")
+  const browserScript = join(env.dir, "browser.sh")
+  writeFileSync(browserScript, `#!/bin/sh\necho "$1" > ${opened}\n`, { mode: 0o755 })
+  const child = spawn(process.execPath, [executable, "auth", "login"], {
+    env: { PATH: process.env.PATH!, ARBOR_API: server.url, BROWSER: browserScript, ...env }
+  })
+  let stderr = ""
+  child.stderr.on("data", (chunk) => (stderr += chunk))
+  const exited = new Promise<number | null>((resolve) => child.on("exit", resolve))
+  let address = ""
+  while (address === "") {
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    try {
+      address = readFileSync(opened, "utf8").trim()
+    } catch {
+      // not yet
+    }
+  }
+  return { address, done: exited.then((code) => ({ code, stderr })) }
+}
+
+/**
  * `arbor auth login --headless` with `args` in `env`, while a person opens the address it prints and signs in at
  * the provider as `login`: its exit code and stderr.
  */
@@ -224,28 +250,11 @@ describe("arbor auth", () => {
 
   it("a person logs in with a browser: the loopback callback receives the tokens", async () => {
     const env = home()
-    // The "system browser": a script that hands the address to the test.
-    const opened = join(env.dir, "opened")
-    const browserScript = join(env.dir, "browser.sh")
-    writeFileSync(browserScript, `#!/bin/sh\necho "$1" > ${opened}\n`, { mode: 0o755 })
-    const child = spawn(process.execPath, [executable, "auth", "login"], {
-      env: { PATH: process.env.PATH!, ARBOR_API: server.url, BROWSER: browserScript, ...env }
-    })
-    let stderr = ""
-    child.stderr.on("data", (chunk) => (stderr += chunk))
-    const exited = new Promise<number | null>((resolve) => child.on("exit", resolve))
-    let address = ""
-    while (address === "") {
-      await new Promise((resolve) => setTimeout(resolve, 50))
-      try {
-        address = readFileSync(opened, "utf8").trim()
-      } catch {
-        // not yet
-      }
-    }
+    const { address, done } = await loginWithBrowser(env)
     const landed = await new Browser().visit(address, { login: "grace", provider: provider.issuer })
     assert.include(landed.text, "Signed in")
-    assert.strictEqual(await exited, 0, stderr)
+    const { code, stderr } = await done
+    assert.strictEqual(code, 0, stderr)
     const token = await arbor(env, "auth", "token")
     assert.strictEqual(
       JSON.parse(Buffer.from(token.stdout.split(".")[1]!, "base64url").toString()).email,
@@ -273,24 +282,7 @@ describe.skipIf(chromiumPath === undefined)("arbor auth login in a real browser"
     })
     try {
       const env = home()
-      const opened = join(env.dir, "opened")
-      const browserScript = join(env.dir, "browser.sh")
-      writeFileSync(browserScript, `#!/bin/sh\necho "$1" > ${opened}\n`, { mode: 0o755 })
-      const child = spawn(process.execPath, [executable, "auth", "login"], {
-        env: { PATH: process.env.PATH!, ARBOR_API: server.url, BROWSER: browserScript, ...env }
-      })
-      let stderr = ""
-      child.stderr.on("data", (chunk) => (stderr += chunk))
-      const exited = new Promise<number | null>((resolve) => child.on("exit", resolve))
-      let address = ""
-      while (address === "") {
-        await new Promise((resolve) => setTimeout(resolve, 50))
-        try {
-          address = readFileSync(opened, "utf8").trim()
-        } catch {
-          // not yet
-        }
-      }
+      const { address, done } = await loginWithBrowser(env)
       const page = await browser.newPage()
       await page.goto(address)
       await page.fill("input[name=login]", "sub-chromium")
@@ -300,7 +292,8 @@ describe.skipIf(chromiumPath === undefined)("arbor auth login in a real browser"
       await page.click("button[type=submit]:has-text('Continue')")
       await page.waitForURL((url) => url.pathname === "/callback")
       assert.include(await page.textContent("body"), "Signed in. You can close this window.")
-      assert.strictEqual(await exited, 0, stderr)
+      const { code, stderr } = await done
+      assert.strictEqual(code, 0, stderr)
       const status = await arbor(env, "auth", "status", "-o", "json")
       assert.strictEqual(JSON.parse(status.stdout).email, "chromium@example.com")
     } finally {

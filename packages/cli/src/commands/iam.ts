@@ -72,6 +72,20 @@ const listCommand = <P extends { readonly nextPageToken?: string | undefined }, 
       })
   ).pipe(Command.withDescription(`List ${spec.what}. Example: ${spec.example}`))
 
+/** `delete <uid>`: deletes one resource by uid. */
+const deleteCommand = <E>(
+  what: string,
+  example: string,
+  remove: (client: Client, uid: string) => Effect.Effect<void, E>
+) =>
+  Command.make(
+    "delete",
+    { ...common, uid: uidOf(what) },
+    (flags) => Effect.flatMap(connect(flags), (client) => remove(client, flags.uid))
+  ).pipe(
+    Command.withDescription(`Delete ${example}`)
+  )
+
 // organizations and folders
 
 const groupShape: Output.Shape<Group> = {
@@ -426,12 +440,10 @@ const identities = Command.make("identities").pipe(
         "Rename an identity or change its description (your own, as a person). Example: arbor iam identities update <uid> --name ada"
       )
     ),
-    Command.make(
-      "delete",
-      { ...common, uid: uidOf("identity") },
-      (flags) => Effect.flatMap(connect(flags), (client) => client.identities.delete({ path: { uid: flags.uid } }))
-    ).pipe(
-      Command.withDescription("Delete an identity and its role bindings. Example: arbor iam identities delete <uid>")
+    deleteCommand(
+      "identity",
+      "an identity and its role bindings. Example: arbor iam identities delete <uid>",
+      (client, uid) => client.identities.delete({ path: { uid } })
     )
   ])
 )
@@ -522,12 +534,10 @@ const roles = Command.make("roles").pipe(
     Command.make("capabilities", {}, () => print(Capability.all.join("\n"))).pipe(
       Command.withDescription("List every capability a role may grant. Example: arbor iam roles capabilities")
     ),
-    Command.make(
-      "delete",
-      { ...common, uid: uidOf("role") },
-      (flags) => Effect.flatMap(connect(flags), (client) => client.roles.delete({ path: { uid: flags.uid } }))
-    ).pipe(
-      Command.withDescription("Delete a custom role that nothing is bound to. Example: arbor iam roles delete <uid>")
+    deleteCommand(
+      "role",
+      "a custom role that nothing is bound to. Example: arbor iam roles delete <uid>",
+      (client, uid) => client.roles.delete({ path: { uid } })
     )
   ])
 )
@@ -578,12 +588,10 @@ const roleBindings = Command.make("role-bindings").pipe(
         "Bind an identity to a role in a group. Example: arbor iam role-bindings create --parent acme/platform --identity <uid> --role viewer"
       )
     ),
-    Command.make(
-      "delete",
-      { ...common, uid: uidOf("binding") },
-      (flags) => Effect.flatMap(connect(flags), (client) => client.roleBindings.delete({ path: { uid: flags.uid } }))
-    ).pipe(
-      Command.withDescription("Delete a role binding. Example: arbor iam role-bindings delete <uid>")
+    deleteCommand(
+      "binding",
+      "a role binding. Example: arbor iam role-bindings delete <uid>",
+      (client, uid) => client.roleBindings.delete({ path: { uid } })
     )
   ])
 )
@@ -652,12 +660,10 @@ const invites = Command.make("invites").pipe(
       list: (client, urlParams) => client.groupInvites.list({ urlParams }),
       items: (page) => page.groupInvites
     }),
-    Command.make(
-      "delete",
-      { ...common, uid: uidOf("invite") },
-      (flags) => Effect.flatMap(connect(flags), (client) => client.groupInvites.delete({ path: { uid: flags.uid } }))
-    ).pipe(
-      Command.withDescription("Delete an invite. Example: arbor iam invites delete <uid>")
+    deleteCommand(
+      "invite",
+      "an invite. Example: arbor iam invites delete <uid>",
+      (client, uid) => client.groupInvites.delete({ path: { uid } })
     )
   ])
 )
@@ -735,13 +741,10 @@ const identityProviders = Command.make("identity-providers").pipe(
         "Example: arbor iam identity-providers create okta --parent acme --oidc-issuer https://acme.okta.com " +
         "--client-id arbor --default-role viewer"
     )),
-    Command.make(
-      "delete",
-      { ...common, uid: uidOf("identity provider") },
-      (flags) =>
-        Effect.flatMap(connect(flags), (client) => client.identityProviders.delete({ path: { uid: flags.uid } }))
-    ).pipe(
-      Command.withDescription("Delete an identity provider. Example: arbor iam identity-providers delete <uid>")
+    deleteCommand(
+      "identity provider",
+      "an identity provider. Example: arbor iam identity-providers delete <uid>",
+      (client, uid) => client.identityProviders.delete({ path: { uid } })
     )
   ])
 )
