@@ -1,6 +1,7 @@
 /**
- * The README's command-line walkthrough, run as written (bash, with `arbor` being the built executable) against a
- * server bootstrapped on SQLite in a fresh directory, as `pnpm start` would start it.
+ * The README's command-line walkthrough, run as written (bash, with `arbor` being the built executable) after the
+ * HTTP walkthrough before it, as a newcomer reads them, against a server bootstrapped on SQLite in a fresh
+ * directory, as `pnpm start` would start it.
  */
 import { assert, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -13,8 +14,9 @@ import { startedLikePnpmStart } from "../../http/test/support.js"
 import { executable } from "./globalSetup.js"
 
 const readme = readFileSync(new URL("../../../README.md", import.meta.url), "utf8")
-const section = readme.slice(readme.indexOf("## The command-line client"))
-const script = /```sh\n([\s\S]*?)```/.exec(section)![1]!
+/** The first ```sh block after a heading. */
+const block = (heading: string) => /```sh\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf(`## ${heading}`)))![1]!
+const script = block("The command-line client")
 
 it.scopedLive("the README's command-line walkthrough runs as written", () =>
   Effect.gen(function*() {
@@ -24,13 +26,13 @@ it.scopedLive("the README's command-line walkthrough runs as written", () =>
     assert.notStrictEqual(asWritten, script)
     const home = mkdtempSync(join(tmpdir(), "arbor-cli-home-"))
     const { stdout } = yield* Effect.promise(() =>
-      promisify(execFile)("bash", ["-euo", "pipefail", "-c", asWritten], {
+      promisify(execFile)("bash", ["-euo", "pipefail", "-c", `${block("Walkthrough")}\n${asWritten}`], {
         cwd,
-        env: { PATH: process.env.PATH!, ARBOR_API: url, XDG_CONFIG_HOME: home, XDG_CACHE_HOME: home },
+        env: { PATH: process.env.PATH!, ARBOR: url, ARBOR_API: url, XDG_CONFIG_HOME: home, XDG_CACHE_HOME: home },
         encoding: "utf8",
         timeout: 60_000
       })
     )
-    assert.match(stdout, /^IDENTITY +ROLE +GROUP +UID\ndeployer +viewer +platform +/m)
-    assert.include(stdout, "default\n└── platform\n")
+    assert.match(stdout, /^IDENTITY +ROLE +GROUP +UID\nreleaser +viewer +tools +/m)
+    assert.include(stdout, "default\n├── platform\n│   ├── build\n│   └── deploy\n└── tools\n")
   }), { timeout: 120_000 })
