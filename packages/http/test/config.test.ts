@@ -2,6 +2,9 @@ import { assert, describe, it } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
+import { mkdtempSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { config } from "../src/ServerConfig.js"
 
 const read = (env: Record<string, string>) =>
@@ -20,5 +23,43 @@ describe("ServerConfig", () => {
       assert.notInclude(String(postgres.databaseUrl), "secret")
       assert.include(String(yield* Effect.flip(read({ ARBOR_STORE: "mysql" }))), "ARBOR_STORE")
       assert.strictEqual((yield* read({})).store, "sqlite")
+    }))
+
+  it.effect("the sign-in provider: none by default; a strict issuer with a client id; the secret from a file", () =>
+    Effect.gen(function*() {
+      assert.isUndefined((yield* read({})).login)
+      const issuer = "https://login.example.com"
+      assert.include(String(yield* Effect.flip(read({ ARBOR_LOGIN_ISSUER: issuer }))), "ARBOR_LOGIN_CLIENT_ID")
+      const insecure = yield* Effect.flip(
+        read({ ARBOR_LOGIN_ISSUER: "http://login.example.com", ARBOR_LOGIN_CLIENT_ID: "a" })
+      )
+      assert.include(String(insecure), "ARBOR_LOGIN_ISSUER")
+      const file = join(mkdtempSync(join(tmpdir(), "arbor-config-")), "secret")
+      writeFileSync(file, "from-a-file\n")
+      const login = (yield* read({
+        ARBOR_LOGIN_ISSUER: issuer,
+        ARBOR_LOGIN_CLIENT_ID: "arbor",
+        ARBOR_LOGIN_CLIENT_SECRET_FILE: file,
+        ARBOR_LOGIN_SCOPES: "groups, offline_access"
+      })).login!
+      assert.deepStrictEqual([login.issuer, login.clientId, Redacted.value(login.clientSecret), login.scopes], [
+        issuer,
+        "arbor",
+        "from-a-file",
+        ["groups", "offline_access"]
+      ])
+      const unreadable = yield* Effect.flip(read({
+        ARBOR_LOGIN_ISSUER: issuer,
+        ARBOR_LOGIN_CLIENT_ID: "arbor",
+        ARBOR_LOGIN_CLIENT_SECRET_FILE: join(file, "missing")
+      }))
+      assert.include(String(unreadable), "ARBOR_LOGIN_CLIENT_SECRET_FILE")
+      // Loopback http issuers only where insecure issuers are allowed.
+      const local = yield* read({
+        ARBOR_LOGIN_ISSUER: "http://127.0.0.1:9400",
+        ARBOR_LOGIN_CLIENT_ID: "arbor",
+        ARBOR_ALLOW_INSECURE_ISSUERS: "loopback"
+      })
+      assert.strictEqual(local.login?.issuer, "http://127.0.0.1:9400")
     }))
 })
