@@ -125,13 +125,15 @@ export class Internal extends Schema.TaggedError<Internal>()("Internal", {
 }
 
 /** Any error the engine's services fail with. */
-export type ArborError =
-  | InvalidArgument
-  | NotFound
-  | AlreadyExists
-  | PermissionDenied
-  | Unauthenticated
-  | FailedPrecondition
-  | Aborted
-  | Unavailable
-  | Internal
+export const ArborError = Schema.Union(
+  InvalidArgument,
+  NotFound,
+  AlreadyExists,
+  PermissionDenied,
+  Unauthenticated,
+  FailedPrecondition,
+  Aborted,
+  Unavailable,
+  Internal
+)
+export type ArborError = typeof ArborError.Type

@@ -112,17 +112,7 @@ export class DeviceGrantError extends Schema.TaggedError<DeviceGrantError>()("De
  */
 export class SignInFailed extends Schema.TaggedError<SignInFailed>()("SignInFailed", {
   callback: Schema.optional(Schema.String),
-  cause: Schema.Union(
-    Errors.InvalidArgument,
-    Errors.NotFound,
-    Errors.AlreadyExists,
-    Errors.PermissionDenied,
-    Errors.Unauthenticated,
-    Errors.FailedPrecondition,
-    Errors.Aborted,
-    Errors.Unavailable,
-    Errors.Internal
-  )
+  cause: Errors.ArborError
 }) {}
 
 /**

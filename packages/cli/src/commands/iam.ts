@@ -23,6 +23,7 @@ import {
   common,
   connect,
   description,
+  given,
   limit,
   output,
   parent,
@@ -139,7 +140,7 @@ const organizations = Command.make("organizations").pipe(
           const created = yield* client.groups.createRoot({
             payload: {
               name: flags.name,
-              ...Option.match(flags.description, { onNone: () => ({}), onSome: (d) => ({ description: d }) })
+              ...given("description", flags.description)
             }
           })
           yield* printRows([created], groupShape, flags.output)
@@ -183,7 +184,7 @@ const folders = Command.make("folders").pipe(
             path: { uid: yield* resolveGroup(client, flags.parent) },
             payload: {
               name: flags.name,
-              ...Option.match(flags.description, { onNone: () => ({}), onSome: (d) => ({ description: d }) })
+              ...given("description", flags.description)
             }
           })
           yield* printRows([created], groupShape, flags.output)
@@ -200,8 +201,8 @@ const folders = Command.make("folders").pipe(
       Effect.gen(function*() {
         const client = yield* connect(flags)
         const payload = {
-          ...Option.match(flags.name, { onNone: () => ({}), onSome: (name) => ({ name }) }),
-          ...Option.match(flags.description, { onNone: () => ({}), onSome: (d) => ({ description: d }) })
+          ...given("name", flags.name),
+          ...given("description", flags.description)
         }
         if (Object.keys(payload).length === 0) return yield* new UsageError({ message: "give --name or --description" })
         const group = yield* client.groups.update({
@@ -375,7 +376,7 @@ const createIdentity = <K extends keyof typeof kinds>(kind: K) => {
           path: { uid: yield* resolveGroup(client, flags.parent) },
           payload: {
             name: flags.name,
-            ...Option.match(flags.description, { onNone: () => ({}), onSome: (d) => ({ description: d }) }),
+            ...given("description", flags.description),
             claimMatch
           } as never
         })
@@ -425,8 +426,8 @@ const identities = Command.make("identities").pipe(
       (flags) =>
         Effect.gen(function*() {
           const payload = {
-            ...Option.match(flags.name, { onNone: () => ({}), onSome: (name) => ({ name }) }),
-            ...Option.match(flags.description, { onNone: () => ({}), onSome: (d) => ({ description: d }) })
+            ...given("name", flags.name),
+            ...given("description", flags.description)
           }
           if (Object.keys(payload).length === 0) {
             return yield* new UsageError({ message: "give --name or --description" })
@@ -510,7 +511,7 @@ const roles = Command.make("roles").pipe(
             path: { uid: yield* resolveGroup(client, flags.parent) },
             payload: {
               name: flags.name,
-              ...Option.match(flags.description, { onNone: () => ({}), onSome: (d) => ({ description: d }) }),
+              ...given("description", flags.description),
               capabilities: flags.capabilities
             } as never
           })
@@ -637,7 +638,7 @@ const invites = Command.make("invites").pipe(
             payload: {
               roleUid: yield* resolveRole(client, flags.role),
               singleUse: flags.singleUse,
-              ...Option.match(flags.email, { onNone: () => ({}), onSome: (email) => ({ email }) }),
+              ...given("email", flags.email),
               ...Option.match(flags.ttl, { onNone: () => ({}), onSome: (days) => ({ ttl: `${days * 86400}s` }) })
             } as never
           })
@@ -724,7 +725,7 @@ const identityProviders = Command.make("identity-providers").pipe(
             path: { uid: yield* resolveGroup(client, flags.parent) },
             payload: {
               name: flags.name,
-              ...Option.match(flags.description, { onNone: () => ({}), onSome: (d) => ({ description: d }) }),
+              ...given("description", flags.description),
               defaultRole: yield* resolveRole(client, flags.role),
               oidc: {
                 issuer: flags.oidcIssuer,
@@ -804,7 +805,7 @@ const accountAssociations = Command.make("account-associations").pipe(
             path: { uid: yield* resolveGroup(client, flags.parent) },
             payload: {
               name: flags.name,
-              ...Option.match(flags.description, { onNone: () => ({}), onSome: (d) => ({ description: d }) }),
+              ...given("description", flags.description),
               ...Option.match(flags.amazon, { onNone: () => ({}), onSome: (account) => ({ amazon: { account } }) }),
               ...(Option.isSome(flags.googleProject) || Option.isSome(flags.googleNumber)
                 ? {

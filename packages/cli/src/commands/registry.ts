@@ -7,7 +7,7 @@ import { Args, Command, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Output from "../Output.js"
-import { allPages, common, connect, limit, output, parent, printRows, resolveGroup, time } from "./shared.js"
+import { allPages, common, connect, given, limit, output, parent, printRows, resolveGroup, time } from "./shared.js"
 
 const repoShape: Output.Shape<Repo> = {
   json: Wire.Repo.v2,
@@ -114,8 +114,8 @@ export const advisories = Command.make("advisories").pipe(
             (urlParams: Record<string, string>) => client.advisories.list({ urlParams }),
             (page) => page.advisories,
             {
-              ...Option.match(flags.query, { onNone: () => ({}), onSome: (query) => ({ query }) }),
-              ...Option.match(flags.packageName, { onNone: () => ({}), onSome: (p) => ({ package_names: p }) })
+              ...given("query", flags.query),
+              ...given("package_names", flags.packageName)
             },
             flags.limit
           )

@@ -48,6 +48,10 @@ export const description = Options.text("description").pipe(
   Options.optional
 )
 
+/** `{ [key]: value }` when an optional flag was given, else nothing: for spreading into a request body. */
+export const given = <K extends string, A>(key: K, value: Option.Option<A>): { readonly [k in K]?: A } =>
+  Option.isSome(value) ? { [key]: value.value } as { readonly [k in K]: A } : {}
+
 /** Prints a result on stdout. */
 export const print = (text: string) => Effect.sync(() => text === "" || process.stdout.write(`${text}\n`))
 
