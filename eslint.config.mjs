@@ -3,7 +3,7 @@ import js from "@eslint/js"
 import tseslint from "typescript-eslint"
 
 export default tseslint.config(
-  { ignores: ["**/dist", "**/build", "**/node_modules", "**/.arbor", "**/*.md"] },
+  { ignores: ["packages/api/src/proto", "**/dist", "**/build", "**/node_modules", "**/.arbor", "**/*.md"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   ...effectEslint.configs.dprint,

@@ -1,5 +1,5 @@
 /**
- * The server's outermost middleware: request ids, one log line per request, the request limits
+ * The server's outermost middleware: request ids, one log line per request, gRPC calls handed to `Grpc`, the request limits
  * (`RequestLimits`), and the rendering of every failure (engine errors, undecodable parameters and bodies, unknown
  * routes and methods, defects) as a google.rpc.Status body. No framework default error body reaches a client.
  */
@@ -8,14 +8,17 @@ import { Errors, Validation } from "@arbor/core"
 import {
   FileSystem,
   HttpApiBuilder,
+  type HttpApp,
   HttpIncomingMessage,
   HttpServerRequest,
   HttpServerResponse
 } from "@effect/platform"
+import { NodeHttpServerRequest } from "@effect/platform-node"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
+import * as Grpc from "./Grpc.js"
 import * as RequestLimits from "./RequestLimits.js"
 
 interface Issue {
@@ -69,13 +72,38 @@ const processTag = Date.now().toString(36)
 let requests = 0
 const requestId = () => `${processTag}-${(++requests).toString(36)}`
 
-/** The middleware, with `domain` as every error's `ErrorInfo.domain`. */
+/** The middleware, with `domain` as every error's `ErrorInfo.domain`; gRPC calls go to `Grpc`, the rest to the API. */
 export const layer = (domain: string) =>
-  HttpApiBuilder.middleware((app) =>
+  HttpApiBuilder.middleware(Effect.map(Grpc.Grpc, (grpc) => (app: HttpApp.Default) =>
     Effect.gen(function*() {
       const original = yield* HttpServerRequest.HttpServerRequest
       const id = requestId()
       const started = performance.now()
+      const path = original.url.split("?")[0]!
+      const log = (status: number, annotations: Record<string, unknown>) =>
+        Effect.logInfo("request").pipe(
+          Effect.annotateLogs({
+            requestId: id,
+            method: original.method,
+            path,
+            status,
+            ms: Math.round((performance.now() - started) * 10) / 10,
+            ...annotations
+          })
+        )
+      if (grpc.handles(path)) {
+        const response = NodeHttpServerRequest.toServerResponse(original)
+        response.setHeader("x-request-id", id)
+        const outcome = yield* Effect.promise(() =>
+          grpc.serve(NodeHttpServerRequest.toIncomingMessage(original), response)
+        )
+        yield* log(response.statusCode, {
+          grpcStatus: outcome.code,
+          ...(outcome.denied === undefined ? {} : { denied: outcome.denied })
+        })
+        // Already answered on the Node response: the platform writes nothing more.
+        return HttpServerResponse.empty({ status: response.statusCode })
+      }
       let logDetail: string | undefined
       const respond = (error: Errors.ArborError) => {
         if (error._tag === "PermissionDenied") logDetail = error.logDetail
@@ -103,16 +131,6 @@ export const layer = (domain: string) =>
             )
           })
         )
-      yield* Effect.logInfo("request").pipe(
-        Effect.annotateLogs({
-          requestId: id,
-          method: original.method,
-          path: original.url.split("?")[0],
-          status: response.status,
-          ms: Math.round((performance.now() - started) * 10) / 10,
-          ...(logDetail === undefined ? {} : { denied: logDetail })
-        })
-      )
+      yield* log(response.status, logDetail === undefined ? {} : { denied: logDetail })
       return HttpServerResponse.setHeader(response, "x-request-id", id)
-    })
-  )
+    })))

@@ -1,14 +1,18 @@
 /**
- * The Node HTTP server the API listens on, hardened against slow and greedy clients: headers and whole requests
- * must arrive within time limits, idle keep-alive connections are closed, and open connections are capped. At the
- * cap a new connection takes the place of the one that has been waiting longest without a request in progress (a
- * client still trickling its headers, or an idle keep-alive), so slow clients cannot lock everyone else out.
- * Requests Node refuses before they reach the API (headers over 16 KiB, broken HTTP) get the API's error body.
+ * The Node server the API listens on, for HTTP/1.1 and, on the same port, cleartext HTTP/2 with prior knowledge (as
+ * gRPC clients speak to `http://` addresses): each connection is told by its first bytes, the HTTP/2 connection
+ * preface or not, and HTTP/2 requests reach the same `request` listeners as HTTP/1.1 ones. It is hardened against
+ * slow and greedy clients: headers and whole requests must arrive within time limits, idle connections are closed,
+ * HTTP/2 streams per connection and header sizes are bounded, and open connections are capped. At the cap a new
+ * connection takes the place of the one that has been waiting longest without a request in progress (a client still
+ * trickling its headers, or an idle keep-alive), so slow clients cannot lock everyone else out. Requests Node
+ * refuses before they reach the API (headers over 16 KiB, broken HTTP) get the API's error body.
  */
 import { render } from "@arbor/api/ErrorBody"
 import type { Errors } from "@arbor/core"
 import { readFileSync } from "node:fs"
 import { createServer, type Server, STATUS_CODES } from "node:http"
+import * as Http2 from "node:http2"
 import type { Socket } from "node:net"
 import * as RequestLimits from "./RequestLimits.js"
 
@@ -31,7 +35,11 @@ export const defaults = {
   /** How long an idle keep-alive connection stays open. */
   keepAliveTimeoutMillis: 5_000,
   /** The request line and headers, in bytes. */
-  maxHeaderBytes: 16 * 1024
+  maxHeaderBytes: 16 * 1024,
+  /** How long an HTTP/2 connection stays open without a frame. */
+  http2IdleTimeoutMillis: 60_000,
+  /** Streams (calls) open at once on one HTTP/2 connection. */
+  http2MaxStreams: 100
 } as const
 
 /** The soft limit on open files of this process (Linux), or 1024 where it cannot be read. */
@@ -51,19 +59,24 @@ export const openFileLimit = (): number => {
  */
 export const defaultMaxConnections = (): number => Math.max(16, Math.min(openFileLimit() - 256, 16_384))
 
-/** Closes the least recently busy connection that has no request in progress when a new one would pass the cap. */
+/**
+ * Closes the least recently busy connection that has no request in progress when a new one would pass the cap.
+ * Returns how to count a request in progress on a connection, for requests the HTTP/1.1 server does not see.
+ */
 const capConnections = (server: Server, max: number) => {
-  /** Open connections, least recently busy first, each with whether a request is in progress on it. */
-  const open = new Map<Socket, boolean>()
-  const mark = (socket: Socket, busy: boolean) => {
-    if (!open.delete(socket)) return
-    open.set(socket, busy)
+  /** Open connections, least recently busy first, each with its requests in progress. */
+  const open = new Map<Socket, number>()
+  const busy = (socket: Socket, change: 1 | -1) => {
+    const count = open.get(socket)
+    if (count === undefined) return
+    open.delete(socket)
+    open.set(socket, count + change)
   }
   server.on("connection", (socket: Socket) => {
     if (open.size >= max) {
       let victim: Socket | undefined
-      for (const [s, busy] of open) {
-        if (!busy) {
+      for (const [s, count] of open) {
+        if (count === 0) {
           victim = s
           break
         }
@@ -72,12 +85,90 @@ const capConnections = (server: Server, max: number) => {
       open.delete(victim)
       victim.destroy()
     }
-    open.set(socket, false)
+    open.set(socket, 0)
     socket.once("close", () => open.delete(socket))
   })
   server.on("request", (request, response) => {
-    mark(request.socket, true)
-    response.once("close", () => mark(request.socket, false))
+    if (request.httpVersionMajor !== 1) return
+    busy(request.socket, 1)
+    response.once("close", () => busy(request.socket, -1))
+  })
+  return busy
+}
+
+const preface = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+
+/**
+ * Serves HTTP/2 on `server`'s connections that begin with the HTTP/2 preface, passing its requests to `server`'s
+ * `request` listeners; the others go to the HTTP/1.1 server as before. Closing `server` closes the HTTP/2
+ * sessions gracefully (in-flight calls finish), and closing all its connections ends them.
+ */
+const serveHttp2 = (server: Server, options: Options, busy: (socket: Socket, change: 1 | -1) => void) => {
+  const http2 = Http2.createServer({
+    settings: { maxConcurrentStreams: defaults.http2MaxStreams, maxHeaderListSize: defaults.maxHeaderBytes },
+    maxSessionMemory: 10
+  })
+  const sessions = new Map<Http2.Http2Session, Socket>()
+  let arriving: Socket | undefined
+  http2.on("session", (session) => {
+    const socket = arriving!
+    sessions.set(session, socket)
+    session.once("close", () => sessions.delete(session))
+    session.on("error", () => session.destroy())
+    session.setTimeout(defaults.http2IdleTimeoutMillis, () => session.close())
+  })
+  http2.on("stream", (stream) => {
+    const socket = sessions.get(stream.session!)
+    if (socket === undefined) return
+    busy(socket, 1)
+    stream.once("close", () => busy(socket, -1))
+    stream.setTimeout(
+      options.requestTimeoutMillis ?? defaults.requestTimeoutMillis,
+      () => stream.close(Http2.constants.NGHTTP2_CANCEL)
+    )
+  })
+  http2.on("request", (request, response) => server.emit("request", request, response))
+
+  const [http1] = server.listeners("connection") as Array<(socket: Socket) => void>
+  server.removeListener("connection", http1!)
+  server.prependListener("connection", (socket: Socket) => {
+    let head = Buffer.alloc(0)
+    const timer = setTimeout(() => socket.destroy(), options.headersTimeoutMillis ?? defaults.headersTimeoutMillis)
+    const onError = () => socket.destroy()
+    const onData = (chunk: Buffer) => {
+      head = Buffer.concat([head, chunk])
+      const n = Math.min(head.length, preface.length)
+      const isHttp2 = head.subarray(0, n).equals(preface.subarray(0, n))
+      if (isHttp2 && n < preface.length) return
+      clearTimeout(timer)
+      socket.off("data", onData).off("error", onError).off("close", onClose)
+      socket.pause()
+      socket.unshift(head)
+      if (isHttp2) {
+        // The HTTP/2 session reads what was unshifted before it takes over the socket.
+        arriving = socket
+        http2.emit("connection", socket)
+        arriving = undefined
+      } else {
+        http1!.call(server, socket)
+        socket.resume()
+      }
+    }
+    const onClose = () => clearTimeout(timer)
+    socket.on("data", onData).on("error", onError).once("close", onClose)
+  })
+
+  const close = server.close.bind(server)
+  const closeAll = server.closeAllConnections.bind(server)
+  return Object.assign(server, {
+    close: (callback?: (error?: Error) => void) => {
+      for (const session of sessions.keys()) session.close()
+      return close(callback)
+    },
+    closeAllConnections: () => {
+      for (const session of sessions.keys()) session.destroy()
+      closeAll()
+    }
   })
 }
 
@@ -102,7 +193,7 @@ const answerClientError = (domain: string) => (error: Error & { code?: string },
   setTimeout(() => socket.destroy(), 5_000).unref()
 }
 
-/** A Node HTTP server with the guards above; the API's handler is attached by the caller. */
+/** A Node HTTP server (and HTTP/2 on its port) with the guards above; the API's handler is attached by the caller. */
 export const make = (options: Options): Server => {
   const server = createServer({
     headersTimeout: options.headersTimeoutMillis ?? defaults.headersTimeoutMillis,
@@ -111,7 +202,7 @@ export const make = (options: Options): Server => {
     connectionsCheckingInterval: Math.min(1_000, options.headersTimeoutMillis ?? defaults.headersTimeoutMillis),
     maxHeaderSize: defaults.maxHeaderBytes
   })
-  capConnections(server, options.maxConnections)
+  const busy = capConnections(server, options.maxConnections)
   server.on("clientError", answerClientError(options.errorDomain))
-  return server
+  return serveHttp2(server, options, busy)
 }

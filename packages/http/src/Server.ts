@@ -31,6 +31,7 @@ import * as Bootstrap from "./Bootstrap.js"
 import * as DataDir from "./DataDir.js"
 import * as Docs from "./Docs.js"
 import * as ErrorMiddleware from "./ErrorMiddleware.js"
+import * as Grpc from "./Grpc.js"
 import * as Handlers from "./Handlers.js"
 import * as Listener from "./Listener.js"
 import type { ServerConfig } from "./ServerConfig.js"
@@ -107,7 +108,7 @@ export const app = (config: ServerConfig) =>
     HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
     Docs.layer,
     SignInRoutes.layer(config),
-    ErrorMiddleware.layer(config.errorDomain)
+    ErrorMiddleware.layer(config.errorDomain).pipe(Layer.provide(Grpc.layer(config.errorDomain)))
   ).pipe(
     Layer.provideMerge(
       HttpApiBuilder.api(Api).pipe(

@@ -1,8 +1,8 @@
 /**
  * The packages as an embedder gets them: `@arbor/core`, the SQLite adapter and `@arbor/api` packed, installed
  * from the tarballs into a new project on another Effect 3 release than the workspace's, where exactly one copy of
- * `effect` must be installed, the README's embedding examples must type-check and run, and its typed-client example
- * must type-check.
+ * `effect` must be installed, the README's embedding examples must type-check and run, and its typed-client and gRPC
+ * client examples must type-check.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { execFile } from "node:child_process"
@@ -68,6 +68,8 @@ describe("packed packages", () => {
               "@effect/sql": "0.52.1",
               "@effect/sql-sqlite-node": "0.53.0",
               "@effect/experimental": "0.61.1",
+              "@connectrpc/connect": "2.2.0",
+              "@connectrpc/connect-node": "2.2.0",
               "typescript": "5.9.3",
               "@types/node": "20.19.43"
             }
@@ -90,7 +92,9 @@ describe("packed packages", () => {
           })
         )
         cpSync(join(packages, "core/test/examples/embed.ts"), join(project, "src/embed.ts"))
-        cpSync(join(packages, "http/test/examples/client.ts"), join(project, "src/client.ts"))
+        for (const example of ["client.ts", "grpcClient.ts"]) {
+          cpSync(join(packages, "http/test/examples", example), join(project, "src", example))
+        }
         for (const example of ["embed-sqlite.ts", "embed-sts.ts"]) {
           cpSync(join(packages, "store-sqlite/test/examples", example), join(project, "src", example))
         }

@@ -1,0 +1,99 @@
+/**
+ * ConnectRPC clients built from the project's generated code (`@arbor/api/proto`), as a TypeScript service or a
+ * browser would use them: the Connect protocol (JSON and binary) and gRPC-Web over HTTP/1.1, gRPC over HTTP/2, all
+ * on the server's one port; and both surfaces under load at once.
+ */
+import { GroupSchema, GroupsService } from "@arbor/api/proto/chainguard/platform/iam/v2beta1/groups_pb"
+import { BadRequestSchema, ResourceInfoSchema } from "@arbor/api/proto/google/rpc/error_details_pb"
+import { Code, ConnectError, createClient, type Interceptor, type Transport } from "@connectrpc/connect"
+import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node"
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { readFileSync } from "node:fs"
+import { folderNames } from "./examples/grpcClient.js"
+import { freePort, startServer } from "./signInSupport.js"
+import { member } from "./support.js"
+
+describe("ConnectRPC clients of the project's protos", () => {
+  let server: Awaited<ReturnType<typeof startServer>>
+  let owner: { org: string; identity: string; token: string }
+  const bearer = (token: string): Interceptor => (next) => (request) => {
+    request.header.set("authorization", `Bearer ${token}`)
+    return next(request)
+  }
+
+  beforeAll(async () => {
+    server = await startServer(await freePort(), {})
+    owner = await server.runtime.runPromise(member("acme"))
+  })
+  afterAll(() => server?.close())
+
+  const transports: Record<string, (interceptors: Array<Interceptor>) => Transport> = {
+    "Connect, JSON, HTTP/1.1": (interceptors) =>
+      createConnectTransport({ baseUrl: server.url, httpVersion: "1.1", useBinaryFormat: false, interceptors }),
+    "Connect, binary, HTTP/1.1": (interceptors) =>
+      createConnectTransport({ baseUrl: server.url, httpVersion: "1.1", useBinaryFormat: true, interceptors }),
+    "gRPC-Web, HTTP/1.1": (interceptors) =>
+      createGrpcWebTransport({ baseUrl: server.url, httpVersion: "1.1", interceptors }),
+    "gRPC, HTTP/2": (interceptors) => createGrpcTransport({ baseUrl: server.url, interceptors })
+  }
+
+  for (const [name, transport] of Object.entries(transports)) {
+    it(`calls the server over ${name}`, async () => {
+      const groups = createClient(GroupsService, transport([bearer(owner.token)]))
+      const folder = name.toLowerCase().replace(/[^a-z0-9]+/g, "-")
+      const created = await groups.createGroup({ parent: owner.org, group: { name: folder } })
+      assert.strictEqual(created.$typeName, GroupSchema.typeName)
+      assert.strictEqual((await groups.getGroup({ uid: created.uid })).name, folder)
+      const listed = await groups.listGroups({ uidp: { childrenOf: owner.org }, name: folder })
+      assert.deepStrictEqual(listed.groups.map((g) => g.uid), [created.uid])
+      assert.strictEqual(listed.totalCount, 1n)
+
+      const missing = await groups.getGroup({ uid: `${owner.org}/0123456789abcdef` }).catch((e) => e)
+      assert.instanceOf(missing, ConnectError)
+      assert.strictEqual(missing.code, Code.NotFound)
+      assert.strictEqual(missing.rawMessage, `Not found: group ${owner.org}/0123456789abcdef`)
+      assert.strictEqual(missing.findDetails(ResourceInfoSchema)[0]?.resourceName, `${owner.org}/0123456789abcdef`)
+      const invalid = await groups.createGroup({ parent: owner.org, group: { name: "" } }).catch((e) => e)
+      assert.strictEqual(invalid.code, Code.InvalidArgument)
+      assert.strictEqual(invalid.findDetails(BadRequestSchema)[0]?.fieldViolations[0]?.field, "name")
+
+      const anonymous = createClient(GroupsService, transport([]))
+      assert.strictEqual((await anonymous.listGroups({}).catch((e) => e)).code, Code.Unauthenticated)
+      await groups.deleteGroup({ uid: created.uid })
+    })
+  }
+
+  it("the README's gRPC example runs against the server", async () => {
+    const readme = readFileSync(new URL("../../../README.md", import.meta.url), "utf8")
+    const example = readFileSync(new URL("examples/grpcClient.ts", import.meta.url), "utf8")
+    assert.include(readme, "```ts\n" + example + "```")
+    const groups = createClient(GroupsService, transports["gRPC, HTTP/2"]!([bearer(owner.token)]))
+    const folder = await groups.createGroup({ parent: owner.org, group: { name: "readme" } })
+    assert.include(await folderNames(server.url, owner.token, owner.org), "readme")
+    await groups.deleteGroup({ uid: folder.uid })
+  })
+
+  it("serves REST and gRPC at once under load on one port", async () => {
+    const groups = createClient(GroupsService, transports["gRPC, HTTP/2"]!([bearer(owner.token)]))
+    const calls = 400
+    const concurrency = 25
+    let next = 0
+    const results: Array<string> = []
+    const worker = async () => {
+      while (next < calls) {
+        const i = next++
+        if (i % 2 === 0) {
+          results.push((await groups.getGroup({ uid: owner.org })).name)
+        } else {
+          const response = await fetch(`${server.url}/iam/v2beta1/groups/${owner.org}`, {
+            headers: { authorization: `Bearer ${owner.token}` }
+          })
+          results.push(((await response.json()) as { name: string }).name)
+        }
+      }
+    }
+    await Promise.all(Array.from({ length: concurrency }, worker))
+    assert.strictEqual(results.length, calls)
+    assert.deepStrictEqual(new Set(results), new Set(["acme"]))
+  }, 60_000)
+})

@@ -1,0 +1,594 @@
+/**
+ * gRPC on the server's port, checked by an independent client (`grpcSupport`: grpc-js on the reference protos):
+ * every served method against its REST twin on the same data, errors with their decoded details, authentication,
+ * page walks across both surfaces, and the methods that answer UNIMPLEMENTED.
+ */
+import { Advisories, Groups, Identities, Principal, RefreshTokens, Role, TokenIssuer } from "@arbor/core"
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import * as grpc from "@grpc/grpc-js"
+import * as protoLoader from "@grpc/proto-loader"
+import * as Effect from "effect/Effect"
+import { join } from "node:path"
+import { OAuth2Server } from "oauth2-mock-server"
+import protobuf from "protobufjs"
+import descriptor from "protobufjs/ext/descriptor/index.js"
+import { comparable, connect, failure, referenceProtos, without } from "./grpcSupport.js"
+import { freePort, startServer } from "./signInSupport.js"
+import { member, tokenFor } from "./support.js"
+
+const iam = "chainguard.platform.iam.v2beta1"
+const registry = "chainguard.platform.registry.v2beta1"
+
+it.runIf(process.env.CI !== undefined && referenceProtos === undefined)("CI has the reference protos", () => {
+  assert.fail("ARBOR_TEST_PROTOS must name the reference protos' folder in CI (.ci/run sets it)")
+})
+
+describe.runIf(referenceProtos !== undefined)("gRPC, by an independent client on the reference protos", () => {
+  let server: Awaited<ReturnType<typeof startServer>>
+  let clients: ReturnType<typeof connect>
+  let owner: { org: string; identity: string; token: string }
+  let stranger: { org: string; identity: string; token: string }
+  const oidc = new OAuth2Server()
+
+  /** A REST call as `token`: status and parsed body. */
+  const rest = async (method: string, path: string, token: string, body?: unknown) => {
+    const response = await fetch(`${server.url}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body === undefined ? {} : { "content-type": "application/json" })
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) })
+    })
+    const text = await response.text()
+    return { status: response.status, body: text === "" ? undefined : JSON.parse(text) }
+  }
+
+  beforeAll(async () => {
+    await oidc.issuer.keys.generate("RS256")
+    await oidc.start(0, "127.0.0.1")
+    const port = await freePort()
+    server = await startServer(port, {})
+    owner = await server.runtime.runPromise(member("acme"))
+    stranger = await server.runtime.runPromise(member("elsewhere"))
+    clients = connect(referenceProtos!, `127.0.0.1:${port}`)
+  })
+  afterAll(async () => {
+    clients?.close()
+    await server?.close()
+    await oidc.stop()
+  })
+
+  it("serves every resource's methods as REST answers them", async () => {
+    const groups = clients.service(`${iam}.GroupsService`)
+    const identities = clients.service(`${iam}.IdentitiesService`)
+    const roles = clients.service(`${iam}.RolesService`)
+    const bindings = clients.service(`${iam}.RoleBindingsService`)
+    const providers = clients.service(`${iam}.IdentityProvidersService`)
+    const associations = clients.service(`${iam}.AccountAssociationsService`)
+    const invites = clients.service(`${iam}.GroupInvitesService`)
+    const { token } = owner
+
+    /** The resource at `path` read over REST equals `answer`, but for the fields only one surface has. */
+    const sameAsRest = async (
+      answer: Record<string, unknown>,
+      path: string,
+      restOnly: ReadonlyArray<string> = [],
+      grpcOnly: ReadonlyArray<string> = []
+    ) => {
+      const twin = await rest("GET", path, token)
+      assert.strictEqual(twin.status, 200, JSON.stringify(twin.body))
+      assert.deepStrictEqual(comparable(without(answer, ...grpcOnly)), comparable(without(twin.body, ...restOnly)))
+    }
+    /** A list over gRPC and its REST twin have the same items and counts. */
+    const sameListAsRest = async (
+      answer: Record<string, any>,
+      plural: string,
+      path: string,
+      restOnly: ReadonlyArray<string> = [],
+      grpcOnly: ReadonlyArray<string> = []
+    ) => {
+      const twin = await rest("GET", path, token)
+      assert.strictEqual(twin.status, 200)
+      assert.deepStrictEqual(
+        comparable(answer[plural].map((item: Record<string, unknown>) => without(item, ...grpcOnly))),
+        comparable(twin.body[plural].map((item: Record<string, unknown>) => without(item, ...restOnly)))
+      )
+      assert.strictEqual(answer.totalCount, twin.body.totalCount)
+    }
+
+    // Groups
+    const folder = await groups.CreateGroup({ parent: owner.org, group: { name: "platform", description: "d" } }, token)
+    assert.strictEqual(folder.name, "platform")
+    await sameAsRest(folder, `/iam/v2beta1/groups/${folder.uid}`)
+    await sameAsRest(await groups.GetGroup({ uid: folder.uid }, token), `/iam/v2beta1/groups/${folder.uid}`)
+    const renamed = await groups.UpdateGroup(
+      { group: { uid: folder.uid, description: "the platform team" }, updateMask: { paths: ["description"] } },
+      token
+    )
+    assert.strictEqual(renamed.description, "the platform team")
+    await sameAsRest(renamed, `/iam/v2beta1/groups/${folder.uid}`)
+    await sameListAsRest(
+      await groups.ListGroups({ uidp: { descendantsOf: owner.org } }, token),
+      "groups",
+      `/iam/v2beta1/groups?uidp.descendants_of=${owner.org}`
+    )
+
+    // Identities
+    const workload = await identities.CreateIdentity({
+      parent: folder.uid,
+      identity: {
+        name: "deployer",
+        claimMatch: {
+          issuer: "https://token.actions.githubusercontent.com",
+          subject: "repo:acme/app:ref:refs/heads/main"
+        }
+      }
+    }, token)
+    await sameAsRest(workload, `/iam/v2beta1/identities/${workload.uid}`)
+    await sameAsRest(
+      await identities.UpdateIdentity({ identity: { uid: workload.uid, description: "ships" } }, token),
+      `/iam/v2beta1/identities/${workload.uid}`
+    )
+    await sameListAsRest(
+      await identities.ListIdentities({ uidp: { childrenOf: folder.uid } }, token),
+      "identities",
+      `/iam/v2beta1/identities?uidp.children_of=${folder.uid}`
+    )
+
+    // Roles, their capabilities as the proto enum
+    const role = await roles.CreateRole(
+      { parent: owner.org, role: { name: "reader", capabilities: ["CAP_IAM_GROUPS_LIST", "CAP_REPO_LIST"] } },
+      token
+    )
+    assert.deepStrictEqual(role.capabilities, ["CAP_IAM_GROUPS_LIST", "CAP_REPO_LIST"])
+    await sameAsRest(role, `/iam/v2beta1/roles/${role.uid}`)
+    await sameAsRest(
+      await roles.UpdateRole(
+        { role: { uid: role.uid, capabilities: ["CAP_IAM_GROUPS_LIST"] }, updateMask: { paths: ["capabilities"] } },
+        token
+      ),
+      `/iam/v2beta1/roles/${role.uid}`
+    )
+    await sameListAsRest(
+      await roles.ListRoles({ uidp: { childrenOf: owner.org } }, token),
+      "roles",
+      `/iam/v2beta1/roles?uidp.children_of=${owner.org}`
+    )
+
+    // Role bindings: the proto also names the identity and role by uid at the top level
+    const binding = await bindings.CreateRoleBinding(
+      { parent: folder.uid, roleBinding: { identityUid: workload.uid, roleUid: role.uid } },
+      token
+    )
+    assert.strictEqual(binding.identityUid, workload.uid)
+    assert.strictEqual(binding.role.name, "reader")
+    await sameAsRest(binding, `/iam/v2beta1/roleBindings/${binding.uid}`, [], ["identityUid", "roleUid"])
+    const viewer = Role.builtInByName("viewer")!.uid
+    await sameAsRest(
+      await bindings.UpdateRoleBinding({ roleBinding: { uid: binding.uid, roleUid: viewer } }, token),
+      `/iam/v2beta1/roleBindings/${binding.uid}`,
+      [],
+      ["identityUid", "roleUid"]
+    )
+    await sameListAsRest(
+      await bindings.ListRoleBindings({ uidp: { childrenOf: folder.uid } }, token),
+      "roleBindings",
+      `/iam/v2beta1/roleBindings?uidp.children_of=${folder.uid}`,
+      [],
+      ["identityUid", "roleUid"]
+    )
+
+    // Identity providers
+    const provider = await providers.CreateIdentityProvider({
+      parent: owner.org,
+      identityProvider: {
+        name: "okta",
+        defaultRole: viewer,
+        oidc: { issuer: "https://acme.okta.invalid", clientId: "arbor", clientSecret: "s3cret" }
+      }
+    }, token)
+    assert.strictEqual(provider.oidc.clientSecret, undefined)
+    await sameAsRest(provider, `/iam/v2beta1/identityProviders/${provider.uid}`)
+    await sameAsRest(
+      await providers.UpdateIdentityProvider({ identityProvider: { uid: provider.uid, description: "SSO" } }, token),
+      `/iam/v2beta1/identityProviders/${provider.uid}`
+    )
+    await sameListAsRest(
+      await providers.ListIdentityProviders({ uidp: { childrenOf: owner.org } }, token),
+      "identityProviders",
+      `/iam/v2beta1/identityProviders?uidp.children_of=${owner.org}`
+    )
+
+    // Account associations
+    const association = await associations.CreateAccountAssociation(
+      { parent: owner.org, accountAssociation: { name: "aws", amazon: { account: "123456789012" } } },
+      token
+    )
+    await sameAsRest(association, `/iam/v2beta1/accountAssociations/${association.uid}`)
+    await sameAsRest(
+      await associations.UpdateAccountAssociation(
+        { accountAssociation: { uid: association.uid, google: { projectId: "acme-prod", projectNumber: "42" } } },
+        token
+      ),
+      `/iam/v2beta1/accountAssociations/${association.uid}`
+    )
+    await sameListAsRest(
+      await associations.ListAccountAssociations({ uidp: { ancestorsOf: folder.uid } }, token),
+      "accountAssociations",
+      `/iam/v2beta1/accountAssociations?uidp.ancestors_of=${folder.uid}`
+    )
+
+    // Group invites: the code once, at create; the proto has no update time
+    const invite = await invites.CreateGroupInvite(
+      { parent: owner.org, groupInvite: { roleUid: viewer, ttl: { seconds: "3600" }, singleUse: true } },
+      token
+    )
+    assert.match(invite.code, /.{20,}/)
+    await sameAsRest(without(invite, "code"), `/iam/v2beta1/groupInvites/${invite.uid}`, ["updateTime"])
+    await sameListAsRest(
+      await invites.ListGroupInvites({ uidp: { childrenOf: owner.org } }, token),
+      "groupInvites",
+      `/iam/v2beta1/groupInvites?uidp.children_of=${owner.org}`,
+      ["updateTime"]
+    )
+
+    // Deletes, each seen by REST
+    for (
+      const [remove, path] of [
+        [() => invites.DeleteGroupInvite({ uid: invite.uid }, token), `/iam/v2beta1/groupInvites/${invite.uid}`],
+        [() => bindings.DeleteRoleBinding({ uid: binding.uid }, token), `/iam/v2beta1/roleBindings/${binding.uid}`],
+        [() => roles.DeleteRole({ uid: role.uid }, token), `/iam/v2beta1/roles/${role.uid}`],
+        [() => identities.DeleteIdentity({ uid: workload.uid }, token), `/iam/v2beta1/identities/${workload.uid}`],
+        [
+          () => providers.DeleteIdentityProvider({ uid: provider.uid }, token),
+          `/iam/v2beta1/identityProviders/${provider.uid}`
+        ],
+        [
+          () => associations.DeleteAccountAssociation({ uid: association.uid }, token),
+          `/iam/v2beta1/accountAssociations/${association.uid}`
+        ],
+        [() => groups.DeleteGroup({ uid: folder.uid }, token), `/iam/v2beta1/groups/${folder.uid}`]
+      ] as const
+    ) {
+      assert.deepStrictEqual(await remove(), {})
+      assert.strictEqual((await rest("GET", path, token)).status, 404, path)
+    }
+  })
+
+  it("serves repos, tags and advisories as REST answers them", async () => {
+    const repos = clients.service(`${registry}.ReposService`)
+    const tags = clients.service(`${registry}.TagsService`)
+    const advisories = clients.service("chainguard.platform.vulnerabilities.v2beta1.AdvisoriesService")
+    const { token } = owner
+    const repo = await repos.CreateRepo(
+      { parent: owner.org, repo: { name: "nginx", catalogTier: "CATALOG_TIER_APPLICATION", aliases: ["web"] } },
+      token
+    )
+    assert.strictEqual(repo.catalogTier, "CATALOG_TIER_APPLICATION")
+    const restRepo = await rest("GET", `/registry/v2beta1/repos/${repo.uid}`, token)
+    assert.deepStrictEqual(
+      comparable(repo),
+      comparable({ ...restRepo.body, catalogTier: `CATALOG_TIER_${restRepo.body.catalogTier}` })
+    )
+    const updated = await repos.UpdateRepo({ repo: { uid: repo.uid, description: "web server" } }, token)
+    assert.strictEqual(updated.description, "web server")
+    assert.strictEqual((await repos.GetRepo({ uid: repo.uid }, token)).description, "web server")
+    const repoList = await repos.ListRepos({ uidp: { childrenOf: owner.org } }, token)
+    assert.deepStrictEqual(repoList.repos.map((r: { uid: string }) => r.uid), [repo.uid])
+
+    const tag = await tags.CreateTag(
+      { parent: repo.uid, tag: { name: "1.27", digest: `sha256:${"a".repeat(64)}` } },
+      token
+    )
+    const restTag = await rest("GET", `/registry/v2beta1/tags/${tag.uid}`, token)
+    assert.deepStrictEqual(comparable(tag), comparable(without(restTag.body, "createTime")))
+    assert.deepStrictEqual(comparable(await tags.GetTag({ uid: tag.uid }, token)), comparable(tag))
+    const byDigest = await tags.ListTags({ uidp: { childrenOf: repo.uid }, digest: `sha256:${"a".repeat(64)}` }, token)
+    assert.deepStrictEqual(byDigest.tags.map((t: { name: string }) => t.name), ["1.27"])
+    const since = await tags.ListTags(
+      { uidp: { childrenOf: repo.uid }, updatedSince: { seconds: "4102444800" } },
+      token
+    )
+    assert.strictEqual(since.tags, undefined)
+
+    await server.runtime.runPromise(
+      Effect.gen(function*() {
+        const org = yield* (yield* Groups.Groups).get(Principal.system, owner.org)
+        yield* (yield* Advisories.Advisories).importDocuments(Principal.system, org.uid, [{
+          source: "nginx.advisories.yaml",
+          text: "schema-version: 2.0.2\npackage:\n  name: nginx\nadvisories:\n  - id: CGA-2222-3333-4444\n" +
+            "    aliases: [CVE-2024-0001]\n    events:\n" +
+            "      - timestamp: 2024-01-01T00:00:00Z\n        type: detection\n        data:\n          type: manual\n" +
+            "      - timestamp: 2024-02-01T00:00:00Z\n        type: fixed\n        data:\n          fixed-version: 1.27.1-r0\n"
+        }])
+      }).pipe(Effect.orDie)
+    )
+    const found = await advisories.ListAdvisories(
+      { artifactNames: ["nginx"], eventTypes: ["EVENT_TYPE_FILTER_FIXED"] },
+      token
+    )
+    const restFound = await rest(
+      "GET",
+      "/vulnerabilities/v2beta1/advisories?package_names=nginx&event_types=fixed",
+      token
+    )
+    assert.deepStrictEqual(
+      found.advisories.map((a: { uid: string }) => a.uid),
+      restFound.body.advisories.map((a: { uid: string }) => a.uid)
+    )
+    const advisory = await advisories.GetAdvisory({ uid: found.advisories[0].uid }, token)
+    const twin = restFound.body.advisories[0]
+    assert.strictEqual(advisory.advisoryId, "CGA-2222-3333-4444")
+    assert.strictEqual(advisory.artifactName, twin.packageName)
+    assert.deepStrictEqual(advisory.aliases, twin.aliases)
+    assert.deepStrictEqual(
+      advisory.events.map((e: { createTime: unknown }) => comparable(e.createTime)),
+      twin.events.map((e: { time: string }) => e.time)
+    )
+    assert.deepStrictEqual(advisory.events[0].detection, { manual: {} })
+    assert.deepStrictEqual(advisory.events[1].fixed, { fixedVersion: "1.27.1-r0" })
+    const none = await advisories.ListAdvisories({ latestEventType: "EVENT_TYPE_FILTER_DETECTION" }, token)
+    assert.strictEqual(none.totalCount, "0")
+
+    await tags.DeleteTag({ uid: tag.uid }, token)
+    await repos.DeleteRepo({ uid: repo.uid }, token)
+    assert.strictEqual((await rest("GET", `/registry/v2beta1/repos/${repo.uid}`, token)).status, 404)
+  })
+
+  /** The REST error body of `path` as the gRPC client decodes a failure: code, message, details. */
+  const restFailure = async (method: string, path: string, token: string, body?: unknown) => {
+    const { body: status } = await rest(method, path, token, body)
+    return { code: status.code, message: status.message, details: status.details }
+  }
+
+  it("fails with the REST body's code, message and details", async () => {
+    const groups = clients.service(`${iam}.GroupsService`)
+    const identities = clients.service(`${iam}.IdentitiesService`)
+    const missing = `${owner.org}/0123456789abcdef`
+    const notFound = await failure(groups.GetGroup({ uid: missing }, owner.token))
+    assert.strictEqual(notFound.code, 5)
+    assert.deepStrictEqual(
+      comparable(notFound),
+      comparable(await restFailure("GET", `/iam/v2beta1/groups/${missing}`, owner.token))
+    )
+
+    const invalid = await failure(
+      groups.CreateGroup({ parent: owner.org, group: { name: "x".repeat(100) } }, owner.token)
+    )
+    assert.strictEqual(invalid.code, 3)
+    assert.deepStrictEqual(
+      comparable(invalid),
+      comparable(await restFailure("POST", `/iam/v2beta1/groups/${owner.org}`, owner.token, { name: "x".repeat(100) }))
+    )
+    assert.strictEqual(
+      invalid.details.find((d) => String(d["@type"]).endsWith("BadRequest"))?.["@type"],
+      "type.googleapis.com/google.rpc.BadRequest"
+    )
+
+    const denied = await failure(groups.GetGroup({ uid: owner.org }, stranger.token))
+    assert.deepStrictEqual(
+      comparable(denied),
+      comparable(await restFailure("GET", `/iam/v2beta1/groups/${owner.org}`, stranger.token))
+    )
+
+    // Fields the engine has no feature for
+    const aws = await failure(identities.CreateIdentity(
+      {
+        parent: owner.org,
+        identity: { name: "aws", awsIdentity: { awsAccount: "123456789012", arn: "arn:aws:iam::1:role/x" } }
+      },
+      owner.token
+    ))
+    assert.strictEqual(aws.code, 3)
+    assert.match(JSON.stringify(aws.details), /identity\.awsIdentity/)
+    const principal = await failure(identities.CreateIdentity(
+      { parent: owner.org, identity: { name: "svc", servicePrincipal: "SERVICE_PRINCIPAL_INGESTER" } },
+      owner.token
+    ))
+    assert.strictEqual(principal.code, 3)
+    // Values proto3 allows that the engine does not
+    const tags = clients.service(`${registry}.TagsService`)
+    for (
+      const bad of [
+        groups.ListGroups({ pageSize: -1 }, owner.token),
+        groups.ListGroups({ skip: -1 }, owner.token),
+        tags.ListTags({ updatedSince: { seconds: "999999999999" } }, owner.token),
+        clients.service(`${iam}.GroupInvitesService`).CreateGroupInvite(
+          { parent: owner.org, groupInvite: { roleUid: owner.org, expirationTime: { seconds: "999999999999" } } },
+          owner.token
+        )
+      ]
+    ) {
+      assert.strictEqual((await failure(bad)).code, 3)
+    }
+    const filtered = await failure(
+      clients.service(`${iam}.RoleBindingsService`).ListRoleBindings({ identity: owner.identity }, owner.token)
+    )
+    assert.strictEqual(filtered.code, 3)
+  })
+
+  it("answers UNAUTHENTICATED without a valid bearer, as REST does", async () => {
+    const groups = clients.service(`${iam}.GroupsService`)
+    const restNone: any = await fetch(`${server.url}/iam/v2beta1/groups`).then((r) => r.json())
+    for (
+      const token of [undefined, "", "not-a-token", await server.runtime.runPromise(tokenFor(owner.identity)) + "x"]
+    ) {
+      const refused = await failure(groups.ListGroups({}, token))
+      assert.strictEqual(refused.code, 16, String(token))
+      if (token === undefined) {
+        assert.deepStrictEqual(
+          comparable(refused),
+          comparable({ code: restNone.code, message: restNone.message, details: restNone.details })
+        )
+      }
+    }
+  })
+
+  it("walks pages with order_by and skip, a page token from either surface continuing on the other", async () => {
+    const groups = clients.service(`${iam}.GroupsService`)
+    const { token } = owner
+    const parent = await groups.CreateGroup({ parent: owner.org, group: { name: "pages" } }, token)
+    const names = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf"]
+    for (const name of names) await groups.CreateGroup({ parent: parent.uid, group: { name } }, token)
+    const byName = (items: ReadonlyArray<{ name: string }> | undefined) => (items ?? []).map((g) => g.name)
+
+    const first = await groups.ListGroups(
+      { uidp: { childrenOf: parent.uid }, pageSize: 3, orderBy: "name desc" },
+      token
+    )
+    assert.deepStrictEqual(byName(first.groups), ["golf", "foxtrot", "echo"])
+    assert.strictEqual(first.totalCount, "7")
+    const second = await rest(
+      "GET",
+      `/iam/v2beta1/groups?uidp.children_of=${parent.uid}&page_size=3&order_by=name%20desc&page_token=${
+        encodeURIComponent(first.nextPageToken)
+      }`,
+      token
+    )
+    assert.deepStrictEqual(byName(second.body.groups), ["delta", "charlie", "bravo"])
+    const third = await groups.ListGroups(
+      { uidp: { childrenOf: parent.uid }, pageSize: 3, orderBy: "name desc", pageToken: second.body.nextPageToken },
+      token
+    )
+    assert.deepStrictEqual(byName(third.groups), ["alpha"])
+    assert.strictEqual(third.nextPageToken, undefined)
+
+    const skipped = await groups.ListGroups(
+      { uidp: { childrenOf: parent.uid }, pageSize: 2, orderBy: "name", skip: 4 },
+      token
+    )
+    const restSkipped = await rest(
+      "GET",
+      `/iam/v2beta1/groups?uidp.children_of=${parent.uid}&page_size=2&order_by=name&skip=4`,
+      token
+    )
+    assert.deepStrictEqual(byName(skipped.groups), ["echo", "foxtrot"])
+    assert.deepStrictEqual(byName(restSkipped.body.groups), byName(skipped.groups))
+    assert.strictEqual(skipped.skipped, restSkipped.body.skipped)
+
+    const changedOrder = await failure(groups.ListGroups(
+      { uidp: { childrenOf: parent.uid }, pageSize: 3, orderBy: "name asc", pageToken: first.nextPageToken },
+      token
+    ))
+    assert.strictEqual(changedOrder.code, 3)
+  })
+
+  it("answers UNIMPLEMENTED for the methods the engine has no feature for", async () => {
+    const unimplemented = {
+      [`${iam}.GroupsService`]: ["LookupGroup", "RequestGroupAccess", "CheckEligibility"],
+      [`${iam}.IdentitiesService`]: ["LookupIdentity", "UpdateIdentityMetadata"],
+      [`${iam}.RoleBindingsService`]: ["BatchCreateRoleBindings"],
+      [`${iam}.IdentityProvidersService`]: [
+        "GenerateScimToken",
+        "RegenerateScimToken",
+        "RevokeScimToken",
+        "SetScimEnabled"
+      ],
+      [`${iam}.AccountAssociationsService`]: ["CheckAccountAssociation"],
+      [`${registry}.ReposService`]: ["GetRepoReadme", "UpdateRepoReadme"]
+    }
+    for (const [name, methods] of Object.entries(unimplemented)) {
+      const service = clients.service(name)
+      for (const method of methods) {
+        assert.strictEqual((await failure(service[method]({}, owner.token))).code, 12, `${name}/${method}`)
+      }
+    }
+  })
+
+  it("exchanges tokens through SecurityTokenService as /sts does", async () => {
+    const sts = clients.service("chainguard.platform.oidc.SecurityTokenService")
+    const workload = await server.runtime.runPromise(
+      Effect.gen(function*() {
+        return yield* (yield* Identities.Identities).create(Principal.system, owner.org, {
+          name: "ci",
+          claimMatch: { issuer: oidc.issuer.url!, subject: "repo:acme/app" }
+        })
+      }).pipe(Effect.orDie)
+    )
+    const upstream = await oidc.issuer.buildToken({
+      scopesOrTransform: (_, payload) => Object.assign(payload, { sub: "repo:acme/app", aud: server.url })
+    })
+    const exchanged = await sts.Exchange({ aud: [server.url], identity: workload.uid }, upstream)
+    assert.match(exchanged.token, /^ey/)
+    assert.ok(Number(exchanged.expiry.seconds) > Date.now() / 1000)
+    const verified = await server.runtime.runPromise(
+      Effect.flatMap(TokenIssuer.TokenIssuer, (issuer) => issuer.verify(exchanged.token))
+    )
+    assert.strictEqual(verified.identity, workload.uid)
+    const refused = await failure(sts.Exchange({ aud: [server.url], identity: workload.uid }, "not-a-token"))
+    const restRefused = await restFailure(
+      "POST",
+      `/sts/exchange?aud=${encodeURIComponent(server.url)}&identity=${workload.uid}`,
+      "not-a-token"
+    )
+    assert.deepStrictEqual(comparable(refused), comparable(restRefused))
+    assert.strictEqual(
+      (await failure(sts.Exchange({ aud: [server.url], identity: workload.uid, cap: ["x"] }, upstream))).code,
+      3
+    )
+
+    const refresh = await server.runtime.runPromise(
+      Effect.flatMap(RefreshTokens.RefreshTokens, (tokens) => tokens.issue(owner.identity as never, server.url))
+    )
+    const pair = await sts.ExchangeRefreshToken({ aud: [server.url] }, refresh.token)
+    assert.match(pair.token.token, /^ey/)
+    assert.notStrictEqual(pair.refreshToken.token, refresh.token)
+    // Reuse revokes the family: REST then finds the same token revoked.
+    const reused = await failure(sts.ExchangeRefreshToken({ aud: [server.url] }, refresh.token))
+    const restReused = await restFailure("POST", "/sts/exchange_refresh_token", refresh.token)
+    assert.deepStrictEqual([reused.code, reused.message], [restReused.code, restReused.message])
+    assert.strictEqual((await failure(sts.ExchangeRefreshToken({}, pair.refreshToken.token))).code, 16)
+  })
+
+  it("describes itself through server reflection, enough for a generic tool to call it", async () => {
+    const definition = protoLoader.loadSync("grpc/reflection/v1/reflection.proto", {
+      includeDirs: [join(import.meta.dirname, "..", "..", "api", "proto")]
+    })
+    const Reflection = (grpc.loadPackageDefinition(definition) as any).grpc.reflection.v1.ServerReflection
+    const reflection = new Reflection(`127.0.0.1:${new URL(server.url).port}`, grpc.credentials.createInsecure())
+    const stream = reflection.ServerReflectionInfo()
+    const ask = (request: object) =>
+      new Promise<any>((resolve) => {
+        stream.once("data", resolve)
+        stream.write(request)
+      })
+    const services = (await ask({ listServices: "" })).listServicesResponse.service.map((s: { name: string }) => s.name)
+    assert.includeMembers(services, [
+      `${iam}.GroupsService`,
+      "chainguard.platform.oidc.SecurityTokenService",
+      "grpc.reflection.v1.ServerReflection"
+    ])
+    const files =
+      (await ask({ fileContainingSymbol: `${iam}.GroupsService` })).fileDescriptorResponse.fileDescriptorProto
+    const unknown = await ask({ fileContainingSymbol: "nowhere.Service" })
+    assert.strictEqual(unknown.errorResponse.errorCode, 5)
+    stream.end()
+    reflection.close()
+
+    // What a generic tool does next: build the types from the descriptors alone, and call.
+    // ext/descriptor adds Root.fromDescriptor at run time; its typings do not say so.
+    const root: protobuf.Root = (protobuf.Root as any).fromDescriptor(
+      descriptor.FileDescriptorSet.create({
+        file: files.map((bytes: Buffer) => descriptor.FileDescriptorProto.decode(bytes))
+      })
+    )
+    const Request = root.lookupType(`${iam}.ListGroupsRequest`)
+    const Response = root.lookupType(`${iam}.ListGroupsResponse`)
+    const generic = new grpc.Client(`127.0.0.1:${new URL(server.url).port}`, grpc.credentials.createInsecure())
+    const metadata = new grpc.Metadata()
+    metadata.set("authorization", `Bearer ${owner.token}`)
+    const answer = await new Promise<any>((resolve, reject) =>
+      generic.makeUnaryRequest(
+        `/${iam}.GroupsService/ListGroups`,
+        (request: object) => Buffer.from(Request.encode(Request.fromObject(request)).finish()),
+        (bytes: Buffer) => Response.toObject(Response.decode(bytes), { longs: String }),
+        { uidp: { inRoot: true } },
+        metadata,
+        (error, value) => (error === null ? resolve(value) : reject(error))
+      )
+    )
+    generic.close()
+    assert.include(answer.groups.map((g: { name: string }) => g.name), "acme")
+  })
+})
