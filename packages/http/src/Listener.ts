@@ -127,7 +127,16 @@ const serveHttp2 = (server: Server, options: Options, busy: (socket: Socket, cha
       () => stream.close(Http2.constants.NGHTTP2_CANCEL)
     )
   })
-  http2.on("request", (request, response) => server.emit("request", request, response))
+  http2.on("request", (request, response) => {
+    // Answered before its body was read (a message over the limit): the rest of the body is read and dropped, so
+    // that the client finishes sending and the stream closes, for 5 seconds at most.
+    request.stream.once("finish", () => {
+      if (request.complete) return
+      request.stream.removeAllListeners("data").on("data", () => undefined).resume()
+      setTimeout(() => request.stream.close(Http2.constants.NGHTTP2_CANCEL), 5_000).unref()
+    })
+    server.emit("request", request, response)
+  })
 
   const [http1] = server.listeners("connection") as Array<(socket: Socket) => void>
   server.removeListener("connection", http1!)

@@ -8,7 +8,9 @@ import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as grpc from "@grpc/grpc-js"
 import * as protoLoader from "@grpc/proto-loader"
 import * as Effect from "effect/Effect"
+import * as http2 from "node:http2"
 import { join } from "node:path"
+import { gzipSync } from "node:zlib"
 import { OAuth2Server } from "oauth2-mock-server"
 import protobuf from "protobufjs"
 import descriptor from "protobufjs/ext/descriptor/index.js"
@@ -591,4 +593,56 @@ describe.runIf(referenceProtos !== undefined)("gRPC, by an independent client on
     generic.close()
     assert.include(answer.groups.map((g: { name: string }) => g.name), "acme")
   })
+
+  it(
+    "refuses messages over 1 MiB, compressed or not, and ends their streams at once",
+    { timeout: 20_000 },
+    async () => {
+      const groups = clients.service(`${iam}.GroupsService`)
+      const big = await failure(groups.ListGroups({ name: "x".repeat(2 * 1024 * 1024) }, owner.token))
+      assert.strictEqual(big.code, 8)
+      assert.match(big.message, /larger than configured readMaxBytes 1048576/)
+
+      /** A raw gRPC call of one frame: its trailers, and how long until the stream closed. */
+      const raw = (frame: Buffer, headers: Record<string, string> = {}) =>
+        new Promise<{ trailers: Record<string, unknown>; millis: number }>((resolve, reject) => {
+          const started = Date.now()
+          const session = http2.connect(server.url)
+          session.on("error", reject)
+          const stream = session.request({
+            ":method": "POST",
+            ":path": `/${iam}.GroupsService/ListGroups`,
+            "content-type": "application/grpc",
+            te: "trailers",
+            authorization: `Bearer ${owner.token}`,
+            ...headers
+          })
+          let trailers: Record<string, unknown> = {}
+          stream.on("trailers", (t) => (trailers = t))
+          stream.on("response", (h) => (trailers = { ...h, ...trailers }))
+          stream.on("error", () => undefined)
+          stream.resume()
+          stream.once("close", () => {
+            resolve({ trailers, millis: Date.now() - started })
+            session.close()
+          })
+          stream.end(frame)
+        })
+      const framed = (payload: Buffer, compressed: 0 | 1) => {
+        const frame = Buffer.alloc(5 + payload.length)
+        frame[0] = compressed
+        frame.writeUInt32BE(payload.length, 1)
+        payload.copy(frame, 5)
+        return frame
+      }
+      // 4 MiB sent, most of it never read: the answer comes, and the stream ends without waiting for the rest.
+      const unread = await raw(framed(Buffer.alloc(4 * 1024 * 1024, 0x41), 0))
+      assert.strictEqual(unread.trailers["grpc-status"], "8")
+      assert.isBelow(unread.millis, 5_000)
+      // 64 KiB of gzip that would inflate to 64 MiB.
+      const bomb = await raw(framed(gzipSync(Buffer.alloc(64 * 1024 * 1024)), 1), { "grpc-encoding": "gzip" })
+      assert.strictEqual(bomb.trailers["grpc-status"], "8")
+      assert.match(String(bomb.trailers["grpc-message"]), /after decompression/)
+    }
+  )
 })
