@@ -5,21 +5,28 @@
  */
 import { GroupSchema, GroupsService } from "@arbor/api/proto/chainguard/platform/iam/v2beta1/groups_pb"
 import { BadRequestSchema, ResourceInfoSchema } from "@arbor/api/proto/google/rpc/error_details_pb"
+import { SecurityTokenService } from "@arbor/api/proto/platform/oidc/v1/oidc.platform_pb"
 import { Code, ConnectError, createClient, type Interceptor, type Transport } from "@connectrpc/connect"
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node"
+import { HttpServer } from "@effect/platform"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
 import { readFileSync } from "node:fs"
 import { folderNames } from "./examples/grpcClient.js"
 import { freePort, startServer } from "./signInSupport.js"
-import { member } from "./support.js"
+import { member, testServer } from "./support.js"
+
+/** Sends `token` as the bearer of every call. */
+const bearer = (token: string): Interceptor => (next) => (request) => {
+  request.header.set("authorization", `Bearer ${token}`)
+  return next(request)
+}
 
 describe("ConnectRPC clients of the project's protos", () => {
   let server: Awaited<ReturnType<typeof startServer>>
   let owner: { org: string; identity: string; token: string }
-  const bearer = (token: string): Interceptor => (next) => (request) => {
-    request.header.set("authorization", `Bearer ${token}`)
-    return next(request)
-  }
 
   beforeAll(async () => {
     server = await startServer(await freePort(), {})
@@ -96,4 +103,49 @@ describe("ConnectRPC clients of the project's protos", () => {
     assert.strictEqual(results.length, calls)
     assert.deepStrictEqual(new Set(results), new Set(["acme"]))
   }, 60_000)
+})
+
+describe("the request log", () => {
+  /** Every log line's annotations. */
+  const logged: Array<Record<string, unknown>> = []
+  const capture = Logger.replace(
+    Logger.defaultLogger,
+    Logger.make(({ annotations }) => {
+      logged.push(Object.fromEntries(annotations))
+    })
+  )
+
+  it.scopedLive("has one line per gRPC call, with its gRPC code and why permission was denied", () =>
+    Effect.gen(function*() {
+      const address = (yield* HttpServer.HttpServer).address
+      const baseUrl = address._tag === "TcpAddress" ? `http://127.0.0.1:${address.port}` : ""
+      const owner = yield* member("acme")
+      const outsider = yield* member("globex")
+      const groups = (token: string) =>
+        createClient(GroupsService, createGrpcTransport({ baseUrl, interceptors: [bearer(token)] }))
+      yield* Effect.promise(() => groups(owner.token).getGroup({ uid: owner.org }))
+      yield* Effect.promise(() => groups(outsider.token).getGroup({ uid: owner.org }).catch(() => undefined))
+      const calls = logged.filter((line) => line.path === "/chainguard.platform.iam.v2beta1.GroupsService/GetGroup")
+      assert.deepStrictEqual(calls.map((line) => [line.method, line.status, line.grpcStatus]), [
+        ["POST", 200, 0],
+        ["POST", 200, Code.PermissionDenied]
+      ])
+      // A refused token exchange (a token of an issuer the identity does not trust): the reason is logged, never told.
+      const segment = (json: object) => Buffer.from(JSON.stringify(json)).toString("base64url")
+      const foreign = [
+        segment({ alg: "RS256", kid: "k" }),
+        segment({ iss: "https://issuer.invalid", sub: "x", aud: "arbor", exp: Math.floor(Date.now() / 1000) + 600 }),
+        "c2lnbmF0dXJl"
+      ].join(".")
+      const sts = createClient(SecurityTokenService, createGrpcTransport({ baseUrl, interceptors: [bearer(foreign)] }))
+      const refused = yield* Effect.promise(() =>
+        sts.exchange({ aud: ["http://localhost:8080"], identity: owner.identity }).catch((e: ConnectError) => e)
+      )
+      assert.strictEqual((refused as ConnectError).code, Code.PermissionDenied)
+      const exchange = logged.find((line) => line.path === "/chainguard.platform.oidc.SecurityTokenService/Exchange")
+      assert.strictEqual(exchange?.grpcStatus, Code.PermissionDenied)
+      assert.match(String(exchange?.denied), /.+: .+/)
+      assert.notInclude((refused as ConnectError).rawMessage, String(exchange?.denied))
+      assert.match(String(calls[0]!.requestId), /.+-.+/)
+    }).pipe(Effect.provide(testServer().pipe(Layer.provide(capture)))))
 })
