@@ -38,22 +38,7 @@ import type { UIDPFilter } from "@arbor/api/proto/platform/common/v1/uidp.platfo
 import { SecurityTokenService } from "@arbor/api/proto/platform/oidc/v1/oidc.platform_pb"
 import * as Wire from "@arbor/api/Wire"
 import type { Lists, Principal } from "@arbor/core"
-import {
-  AccountAssociations,
-  Advisories,
-  Errors,
-  GroupInvites,
-  Groups,
-  Identities,
-  IdentityProviders,
-  RefreshTokens,
-  Repos,
-  RoleBindings,
-  Roles,
-  Sts,
-  Tags,
-  TokenIssuer
-} from "@arbor/core"
+import { Errors } from "@arbor/core"
 import type { Advisory } from "@arbor/core/Advisory"
 import { create, type DescMessage, fromJson, type JsonValue, type MessageShape, toJson } from "@bufbuild/protobuf"
 import { type FieldMask, timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt"
@@ -61,6 +46,7 @@ import type { ConnectRouter, HandlerContext } from "@connectrpc/connect"
 import type * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import * as EngineServices from "./EngineServices.js"
 
 type E = Errors.ArborError
 
@@ -299,27 +285,24 @@ export const served = [
 
 /** The routes of every served service, over the engine. */
 export const routes = Effect.gen(function*() {
-  const groups = yield* Groups.Groups
-  const identities = yield* Identities.Identities
-  const roles = yield* Roles.Roles
-  const bindings = yield* RoleBindings.RoleBindings
-  const providers = yield* IdentityProviders.IdentityProviders
-  const associations = yield* AccountAssociations.AccountAssociations
-  const invites = yield* GroupInvites.GroupInvites
-  const repos = yield* Repos.Repos
-  const tags = yield* Tags.Tags
-  const advisories = yield* Advisories.Advisories
-  const sts = yield* Sts.Sts
-  const refreshTokens = yield* RefreshTokens.RefreshTokens
-  const tokens = yield* TokenIssuer.TokenIssuer
+  const {
+    groups,
+    identities,
+    roles,
+    bindings,
+    providers,
+    associations,
+    invites,
+    repos,
+    tags,
+    advisories,
+    sts,
+    refreshTokens,
+    tokens
+  } = yield* EngineServices.services
 
   const encodeGroup = encoder(Wire.Group.v2, GroupSchema)
   const encodeTag = encoder(Wire.Tag.v2, TagSchema)
-  // Registry resources are written by upsert, as on v1: a create of an existing name updates it.
-  const registry = <A>(service: Omit<Service<A>, "create"> & { readonly upsert: Service<A>["create"] }) => ({
-    ...service,
-    create: service.upsert
-  })
   const rawToken = (exchanged: { readonly token: string; readonly expiry: DateTime.Utc }) => ({
     token: exchanged.token,
     expiry: timestampFromMs(exchanged.expiry.epochMillis)
@@ -482,7 +465,7 @@ export const routes = Effect.gen(function*() {
     })
 
     const repo = crud(run, {
-      service: registry(repos),
+      service: EngineServices.upserting(repos),
       desc: RepoSchema,
       encode: encoder(Wire.Repo.v2, RepoSchema, (r) => ({ ...r, catalogTier: `${catalogTierPrefix}${r.catalogTier}` })),
       plural: "repos",
@@ -501,7 +484,7 @@ export const routes = Effect.gen(function*() {
     })
 
     const tag = crud(run, {
-      service: registry(tags),
+      service: EngineServices.upserting(tags),
       desc: TagSchema,
       encode: encodeTag,
       plural: "tags",

@@ -5,27 +5,12 @@
  */
 import { Api, CurrentPrincipal, UpstreamToken } from "@arbor/api/Api"
 import * as OAuth from "@arbor/api/OAuth"
-import type { Lists, Principal } from "@arbor/core"
-import {
-  AccountAssociations,
-  Advisories,
-  Errors,
-  GroupInvites,
-  Groups,
-  Identities,
-  IdentityProviders,
-  RefreshTokens,
-  Repos,
-  RoleBindings,
-  Roles,
-  Store,
-  Sts,
-  Tags,
-  TokenIssuer
-} from "@arbor/core"
+import type { Advisories, Lists, Principal, Tags } from "@arbor/core"
+import { Errors } from "@arbor/core"
 import { HttpApiBuilder } from "@effect/platform"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as EngineServices from "./EngineServices.js"
 
 type Params = Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
 
@@ -192,20 +177,22 @@ const v1 = <A, C>(service: Writable<A, C>) => ({
 
 /** Every handler, over the engine's services. */
 export const layer = Layer.unwrapEffect(Effect.gen(function*() {
-  const groups = yield* Groups.Groups
-  const identities = yield* Identities.Identities
-  const roles = yield* Roles.Roles
-  const bindings = yield* RoleBindings.RoleBindings
-  const providers = yield* IdentityProviders.IdentityProviders
-  const associations = yield* AccountAssociations.AccountAssociations
-  const invites = yield* GroupInvites.GroupInvites
-  const repos = yield* Repos.Repos
-  const tags = yield* Tags.Tags
-  const advisories = yield* Advisories.Advisories
-  const store = yield* Store.Store
-  const sts = yield* Sts.Sts
-  const refreshTokens = yield* RefreshTokens.RefreshTokens
-  const tokens = yield* TokenIssuer.TokenIssuer
+  const {
+    groups,
+    identities,
+    roles,
+    bindings,
+    providers,
+    associations,
+    invites,
+    repos,
+    tags,
+    advisories,
+    store,
+    sts,
+    refreshTokens,
+    tokens
+  } = yield* EngineServices.services
 
   const exchange = ({ urlParams }: {
     readonly urlParams: { readonly aud?: string | undefined; readonly identity?: string | undefined }
@@ -227,11 +214,6 @@ export const layer = Layer.unwrapEffect(Effect.gen(function*() {
     id_token_signing_alg_values_supported: ["ES256"],
     claims_supported: ["iss", "sub", "aud", "iat", "exp", "jti", "act", "email"]
   }
-  // Registry resources are written by upsert: a create of an existing name updates it.
-  const registry = <A, C>(service: Omit<Writable<A, C>, "create"> & { readonly upsert: Writable<A, C>["create"] }) => ({
-    ...service,
-    create: service.upsert
-  })
 
   const group = writable("groups", groups)
   const identity = writable("identities", identities)
@@ -247,8 +229,8 @@ export const layer = Layer.unwrapEffect(Effect.gen(function*() {
   const identityV1 = v1(identities)
   const roleV1 = v1(roles)
   const bindingV1 = v1(bindings)
-  const repoV1 = v1(registry(repos))
-  const tagV1 = v1(registry(tags))
+  const repoV1 = v1(EngineServices.upserting(repos))
+  const tagV1 = v1(EngineServices.upserting(tags))
 
   return Layer.mergeAll(
     HttpApiBuilder.group(

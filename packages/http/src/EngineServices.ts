@@ -1,0 +1,46 @@
+/**
+ * The engine's services that the API's two surfaces call, the REST handlers and the gRPC mapping, gathered once.
+ */
+import {
+  AccountAssociations,
+  Advisories,
+  GroupInvites,
+  Groups,
+  Identities,
+  IdentityProviders,
+  RefreshTokens,
+  Repos,
+  RoleBindings,
+  Roles,
+  Store,
+  Sts,
+  Tags,
+  TokenIssuer
+} from "@arbor/core"
+import * as Effect from "effect/Effect"
+
+/** Every service a surface maps onto. */
+export const services = Effect.all({
+  groups: Groups.Groups,
+  identities: Identities.Identities,
+  roles: Roles.Roles,
+  bindings: RoleBindings.RoleBindings,
+  providers: IdentityProviders.IdentityProviders,
+  associations: AccountAssociations.AccountAssociations,
+  invites: GroupInvites.GroupInvites,
+  repos: Repos.Repos,
+  tags: Tags.Tags,
+  advisories: Advisories.Advisories,
+  store: Store.Store,
+  sts: Sts.Sts,
+  refreshTokens: RefreshTokens.RefreshTokens,
+  tokens: TokenIssuer.TokenIssuer
+})
+
+/** A registry resource's service whose create upserts by name, as v1 and gRPC write repos and tags. */
+export const upserting = <S extends { readonly upsert: unknown }>(
+  service: S
+): S & { readonly create: S["upsert"] } => ({
+  ...service,
+  create: service.upsert
+})
