@@ -5,6 +5,7 @@
 import Database from "better-sqlite3"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
+import * as Grpc from "./grpc.js"
 import { machine } from "./Harness.js"
 import * as Http from "./http.js"
 import * as Postgres from "./postgres.js"
@@ -15,6 +16,7 @@ const suites: Record<string, (scale: number) => Promise<string>> = {
   sqlite: Sqlite.run,
   postgres: Postgres.run,
   http: Http.run,
+  grpc: Grpc.run,
   sts: Sts.run
 }
 
