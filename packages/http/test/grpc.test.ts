@@ -235,6 +235,40 @@ describe.runIf(referenceProtos !== undefined)("gRPC, by an independent client on
       ["updateTime"]
     )
 
+    // Gets, each as REST answers it
+    for (
+      const [get, path, restOnly, grpcOnly] of [
+        [() => identities.GetIdentity({ uid: workload.uid }, token), `/iam/v2beta1/identities/${workload.uid}`, [], []],
+        [() => roles.GetRole({ uid: role.uid }, token), `/iam/v2beta1/roles/${role.uid}`, [], []],
+        [
+          () => bindings.GetRoleBinding({ uid: binding.uid }, token),
+          `/iam/v2beta1/roleBindings/${binding.uid}`,
+          [],
+          ["identityUid", "roleUid"]
+        ],
+        [
+          () => providers.GetIdentityProvider({ uid: provider.uid }, token),
+          `/iam/v2beta1/identityProviders/${provider.uid}`,
+          [],
+          []
+        ],
+        [
+          () => associations.GetAccountAssociation({ uid: association.uid }, token),
+          `/iam/v2beta1/accountAssociations/${association.uid}`,
+          [],
+          []
+        ],
+        [
+          () => invites.GetGroupInvite({ uid: invite.uid }, token),
+          `/iam/v2beta1/groupInvites/${invite.uid}`,
+          ["updateTime"],
+          []
+        ]
+      ] as const
+    ) {
+      await sameAsRest(await get(), path, restOnly, grpcOnly)
+    }
+
     // Deletes, each seen by REST
     for (
       const [remove, path] of [
