@@ -34,6 +34,7 @@ import type { Store, Table } from "./Store.js"
 import * as Tag from "./Tag.js"
 import { Tags } from "./Tags.js"
 import * as TokenIssuer from "./TokenIssuer.js"
+import * as Versions from "./Versions.js"
 
 /** Every table the engine keeps its resources in, each after the tables its rows refer to. */
 export const resourceTables: ReadonlyArray<Table> = [
@@ -51,8 +52,8 @@ export const resourceTables: ReadonlyArray<Table> = [
 ]
 
 /**
- * Every table the engine may keep in a store: its resources', refresh tokens, sign-ins in progress, and the keys
- * processes share.
+ * Every table the engine may keep in a store: its resources', refresh tokens, sign-ins in progress, the keys
+ * processes share, and the version rows of cached reads.
  */
 export const tables: ReadonlyArray<Table> = [
   ...resourceTables,
@@ -60,7 +61,8 @@ export const tables: ReadonlyArray<Table> = [
   SignIn.transactionsTable,
   SignIn.devicesTable,
   TokenIssuer.signingKeysTable,
-  Secrets.secretsTable
+  Secrets.secretsTable,
+  Versions.table
 ]
 
 /** The engine's services. */

@@ -1,6 +1,9 @@
 /**
  * Authorization (docs/api.md §7): an identity holds capability C at group G when a role binding at G or at any
- * ancestor of G gives it a role containing C. Decided from the current bindings on every call.
+ * ancestor of G gives it a role containing C. Decided from the current bindings on every call: each principal's
+ * grants are cached with the version of the role bindings and roles they were read at (`Versions.grants`), which
+ * every write to those tables replaces in its own transaction, so one read of that version row tells a current
+ * cache from a stale one, whichever process wrote.
  */
 import * as Effect from "effect/Effect"
 import type { Capability } from "./Capability.js"
@@ -8,10 +11,13 @@ import type { Internal } from "./Errors.js"
 import { PermissionDenied } from "./Errors.js"
 import type { Principal } from "./Principal.js"
 import * as Repository from "./Repository.js"
+import { orInternal } from "./Repository.js"
 import * as Role from "./Role.js"
 import * as RoleBinding from "./RoleBinding.js"
+import { Store } from "./Store.js"
 import { isAncestor, isAncestorOrSelf } from "./Uid.js"
 import type { Uid } from "./Uid.js"
+import * as Versions from "./Versions.js"
 
 /** One binding's contribution: the capabilities held at `group` and below. */
 export interface Grant {
@@ -56,6 +62,9 @@ export class Grants {
 
 const everything = new Grants(true, [])
 
+/** How many principals' grants are cached at most. */
+const cacheSize = 10_000
+
 /** Loads grants from the current role bindings. */
 export class Authorization extends Effect.Service<Authorization>()("@arbor/core/Authorization", {
   effect: Effect.gen(function*() {
@@ -65,8 +74,13 @@ export class Authorization extends Effect.Service<Authorization>()("@arbor/core/
       Role.builtIns.map((r) => [r.uid, new Set(r.capabilities)])
     )
 
-    const grants = (principal: Principal): Effect.Effect<Grants, Internal> =>
-      principal._tag === "System" ? Effect.succeed(everything) : Effect.gen(function*() {
+    const store = yield* Store
+    /** Grants by principal uid, each with the version it was read at; emptied when it holds `cacheSize`. */
+    const cache = new Map<string, { readonly version: string; readonly grants: Grants }>()
+    const version = orInternal(Versions.current(Versions.grants).pipe(Effect.provideService(Store, store)))
+
+    const load = (principal: Principal & { readonly _tag: "Identity" }): Effect.Effect<Grants, Internal> =>
+      Effect.gen(function*() {
         const held = yield* bindings.find({
           conditions: [{ _tag: "Equals", column: "identityUid", value: principal.uid }],
           order: [{ column: "uid", direction: "asc" }]
@@ -82,6 +96,18 @@ export class Authorization extends Effect.Service<Authorization>()("@arbor/core/
             return caps === undefined ? [] : [{ group: b.parent, capabilities: caps }]
           })
         )
+      })
+
+    const grants = (principal: Principal): Effect.Effect<Grants, Internal> =>
+      principal._tag === "System" ? Effect.succeed(everything) : Effect.gen(function*() {
+        // The version is read before the bindings: grants cached under it are at least that recent.
+        const current = yield* version
+        const cached = cache.get(principal.uid)
+        if (cached !== undefined && cached.version === current) return cached.grants
+        const loaded = yield* load(principal)
+        if (cache.size >= cacheSize) cache.clear()
+        cache.set(principal.uid, { version: current, grants: loaded })
+        return loaded
       })
 
     return {

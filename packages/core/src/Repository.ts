@@ -12,6 +12,7 @@ import type { StoreError } from "./Store.js"
 import { isStoreError, Store } from "./Store.js"
 import { parentOrNull } from "./Uid.js"
 import type { Uid } from "./Uid.js"
+import * as Versions from "./Versions.js"
 
 /** Store failures as internal errors. */
 export const orInternal = <A, E, R>(
@@ -44,17 +45,28 @@ export const make = <A extends { readonly uid: Uid }, I>(
 ): Effect.Effect<Repository<A>, never, Store> =>
   Effect.gen(function*() {
     const store = yield* Store
+    const versions = table.versions ?? []
+    /** A write, and in the same transaction the replacement of the table's version rows. */
+    const versioned = <A, E>(write: Effect.Effect<A, E>): Effect.Effect<A, E | StoreError> =>
+      versions.length === 0 ? write : store.transaction(
+        Effect.tap(write, () =>
+          Effect.forEach(versions, (name) =>
+            Versions.bump(name).pipe(Effect.provideService(Store, store)), { discard: true }))
+      )
     const decodeRows = Schema.decodeUnknownEither(Schema.Array(schema))
     const encodeOne = Schema.encode(schema)
     const decode = (rows: ReadonlyArray<Row>): Effect.Effect<ReadonlyArray<A>, Internal> =>
       Either.match(decodeRows(rows), {
-        onLeft: (cause) => Effect.fail(new Internal({ cause, reason: "CORRUPT_ROW" })),
+        onLeft: (cause) =>
+          Effect.fail(new Internal({ cause, reason: "CORRUPT_ROW" })),
         onRight: Effect.succeed
       })
     const encode = (value: A) =>
       encodeOne(value).pipe(
         Effect.map((encoded): Row => ({ ...(encoded as object), uid: value.uid, parent: parentOrNull(value.uid) })),
-        Effect.mapError((cause) => new Internal({ cause }))
+        Effect.mapError((cause) =>
+          new Internal({ cause })
+        )
       )
     return {
       table,
@@ -72,8 +84,8 @@ export const make = <A extends { readonly uid: Uid }, I>(
       find: (query) => Effect.flatMap(orInternal(store.find(table, query)), decode),
       findRows: (query) => orInternal(store.find(table, query)),
       count: (query) => orInternal(store.count(table, query)),
-      insert: (value) => Effect.flatMap(encode(value), (row) => orInternal(store.insert(table, row))),
-      update: (value) => Effect.flatMap(encode(value), (row) => orInternal(store.update(table, row))),
-      delete: (where) => orInternal(store.delete(table, where))
+      insert: (value) => Effect.flatMap(encode(value), (row) => orInternal(versioned(store.insert(table, row)))),
+      update: (value) => Effect.flatMap(encode(value), (row) => orInternal(versioned(store.update(table, row)))),
+      delete: (where) => orInternal(versioned(store.delete(table, where)))
     }
   })

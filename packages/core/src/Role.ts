@@ -9,6 +9,7 @@ import { OptionalDescription, RequiredName, Timestamp } from "./Fields.js"
 import type { Table } from "./Store.js"
 import type { Uid as UidType } from "./Uid.js"
 import { Uid } from "./Uid.js"
+import * as Versions from "./Versions.js"
 
 /** A role. */
 export class Role extends Schema.Class<Role>("@arbor/core/Role")({
@@ -61,7 +62,8 @@ export const table: Table = {
     updateTime: { type: "integer" }
   },
   unique: [["parent", "name"]],
-  indexes: [["parent"], ["name"], ["createTime"], ["updateTime"]]
+  indexes: [["parent"], ["name"], ["createTime"], ["updateTime"]],
+  versions: [Versions.grants]
 }
 
 /** A built-in role's definition. */

@@ -5,6 +5,7 @@ import * as Schema from "effect/Schema"
 import { Timestamp } from "./Fields.js"
 import type { Table } from "./Store.js"
 import { Uid } from "./Uid.js"
+import * as Versions from "./Versions.js"
 
 /** A role binding with its identity, group and role embedded (hydrated). */
 export class RoleBinding extends Schema.Class<RoleBinding>("@arbor/core/RoleBinding")({
@@ -57,5 +58,6 @@ export const table: Table = {
     updateTime: { type: "integer" }
   },
   unique: [["parent", "identityUid", "roleUid"]],
-  indexes: [["parent"], ["identityUid"], ["roleUid"], ["createTime"], ["updateTime"]]
+  indexes: [["parent"], ["identityUid"], ["roleUid"], ["createTime"], ["updateTime"]],
+  versions: [Versions.grants]
 }

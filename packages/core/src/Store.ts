@@ -31,6 +31,8 @@ export interface Table {
   readonly columns: Readonly<Record<string, Column>>
   readonly unique: ReadonlyArray<ReadonlyArray<string>>
   readonly indexes: ReadonlyArray<ReadonlyArray<string>>
+  /** Version rows (`Versions`) that every write to this table replaces, written by the engine, not the adapter. */
+  readonly versions?: ReadonlyArray<string>
 }
 
 /** A scalar a column holds or a condition compares with. */

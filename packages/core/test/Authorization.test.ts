@@ -1,6 +1,18 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { Arbor, Groups, Identities, Principal, RoleBindings, Roles } from "../src/index.js"
+import * as Layer from "effect/Layer"
+import {
+  Arbor,
+  Groups,
+  Identities,
+  MemoryStore,
+  Principal,
+  RoleBinding,
+  RoleBindings,
+  Roles,
+  Secrets,
+  Store
+} from "../src/index.js"
 import { claimMatch, folder, organization, principalWith } from "./fixtures.js"
 
 const withArbor = <A, E>(effect: Effect.Effect<A, E, Arbor.Services>) => Effect.provide(effect, Arbor.layerMemory)
@@ -85,4 +97,30 @@ describe("Authorization", () => {
       yield* roles.update(Principal.system, role.uid, { capabilities: ["groups.list", "identity.list"] })
       assert.strictEqual((yield* identities.list(user)).totalCount, 2)
     })))
+
+  it.effect("reads a principal's bindings once while they and its roles are unchanged", () =>
+    Effect.gen(function*() {
+      const reads: Array<string> = []
+      const counting = Layer.effect(
+        Store.Store,
+        Effect.map(MemoryStore.make, (store): Store.StoreService => ({
+          ...store,
+          find: (table, query) => Effect.zipRight(Effect.sync(() => reads.push(table.name)), store.find(table, query))
+        }))
+      )
+      yield* Effect.gen(function*() {
+        const groups = yield* Groups.Groups
+        const org = yield* organization("acme")
+        const user = yield* principalWith(org.uid, "user", "viewer")
+        const bindingReads = () => reads.filter((name) => name === RoleBinding.table.name).length
+        yield* groups.get(user, org.uid)
+        const before = bindingReads()
+        for (let i = 0; i < 5; i++) yield* groups.get(user, org.uid)
+        assert.strictEqual(bindingReads(), before)
+        // Any write to bindings (here, another identity's) makes the next check read them again.
+        yield* principalWith(org.uid, "other", "viewer")
+        yield* groups.get(user, org.uid)
+        assert.isAbove(bindingReads(), before)
+      }).pipe(Effect.provide(Arbor.layer.pipe(Layer.provideMerge(counting), Layer.provide(Secrets.layerEphemeral))))
+    }))
 })

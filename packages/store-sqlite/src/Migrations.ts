@@ -270,13 +270,23 @@ const signIn = [
   `CREATE INDEX device_authorizations__expire_time ON device_authorizations (expire_time, uid)`
 ]
 
+/** Migration 6: version rows (`Versions`), which writes to role bindings and roles replace. */
+const versions = [
+  `CREATE TABLE versions (
+  uid TEXT PRIMARY KEY NOT NULL,
+  parent TEXT,
+  value TEXT NOT NULL
+) STRICT`
+]
+
 /** The migrations, by `<id>_<name>`. */
 export const migrations: Migrations.Migrations = {
   "0001_initial": Migrations.statements(initial),
   "0002_signing_keys": Migrations.statements(signingKeys),
   "0003_secrets": Migrations.statements(secrets),
   "0004_refresh_tokens": Migrations.statements(refreshTokens),
-  "0005_sign_in": Migrations.statements(signIn)
+  "0005_sign_in": Migrations.statements(signIn),
+  "0006_versions": Migrations.statements(versions)
 }
 
 /** The newest schema version this code knows. */

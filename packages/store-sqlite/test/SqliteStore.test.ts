@@ -1,10 +1,11 @@
-import { Arbor, Group, Store } from "@arbor/core"
+import { Arbor, Group, Groups, Identities, Principal, Role, RoleBindings, Secrets, Store } from "@arbor/core"
 import { Dialect } from "@arbor/store-sql"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, describe, it } from "@effect/vitest"
 import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as ManagedRuntime from "effect/ManagedRuntime"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -167,4 +168,45 @@ describe("SqliteStore", () => {
       assert.strictEqual(yield* pragma("foreign_keys"), 1)
       assert.strictEqual(yield* pragma("busy_timeout"), 5000)
     }).pipe(Effect.provide(SqliteStore.layer({ filename: freshFile() }))))
+
+  it.live("two engines on one file (a server and an admin command): a binding revoked by one denies in the other", () =>
+    Effect.gen(function*() {
+      const filename = freshFile()
+      const engine = () =>
+        ManagedRuntime.make(
+          Arbor.layer.pipe(Layer.provideMerge(SqliteStore.layer({ filename })), Layer.provide(Secrets.layerEphemeral))
+        )
+      const server = engine()
+      const admin = engine()
+      const setup = yield* Effect.promise(() =>
+        server.runPromise(Effect.gen(function*() {
+          const org = yield* (yield* Groups.Groups).createRoot(Principal.system, { name: "acme" })
+          const identity = yield* (yield* Identities.Identities).create(Principal.system, org.uid, {
+            name: "reader",
+            claimMatch: { issuer: "https://ci.example.com", subject: "reader" }
+          })
+          const binding = yield* (yield* RoleBindings.RoleBindings).create(Principal.system, org.uid, {
+            identityUid: identity.uid,
+            roleUid: Role.builtInByName("viewer")!.uid
+          })
+          return { org: org.uid, reader: Principal.identity(identity.uid), binding: binding.uid }
+        }))
+      )
+      const read = () =>
+        Effect.promise(() =>
+          server.runPromise(
+            Effect.flatMap(Groups.Groups, (groups) => groups.get(setup.reader, setup.org)).pipe(
+              Effect.as("allowed"),
+              Effect.catchAll((e) => Effect.succeed(e._tag))
+            )
+          )
+        )
+      assert.strictEqual(yield* read(), "allowed")
+      assert.strictEqual(yield* read(), "allowed")
+      yield* Effect.promise(() =>
+        admin.runPromise(Effect.flatMap(RoleBindings.RoleBindings, (b) => b.delete(Principal.system, setup.binding)))
+      )
+      assert.strictEqual(yield* read(), "PermissionDenied")
+      yield* Effect.promise(() => Promise.all([server.dispose(), admin.dispose()]))
+    }))
 })

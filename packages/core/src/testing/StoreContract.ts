@@ -24,6 +24,7 @@ import type { Condition, OrderKey, Query, Row, Scalar, Where } from "../Store.js
 import { compareScalars, Store } from "../Store.js"
 import * as Tag from "../Tag.js"
 import * as Uid from "../Uid.js"
+import * as Versions from "../Versions.js"
 
 const root = (n: number) => n.toString(16).padStart(40, "0")
 const child = (parent: string, n: number) => `${parent}/${n.toString(16).padStart(16, "0")}`
@@ -111,6 +112,22 @@ export const suite = <E>(name: string, layer: Layer.Layer<Store, E>): void => {
         const back = yield* store.get(Identity.table, identity.uid)
         assert.deepStrictEqual(back, Option.some({ ...identity, staticKeys: null, email: null, emailUnverified: null }))
         assert.deepStrictEqual(yield* store.getMany(Group.table, [root(2), g.uid]), [g])
+      })))
+
+    it.effect("keeps version rows: each bump a new value, read back by any reader; a rolled-back bump undone", () =>
+      run(Effect.gen(function*() {
+        const store = yield* Store
+        assert.strictEqual(yield* Versions.current(Versions.grants), "")
+        yield* Versions.bump(Versions.grants)
+        const first = yield* Versions.current(Versions.grants)
+        assert.notStrictEqual(first, "")
+        yield* Versions.bump(Versions.grants)
+        const second = yield* Versions.current(Versions.grants)
+        assert.notStrictEqual(second, first)
+        yield* store.transaction(Effect.zipRight(Versions.bump(Versions.grants), Effect.fail("undo"))).pipe(
+          Effect.ignore
+        )
+        assert.strictEqual(yield* Versions.current(Versions.grants), second)
       })))
 
     it.effect("refuses a duplicate uid and a duplicate unique key, naming the constraint", () =>

@@ -1,0 +1,45 @@
+/**
+ * Version rows: for a set of tables, a value that every write to them replaces in the same transaction, so that
+ * a cache of what those tables hold tells whether it is current with one read of one row, in this process or in
+ * any other on the same store. The value is random, never a counter: two writers that raced cannot leave the value a
+ * reader already saw.
+ */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type { StoreError, Table } from "./Store.js"
+import { Store } from "./Store.js"
+
+/** The version rows: one per name, its uid the name. */
+export const table: Table = {
+  name: "versions",
+  columns: { value: { type: "text" } },
+  unique: [],
+  indexes: []
+}
+
+/** The version of the tables that grants are read from: role bindings and roles. */
+export const grants = "0000000000000000000000000000000000000001"
+
+const fresh = () => globalThis.crypto.randomUUID()
+
+/** Replaces the version `name` with a new value (creating its row the first time). */
+export const bump = (name: string): Effect.Effect<void, StoreError, Store> =>
+  Effect.flatMap(Store, (store) => {
+    const row = { uid: name, parent: null, value: fresh() }
+    return store.update(table, row).pipe(
+      Effect.flatMap((updated) => updated ? Effect.void : store.insert(table, row)),
+      // Two first writers raced to insert: replace the other's value once more.
+      Effect.catchTag("UniqueViolation", () => store.update(table, { ...row, value: fresh() })),
+      // The table has no unique columns but its key, which an update keeps.
+      Effect.catchTag("UniqueViolation", (e) => Effect.die(e)),
+      Effect.asVoid
+    )
+  })
+
+/** The current version `name`: its value, or "" before the first write. */
+export const current = (name: string): Effect.Effect<string, StoreError, Store> =>
+  Effect.flatMap(
+    Store,
+    (store) =>
+      Effect.map(store.get(table, name), Option.match({ onNone: () => "", onSome: (row) => String(row.value) }))
+  )
