@@ -6,6 +6,7 @@
  * cache from a stale one, whichever process wrote.
  */
 import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
 import type { Capability } from "./Capability.js"
 import type { Internal } from "./Errors.js"
 import { PermissionDenied } from "./Errors.js"
@@ -65,6 +66,14 @@ const everything = new Grants(true, [])
 /** How many principals' grants are cached at most. */
 const cacheSize = 10_000
 
+/** Grants lookups of identities, by `result`: `hit` (cached and current) or `miss` (read from the store). */
+export const cacheLookups = Metric.counter("arbor_authorization_cache_lookups", {
+  description: "grants lookups of identities, by result: hit (cached and current) or miss (read from the store)",
+  incremental: true
+})
+const hit = cacheLookups.pipe(Metric.tagged("result", "hit"))
+const miss = cacheLookups.pipe(Metric.tagged("result", "miss"))
+
 /** Loads grants from the current role bindings. */
 export class Authorization extends Effect.Service<Authorization>()("@arbor/core/Authorization", {
   effect: Effect.gen(function*() {
@@ -103,7 +112,11 @@ export class Authorization extends Effect.Service<Authorization>()("@arbor/core/
         // The version is read before the bindings: grants cached under it are at least that recent.
         const current = yield* version
         const cached = cache.get(principal.uid)
-        if (cached !== undefined && cached.version === current) return cached.grants
+        if (cached !== undefined && cached.version === current) {
+          yield* Metric.increment(hit)
+          return cached.grants
+        }
+        yield* Metric.increment(miss)
         const loaded = yield* load(principal)
         if (cache.size >= cacheSize) cache.clear()
         cache.set(principal.uid, { version: current, grants: loaded })

@@ -8,6 +8,7 @@ import * as Clock from "effect/Clock"
 import type * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as jose from "jose"
 import * as ClaimMatch from "./ClaimMatch.js"
@@ -73,6 +74,24 @@ const atDenialFloor = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A
             Effect.sleep(Duration.millis(Math.max(0, Duration.toMillis(denialFloor) - (now - started)))))
           : Effect.void)
   )
+
+/** Token exchanges, by `outcome` (`issued`, `denied`, `invalid`, `unauthenticated`, `error`) and, when denied, `reason`. */
+export const exchanges = Metric.counter("arbor_token_exchanges", {
+  description: "token exchanges, by outcome and, when denied, the reason kept from the caller",
+  incremental: true
+})
+const issued = exchanges.pipe(Metric.tagged("outcome", "issued"))
+
+const counted = (error: InvalidArgument | Unauthenticated | PermissionDenied | Internal) => {
+  const outcome = {
+    InvalidArgument: "invalid",
+    Unauthenticated: "unauthenticated",
+    PermissionDenied: "denied",
+    Internal: "error"
+  }[error._tag]
+  const reason = error._tag === "PermissionDenied" ? (error.logDetail ?? "").split(":")[0]! : ""
+  return Metric.increment(Metric.tagged(Metric.tagged(exchanges, "outcome", outcome), "reason", reason))
+}
 
 /** The token exchange. */
 export class Sts extends Effect.Service<Sts>()("@arbor/core/Sts", {
@@ -198,7 +217,7 @@ export class Sts extends Effect.Service<Sts>()("@arbor/core/Sts", {
             audience
           )
           return { ...minted, identity: uid }
-        }).pipe(atDenialFloor)
+        }).pipe(atDenialFloor, Effect.tapBoth({ onFailure: counted, onSuccess: () => Metric.increment(issued) }))
     }
   }),
   dependencies: [IssuerKeys.Default]

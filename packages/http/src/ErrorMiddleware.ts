@@ -19,6 +19,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Grpc from "./Grpc.js"
+import * as Metrics from "./Metrics.js"
 import * as RequestLimits from "./RequestLimits.js"
 
 interface Issue {
@@ -80,17 +81,23 @@ export const layer = (domain: string) =>
       const id = requestId()
       const started = performance.now()
       const path = original.url.split("?")[0]!
-      const log = (status: number, annotations: Record<string, unknown>) =>
-        Effect.logInfo("request").pipe(
+      const log = (status: number, annotations: Record<string, unknown>) => {
+        const millis = performance.now() - started
+        return Effect.logInfo("request").pipe(
           Effect.annotateLogs({
             requestId: id,
             method: original.method,
             path,
             status,
-            ms: Math.round((performance.now() - started) * 10) / 10,
+            ms: Math.round(millis * 10) / 10,
             ...annotations
           })
-        )
+        ).pipe(Effect.zipLeft(
+          "grpcStatus" in annotations
+            ? Metrics.recordCall(path, annotations.grpcStatus as number, millis / 1000)
+            : Metrics.recordRequest(original.method, path, status, millis / 1000)
+        ))
+      }
       if (grpc.handles(path)) {
         const response = NodeHttpServerRequest.toServerResponse(original)
         response.setHeader("x-request-id", id)

@@ -10,10 +10,13 @@
  */
 import { render } from "@arbor/api/ErrorBody"
 import type { Errors } from "@arbor/core"
+import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
 import { readFileSync } from "node:fs"
 import { createServer, type Server, STATUS_CODES } from "node:http"
 import * as Http2 from "node:http2"
 import type { Socket } from "node:net"
+import * as Metrics from "./Metrics.js"
 import * as RequestLimits from "./RequestLimits.js"
 
 /** How the listener guards itself. */
@@ -86,7 +89,11 @@ const capConnections = (server: Server, max: number) => {
       victim.destroy()
     }
     open.set(socket, 0)
-    socket.once("close", () => open.delete(socket))
+    Effect.runSync(Metric.set(Metrics.openConnections, open.size))
+    socket.once("close", () => {
+      open.delete(socket)
+      Effect.runSync(Metric.set(Metrics.openConnections, open.size))
+    })
   })
   server.on("request", (request, response) => {
     if (request.httpVersionMajor !== 1) return

@@ -11,11 +11,11 @@ import {
   Settings,
   SignIn,
   SignIns,
+  Store,
   Sts,
   TokenIssuer,
   Uid
 } from "@arbor/core"
-import type { Store } from "@arbor/core"
 import { PostgresStore } from "@arbor/store-postgres"
 import type { Migrations } from "@arbor/store-sql"
 import { SqliteStore } from "@arbor/store-sqlite"
@@ -34,8 +34,10 @@ import * as ErrorMiddleware from "./ErrorMiddleware.js"
 import * as Grpc from "./Grpc.js"
 import * as Handlers from "./Handlers.js"
 import * as Listener from "./Listener.js"
+import * as Metrics from "./Metrics.js"
 import type { ServerConfig } from "./ServerConfig.js"
 import * as SignInRoutes from "./SignInRoutes.js"
+import * as Tracing from "./Tracing.js"
 
 /**
  * Where the configured store keeps what every server on it must share: on PostgreSQL the signing keys and the
@@ -68,6 +70,10 @@ const storage = (config: ServerConfig): {
   }
 }
 
+/** `store`, its operations timed (`Metrics.timedStore`). */
+const timed = <E>(store: Layer.Layer<Store.Store, E>) =>
+  Layer.effect(Store.Store, Effect.map(Store.Store, Metrics.timedStore)).pipe(Layer.provide(store))
+
 /** The engine and the token issuer over the configured store. */
 export const engine = (config: ServerConfig) => {
   const { secrets, signingKeys, store } = storage(config)
@@ -91,7 +97,7 @@ export const engine = (config: ServerConfig) => {
     Layer.provideMerge(Arbor.layer),
     Layer.provideMerge(tokens),
     Layer.provide(secrets),
-    Layer.provideMerge(store),
+    Layer.provideMerge(timed(store)),
     Layer.provide(settings),
     Layer.provide(Layer.effectDiscard(DataDir.ensure(config.dataDir)))
   )
@@ -108,6 +114,7 @@ export const app = (config: ServerConfig) =>
     HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
     Docs.layer,
     SignInRoutes.layer(config),
+    Metrics.layer,
     ErrorMiddleware.layer(config.errorDomain).pipe(Layer.provide(Grpc.layer(config.errorDomain)))
   ).pipe(
     Layer.provideMerge(
@@ -119,14 +126,19 @@ export const app = (config: ServerConfig) =>
   )
 
 /**
- * The HTTP application served on the ambient HTTP server. Request spans are off: the standalone server exports no
- * traces, and a span per request costs a fifth of its throughput.
+ * The HTTP application served on the ambient HTTP server, with `tracing` (default: OTLP when
+ * `OTEL_EXPORTER_OTLP_ENDPOINT` is set). Without it request spans are off: a span per request costs a fifth of the
+ * server's throughput.
  */
-export const http = (config: ServerConfig) =>
-  HttpApiBuilder.serve().pipe(
+export const http = (config: ServerConfig, tracing?: Layer.Layer<never>) => {
+  const traces = tracing ?? Tracing.layerOtlp(config.otlpEndpoint)
+  const traced = tracing !== undefined || config.otlpEndpoint !== undefined
+  return HttpApiBuilder.serve().pipe(
     Layer.provide(app(config)),
-    HttpMiddleware.withTracerDisabledWhen(() => true)
+    HttpMiddleware.withTracerDisabledWhen(() => !traced),
+    Layer.provide(traces)
   )
+}
 
 /** How long shutdown waits for in-flight requests before closing their connections. */
 export const drainMillis = 10_000

@@ -42,6 +42,8 @@ export interface ServerConfig {
   readonly maxConnections: number
   /** The server's own sign-in provider (`ARBOR_LOGIN_ISSUER`, `ARBOR_LOGIN_CLIENT_ID`, …), if any. */
   readonly login: SignIn.LoginProvider | undefined
+  /** Where traces go (`OTEL_EXPORTER_OTLP_ENDPOINT`); none are made without it. */
+  readonly otlpEndpoint: string | undefined
 }
 
 /** The server's own sign-in provider from its settings: none without `ARBOR_LOGIN_ISSUER`. */
@@ -112,7 +114,8 @@ export const config: Config.Config<ServerConfig> = Config.all({
   loginClientId: optional("ARBOR_LOGIN_CLIENT_ID"),
   loginClientSecret: Config.option(Config.redacted("ARBOR_LOGIN_CLIENT_SECRET")),
   loginClientSecretFile: optional("ARBOR_LOGIN_CLIENT_SECRET_FILE"),
-  loginScopes: Config.string("ARBOR_LOGIN_SCOPES").pipe(Config.withDefault(""))
+  loginScopes: Config.string("ARBOR_LOGIN_SCOPES").pipe(Config.withDefault("")),
+  otlpEndpoint: optional("OTEL_EXPORTER_OTLP_ENDPOINT")
 }).pipe(
   Config.mapOrFail((c) => {
     if (c.allowInsecureIssuers !== undefined && c.allowInsecureIssuers !== "loopback") {
@@ -143,7 +146,8 @@ export const config: Config.Config<ServerConfig> = Config.all({
         keyRotation: Duration.days(c.keyRotationDays),
         allowLoopbackIssuers: c.allowInsecureIssuers === "loopback",
         maxConnections: Option.getOrElse(c.maxConnections, Listener.defaultMaxConnections),
-        login: login.right
+        login: login.right,
+        otlpEndpoint: c.otlpEndpoint
       } satisfies ServerConfig
     )
   })

@@ -37,6 +37,7 @@ export const testConfig = (overrides: Partial<ServerConfig> = {}): ServerConfig 
   allowLoopbackIssuers: true,
   maxConnections: 1000,
   login: undefined,
+  otlpEndpoint: undefined,
   ...overrides
 })
 
