@@ -1,7 +1,8 @@
 /**
- * The server's outermost middleware: request ids, one log line per request, gRPC calls handed to `Grpc`, the request limits
- * (`RequestLimits`), and the rendering of every failure (engine errors, undecodable parameters and bodies, unknown
- * routes and methods, defects) as a google.rpc.Status body. No framework default error body reaches a client.
+ * The server's outermost middleware: request ids, one log line and the metrics of every request, gRPC calls handed
+ * to `Grpc`, the request limits (`RequestLimits`), and the rendering of every failure (engine errors, undecodable
+ * parameters and bodies, unknown routes and methods, defects) as a google.rpc.Status body. No framework default
+ * error body reaches a client.
  */
 import { isArborError, render } from "@arbor/api/ErrorBody"
 import { Errors, Validation } from "@arbor/core"

@@ -26,10 +26,10 @@ import {
 import { RoleSchema, RolesService } from "@arbor/api/proto/chainguard/platform/iam/v2beta1/roles_pb"
 import { RepoSchema, ReposService } from "@arbor/api/proto/chainguard/platform/registry/v2beta1/repos_pb"
 import { TagSchema, TagsService } from "@arbor/api/proto/chainguard/platform/registry/v2beta1/tags_pb"
+import type { AdvisoryEventSchema } from "@arbor/api/proto/chainguard/platform/vulnerabilities/v2beta1/advisories_pb"
 import {
   AdvisoriesService,
   type Advisory as AdvisoryMessage,
-  type AdvisoryEvent,
   AdvisoryEvent_FalsePositiveDetermination_Type,
   AdvisorySchema,
   EventTypeFilter
@@ -40,7 +40,15 @@ import * as Wire from "@arbor/api/Wire"
 import type { Lists, Principal } from "@arbor/core"
 import { Errors } from "@arbor/core"
 import type { Advisory } from "@arbor/core/Advisory"
-import { create, type DescMessage, fromJson, type JsonValue, type MessageShape, toJson } from "@bufbuild/protobuf"
+import {
+  create,
+  type DescMessage,
+  fromJson,
+  type JsonValue,
+  type MessageInitShape,
+  type MessageShape,
+  toJson
+} from "@bufbuild/protobuf"
 import { type FieldMask, timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt"
 import type { ConnectRouter, HandlerContext } from "@connectrpc/connect"
 import type * as DateTime from "effect/DateTime"
@@ -193,66 +201,58 @@ const kebab = (name: string) => name.toLowerCase().replaceAll("_", "-")
 /** An event type filter as the engine names the type (an unknown number stays unknown to it). */
 const eventTypeName = (value: EventTypeFilter) => kebab(EventTypeFilter[value] ?? String(value))
 
-/** An advisory event as the proto has it: its time and its type's data in the `type` oneof. */
-const advisoryEvent = (event: Advisory["events"][number]): Omit<AdvisoryEvent, "$typeName"> => {
-  const common = {
-    uid: "",
-    createTime: timestampFromMs(event.time.epochMillis),
-    findings: new Uint8Array(),
-    author: "",
-    reviewer: "",
-    reviewState: 0
-  }
+/** An advisory event as the proto has it: its time, and its type's data as the member of the `type` oneof. */
+const advisoryEvent = (event: Advisory["events"][number]): MessageInitShape<typeof AdvisoryEventSchema> => {
+  const createTime = timestampFromMs(event.time.epochMillis)
   const note = (data: { readonly note?: string | undefined } | undefined) => ({ note: data?.note ?? "" })
   switch (event.type) {
     case "detection": {
-      const d = event.detection
-      const value = d.type === "nvdapi"
-        ? {
-          case: "nvdapi" as const,
-          value: { cpeSearched: d.nvdapi?.cpeSearched ?? "", cpeFound: d.nvdapi?.cpeFound ?? "" }
-        }
-        : d.type === "manual"
-        ? { case: "manual" as const, value: {} }
-        : {
-          case: "scanv1" as const,
+      const { nvdapi, scan, type } = event.detection
+      return {
+        createTime,
+        type: {
+          case: "detection",
           value: {
-            scanner: d.scan?.scanner ?? "",
-            subpackage: d.scan?.subpackageName ?? "",
-            componentId: d.scan?.componentId ?? "",
-            component: d.scan?.componentName ?? "",
-            componentVersion: d.scan?.componentVersion ?? "",
-            componentType: d.scan?.componentType ?? "",
-            componentLocation: d.scan?.componentLocation ?? ""
+            type: type === "nvdapi"
+              ? { case: "nvdapi", value: { cpeSearched: nvdapi?.cpeSearched ?? "", cpeFound: nvdapi?.cpeFound ?? "" } }
+              : type === "manual"
+              ? { case: "manual", value: {} }
+              : {
+                case: "scanv1",
+                value: {
+                  scanner: scan?.scanner ?? "",
+                  subpackage: scan?.subpackageName ?? "",
+                  componentId: scan?.componentId ?? "",
+                  component: scan?.componentName ?? "",
+                  componentVersion: scan?.componentVersion ?? "",
+                  componentType: scan?.componentType ?? "",
+                  componentLocation: scan?.componentLocation ?? ""
+                }
+              }
           }
         }
-      return { ...common, type: { case: "detection", value: { type: value } as never } }
+      }
     }
     case "fixed":
-      return { ...common, type: { case: "fixed", value: { fixedVersion: event.fixed.fixedVersion } as never } }
+      return { createTime, type: { case: "fixed", value: { fixedVersion: event.fixed.fixedVersion } } }
     case "false-positive-determination": {
-      const type = AdvisoryEvent_FalsePositiveDetermination_Type[
-        event.falsePositiveDetermination.type.toUpperCase().replaceAll("-", "_") as "UNSPECIFIED"
-      ] ?? 0
+      const { note, type } = event.falsePositiveDetermination
+      const known = AdvisoryEvent_FalsePositiveDetermination_Type[
+        type.toUpperCase().replaceAll("-", "_") as keyof typeof AdvisoryEvent_FalsePositiveDetermination_Type
+      ]
       return {
-        ...common,
-        type: {
-          case: "falsePositiveDetermination",
-          value: { type, note: event.falsePositiveDetermination.note ?? "" } as never
-        }
+        createTime,
+        type: { case: "falsePositiveDetermination", value: { type: known ?? 0, note: note ?? "" } }
       }
     }
     case "true-positive-determination":
-      return {
-        ...common,
-        type: { case: "truePositiveDetermination", value: note(event.truePositiveDetermination) as never }
-      }
+      return { createTime, type: { case: "truePositiveDetermination", value: note(event.truePositiveDetermination) } }
     case "analysis-not-planned":
-      return { ...common, type: { case: "analysisNotPlanned", value: note(event.analysisNotPlanned) as never } }
+      return { createTime, type: { case: "analysisNotPlanned", value: note(event.analysisNotPlanned) } }
     case "fix-not-planned":
-      return { ...common, type: { case: "fixNotPlanned", value: note(event.fixNotPlanned) as never } }
+      return { createTime, type: { case: "fixNotPlanned", value: note(event.fixNotPlanned) } }
     case "pending-upstream-fix":
-      return { ...common, type: { case: "pendingUpstreamFix", value: note(event.pendingUpstreamFix) as never } }
+      return { createTime, type: { case: "pendingUpstreamFix", value: note(event.pendingUpstreamFix) } }
   }
 }
 
@@ -265,7 +265,7 @@ const advisory = (a: Advisory): AdvisoryMessage =>
     updateTime: timestampFromMs(a.updateTime.epochMillis),
     artifactName: a.packageName,
     aliases: [...a.aliases],
-    events: a.events.map(advisoryEvent) as Array<AdvisoryEvent>
+    events: a.events.map(advisoryEvent)
   })
 
 /** The services served, every method of each: those without an engine feature answer `UNIMPLEMENTED`. */

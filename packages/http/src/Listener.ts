@@ -112,8 +112,7 @@ const preface = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
  */
 const serveHttp2 = (server: Server, options: Options, busy: (socket: Socket, change: 1 | -1) => void) => {
   const http2 = Http2.createServer({
-    settings: { maxConcurrentStreams: defaults.http2MaxStreams, maxHeaderListSize: defaults.maxHeaderBytes },
-    maxSessionMemory: 10
+    settings: { maxConcurrentStreams: defaults.http2MaxStreams, maxHeaderListSize: defaults.maxHeaderBytes }
   })
   const sessions = new Map<Http2.Http2Session, Socket>()
   let arriving: Socket | undefined
@@ -145,6 +144,7 @@ const serveHttp2 = (server: Server, options: Options, busy: (socket: Socket, cha
     server.emit("request", request, response)
   })
 
+  // Node's own HTTP/1.1 connection handler, the first listener (the server's constructor adds it).
   const [http1] = server.listeners("connection") as Array<(socket: Socket) => void>
   server.removeListener("connection", http1!)
   server.prependListener("connection", (socket: Socket) => {

@@ -336,7 +336,13 @@ describe.runIf(referenceProtos !== undefined)("gRPC, by an independent client on
           text: "schema-version: 2.0.2\npackage:\n  name: nginx\nadvisories:\n  - id: CGA-2222-3333-4444\n" +
             "    aliases: [CVE-2024-0001]\n    events:\n" +
             "      - timestamp: 2024-01-01T00:00:00Z\n        type: detection\n        data:\n          type: manual\n" +
-            "      - timestamp: 2024-02-01T00:00:00Z\n        type: fixed\n        data:\n          fixed-version: 1.27.1-r0\n"
+            "      - timestamp: 2024-02-01T00:00:00Z\n        type: fixed\n        data:\n          fixed-version: 1.27.1-r0\n" +
+            "  - id: CGA-2222-3333-5555\n    aliases: [CVE-2024-0002]\n    events:\n" +
+            "      - timestamp: 2024-03-01T00:00:00Z\n        type: detection\n        data:\n          type: scan/v1\n" +
+            "          data:\n            subpackageName: nginx-doc\n            componentID: c1\n" +
+            "            componentName: zlib\n            componentVersion: 1.2.13\n            scanner: grype\n" +
+            "      - timestamp: 2024-03-02T00:00:00Z\n        type: false-positive-determination\n        data:\n" +
+            "          type: vulnerable-code-not-in-execution-path\n          note: never called\n"
         }])
       }).pipe(Effect.orDie)
     )
@@ -364,7 +370,26 @@ describe.runIf(referenceProtos !== undefined)("gRPC, by an independent client on
     )
     assert.deepStrictEqual(advisory.events[0].detection, { manual: {} })
     assert.deepStrictEqual(advisory.events[1].fixed, { fixedVersion: "1.27.1-r0" })
-    const none = await advisories.ListAdvisories({ latestEventType: "EVENT_TYPE_FILTER_DETECTION" }, token)
+    const determined = await advisories.ListAdvisories(
+      { latestEventType: "EVENT_TYPE_FILTER_FALSE_POSITIVE_DETERMINATION" },
+      token
+    )
+    assert.strictEqual(determined.totalCount, "1")
+    const [scanned, falsePositive] = determined.advisories[0].events
+    assert.deepStrictEqual(scanned.detection, {
+      scanv1: {
+        scanner: "grype",
+        subpackage: "nginx-doc",
+        componentId: "c1",
+        component: "zlib",
+        componentVersion: "1.2.13"
+      }
+    })
+    assert.deepStrictEqual(falsePositive.falsePositiveDetermination, {
+      type: "TYPE_VULNERABLE_CODE_NOT_IN_EXECUTION_PATH",
+      note: "never called"
+    })
+    const none = await advisories.ListAdvisories({ latestEventType: "EVENT_TYPE_FILTER_PENDING_UPSTREAM_FIX" }, token)
     assert.strictEqual(none.totalCount, "0")
 
     await tags.DeleteTag({ uid: tag.uid }, token)
