@@ -7,10 +7,11 @@
 import { Api } from "@arbor/api/Api"
 import * as OAuth from "@arbor/api/OAuth"
 import { ServerReflection } from "@arbor/api/proto/grpc/reflection/v1/reflection_pb"
+import { Errors } from "@arbor/core"
 import type { Store } from "@arbor/core"
 import * as OtelMetrics from "@effect/opentelemetry/Metrics"
 import * as Resource from "@effect/opentelemetry/Resource"
-import { HttpApi, HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { HttpApi, HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { PrometheusExporter, PrometheusSerializer } from "@opentelemetry/exporter-prometheus"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -18,6 +19,9 @@ import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
 import * as MetricLabel from "effect/MetricLabel"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import { createHash, timingSafeEqual } from "node:crypto"
 import * as GrpcServices from "./GrpcServices.js"
 
 /** Where the metrics are scraped. */
@@ -154,17 +158,54 @@ const exporterLayer = Layer.unwrapEffect(Effect.sync(() => {
 
 const serializer = new PrometheusSerializer()
 
-/** `GET /metrics`, in the Prometheus text format. */
-export const layer = HttpApiBuilder.Router.use((router) =>
-  Effect.flatMap(Exporter, (exporter) =>
-    router.get(
-      path,
-      Effect.promise(() => exporter.collect()).pipe(
-        Effect.map(({ resourceMetrics }) =>
-          HttpServerResponse.text(serializer.serialize(resourceMetrics), {
-            contentType: "text/plain; version=0.0.4; charset=utf-8"
-          })
+/** A client on this machine: the only one that may scrape without a token. */
+const isLoopback = (address: string) => /^(127\.|::1$|::ffff:127\.)/.test(address)
+
+/** True when `presented` is `expected`, in time that does not depend on where they differ. */
+const sameToken = (presented: string, expected: string) => {
+  const a = createHash("sha256").update(presented).digest()
+  const b = createHash("sha256").update(expected).digest()
+  return timingSafeEqual(a, b)
+}
+
+/**
+ * Who may scrape: with `token`, whoever presents it as a bearer; without one, clients on this machine only. The
+ * metrics hold no names, but their counts (token exchanges by the reason kept from the caller, cache misses) would
+ * tell an outsider what the API's answers keep from it.
+ */
+const admitted = (token: Redacted.Redacted | undefined) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    if (token === undefined) {
+      const remote = Option.getOrElse(request.remoteAddress, () => "")
+      if (isLoopback(remote)) return
+      return yield* new Errors.PermissionDenied({ capability: "metrics.read", resource: path })
+    }
+    const presented = /^Bearer\s+(.+)$/i.exec(request.headers.authorization ?? "")?.[1]?.trim() ?? ""
+    if (presented === "") {
+      return yield* new Errors.Unauthenticated({ why: "a bearer token is required", reason: "MISSING_TOKEN" })
+    }
+    if (!sameToken(presented, Redacted.value(token))) {
+      return yield* new Errors.Unauthenticated({
+        why: "the bearer token is not the metrics token",
+        reason: "INVALID_TOKEN"
+      })
+    }
+  })
+
+/** `GET /metrics`, in the Prometheus text format, for whoever `admitted` lets in. */
+export const layer = (token: Redacted.Redacted | undefined) =>
+  HttpApiBuilder.Router.use((router) =>
+    Effect.flatMap(Exporter, (exporter) =>
+      router.get(
+        path,
+        admitted(token).pipe(
+          Effect.zipRight(Effect.promise(() => exporter.collect())),
+          Effect.map(({ resourceMetrics }) =>
+            HttpServerResponse.text(serializer.serialize(resourceMetrics), {
+              contentType: "text/plain; version=0.0.4; charset=utf-8"
+            })
+          )
         )
-      )
-    ))
-).pipe(Layer.provide(exporterLayer))
+      ))
+  ).pipe(Layer.provide(exporterLayer))

@@ -114,7 +114,7 @@ export const app = (config: ServerConfig) =>
     HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
     Docs.layer,
     SignInRoutes.layer(config),
-    Metrics.layer,
+    Metrics.layer(config.metricsToken),
     ErrorMiddleware.layer(config.errorDomain).pipe(Layer.provide(Grpc.layer(config.errorDomain)))
   ).pipe(
     Layer.provideMerge(

@@ -44,6 +44,8 @@ export interface ServerConfig {
   readonly login: SignIn.LoginProvider | undefined
   /** Where traces go (`OTEL_EXPORTER_OTLP_ENDPOINT`); none are made without it. */
   readonly otlpEndpoint: string | undefined
+  /** The bearer token `/metrics` asks for (`ARBOR_METRICS_TOKEN`); without one, only this machine may scrape. */
+  readonly metricsToken: Redacted.Redacted | undefined
 }
 
 /** The server's own sign-in provider from its settings: none without `ARBOR_LOGIN_ISSUER`. */
@@ -115,7 +117,8 @@ export const config: Config.Config<ServerConfig> = Config.all({
   loginClientSecret: Config.option(Config.redacted("ARBOR_LOGIN_CLIENT_SECRET")),
   loginClientSecretFile: optional("ARBOR_LOGIN_CLIENT_SECRET_FILE"),
   loginScopes: Config.string("ARBOR_LOGIN_SCOPES").pipe(Config.withDefault("")),
-  otlpEndpoint: optional("OTEL_EXPORTER_OTLP_ENDPOINT")
+  otlpEndpoint: optional("OTEL_EXPORTER_OTLP_ENDPOINT"),
+  metricsToken: Config.option(Config.redacted("ARBOR_METRICS_TOKEN"))
 }).pipe(
   Config.mapOrFail((c) => {
     if (c.allowInsecureIssuers !== undefined && c.allowInsecureIssuers !== "loopback") {
@@ -147,7 +150,8 @@ export const config: Config.Config<ServerConfig> = Config.all({
         allowLoopbackIssuers: c.allowInsecureIssuers === "loopback",
         maxConnections: Option.getOrElse(c.maxConnections, Listener.defaultMaxConnections),
         login: login.right,
-        otlpEndpoint: c.otlpEndpoint
+        otlpEndpoint: c.otlpEndpoint,
+        metricsToken: Option.getOrUndefined(c.metricsToken)
       } satisfies ServerConfig
     )
   })

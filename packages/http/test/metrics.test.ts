@@ -1,14 +1,29 @@
 /**
  * `/metrics` after known traffic: the scrape is the Prometheus text format and counts exactly what was sent
  * (requests by route and code, gRPC calls by method and code, token exchanges by outcome, authorization cache
- * lookups, store statements, open connections).
+ * lookups, store statements, open connections). Scrapes come from this machine (the tests' only address), which is
+ * admitted without a token; with `ARBOR_METRICS_TOKEN`, only its bearer is.
  */
 import { GroupsService } from "@arbor/api/proto/chainguard/platform/iam/v2beta1/groups_pb"
 import { createClient } from "@connectrpc/connect"
 import { createGrpcTransport } from "@connectrpc/connect-node"
+import { NodeHttpServer } from "@effect/platform-node"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import { mkdtempSync } from "node:fs"
+import { request as httpRequest } from "node:http"
+import { createServer as createNetServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import * as Listener from "../src/Listener.js"
+import * as Server from "../src/Server.js"
 import { freePort, startServer } from "./signInSupport.js"
-import { member } from "./support.js"
+import { member, quiet, testConfig } from "./support.js"
+
+const config = testConfig()
+const listener = Listener.make(config)
 
 /** The samples of a scrape: `name{labels}` to value. */
 const samples = (text: string) => {
@@ -93,4 +108,54 @@ describe("/metrics", () => {
     assert.isAbove(delta("arbor_store_statement_duration_seconds_count", { operation: "get", table: "groups" }), 0)
     assert.isAtLeast(total(after, "arbor_open_connections"), 1)
   })
+})
+
+describe("/metrics with ARBOR_METRICS_TOKEN", () => {
+  it("answers only the bearer of that token, even on this machine", async () => {
+    const server = await startServer(await freePort(), { metricsToken: Redacted.make("s3cret-metrics") })
+    try {
+      const scrape = (authorization?: string) =>
+        fetch(`${server.url}/metrics`, { headers: authorization === undefined ? {} : { authorization } })
+      const none = await scrape()
+      assert.strictEqual(none.status, 401)
+      assert.strictEqual(((await none.json()) as { code: number }).code, 16)
+      assert.strictEqual((await scrape("Bearer wrong")).status, 401)
+      assert.strictEqual((await scrape("Bearer s3cret-metrics-and-more")).status, 401)
+      const admitted = await scrape("Bearer s3cret-metrics")
+      assert.strictEqual(admitted.status, 200)
+      assert.match(await admitted.text(), /# TYPE arbor_open_connections gauge/)
+    } finally {
+      await server.close()
+    }
+  })
+})
+
+describe("/metrics without a token", () => {
+  it.scopedLive("refuses a client that is not on this machine", () =>
+    Effect.gen(function*() {
+      // A client without a loopback address: connections of a Unix socket handed to the server have none.
+      const dir = mkdtempSync(join(tmpdir(), "arbor-metrics-"))
+      const socketPath = join(dir, "remote.sock")
+      const forward = createNetServer((socket) => listener.emit("connection", socket))
+      yield* Effect.acquireRelease(
+        Effect.async<void>((resume) => void forward.listen(socketPath, () => resume(Effect.void))),
+        () => Effect.sync(() => forward.close())
+      )
+      const get = (path: string) =>
+        Effect.async<number>((resume) => {
+          const request = httpRequest({ socketPath, path }, (response) => {
+            response.resume()
+            resume(Effect.succeed(response.statusCode ?? 0))
+          })
+          request.end()
+        })
+      assert.strictEqual(yield* get("/healthz"), 200)
+      assert.strictEqual(yield* get("/metrics"), 403)
+    }).pipe(Effect.provide(
+      Server.http(config).pipe(
+        Layer.provideMerge(Server.engine(config)),
+        Layer.provide(quiet),
+        Layer.provideMerge(NodeHttpServer.layer(() => listener, { port: 0, host: "127.0.0.1" }))
+      )
+    )))
 })

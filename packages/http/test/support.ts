@@ -38,6 +38,7 @@ export const testConfig = (overrides: Partial<ServerConfig> = {}): ServerConfig 
   maxConnections: 1000,
   login: undefined,
   otlpEndpoint: undefined,
+  metricsToken: undefined,
   ...overrides
 })
 
