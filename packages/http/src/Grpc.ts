@@ -46,7 +46,7 @@ const outcomeKey = createContextKey<Outcome>({ code: 0 })
 const errorDetails = createRegistry(file_google_rpc_error_details)
 
 /** An engine error as a ConnectError: the REST body's code and message, its details as `google.rpc` messages. */
-export const toConnectError = (error: Errors.ArborError, domain: string): ConnectError => {
+const toConnectError = (error: Errors.ArborError, domain: string): ConnectError => {
   const { body } = render(error, domain)
   const details = body.details.flatMap(({ "@type": typeUrl, ...fields }) => {
     const desc: DescMessage | undefined = errorDetails.getMessage(typeUrl.slice(typeUrl.lastIndexOf("/") + 1))

@@ -25,7 +25,7 @@ import { createHash, timingSafeEqual } from "node:crypto"
 import * as GrpcServices from "./GrpcServices.js"
 
 /** Where the metrics are scraped. */
-export const path = "/metrics"
+const path = "/metrics"
 
 /** Latency buckets, in seconds: 0.5 ms to about 8 s, doubling. */
 const latency = MetricBoundaries.exponential({ start: 0.0005, factor: 2, count: 15 })
@@ -78,7 +78,7 @@ const templates = (() => {
 const uidInPath = /[0-9a-f]{40}(?:(?:\/|%2F)[0-9a-f]{16})*/gi
 
 /** The route label of a request: its template, or `unmatched` (so that labels stay few, whatever is requested). */
-export const route = (method: string, path: string): string => {
+const route = (method: string, path: string): string => {
   const template = path.replace(uidInPath, ":uid")
   return templates.has(`${method} ${template}`) ? template : "unmatched"
 }
