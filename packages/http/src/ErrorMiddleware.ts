@@ -82,7 +82,12 @@ export const layer = (domain: string) =>
       const id = requestId()
       const started = performance.now()
       const path = original.url.split("?")[0]!
-      const log = (status: number, annotations: Record<string, unknown>) => {
+      /** The request's log line, with `annotations`, and its metrics, recorded by `record` with its seconds. */
+      const log = (
+        status: number,
+        annotations: Record<string, unknown>,
+        record: (seconds: number) => Effect.Effect<void>
+      ) => {
         const millis = performance.now() - started
         return Effect.logInfo("request").pipe(
           Effect.annotateLogs({
@@ -92,12 +97,9 @@ export const layer = (domain: string) =>
             status,
             ms: Math.round(millis * 10) / 10,
             ...annotations
-          })
-        ).pipe(Effect.zipLeft(
-          "grpcStatus" in annotations
-            ? Metrics.recordCall(path, annotations.grpcStatus as number, millis / 1000)
-            : Metrics.recordRequest(original.method, path, status, millis / 1000)
-        ))
+          }),
+          Effect.zipRight(record(millis / 1000))
+        )
       }
       if (grpc.handles(path)) {
         const response = NodeHttpServerRequest.toServerResponse(original)
@@ -105,10 +107,11 @@ export const layer = (domain: string) =>
         const outcome = yield* Effect.promise(() =>
           grpc.serve(NodeHttpServerRequest.toIncomingMessage(original), response)
         )
-        yield* log(response.statusCode, {
-          grpcStatus: outcome.code,
-          ...(outcome.denied === undefined ? {} : { denied: outcome.denied })
-        })
+        yield* log(
+          response.statusCode,
+          { grpcStatus: outcome.code, ...(outcome.denied === undefined ? {} : { denied: outcome.denied }) },
+          (seconds) => Metrics.recordCall(path, outcome.code, seconds)
+        )
         // Already answered on the Node response: the platform writes nothing more.
         return HttpServerResponse.empty({ status: response.statusCode })
       }
@@ -139,6 +142,10 @@ export const layer = (domain: string) =>
             )
           })
         )
-      yield* log(response.status, logDetail === undefined ? {} : { denied: logDetail })
+      yield* log(
+        response.status,
+        logDetail === undefined ? {} : { denied: logDetail },
+        (seconds) => Metrics.recordRequest(original.method, path, response.status, seconds)
+      )
       return HttpServerResponse.setHeader(response, "x-request-id", id)
     })))

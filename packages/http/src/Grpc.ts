@@ -7,7 +7,7 @@
 import { render } from "@arbor/api/ErrorBody"
 import { file_google_rpc_error_details } from "@arbor/api/proto/google/rpc/error_details_pb"
 import { ServerReflection } from "@arbor/api/proto/grpc/reflection/v1/reflection_pb"
-import { Errors, Principal, TokenIssuer } from "@arbor/core"
+import { Errors, TokenIssuer } from "@arbor/core"
 import { createRegistry, type DescMessage, fromJson, type JsonValue } from "@bufbuild/protobuf"
 import { Code, ConnectError, createContextKey, createContextValues, type HandlerContext } from "@connectrpc/connect"
 import { connectNodeAdapter } from "@connectrpc/connect-node"
@@ -20,6 +20,7 @@ import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2"
+import * as Authentication from "./Authentication.js"
 import * as GrpcReflection from "./GrpcReflection.js"
 import * as GrpcServices from "./GrpcServices.js"
 import * as RequestLimits from "./RequestLimits.js"
@@ -55,13 +56,10 @@ const toConnectError = (error: Errors.ArborError, domain: string): ConnectError 
   return new ConnectError(body.message, body.code as Code, undefined, details)
 }
 
-const missing = () => new Errors.Unauthenticated({ why: "a bearer token is required", reason: "MISSING_TOKEN" })
-
 /** The bearer token of the `authorization` metadata. */
 const bearer = (context: HandlerContext): Effect.Effect<string, Errors.Unauthenticated> => {
-  const match = /^Bearer\s+(.+)$/i.exec(context.requestHeader.get("authorization") ?? "")
-  const token = match?.[1]?.trim() ?? ""
-  return token === "" ? Effect.fail(missing()) : Effect.succeed(token)
+  const token = Authentication.bearerIn(context.requestHeader.get("authorization"))
+  return token === "" ? Effect.fail(Authentication.missing()) : Effect.succeed(token)
 }
 
 /**
@@ -122,9 +120,9 @@ export const layer = (domain: string) =>
         asCaller: (context, operation) =>
           run(
             context,
-            bearer(context).pipe(
-              Effect.flatMap(issuer.verify),
-              Effect.flatMap((verified) => operation(Principal.identity(verified.identity)))
+            Effect.flatMap(
+              Authentication.principal(issuer, Authentication.bearerIn(context.requestHeader.get("authorization"))),
+              operation
             )
           ),
         withBearer: (context, operation) => run(context, Effect.flatMap(bearer(context), operation))

@@ -7,7 +7,7 @@
 import { Api } from "@arbor/api/Api"
 import * as OAuth from "@arbor/api/OAuth"
 import { ServerReflection } from "@arbor/api/proto/grpc/reflection/v1/reflection_pb"
-import { Errors } from "@arbor/core"
+import { Errors, NetworkAddress } from "@arbor/core"
 import type { Store } from "@arbor/core"
 import * as OtelMetrics from "@effect/opentelemetry/Metrics"
 import * as Resource from "@effect/opentelemetry/Resource"
@@ -22,6 +22,7 @@ import * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { createHash, timingSafeEqual } from "node:crypto"
+import * as Authentication from "./Authentication.js"
 import * as GrpcServices from "./GrpcServices.js"
 
 /** Where the metrics are scraped. */
@@ -158,9 +159,6 @@ const exporterLayer = Layer.unwrapEffect(Effect.sync(() => {
 
 const serializer = new PrometheusSerializer()
 
-/** A client on this machine: the only one that may scrape without a token. */
-const isLoopback = (address: string) => /^(127\.|::1$|::ffff:127\.)/.test(address)
-
 /** True when `presented` is `expected`, in time that does not depend on where they differ. */
 const sameToken = (presented: string, expected: string) => {
   const a = createHash("sha256").update(presented).digest()
@@ -177,14 +175,13 @@ const admitted = (token: Redacted.Redacted | undefined) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     if (token === undefined) {
+      // A client on this machine: the only one that may scrape without a token.
       const remote = Option.getOrElse(request.remoteAddress, () => "")
-      if (isLoopback(remote)) return
+      if (NetworkAddress.kind(remote) === "loopback") return
       return yield* new Errors.PermissionDenied({ capability: "metrics.read", resource: path })
     }
-    const presented = /^Bearer\s+(.+)$/i.exec(request.headers.authorization ?? "")?.[1]?.trim() ?? ""
-    if (presented === "") {
-      return yield* new Errors.Unauthenticated({ why: "a bearer token is required", reason: "MISSING_TOKEN" })
-    }
+    const presented = Authentication.bearerIn(request.headers.authorization)
+    if (presented === "") return yield* Authentication.missing()
     if (!sameToken(presented, Redacted.value(token))) {
       return yield* new Errors.Unauthenticated({
         why: "the bearer token is not the metrics token",
