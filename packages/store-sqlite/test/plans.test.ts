@@ -88,4 +88,15 @@ describe("query plans", () => {
       const count = yield* plan(store.statements.count(Group.table, { ranges: [Uid.descendants(team)] }))
       assert.match(count, /USING (COVERING )?INDEX|PRIMARY KEY/, count)
     }).pipe(Effect.provide(SqliteStore.layer({ filename: ":memory:" }))))
+
+  it.effect("a count of a whole table is SQLite's page count, not a test of every row", () =>
+    Effect.gen(function*() {
+      const store = yield* SqlStore.SqlStore
+      const sql = yield* SqlClient.SqlClient
+      const [text, params] = store.statements.count(Group.table, {}).compile()
+      const program = yield* sql.unsafe<{ opcode: string }>(`EXPLAIN ${text}`, params)
+      const opcodes = program.map((step) => step.opcode)
+      assert.include(opcodes, "Count", opcodes.join(" "))
+      assert.notInclude(opcodes, "Next", opcodes.join(" "))
+    }).pipe(Effect.provide(SqliteStore.layer({ filename: ":memory:" }))))
 })
