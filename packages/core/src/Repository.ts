@@ -7,6 +7,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Internal } from "./Errors.js"
+import * as Decoder from "./internal/decoder.js"
 import type { Query, Row, Table, UniqueViolation, Where } from "./Store.js"
 import type { StoreError } from "./Store.js"
 import { isStoreError, Store } from "./Store.js"
@@ -54,13 +55,18 @@ export const make = <A extends { readonly uid: Uid }, I>(
             Versions.bump(name).pipe(Effect.provideService(Store, store)), { discard: true }))
       )
     const decodeRows = Schema.decodeUnknownEither(Schema.Array(schema))
+    const compiled = Decoder.compile(Schema.Array(schema).ast)
     const encodeOne = Schema.encode(schema)
-    const decode = (rows: ReadonlyArray<Row>): Effect.Effect<ReadonlyArray<A>, Internal> =>
-      Either.match(decodeRows(rows), {
-        onLeft: (cause) =>
-          Effect.fail(new Internal({ cause, reason: "CORRUPT_ROW" })),
-        onRight: Effect.succeed
-      })
+    const decode = (rows: ReadonlyArray<Row>): Effect.Effect<ReadonlyArray<A>, Internal> => {
+      const values = compiled === undefined ? Decoder.failed : compiled(rows)
+      return values !== Decoder.failed
+        ? Effect.succeed(values as ReadonlyArray<A>)
+        : Either.match(decodeRows(rows), {
+          onLeft: (cause) =>
+            Effect.fail(new Internal({ cause, reason: "CORRUPT_ROW" })),
+          onRight: Effect.succeed
+        })
+    }
     const encode = (value: A) =>
       encodeOne(value).pipe(
         Effect.map((encoded): Row => ({ ...(encoded as object), uid: value.uid, parent: parentOrNull(value.uid) })),
