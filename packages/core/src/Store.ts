@@ -119,6 +119,7 @@ export interface StoreService {
    * fully applied or, on failure or interruption, not at all. A nested call is a savepoint of the outer
    * transaction: when it fails, its own writes are undone and the outer one may recover and go on. Contention
    * (a busy database, a serialization failure) retries the whole outermost transaction, never a savepoint alone.
+   * Reads outside any transaction see only committed writes.
    */
   readonly transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | StoreError, R>
 }

@@ -4,7 +4,7 @@
  */
 import { Store } from "@arbor/core"
 import * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
+import { SqlError } from "@effect/sql/SqlError"
 import type * as Statement from "@effect/sql/Statement"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -38,13 +38,43 @@ export interface SqlStoreService extends Store.StoreService {
   }
 }
 
+/**
+ * Runs a read at once, outside any transaction, on a connection of its own that sees only committed data (SQLite's
+ * WAL lets one such reader run beside the writer); it throws the driver's error.
+ */
+export type Reader = (sql: string, params: ReadonlyArray<unknown>) => ReadonlyArray<Record<string, unknown>>
+
+/** How the store runs its statements. */
+export interface Options {
+  /**
+   * Where reads outside a transaction run, skipping the client's per-statement span and connection lock (for
+   * SQLite, where those cost ten times the statement); reads inside a transaction always run on its connection.
+   */
+  readonly reader?: Reader | undefined
+}
+
 /** The SQL store, beside the port it serves. */
 export class SqlStore extends Context.Tag("@arbor/store-sql/SqlStore")<SqlStore, SqlStoreService>() {}
 
 /** Makes the storage port over the ambient `SqlClient`. */
-export const make = (dialect: Dialect): Effect.Effect<SqlStoreService, never, SqlClient.SqlClient> =>
+export const make = (
+  dialect: Dialect,
+  options: Options = {}
+): Effect.Effect<SqlStoreService, never, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const reader = options.reader
+    /** A read: on the reader when there is one and no transaction is open, else through the client. */
+    const read = <A extends object>(statement: Statement.Statement<A>): Effect.Effect<ReadonlyArray<A>, SqlError> =>
+      reader === undefined ? statement : Effect.withFiberRuntime((fiber) => {
+        if (Context.getOption(fiber.currentContext, SqlClient.TransactionConnection)._tag === "Some") return statement
+        try {
+          const [text, params] = statement.compile()
+          return Effect.succeed(reader(text, params) as ReadonlyArray<A>)
+        } catch (cause) {
+          return Effect.fail(new SqlError({ cause, message: "Failed to execute statement" }))
+        }
+      })
     const column = (name: string) => sql(snake(name))
     type Column = { readonly name: string; readonly stored: string; readonly type: Store.ColumnType }
     type Columns = { readonly list: ReadonlyArray<Column>; readonly byName: ReadonlyMap<string, Column> }
@@ -216,14 +246,14 @@ export const make = (dialect: Dialect): Effect.Effect<SqlStoreService, never, Sq
             limit: Number.isFinite(remaining) ? remaining : undefined
           }
           if (offset > 0) {
-            const [counted] = yield* countStatement(table, within)
+            const [counted] = yield* read(countStatement(table, within))
             const n = Number(counted?.n ?? 0)
             if (n <= offset) {
               offset -= n
               continue
             }
           }
-          const found = yield* findStatement(table, within)
+          const found = yield* read(findStatement(table, within))
           rows.push(...found)
           remaining -= found.length
           offset = 0
@@ -234,7 +264,7 @@ export const make = (dialect: Dialect): Effect.Effect<SqlStoreService, never, Sq
     const findRows = (table: Table, query: Query): Effect.Effect<ReadonlyArray<Record<string, unknown>>, SqlError> =>
       query.ranges !== undefined && query.ranges.length > 1 && query.order.length === 1
         ? findAcrossRanges(table, query, query.ranges)
-        : findStatement(table, query)
+        : read(findStatement(table, query))
 
     /** The statement of a count. */
     const countStatement = (table: Table, query: CountQuery) =>
@@ -251,21 +281,25 @@ export const make = (dialect: Dialect): Effect.Effect<SqlStoreService, never, Sq
 
     const service: Store.StoreService = {
       get: (table, uid) =>
-        sql<Record<string, unknown>>`SELECT * FROM ${sql(table.name)} WHERE uid = ${uid}`.pipe(
+        read(sql<Record<string, unknown>>`SELECT * FROM ${sql(table.name)} WHERE uid = ${uid}`).pipe(
           Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), decodeRow(table))),
           Effect.mapError(storeError)
         ),
       getMany: (table, uids) =>
         Effect.forEach(
-          Array.from({ length: Math.ceil(uids.length / chunkSize) }, (_, i) =>
-            uids.slice(i * chunkSize, (i + 1) * chunkSize)),
-          (chunk) =>
-            sql<Record<string, unknown>>`SELECT * FROM ${sql(table.name)} WHERE uid IN ${sql.in(chunk)}`
+          Array.from(
+            { length: Math.ceil(uids.length / chunkSize) },
+            (_, i) => uids.slice(i * chunkSize, (i + 1) * chunkSize)
+          ),
+          (chunk) => read(sql<Record<string, unknown>>`SELECT * FROM ${sql(table.name)} WHERE uid IN ${sql.in(chunk)}`)
         ).pipe(Effect.map((chunks) => chunks.flat().map(decodeRow(table))), Effect.mapError(storeError)),
       find: (table, query) =>
         findRows(table, query).pipe(Effect.map((rows) => rows.map(decodeRow(table))), Effect.mapError(storeError)),
       count: (table, query) =>
-        countStatement(table, query).pipe(Effect.map((rows) => Number(rows[0]?.n ?? 0)), Effect.mapError(storeError)),
+        read(countStatement(table, query)).pipe(
+          Effect.map((rows) => Number(rows[0]?.n ?? 0)),
+          Effect.mapError(storeError)
+        ),
       insert: (table, row) =>
         sql`INSERT INTO ${sql(table.name)} ${sql.insert(encodeRow(table, row))}`.pipe(
           Effect.asVoid,

@@ -1,11 +1,14 @@
 /**
  * The SQLite store: a file (or `:memory:`) opened with WAL, `synchronous=NORMAL`, foreign keys and a busy
- * timeout, migrated to the current schema at start, serving the storage port.
+ * timeout, migrated to the current schema at start, serving the storage port. A file also gets a second,
+ * read-only connection for reads outside transactions (WAL lets it read beside the writer), where better-sqlite3
+ * runs them directly.
  */
 import { Store } from "@arbor/core"
 import { Migrations, SqlStore } from "@arbor/store-sql"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as SqlClient from "@effect/sql/SqlClient"
+import Database from "better-sqlite3"
 import * as Cause from "effect/Cause"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
@@ -39,6 +42,36 @@ const migrate = (filename: string) =>
     Effect.zipRight(Migrations.run(filename, migrations))
   )
 
+/** How many prepared statements the reader keeps (the store's statements differ only in their conditions). */
+const readerStatements = 500
+
+/** The read-only connection of a database file, closed with the scope; none for an in-memory database. */
+const openReader = (filename: string) =>
+  filename === ":memory:" || filename === ""
+    ? Effect.succeed(undefined)
+    : Effect.acquireRelease(
+      Effect.try({
+        try: () => {
+          const db = new Database(filename, { readonly: true, fileMustExist: true })
+          db.pragma("busy_timeout = 5000")
+          return db
+        },
+        catch: (cause) => new OpenFailed({ database: filename, cause })
+      }),
+      (db) => Effect.sync(() => db.close())
+    ).pipe(Effect.map((db): SqlStore.Reader => {
+      const prepared = new Map<string, Database.Statement>()
+      return (sql, params) => {
+        let statement = prepared.get(sql)
+        if (statement === undefined) {
+          if (prepared.size >= readerStatements) prepared.clear()
+          statement = db.prepare(sql)
+          prepared.set(sql, statement)
+        }
+        return statement.all(...params) as ReadonlyArray<Record<string, unknown>>
+      }
+    }))
+
 /** The SQLite store at `config.filename`, migrated; also provides the `SqlClient` for backups and benchmarks. */
 export const layer = (
   config: SqliteStoreConfig
@@ -46,8 +79,10 @@ export const layer = (
   Store.Store | SqlStore.SqlStore | SqlClient.SqlClient | SqliteClient.SqliteClient,
   SchemaTooNew | OpenFailed
 > =>
-  Layer.effectContext(
-    Effect.zipRight(migrate(config.filename), SqlStore.make(dialect)).pipe(
+  Layer.scopedContext(
+    migrate(config.filename).pipe(
+      Effect.zipRight(openReader(config.filename)),
+      Effect.flatMap((reader) => SqlStore.make(dialect, { reader })),
       Effect.map((store) => Context.make(Store.Store, store).pipe(Context.add(SqlStore.SqlStore, store)))
     )
   ).pipe(

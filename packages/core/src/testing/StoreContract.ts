@@ -10,6 +10,7 @@
  * Each test builds the Layer afresh, so it must give an empty store every time it is built.
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FastCheck from "effect/FastCheck"
@@ -375,6 +376,34 @@ export const suite = <E>(name: string, layer: Layer.Layer<Store, E>): void => {
         const rows = yield* store.find(Group.table, { order: byUid })
         assert.strictEqual(rows.length, writers * each)
         assert.strictEqual(new Set(rows.map((r) => r.name)).size, writers * each, "each write saw every earlier one")
+      })))
+
+    it.live("reads outside a transaction never see another transaction's uncommitted writes", () =>
+      run(Effect.gen(function*() {
+        const store = yield* Store
+        const written = yield* Deferred.make<void>()
+        const undo = yield* Deferred.make<void>()
+        const writer = yield* Effect.fork(store.transaction(Effect.gen(function*() {
+          yield* store.insert(Group.table, group(root(1), "a"))
+          yield* Deferred.succeed(written, undefined)
+          yield* Deferred.await(undo)
+          return yield* Effect.fail("undone")
+        })))
+        yield* Deferred.await(written)
+        // A store may read around the open transaction or wait for its end; either way the row never shows.
+        const reader = yield* Effect.fork(Effect.all([
+          store.get(Group.table, root(1)),
+          store.getMany(Group.table, [root(1)]),
+          store.find(Group.table, { order: byUid }),
+          store.count(Group.table, {})
+        ]))
+        yield* Effect.sleep("20 millis")
+        yield* Deferred.succeed(undo, undefined)
+        yield* Fiber.await(writer)
+        const [got, many, found, counted] = yield* Fiber.join(reader)
+        assert.deepStrictEqual([Option.isNone(got), many, found, counted], [true, [], [], 0])
+        yield* store.transaction(store.insert(Group.table, group(root(1), "a")))
+        assert.deepStrictEqual(uids(yield* store.find(Group.table, { order: byUid })), [root(1)], "committed: seen")
       })))
 
     it.live("an interrupted transaction changes nothing", () =>
