@@ -20,6 +20,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Grpc from "./Grpc.js"
+import * as Logs from "./Logs.js"
 import * as Metrics from "./Metrics.js"
 import * as RequestLimits from "./RequestLimits.js"
 
@@ -85,12 +86,12 @@ export const layer = (domain: string) =>
       /** The request's log line, with `annotations`, and its metrics, recorded by `record` with its seconds. */
       const log = (
         status: number,
-        annotations: Record<string, unknown>,
+        annotations: Record<string, string | number>,
         record: (seconds: number) => Effect.Effect<void>
       ) => {
         const millis = performance.now() - started
-        return Effect.logInfo("request").pipe(
-          Effect.annotateLogs({
+        return Effect.zipRight(
+          Logs.request({
             requestId: id,
             method: original.method,
             path,
@@ -98,7 +99,7 @@ export const layer = (domain: string) =>
             ms: Math.round(millis * 10) / 10,
             ...annotations
           }),
-          Effect.zipRight(record(millis / 1000))
+          record(millis / 1000)
         )
       }
       if (grpc.handles(path)) {

@@ -5,7 +5,7 @@
 import { NodeRuntime } from "@effect/platform-node"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Logger from "effect/Logger"
+import * as Logs from "./Logs.js"
 import * as Server from "./Server.js"
 import * as ServerConfig from "./ServerConfig.js"
 
@@ -21,4 +21,4 @@ const program = Effect.gen(function*() {
   return yield* Layer.launch(Server.layer(config))
 })
 
-NodeRuntime.runMain(program.pipe(Effect.provide(Logger.json)), { disablePrettyLogger: true })
+NodeRuntime.runMain(program.pipe(Effect.provide(Logs.layer)), { disablePrettyLogger: true })
