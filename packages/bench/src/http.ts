@@ -1,12 +1,14 @@
 /**
  * The HTTP server under load: an authenticated GET of a group and a 50-item list page, on SQLite, beside a bare
  * `node:http` server answering the same bytes from memory (the floor), each in its own process, driven by
- * autocannon from this one, in alternating rounds of the same run.
+ * autocannon from this one, in alternating rounds of the same run. For the GET, also beside the framework's floor:
+ * an `HttpApi` server with that one route answering those bytes (`frameworkFloor.ts`).
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { fileURLToPath } from "node:url"
 import type { Comparison, Figure } from "./Harness.js"
 import { section } from "./Harness.js"
 import { freePort, type Load, load, median, startArbor, waitReady } from "./Servers.js"
@@ -51,26 +53,37 @@ export const run = async (scale: number): Promise<string> => {
       stdio: "ignore"
     }))
     await waitReady(`${bare}${getPath}`)
+    const floorPort = await freePort()
+    const floor = `http://127.0.0.1:${floorPort}`
+    children.push(spawn(process.execPath, [fileURLToPath(new URL("./frameworkFloor.js", import.meta.url))], {
+      env: { ...process.env, PORT: String(floorPort), ARBOR_FLOOR_PATH: getPath, ARBOR_FLOOR_BODY: bodies[getPath] },
+      stdio: "ignore"
+    }))
+    await waitReady(`${floor}${getPath}`)
 
     const seconds = Math.max(3, Math.round(10 * Math.min(scale, 1)))
     const rounds = 3
-    const measure = async (path: string) => {
+    const measure = async (path: string, framework?: string) => {
       const ours: Array<Load> = []
       const floor: Array<Load> = []
+      const frameworkFloor: Array<Load> = []
       await load(`${base}${path}`, token, 2)
       await load(`${bare}${path}`, token, 2)
+      if (framework !== undefined) await load(`${framework}${path}`, token, 2)
       for (let r = 0; r < rounds; r++) {
         floor.push(await load(`${bare}${path}`, token, seconds))
+        if (framework !== undefined) frameworkFloor.push(await load(`${framework}${path}`, token, seconds))
         ours.push(await load(`${base}${path}`, token, seconds))
       }
       return {
         ours: median(ours.map((l) => l.rps)),
         bare: median(floor.map((l) => l.rps)),
+        framework: frameworkFloor.length === 0 ? Number.NaN : median(frameworkFloor.map((l) => l.rps)),
         p99: median(ours.map((l) => l.p99)),
         bareP99: median(floor.map((l) => l.p99))
       }
     }
-    const get = await measure(getPath)
+    const get = await measure(getPath, floor)
     const list = await measure(listPath)
     console.log(
       `GET: ours ${get.ours.toFixed(0)} req/s (p99 ${get.p99} ms), bare ${get.bare.toFixed(0)} req/s; ratio ${
@@ -93,6 +106,12 @@ export const run = async (scale: number): Promise<string> => {
         baselineName: "bare node:http"
       },
       {
+        name: "authenticated GET of a group, beside the framework's floor",
+        ours: perRequest(get.ours),
+        baseline: perRequest(get.framework),
+        baselineName: "HttpApi with that one route"
+      },
+      {
         name: "authenticated 50-item list page with totalCount",
         ours: perRequest(list.ours),
         baseline: perRequest(list.bare),
@@ -105,6 +124,10 @@ export const run = async (scale: number): Promise<string> => {
         value: `${get.ours.toFixed(0)} / ${get.bare.toFixed(0)} = ${(get.ours / get.bare).toFixed(3)}`,
         target: "≥ 0.1",
         met: get.ours / get.bare >= 0.1
+      },
+      {
+        name: "GET: requests per second, the framework's floor / bare",
+        value: `${get.framework.toFixed(0)} / ${get.bare.toFixed(0)} = ${(get.framework / get.bare).toFixed(3)}`
       },
       {
         name: "list: requests per second, ours / bare",
@@ -124,7 +147,8 @@ export const run = async (scale: number): Promise<string> => {
       "HTTP server on SQLite",
       [
         "Our server (`node packages/http/dist/main.js`, SQLite, bearer token verified and authorization decided per",
-        "request) and a bare `node:http` server answering the same bytes from memory, each in its own process; autocannon",
+        "request) and a bare `node:http` server answering the same bytes from memory, each in its own process; for the",
+        "GET also an `HttpApi` server of the same framework with that one route answering those bytes; autocannon",
         `with 50 connections, ${rounds} alternating rounds of ${seconds} s, medians. The organization holds 200 groups.`
       ],
       comparisons,

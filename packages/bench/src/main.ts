@@ -8,12 +8,14 @@ import { fileURLToPath } from "node:url"
 import * as Grpc from "./grpc.js"
 import { machine } from "./Harness.js"
 import * as Http from "./http.js"
+import * as Memory from "./memory.js"
 import * as Postgres from "./postgres.js"
 import * as Sqlite from "./sqlite.js"
 import * as Sts from "./sts.js"
 
 const suites: Record<string, (scale: number) => Promise<string>> = {
   sqlite: Sqlite.run,
+  memory: Memory.run,
   postgres: Postgres.run,
   http: Http.run,
   grpc: Grpc.run,

@@ -187,7 +187,7 @@ export const run = async (scale: number): Promise<string> => {
       baseline: () => raw.get.get(nextUid()),
       baselineName: "SELECT by uid",
       perRound: 2000,
-      target: 3
+      target: 4
     })
   )
 
@@ -271,7 +271,8 @@ export const run = async (scale: number): Promise<string> => {
         })
       },
       baselineName: "bindings + roles",
-      perRound: 1000
+      perRound: 1000,
+      target: 2
     })
   )
 

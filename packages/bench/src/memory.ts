@@ -1,0 +1,54 @@
+/**
+ * The in-memory Layer that test suites use: a create and a 50-item list page through the engine's services, whose
+ * targets are absolute (a test suite runs thousands of them). Beside each, the same number of empty effects run
+ * through the same runtime, as the machine's yardstick: the ratio is the operation in empty-effect runs.
+ */
+import { Arbor, Groups, Principal } from "@arbor/core"
+import * as Effect from "effect/Effect"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import type { Comparison, Figure } from "./Harness.js"
+import { compare, section } from "./Harness.js"
+
+/** Runs the suite; returns its report section. */
+export const run = async (_scale: number): Promise<string> => {
+  const runtime = ManagedRuntime.make(Arbor.layerMemory)
+  const exec = <A, E>(effect: Effect.Effect<A, E, Arbor.Services>) => runtime.runPromise(effect)
+  const groups = await exec(Groups.Groups)
+  const system = Principal.system
+  const org = await exec(groups.createRoot(system, { name: "acme" }))
+  // A test suite's data does not grow with the benchmark's scale.
+  const seeded = 1000
+  for (let i = 0; i < seeded; i++) await exec(groups.create(system, org.uid, { name: `seed ${i}` }))
+  const empty = () => exec(Effect.void)
+
+  let n = 0
+  const create = await compare("create a group", {
+    ours: () => exec(groups.create(system, org.uid, { name: `new ${n++}` })),
+    baseline: empty,
+    baselineName: "an empty effect",
+    perRound: 500
+  })
+  const list = await compare(`list: first page of 50 of ${seeded} children, with totalCount`, {
+    ours: () => exec(groups.list(system, { childrenOf: org.uid, pageSize: 50 })),
+    baseline: empty,
+    baselineName: "an empty effect",
+    perRound: 200
+  })
+  await runtime.dispose()
+
+  const comparisons: Array<Comparison> = [create, list]
+  const micros = (ms: number) => `${(ms * 1000).toFixed(0)} µs`
+  const figures: Array<Figure> = [
+    { name: "create a group", value: micros(create.ours), target: "≤ 100 µs", met: create.ours <= 0.1 },
+    { name: "list a page of 50 with totalCount", value: micros(list.ours), target: "≤ 300 µs", met: list.ours <= 0.3 }
+  ]
+  return section(
+    "In-memory Layer",
+    [
+      `\`Arbor.layerMemory\`, as test suites use it: one organization with ${seeded} groups, the system principal.`,
+      "Baseline: an empty effect through the same runtime, the machine's yardstick; the targets are absolute."
+    ],
+    comparisons,
+    figures
+  )
+}
