@@ -86,7 +86,7 @@ export class Authorization extends Effect.Service<Authorization>()("@arbor/core/
     const store = yield* Store
     /** Grants by principal uid, each with the version it was read at; emptied when it holds `cacheSize`. */
     const cache = new Map<string, { readonly version: string; readonly grants: Grants }>()
-    const version = orInternal(Versions.current(Versions.grants).pipe(Effect.provideService(Store, store)))
+    const version = orInternal(Versions.of(store).current(Versions.grants))
 
     const load = (principal: Principal & { readonly _tag: "Identity" }): Effect.Effect<Grants, Internal> =>
       Effect.gen(function*() {

@@ -6,8 +6,8 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as CompiledSchema from "./CompiledSchema.js"
 import { Internal } from "./Errors.js"
-import * as Decoder from "./internal/decoder.js"
 import type { Query, Row, Table, UniqueViolation, Where } from "./Store.js"
 import type { StoreError } from "./Store.js"
 import { isStoreError, Store } from "./Store.js"
@@ -50,30 +50,35 @@ export const make = <A extends { readonly uid: Uid }, I>(
     /** A write, and in the same transaction the replacement of the table's version rows. */
     const versioned = <A, E>(write: Effect.Effect<A, E>): Effect.Effect<A, E | StoreError> =>
       versions.length === 0 ? write : store.transaction(
-        Effect.tap(write, () =>
-          Effect.forEach(versions, (name) =>
-            Versions.bump(name).pipe(Effect.provideService(Store, store)), { discard: true }))
+        Effect.tap(write, () => Effect.forEach(versions, Versions.of(store).bump, { discard: true }))
       )
     const decodeRows = Schema.decodeUnknownEither(Schema.Array(schema))
-    const compiled = Decoder.compile(Schema.Array(schema).ast)
+    const compiled = CompiledSchema.decoder(Schema.Array(schema))
     const encodeOne = Schema.encode(schema)
+    const encodeCompiled = CompiledSchema.encoder(schema)
     const decode = (rows: ReadonlyArray<Row>): Effect.Effect<ReadonlyArray<A>, Internal> => {
-      const values = compiled === undefined ? Decoder.failed : compiled(rows)
-      return values !== Decoder.failed
+      const values = compiled === undefined ? CompiledSchema.failed : compiled(rows)
+      return values !== CompiledSchema.failed
         ? Effect.succeed(values as ReadonlyArray<A>)
         : Either.match(decodeRows(rows), {
-          onLeft: (cause) =>
-            Effect.fail(new Internal({ cause, reason: "CORRUPT_ROW" })),
+          onLeft: (cause) => Effect.fail(new Internal({ cause, reason: "CORRUPT_ROW" })),
           onRight: Effect.succeed
         })
     }
-    const encode = (value: A) =>
-      encodeOne(value).pipe(
-        Effect.map((encoded): Row => ({ ...(encoded as object), uid: value.uid, parent: parentOrNull(value.uid) })),
-        Effect.mapError((cause) =>
-          new Internal({ cause })
+    const asRow = (encoded: unknown, value: A): Row => ({
+      ...(encoded as object),
+      uid: value.uid,
+      parent: parentOrNull(value.uid)
+    })
+    const encode = (value: A): Effect.Effect<Row, Internal> => {
+      const encoded = encodeCompiled === undefined ? CompiledSchema.failed : encodeCompiled(value)
+      return encoded !== CompiledSchema.failed
+        ? Effect.succeed(asRow(encoded, value))
+        : encodeOne(value).pipe(
+          Effect.map((encoded) => asRow(encoded, value)),
+          Effect.mapError((cause) => new Internal({ cause }))
         )
-      )
+    }
     return {
       table,
       decode,

@@ -6,7 +6,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { StoreError, Table } from "./Store.js"
+import type { StoreError, StoreService, Table } from "./Store.js"
 import { Store } from "./Store.js"
 
 /** The version rows: one per name, its uid the name. */
@@ -22,9 +22,10 @@ export const grants = "0000000000000000000000000000000000000001"
 
 const fresh = () => globalThis.crypto.randomUUID()
 
-/** Replaces the version `name` with a new value (creating its row the first time). */
-export const bump = (name: string): Effect.Effect<void, StoreError, Store> =>
-  Effect.flatMap(Store, (store) => {
+/** The version rows of `store`: reading and replacing them there (no `Store` to provide on every call). */
+export const of = (store: StoreService) => ({
+  /** Replaces the version `name` with a new value (creating its row the first time). */
+  bump: (name: string): Effect.Effect<void, StoreError> => {
     const row = { uid: name, parent: null, value: fresh() }
     return store.update(table, row).pipe(
       Effect.flatMap((updated) => updated ? Effect.void : store.insert(table, row)),
@@ -34,12 +35,16 @@ export const bump = (name: string): Effect.Effect<void, StoreError, Store> =>
       Effect.catchTag("UniqueViolation", (e) => Effect.die(e)),
       Effect.asVoid
     )
-  })
+  },
+  /** The current version `name`: its value, or "" before the first write. */
+  current: (name: string): Effect.Effect<string, StoreError> =>
+    Effect.map(store.get(table, name), Option.match({ onNone: () => "", onSome: (row) => String(row.value) }))
+})
+
+/** Replaces the version `name` with a new value (creating its row the first time). */
+export const bump = (name: string): Effect.Effect<void, StoreError, Store> =>
+  Effect.flatMap(Store, (store) => of(store).bump(name))
 
 /** The current version `name`: its value, or "" before the first write. */
 export const current = (name: string): Effect.Effect<string, StoreError, Store> =>
-  Effect.flatMap(
-    Store,
-    (store) =>
-      Effect.map(store.get(table, name), Option.match({ onNone: () => "", onSome: (row) => String(row.value) }))
-  )
+  Effect.flatMap(Store, (store) => of(store).current(name))

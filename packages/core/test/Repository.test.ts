@@ -4,85 +4,21 @@ import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import {
   AccountAssociation,
-  AccountAssociations,
-  Advisories,
   Advisory,
   Arbor,
+  CompiledSchema,
   Group,
   GroupInvite,
-  GroupInvites,
-  Identities,
   Identity,
   IdentityProvider,
-  IdentityProviders,
-  Principal,
   Repo,
-  Repos,
   Repository,
   Role,
   RoleBinding,
-  Roles,
   Store,
-  Tag,
-  Tags
+  Tag
 } from "../src/index.js"
-import { claimMatch, folder, organization, principalWith } from "./fixtures.js"
-
-const advisoryDocument = `schema-version: 2.0.2
-
-package:
-  name: tool
-
-advisories:
-  - id: CGA-2222-3333-4444
-    aliases:
-      - CVE-2024-0001
-    events:
-      - timestamp: 2024-01-01T00:00:00Z
-        type: fixed
-        data:
-          fixed-version: 1.2.3-r1
-`
-
-/** One of every kind of stored resource, with optional fields both set and absent. */
-const populate = Effect.gen(function*() {
-  const org = yield* organization("acme")
-  const team = yield* folder(org.uid, "team")
-  yield* principalWith(team.uid, "viewer", "viewer")
-  const identities = yield* Identities.Identities
-  yield* identities.create(Principal.system, org.uid, {
-    name: "patterns",
-    description: "a described identity",
-    claimMatch: { issuerPattern: "https://.*[.]example[.]com", subjectPattern: "repo:acme/.*", claims: { aud: "x" } }
-  })
-  yield* identities.create(Principal.system, team.uid, { name: "plain", claimMatch: claimMatch("plain") })
-  const role = yield* (yield* Roles.Roles).create(Principal.system, org.uid, {
-    name: "custom",
-    capabilities: ["groups.list", "repo.list"]
-  })
-  yield* (yield* IdentityProviders.IdentityProviders).create(Principal.system, org.uid, {
-    name: "sso",
-    defaultRole: role.uid,
-    oidc: { issuer: "https://login.example.com", clientId: "arbor", clientSecret: "s", additionalScopes: ["email"] }
-  })
-  yield* (yield* AccountAssociations.AccountAssociations).create(Principal.system, team.uid, {
-    name: "clouds",
-    amazon: { account: "123456789012" },
-    azure: {
-      tenantId: "8c3dad1d-b6bc-4f8b-939b-8263372eced6",
-      clientIds: { ci: "4e3c9f4d-1111-2222-3333-444455556666" }
-    }
-  })
-  yield* (yield* GroupInvites.GroupInvites).create(Principal.system, team.uid, { roleUid: role.uid })
-  const repo = yield* (yield* Repos.Repos).upsert(Principal.system, org.uid, {
-    name: "tool",
-    catalogTier: "APPLICATION"
-  })
-  yield* (yield* Tags.Tags).upsert(Principal.system, repo.uid, { name: "latest", digest: `sha256:${"a".repeat(64)}` })
-  yield* (yield* Advisories.Advisories).importDocuments(Principal.system, org.uid, [
-    { source: "tool.advisories.yaml", text: advisoryDocument }
-  ])
-})
+import { Samples } from "../src/testing/index.js"
 
 const schemas: ReadonlyArray<readonly [Store.Table, Schema.Schema<any, any>]> = [
   [Group.table, Group.Group],
@@ -97,17 +33,10 @@ const schemas: ReadonlyArray<readonly [Store.Table, Schema.Schema<any, any>]> = 
   [Advisory.table, Advisory.Record]
 ]
 
-/** Each row with one column replaced by a value of another type, or removed. */
-const corruptions = (row: Store.Row): ReadonlyArray<Store.Row> =>
-  Object.keys(row).flatMap((column) => [
-    ...[null, 0, -1.5, "", "x", true, [], {}, [1], { a: 1 }].map((value) => ({ ...row, [column]: value })),
-    Object.fromEntries(Object.entries(row).filter(([c]) => c !== column)) as Store.Row
-  ])
-
 describe("Repository", () => {
-  it.effect("decodes every stored kind exactly as its schema does, rejecting the same corrupt rows", () =>
+  it.effect("decodes and encodes every stored kind exactly as its schema does, refusing the same corrupt values", () =>
     Effect.gen(function*() {
-      yield* populate
+      yield* Samples.everyKind
       const store = yield* Store.Store
       for (const [table, schema] of schemas) {
         const repository = yield* Repository.make(table, schema)
@@ -115,7 +44,7 @@ describe("Repository", () => {
         assert.isAbove(rows.length, 0, table.name)
         const general = Schema.decodeUnknownEither(Schema.Array(schema))
         let rejected = 0
-        for (const batch of [rows, ...rows.flatMap(corruptions).map((row) => [row])]) {
+        for (const batch of [rows, ...rows.flatMap((row) => Samples.corruptions(row)).map((row) => [row])]) {
           const expected = general(batch)
           const decoded = yield* Effect.either(repository.decode(batch))
           if (Either.isLeft(expected)) {
@@ -128,6 +57,18 @@ describe("Repository", () => {
           }
         }
         assert.isAbove(rejected, 0, table.name)
+        // Writes encode with the compiled encoder: the decoded values, and broken copies of them, encode as Schema's.
+        const encoder = CompiledSchema.encoder(schema)!
+        const encodeGeneral = Schema.encodeEither(schema)
+        for (const value of Either.getOrThrow(yield* Effect.either(repository.decode(rows)))) {
+          const Class = value.constructor as new(fields: object, trusted: boolean) => object
+          for (const each of [value, ...Samples.corruptions(value).map((fields) => new Class(fields, true))]) {
+            const expected = encodeGeneral(each)
+            const actual = encoder(each)
+            if (Either.isLeft(expected)) assert.strictEqual(actual, CompiledSchema.failed, table.name)
+            else if (actual !== CompiledSchema.failed) assert.deepStrictEqual(actual, expected.right, table.name)
+          }
+        }
       }
     }).pipe(Effect.provide(Arbor.layerMemory)))
 })

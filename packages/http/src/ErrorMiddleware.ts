@@ -6,14 +6,7 @@
  */
 import { isArborError, render } from "@arbor/api/ErrorBody"
 import { Errors, Validation } from "@arbor/core"
-import {
-  FileSystem,
-  HttpApiBuilder,
-  type HttpApp,
-  HttpIncomingMessage,
-  HttpServerRequest,
-  HttpServerResponse
-} from "@effect/platform"
+import { HttpApiBuilder, type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -125,24 +118,23 @@ export const layer = (domain: string) =>
       const request = yield* RequestLimits.admit(original)
       const response = Predicate.isTagged(request, "InvalidArgument")
         ? respond(request)
-        : yield* app.pipe(
-          Effect.provideService(HttpServerRequest.HttpServerRequest, request),
-          HttpIncomingMessage.withMaxBodySize(Option.some(FileSystem.Size(RequestLimits.maxBodyBytes))),
-          Effect.catchAllCause((cause) => {
-            // Some request errors (a malformed JSON body) arrive as defects: classify those too.
-            const failure = Option.orElse(Cause.failureOption(cause), () => Cause.dieOption(cause))
-            const known = Option.isSome(failure) ? classify(failure.value, original) : undefined
-            if (known !== undefined) return Effect.succeed(respond(known))
-            // A client that went away interrupts its request: nothing to report, and nobody to answer.
-            if (Cause.isInterruptedOnly(cause)) {
-              return Effect.succeed(respond(new Errors.Internal({ reason: "CANCELLED" })))
-            }
-            return Effect.as(
-              Effect.logError("request failed", cause).pipe(Effect.annotateLogs({ requestId: id })),
-              respond(new Errors.Internal({}))
-            )
-          })
-        )
+        : yield* (request === original ? app : Effect.provideService(app, HttpServerRequest.HttpServerRequest, request))
+          .pipe(
+            Effect.catchAllCause((cause) => {
+              // Some request errors (a malformed JSON body) arrive as defects: classify those too.
+              const failure = Option.orElse(Cause.failureOption(cause), () => Cause.dieOption(cause))
+              const known = Option.isSome(failure) ? classify(failure.value, original) : undefined
+              if (known !== undefined) return Effect.succeed(respond(known))
+              // A client that went away interrupts its request: nothing to report, and nobody to answer.
+              if (Cause.isInterruptedOnly(cause)) {
+                return Effect.succeed(respond(new Errors.Internal({ reason: "CANCELLED" })))
+              }
+              return Effect.as(
+                Effect.logError("request failed", cause).pipe(Effect.annotateLogs({ requestId: id })),
+                respond(new Errors.Internal({}))
+              )
+            })
+          )
       yield* log(
         response.status,
         logDetail === undefined ? {} : { denied: logDetail },

@@ -1,15 +1,17 @@
 /**
  * The handlers: each maps a request of the API contract onto an engine service. Authorization, validation and every
  * rule stay in the engine; the contract's wire schemas encode what the engine returns. This module only turns query
- * parameters into list options and pages into envelopes.
+ * parameters into list options and pages into envelopes, and answers with each endpoint's success schema compiled
+ * (`CompiledSchema`), as the framework would with the general encoder, which a 50-item page cost 160 µs.
  */
 import { Api, CurrentPrincipal, UpstreamToken } from "@arbor/api/Api"
 import * as OAuth from "@arbor/api/OAuth"
 import type { Advisories, Lists, Principal, Tags } from "@arbor/core"
-import { Errors } from "@arbor/core"
-import { HttpApiBuilder } from "@effect/platform"
+import { CompiledSchema, Errors } from "@arbor/core"
+import { HttpApiBuilder, HttpApiSchema, HttpServerResponse } from "@effect/platform"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type * as Schema from "effect/Schema"
 import * as EngineServices from "./EngineServices.js"
 
 type Params = Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
@@ -97,6 +99,34 @@ interface Writable<A, C> extends Readable<A, Lists.ListOptions> {
 
 interface UidRequest {
   readonly path: { readonly uid: string }
+}
+
+type Handler = (request: never) => Effect.Effect<unknown, unknown, unknown>
+
+/**
+ * `handlers` answering with their endpoints' JSON success schemas compiled: a response as the framework makes one,
+ * or the value itself (for the framework's general encoder) when the compiled encoder cannot decide.
+ */
+const encoded = <H extends Readonly<Record<string, Handler>>>(group: string, handlers: H): H => {
+  const endpoints = Api.groups[group]!.endpoints as Readonly<
+    Record<string, { readonly successSchema: Schema.Schema.Any }>
+  >
+  return Object.fromEntries(
+    Object.entries(handlers).map(([name, handler]) => {
+      const ast = endpoints[name]!.successSchema.ast
+      const encode = ast._tag === "Union" || HttpApiSchema.isVoid(ast) || HttpApiSchema.getEncoding(ast).kind !== "Json"
+        ? undefined
+        : CompiledSchema.encoder(endpoints[name]!.successSchema)
+      if (encode === undefined) return [name, handler]
+      const status = HttpApiSchema.getStatusSuccessAST(ast)
+      const contentType = HttpApiSchema.getEncoding(ast).contentType
+      const respond = (value: unknown) => {
+        const body = encode(value)
+        return body === CompiledSchema.failed ? value : HttpServerResponse.unsafeJson(body, { status, contentType })
+      }
+      return [name, (request: never) => Effect.map(handler(request), respond)]
+    })
+  ) as unknown as H
 }
 
 /** Runs an engine operation as the request's caller. */
@@ -215,22 +245,22 @@ export const layer = Layer.unwrapEffect(Effect.gen(function*() {
     claims_supported: ["iss", "sub", "aud", "iat", "exp", "jti", "act", "email"]
   }
 
-  const group = writable("groups", groups)
-  const identity = writable("identities", identities)
-  const role = writable("roles", roles)
-  const binding = writable("roleBindings", bindings)
-  const provider = writable("identityProviders", providers)
-  const association = writable("accountAssociations", associations)
-  const invite = writable("groupInvites", invites)
-  const repo = readable("repos", repos, listOptions)
-  const tag = readable("tags", tags, tagOptions)
-  const advisory = readable("advisories", advisories, advisoryOptions)
-  const groupV1 = v1(groups)
-  const identityV1 = v1(identities)
-  const roleV1 = v1(roles)
-  const bindingV1 = v1(bindings)
-  const repoV1 = v1(EngineServices.upserting(repos))
-  const tagV1 = v1(EngineServices.upserting(tags))
+  const group = encoded("groups", writable("groups", groups))
+  const identity = encoded("identities", writable("identities", identities))
+  const role = encoded("roles", writable("roles", roles))
+  const binding = encoded("roleBindings", writable("roleBindings", bindings))
+  const provider = encoded("identityProviders", writable("identityProviders", providers))
+  const association = encoded("accountAssociations", writable("accountAssociations", associations))
+  const invite = encoded("groupInvites", writable("groupInvites", invites))
+  const repo = encoded("repos", readable("repos", repos, listOptions))
+  const tag = encoded("tags", readable("tags", tags, tagOptions))
+  const advisory = encoded("advisories", readable("advisories", advisories, advisoryOptions))
+  const groupV1 = encoded("groupsV1", v1(groups))
+  const identityV1 = encoded("identitiesV1", v1(identities))
+  const roleV1 = encoded("rolesV1", v1(roles))
+  const bindingV1 = encoded("roleBindingsV1", v1(bindings))
+  const repoV1 = encoded("reposV1", v1(EngineServices.upserting(repos)))
+  const tagV1 = encoded("tagsV1", v1(EngineServices.upserting(tags)))
 
   return Layer.mergeAll(
     HttpApiBuilder.group(

@@ -19,10 +19,11 @@ import {
 import { PostgresStore } from "@arbor/store-postgres"
 import type { Migrations } from "@arbor/store-sql"
 import { SqliteStore } from "@arbor/store-sqlite"
-import { HttpApiBuilder, HttpMiddleware, HttpRouter } from "@effect/platform"
+import { FileSystem, HttpApiBuilder, HttpIncomingMessage, HttpMiddleware, HttpRouter } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import type { IncomingMessage, Server as NodeServer, ServerResponse } from "node:http"
 import { join } from "node:path"
@@ -35,6 +36,7 @@ import * as Grpc from "./Grpc.js"
 import * as Handlers from "./Handlers.js"
 import * as Listener from "./Listener.js"
 import * as Metrics from "./Metrics.js"
+import * as RequestLimits from "./RequestLimits.js"
 import type { ServerConfig } from "./ServerConfig.js"
 import * as SignInRoutes from "./SignInRoutes.js"
 import * as Tracing from "./Tracing.js"
@@ -115,7 +117,9 @@ export const app = (config: ServerConfig) =>
     Docs.layer,
     SignInRoutes.layer(config),
     Metrics.layer(config.metricsToken),
-    ErrorMiddleware.layer(config.errorDomain).pipe(Layer.provide(Grpc.layer(config.errorDomain)))
+    ErrorMiddleware.layer(config.errorDomain).pipe(Layer.provide(Grpc.layer(config.errorDomain))),
+    // Once for every request: the framework's own limit on bodies it reads, behind `RequestLimits`.
+    Layer.succeed(HttpIncomingMessage.MaxBodySize, Option.some(FileSystem.Size(RequestLimits.maxBodyBytes)))
   ).pipe(
     Layer.provideMerge(
       HttpApiBuilder.api(Api).pipe(
