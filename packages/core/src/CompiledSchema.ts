@@ -34,9 +34,9 @@ const guard = (is: (input: unknown) => boolean): Compiled => (input) => is(input
 
 const compiled = { decode: new WeakMap<AST.AST, Compiled | null>(), encode: new WeakMap<AST.AST, Compiled | null>() }
 
-const finish = (compiled: Compiled | undefined): Compiled | undefined =>
-  compiled === undefined ? undefined : (input) => {
-    const value = compiled(input)
+const finish = (run: Compiled | undefined): Compiled | undefined =>
+  run === undefined ? undefined : (input) => {
+    const value = run(input)
     return value === unsure ? failed : value
   }
 
@@ -147,7 +147,7 @@ const make = (ast: AST.AST, direction: Direction): Compiled | undefined => {
     case "Union": {
       const members = ast.types.map((member) => node(member, direction))
       if (members.some((m) => m === undefined)) return undefined
-      // The general decoder tries members in an order of its own; agreeing with it is sure only when one accepts.
+      // The general one tries members in an order of its own; agreeing with it is sure only when one accepts.
       return (input) => {
         let accepted: unknown = failed
         for (const member of members as ReadonlyArray<Compiled>) {
@@ -180,13 +180,13 @@ const make = (ast: AST.AST, direction: Direction): Compiled | undefined => {
       const properties = ast.propertySignatures.map((ps) => ({
         name: ps.name,
         optional: ps.isOptional,
-        decode: node(ps.type, direction)
+        run: node(ps.type, direction)
       }))
-      // Records: string keys only (the general decoder lists other kinds of keys differently).
+      // Records: string keys only (the general one lists other kinds of keys differently).
       const values = ast.indexSignatures.map((is) =>
         is.parameter._tag === "StringKeyword" ? node(is.type, direction) : undefined
       )
-      if (properties.some((p) => p.decode === undefined) || values.some((v) => v === undefined)) return undefined
+      if (properties.some((p) => p.run === undefined) || values.some((v) => v === undefined)) return undefined
       const declared = new Set<PropertyKey>(properties.map((p) => p.name))
       return (input) => {
         if (typeof input !== "object" || input === null || Array.isArray(input)) return failed
@@ -194,13 +194,13 @@ const make = (ast: AST.AST, direction: Direction): Compiled | undefined => {
         const out: Record<PropertyKey, unknown> = {}
         for (const p of properties) {
           if (p.optional && !Object.prototype.hasOwnProperty.call(record, p.name)) continue
-          const value = p.decode!(record[p.name])
+          const value = p.run!(record[p.name])
           if (isSentinel(value)) return value
           out[p.name] = value
         }
-        for (const decode of values as ReadonlyArray<Compiled>) {
+        for (const run of values as ReadonlyArray<Compiled>) {
           for (const key of Object.keys(record)) {
-            const value = decode(record[key])
+            const value = run(record[key])
             if (isSentinel(value)) return value
             if (!declared.has(key)) out[key] = value
           }

@@ -48,7 +48,7 @@ export type Reader = (sql: string, params: ReadonlyArray<unknown>) => ReadonlyAr
 export interface Options {
   /**
    * Where reads outside a transaction run, skipping the client's per-statement span and connection lock (for
-   * SQLite, where those cost ten times the statement); reads inside a transaction always run on its connection.
+   * SQLite, where those cost several times the statement); reads inside a transaction always run on its connection.
    */
   readonly reader?: Reader | undefined
 }
