@@ -48,12 +48,14 @@ export const make = <A extends { readonly uid: Uid }, I>(
     const store = yield* Store
     const versions = table.versions ?? []
     /** A write, and in the same transaction the replacement of the table's version rows. */
+    const versionRows = Versions.of(store)
     const versioned = <A, E>(write: Effect.Effect<A, E>): Effect.Effect<A, E | StoreError> =>
       versions.length === 0 ? write : store.transaction(
-        Effect.tap(write, () => Effect.forEach(versions, Versions.of(store).bump, { discard: true }))
+        Effect.tap(write, () => Effect.forEach(versions, versionRows.bump, { discard: true }))
       )
-    const decodeRows = Schema.decodeUnknownEither(Schema.Array(schema))
-    const compiled = CompiledSchema.decoder(Schema.Array(schema))
+    const rowsSchema = Schema.Array(schema)
+    const decodeRows = Schema.decodeUnknownEither(rowsSchema)
+    const compiled = CompiledSchema.decoder(rowsSchema)
     const encodeOne = Schema.encode(schema)
     const encodeCompiled = CompiledSchema.encoder(schema)
     const decode = (rows: ReadonlyArray<Row>): Effect.Effect<ReadonlyArray<A>, Internal> => {

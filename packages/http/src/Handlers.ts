@@ -113,13 +113,15 @@ const encoded = <H extends Readonly<Record<string, Handler>>>(group: string, han
   >
   return Object.fromEntries(
     Object.entries(handlers).map(([name, handler]) => {
-      const ast = endpoints[name]!.successSchema.ast
-      const encode = ast._tag === "Union" || HttpApiSchema.isVoid(ast) || HttpApiSchema.getEncoding(ast).kind !== "Json"
+      const schema = endpoints[name]!.successSchema
+      const ast = schema.ast
+      const encoding = HttpApiSchema.getEncoding(ast)
+      const encode = ast._tag === "Union" || HttpApiSchema.isVoid(ast) || encoding.kind !== "Json"
         ? undefined
-        : CompiledSchema.encoder(endpoints[name]!.successSchema)
+        : CompiledSchema.encoder(schema)
       if (encode === undefined) return [name, handler]
       const status = HttpApiSchema.getStatusSuccessAST(ast)
-      const contentType = HttpApiSchema.getEncoding(ast).contentType
+      const contentType = encoding.contentType
       const respond = (value: unknown) => {
         const body = encode(value)
         return body === CompiledSchema.failed ? value : HttpServerResponse.unsafeJson(body, { status, contentType })

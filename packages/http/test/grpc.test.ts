@@ -16,7 +16,7 @@ import protobuf from "protobufjs"
 import descriptor from "protobufjs/ext/descriptor/index.js"
 import { comparable, connect, failure, referenceProtos, without } from "./grpcSupport.js"
 import { freePort, startServer } from "./signInSupport.js"
-import { member, tokenFor } from "./support.js"
+import { fetchJson, member, tokenFor } from "./support.js"
 
 const iam = "chainguard.platform.iam.v2beta1"
 const registry = "chainguard.platform.registry.v2beta1"
@@ -33,18 +33,8 @@ describe.runIf(referenceProtos !== undefined)("gRPC, by an independent client on
   const oidc = new OAuth2Server()
 
   /** A REST call as `token`: status and parsed body. */
-  const rest = async (method: string, path: string, token: string, body?: unknown) => {
-    const response = await fetch(`${server.url}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(body === undefined ? {} : { "content-type": "application/json" })
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) })
-    })
-    const text = await response.text()
-    return { status: response.status, body: text === "" ? undefined : JSON.parse(text) }
-  }
+  const rest = (method: string, path: string, token: string, body?: unknown) =>
+    fetchJson(server.url, method, path, token, body)
 
   beforeAll(async () => {
     await oidc.issuer.keys.generate("RS256")

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { freshDatabase } from "../../store-postgres/test/databases.js"
 import { admin, freePort, startServer } from "./processes.js"
+import { fetchJson } from "./support.js"
 
 describe("two servers on one PostgreSQL database", () => {
   it("agree on tokens, page tokens, writes, uniqueness, revocations and key rotations", async () => {
@@ -24,18 +25,8 @@ describe("two servers on one PostgreSQL database", () => {
     const servers = dirs.map((dir, i) => startServer(dir, ports[i]!, { ...env, ARBOR_DATA_DIR: dir }))
     try {
       await Promise.all(servers.map((s) => s.ready))
-      const call = async (server: number, method: string, path: string, token: string, body?: unknown) => {
-        const response = await fetch(`http://127.0.0.1:${ports[server]}${path}`, {
-          method,
-          headers: {
-            authorization: `Bearer ${token}`,
-            ...(body === undefined ? {} : { "content-type": "application/json" })
-          },
-          ...(body === undefined ? {} : { body: JSON.stringify(body) })
-        })
-        const text = await response.text()
-        return { status: response.status, body: text === "" ? undefined : JSON.parse(text) }
-      }
+      const call = (server: number, method: string, path: string, token: string, body?: unknown) =>
+        fetchJson(`http://127.0.0.1:${ports[server]}`, method, path, token, body)
 
       // Exactly one of them bootstrapped; its token works on both.
       const tokens = dirs.map((d) => join(d, "bootstrap-token")).filter((f) => existsSync(f))

@@ -160,3 +160,17 @@ export const member = (orgName: string, role = "owner", at?: (org: string) => st
     })
     return { org: org.uid, identity: identity.uid, token: yield* tokenFor(identity.uid) }
   }).pipe(Effect.orDie)
+
+/** A REST call by `fetch` to `base` as `token`: its status and parsed JSON body (undefined when empty). */
+export const fetchJson = async (base: string, method: string, path: string, token: string, body?: unknown) => {
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" })
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) })
+  })
+  const text = await response.text()
+  return { status: response.status, body: text === "" ? undefined : JSON.parse(text) }
+}
