@@ -616,6 +616,56 @@ describe("the rest of arbor's commands, as an owner", () => {
     assert.strictEqual(advisory.advisoryId, "CGA-2222-3333-4444")
     assert.strictEqual((await json("advisories", "describe", advisory.uid))[0].latestEventType, "fixed")
   }, 60_000)
+
+  it("reaches a folder twelve levels down by path and by uid: create, describe, update, revoke, delete", async () => {
+    const { env } = await asOwnerOf("deep")
+    const run = async (...args: ReadonlyArray<string>) => {
+      const result = await arbor(env, ...args)
+      assert.strictEqual(result.code, 0, `${args.join(" ")}: ${result.stderr}`)
+      return result.stdout
+    }
+    const json = async (...args: ReadonlyArray<string>) => JSON.parse(await run(...args, "-o", "json"))
+    const path = ["deep", ...Array.from({ length: 12 }, (_, i) => `l${i + 1}`)]
+    for (let level = 1; level < path.length; level++) {
+      await run("iam", "folders", "create", path[level]!, "--parent", path.slice(0, level).join("/"))
+    }
+    const [folder] = await json("iam", "folders", "describe", path.join("/"))
+    assert.strictEqual(folder.uid.split("/").length, 13)
+    assert.strictEqual((await json("iam", "folders", "describe", folder.uid))[0].name, "l12")
+    const [identity] = await json(
+      "iam",
+      "identities",
+      "create",
+      "github",
+      "ci",
+      "--parent",
+      folder.uid,
+      "--github-repo",
+      "acme/app"
+    )
+    const [binding] = await json(
+      "iam",
+      "role-bindings",
+      "create",
+      "--parent",
+      path.join("/"),
+      "--identity",
+      identity.uid,
+      "--role",
+      "editor"
+    )
+    const bound = () => run("iam", "role-bindings", "list", "--parent", path.join("/"), "-o", "id")
+    assert.strictEqual((await bound()).trim(), binding.uid)
+    await run("iam", "role-bindings", "delete", binding.uid)
+    assert.strictEqual((await bound()).trim(), "")
+    assert.strictEqual(
+      (await json("iam", "identities", "update", identity.uid, "--description", "deep"))[0].description,
+      "deep"
+    )
+    await run("iam", "identities", "delete", identity.uid)
+    await run("iam", "folders", "delete", folder.uid)
+    assert.strictEqual((await arbor(env, "iam", "folders", "describe", path.join("/"))).code, 5)
+  }, 60_000)
 })
 
 describe("arbor config", () => {

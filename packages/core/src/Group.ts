@@ -17,6 +17,12 @@ export class Group extends Schema.Class<Group>("@arbor/core/Group")({
   updateTime: Timestamp
 }) {}
 
+/**
+ * How many levels of folders an organization may hold below it (docs/api.md §1). It bounds every uid: a tag, the
+ * deepest resource, is two segments below its group, so no uid is longer than 40 + 17 × (maxDepth + 2) characters.
+ */
+export const maxDepth = 32
+
 /** What a caller gives to create a group. */
 export const CreateGroup = Schema.Struct({
   name: RequiredName,

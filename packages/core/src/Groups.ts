@@ -68,6 +68,12 @@ export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
 
     const insert = (parent: Uid.Uid | null, input: Group.CreateGroup) =>
       Effect.gen(function*() {
+        if (parent !== null && Uid.depth(parent) >= Group.maxDepth) {
+          return yield* Errors.InvalidArgument.field(
+            "parent",
+            `is ${Group.maxDepth} levels below its organization: folders nest at most ${Group.maxDepth} deep`
+          )
+        }
         const fields = yield* Validation.decode(Group.CreateGroup)(input)
         return yield* commit(
           ops,

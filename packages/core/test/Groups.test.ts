@@ -5,6 +5,7 @@ import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
 import {
   Arbor,
+  Group,
   Groups,
   Identities,
   MemoryStore,
@@ -29,6 +30,17 @@ const nameRule =
   "must match the pattern ^[a-z0-9 ._-]{1,}$ and be at most 63 characters, with no space at either end and not only dots"
 
 describe("Groups", () => {
+  it.effect("folders nest Group.maxDepth levels below their organization; one more is INVALID_ARGUMENT on parent", () =>
+    withArbor(Effect.gen(function*() {
+      let deepest = (yield* organization("acme")).uid
+      for (let level = 1; level <= Group.maxDepth; level++) deepest = (yield* folder(deepest, "f")).uid
+      const refused = yield* Effect.flip((yield* Groups.Groups).create(Principal.system, deepest, { name: "f" }))
+      assert.strictEqual(refused._tag, "InvalidArgument")
+      assert.deepStrictEqual(violations(refused).map(([field]) => field), ["parent"])
+      const groups = yield* (yield* Groups.Groups).list(Principal.system, { descendantsOf: deepest })
+      assert.strictEqual(groups.items.length, 0)
+    })))
+
   it.effect("creates a folder as a child of its parent, unverified, with equal create and update times", () =>
     withArbor(Effect.gen(function*() {
       yield* TestClock.setTime(Date.parse("2026-11-22T10:00:00.123Z"))

@@ -111,8 +111,14 @@ export const engine = (config: ServerConfig) => {
  */
 export const app = (config: ServerConfig) =>
   Layer.mergeAll(
-    // Paths are matched exactly as sent (`RequestLimits` folds their duplicate slashes), and queries never are.
-    HttpRouter.setRouterConfig({ caseSensitive: true, ignoreDuplicateSlashes: false }),
+    // Paths are matched exactly as sent (`RequestLimits` folds their duplicate slashes), and queries never are. A
+    // parameter (a uid, its slashes folded in) is as long as the request target may be: the router's own limit (100
+    // characters) would answer a deep uid with "no route".
+    HttpRouter.setRouterConfig({
+      caseSensitive: true,
+      ignoreDuplicateSlashes: false,
+      maxParamLength: RequestLimits.maxUrlBytes
+    }),
     HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
     Docs.layer,
     SignInRoutes.layer(config),

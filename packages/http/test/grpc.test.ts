@@ -387,6 +387,52 @@ describe.runIf(referenceProtos !== undefined)("gRPC, by an independent client on
     assert.strictEqual((await rest("GET", `/registry/v2beta1/repos/${repo.uid}`, token)).status, 404)
   })
 
+  it("reaches every kind of resource twelve folders down", async () => {
+    const service = (name: string) => clients.service(name)
+    const groups = service(`${iam}.GroupsService`)
+    const { token } = owner
+    let deep = owner.org
+    for (let level = 1; level <= 12; level++) {
+      deep = (await groups.CreateGroup({ parent: deep, group: { name: `level ${level}` } }, token)).uid
+    }
+    const viewer = Role.builtInByName("viewer")!.uid
+    const identity = await service(`${iam}.IdentitiesService`).CreateIdentity({
+      parent: deep,
+      identity: { name: "deep", claimMatch: { issuer: "https://issuer.example.com", subject: "deep" } }
+    }, token)
+    const repo = await service(`${registry}.ReposService`).CreateRepo({ parent: deep, repo: { name: "app" } }, token)
+    const created: ReadonlyArray<readonly [string, string, string, Record<string, unknown>]> = [
+      ["GroupsService", "Group", "group", { name: "leaf" }],
+      ["IdentitiesService", "Identity", "identity", {
+        name: "leaf",
+        claimMatch: { issuer: "https://issuer.example.com", subject: "leaf" }
+      }],
+      ["RolesService", "Role", "role", { name: "leaf", capabilities: ["CAP_IAM_GROUPS_LIST"] }],
+      ["RoleBindingsService", "RoleBinding", "roleBinding", { identityUid: identity.uid, roleUid: viewer }],
+      ["IdentityProvidersService", "IdentityProvider", "identityProvider", {
+        name: "leaf",
+        defaultRole: viewer,
+        oidc: { issuer: "https://login.example.com", clientId: "c" }
+      }],
+      ["AccountAssociationsService", "AccountAssociation", "accountAssociation", { name: "leaf" }],
+      ["GroupInvitesService", "GroupInvite", "groupInvite", { roleUid: viewer }],
+      ["TagsService", "Tag", "tag", { name: "v1" }]
+    ]
+    for (const [name, kind, field, body] of created) {
+      const client = service(`${name === "TagsService" ? registry : iam}.${name}`)
+      const parent = name === "TagsService" ? repo.uid : deep
+      const made = await client[`Create${kind}`]({ parent, [field]: body }, token)
+      assert.isTrue(made.uid.startsWith(parent), kind)
+      assert.strictEqual((await client[`Get${kind}`]({ uid: made.uid }, token)).uid, made.uid, kind)
+      if (kind !== "GroupInvite" && kind !== "Tag") {
+        await client[`Update${kind}`]({ [field]: { ...body, uid: made.uid, description: "changed" } }, token)
+      }
+      await client[`Delete${kind}`]({ uid: made.uid }, token)
+      assert.strictEqual((await failure(client[`Get${kind}`]({ uid: made.uid }, token))).code, grpc.status.NOT_FOUND)
+    }
+    await service(`${registry}.ReposService`).DeleteRepo({ uid: repo.uid }, token)
+  })
+
   /** The REST error body of `path` as the gRPC client decodes a failure: code, message, details. */
   const restFailure = async (method: string, path: string, token: string, body?: unknown) => {
     const { body: status } = await rest(method, path, token, body)
