@@ -369,12 +369,25 @@ export class SignIns extends Effect.Service<SignIns>()("@arbor/core/SignIns", {
         return { ...minted, refreshToken } satisfies Tokens
       })
 
-    const setDevice = (uid: string, change: (row: Row, now: number) => Row) =>
+    /**
+     * Decides a device authorization, once: a compare-and-set in one transaction, so the first approval or denial
+     * stands and a later one (a second person's sign-in through the same code finishing late) changes nothing.
+     * False when it was already decided, or is gone.
+     */
+    const decideDevice = (
+      uid: string,
+      decision: { readonly status: "approved"; readonly identity: string } | { readonly status: "denied" }
+    ) =>
       stored(store.transaction(Effect.gen(function*() {
         const row = yield* store.get(SignIn.devicesTable, uid)
-        const now = (yield* DateTime.now).epochMillis
-        if (Option.isSome(row)) yield* unexpectedConflict(store.update(SignIn.devicesTable, change(row.value, now)))
+        if (Option.isNone(row) || row.value.status !== "pending") return false
+        const updateTime = (yield* DateTime.now).epochMillis
+        yield* unexpectedConflict(store.update(SignIn.devicesTable, { ...row.value, ...decision, updateTime }))
+        return true
       })))
+
+    const alreadyDecided = () =>
+      refused("DEVICE_ALREADY_DECIDED", "this device's sign-in was already approved or refused; start again on it")
 
     /** A device authorization still waiting for its person, by the user code they typed. */
     const pendingDevice = (userCode: string) =>
@@ -444,10 +457,9 @@ export class SignIns extends Effect.Service<SignIns>()("@arbor/core/SignIns", {
               invite: transaction.invite === null ? undefined : String(transaction.invite)
             })
             if (device !== undefined) {
-              yield* setDevice(
-                device,
-                (row, now) => ({ ...row, status: "approved", identity: person.uid, updateTime: now })
-              )
+              if (!(yield* decideDevice(device, { status: "approved", identity: person.uid }))) {
+                return yield* alreadyDecided()
+              }
               return { _tag: "Device" } as const
             }
             const handed = yield* handOut(person, String(transaction.audience), transaction.refresh === true)
@@ -457,7 +469,7 @@ export class SignIns extends Effect.Service<SignIns>()("@arbor/core/SignIns", {
             Effect.tapError(() =>
               device === undefined
                 ? Effect.void
-                : Effect.ignore(setDevice(device, (row, now) => ({ ...row, status: "denied", updateTime: now })))
+                : Effect.ignore(decideDevice(device, { status: "denied" }))
             ),
             Effect.catchAll((cause) => fail(cause, to))
           )
@@ -527,7 +539,9 @@ export class SignIns extends Effect.Service<SignIns>()("@arbor/core/SignIns", {
       denyDevice: (userCode: string) =>
         Effect.flatMap(
           pendingDevice(userCode),
-          (row) => setDevice(row.uid, (current, now) => ({ ...current, status: "denied", updateTime: now }))
+          (row) =>
+            Effect.flatMap(decideDevice(row.uid, { status: "denied" }), (denied) =>
+              denied ? Effect.void : Effect.fail(alreadyDecided()))
         ),
 
       /**

@@ -308,6 +308,36 @@ describe("the headless flow", () => {
   })
 })
 
+describe("a device's sign-in is decided once", () => {
+  it("the first approval stands: a second sign-in through the same code, finishing later, changes nothing", async () => {
+    const authorization = await json(form("/oauth/device/code", {}))
+    const attacker = new Browser()
+    const attackerLink = await confirmDevice(attacker, authorization.verification_uri_complete)
+    const victim = new Browser()
+    const victimLink = await confirmDevice(victim, authorization.verification_uri_complete)
+    const approved = await victim.visit(victimLink, { login: "victim", provider: provider.issuer })
+    assert.include(approved.text, "You are signed in")
+    const late = await attacker.visit(attackerLink, { login: "attacker", provider: provider.issuer })
+    assert.notInclude(late.text, "You are signed in")
+    assert.include(late.text, "already approved or refused")
+    const tokens = await json(form("/oauth/token", { grant_type: deviceGrant, device_code: authorization.device_code }))
+    assert.strictEqual(claimsOf(tokens.access_token).email, "victim@example.com")
+  })
+
+  it("a refusal stands: a sign-in through the same code, finishing after it, is not approved", async () => {
+    const authorization = await json(form("/oauth/device/code", {}))
+    const attacker = new Browser()
+    const attackerLink = await confirmDevice(attacker, authorization.verification_uri_complete)
+    const victim = new Browser()
+    const confirm = formOf(await victim.load(authorization.verification_uri_complete))!
+    assert.include((await victim.load(confirm.action, { ...confirm.fields, action: "deny" })).text, "will not be")
+    const late = await attacker.visit(attackerLink, { login: "attacker", provider: provider.issuer })
+    assert.notInclude(late.text, "You are signed in")
+    const denied = await json(form("/oauth/token", { grant_type: deviceGrant, device_code: authorization.device_code }))
+    assert.strictEqual(denied.error, "access_denied")
+  })
+})
+
 describe("several servers on one PostgreSQL database", () => {
   it("a sign-in begun on one server completes on another, as behind a load balancer", async () => {
     const url = Redacted.make(await Effect.runPromise(freshDatabase))
