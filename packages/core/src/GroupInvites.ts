@@ -87,14 +87,15 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
 
     /**
      * Redeems an invite code for an identity: binds it to the invite's role in the invite's group, atomically.
-     * Refuses expired invites, used single-use ones, and, for an invite with an email, any other `email`. The
-     * caller is the identity itself, or the system principal acting for it. Returns the (hydrated) binding; an
-     * identity that already holds the role keeps its binding.
+     * Refuses expired invites, used single-use ones, and, for an invite with an email, any other `email`, and an
+     * `email` vouched for only below `emailVouchedBelow` (by an organization's provider there) when the invite is
+     * elsewhere. The caller is the identity itself, or the system principal acting for it. Returns the (hydrated)
+     * binding; an identity that already holds the role keeps its binding.
      */
     const redeem = (
       principal: Principal.Principal,
       code: string,
-      redeemer: { readonly identityUid: string; readonly email?: string }
+      redeemer: { readonly identityUid: string; readonly email?: string; readonly emailVouchedBelow?: string }
     ) =>
       Effect.gen(function*() {
         const identityUid = yield* Uid.parse(redeemer.identityUid, "identityUid")
@@ -123,8 +124,12 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
             if (invite.singleUse && invite.redeemed) {
               return yield* refused("INVITE_USED", invite.uid, "the invite has already been used")
             }
-            if (invite.email !== null && invite.email.toLowerCase() !== redeemer.email?.toLowerCase()) {
-              return yield* refused("EMAIL_MISMATCH", invite.uid, "the invite is for another email address")
+            if (invite.email !== null) {
+              const vouched = redeemer.emailVouchedBelow === undefined ||
+                Uid.isAncestorOrSelf(redeemer.emailVouchedBelow, invite.parent)
+              if (!vouched || invite.email.toLowerCase() !== redeemer.email?.toLowerCase()) {
+                return yield* refused("EMAIL_MISMATCH", invite.uid, "the invite is for another email address")
+              }
             }
             yield* orNotFound(identities.get(identityUid), "identity", identityUid)
             yield* orNotFound(roles.get(invite.roleUid), "role", invite.roleUid)

@@ -39,10 +39,15 @@ export class People extends Effect.Service<People>()("@arbor/core/People", {
     const roles = yield* Repository.make(Role.table, Role.Role)
     const bindings = yield* Repository.make(RoleBinding.table, RoleBinding.Record)
 
-    const emailOf = (claims: Person.Claims) =>
+    /**
+     * The email a sign-in records (docs/api.md §10): verified only when the server's own provider says so. An
+     * organization's provider is run by whoever owns it, so what it says of an email is kept as unverified, and
+     * never reaches a token.
+     */
+    const emailOf = (claims: Person.Claims, access: Access) =>
       claims.email === undefined || claims.email === ""
         ? {}
-        : claims.emailVerified
+        : claims.emailVerified && access.provider === undefined
         ? { email: claims.email }
         : { emailUnverified: claims.email }
 
@@ -72,7 +77,7 @@ export class People extends Effect.Service<People>()("@arbor/core/People", {
           name: yield* freeName(claims),
           description: "",
           claimMatch: { issuer: claims.issuer, subject: claims.subject },
-          ...emailOf(claims),
+          ...emailOf(claims, access),
           lastSeenTime: now,
           createTime: now,
           updateTime: now
@@ -107,7 +112,8 @@ export class People extends Effect.Service<People>()("@arbor/core/People", {
       /**
        * Signs a person in: their identity, made at the first sign-in of their (issuer, subject), with this sign-in's
        * time and email; then the invite redeemed for them, if one is given (refused as `redeem` refuses it; an invite
-       * for an email needs that email verified).
+       * for an email needs that email verified, by the server's own provider or by an organization's provider at the
+       * invite's group or above).
        */
       signIn: (claims: Person.Claims, access: Access = {}) =>
         Effect.gen(function*() {
@@ -128,7 +134,7 @@ export class People extends Effect.Service<People>()("@arbor/core/People", {
               const { email: _e, emailUnverified: _u, ...rest } = current.value
               const identity = new Identity.Identity({
                 ...rest,
-                ...emailOf(claims),
+                ...emailOf(claims, access),
                 lastSeenTime: DateTime.max(now, current.value.lastSeenTime)
               }, trusted)
               yield* identities.update(identity).pipe(unexpectedConflict)
@@ -136,9 +142,12 @@ export class People extends Effect.Service<People>()("@arbor/core/People", {
             })
           )
           if (access.invite !== undefined) {
+            // An organization's provider vouches for an email only for invites at its own group or below.
+            const vouchedBelow = access.provider === undefined ? undefined : Uid.parentOrNull(access.provider.uid)
             yield* invites.redeem(Principal.system, access.invite, {
               identityUid: identity.uid,
-              ...(claims.emailVerified && claims.email !== undefined ? { email: claims.email } : {})
+              ...(claims.emailVerified && claims.email !== undefined ? { email: claims.email } : {}),
+              ...(vouchedBelow === undefined || vouchedBelow === null ? {} : { emailVouchedBelow: vouchedBelow })
             })
           }
           return identity

@@ -6,6 +6,7 @@ import * as TestClock from "effect/TestClock"
 import {
   Arbor,
   GroupInvites,
+  Groups,
   Identities,
   IdentityProviders,
   People,
@@ -124,6 +125,44 @@ describe("People", () => {
         (yield* people).signIn({ ...ada, email: "bob@example.com" }, { invite: forBob.code! })
       )
       assert.strictEqual(twice._tag, "FailedPrecondition")
+    }).pipe(Effect.provide(Arbor.layerMemory)))
+
+  it.effect("an organization's provider vouches for an email only at its own group and below, never in a token", () =>
+    Effect.gen(function*() {
+      const victimOrg = yield* organization("corp")
+      const attackerOrg = yield* organization("attacker")
+      const provider = yield* (yield* IdentityProviders.IdentityProviders).create(Principal.system, attackerOrg.uid, {
+        name: "mine",
+        defaultRole: viewer,
+        oidc: { issuer: "https://attacker.example.com", clientId: "arbor", clientSecret: "s" }
+      })
+      const record = { ...provider, oidc: { ...provider.oidc, clientSecret: "s" } }
+      const invites = yield* GroupInvites.GroupInvites
+      const claims = {
+        issuer: "https://attacker.example.com",
+        subject: "mallory",
+        email: "victim@corp.example",
+        emailVerified: true
+      }
+      const elsewhere = yield* invites.create(Principal.system, victimOrg.uid, {
+        roleUid: viewer,
+        email: "VICTIM@corp.example"
+      })
+      const refused = yield* Effect.flip((yield* people).signIn(claims, { provider: record, invite: elsewhere.code! }))
+      assert.strictEqual(refused._tag, "FailedPrecondition")
+      // What it says of the email is kept as unverified: API tokens carry only verified emails.
+      const person = yield* (yield* people).signIn(claims, { provider: record })
+      assert.isUndefined(person.email)
+      assert.strictEqual(person.emailUnverified, "victim@corp.example")
+      // Within its own organization, its word on the email counts for invites.
+      const team = yield* (yield* Groups.Groups).create(Principal.system, attackerOrg.uid, { name: "team" })
+      const own = yield* invites.create(Principal.system, team.uid, { roleUid: viewer, email: "victim@corp.example" })
+      yield* (yield* people).signIn(claims, { provider: record, invite: own.code! })
+      const bound = yield* (yield* RoleBindings.RoleBindings).list(Principal.system, { childrenOf: team.uid })
+      assert.deepStrictEqual(bound.items.map((b) => b.identity.uid), [person.uid])
+      // The server's own provider is trusted everywhere.
+      const viaServer = yield* (yield* people).signIn({ ...claims, issuer }, { invite: elsewhere.code! })
+      assert.strictEqual(viaServer.email, "victim@corp.example")
     }).pipe(Effect.provide(Arbor.layerMemory)))
 })
 
