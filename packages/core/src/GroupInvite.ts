@@ -66,6 +66,8 @@ export const Record = Schema.Struct({
   keyId: Schema.String,
   codeHash: Schema.String,
   redeemed: Schema.Boolean,
+  /** Whose authority the invite rests on: who created or last changed it; null for the system (docs/api.md §7). */
+  grantedBy: Schema.NullOr(Uid),
   createTime: Timestamp,
   updateTime: Timestamp
 })
@@ -109,7 +111,8 @@ export const table: Table = {
     codeHash: { type: "text" },
     redeemed: { type: "boolean" },
     createTime: { type: "integer" },
-    updateTime: { type: "integer" }
+    updateTime: { type: "integer" },
+    grantedBy: { type: "text", nullable: true }
   },
   unique: [["keyId"]],
   indexes: [["parent"], ["roleUid"], ["createTime"], ["updateTime"]]

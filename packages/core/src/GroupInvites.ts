@@ -13,7 +13,7 @@ import * as GroupInvite from "./GroupInvite.js"
 import * as Identity from "./Identity.js"
 import { commit, operations, orNotFound, trusted, unexpectedConflict } from "./internal/operations.js"
 import * as Resources from "./internal/resources.js"
-import { canReadRole, grantable } from "./internal/roles.js"
+import { canReadRole, grantable, grantor, stillGrantable } from "./internal/roles.js"
 import * as Lists from "./Lists.js"
 import * as Principal from "./Principal.js"
 import * as Repository from "./Repository.js"
@@ -56,7 +56,7 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
     const present = (records: ReadonlyArray<GroupInvite.Record>, grants: Grants) =>
       Effect.map(roles.getMany([...new Set(records.map((r) => r.roleUid))]), (found) => {
         const byUid = new Map(found.map((r) => [r.uid, r]))
-        return records.map(({ codeHash: _h, email, parent: _p, redeemed: _r, ...r }) => {
+        return records.map(({ codeHash: _h, email, grantedBy: _g, parent: _p, redeemed: _r, ...r }) => {
           const role = canReadRole(grants, r.roleUid) ? byUid.get(r.roleUid) : undefined
           return new GroupInvite.GroupInvite({
             ...r,
@@ -123,6 +123,17 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
             }
             if (invite.singleUse && invite.redeemed) {
               return yield* refused("INVITE_USED", invite.uid, "the invite has already been used")
+            }
+            const authorized = yield* stillGrantable(authorization, roles, {
+              grantedBy: invite.grantedBy,
+              capability: "group_invites.create",
+              roleUid: invite.roleUid
+            }, invite.parent)
+            if (!authorized) {
+              yield* Effect.logWarning("invite refused: whoever made it may no longer grant its role").pipe(
+                Effect.annotateLogs({ invite: invite.uid, grantedBy: invite.grantedBy })
+              )
+              return yield* refused("INVITE_NOT_GRANTABLE", invite.uid, "the invite is no longer valid")
             }
             if (invite.email !== null) {
               const vouched = redeemer.emailVouchedBelow === undefined ||
@@ -208,6 +219,7 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
                 keyId,
                 codeHash: hashCode(code),
                 redeemed: false,
+                grantedBy: grantor(principal),
                 createTime: now,
                 updateTime: now
               }
@@ -241,6 +253,7 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
               ...current,
               email: fields.email ?? null,
               singleUse: fields.singleUse,
+              grantedBy: grantor(principal),
               updateTime: request.updateTime
             }))),
           present: presentOne

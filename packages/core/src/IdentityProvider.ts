@@ -26,10 +26,14 @@ export class IdentityProvider extends Schema.Class<IdentityProvider>("@arbor/cor
   updateTime: Timestamp
 }) {}
 
-/** An identity provider as stored, with its client secret. */
+/**
+ * An identity provider as stored, with its client secret and whose authority its default role rests on: who created
+ * or last changed it, null for the system (docs/api.md §7).
+ */
 export const Record = Schema.Struct({
   ...IdentityProvider.fields,
-  oidc: Schema.Struct({ ...Oidc.fields, clientSecret: Schema.String })
+  oidc: Schema.Struct({ ...Oidc.fields, clientSecret: Schema.String }),
+  grantedBy: Schema.NullOr(Uid)
 })
 export type Record = typeof Record.Type
 
@@ -80,7 +84,8 @@ export const table: Table = {
     defaultRole: { type: "text" },
     oidc: { type: "json" },
     createTime: { type: "integer" },
-    updateTime: { type: "integer" }
+    updateTime: { type: "integer" },
+    grantedBy: { type: "text", nullable: true }
   },
   unique: [["parent", "name"]],
   indexes: [["parent"], ["name"], ["defaultRole"], ["createTime"], ["updateTime"]]

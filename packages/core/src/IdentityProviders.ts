@@ -11,7 +11,7 @@ import * as Group from "./Group.js"
 import * as IdentityProvider from "./IdentityProvider.js"
 import { commit, conflict, operations, orNotFound, trusted } from "./internal/operations.js"
 import * as Resources from "./internal/resources.js"
-import { grantable } from "./internal/roles.js"
+import { grantable, grantor } from "./internal/roles.js"
 import * as IssuerUrl from "./IssuerUrl.js"
 import * as Lists from "./Lists.js"
 import type { Principal } from "./Principal.js"
@@ -21,7 +21,7 @@ import * as Uid from "./Uid.js"
 import * as Validation from "./Validation.js"
 
 /** The provider as returned: without its client secret. */
-const withoutSecret = ({ oidc: { clientSecret: _, ...oidc }, ...record }: IdentityProvider.Record) =>
+const withoutSecret = ({ grantedBy: _g, oidc: { clientSecret: _, ...oidc }, ...record }: IdentityProvider.Record) =>
   new IdentityProvider.IdentityProvider({ ...record, oidc }, trusted)
 
 /** Identity providers: upstream OIDC providers for a group. */
@@ -79,6 +79,7 @@ export class IdentityProviders extends Effect.Service<IdentityProviders>()("@arb
               const record: IdentityProvider.Record = {
                 uid: Uid.makeChild(group),
                 ...fields,
+                grantedBy: grantor(principal),
                 createTime: now,
                 updateTime: now
               }
@@ -103,7 +104,7 @@ export class IdentityProviders extends Effect.Service<IdentityProviders>()("@arb
           fields: IdentityProvider.fields,
           apply: (current, request) =>
             Effect.gen(function*() {
-              const { createTime: _c, uid: _u, updateTime: _t, ...input } = current
+              const { createTime: _c, grantedBy: _g, uid: _u, updateTime: _t, ...input } = current
               const merged = FieldMask.apply(input, request.body, request.mask, IdentityProvider.fields)
               const oidc = merged.oidc as Record<string, unknown> | undefined
               if (oidc !== undefined && oidc.clientSecret === undefined) {
@@ -113,7 +114,7 @@ export class IdentityProviders extends Effect.Service<IdentityProviders>()("@arb
               if (fields.defaultRole !== current.defaultRole) {
                 yield* grantable(roles, request.grants, fields.defaultRole, kind.groupOf(current.uid))
               }
-              return { ...current, ...fields, updateTime: request.updateTime }
+              return { ...current, ...fields, grantedBy: grantor(principal), updateTime: request.updateTime }
             }),
           duplicate: (next) => `an identity provider named '${next.name}' already exists beside ${next.uid}`
         }).pipe(

@@ -12,6 +12,7 @@ import { GroupInvites } from "./GroupInvites.js"
 import * as Identity from "./Identity.js"
 import type * as IdentityProvider from "./IdentityProvider.js"
 import { commit, operations, trusted, unexpectedConflict } from "./internal/operations.js"
+import { stillGrantable } from "./internal/roles.js"
 import * as Person from "./Person.js"
 import * as Principal from "./Principal.js"
 import * as Repository from "./Repository.js"
@@ -93,17 +94,28 @@ export class People extends Effect.Service<People>()("@arbor/core/People", {
         const events = [yield* Events.make("created", "identity", identity.uid)]
         const provider = access.provider
         const group = provider === undefined ? null : Uid.parentOrNull(provider.uid)
-        if (provider !== undefined && group !== null && Option.isSome(yield* roles.get(provider.defaultRole))) {
-          const binding: RoleBinding.Record = {
-            uid: Uid.makeChild(group),
-            parent: group,
-            identityUid: identity.uid,
-            roleUid: provider.defaultRole,
-            createTime: now,
-            updateTime: now
+        if (provider !== undefined && group !== null) {
+          const bound = yield* stillGrantable(ops.authorization, roles, {
+            grantedBy: provider.grantedBy,
+            capability: "role_bindings.create",
+            roleUid: provider.defaultRole
+          }, group)
+          if (bound) {
+            const binding: RoleBinding.Record = {
+              uid: Uid.makeChild(group),
+              parent: group,
+              identityUid: identity.uid,
+              roleUid: provider.defaultRole,
+              createTime: now,
+              updateTime: now
+            }
+            yield* bindings.insert(binding).pipe(unexpectedConflict)
+            events.push(yield* Events.make("created", "role_binding", binding.uid))
+          } else {
+            yield* Effect.logWarning("default role not bound: whoever last set the provider may not grant it now").pipe(
+              Effect.annotateLogs({ provider: provider.uid, grantedBy: provider.grantedBy, identity: identity.uid })
+            )
           }
-          yield* bindings.insert(binding).pipe(unexpectedConflict)
-          events.push(yield* Events.make("created", "role_binding", binding.uid))
         }
         return [identity, events] as const
       })

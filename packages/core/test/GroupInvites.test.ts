@@ -102,6 +102,41 @@ describe("GroupInvites", () => {
         assert.strictEqual(again.uid, binding.uid, "a reusable invite redeemed twice keeps one binding")
       })))
 
+    it.effect("no invite outlives its maker's authority: a demoted owner cannot redeem their own owner invite", () =>
+      withArbor(Effect.gen(function*() {
+        const { newcomer, org, team } = yield* setup
+        const invites = yield* GroupInvites.GroupInvites
+        const bindings = yield* RoleBindings.RoleBindings
+        const owner = yield* principalWith(org.uid, "owner", "owner")
+        const ownerRole = Role.builtInByName("owner")!.uid
+        const invite = yield* invites.create(owner, team.uid, { roleUid: ownerRole })
+        const [held] = (yield* bindings.list(Principal.system, { childrenOf: org.uid })).items.filter((b) =>
+          b.identity.uid === owner.identityUid
+        )
+        yield* bindings.delete(Principal.system, held!.uid)
+        for (const redeemer of [owner.identityUid, newcomer.uid]) {
+          const refused = yield* Effect.flip(
+            invites.redeem(Principal.identity(redeemer), invite.code!, { identityUid: redeemer })
+          )
+          assert.strictEqual(refused._tag, "FailedPrecondition")
+          assert.strictEqual(
+            (refused as { violations: ReadonlyArray<{ type: string }> }).violations[0]!.type,
+            "INVITE_NOT_GRANTABLE"
+          )
+        }
+        assert.strictEqual((yield* bindings.list(Principal.system, { childrenOf: team.uid })).items.length, 0)
+        // Whoever last changed an invite is who it rests on: an owner's change makes it redeemable again.
+        const other = yield* principalWith(org.uid, "other owner", "owner")
+        yield* invites.update(other, invite.uid, { singleUse: false })
+        const bound = yield* invites.redeem(Principal.identity(newcomer.uid), invite.code!, {
+          identityUid: newcomer.uid
+        })
+        assert.strictEqual(bound.role.uid, ownerRole)
+        // An invite the system made rests on nothing that can be lost.
+        const bySystem = yield* invites.create(Principal.system, team.uid, { roleUid: viewer })
+        yield* invites.redeem(Principal.identity(newcomer.uid), bySystem.code!, { identityUid: newcomer.uid })
+      })))
+
     it.effect("refuses expired, used single-use and email-mismatched invites, changing nothing", () =>
       withArbor(Effect.gen(function*() {
         const { newcomer, team } = yield* setup

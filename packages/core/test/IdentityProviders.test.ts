@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as IdentityProvider from "../src/IdentityProvider.js"
 import {
   AccountAssociations,
@@ -7,14 +8,17 @@ import {
   Groups,
   IdentityProviders,
   MemoryStore,
+  People,
   Principal,
+  Repository,
   Role,
   RoleBindings,
-  Roles
+  Roles,
+  Store
 } from "../src/index.js"
 import { folder, organization, principalWith } from "./fixtures.js"
 
-const withArbor = <A, E>(effect: Effect.Effect<A, E, Arbor.Services | MemoryStore.MemoryStore>) =>
+const withArbor = <A, E>(effect: Effect.Effect<A, E, Arbor.Services | Store.Store | MemoryStore.MemoryStore>) =>
   Effect.provide(effect, Arbor.layerMemory)
 
 const fieldsOf = (e: unknown) =>
@@ -110,6 +114,54 @@ describe("IdentityProviders", () => {
       assert.strictEqual(pullRole._tag, "PermissionDenied", "repo.list and tag.list are not held")
       const ok = yield* providers.create(admin, org.uid, provider({ defaultRole: adminRole.uid }))
       assert.strictEqual(ok.defaultRole, adminRole.uid)
+    })))
+
+  it.effect("a provider's default role is bound only while whoever last set the provider could still bind it", () =>
+    withArbor(Effect.gen(function*() {
+      const org = yield* organization("acme")
+      const setter = yield* principalWith(org.uid, "owner", "owner")
+      const providers = yield* IdentityProviders.IdentityProviders
+      const bindings = yield* RoleBindings.RoleBindings
+      const ownerRole = owner
+      const created = yield* providers.create(setter, org.uid, {
+        name: "mine",
+        defaultRole: ownerRole,
+        oidc: { issuer: "https://attacker.example.com", clientId: "c", clientSecret: "s" }
+      })
+      const stored = yield* Repository.make(IdentityProvider.table, IdentityProvider.Record)
+      const record = () => Effect.map(stored.get(created.uid), Option.getOrThrow)
+      const signIn = (subject: string) =>
+        Effect.flatMap(
+          People.People,
+          (people) =>
+            Effect.flatMap(record(), (provider) =>
+              people.signIn({ issuer: "https://attacker.example.com", subject, emailVerified: false }, { provider }))
+        )
+      const ownersOf = (uid: string) =>
+        Effect.map(
+          bindings.list(Principal.system, { childrenOf: org.uid }),
+          (page) => page.items.filter((b) => b.identity.uid === uid && b.role.uid === ownerRole)
+        )
+      // While the owner holds owner, a first sign-in gets the default role.
+      const first = yield* signIn("first")
+      assert.strictEqual((yield* ownersOf(first.uid)).length, 1)
+      // Demoted: every later first sign-in gets nothing.
+      const [held] = yield* ownersOf(setter.identityUid)
+      yield* bindings.delete(Principal.system, held!.uid)
+      const second = yield* signIn("second")
+      assert.strictEqual((yield* ownersOf(second.uid)).length, 0)
+      // An update by someone who could not bind it (here: only identity_providers.update) leaves it unbound too.
+      const another = yield* principalWith(org.uid, "another owner", "owner")
+      yield* providers.update(another, created.uid, { description: "re-set" })
+      assert.strictEqual((yield* ownersOf((yield* signIn("third")).uid)).length, 1)
+      const updater = yield* (yield* Roles.Roles).create(Principal.system, org.uid, {
+        name: "provider editor",
+        capabilities: ["identity_providers.update", "identity_providers.list"]
+      })
+      const editor = yield* principalWith(org.uid, "editor", "viewer")
+      yield* bindings.create(Principal.system, org.uid, { identityUid: editor.identityUid, roleUid: updater.uid })
+      yield* providers.update(editor, created.uid, { oidc: { issuer: "https://attacker.example.com", clientId: "d" } })
+      assert.strictEqual((yield* ownersOf((yield* signIn("fourth")).uid)).length, 0)
     })))
 
   it.effect("a role cannot be deleted while a provider grants it; a group not while a provider is below", () =>

@@ -88,7 +88,7 @@ describe("People", () => {
         defaultRole: viewer,
         oidc: { issuer, clientId: "arbor", clientSecret: "s" }
       })
-      const record = { ...provider, oidc: { ...provider.oidc, clientSecret: "s" } }
+      const record = { ...provider, oidc: { ...provider.oidc, clientSecret: "s" }, grantedBy: null }
       const person = yield* (yield* people).signIn(ada, { provider: record })
       const bindings = yield* RoleBindings.RoleBindings
       const held = yield* bindings.list(Principal.system, { descendantsOf: org.uid })
@@ -136,7 +136,7 @@ describe("People", () => {
         defaultRole: viewer,
         oidc: { issuer: "https://attacker.example.com", clientId: "arbor", clientSecret: "s" }
       })
-      const record = { ...provider, oidc: { ...provider.oidc, clientSecret: "s" } }
+      const record = { ...provider, oidc: { ...provider.oidc, clientSecret: "s" }, grantedBy: null }
       const invites = yield* GroupInvites.GroupInvites
       const claims = {
         issuer: "https://attacker.example.com",

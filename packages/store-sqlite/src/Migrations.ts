@@ -279,6 +279,15 @@ const versions = [
 ) STRICT`
 ]
 
+/**
+ * Migration 7: whose authority an invite and a provider's default role rest on (docs/api.md §7); null, the system,
+ * for rows made before.
+ */
+const grantedBy = [
+  `ALTER TABLE group_invites ADD COLUMN granted_by TEXT`,
+  `ALTER TABLE identity_providers ADD COLUMN granted_by TEXT`
+]
+
 /** The migrations, by `<id>_<name>`. */
 export const migrations: Migrations.Migrations = {
   "0001_initial": Migrations.statements(initial),
@@ -286,7 +295,8 @@ export const migrations: Migrations.Migrations = {
   "0003_secrets": Migrations.statements(secrets),
   "0004_refresh_tokens": Migrations.statements(refreshTokens),
   "0005_sign_in": Migrations.statements(signIn),
-  "0006_versions": Migrations.statements(versions)
+  "0006_versions": Migrations.statements(versions),
+  "0007_granted_by": Migrations.statements(grantedBy)
 }
 
 /** The newest schema version this code knows. */

@@ -1,7 +1,8 @@
 import * as Effect from "effect/Effect"
-import type { Grants } from "../Authorization.js"
+import type { Authorization, Grants } from "../Authorization.js"
 import type { Capability } from "../Capability.js"
 import { PermissionDenied } from "../Errors.js"
+import * as Principal from "../Principal.js"
 import type { Repository } from "../Repository.js"
 import type * as Role from "../Role.js"
 import * as Uid from "../Uid.js"
@@ -37,4 +38,30 @@ export const grantable = (roles: Repository<Role.Role>, grants: Grants, roleUid:
     const role = yield* orNotFound(roles.get(roleUid), "role", roleUid)
     yield* requireAll(grants, role.capabilities, group)
     return role
+  })
+
+/** Whose authority a stored grant (an invite, a provider's default role) rests on: an identity, or null for the system. */
+export const grantor = (principal: Principal.Principal): Uid.Uid | null =>
+  principal._tag === "Identity" ? principal.uid : null
+
+/**
+ * True while `grantedBy` (null: the system) could still make a grant of `roleUid` at `group` that needs
+ * `capability` there: no grant outlives the authority that made it (docs/api.md §7). Read from the current role
+ * bindings, so a demotion takes effect at the next use.
+ */
+export const stillGrantable = (
+  authorization: Authorization,
+  roles: Repository<Role.Role>,
+  grant: { readonly grantedBy: Uid.Uid | null; readonly capability: Capability; readonly roleUid: Uid.Uid },
+  group: Uid.Uid
+) =>
+  Effect.gen(function*() {
+    const grants = yield* authorization.grants(
+      grant.grantedBy === null ? Principal.system : Principal.identity(grant.grantedBy)
+    )
+    if (!grants.holds(grant.capability, group)) return false
+    return yield* grantable(roles, grants, grant.roleUid, group).pipe(
+      Effect.as(true),
+      Effect.catchTags({ PermissionDenied: () => Effect.succeed(false), NotFound: () => Effect.succeed(false) })
+    )
   })
