@@ -6,7 +6,7 @@
  */
 import { isArborError, render } from "@arbor/api/ErrorBody"
 import { Errors, Validation } from "@arbor/core"
-import { HttpApiBuilder, type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder, type HttpApp, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -51,14 +51,18 @@ const classify = (error: unknown, request: HttpServerRequest.HttpServerRequest):
       return fromIssues((error as { issues?: ReadonlyArray<Issue> }).issues ?? [])
     case "RouteNotFound":
       return new Errors.NotFound({ resourceType: "route", uid: `${request.method} ${request.url.split("?")[0]}` })
-    case "RequestError": {
-      const cause = String((error as { cause?: unknown }).cause ?? "")
-      if (/max|limit|size|large/i.test(cause)) return RequestLimits.tooLarge()
-      return new Errors.InvalidArgument({
-        violations: [new Errors.FieldViolation({ field: "body", description: "is not valid JSON" })],
-        reason: "MALFORMED_BODY"
-      })
-    }
+  }
+  // A body that `RequestLimits` already read, checked for size and encoding, and kept: what fails now is its JSON.
+  if (error instanceof HttpServerError.RequestError) {
+    return new Errors.InvalidArgument({
+      violations: [
+        new Errors.FieldViolation({
+          field: "body",
+          description: error.reason === "Decode" ? "is not valid JSON" : "could not be read"
+        })
+      ],
+      reason: "MALFORMED_BODY"
+    })
   }
   return undefined
 }

@@ -58,6 +58,20 @@ const parsed = (text: string) => {
 const reasonOf = (body: any) => body?.details?.[0]?.reason
 
 describe("request limits", () => {
+  it.scopedLive("malformed JSON is MALFORMED_BODY whatever its text says (errors are classified by class)", () =>
+    Effect.gen(function*() {
+      const { org, token } = yield* member("acme")
+      for (const raw of ["max size limit", "large", "{\"name\": limit}", "{"]) {
+        const reply = yield* call("POST", `/iam/v2beta1/groups/${org}`, { token, raw })
+        assert.strictEqual(reply.status, 400, raw)
+        assert.strictEqual(reasonOf(reply.body), "MALFORMED_BODY", raw)
+        assert.deepStrictEqual(reply.body.details[1].fieldViolations, [{
+          field: "body",
+          description: "is not valid JSON"
+        }])
+      }
+    }).pipe(Effect.provide(testServer())))
+
   it.scopedLive("a megabyte of nested arrays is refused at once, before anything else, without a 500", () =>
     Effect.gen(function*() {
       const { org, token } = yield* member("acme")
