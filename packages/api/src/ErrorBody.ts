@@ -46,6 +46,7 @@ const codeOf: { readonly [Tag in Errors.ArborError["_tag"]]: CodeName } = {
   AlreadyExists: "ALREADY_EXISTS",
   PermissionDenied: "PERMISSION_DENIED",
   Unauthenticated: "UNAUTHENTICATED",
+  ResourceExhausted: "RESOURCE_EXHAUSTED",
   FailedPrecondition: "FAILED_PRECONDITION",
   Aborted: "ABORTED",
   Unavailable: "UNAVAILABLE",
@@ -110,6 +111,9 @@ export const render = (error: Errors.ArborError, domain: string): Rendered => {
         violations: error.violations.map((v) => ({ type: v.type, subject: v.subject, description: v.description }))
       })
       break
+    case "ResourceExhausted":
+      details.push({ "@type": typeUrl("RetryInfo"), retryDelay: `${error.retryAfterSeconds}s` })
+      break
     case "Aborted":
       details.push({ "@type": typeUrl("RetryInfo"), retryDelay: "1s" })
       break
@@ -121,7 +125,11 @@ export const render = (error: Errors.ArborError, domain: string): Rendered => {
       message: error.message,
       details: [{ "@type": typeUrl("ErrorInfo"), reason: error.reason ?? name, domain, metadata }, ...details]
     },
-    headers: error._tag === "Unauthenticated" ? { "www-authenticate": "Bearer" } : {}
+    headers: error._tag === "Unauthenticated"
+      ? { "www-authenticate": "Bearer" }
+      : error._tag === "ResourceExhausted"
+      ? { "retry-after": String(error.retryAfterSeconds) }
+      : {}
   }
 }
 
@@ -137,6 +145,7 @@ const ResourceInfo = Schema.Struct({
   resourceName: Schema.optionalWith(Schema.String, { default: () => "" }),
   description: Schema.optionalWith(Schema.String, { default: () => "" })
 })
+const RetryInfo = Schema.Struct({ retryDelay: Schema.String })
 const PreconditionFailure = Schema.Struct({
   violations: Schema.Array(Schema.Struct({ type: Schema.String, subject: Schema.String, description: Schema.String }))
 })
@@ -190,6 +199,15 @@ export const parse = (body: ErrorBody): Errors.ArborError | undefined => {
       })
     case "UNAUTHENTICATED":
       return new Errors.Unauthenticated({ why: after(body.message, "Unauthenticated: "), ...reason })
+    case "RESOURCE_EXHAUSTED":
+      return new Errors.ResourceExhausted({
+        description: after(body.message, "Resource exhausted: "),
+        retryAfterSeconds: Math.max(
+          0,
+          Math.ceil(Number.parseFloat(detail(body, "RetryInfo", RetryInfo)?.retryDelay ?? "0") || 0)
+        ),
+        ...reason
+      })
     case "FAILED_PRECONDITION": {
       const [first, ...rest] = (detail(body, "PreconditionFailure", PreconditionFailure)?.violations ?? []).map((v) =>
         new Errors.PreconditionViolation(v)

@@ -81,6 +81,17 @@ export class Unauthenticated extends Schema.TaggedError<Unauthenticated>()("Unau
   }
 }
 
+/** Too many requests of this kind for now: retry after `retryAfterSeconds` (code 8). */
+export class ResourceExhausted extends Schema.TaggedError<ResourceExhausted>()("ResourceExhausted", {
+  description: Schema.String,
+  retryAfterSeconds: Schema.Int,
+  reason
+}) {
+  override get message(): string {
+    return `Resource exhausted: ${this.description}`
+  }
+}
+
 /** The system is not in a state that allows the operation (code 9). */
 export class FailedPrecondition extends Schema.TaggedError<FailedPrecondition>()("FailedPrecondition", {
   summary: Schema.String,
@@ -131,6 +142,7 @@ export const ArborError = Schema.Union(
   AlreadyExists,
   PermissionDenied,
   Unauthenticated,
+  ResourceExhausted,
   FailedPrecondition,
   Aborted,
   Unavailable,

@@ -19,10 +19,10 @@ import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
 import * as MetricLabel from "effect/MetricLabel"
-import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { createHash, timingSafeEqual } from "node:crypto"
 import * as Authentication from "./Authentication.js"
+import * as ClientAddress from "./ClientAddress.js"
 import * as GrpcServices from "./GrpcServices.js"
 
 /** Where the metrics are scraped. */
@@ -171,13 +171,13 @@ const sameToken = (presented: string, expected: string) => {
  * metrics hold no names, but their counts (token exchanges by the reason kept from the caller, cache misses) would
  * tell an outsider what the API's answers keep from it.
  */
-const admitted = (token: Redacted.Redacted | undefined) =>
+const admitted = (token: Redacted.Redacted | undefined, clientAddressHeader: string | undefined) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     if (token === undefined) {
-      // A client on this machine: the only one that may scrape without a token.
-      const remote = Option.getOrElse(request.remoteAddress, () => "")
-      if (NetworkAddress.kind(remote) === "loopback") return
+      // A client on this machine: the only one that may scrape without a token. Behind a proxy on this machine,
+      // every connection is local: the client is the one the proxy names.
+      if (NetworkAddress.kind(ClientAddress.of(request, clientAddressHeader)) === "loopback") return
       return yield* new Errors.PermissionDenied({ capability: "metrics.read", resource: path })
     }
     const presented = Authentication.bearerIn(request.headers.authorization)
@@ -191,12 +191,12 @@ const admitted = (token: Redacted.Redacted | undefined) =>
   })
 
 /** `GET /metrics`, in the Prometheus text format, for whoever `admitted` lets in. */
-export const layer = (token: Redacted.Redacted | undefined) =>
+export const layer = (token: Redacted.Redacted | undefined, clientAddressHeader: string | undefined) =>
   HttpApiBuilder.Router.use((router) =>
     Effect.flatMap(Exporter, (exporter) =>
       router.get(
         path,
-        admitted(token).pipe(
+        admitted(token, clientAddressHeader).pipe(
           Effect.zipRight(Effect.promise(() => exporter.collect())),
           Effect.map(({ resourceMetrics }) =>
             HttpServerResponse.text(serializer.serialize(resourceMetrics), {

@@ -122,7 +122,7 @@ export const app = (config: ServerConfig) =>
     HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
     Docs.layer,
     SignInRoutes.layer(config),
-    Metrics.layer(config.metricsToken),
+    Metrics.layer(config.metricsToken, config.clientAddressHeader),
     ErrorMiddleware.layer(config.errorDomain).pipe(Layer.provide(Grpc.layer(config.errorDomain))),
     // Once for every request: the framework's own limit on bodies it reads, behind `RequestLimits`.
     Layer.succeed(HttpIncomingMessage.MaxBodySize, Option.some(FileSystem.Size(RequestLimits.maxBodyBytes)))

@@ -46,6 +46,11 @@ export interface ServerConfig {
   readonly otlpEndpoint: string | undefined
   /** The bearer token `/metrics` asks for (`ARBOR_METRICS_TOKEN`); without one, only this machine may scrape. */
   readonly metricsToken: Redacted.Redacted | undefined
+  /**
+   * The header in which a trusted proxy in front of the server passes the client's address
+   * (`ARBOR_CLIENT_ADDRESS_HEADER`, e.g. `x-forwarded-for`: its last entry); without it, the connection's address.
+   */
+  readonly clientAddressHeader: string | undefined
 }
 
 /** The server's own sign-in provider from its settings: none without `ARBOR_LOGIN_ISSUER`. */
@@ -118,7 +123,8 @@ export const config: Config.Config<ServerConfig> = Config.all({
   loginClientSecretFile: optional("ARBOR_LOGIN_CLIENT_SECRET_FILE"),
   loginScopes: Config.string("ARBOR_LOGIN_SCOPES").pipe(Config.withDefault("")),
   otlpEndpoint: optional("OTEL_EXPORTER_OTLP_ENDPOINT"),
-  metricsToken: Config.option(Config.redacted("ARBOR_METRICS_TOKEN"))
+  metricsToken: Config.option(Config.redacted("ARBOR_METRICS_TOKEN")),
+  clientAddressHeader: optional("ARBOR_CLIENT_ADDRESS_HEADER")
 }).pipe(
   Config.mapOrFail((c) => {
     if (c.allowInsecureIssuers !== undefined && c.allowInsecureIssuers !== "loopback") {
@@ -151,7 +157,8 @@ export const config: Config.Config<ServerConfig> = Config.all({
         maxConnections: Option.getOrElse(c.maxConnections, Listener.defaultMaxConnections),
         login: login.right,
         otlpEndpoint: c.otlpEndpoint,
-        metricsToken: Option.getOrUndefined(c.metricsToken)
+        metricsToken: Option.getOrUndefined(c.metricsToken),
+        clientAddressHeader: c.clientAddressHeader?.toLowerCase()
       } satisfies ServerConfig
     )
   })

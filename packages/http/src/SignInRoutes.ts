@@ -11,6 +11,8 @@ import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/p
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import { timingSafeEqual } from "node:crypto"
+import * as ClientAddress from "./ClientAddress.js"
+import * as SignInLimits from "./SignInLimits.js"
 import * as Pages from "./SignInPages.js"
 
 /** The cookie that ties a browser to its sign-in in progress. */
@@ -51,12 +53,35 @@ const oauthJson = (body: unknown, status = 200) =>
     HttpServerResponse.setHeaders({ "cache-control": "no-store", pragma: "no-cache" })
   )
 
-/** The sign-in endpoints, for a server whose token service is at `authUrl`. */
-export const layer = (options: { readonly authUrl: string; readonly errorDomain: string }) =>
+/**
+ * The sign-in endpoints, for a server whose token service is at `authUrl`, each client told by its address (from
+ * `clientAddressHeader` when a trusted proxy sets one) for the limits on them.
+ */
+export const layer = (options: {
+  readonly authUrl: string
+  readonly errorDomain: string
+  readonly clientAddressHeader: string | undefined
+  readonly signInLimits?: SignInLimits.Limits | undefined
+}) =>
   HttpApiBuilder.Router.use((router) =>
     Effect.gen(function*() {
       const signIns = yield* SignIns.SignIns
       const refreshTokens = yield* RefreshTokens.RefreshTokens
+      const limits = SignInLimits.make(options.signInLimits)
+      const addressOf = (request: HttpServerRequest.HttpServerRequest) =>
+        ClientAddress.of(request, options.clientAddressHeader)
+      /** A refusal for too many requests: 429 with `Retry-After`, on a page or as OAuth's JSON. */
+      const tooMany = (error: Errors.ResourceExhausted, as: "page" | "json") =>
+        Effect.as(
+          logged(error),
+          HttpServerResponse.setHeader(
+            as === "page"
+              ? Pages.error(429, error.message)
+              : oauthJson({ error: "temporarily_unavailable", error_description: error.message }, 429),
+            "retry-after",
+            String(error.retryAfterSeconds)
+          )
+        )
       const secure = options.authUrl.startsWith("https:")
       const cookie = (path: string, sameSite: "lax" | "strict") => ({
         path,
@@ -92,10 +117,13 @@ export const layer = (options: { readonly authUrl: string; readonly errorDomain:
       yield* router.get(
         OAuth.paths.authorization,
         Effect.gen(function*() {
-          const query = queryOf(yield* HttpServerRequest.HttpServerRequest)
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const query = queryOf(request)
           const callback = optional(query.get("redirect"))
           const exit = query.get("exit")
           if (exit !== null && exit !== "redirect") return Pages.error(400, "Invalid argument: exit: must be redirect")
+          const refused = limits.start(addressOf(request))
+          if (refused !== undefined) return yield* tooMany(refused, "page")
           return yield* signIns.begin({
             provider: optional(query.get("idp_id")),
             audience: optional(query.get("audience")),
@@ -137,7 +165,10 @@ export const layer = (options: { readonly authUrl: string; readonly errorDomain:
       yield* router.post(
         OAuth.paths.deviceAuthorization,
         Effect.gen(function*() {
-          const form = yield* formOf(yield* HttpServerRequest.HttpServerRequest)
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const refused = limits.start(addressOf(request))
+          if (refused !== undefined) return yield* tooMany(refused, "json")
+          const form = yield* formOf(request)
           return yield* signIns.authorizeDevice({
             provider: optional(form.get("idp_id")),
             audience: optional(form.get("audience")),
@@ -169,8 +200,12 @@ export const layer = (options: { readonly authUrl: string; readonly errorDomain:
       yield* router.get(
         OAuth.paths.verification,
         Effect.gen(function*() {
-          const typed = optional(queryOf(yield* HttpServerRequest.HttpServerRequest).get("user_code"))
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const typed = optional(queryOf(request).get("user_code"))
           if (typed === undefined) return Pages.enterCode(OAuth.paths.verification)
+          const address = addressOf(request)
+          const blocked = limits.checkUserCode(address)
+          if (blocked !== undefined) return yield* tooMany(blocked, "page")
           return yield* signIns.pendingDevice(typed).pipe(
             Effect.map((userCode) => {
               const csrf = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url")
@@ -180,12 +215,12 @@ export const layer = (options: { readonly authUrl: string; readonly errorDomain:
             }),
             Effect.catchAll((error) =>
               error._tag === "NotFound"
-                ? Effect.succeed(
+                ? Effect.sync(() => limits.wrongUserCode(address)).pipe(Effect.as(
                   Pages.enterCode(
                     OAuth.paths.verification,
                     "That code is not valid or has expired. Check it and try again."
                   )
-                )
+                ))
                 : failed(error, undefined)
             )
           )
@@ -202,13 +237,20 @@ export const layer = (options: { readonly authUrl: string; readonly errorDomain:
           if (expected === "" || !sameText(expected, form.get("csrf") ?? "")) {
             return Pages.error(400, "This confirmation did not come from this page. Open the sign-in address again.")
           }
+          const address = addressOf(request)
+          const refused = limits.checkUserCode(address) ??
+            (form.get("action") === "deny" ? undefined : limits.start(address))
+          if (refused !== undefined) return yield* tooMany(refused, "page")
           const done = form.get("action") === "deny"
             ? Effect.as(signIns.denyDevice(userCode), Pages.refused)
             : Effect.map(
               signIns.beginDevice(userCode),
               ({ location, transaction }) => setLogin(transaction)(Pages.continueTo(location))
             )
-          return yield* done.pipe(Effect.catchAll((error) => failed(error, undefined)))
+          return yield* done.pipe(
+            Effect.tapErrorTag("NotFound", () => Effect.sync(() => limits.wrongUserCode(address))),
+            Effect.catchAll((error) => failed(error, undefined))
+          )
         })
       )
 

@@ -131,6 +131,17 @@ describe("/metrics with ARBOR_METRICS_TOKEN", () => {
 })
 
 describe("/metrics without a token", () => {
+  it("behind a trusted proxy, answers only the clients it names as on this machine", async () => {
+    const server = await startServer(await freePort(), { clientAddressHeader: "x-forwarded-for" })
+    try {
+      const scrape = (client: string) => fetch(`${server.url}/metrics`, { headers: { "x-forwarded-for": client } })
+      assert.strictEqual((await scrape("203.0.113.5")).status, 403)
+      assert.strictEqual((await scrape("203.0.113.5, 127.0.0.1")).status, 200)
+    } finally {
+      await server.close()
+    }
+  })
+
   it.scopedLive("refuses a client that is not on this machine", () =>
     Effect.gen(function*() {
       // A client without a loopback address: connections of a Unix socket handed to the server have none.

@@ -39,6 +39,7 @@ export const testConfig = (overrides: Partial<ServerConfig> = {}): ServerConfig 
   login: undefined,
   otlpEndpoint: undefined,
   metricsToken: undefined,
+  clientAddressHeader: undefined,
   ...overrides
 })
 
