@@ -13,7 +13,7 @@ import { execFile } from "node:child_process"
 import { existsSync, readFileSync, rmSync } from "node:fs"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
-import { CommandFailed, NotLoggedIn } from "./Failure.js"
+import { CommandFailed, NotLoggedIn, UsageError } from "./Failure.js"
 import type { Endpoints } from "./Where.js"
 import * as Where from "./Where.js"
 
@@ -41,11 +41,40 @@ const expiresWithin = (token: string, margin: Duration.Duration) =>
 /** How a workload signed in: what to exchange again when its API token expires. */
 const Workload = Schema.parseJson(Schema.Struct({ identity: Schema.String, identityToken: Schema.String }))
 
-/** The workload's own token: the file's contents when it names a file, else the token itself. */
+/** The workload's own token as the cache keeps it: the file's contents when it names a file, else the token. */
 const readIdentityToken = (pathOrToken: string) =>
   Effect.try({
     try: () => existsSync(pathOrToken) ? readFileSync(pathOrToken, "utf8").trim() : pathOrToken.trim(),
     catch: () => new CommandFailed({ message: `cannot read the identity token ${pathOrToken}` })
+  })
+
+/** All of standard input, trimmed. */
+const readStdin = Effect.async<string, CommandFailed>((resume) => {
+  const chunks: Array<Buffer> = []
+  process.stdin.on("data", (chunk: Buffer) => chunks.push(chunk))
+  process.stdin.once("end", () => resume(Effect.succeed(Buffer.concat(chunks).toString("utf8").trim())))
+  process.stdin.once("error", (e) => resume(Effect.fail(new CommandFailed({ message: `cannot read stdin: ${e}` }))))
+})
+
+/**
+ * Where `--identity-token` says the workload's token is: a file (kept, so that the token is read again when it is
+ * renewed) or `-`, standard input (the token itself is kept, in the private cache). Never the token itself: a
+ * command line is visible to every user of the machine.
+ */
+const identityTokenSource = (source: string) =>
+  Effect.gen(function*() {
+    if (source === "-") {
+      const token = yield* readStdin
+      if (token === "") return yield* new UsageError({ message: "--identity-token -: standard input held no token" })
+      return { token, kept: token }
+    }
+    if (!existsSync(source)) {
+      return yield* new UsageError({
+        message: "--identity-token names a file holding the token, or - to read it from standard input " +
+          "(a token on the command line would be visible to every user of this machine)"
+      })
+    }
+    return { token: yield* readIdentityToken(source), kept: source }
   })
 
 /** The token service's typed client, with a bearer token when given. */
@@ -92,15 +121,18 @@ const save = (where: Endpoints, token: string, refreshToken?: string) =>
 /** Where the output for a person goes: stderr, so that stdout keeps only results. */
 const tell = (text: string) => Effect.sync(() => process.stderr.write(`${text}\n`))
 
-/** Signs a workload in: exchanges its token now, and keeps how to exchange again. */
-export const loginWorkload = (where: Endpoints, identity: string, pathOrToken: string) =>
+/** Exchanges a workload's token now, and keeps how to exchange again (`kept`: its file, or the token itself). */
+const exchangeAndKeep = (where: Endpoints, identity: string, token: string, kept: string) =>
   Effect.gen(function*() {
-    const exchanged = yield* exchange(where, identity, yield* readIdentityToken(pathOrToken))
-    const cache = Where.cache(where.api)
-    cache.write("workload", JSON.stringify({ identity, identityToken: pathOrToken }))
+    const exchanged = yield* exchange(where, identity, token)
+    Where.cache(where.api).write("workload", JSON.stringify({ identity, identityToken: kept }))
     yield* save(where, exchanged.token)
     return exchanged.token
   })
+
+/** Signs a workload in with its token from `source`: a file, or `-` for standard input. */
+export const loginWorkload = (where: Endpoints, identity: string, source: string) =>
+  Effect.flatMap(identityTokenSource(source), ({ kept, token }) => exchangeAndKeep(where, identity, token, kept))
 
 /** Signs a person in without a browser on this machine (RFC 8628): prints where to go, then polls. */
 export const loginHeadless = (where: Endpoints, options: PersonLogin) =>
@@ -154,10 +186,17 @@ export const loginBrowser = (where: Endpoints, options: PersonLogin) =>
       server.listen(0, "127.0.0.1", () => resume(Effect.void))
     })
     const port = (server.address() as AddressInfo).port
+    // Any process on this machine can reach the listener: only the request carrying this sign-in's state is its end.
+    const state = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url")
     const received = Effect.async<URL>((resume) => {
       server.on("request", (request, response) => {
         const url = new URL(request.url ?? "/", `http://127.0.0.1:${port}`)
         if (url.pathname !== "/callback") return response.writeHead(404).end()
+        if (url.searchParams.get("state") !== state) {
+          return response.writeHead(400, { "content-type": "text/plain; charset=utf-8" }).end(
+            "This is not the sign-in this command started."
+          )
+        }
         const failed = url.searchParams.get("error")
         response.writeHead(200, { "content-type": "text/plain; charset=utf-8" }).end(
           failed === null ? "Signed in. You can close this window." : `Sign-in failed: ${failed}`
@@ -170,7 +209,7 @@ export const loginBrowser = (where: Endpoints, options: PersonLogin) =>
     for (
       const [key, value] of Object.entries({
         exit: "redirect",
-        redirect: `http://127.0.0.1:${port}/callback`,
+        redirect: `http://127.0.0.1:${port}/callback?state=${state}`,
         audience: where.api,
         create_refresh_token: "true",
         idp_id: options.idp,
@@ -221,7 +260,7 @@ export const token = (where: Endpoints) =>
     const workload = cache.read("workload")
     if (workload !== undefined) {
       const { identity, identityToken } = yield* Schema.decodeUnknown(Workload)(workload)
-      return yield* loginWorkload(where, identity, identityToken)
+      return yield* exchangeAndKeep(where, identity, yield* readIdentityToken(identityToken), identityToken)
     }
     return yield* new NotLoggedIn({ message: `not logged in to ${where.api}; run arbor auth login` })
   })

@@ -118,7 +118,9 @@ const asOwnerOf = async (orgName: string) => {
       payload.aud = server.url
     }
   })
-  const login = await arbor(env, "auth", "login", "--identity", owner.identity, "--identity-token", token)
+  const file = join(env.dir, "token")
+  writeFileSync(file, token)
+  const login = await arbor(env, "auth", "login", "--identity", owner.identity, "--identity-token", file)
   assert.strictEqual(login.code, 0, login.stderr)
   return { env, ...owner }
 }
@@ -167,7 +169,40 @@ const loginHeadless = async (env: Record<string, string>, login: string, ...args
   return { code: await exited, stderr }
 }
 
+/** Runs `arbor` with `args` in `env`, `input` on its standard input. */
+const arborWithInput = (env: Record<string, string>, input: string, ...args: ReadonlyArray<string>) =>
+  new Promise<Run>((resolve) => {
+    const child = execFile(process.execPath, [executable, ...args], {
+      env: { PATH: process.env.PATH!, ARBOR_API: server.url, NO_COLOR: "1", ...env },
+      timeout: 60_000
+    }, (error, stdout, stderr) => resolve({ code: error === null ? 0 : (error.code as number), stdout, stderr }))
+    child.stdin!.end(input)
+  })
+
 describe("arbor auth", () => {
+  it("a workload's token comes from a file or standard input, never from the command line", async () => {
+    const token = await workloadToken()
+    const onCommandLine = await arbor(home(), "auth", "login", "--identity", deployer, "--identity-token", token)
+    assert.strictEqual(onCommandLine.code, 2)
+    assert.include(onCommandLine.stderr, "standard input")
+    const env = home()
+    const fromStdin = await arborWithInput(
+      env,
+      `${token}\n`,
+      "auth",
+      "login",
+      "--identity",
+      deployer,
+      "--identity-token",
+      "-"
+    )
+    assert.strictEqual(fromStdin.code, 0, fromStdin.stderr)
+    const printed = await arbor(env, "auth", "token")
+    assert.strictEqual(JSON.parse(Buffer.from(printed.stdout.split(".")[1]!, "base64url").toString()).sub, deployer)
+    const help = await arbor(home(), "auth", "login", "--help")
+    assert.include(help.stdout.replace(/\s+/g, " "), "- to read it from standard input")
+  })
+
   it("a workload logs in with its token file; the cache is private; auth token prints a valid token", async () => {
     const env = await asDeployer()
     const cache = join(env.XDG_CACHE_HOME, "arbor", encodeURIComponent(server.url))
@@ -251,6 +286,11 @@ describe("arbor auth", () => {
   it("a person logs in with a browser: the loopback callback receives the tokens", async () => {
     const env = home()
     const { address, done } = await loginWithBrowser(env)
+    // Another process on this machine finds the listener first: without this sign-in's state it is turned away.
+    const callback = new URL(new URL(address).searchParams.get("redirect")!)
+    assert.isString(callback.searchParams.get("state"))
+    const planted = await fetch(`${callback.origin}${callback.pathname}?token=planted`)
+    assert.strictEqual(planted.status, 400)
     const landed = await new Browser().visit(address, { login: "grace", provider: provider.issuer })
     assert.include(landed.text, "Signed in")
     const { code, stderr } = await done
@@ -671,6 +711,8 @@ describe("the rest of arbor's commands, as an owner", () => {
 describe("arbor config", () => {
   it("keeps the API's address in the config file; flags and ARBOR_API win over it", async () => {
     const env = home()
+    const tokenFile = join(env.dir, "token")
+    writeFileSync(tokenFile, await workloadToken())
     assert.strictEqual(
       (await arbor({ ...env, ARBOR_API: "" }, "config", "set", "api", "http://config.invalid:1")).code,
       0
@@ -683,7 +725,7 @@ describe("arbor config", () => {
       "--identity",
       deployer,
       "--identity-token",
-      "x"
+      tokenFile
     )
     assert.strictEqual(unreachable.code, 1)
     assert.match(unreachable.stderr, /^arbor: cannot reach the server: .*config\.invalid/)
@@ -696,7 +738,7 @@ describe("arbor config", () => {
       "--identity",
       deployer,
       "--identity-token",
-      await workloadToken()
+      tokenFile
     )
     assert.strictEqual(viaFlag.code, 0, viaFlag.stderr)
   })

@@ -22,7 +22,10 @@ const login = Command.make(
       Options.optional
     ),
     identityToken: Options.text("identity-token").pipe(
-      Options.withDescription("a workload: the path of a file holding its OIDC token, or the token itself"),
+      Options.withDescription(
+        "a workload: the path of a file holding its OIDC token, or - to read it from standard input (never the " +
+          "token itself: a command line is visible to every user of the machine)"
+      ),
       Options.optional
     ),
     invite: Options.text("invite-code").pipe(
