@@ -99,8 +99,8 @@ export const layer: Layer.Layer<Services, never, Store | Secrets.Secrets> = Laye
   Layer.provideMerge(Layer.mergeAll(Authorization.Default, Events.Default, LastSeen.Default))
 )
 
-/** The engine over a fresh in-memory store with an ephemeral page-token key: for tests and demos. */
-export const layerMemory: Layer.Layer<Services | Store | MemoryStore.MemoryStore> = layer.pipe(
+/** The engine over a fresh in-memory store with ephemeral secrets: for tests and demos. */
+export const layerMemory: Layer.Layer<Services | Store | MemoryStore.MemoryStore | Secrets.Secrets> = layer.pipe(
   Layer.provideMerge(MemoryStore.layer),
-  Layer.provide(Secrets.layerEphemeral)
+  Layer.provideMerge(Secrets.layerEphemeral)
 )

@@ -1,6 +1,6 @@
 /**
  * The IdentityProviders service: list, get, create, update and delete identity providers. The client secret is
- * write-only: never returned, and kept when an update omits it.
+ * write-only: never returned, kept when an update omits it, and stored sealed (`Sealing`, with the key of `Secrets`).
  */
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -17,6 +17,8 @@ import * as Lists from "./Lists.js"
 import type { Principal } from "./Principal.js"
 import * as Repository from "./Repository.js"
 import * as Role from "./Role.js"
+import * as Sealing from "./Sealing.js"
+import { Secrets } from "./Secrets.js"
 import * as Uid from "./Uid.js"
 import * as Validation from "./Validation.js"
 
@@ -32,6 +34,12 @@ export class IdentityProviders extends Effect.Service<IdentityProviders>()("@arb
     const groups = yield* Repository.make(Group.table, Group.Group)
     const roles = yield* Repository.make(Role.table, Role.Role)
     const authorization = ops.authorization
+    const { sealing } = yield* Secrets
+    /** The validated fields as stored: the client secret sealed. */
+    const sealed = <F extends { readonly oidc: { readonly clientSecret: string } }>(fields: F): F => ({
+      ...fields,
+      oidc: { ...fields.oidc, clientSecret: Sealing.seal(sealing, fields.oidc.clientSecret) }
+    })
     const kind: Resources.Kind<IdentityProvider.Record> = {
       resourceType: "identity provider",
       event: "identity_provider",
@@ -78,7 +86,7 @@ export class IdentityProviders extends Effect.Service<IdentityProviders>()("@arb
               const now = yield* DateTime.now
               const record: IdentityProvider.Record = {
                 uid: Uid.makeChild(group),
-                ...fields,
+                ...sealed(fields),
                 grantedBy: grantor(principal),
                 createTime: now,
                 updateTime: now
@@ -104,17 +112,17 @@ export class IdentityProviders extends Effect.Service<IdentityProviders>()("@arb
           fields: IdentityProvider.fields,
           apply: (current, request) =>
             Effect.gen(function*() {
-              const { createTime: _c, grantedBy: _g, uid: _u, updateTime: _t, ...input } = current
+              const { createTime: _c, grantedBy: _g, uid: _u, updateTime: _t, ...stored } = current
+              const clientSecret = yield* Sealing.open(sealing, stored.oidc.clientSecret)
+              const input = { ...stored, oidc: { ...stored.oidc, clientSecret } }
               const merged = FieldMask.apply(input, request.body, request.mask, IdentityProvider.fields)
               const oidc = merged.oidc as Record<string, unknown> | undefined
-              if (oidc !== undefined && oidc.clientSecret === undefined) {
-                merged.oidc = { ...oidc, clientSecret: current.oidc.clientSecret }
-              }
+              if (oidc !== undefined && oidc.clientSecret === undefined) merged.oidc = { ...oidc, clientSecret }
               const fields = yield* validate(merged)
               if (fields.defaultRole !== current.defaultRole) {
                 yield* grantable(roles, request.grants, fields.defaultRole, kind.groupOf(current.uid))
               }
-              return { ...current, ...fields, grantedBy: grantor(principal), updateTime: request.updateTime }
+              return { ...current, ...sealed(fields), grantedBy: grantor(principal), updateTime: request.updateTime }
             }),
           duplicate: (next) => `an identity provider named '${next.name}' already exists beside ${next.uid}`
         }).pipe(
@@ -122,7 +130,23 @@ export class IdentityProviders extends Effect.Service<IdentityProviders>()("@arb
         ),
 
       delete: (principal: Principal, uid: string) =>
-        Resources.remove<IdentityProvider.Record, never, never>(ops, kind, principal, uid)
+        Resources.remove<IdentityProvider.Record, never, never>(ops, kind, principal, uid),
+
+      /**
+       * Seals the client secrets stored before sealing began (at a server's start); returns how many. Not a change
+       * of any provider: no event, no new update time.
+       */
+      sealStoredSecrets: ops.store.transaction(Effect.gen(function*() {
+        const stored = yield* providers.find({ order: [{ column: "uid", direction: "asc" }] })
+        const plain = stored.filter((record) => !Sealing.isSealed(record.oidc.clientSecret))
+        for (const record of plain) {
+          yield* providers.update({
+            ...record,
+            oidc: { ...record.oidc, clientSecret: Sealing.seal(sealing, record.oidc.clientSecret) }
+          }).pipe(Effect.orDie)
+        }
+        return plain.length
+      })).pipe(Repository.orInternal)
     }
   })
 }) {}

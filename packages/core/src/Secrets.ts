@@ -1,6 +1,7 @@
 /**
- * Server-side secrets: the key that authenticates page tokens. It must survive restarts and be shared by every
- * replica, or tokens handed out earlier stop working.
+ * Server-side secrets: the key that authenticates page tokens, and the key that seals secrets kept in the store
+ * (`Sealing`). Both must survive restarts and be shared by every replica, or what they made stops working; the
+ * sealing key must not be kept in the database it protects.
  */
 import * as Config from "effect/Config"
 import * as ConfigError from "effect/ConfigError"
@@ -10,6 +11,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Sealing from "./Sealing.js"
 import type { Table } from "./Store.js"
 import { isUniqueViolation, Store } from "./Store.js"
 
@@ -17,19 +19,27 @@ import { isUniqueViolation, Store } from "./Store.js"
 export interface SecretsService {
   /** HMAC-SHA256 key for page tokens, at least 32 bytes. */
   readonly pageTokenKey: Redacted.Redacted<Uint8Array>
+  /** The key that seals identity providers' client secrets in the store. */
+  readonly sealing: Sealing.SealingKey
 }
 
 /** Where the engine's secrets come from. */
 export class Secrets extends Context.Tag("@arbor/core/Secrets")<Secrets, SecretsService>() {}
 
-/** Secrets from a key the caller holds. */
-export const layer = (pageTokenKey: Uint8Array): Layer.Layer<Secrets> =>
-  Layer.succeed(Secrets, { pageTokenKey: Redacted.make(pageTokenKey) })
+/**
+ * Secrets from keys the caller holds: the page-token key, and the secret the sealing key is derived from (by
+ * default the page-token key too, which is then held outside the store as well).
+ */
+export const layer = (pageTokenKey: Uint8Array, sealingSecret: Uint8Array = pageTokenKey): Layer.Layer<Secrets> =>
+  Layer.succeed(Secrets, { pageTokenKey: Redacted.make(pageTokenKey), sealing: Sealing.key(sealingSecret) })
 
-/** A random key made at start-up: page tokens do not outlive the process. For tests and throwaway instances. */
+/** Random keys made at start-up: nothing they made outlives the process. For tests and throwaway instances. */
 export const layerEphemeral: Layer.Layer<Secrets> = Layer.sync(
   Secrets,
-  () => ({ pageTokenKey: Redacted.make(crypto.getRandomValues(new Uint8Array(32))) })
+  () => ({
+    pageTokenKey: Redacted.make(crypto.getRandomValues(new Uint8Array(32))),
+    sealing: Sealing.key(crypto.getRandomValues(new Uint8Array(32)))
+  })
 )
 
 /** Decodes a key written as hex or base64 (standard or url-safe); at least 32 bytes. */
@@ -43,16 +53,22 @@ export const parseKey = (text: string): Either.Either<Uint8Array, string> => {
     : Either.left("must be at least 32 bytes, written as hex or base64")
 }
 
-/** The key from the `ARBOR_PAGE_TOKEN_KEY` configuration value. */
-export const layerConfig: Layer.Layer<Secrets, ConfigError.ConfigError> = Layer.effect(
-  Secrets,
+/** A key (at least 32 bytes, hex or base64) from the configuration value `name`. */
+export const configKey = (name: string): Config.Config<Uint8Array> =>
+  Config.redacted(name).pipe(
+    Config.mapOrFail((value) =>
+      Either.mapLeft(parseKey(Redacted.value(value)), (why) => ConfigError.InvalidData([], why))
+    )
+  )
+
+/**
+ * The keys from the configuration values `ARBOR_PAGE_TOKEN_KEY` and, for sealing, `ARBOR_SECRETS_KEY` (by default
+ * the page-token key).
+ */
+export const layerConfig: Layer.Layer<Secrets, ConfigError.ConfigError> = Layer.unwrapEffect(
   Effect.map(
-    Config.redacted("ARBOR_PAGE_TOKEN_KEY").pipe(
-      Config.mapOrFail((value) =>
-        Either.mapLeft(parseKey(Redacted.value(value)), (why) => ConfigError.InvalidData([], why))
-      )
-    ),
-    (key) => ({ pageTokenKey: Redacted.make(key) })
+    Config.all([configKey("ARBOR_PAGE_TOKEN_KEY"), Config.option(configKey("ARBOR_SECRETS_KEY"))]),
+    ([pageTokenKey, sealing]) => layer(pageTokenKey, Option.getOrElse(sealing, () => pageTokenKey))
   )
 )
 
@@ -76,30 +92,31 @@ export const writeStore = (key: Uint8Array) =>
     }))
 
 /**
- * The key kept in the engine's store: made by the first process that starts on the database (a second one racing
- * it reads the winner's), so every process on the database shares it and it survives restarts. A store failure is a
- * defect.
+ * The page-token key kept in the engine's store: made by the first process that starts on the database (a second one
+ * racing it reads the winner's), so every process on the database shares it and it survives restarts. The sealing
+ * key comes from `sealingSecret`, held outside the store. A store failure is a defect.
  */
-export const layerStore: Layer.Layer<Secrets, never, Store> = Layer.effect(
-  Secrets,
-  Effect.gen(function*() {
-    const store = yield* Store
-    const read = Effect.map(
-      store.get(secretsTable, pageTokenKeyName),
-      Option.map((row) => Either.getOrThrow(parseKey(String(row.value))))
-    )
-    const made = crypto.getRandomValues(new Uint8Array(32))
-    const key = yield* Effect.flatMap(
-      read,
-      Option.match({
-        onSome: Effect.succeed,
-        // Another process may make it first: then theirs is the key.
-        onNone: () =>
-          Effect.as(writeStore(made), made).pipe(
-            Effect.catchIf(isUniqueViolation, () => Effect.flatMap(read, (o) => Effect.orDie(o)))
-          )
-      })
-    )
-    return { pageTokenKey: Redacted.make(key) }
-  }).pipe(Effect.orDie)
-)
+export const layerStore = (sealingSecret: Uint8Array): Layer.Layer<Secrets, never, Store> =>
+  Layer.effect(
+    Secrets,
+    Effect.gen(function*() {
+      const store = yield* Store
+      const read = Effect.map(
+        store.get(secretsTable, pageTokenKeyName),
+        Option.map((row) => Either.getOrThrow(parseKey(String(row.value))))
+      )
+      const made = crypto.getRandomValues(new Uint8Array(32))
+      const key = yield* Effect.flatMap(
+        read,
+        Option.match({
+          onSome: Effect.succeed,
+          // Another process may make it first: then theirs is the key.
+          onNone: () =>
+            Effect.as(writeStore(made), made).pipe(
+              Effect.catchIf(isUniqueViolation, () => Effect.flatMap(read, (o) => Effect.orDie(o)))
+            )
+        })
+      )
+      return { pageTokenKey: Redacted.make(key), sealing: Sealing.key(sealingSecret) }
+    }).pipe(Effect.orDie)
+  )

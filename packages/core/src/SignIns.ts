@@ -30,6 +30,8 @@ import * as IssuerUrl from "./IssuerUrl.js"
 import { People } from "./People.js"
 import { RefreshTokens } from "./RefreshTokens.js"
 import * as Repository from "./Repository.js"
+import * as Sealing from "./Sealing.js"
+import { Secrets } from "./Secrets.js"
 import { Settings } from "./Settings.js"
 import * as SignIn from "./SignIn.js"
 import type { Row } from "./Store.js"
@@ -121,14 +123,16 @@ export class SignIns extends Effect.Service<SignIns>()("@arbor/core/SignIns", {
     const identities = yield* Repository.make(Identity.table, Identity.Identity)
     const stored = Repository.orInternal
 
-    const providerOf = (record: IdentityProvider.Record): Provider => ({
-      id: record.uid,
-      issuer: record.oidc.issuer,
-      clientId: record.oidc.clientId,
-      clientSecret: record.oidc.clientSecret,
-      scopes: record.oidc.additionalScopes,
-      record
-    })
+    const { sealing } = yield* Secrets
+    const providerOf = (record: IdentityProvider.Record) =>
+      Effect.map(Sealing.open(sealing, record.oidc.clientSecret), (clientSecret): Provider => ({
+        id: record.uid,
+        issuer: record.oidc.issuer,
+        clientId: record.oidc.clientId,
+        clientSecret,
+        scopes: record.oidc.additionalScopes,
+        record
+      }))
 
     /** The provider `idp_id` names: an identity provider, an organization's (by uid or name), or the server's. */
     const resolve = (idp: string | undefined) =>
@@ -149,7 +153,7 @@ export class SignIns extends Effect.Service<SignIns>()("@arbor/core/SignIns", {
         const notFound = new NotFound({ resourceType: "identity provider", uid: idp })
         if (Uid.isUid(idp) && Uid.parentOrNull(idp) !== null) {
           const record = yield* providers.get(idp)
-          return Option.isSome(record) ? providerOf(record.value) : yield* notFound
+          return Option.isSome(record) ? yield* providerOf(record.value) : yield* notFound
         }
         let organization: string | undefined = Uid.isUid(idp) ? idp : undefined
         if (organization === undefined) {
@@ -170,7 +174,7 @@ export class SignIns extends Effect.Service<SignIns>()("@arbor/core/SignIns", {
           order: [{ column: "name", direction: "asc" }, { column: "uid", direction: "asc" }],
           limit: 1
         })
-        return record === undefined ? yield* notFound : providerOf(record)
+        return record === undefined ? yield* notFound : yield* providerOf(record)
       })
 
     const unreachable = (e: { readonly reason: string; readonly detail: string }) =>

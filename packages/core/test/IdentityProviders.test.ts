@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as IdentityProvider from "../src/IdentityProvider.js"
+import type { Store } from "../src/index.js"
 import {
   AccountAssociations,
   Arbor,
@@ -14,12 +15,14 @@ import {
   Role,
   RoleBindings,
   Roles,
-  Store
+  Sealing,
+  Secrets
 } from "../src/index.js"
 import { folder, organization, principalWith } from "./fixtures.js"
 
-const withArbor = <A, E>(effect: Effect.Effect<A, E, Arbor.Services | Store.Store | MemoryStore.MemoryStore>) =>
-  Effect.provide(effect, Arbor.layerMemory)
+const withArbor = <A, E>(
+  effect: Effect.Effect<A, E, Arbor.Services | Store.Store | MemoryStore.MemoryStore | Secrets.Secrets>
+) => Effect.provide(effect, Arbor.layerMemory)
 
 const fieldsOf = (e: unknown) =>
   (e as { violations?: ReadonlyArray<{ field: string }> }).violations?.map((v) => v.field)
@@ -47,9 +50,11 @@ describe("IdentityProviders", () => {
         additionalScopes: ["email"],
         pkceEnabled: false
       })
-      const secretOf = Effect.map(
+      // Stored sealed (`Sealing`): opened here with the engine's key.
+      const { sealing } = yield* Secrets.Secrets
+      const secretOf = Effect.flatMap(
         store.get(IdentityProvider.table, created.uid),
-        (row) => row._tag === "Some" ? (row.value.oidc as { clientSecret: string }).clientSecret : undefined
+        (row) => Sealing.open(sealing, (Option.getOrThrow(row).oidc as { clientSecret: string }).clientSecret)
       )
       assert.notInclude(JSON.stringify(yield* providers.get(Principal.system, created.uid)), "s3cret")
       assert.notInclude(JSON.stringify((yield* providers.list(Principal.system)).items), "s3cret")

@@ -139,7 +139,7 @@ describe("Secrets.layerStore", () => {
     Effect.gen(function*() {
       const store = Layer.succeedContext(yield* Layer.build(MemoryStore.layer))
       const open = Effect.map(
-        Layer.build(Secrets.layerStore.pipe(Layer.provide(store))),
+        Layer.build(Secrets.layerStore(new Uint8Array(32)).pipe(Layer.provide(store))),
         (c) => Redacted.value(Context.get(c, Secrets.Secrets).pageTokenKey)
       )
       const [first, second] = yield* Effect.all([open, open], { concurrency: "unbounded" })

@@ -2,11 +2,12 @@
  * The data directory: the database, the signing keys, the page-token key and the bootstrap token. Secrets are
  * written with mode 0600, atomically (a temporary file renamed into place), and created on first use.
  */
-import { Secrets, TokenIssuer } from "@arbor/core"
+import { Sealing, Secrets, TokenIssuer } from "@arbor/core"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
 import { randomBytes } from "node:crypto"
-import { chmod, mkdir, readFile, rename, writeFile } from "node:fs/promises"
+import { chmod, mkdir, open, readdir, readFile, rename, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 
 /** File names inside the data directory. */
@@ -14,6 +15,7 @@ export const files = {
   database: "arbor.db",
   signingKeys: "signing-keys.json",
   pageTokenKey: "page-token.key",
+  secretsKey: "secrets.key",
   bootstrapToken: "bootstrap-token",
   server: "server.json"
 } as const
@@ -39,9 +41,25 @@ export const readServerAddresses = (dir: string): Effect.Effect<ServerAddresses 
       : undefined
   })
 
-/** Creates the directory (mode 0700) if it does not exist. */
-export const ensure = (dir: string) =>
-  Effect.promise(() => mkdir(dir, { recursive: true, mode: 0o700 })).pipe(Effect.asVoid)
+/**
+ * Makes the directory private: created 0700, or an existing one tightened to 0700, and its files 0600. With
+ * `database`, the SQLite database is created empty (0600) when missing, since SQLite would make it with the
+ * process's umask and gives its journal files the database's mode. A directory that cannot be made private stops
+ * the start.
+ */
+export const ensure = (dir: string, options: { readonly database?: boolean } = {}) =>
+  Effect.tryPromise({
+    try: async () => {
+      await mkdir(dir, { recursive: true, mode: 0o700 })
+      await chmod(dir, 0o700)
+      if (options.database === true) await (await open(join(dir, files.database), "a", 0o600)).close()
+      const own = new Set<string>(Object.values(files).flatMap((name) => [name, `${name}-wal`, `${name}-shm`]))
+      for (const entry of await readdir(dir, { withFileTypes: true })) {
+        if (entry.isFile() && own.has(entry.name)) await chmod(join(dir, entry.name), 0o600)
+      }
+    },
+    catch: (e) => new Error(`the data directory ${dir} cannot be made private (0700, its files 0600): ${e}`)
+  }).pipe(Effect.orDie)
 
 /** Writes a secret file with mode 0600, atomically. */
 export const writeSecret = (path: string, content: string) =>
@@ -57,10 +75,10 @@ const readIfExists = (path: string) =>
     readFile(path, "utf8").catch((e: NodeJS.ErrnoException) => e.code === "ENOENT" ? undefined : Promise.reject(e))
   )
 
-/** The page-token key of `dir`, created (32 random bytes) on first use. */
-export const secretsLayer = (dir: string): Layer.Layer<Secrets.Secrets> =>
-  Layer.unwrapEffect(Effect.gen(function*() {
-    const path = join(dir, files.pageTokenKey)
+/** The key in the file `name` of `dir`, created (32 random bytes) on first use. */
+const keyFile = (dir: string, name: string) =>
+  Effect.gen(function*() {
+    const path = join(dir, name)
     let text = yield* readIfExists(path)
     if (text === undefined) {
       text = randomBytes(32).toString("hex")
@@ -68,7 +86,33 @@ export const secretsLayer = (dir: string): Layer.Layer<Secrets.Secrets> =>
     }
     const key = Secrets.parseKey(text)
     if (key._tag === "Left") return yield* Effect.dieMessage(`${path} ${key.left}`)
-    return Secrets.layer(key.right)
+    return key.right
+  })
+
+/**
+ * The keys a deployment in `dir` may have sealed secrets under: `configured` (`ARBOR_SECRETS_KEY`) and its key file,
+ * whichever exist.
+ */
+export const sealingKeys = (dir: string, configured: Redacted.Redacted<Uint8Array> | undefined) =>
+  Effect.map(readIfExists(join(dir, files.secretsKey)), (text) => {
+    const file = text === undefined ? undefined : Secrets.parseKey(text)
+    return [
+      ...(configured === undefined ? [] : [Sealing.key(Redacted.value(configured))]),
+      ...(file?._tag === "Right" ? [Sealing.key(file.right)] : [])
+    ]
+  })
+
+/**
+ * The secrets of `dir`: its page-token key, and the key that seals secrets in the database, `sealing` (from
+ * `ARBOR_SECRETS_KEY`) or else a key file beside the database, each created on first use.
+ */
+export const secretsLayer = (dir: string, sealing?: Redacted.Redacted<Uint8Array>): Layer.Layer<Secrets.Secrets> =>
+  Layer.unwrapEffect(Effect.gen(function*() {
+    const pageTokenKey = yield* keyFile(dir, files.pageTokenKey)
+    return Secrets.layer(
+      pageTokenKey,
+      sealing === undefined ? yield* keyFile(dir, files.secretsKey) : Redacted.value(sealing)
+    )
   }))
 
 /** Signing keys kept in `dir`. */

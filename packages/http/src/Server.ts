@@ -5,6 +5,7 @@
 import { Api } from "@arbor/api/Api"
 import {
   Arbor,
+  IdentityProviders,
   MemoryStore,
   RefreshTokens,
   Secrets,
@@ -24,6 +25,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import type { IncomingMessage, Server as NodeServer, ServerResponse } from "node:http"
 import { join } from "node:path"
@@ -61,13 +63,13 @@ const storage = (config: ServerConfig): {
       return {
         store: PostgresStore.layer({ url: config.databaseUrl!, maxConnections: config.databasePool }),
         signingKeys: TokenIssuer.SigningKeys.layerStore,
-        secrets: Secrets.layerStore
+        secrets: Secrets.layerStore(Redacted.value(config.secretsKey!))
       }
     case "sqlite":
       return {
         store: SqliteStore.layer({ filename: join(config.dataDir, DataDir.files.database) }),
         signingKeys: DataDir.signingKeysLayer(config.dataDir),
-        secrets: DataDir.secretsLayer(config.dataDir)
+        secrets: DataDir.secretsLayer(config.dataDir, config.secretsKey)
       }
   }
 }
@@ -101,7 +103,7 @@ export const engine = (config: ServerConfig) => {
     Layer.provide(secrets),
     Layer.provideMerge(timed(store)),
     Layer.provide(settings),
-    Layer.provide(Layer.effectDiscard(DataDir.ensure(config.dataDir)))
+    Layer.provide(Layer.effectDiscard(DataDir.ensure(config.dataDir, { database: config.store === "sqlite" })))
   )
 }
 
@@ -213,7 +215,10 @@ export const layer = (config: ServerConfig) => {
     Layer.provide(http(config)),
     Layer.provide(NodeHttpServer.layer(() => server, { port: config.port, host: config.host })),
     Layer.provide(Layer.effectDiscard(Effect.zipRight(
-      Bootstrap.run(config),
+      Effect.zipRight(
+        Bootstrap.run(config),
+        Effect.flatMap(IdentityProviders.IdentityProviders, (providers) => providers.sealStoredSecrets)
+      ),
       DataDir.writeServerAddresses(config.dataDir, {
         baseUrl: config.baseUrl,
         authUrl: config.authUrl,

@@ -1,7 +1,7 @@
 /**
  * The server's configuration, from the environment; every setting has a default, so nothing needs to be set.
  */
-import { IssuerUrl } from "@arbor/core"
+import { IssuerUrl, Secrets } from "@arbor/core"
 import type { SignIn } from "@arbor/core"
 import * as Config from "effect/Config"
 import * as ConfigError from "effect/ConfigError"
@@ -51,6 +51,11 @@ export interface ServerConfig {
    * (`ARBOR_CLIENT_ADDRESS_HEADER`, e.g. `x-forwarded-for`: its last entry); without it, the connection's address.
    */
   readonly clientAddressHeader: string | undefined
+  /**
+   * The secret that seals identity providers' client secrets in the store (`ARBOR_SECRETS_KEY`, 32 bytes or more,
+   * hex or base64); required on PostgreSQL. On SQLite, without it, a key file in the data directory.
+   */
+  readonly secretsKey: Redacted.Redacted<Uint8Array> | undefined
 }
 
 /** The server's own sign-in provider from its settings: none without `ARBOR_LOGIN_ISSUER`. */
@@ -124,7 +129,8 @@ export const config: Config.Config<ServerConfig> = Config.all({
   loginScopes: Config.string("ARBOR_LOGIN_SCOPES").pipe(Config.withDefault("")),
   otlpEndpoint: optional("OTEL_EXPORTER_OTLP_ENDPOINT"),
   metricsToken: Config.option(Config.redacted("ARBOR_METRICS_TOKEN")),
-  clientAddressHeader: optional("ARBOR_CLIENT_ADDRESS_HEADER")
+  clientAddressHeader: optional("ARBOR_CLIENT_ADDRESS_HEADER"),
+  secretsKey: Config.option(Secrets.configKey("ARBOR_SECRETS_KEY"))
 }).pipe(
   Config.mapOrFail((c) => {
     if (c.allowInsecureIssuers !== undefined && c.allowInsecureIssuers !== "loopback") {
@@ -132,6 +138,14 @@ export const config: Config.Config<ServerConfig> = Config.all({
     }
     if (c.store === "postgres" && Option.isNone(c.databaseUrl)) {
       return Either.left(ConfigError.MissingData(["ARBOR_DATABASE_URL"], "is required when ARBOR_STORE=postgres"))
+    }
+    if (c.store === "postgres" && Option.isNone(c.secretsKey)) {
+      return Either.left(
+        ConfigError.MissingData(
+          ["ARBOR_SECRETS_KEY"],
+          "is required when ARBOR_STORE=postgres: the key that seals secrets in the database is kept outside it"
+        )
+      )
     }
     const login = loginProvider(c)
     if (Either.isLeft(login)) return Either.left(login.left)
@@ -158,7 +172,8 @@ export const config: Config.Config<ServerConfig> = Config.all({
         login: login.right,
         otlpEndpoint: c.otlpEndpoint,
         metricsToken: Option.getOrUndefined(c.metricsToken),
-        clientAddressHeader: c.clientAddressHeader?.toLowerCase()
+        clientAddressHeader: c.clientAddressHeader?.toLowerCase(),
+        secretsKey: Option.getOrUndefined(Option.map(c.secretsKey, Redacted.make))
       } satisfies ServerConfig
     )
   })

@@ -3,7 +3,7 @@
  * then the data directory's keys into the target's own tables, verified by counting each table on both sides.
  */
 import type { Import } from "@arbor/core"
-import { Arbor, Secrets, Store, TokenIssuer } from "@arbor/core"
+import { Arbor, IdentityProvider, Sealing, Secrets, Store, TokenIssuer } from "@arbor/core"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 
@@ -16,14 +16,33 @@ export class TargetNotEmpty extends Error {}
 export type Counts = ReadonlyArray<{ readonly table: string; readonly source: number; readonly target: number }>
 
 /**
+ * A row as the target keeps it: an identity provider's client secret opened with the key it was sealed under (one
+ * of `from`) and sealed again under the target's key `to`.
+ */
+const resealed = (
+  table: Store.Table,
+  row: Store.Row,
+  sealing: { readonly from: ReadonlyArray<Sealing.SealingKey>; readonly to: Sealing.SealingKey }
+) => {
+  if (table.name !== IdentityProvider.table.name) return Effect.succeed(row)
+  const oidc = row.oidc as { readonly clientSecret: string }
+  return Effect.map(
+    Sealing.openWith(sealing.from, oidc.clientSecret),
+    (plain) => ({ ...row, oidc: { ...oidc, clientSecret: Sealing.seal(sealing.to, plain) } })
+  )
+}
+
+/**
  * Copies every row from `source` to `target` (which must be empty), then the signing keys and the page-token key;
- * `progress` hears of each page. Fails when a table's counts differ afterwards.
+ * secrets sealed in rows are sealed again under the target's key (`sealing.to`); `progress` hears of each page.
+ * Fails when a table's counts differ afterwards.
  */
 export const copy = (options: {
   readonly source: Store.StoreService
   readonly target: Store.StoreService
   readonly signingKeys: TokenIssuer.SigningKeysService
   readonly secrets: Secrets.SecretsService
+  readonly sealing: { readonly from: ReadonlyArray<Sealing.SealingKey>; readonly to: Sealing.SealingKey }
   readonly progress: (table: string) => (progress: Import.Progress) => Effect.Effect<void>
 }) =>
   Effect.gen(function*() {
@@ -48,7 +67,13 @@ export const copy = (options: {
           limit: pageSize
         })
         if (rows.length === 0) break
-        yield* target.transaction(Effect.forEach(rows, (row) => target.insert(table, row), { discard: true }))
+        yield* target.transaction(
+          Effect.forEach(
+            rows,
+            (row) => Effect.flatMap(resealed(table, row, options.sealing), (copied) => target.insert(table, copied)),
+            { discard: true }
+          )
+        )
         done += rows.length
         after = rows[rows.length - 1]!.uid
         yield* report({ done, total, source: table.name })

@@ -13,6 +13,7 @@ import {
   Repos,
   Role,
   RoleBindings,
+  Sealing,
   Secrets,
   Store,
   TokenIssuer,
@@ -29,6 +30,7 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import * as DataDir from "./DataDir.js"
@@ -197,6 +199,17 @@ const copyToPostgres = Command.make(
       if (target === undefined) {
         return yield* Effect.fail(new UsageError("--database-url or ARBOR_DATABASE_URL is required"))
       }
+      if (config.secretsKey === undefined) {
+        return yield* Effect.fail(
+          new UsageError(
+            "ARBOR_SECRETS_KEY is required: the key the PostgreSQL servers will seal secrets with (set it for them too)"
+          )
+        )
+      }
+      const sealing = {
+        from: yield* DataDir.sealingKeys(config.dataDir, config.secretsKey),
+        to: Sealing.key(Redacted.value(config.secretsKey))
+      }
       const counts = yield* Effect.gen(function*() {
         const source = yield* Effect.map(Layer.build(SqliteStore.layer({ filename })), Context.get(Store.Store))
         const into = yield* Effect.map(
@@ -210,7 +223,11 @@ const copyToPostgres = Command.make(
             Layer.build(DataDir.signingKeysLayer(config.dataDir)),
             Context.get(TokenIssuer.SigningKeys)
           ),
-          secrets: yield* Effect.map(Layer.build(DataDir.secretsLayer(config.dataDir)), Context.get(Secrets.Secrets)),
+          secrets: yield* Effect.map(
+            Layer.build(DataDir.secretsLayer(config.dataDir, config.secretsKey)),
+            Context.get(Secrets.Secrets)
+          ),
+          sealing,
           progress: (table) => progressBar(table.padEnd(20))
         })
       }).pipe(Effect.scoped)

@@ -6,7 +6,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as jose from "jose"
-import { mkdtempSync, readFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { freshDatabase } from "../../store-postgres/test/databases.js"
@@ -92,6 +92,7 @@ describe("admin commands", () => {
       let token: string
       let pageToken: string
       let org: string
+      let provider: string
       try {
         await sqlite.ready
         token = readFileSync(join(cwd, ".arbor", "bootstrap-token"), "utf8").trim()
@@ -99,6 +100,15 @@ describe("admin commands", () => {
         for (const name of ["a", "b"]) {
           await get(before, `/iam/v2beta1/groups/${org}`, token, { method: "POST", body: JSON.stringify({ name }) })
         }
+        const viewer = (await get(before, "/iam/v2beta1/roles?name=viewer", token)).body.roles[0].uid
+        provider = (await get(before, `/iam/v2beta1/identityProviders/${org}`, token, {
+          method: "POST",
+          body: JSON.stringify({
+            name: "sso",
+            defaultRole: viewer,
+            oidc: { issuer: "https://login.example.com", clientId: "arbor", clientSecret: "the-client-secret-xyzzy" }
+          })
+        })).body.uid
         pageToken = (await get(before, `/iam/v2beta1/groups?uidp.children_of=${org}&page_size=1&order_by=name`, token))
           .body.nextPageToken
       } finally {
@@ -106,16 +116,32 @@ describe("admin commands", () => {
         await sqlite.exited
       }
 
+      // The client secret is sealed: the database holds no trace of it.
+      for (const file of ["arbor.db", "arbor.db-wal"]) {
+        const path = join(cwd, ".arbor", file)
+        if (existsSync(path)) assert.notInclude(readFileSync(path).toString("latin1"), "the-client-secret-xyzzy", file)
+      }
+
       const url = await Effect.runPromise(freshDatabase)
-      const copied = await admin(cwd, ["copy-to-postgres"], { ARBOR_DATABASE_URL: url })
+      const keyless = await admin(cwd, ["copy-to-postgres"], { ARBOR_DATABASE_URL: url }).catch((e) => e)
+      assert.notStrictEqual(keyless.code, 0)
+      assert.include(keyless.stderr, "ARBOR_SECRETS_KEY")
+      // The PostgreSQL servers' sealing key; the SQLite deployment sealed with its key file, so the copy re-seals.
+      const secretsKey = { ARBOR_SECRETS_KEY: "ab".repeat(32) }
+      const copied = await admin(cwd, ["copy-to-postgres"], { ARBOR_DATABASE_URL: url, ...secretsKey })
       assert.include(copied.stdout, "groups 3\n")
       assert.include(copied.stdout, "role_bindings 1\n")
-      const again = await admin(cwd, ["copy-to-postgres", "--database-url", url]).catch((e) => e)
+      const again = await admin(cwd, ["copy-to-postgres", "--database-url", url], secretsKey).catch((e) => e)
       assert.strictEqual(again.code, 1)
       assert.include(again.stderr, "copy into an empty database")
 
       const after = await freePort()
-      const postgres = startServer(cwd, after, { ...address, ARBOR_STORE: "postgres", ARBOR_DATABASE_URL: url })
+      const postgres = startServer(cwd, after, {
+        ...address,
+        ...secretsKey,
+        ARBOR_STORE: "postgres",
+        ARBOR_DATABASE_URL: url
+      })
       try {
         await postgres.ready
         assert.strictEqual((await get(after, "/iam/v2beta1/groups?uidp.in_root=true", token)).body.groups.length, 1)
@@ -126,6 +152,12 @@ describe("admin commands", () => {
         )
         assert.strictEqual(next.status, 200)
         assert.strictEqual(next.body.groups[0].name, "b")
+        // An update that keeps the client secret opens it: it was sealed again under the PostgreSQL servers' key.
+        const kept = await get(after, `/iam/v2beta1/identityProviders/${provider}`, token, {
+          method: "PATCH",
+          body: JSON.stringify({ description: "moved", oidc: { issuer: "https://login.example.com", clientId: "b" } })
+        })
+        assert.strictEqual(kept.status, 200, JSON.stringify(kept.body))
       } finally {
         postgres.child.kill("SIGTERM")
         await postgres.exited

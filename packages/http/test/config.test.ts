@@ -16,7 +16,20 @@ describe("ServerConfig", () => {
       const missing = yield* Effect.flip(read({ ARBOR_STORE: "postgres" }))
       assert.include(String(missing), "ARBOR_DATABASE_URL")
       const url = "postgres://arbor:secret@db.invalid:5432/arbor"
-      const postgres = yield* read({ ARBOR_STORE: "postgres", ARBOR_DATABASE_URL: url })
+      // The key that seals secrets in the database is kept outside it: required.
+      const keyless = yield* Effect.flip(read({ ARBOR_STORE: "postgres", ARBOR_DATABASE_URL: url }))
+      assert.include(String(keyless), "ARBOR_SECRETS_KEY")
+      assert.include(
+        String(
+          yield* Effect.flip(read({ ARBOR_STORE: "postgres", ARBOR_DATABASE_URL: url, ARBOR_SECRETS_KEY: "short" }))
+        ),
+        "at least 32 bytes"
+      )
+      const postgres = yield* read({
+        ARBOR_STORE: "postgres",
+        ARBOR_DATABASE_URL: url,
+        ARBOR_SECRETS_KEY: "ab".repeat(32)
+      })
       assert.strictEqual(postgres.store, "postgres")
       assert.strictEqual(Redacted.value(postgres.databaseUrl!), url)
       assert.strictEqual(postgres.databasePool, 10)

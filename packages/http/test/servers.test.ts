@@ -18,6 +18,7 @@ describe("two servers on one PostgreSQL database", () => {
       ARBOR_STORE: "postgres",
       ARBOR_DATABASE_URL: url,
       ARBOR_DATABASE_POOL: "4",
+      ARBOR_SECRETS_KEY: "cd".repeat(32),
       ARBOR_BASE_URL: "http://localhost:8080"
     }
     const dirs = [0, 1].map(() => mkdtempSync(join(tmpdir(), "arbor-server-")))
