@@ -88,6 +88,40 @@ const withSpecifiedMessages = (response: ServerResponse | Http2ServerResponse) =
   return response
 }
 
+/**
+ * How ConnectRPC reports a request message that is not valid protobuf: an internal error (its own code, 13),
+ * which is the client's fault; answered as INVALID_ARGUMENT with the REST body's details instead.
+ */
+const isMalformedMessage = (error: ConnectError) =>
+  error.code === Code.Internal && error.rawMessage.startsWith("parse binary:")
+
+/**
+ * Watches a call from before its request is read (ConnectRPC's request gate): when it ends with an error, of the
+ * engine or of the protocol (a malformed or over-size message, a method without an implementation), that error's
+ * code is the call's outcome, and a malformed message is made INVALID_ARGUMENT before it is answered. ConnectRPC
+ * aborts the call's context with the error before it writes the status, on every protocol.
+ */
+const watch = (domain: string) => (context: HandlerContext) => {
+  const outcome = context.values.get(outcomeKey)
+  context.signal.addEventListener("abort", () => {
+    const error: unknown = context.signal.reason
+    if (!(error instanceof ConnectError)) return
+    if (isMalformedMessage(error)) {
+      const invalid = toConnectError(
+        new Errors.InvalidArgument({
+          violations: [new Errors.FieldViolation({ field: "body", description: "is not a valid protobuf message" })],
+          reason: "MALFORMED_BODY"
+        }),
+        domain
+      )
+      Object.defineProperty(error, "code", { value: invalid.code })
+      Object.defineProperty(error, "rawMessage", { value: invalid.rawMessage })
+      error.details.push(...invalid.details)
+    }
+    outcome.code = error.code
+  }, { once: true })
+}
+
 /** The handler over the engine, with `domain` as every error's `ErrorInfo.domain`. */
 export const layer = (domain: string) =>
   Layer.effect(
@@ -134,6 +168,14 @@ export const layer = (domain: string) =>
           serveEngine(router)
         },
         readMaxBytes: RequestLimits.maxBodyBytes,
+        requestGate: watch(domain),
+        // A method the served service does not have: 404, which gRPC clients read as UNIMPLEMENTED.
+        fallback: (request, response) => {
+          const outcome = outcomes.get(request)
+          if (outcome !== undefined) outcome.code = Code.Unimplemented
+          response.writeHead(404)
+          response.end()
+        },
         contextValues: (request) => createContextValues().set(outcomeKey, outcomes.get(request) ?? { code: 0 })
       })
       const services = new Set([...GrpcServices.served, ServerReflection].map((service) => service.typeName))

@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import { readFileSync } from "node:fs"
+import * as http2 from "node:http2"
 import { folderNames } from "./examples/grpcClient.js"
 import { freePort, startServer } from "./signInSupport.js"
 import { member, testServer } from "./support.js"
@@ -69,6 +70,74 @@ describe("ConnectRPC clients of the project's protos", () => {
       await groups.deleteGroup({ uid: created.uid })
     })
   }
+
+  it("answers a message that is not protobuf with INVALID_ARGUMENT on every protocol, and counts each call's code", async () => {
+    const method = "chainguard.platform.iam.v2beta1.GroupsService/GetGroup"
+    const authorization = `Bearer ${owner.token}`
+    // Field 1, 255 bytes long, and nothing after it.
+    const garbage = Uint8Array.from([0x0a, 0xff, 0x01])
+    const envelope = Buffer.concat([Buffer.from([0, 0, 0, 0, garbage.length]), garbage])
+    const calls = async (code: number, rpc = method) => {
+      const scrape = await (await fetch(`${server.url}/metrics`)).text()
+      const line = scrape.split("\n").find((l) =>
+        l.startsWith("arbor_grpc_calls_total{") && l.includes(`code="${code}"`) && l.includes(`rpc="${rpc}"`)
+      )
+      return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(" ") + 1))
+    }
+    const before = await calls(3)
+
+    const connect = await fetch(`${server.url}/${method}`, {
+      method: "POST",
+      headers: { "content-type": "application/proto", authorization },
+      body: garbage
+    })
+    assert.strictEqual(connect.status, 400)
+    const body = await connect.json() as { code: string; message: string }
+    assert.strictEqual(body.code, "invalid_argument")
+    assert.include(body.message, "body: is not a valid protobuf message")
+
+    const web = await fetch(`${server.url}/${method}`, {
+      method: "POST",
+      headers: { "content-type": "application/grpc-web+proto", authorization },
+      body: envelope
+    })
+    assert.match(Buffer.from(await web.arrayBuffer()).toString("latin1"), /grpc-status: ?3\r\n/)
+
+    const session = http2.connect(server.url)
+    const trailers = await new Promise<http2.IncomingHttpHeaders>((resolve, reject) => {
+      const stream = session.request({
+        ":method": "POST",
+        ":path": `/${method}`,
+        "content-type": "application/grpc",
+        te: "trailers",
+        authorization
+      })
+      stream.on("trailers", resolve).on("error", reject).on("response", () => stream.resume())
+      stream.end(envelope)
+    }).finally(() => session.close())
+    assert.strictEqual(trailers["grpc-status"], "3")
+
+    assert.strictEqual(await calls(3), before + 3)
+    // A method no served service has: UNIMPLEMENTED, counted so.
+    const unknownBefore = await calls(12, "unknown")
+    const unknown = await fetch(`${server.url}/chainguard.platform.iam.v2beta1.GroupsService/NoSuchMethod`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization },
+      body: "{}"
+    })
+    assert.strictEqual(unknown.status, 404)
+    assert.strictEqual(await calls(12, "unknown"), unknownBefore + 1)
+    // A method the engine has no feature for: UNIMPLEMENTED, counted so (it was counted as OK).
+    const readme = "chainguard.platform.registry.v2beta1.ReposService/GetRepoReadme"
+    const readmeBefore = await calls(12, readme)
+    const unimplemented = await fetch(`${server.url}/${readme}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization },
+      body: "{}"
+    })
+    assert.strictEqual(((await unimplemented.json()) as { code: string }).code, "unimplemented")
+    assert.strictEqual(await calls(12, readme), readmeBefore + 1)
+  })
 
   it("the README's gRPC example runs against the server", async () => {
     const readme = readFileSync(new URL("../../../README.md", import.meta.url), "utf8")
