@@ -554,15 +554,21 @@ describe("an organization's own provider, through arbor", () => {
   )
 })
 
+/** `arbor` in `env` for commands that must succeed: their stdout, or it parsed from `-o json`. */
+const succeeding = (env: Record<string, string>) => {
+  const run = async (...args: ReadonlyArray<string>) => {
+    const result = await arbor(env, ...args)
+    assert.strictEqual(result.code, 0, `${args.join(" ")}: ${result.stderr}`)
+    return result.stdout
+  }
+  const json = async (...args: ReadonlyArray<string>) => JSON.parse(await run(...args, "-o", "json"))
+  return { json, run }
+}
+
 describe("the rest of arbor's commands, as an owner", () => {
   it("describe, update and delete what list and create made; registry and advisories read", async () => {
     const { env } = await asOwnerOf("rest")
-    const run = async (...args: ReadonlyArray<string>) => {
-      const result = await arbor(env, ...args)
-      assert.strictEqual(result.code, 0, `${args.join(" ")}: ${result.stderr}`)
-      return result.stdout
-    }
-    const json = async (...args: ReadonlyArray<string>) => JSON.parse(await run(...args, "-o", "json"))
+    const { json, run } = succeeding(env)
     // Organizations: describe; create needs a platform admin.
     assert.strictEqual((await json("iam", "organizations", "describe", "rest"))[0].name, "rest")
     const notAdmin = await arbor(env, "iam", "organizations", "create", "another")
@@ -659,12 +665,7 @@ describe("the rest of arbor's commands, as an owner", () => {
 
   it("reaches a folder twelve levels down by path and by uid: create, describe, update, revoke, delete", async () => {
     const { env } = await asOwnerOf("deep")
-    const run = async (...args: ReadonlyArray<string>) => {
-      const result = await arbor(env, ...args)
-      assert.strictEqual(result.code, 0, `${args.join(" ")}: ${result.stderr}`)
-      return result.stdout
-    }
-    const json = async (...args: ReadonlyArray<string>) => JSON.parse(await run(...args, "-o", "json"))
+    const { json, run } = succeeding(env)
     const path = ["deep", ...Array.from({ length: 12 }, (_, i) => `l${i + 1}`)]
     for (let level = 1; level < path.length; level++) {
       await run("iam", "folders", "create", path[level]!, "--parent", path.slice(0, level).join("/"))

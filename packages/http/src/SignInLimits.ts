@@ -19,6 +19,7 @@ export interface Limits {
   readonly startsOverall: number
 }
 
+/** The limits of the standalone server (docs/operations.md). */
 export const defaults: Limits = { wrongUserCodes: 20, startsPerAddress: 60, startsOverall: 5_000 }
 
 const minute = 60_000

@@ -61,13 +61,12 @@ export const layer = (options: {
   readonly authUrl: string
   readonly errorDomain: string
   readonly clientAddressHeader: string | undefined
-  readonly signInLimits?: SignInLimits.Limits | undefined
 }) =>
   HttpApiBuilder.Router.use((router) =>
     Effect.gen(function*() {
       const signIns = yield* SignIns.SignIns
       const refreshTokens = yield* RefreshTokens.RefreshTokens
-      const limits = SignInLimits.make(options.signInLimits)
+      const limits = SignInLimits.make()
       const addressOf = (request: HttpServerRequest.HttpServerRequest) =>
         ClientAddress.of(request, options.clientAddressHeader)
       /** A refusal for too many requests: 429 with `Retry-After`, on a page or as OAuth's JSON. */
