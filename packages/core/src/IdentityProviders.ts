@@ -133,19 +133,18 @@ export class IdentityProviders extends Effect.Service<IdentityProviders>()("@arb
         Resources.remove<IdentityProvider.Record, never, never>(ops, kind, principal, uid),
 
       /**
-       * Seals the client secrets stored before sealing began (at a server's start); returns how many. Not a change
-       * of any provider: no event, no new update time.
+       * Seals under the current key the client secrets that are not (stored before sealing began, or under a
+       * retired key), at a server's start; returns how many. Not a change of any provider: no event, no new update
+       * time.
        */
       sealStoredSecrets: ops.store.transaction(Effect.gen(function*() {
         const stored = yield* providers.find({ order: [{ column: "uid", direction: "asc" }] })
-        const plain = stored.filter((record) => !Sealing.isSealed(record.oidc.clientSecret))
-        for (const record of plain) {
-          yield* providers.update({
-            ...record,
-            oidc: { ...record.oidc, clientSecret: Sealing.seal(sealing, record.oidc.clientSecret) }
-          }).pipe(Effect.orDie)
+        const stale = stored.filter((record) => Sealing.needsSealing(sealing, record.oidc.clientSecret))
+        for (const record of stale) {
+          const clientSecret = Sealing.seal(sealing, yield* Sealing.open(sealing, record.oidc.clientSecret))
+          yield* providers.update({ ...record, oidc: { ...record.oidc, clientSecret } }).pipe(Effect.orDie)
         }
-        return plain.length
+        return stale.length
       })).pipe(Repository.orInternal)
     }
   })

@@ -19,26 +19,33 @@ import { isUniqueViolation, Store } from "./Store.js"
 export interface SecretsService {
   /** HMAC-SHA256 key for page tokens, at least 32 bytes. */
   readonly pageTokenKey: Redacted.Redacted<Uint8Array>
-  /** The key that seals identity providers' client secrets in the store. */
-  readonly sealing: Sealing.SealingKey
+  /** The keys that seal identity providers' client secrets in the store: the current one, and retired ones. */
+  readonly sealing: Sealing.Keys
 }
 
 /** Where the engine's secrets come from. */
 export class Secrets extends Context.Tag("@arbor/core/Secrets")<Secrets, SecretsService>() {}
 
 /**
- * Secrets from keys the caller holds: the page-token key, and the secret the sealing key is derived from (by
- * default the page-token key too, which is then held outside the store as well).
+ * Secrets from keys the caller holds: the page-token key, and the secrets the sealing keys are derived from (by
+ * default the page-token key too, which is then held outside the store as well), the current one first.
  */
-export const layer = (pageTokenKey: Uint8Array, sealingSecret: Uint8Array = pageTokenKey): Layer.Layer<Secrets> =>
-  Layer.succeed(Secrets, { pageTokenKey: Redacted.make(pageTokenKey), sealing: Sealing.key(sealingSecret) })
+export const layer = (
+  pageTokenKey: Uint8Array,
+  sealingSecret: Uint8Array = pageTokenKey,
+  retiredSealingSecrets: ReadonlyArray<Uint8Array> = []
+): Layer.Layer<Secrets> =>
+  Layer.succeed(Secrets, {
+    pageTokenKey: Redacted.make(pageTokenKey),
+    sealing: Sealing.keys(sealingSecret, retiredSealingSecrets)
+  })
 
 /** Random keys made at start-up: nothing they made outlives the process. For tests and throwaway instances. */
 export const layerEphemeral: Layer.Layer<Secrets> = Layer.sync(
   Secrets,
   () => ({
     pageTokenKey: Redacted.make(crypto.getRandomValues(new Uint8Array(32))),
-    sealing: Sealing.key(crypto.getRandomValues(new Uint8Array(32)))
+    sealing: Sealing.keys(crypto.getRandomValues(new Uint8Array(32)))
   })
 )
 
@@ -57,18 +64,33 @@ export const parseKey = (text: string): Either.Either<Uint8Array, string> => {
 export const configKey = (name: string): Config.Config<Uint8Array> =>
   Config.redacted(name).pipe(
     Config.mapOrFail((value) =>
-      Either.mapLeft(parseKey(Redacted.value(value)), (why) => ConfigError.InvalidData([], why))
+      Either.mapLeft(parseKey(Redacted.value(value)), (why) => ConfigError.InvalidData([name], why))
     )
+  )
+
+/** Keys (comma-separated) from the configuration value `name`; none when it is unset. */
+export const configKeys = (name: string): Config.Config<ReadonlyArray<Uint8Array>> =>
+  Config.array(Config.redacted(), name).pipe(
+    Config.mapOrFail((values) =>
+      Either.all(values.map((value) => parseKey(Redacted.value(value)))).pipe(
+        Either.mapLeft((why) => ConfigError.InvalidData([name], why))
+      )
+    ),
+    Config.withDefault([])
   )
 
 /**
  * The keys from the configuration values `ARBOR_PAGE_TOKEN_KEY` and, for sealing, `ARBOR_SECRETS_KEY` (by default
- * the page-token key).
+ * the page-token key) and `ARBOR_SECRETS_KEY_RETIRED` (keys that still open what they sealed).
  */
 export const layerConfig: Layer.Layer<Secrets, ConfigError.ConfigError> = Layer.unwrapEffect(
   Effect.map(
-    Config.all([configKey("ARBOR_PAGE_TOKEN_KEY"), Config.option(configKey("ARBOR_SECRETS_KEY"))]),
-    ([pageTokenKey, sealing]) => layer(pageTokenKey, Option.getOrElse(sealing, () => pageTokenKey))
+    Config.all([
+      configKey("ARBOR_PAGE_TOKEN_KEY"),
+      Config.option(configKey("ARBOR_SECRETS_KEY")),
+      configKeys("ARBOR_SECRETS_KEY_RETIRED")
+    ]),
+    ([pageTokenKey, sealing, retired]) => layer(pageTokenKey, Option.getOrElse(sealing, () => pageTokenKey), retired)
   )
 )
 
@@ -94,9 +116,12 @@ export const writeStore = (key: Uint8Array) =>
 /**
  * The page-token key kept in the engine's store: made by the first process that starts on the database (a second one
  * racing it reads the winner's), so every process on the database shares it and it survives restarts. The sealing
- * key comes from `sealingSecret`, held outside the store. A store failure is a defect.
+ * keys come from `sealingSecret` and `retiredSealingSecrets`, held outside the store. A store failure is a defect.
  */
-export const layerStore = (sealingSecret: Uint8Array): Layer.Layer<Secrets, never, Store> =>
+export const layerStore = (
+  sealingSecret: Uint8Array,
+  retiredSealingSecrets: ReadonlyArray<Uint8Array> = []
+): Layer.Layer<Secrets, never, Store> =>
   Layer.effect(
     Secrets,
     Effect.gen(function*() {
@@ -117,6 +142,6 @@ export const layerStore = (sealingSecret: Uint8Array): Layer.Layer<Secrets, neve
             )
         })
       )
-      return { pageTokenKey: Redacted.make(key), sealing: Sealing.key(sealingSecret) }
+      return { pageTokenKey: Redacted.make(key), sealing: Sealing.keys(sealingSecret, retiredSealingSecrets) }
     }).pipe(Effect.orDie)
   )

@@ -6,8 +6,8 @@ import * as IdentityProvider from "../src/IdentityProvider.js"
 import { Arbor, IdentityProviders, MemoryStore, Principal, Repository, Role, Sealing, Secrets } from "../src/index.js"
 import { organization } from "./fixtures.js"
 
-const one = Sealing.key(new Uint8Array(32).fill(1))
-const other = Sealing.key(new Uint8Array(32).fill(2))
+const one = Sealing.keys(new Uint8Array(32).fill(1))
+const other = Sealing.keys(new Uint8Array(32).fill(2))
 
 describe("Sealing", () => {
   it.effect("seals with a fresh nonce, opens with its key only, refuses a damaged value", () =>
@@ -18,7 +18,12 @@ describe("Sealing", () => {
       assert.notStrictEqual(Sealing.seal(one, "client-secret-1234"), sealed)
       assert.strictEqual(yield* Sealing.open(one, sealed), "client-secret-1234")
       assert.strictEqual((yield* Effect.flip(Sealing.open(other, sealed)))._tag, "Internal")
-      assert.strictEqual(yield* Sealing.openWith([other, one], sealed), "client-secret-1234")
+      // Rotation: the new key seals, the retired one still opens, and what it sealed needs sealing again.
+      const rotated = Sealing.keys(new Uint8Array(32).fill(2), [new Uint8Array(32).fill(1)])
+      assert.strictEqual(yield* Sealing.open(rotated, sealed), "client-secret-1234")
+      assert.isTrue(Sealing.needsSealing(rotated, sealed))
+      assert.isFalse(Sealing.needsSealing(rotated, Sealing.seal(rotated, "x")))
+      assert.isTrue(Sealing.needsSealing(rotated, "legacy"))
       const damaged = sealed.slice(0, -2) + (sealed.endsWith("AA") ? "BB" : "AA")
       assert.strictEqual((yield* Effect.flip(Sealing.open(one, damaged)))._tag, "Internal")
       // A value stored before sealing began is taken as it is.
@@ -27,7 +32,7 @@ describe("Sealing", () => {
 })
 
 describe("identity providers' client secrets at rest", () => {
-  const secrets = Secrets.layer(new Uint8Array(32).fill(9), new Uint8Array(32).fill(1))
+  const secrets = Secrets.layer(new Uint8Array(32).fill(9), new Uint8Array(32).fill(1), [new Uint8Array(32).fill(3)])
   const engine = Arbor.layer.pipe(Layer.provideMerge(MemoryStore.layer), Layer.provideMerge(secrets))
 
   it.effect("are stored sealed under the secrets' key, kept sealed through updates, and legacy ones sealed", () =>
@@ -54,11 +59,15 @@ describe("identity providers' client secrets at rest", () => {
         oidc: { issuer: "https://login.example.com", clientId: "b", clientSecret: "rotated" }
       })
       assert.strictEqual(yield* Sealing.open(one, yield* secretOf(created.uid)), "rotated")
-      // A row written before sealing began is sealed at the next start.
+      // A row written before sealing began, or sealed under a retired key, is sealed again at the next start.
       const record = Option.getOrThrow(yield* stored.get(created.uid))
       yield* stored.update({ ...record, oidc: { ...record.oidc, clientSecret: "plain" } })
       assert.strictEqual(yield* providers.sealStoredSecrets, 1)
       assert.strictEqual(yield* Sealing.open(one, yield* secretOf(created.uid)), "plain")
       assert.strictEqual(yield* providers.sealStoredSecrets, 0)
+      const retired = Sealing.keys(new Uint8Array(32).fill(3))
+      yield* stored.update({ ...record, oidc: { ...record.oidc, clientSecret: Sealing.seal(retired, "old") } })
+      assert.strictEqual(yield* providers.sealStoredSecrets, 1)
+      assert.strictEqual(yield* Sealing.open(one, yield* secretOf(created.uid)), "old")
     }).pipe(Effect.provide(engine)))
 })

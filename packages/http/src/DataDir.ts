@@ -89,30 +89,33 @@ const keyFile = (dir: string, name: string) =>
     return key.right
   })
 
-/**
- * The keys a deployment in `dir` may have sealed secrets under: `configured` (`ARBOR_SECRETS_KEY`) and its key file,
- * whichever exist.
- */
-export const sealingKeys = (dir: string, configured: Redacted.Redacted<Uint8Array> | undefined) =>
-  Effect.map(readIfExists(join(dir, files.secretsKey)), (text) => {
-    const file = text === undefined ? undefined : Secrets.parseKey(text)
-    return [
-      ...(configured === undefined ? [] : [Sealing.key(Redacted.value(configured))]),
-      ...(file?._tag === "Right" ? [Sealing.key(file.right)] : [])
-    ]
-  })
+/** The keys that seal secrets in a deployment's database, as configured. */
+export interface SealingSettings {
+  /** `ARBOR_SECRETS_KEY`; without it, the key file beside the database (made on first use). */
+  readonly current: Redacted.Redacted<Uint8Array> | undefined
+  /** `ARBOR_SECRETS_KEY_RETIRED`: keys that still open what they sealed. */
+  readonly retired: ReadonlyArray<Redacted.Redacted<Uint8Array>>
+}
 
 /**
- * The secrets of `dir`: its page-token key, and the key that seals secrets in the database, `sealing` (from
- * `ARBOR_SECRETS_KEY`) or else a key file beside the database, each created on first use.
+ * The sealing keys of a deployment in `dir`: the configured key, else its key file (created on first use); a key
+ * file that a configured key replaced, and the configured retired keys, still open what they sealed.
  */
-export const secretsLayer = (dir: string, sealing?: Redacted.Redacted<Uint8Array>): Layer.Layer<Secrets.Secrets> =>
+export const sealingKeys = (dir: string, settings: SealingSettings) =>
+  Effect.gen(function*() {
+    const retired = settings.retired.map(Redacted.value)
+    if (settings.current === undefined) return Sealing.keys(yield* keyFile(dir, files.secretsKey), retired)
+    const text = yield* readIfExists(join(dir, files.secretsKey))
+    const file = text === undefined ? undefined : Secrets.parseKey(text)
+    return Sealing.keys(Redacted.value(settings.current), [...retired, ...(file?._tag === "Right" ? [file.right] : [])])
+  })
+
+/** The secrets of `dir`: its page-token key (created on first use) and its sealing keys (`sealingKeys`). */
+export const secretsLayer = (dir: string, sealing: SealingSettings): Layer.Layer<Secrets.Secrets> =>
   Layer.unwrapEffect(Effect.gen(function*() {
     const pageTokenKey = yield* keyFile(dir, files.pageTokenKey)
-    return Secrets.layer(
-      pageTokenKey,
-      sealing === undefined ? yield* keyFile(dir, files.secretsKey) : Redacted.value(sealing)
-    )
+    const keys = yield* sealingKeys(dir, sealing)
+    return Layer.succeed(Secrets.Secrets, { pageTokenKey: Redacted.make(pageTokenKey), sealing: keys })
   }))
 
 /** Signing keys kept in `dir`. */

@@ -63,13 +63,19 @@ const storage = (config: ServerConfig): {
       return {
         store: PostgresStore.layer({ url: config.databaseUrl!, maxConnections: config.databasePool }),
         signingKeys: TokenIssuer.SigningKeys.layerStore,
-        secrets: Secrets.layerStore(Redacted.value(config.secretsKey!))
+        secrets: Secrets.layerStore(
+          Redacted.value(config.secretsKey!),
+          config.retiredSecretsKeys.map(Redacted.value)
+        )
       }
     case "sqlite":
       return {
         store: SqliteStore.layer({ filename: join(config.dataDir, DataDir.files.database) }),
         signingKeys: DataDir.signingKeysLayer(config.dataDir),
-        secrets: DataDir.secretsLayer(config.dataDir, config.secretsKey)
+        secrets: DataDir.secretsLayer(config.dataDir, {
+          current: config.secretsKey,
+          retired: config.retiredSecretsKeys
+        })
       }
   }
 }

@@ -56,6 +56,11 @@ export interface ServerConfig {
    * hex or base64); required on PostgreSQL. On SQLite, without it, a key file in the data directory.
    */
   readonly secretsKey: Redacted.Redacted<Uint8Array> | undefined
+  /**
+   * Sealing keys being rotated out (`ARBOR_SECRETS_KEY_RETIRED`, comma-separated): they still open what they sealed,
+   * and a start seals all of it again under `secretsKey`.
+   */
+  readonly retiredSecretsKeys: ReadonlyArray<Redacted.Redacted<Uint8Array>>
 }
 
 /** The server's own sign-in provider from its settings: none without `ARBOR_LOGIN_ISSUER`. */
@@ -130,7 +135,8 @@ export const config: Config.Config<ServerConfig> = Config.all({
   otlpEndpoint: optional("OTEL_EXPORTER_OTLP_ENDPOINT"),
   metricsToken: Config.option(Config.redacted("ARBOR_METRICS_TOKEN")),
   clientAddressHeader: optional("ARBOR_CLIENT_ADDRESS_HEADER"),
-  secretsKey: Config.option(Secrets.configKey("ARBOR_SECRETS_KEY"))
+  secretsKey: Config.option(Secrets.configKey("ARBOR_SECRETS_KEY")),
+  retiredSecretsKeys: Secrets.configKeys("ARBOR_SECRETS_KEY_RETIRED")
 }).pipe(
   Config.mapOrFail((c) => {
     if (c.allowInsecureIssuers !== undefined && c.allowInsecureIssuers !== "loopback") {
@@ -173,7 +179,8 @@ export const config: Config.Config<ServerConfig> = Config.all({
         otlpEndpoint: c.otlpEndpoint,
         metricsToken: Option.getOrUndefined(c.metricsToken),
         clientAddressHeader: c.clientAddressHeader?.toLowerCase(),
-        secretsKey: Option.getOrUndefined(Option.map(c.secretsKey, Redacted.make))
+        secretsKey: Option.getOrUndefined(Option.map(c.secretsKey, Redacted.make)),
+        retiredSecretsKeys: c.retiredSecretsKeys.map((key) => Redacted.make(key))
       } satisfies ServerConfig
     )
   })

@@ -15,19 +15,25 @@ export class TargetNotEmpty extends Error {}
 /** Rows per table, as counted on both stores after the copy. */
 export type Counts = ReadonlyArray<{ readonly table: string; readonly source: number; readonly target: number }>
 
+/** The keys secrets were sealed under in the source, and those the target seals under. */
+export interface Resealing {
+  readonly from: Sealing.Keys
+  readonly to: Sealing.Keys
+}
+
 /**
- * A row as the target keeps it: an identity provider's client secret opened with the key it was sealed under (one
- * of `from`) and sealed again under the target's key `to`.
+ * A row as the target keeps it: an identity provider's client secret opened with the source's keys and sealed again
+ * under the target's.
  */
 const resealed = (
   table: Store.Table,
   row: Store.Row,
-  sealing: { readonly from: ReadonlyArray<Sealing.SealingKey>; readonly to: Sealing.SealingKey }
+  sealing: Resealing
 ) => {
   if (table.name !== IdentityProvider.table.name) return Effect.succeed(row)
   const oidc = row.oidc as { readonly clientSecret: string }
   return Effect.map(
-    Sealing.openWith(sealing.from, oidc.clientSecret),
+    Sealing.open(sealing.from, oidc.clientSecret),
     (plain) => ({ ...row, oidc: { ...oidc, clientSecret: Sealing.seal(sealing.to, plain) } })
   )
 }
@@ -42,7 +48,7 @@ export const copy = (options: {
   readonly target: Store.StoreService
   readonly signingKeys: TokenIssuer.SigningKeysService
   readonly secrets: Secrets.SecretsService
-  readonly sealing: { readonly from: ReadonlyArray<Sealing.SealingKey>; readonly to: Sealing.SealingKey }
+  readonly sealing: Resealing
   readonly progress: (table: string) => (progress: Import.Progress) => Effect.Effect<void>
 }) =>
   Effect.gen(function*() {

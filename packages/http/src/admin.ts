@@ -206,9 +206,10 @@ const copyToPostgres = Command.make(
           )
         )
       }
+      const sealingSettings = { current: config.secretsKey, retired: config.retiredSecretsKeys }
       const sealing = {
-        from: yield* DataDir.sealingKeys(config.dataDir, config.secretsKey),
-        to: Sealing.key(Redacted.value(config.secretsKey))
+        from: yield* DataDir.sealingKeys(config.dataDir, sealingSettings),
+        to: Sealing.keys(Redacted.value(config.secretsKey))
       }
       const counts = yield* Effect.gen(function*() {
         const source = yield* Effect.map(Layer.build(SqliteStore.layer({ filename })), Context.get(Store.Store))
@@ -224,7 +225,7 @@ const copyToPostgres = Command.make(
             Context.get(TokenIssuer.SigningKeys)
           ),
           secrets: yield* Effect.map(
-            Layer.build(DataDir.secretsLayer(config.dataDir, config.secretsKey)),
+            Layer.build(DataDir.secretsLayer(config.dataDir, sealingSettings)),
             Context.get(Secrets.Secrets)
           ),
           sealing,

@@ -25,6 +25,12 @@ describe("ServerConfig", () => {
         ),
         "at least 32 bytes"
       )
+      const rotating = yield* read({ ARBOR_SECRETS_KEY_RETIRED: `${"ab".repeat(32)},${"cd".repeat(32)}` })
+      assert.strictEqual(rotating.retiredSecretsKeys.length, 2)
+      assert.include(
+        String(yield* Effect.flip(read({ ARBOR_SECRETS_KEY_RETIRED: "short" }))),
+        "ARBOR_SECRETS_KEY_RETIRED"
+      )
       const postgres = yield* read({
         ARBOR_STORE: "postgres",
         ARBOR_DATABASE_URL: url,

@@ -5,11 +5,13 @@
 import { IdentityProvider, IdentityProviders, Principal, Repository, Role, Sealing } from "@arbor/core"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs"
+import * as Redacted from "effect/Redacted"
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as DataDir from "../src/DataDir.js"
 import * as Server from "../src/Server.js"
+import type { ServerConfig } from "../src/ServerConfig.js"
 import { member, testConfig } from "./support.js"
 
 const modeOf = (path: string) => statSync(path).mode & 0o777
@@ -47,11 +49,48 @@ describe("the data directory", () => {
         const path = join(dataDir, file)
         if (existsSync(path)) assert.notInclude(readFileSync(path).toString("latin1"), "the-client-secret-plugh")
       }
-      const keys = yield* DataDir.sealingKeys(dataDir, undefined)
+      const keys = yield* DataDir.sealingKeys(dataDir, { current: undefined, retired: [] })
       const [record] = yield* (yield* Repository.make(IdentityProvider.table, IdentityProvider.Record)).find({
         order: [{ column: "uid", direction: "asc" }]
       })
-      assert.strictEqual(yield* Sealing.openWith(keys, record!.oidc.clientSecret), "the-client-secret-plugh")
+      assert.strictEqual(yield* Sealing.open(keys, record!.oidc.clientSecret), "the-client-secret-plugh")
     }).pipe(Effect.provide(Server.engine(config)))
+  })
+
+  it.scopedLive("moving from the key file to ARBOR_SECRETS_KEY, and rotating that, keeps every secret", () => {
+    const dataDir = join(mkdtempSync(join(tmpdir(), "arbor-data-")), ".arbor")
+    const first = testConfig({ store: "sqlite", dataDir, secretsKey: undefined })
+    const key = (fill: number) => Redacted.make(new Uint8Array(32).fill(fill))
+    const stored = Effect.flatMap(
+      Repository.make(IdentityProvider.table, IdentityProvider.Record),
+      (providers) => Effect.map(providers.find({ order: [{ column: "uid", direction: "asc" }] }), ([p]) => p!)
+    )
+    /** Starts on `config` as the server does (sealing again what needs it): the secret as sealed, and opened. */
+    const startAndRead = (config: ServerConfig) =>
+      Effect.gen(function*() {
+        yield* (yield* IdentityProviders.IdentityProviders).sealStoredSecrets
+        const secret = (yield* stored).oidc.clientSecret
+        const sealing = Sealing.keys(Redacted.value(config.secretsKey!))
+        return { opened: yield* Sealing.open(sealing, secret), underCurrentKey: !Sealing.needsSealing(sealing, secret) }
+      }).pipe(Effect.provide(Server.engine(config)))
+    return Effect.gen(function*() {
+      yield* Effect.gen(function*() {
+        const { org } = yield* member("acme")
+        yield* (yield* IdentityProviders.IdentityProviders).create(Principal.system, org, {
+          name: "sso",
+          defaultRole: Role.builtInByName("viewer")!.uid,
+          oidc: { issuer: "https://login.example.com", clientId: "arbor", clientSecret: "kept-through-rotations" }
+        })
+      }).pipe(Effect.provide(Server.engine(first)))
+      // The key file is retired by setting a key: what it sealed is sealed again under the new one.
+      const second = { ...first, secretsKey: key(1) }
+      assert.deepStrictEqual(yield* startAndRead(second), { opened: "kept-through-rotations", underCurrentKey: true })
+      // Rotating the configured key: the old one as retired for one start, then not at all.
+      const third = { ...first, secretsKey: key(2), retiredSecretsKeys: [key(1)] }
+      assert.deepStrictEqual(yield* startAndRead(third), { opened: "kept-through-rotations", underCurrentKey: true })
+      rmSync(join(dataDir, DataDir.files.secretsKey))
+      const fourth = { ...first, secretsKey: key(2) }
+      assert.deepStrictEqual(yield* startAndRead(fourth), { opened: "kept-through-rotations", underCurrentKey: true })
+    })
   })
 })

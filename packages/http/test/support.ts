@@ -42,6 +42,7 @@ export const testConfig = (overrides: Partial<ServerConfig> = {}): ServerConfig 
   clientAddressHeader: undefined,
   // One key for every test server, so that servers sharing a database open each other's sealed secrets.
   secretsKey: Redacted.make(new Uint8Array(32).fill(7)),
+  retiredSecretsKeys: [],
   ...overrides
 })
 
