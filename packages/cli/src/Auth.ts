@@ -6,8 +6,10 @@
 import { Api, OAuth } from "@arbor/api"
 import { HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import * as DateTime from "effect/DateTime"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
 import { execFile } from "node:child_process"
 import { existsSync, readFileSync, rmSync } from "node:fs"
@@ -188,22 +190,21 @@ export const loginBrowser = (where: Endpoints, options: PersonLogin) =>
     const port = (server.address() as AddressInfo).port
     // Any process on this machine can reach the listener: only the request carrying this sign-in's state is its end.
     const state = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url")
-    const received = Effect.async<URL>((resume) => {
-      server.on("request", (request, response) => {
-        const url = new URL(request.url ?? "/", `http://127.0.0.1:${port}`)
-        if (url.pathname !== "/callback") return response.writeHead(404).end()
-        if (url.searchParams.get("state") !== state) {
-          return response.writeHead(400, { "content-type": "text/plain; charset=utf-8" }).end(
-            "This is not the sign-in this command started."
-          )
-        }
-        const failed = url.searchParams.get("error")
-        response.writeHead(200, { "content-type": "text/plain; charset=utf-8" }).end(
-          failed === null ? "Signed in. You can close this window." : `Sign-in failed: ${failed}`
+    // Answered from the moment the server listens, before the browser opens: a request that came first would hang.
+    const received = yield* Deferred.make<URL>()
+    server.on("request", (request, response) => {
+      const url = new URL(request.url ?? "/", `http://127.0.0.1:${port}`)
+      if (url.pathname !== "/callback") return response.writeHead(404).end()
+      if (url.searchParams.get("state") !== state) {
+        return response.writeHead(400, { "content-type": "text/plain; charset=utf-8" }).end(
+          "This is not the sign-in this command started."
         )
-        resume(Effect.succeed(url))
-      })
-      return Effect.sync(() => server.close())
+      }
+      const failed = url.searchParams.get("error")
+      response.writeHead(200, { "content-type": "text/plain; charset=utf-8" }).end(
+        failed === null ? "Signed in. You can close this window." : `Sign-in failed: ${failed}`
+      )
+      Deferred.unsafeDone(received, Exit.succeed(url))
     })
     const address = new URL(`${where.issuer}${OAuth.paths.authorization}`)
     for (
@@ -218,7 +219,7 @@ export const loginBrowser = (where: Endpoints, options: PersonLogin) =>
     ) if (value !== undefined) address.searchParams.set(key, value)
     if (!(yield* openBrowser(address.href))) yield* tell(`Open this address in a browser to sign in:\n${address.href}`)
     else yield* tell(`Your browser has been opened to sign in. If it has not, open:\n${address.href}`)
-    const callback = yield* received.pipe(
+    const callback = yield* Deferred.await(received).pipe(
       Effect.timeoutFail({
         duration: browserTimeout,
         onTimeout: () => new CommandFailed({ message: "nobody signed in within 5 minutes" })
