@@ -41,14 +41,18 @@ export class AccountAssociations extends Effect.Service<AccountAssociations>()("
 
     return {
       /** Associations the caller may list (`account_associations.list` at their group or above). */
-      list: (principal: Principal, options: Lists.ListOptions = {}) => Lists.list(ops, spec, principal, options),
+      list: Effect.fn("AccountAssociations.list")((principal: Principal, options: Lists.ListOptions = {}) =>
+        Lists.list(ops, spec, principal, options)
+      ),
 
       /** The association of group `uid`. */
-      get: (principal: Principal, uid: string) => Resources.get(ops, kind, principal, uid),
+      get: Effect.fn("AccountAssociations.get")((principal: Principal, uid: string) =>
+        Resources.get(ops, kind, principal, uid)
+      ),
 
       /** Creates the association of group `groupUid`; a second one is refused. */
-      create: (principal: Principal, groupUid: string, input: AccountAssociation.CreateAccountAssociation) =>
-        Effect.gen(function*() {
+      create: Effect.fn("AccountAssociations.create")(
+        function*(principal: Principal, groupUid: string, input: AccountAssociation.CreateAccountAssociation) {
           const group = yield* Uid.parse(groupUid, "parent")
           yield* authorization.check(principal, "account_associations.create", group)
           const fields = yield* Validation.decode(AccountAssociation.CreateAccountAssociation)(input)
@@ -71,9 +75,10 @@ export class AccountAssociations extends Effect.Service<AccountAssociations>()("
               return [association, [yield* Events.make("created", "account_association", group)]] as const
             })
           )
-        }),
+        }
+      ),
 
-      update: (
+      update: Effect.fn("AccountAssociations.update")((
         principal: Principal,
         uid: string,
         patch: Partial<AccountAssociation.CreateAccountAssociation>,
@@ -96,13 +101,15 @@ export class AccountAssociations extends Effect.Service<AccountAssociations>()("
               }, trusted)
             ))
           }
-        }),
+        })
+      ),
 
       /** Deletes the association of group `uid`; deleting a missing one succeeds. */
-      delete: (principal: Principal, uid: string) =>
+      delete: Effect.fn("AccountAssociations.delete")((principal: Principal, uid: string) =>
         Resources.remove<AccountAssociation.AccountAssociation, never, never>(ops, kind, principal, uid, {
           idempotent: true
         })
+      )
     }
   })
 }) {}

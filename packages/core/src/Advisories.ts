@@ -198,10 +198,13 @@ export class Advisories extends Effect.Service<Advisories>()("@arbor/core/Adviso
 
     return {
       /** Advisories the caller may list (`advisories.list` at their group or above), with the advisory filters. */
-      list: (principal: Principal, options: AdvisoryListOptions = {}) =>
-        Lists.list(ops, spec, principal, options, filters(options)),
+      list: Effect.fn("Advisories.list")((principal: Principal, options: AdvisoryListOptions = {}) =>
+        Lists.list(ops, spec, principal, options, filters(options))
+      ),
 
-      get: (principal: Principal, uid: string) => Effect.map(Resources.get(ops, kind, principal, uid), present),
+      get: Effect.fn("Advisories.get")((principal: Principal, uid: string) =>
+        Effect.map(Resources.get(ops, kind, principal, uid), present)
+      ),
 
       /**
        * Imports advisory documents into `groupUid`, each in one transaction: its advisories are created or updated
@@ -209,13 +212,13 @@ export class Advisories extends Effect.Service<Advisories>()("@arbor/core/Adviso
        * the same documents again changes nothing. A malformed document is reported with its reason and nothing of
        * it is imported. Only the system principal imports.
        */
-      importDocuments: (
-        principal: Principal,
-        groupUid: string,
-        documents: ReadonlyArray<SourceDocument>,
-        options: Import.Options = {}
-      ) =>
-        Effect.gen(function*() {
+      importDocuments: Effect.fn("Advisories.importDocuments")(
+        function*(
+          principal: Principal,
+          groupUid: string,
+          documents: ReadonlyArray<SourceDocument>,
+          options: Import.Options = {}
+        ) {
           const group = yield* Uid.parse(groupUid, "parent")
           if (principal._tag !== "System") {
             return yield* new PermissionDenied({ capability: "advisories.import", resource: group })
@@ -241,7 +244,8 @@ export class Advisories extends Effect.Service<Advisories>()("@arbor/core/Adviso
             }
           }
           return report as DocumentsReport
-        })
+        }
+      )
     }
   })
 }) {}

@@ -176,28 +176,31 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
        * Redeems an invite for the calling identity itself (the request body of `redeem` over HTTP): the same rules
        * as `redeem`.
        */
-      redeemOwn: (principal: Principal.Principal, input: GroupInvite.RedeemGroupInvite) =>
-        Effect.gen(function*() {
+      redeemOwn: Effect.fn("GroupInvites.redeemOwn")(
+        function*(principal: Principal.Principal, input: GroupInvite.RedeemGroupInvite) {
           if (principal._tag !== "Identity") {
             return yield* Errors.InvalidArgument.field("principal", "only an identity redeems an invite for itself")
           }
           const { code } = yield* Validation.decode(GroupInvite.RedeemGroupInvite)(input)
           return yield* redeem(principal, code, { identityUid: principal.uid })
-        }),
+        }
+      ),
 
       /** Invites the caller may list (`group_invites.list` at their group or above), newest first by default. */
-      list: (principal: Principal.Principal, options: Lists.ListOptions = {}) =>
-        Lists.list(ops, spec, principal, options),
+      list: Effect.fn("GroupInvites.list")((principal: Principal.Principal, options: Lists.ListOptions = {}) =>
+        Lists.list(ops, spec, principal, options)
+      ),
 
-      get: (principal: Principal.Principal, uid: string) =>
-        Resources.getPresented(ops, kind, principal, uid, presentOne),
+      get: Effect.fn("GroupInvites.get")((principal: Principal.Principal, uid: string) =>
+        Resources.getPresented(ops, kind, principal, uid, presentOne)
+      ),
 
       /**
        * Creates an invite to `groupUid` for a role the caller may grant there. The response carries the code; it is
        * never shown again.
        */
-      create: (principal: Principal.Principal, groupUid: string, input: GroupInvite.CreateGroupInvite) =>
-        Effect.gen(function*() {
+      create: Effect.fn("GroupInvites.create")(
+        function*(principal: Principal.Principal, groupUid: string, input: GroupInvite.CreateGroupInvite) {
           const group = yield* Uid.parse(groupUid, "parent")
           const grants = yield* authorization.grants(principal)
           yield* grants.require("group_invites.create", group)
@@ -228,10 +231,11 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
               return [invite, [yield* Events.make("created", "group_invite", record.uid)]] as const
             })
           )
-        }),
+        }
+      ),
 
       /** Changes an invite's email or whether it is single-use. */
-      update: (
+      update: Effect.fn("GroupInvites.update")((
         principal: Principal.Principal,
         uid: string,
         patch: typeof GroupInvite.UpdateGroupInvite.Encoded,
@@ -257,10 +261,12 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
               updateTime: request.updateTime
             }))),
           present: presentOne
-        }),
+        })
+      ),
 
-      delete: (principal: Principal.Principal, uid: string) =>
-        Resources.remove<GroupInvite.Record, never, never>(ops, kind, principal, uid),
+      delete: Effect.fn("GroupInvites.delete")((principal: Principal.Principal, uid: string) =>
+        Resources.remove<GroupInvite.Record, never, never>(ops, kind, principal, uid)
+      ),
 
       redeem
     }

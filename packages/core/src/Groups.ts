@@ -121,30 +121,35 @@ export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
 
     return {
       /** Groups the caller may list (`groups.list` at the group or above). */
-      list: (principal: Principal, options: Lists.ListOptions = {}) => Lists.list(ops, spec, principal, options),
+      list: Effect.fn("Groups.list")((principal: Principal, options: Lists.ListOptions = {}) =>
+        Lists.list(ops, spec, principal, options)
+      ),
 
-      get: (principal: Principal, uid: string) => Resources.get(ops, kind, principal, uid),
+      get: Effect.fn("Groups.get")((principal: Principal, uid: string) => Resources.get(ops, kind, principal, uid)),
 
       /** Creates a group below `parentUid`. */
-      create: (principal: Principal, parentUid: string, input: Group.CreateGroup) =>
-        Effect.gen(function*() {
-          const parent = yield* Uid.parse(parentUid, "parent")
-          yield* authorization.check(principal, "groups.create", parent)
-          return yield* insert(parent, input)
-        }),
+      create: Effect.fn("Groups.create")(function*(principal: Principal, parentUid: string, input: Group.CreateGroup) {
+        const parent = yield* Uid.parse(parentUid, "parent")
+        yield* authorization.check(principal, "groups.create", parent)
+        return yield* insert(parent, input)
+      }),
 
       /** Creates a root group (an organization): for the system principal and configured platform admins. */
-      createRoot: (principal: Principal, input: Group.CreateGroup) =>
-        Effect.gen(function*() {
-          const settings = ops.settings
-          if (principal._tag !== "System" && !settings.platformAdmins.includes(principal.uid)) {
-            return yield* new Errors.PermissionDenied({ capability: "groups.create", resource: "root" })
-          }
-          return yield* insert(null, input)
-        }),
+      createRoot: Effect.fn("Groups.createRoot")(function*(principal: Principal, input: Group.CreateGroup) {
+        const settings = ops.settings
+        if (principal._tag !== "System" && !settings.platformAdmins.includes(principal.uid)) {
+          return yield* new Errors.PermissionDenied({ capability: "groups.create", resource: "root" })
+        }
+        return yield* insert(null, input)
+      }),
 
       /** Updates a group: the fields present in `patch`, or those named by `updateMask`. */
-      update: (principal: Principal, uid: string, patch: Partial<Group.CreateGroup>, updateMask?: string) =>
+      update: Effect.fn("Groups.update")((
+        principal: Principal,
+        uid: string,
+        patch: Partial<Group.CreateGroup>,
+        updateMask?: string
+      ) =>
         Resources.update(ops, kind, principal, uid, {
           patch,
           updateMask,
@@ -154,11 +159,13 @@ export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
               FieldMask.apply({ name: current.name, description: current.description }, body, mask, Group.fields)
             ).pipe(Effect.map((fields) => new Group.Group({ ...current, ...fields, updateTime }, trusted))),
           duplicate: (next) => `a group named '${next.name}' already exists beside ${next.uid}`
-        }),
+        })
+      ),
 
       /** Deletes a group that has nothing below it. */
-      delete: (principal: Principal, uid: string) =>
+      delete: Effect.fn("Groups.delete")((principal: Principal, uid: string) =>
         Resources.remove(ops, kind, principal, uid, { before: refuseIfNotEmpty })
+      )
     }
   })
 }) {}

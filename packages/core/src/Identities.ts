@@ -138,16 +138,18 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
 
     return {
       /** Identities the caller may list (`identity.list` at their group or above). */
-      list: (principal: Principal.Principal, options: Lists.ListOptions = {}) =>
-        Lists.list(ops, spec, principal, options),
+      list: Effect.fn("Identities.list")((principal: Principal.Principal, options: Lists.ListOptions = {}) =>
+        Lists.list(ops, spec, principal, options)
+      ),
 
       /** One identity: with `identity.list` at its group, or a person's own. */
-      get: (principal: Principal.Principal, uid: string) =>
-        Effect.map(Resources.get(ops, kind, actingOn(principal, uid), uid), lastSeen.overlay),
+      get: Effect.fn("Identities.get")((principal: Principal.Principal, uid: string) =>
+        Effect.map(Resources.get(ops, kind, actingOn(principal, uid), uid), lastSeen.overlay)
+      ),
 
       /** Creates an identity in group `groupUid`. */
-      create: (principal: Principal.Principal, groupUid: string, input: Identity.CreateIdentity) =>
-        Effect.gen(function*() {
+      create: Effect.fn("Identities.create")(
+        function*(principal: Principal.Principal, groupUid: string, input: Identity.CreateIdentity) {
           const group = yield* Uid.parse(groupUid, "parent")
           yield* authorization.check(principal, "identity.create", group)
           const now = yield* DateTime.now
@@ -169,7 +171,8 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
               return [identity, [yield* Events.make("created", "identity", identity.uid)]] as const
             })
           )
-        }),
+        }
+      ),
 
       /**
        * Updates an identity: the fields present in `patch`, or those named by `updateMask`. `claimMatch` and
@@ -177,7 +180,7 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
        * every capability the identity holds through its bindings, where it holds them. A person may change the
        * name and description of their own identity.
        */
-      update: (
+      update: Effect.fn("Identities.update")((
         principal: Principal.Principal,
         uid: string,
         patch: Partial<Identity.CreateIdentity>,
@@ -231,14 +234,16 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
             })
           ),
           Effect.map(lastSeen.overlay)
-        ),
+        )
+      ),
 
       /**
        * Deletes an identity and, atomically, every role binding and refresh token of it. A person may delete their
        * own identity.
        */
-      delete: (principal: Principal.Principal, uid: string) =>
+      delete: Effect.fn("Identities.delete")((principal: Principal.Principal, uid: string) =>
         Resources.remove(ops, kind, actingOn(principal, uid), uid, { before: deleteBindings })
+      )
     }
   })
 }) {}

@@ -67,13 +67,17 @@ export class IdentityProviders extends Effect.Service<IdentityProviders>()("@arb
 
     return {
       /** Providers the caller may list (`identity_providers.list` at their group or above). */
-      list: (principal: Principal, options: Lists.ListOptions = {}) => Lists.list(ops, spec, principal, options),
+      list: Effect.fn("IdentityProviders.list")((principal: Principal, options: Lists.ListOptions = {}) =>
+        Lists.list(ops, spec, principal, options)
+      ),
 
-      get: (principal: Principal, uid: string) => Effect.map(Resources.get(ops, kind, principal, uid), withoutSecret),
+      get: Effect.fn("IdentityProviders.get")((principal: Principal, uid: string) =>
+        Effect.map(Resources.get(ops, kind, principal, uid), withoutSecret)
+      ),
 
       /** Creates a provider in `groupUid`; its default role must be grantable there by the caller. */
-      create: (principal: Principal, groupUid: string, input: IdentityProvider.CreateIdentityProvider) =>
-        Effect.gen(function*() {
+      create: Effect.fn("IdentityProviders.create")(
+        function*(principal: Principal, groupUid: string, input: IdentityProvider.CreateIdentityProvider) {
           const group = yield* Uid.parse(groupUid, "parent")
           const grants = yield* authorization.grants(principal)
           yield* grants.require("identity_providers.create", group)
@@ -97,10 +101,11 @@ export class IdentityProviders extends Effect.Service<IdentityProviders>()("@arb
               return [withoutSecret(record), [yield* Events.make("created", "identity_provider", record.uid)]] as const
             })
           )
-        }),
+        }
+      ),
 
       /** Updates a provider; an `oidc` without `clientSecret` keeps the stored secret. */
-      update: (
+      update: Effect.fn("IdentityProviders.update")((
         principal: Principal,
         uid: string,
         patch: Partial<IdentityProvider.CreateIdentityProvider>,
@@ -127,10 +132,12 @@ export class IdentityProviders extends Effect.Service<IdentityProviders>()("@arb
           duplicate: (next) => `an identity provider named '${next.name}' already exists beside ${next.uid}`
         }).pipe(
           Effect.map(withoutSecret)
-        ),
+        )
+      ),
 
-      delete: (principal: Principal, uid: string) =>
-        Resources.remove<IdentityProvider.Record, never, never>(ops, kind, principal, uid),
+      delete: Effect.fn("IdentityProviders.delete")((principal: Principal, uid: string) =>
+        Resources.remove<IdentityProvider.Record, never, never>(ops, kind, principal, uid)
+      ),
 
       /**
        * Seals under the current key the client secrets that are not (stored before sealing began, or under a

@@ -14,7 +14,7 @@ import * as Option from "effect/Option"
 import createTree from "functional-red-black-tree"
 import type { Tree } from "functional-red-black-tree"
 import type { Condition, OrderKey, Query, Row, Scalar, StoreService, Table, Where } from "./Store.js"
-import { compareScalars, compareText, Store, UniqueViolation } from "./Store.js"
+import { compareScalars, compareText, Store, UniqueViolation, withSpans } from "./Store.js"
 import type { Range } from "./Uid.js"
 
 /** Sorts after every scalar; closes a prefix range in an index. */
@@ -468,7 +468,7 @@ export const make: Effect.Effect<MemoryStoreService> = Effect.gen(function*() {
       }),
     transaction
   }
-  return service
+  return { ...service, ...withSpans(service) }
 })
 
 /** A Layer with a fresh, empty in-memory store, as both the storage port and `MemoryStore`. */

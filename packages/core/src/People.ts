@@ -127,43 +127,42 @@ export class People extends Effect.Service<People>()("@arbor/core/People", {
        * for an email needs that email verified, by the server's own provider or by an organization's provider at the
        * invite's group or above).
        */
-      signIn: (claims: Person.Claims, access: Access = {}) =>
-        Effect.gen(function*() {
-          const identity = yield* commit(
-            ops,
-            Effect.gen(function*() {
-              const now = yield* DateTime.now
-              const [known] = yield* Repository.orInternal(ops.store.find(Person.table, {
-                conditions: [
-                  { _tag: "Equals", column: "issuer", value: claims.issuer },
-                  { _tag: "Equals", column: "subject", value: claims.subject }
-                ],
-                order: [{ column: "uid", direction: "asc" }],
-                limit: 1
-              }))
-              const current = known === undefined ? Option.none() : yield* identities.get(known.uid)
-              if (Option.isNone(current)) return yield* create(claims, access, now)
-              const { email: _e, emailUnverified: _u, ...rest } = current.value
-              const identity = new Identity.Identity({
-                ...rest,
-                ...emailOf(claims, access),
-                lastSeenTime: DateTime.max(now, current.value.lastSeenTime)
-              }, trusted)
-              yield* identities.update(identity).pipe(unexpectedConflict)
-              return [identity, []] as const
-            })
-          )
-          if (access.invite !== undefined) {
-            // An organization's provider vouches for an email only for invites at its own group or below.
-            const vouchedBelow = access.provider === undefined ? undefined : Uid.parentOrNull(access.provider.uid)
-            yield* invites.redeem(Principal.system, access.invite, {
-              identityUid: identity.uid,
-              ...(claims.emailVerified && claims.email !== undefined ? { email: claims.email } : {}),
-              ...(vouchedBelow === undefined || vouchedBelow === null ? {} : { emailVouchedBelow: vouchedBelow })
-            })
-          }
-          return identity
-        })
+      signIn: Effect.fn("People.signIn")(function*(claims: Person.Claims, access: Access = {}) {
+        const identity = yield* commit(
+          ops,
+          Effect.gen(function*() {
+            const now = yield* DateTime.now
+            const [known] = yield* Repository.orInternal(ops.store.find(Person.table, {
+              conditions: [
+                { _tag: "Equals", column: "issuer", value: claims.issuer },
+                { _tag: "Equals", column: "subject", value: claims.subject }
+              ],
+              order: [{ column: "uid", direction: "asc" }],
+              limit: 1
+            }))
+            const current = known === undefined ? Option.none() : yield* identities.get(known.uid)
+            if (Option.isNone(current)) return yield* create(claims, access, now)
+            const { email: _e, emailUnverified: _u, ...rest } = current.value
+            const identity = new Identity.Identity({
+              ...rest,
+              ...emailOf(claims, access),
+              lastSeenTime: DateTime.max(now, current.value.lastSeenTime)
+            }, trusted)
+            yield* identities.update(identity).pipe(unexpectedConflict)
+            return [identity, []] as const
+          })
+        )
+        if (access.invite !== undefined) {
+          // An organization's provider vouches for an email only for invites at its own group or below.
+          const vouchedBelow = access.provider === undefined ? undefined : Uid.parentOrNull(access.provider.uid)
+          yield* invites.redeem(Principal.system, access.invite, {
+            identityUid: identity.uid,
+            ...(claims.emailVerified && claims.email !== undefined ? { email: claims.email } : {}),
+            ...(vouchedBelow === undefined || vouchedBelow === null ? {} : { emailVouchedBelow: vouchedBelow })
+          })
+        }
+        return identity
+      })
     }
   })
 }) {}

@@ -81,14 +81,15 @@ export class RefreshTokens extends Effect.Service<RefreshTokens>()("@arbor/core/
 
     return {
       /** A new refresh token for `identity`, bound to `audience`. */
-      issue: (identity: Uid.Uid, audience: string): Effect.Effect<Issued> =>
-        store.transaction(insert(identity, audience)).pipe(Effect.orDie),
+      issue: Effect.fn("RefreshTokens.issue")((identity: Uid.Uid, audience: string): Effect.Effect<Issued> =>
+        store.transaction(insert(identity, audience)).pipe(Effect.orDie)
+      ),
 
       /**
        * Exchanges a refresh token for an API token of its person for `audience` (its own), and the token that
        * replaces it. A token presented after its rotation revokes its whole family.
        */
-      exchange: (token: string, audience: string) =>
+      exchange: Effect.fn("RefreshTokens.exchange")((token: string, audience: string) =>
         store.transaction(Effect.gen(function*() {
           const row = yield* find(token)
           const now = (yield* DateTime.now).epochMillis
@@ -116,10 +117,11 @@ export class RefreshTokens extends Effect.Service<RefreshTokens>()("@arbor/core/
           // A reuse is refused only after its family's revocation has committed.
           Effect.flatMap((result) => result instanceof Unauthenticated ? Effect.fail(result) : Effect.succeed(result)),
           Effect.catchTags({ StoreError: Effect.die, UniqueViolation: Effect.die })
-        ),
+        )
+      ),
 
       /** Revokes one refresh token (RFC 7009: unknown tokens are no error). */
-      revoke: (token: string): Effect.Effect<void> =>
+      revoke: Effect.fn("RefreshTokens.revoke")((token: string): Effect.Effect<void> =>
         store.transaction(Effect.gen(function*() {
           const row = yield* find(token)
           if (row !== undefined) {
@@ -130,6 +132,7 @@ export class RefreshTokens extends Effect.Service<RefreshTokens>()("@arbor/core/
             })
           }
         })).pipe(Effect.orDie)
+      )
     }
   })
 }) {}

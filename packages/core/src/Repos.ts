@@ -62,29 +62,35 @@ export class Repos extends Effect.Service<Repos>()("@arbor/core/Repos", {
 
     return {
       /** Repos the caller may list (`repo.list` at their group or above). */
-      list: (principal: Principal, options: Lists.ListOptions = {}) => Lists.list(ops, spec, principal, options),
+      list: Effect.fn("Repos.list")((principal: Principal, options: Lists.ListOptions = {}) =>
+        Lists.list(ops, spec, principal, options)
+      ),
 
-      get: (principal: Principal, uid: string) => Resources.get(ops, kind, principal, uid),
+      get: Effect.fn("Repos.get")((principal: Principal, uid: string) => Resources.get(ops, kind, principal, uid)),
 
       /** Creates the repo named in `input` in `groupUid`, or updates the existing one (`repo.update` then). */
-      upsert: (principal: Principal, groupUid: string, input: Repo.CreateRepo) =>
-        Effect.gen(function*() {
-          const group = yield* Uid.parse(groupUid, "parent")
-          const grants = yield* authorization.grants(principal)
-          yield* grants.require("repo.create", group)
-          const fields = yield* Validation.decode(Repo.CreateRepo)(input)
-          return yield* commit(
-            ops,
-            Effect.gen(function*() {
-              yield* orNotFound(groups.get(group), "group", group)
-              const [repo, outcome, event] = yield* upsertRepo(repos, group, fields, yield* DateTime.now)
-              if (outcome === "updated") yield* grants.require("repo.update", group, repo.uid)
-              return [repo, event === undefined ? [] : [event]] as const
-            })
-          )
-        }),
+      upsert: Effect.fn("Repos.upsert")(function*(principal: Principal, groupUid: string, input: Repo.CreateRepo) {
+        const group = yield* Uid.parse(groupUid, "parent")
+        const grants = yield* authorization.grants(principal)
+        yield* grants.require("repo.create", group)
+        const fields = yield* Validation.decode(Repo.CreateRepo)(input)
+        return yield* commit(
+          ops,
+          Effect.gen(function*() {
+            yield* orNotFound(groups.get(group), "group", group)
+            const [repo, outcome, event] = yield* upsertRepo(repos, group, fields, yield* DateTime.now)
+            if (outcome === "updated") yield* grants.require("repo.update", group, repo.uid)
+            return [repo, event === undefined ? [] : [event]] as const
+          })
+        )
+      }),
 
-      update: (principal: Principal, uid: string, patch: Partial<Repo.CreateRepo>, updateMask?: string) =>
+      update: Effect.fn("Repos.update")((
+        principal: Principal,
+        uid: string,
+        patch: Partial<Repo.CreateRepo>,
+        updateMask?: string
+      ) =>
         Resources.update(ops, kind, principal, uid, {
           patch,
           updateMask,
@@ -99,19 +105,21 @@ export class Repos extends Effect.Service<Repos>()("@arbor/core/Repos", {
               )
           },
           duplicate: (next) => `a repo named '${next.name}' already exists beside ${next.uid}`
-        }),
+        })
+      ),
 
       /** Deletes a repo and, atomically, its tags. */
-      delete: (principal: Principal, uid: string) =>
-        Resources.remove(ops, kind, principal, uid, { before: deleteTags }),
+      delete: Effect.fn("Repos.delete")((principal: Principal, uid: string) =>
+        Resources.remove(ops, kind, principal, uid, { before: deleteTags })
+      ),
 
       /**
        * Imports a catalog (a parsed JSON array like `repos.json`) into `groupUid`: each entry's repo and tags are
        * created or updated in one transaction, so a second import of the same catalog changes nothing. An entry
        * that does not validate is reported with its reason and nothing of it is imported. Tags are never deleted.
        */
-      importCatalog: (principal: Principal, groupUid: string, catalog: unknown, options: Import.Options = {}) =>
-        Effect.gen(function*() {
+      importCatalog: Effect.fn("Repos.importCatalog")(
+        function*(principal: Principal, groupUid: string, catalog: unknown, options: Import.Options = {}) {
           const group = yield* Uid.parse(groupUid, "parent")
           const grants = yield* authorization.grants(principal)
           for (const capability of ["repo.create", "repo.update", "tag.create", "tag.update"] as const) {
@@ -155,7 +163,8 @@ export class Repos extends Effect.Service<Repos>()("@arbor/core/Repos", {
             }
           }
           return report as CatalogReport
-        })
+        }
+      )
     }
   })
 }) {}

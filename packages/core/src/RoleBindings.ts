@@ -132,13 +132,17 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
 
     return {
       /** Role bindings the caller may list (`role_bindings.list` at their group or above), hydrated. */
-      list: (principal: Principal, options: Lists.ListOptions = {}) => Lists.list(ops, spec, principal, options),
+      list: Effect.fn("RoleBindings.list")((principal: Principal, options: Lists.ListOptions = {}) =>
+        Lists.list(ops, spec, principal, options)
+      ),
 
-      get: (principal: Principal, uid: string) => Resources.getPresented(ops, kind, principal, uid, hydrateOne),
+      get: Effect.fn("RoleBindings.get")((principal: Principal, uid: string) =>
+        Resources.getPresented(ops, kind, principal, uid, hydrateOne)
+      ),
 
       /** Binds an identity to a role in group `groupUid`; the caller must hold every capability of the role. */
-      create: (principal: Principal, groupUid: string, input: RoleBinding.CreateRoleBinding) =>
-        Effect.gen(function*() {
+      create: Effect.fn("RoleBindings.create")(
+        function*(principal: Principal, groupUid: string, input: RoleBinding.CreateRoleBinding) {
           const group = yield* Uid.parse(groupUid, "parent")
           const grants = yield* authorization.grants(principal)
           yield* grants.require("role_bindings.create", group)
@@ -160,10 +164,16 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
               return [binding, [yield* Events.make("created", "role_binding", record.uid)]] as const
             })
           )
-        }),
+        }
+      ),
 
       /** Changes a binding's identity or role; the caller must hold every capability of the role. */
-      update: (principal: Principal, uid: string, patch: Partial<RoleBinding.CreateRoleBinding>, updateMask?: string) =>
+      update: Effect.fn("RoleBindings.update")((
+        principal: Principal,
+        uid: string,
+        patch: Partial<RoleBinding.CreateRoleBinding>,
+        updateMask?: string
+      ) =>
         Resources.updatePresented(ops, kind, principal, uid, {
           patch,
           updateMask,
@@ -182,11 +192,13 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
             }),
           duplicate: (next) => duplicate(next.parent),
           present: hydrateOne
-        }),
+        })
+      ),
 
       /** Deletes a binding; deleting one that is already gone succeeds. */
-      delete: (principal: Principal, uid: string) =>
+      delete: Effect.fn("RoleBindings.delete")((principal: Principal, uid: string) =>
         Resources.remove<RoleBinding.Record, never, never>(ops, kind, principal, uid, { idempotent: true })
+      )
     }
   })
 }) {}

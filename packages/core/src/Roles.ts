@@ -96,43 +96,43 @@ export class Roles extends Effect.Service<Roles>()("@arbor/core/Roles", {
 
     return {
       /** Built-in roles, and custom roles the caller may list (`roles.list` at their group or above). */
-      list: (principal: Principal, options: Lists.ListOptions = {}) => Lists.list(ops, spec, principal, options),
+      list: Effect.fn("Roles.list")((principal: Principal, options: Lists.ListOptions = {}) =>
+        Lists.list(ops, spec, principal, options)
+      ),
 
       /** A role; built-in roles are readable by every caller. */
-      get: (principal: Principal, uid: string) =>
-        Effect.gen(function*() {
-          if (Role.isBuiltIn(uid)) return yield* orNotFound(roles.get(uid), "role", uid)
-          return yield* Resources.get(ops, kind, principal, uid)
-        }),
+      get: Effect.fn("Roles.get")(function*(principal: Principal, uid: string) {
+        if (Role.isBuiltIn(uid)) return yield* orNotFound(roles.get(uid), "role", uid)
+        return yield* Resources.get(ops, kind, principal, uid)
+      }),
 
       /** Creates a role in group `groupUid`; the caller must hold every capability it lists. */
-      create: (principal: Principal, groupUid: string, input: Role.CreateRole) =>
-        Effect.gen(function*() {
-          const group = yield* Uid.parse(groupUid, "parent")
-          const grants = yield* authorization.grants(principal)
-          yield* grants.require("roles.create", group)
-          const fields = yield* Validation.decode(Role.CreateRole)(input)
-          yield* requireAll(grants, fields.capabilities, group)
-          return yield* commit(
-            ops,
-            Effect.gen(function*() {
-              yield* orNotFound(groups.get(group), "group", group)
-              const now = yield* DateTime.now
-              const role = new Role.Role(
-                { uid: Uid.makeChild(group), ...fields, createTime: now, updateTime: now },
-                trusted
-              )
-              yield* roles.insert(role).pipe(
-                conflict("role", `a role named '${fields.name}' already exists in ${group}`)
-              )
-              return [role, [yield* Events.make("created", "role", role.uid)]] as const
-            })
-          )
-        }),
+      create: Effect.fn("Roles.create")(function*(principal: Principal, groupUid: string, input: Role.CreateRole) {
+        const group = yield* Uid.parse(groupUid, "parent")
+        const grants = yield* authorization.grants(principal)
+        yield* grants.require("roles.create", group)
+        const fields = yield* Validation.decode(Role.CreateRole)(input)
+        yield* requireAll(grants, fields.capabilities, group)
+        return yield* commit(
+          ops,
+          Effect.gen(function*() {
+            yield* orNotFound(groups.get(group), "group", group)
+            const now = yield* DateTime.now
+            const role = new Role.Role(
+              { uid: Uid.makeChild(group), ...fields, createTime: now, updateTime: now },
+              trusted
+            )
+            yield* roles.insert(role).pipe(
+              conflict("role", `a role named '${fields.name}' already exists in ${group}`)
+            )
+            return [role, [yield* Events.make("created", "role", role.uid)]] as const
+          })
+        )
+      }),
 
       /** Updates a custom role; the caller must hold every capability the role will list. */
-      update: (principal: Principal, uid: string, patch: Partial<Role.CreateRole>, updateMask?: string) =>
-        Effect.gen(function*() {
+      update: Effect.fn("Roles.update")(
+        function*(principal: Principal, uid: string, patch: Partial<Role.CreateRole>, updateMask?: string) {
           if (Role.isBuiltIn(uid)) return yield* builtInRefused(uid, "updated")
           return yield* Resources.update(ops, kind, principal, uid, {
             patch,
@@ -152,14 +152,14 @@ export class Roles extends Effect.Service<Roles>()("@arbor/core/Roles", {
               }),
             duplicate: (next) => `a role named '${next.name}' already exists beside ${next.uid}`
           })
-        }),
+        }
+      ),
 
       /** Deletes a custom role that no binding uses. */
-      delete: (principal: Principal, uid: string) =>
-        Effect.gen(function*() {
-          if (Role.isBuiltIn(uid)) return yield* builtInRefused(uid, "deleted")
-          return yield* Resources.remove(ops, kind, principal, uid, { before: refuseIfInUse })
-        })
+      delete: Effect.fn("Roles.delete")(function*(principal: Principal, uid: string) {
+        if (Role.isBuiltIn(uid)) return yield* builtInRefused(uid, "deleted")
+        return yield* Resources.remove(ops, kind, principal, uid, { before: refuseIfInUse })
+      })
     }
   })
 }) {}

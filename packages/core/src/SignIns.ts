@@ -410,14 +410,14 @@ export class SignIns extends Effect.Service<SignIns>()("@arbor/core/SignIns", {
       })
 
     return {
-      begin: (request: SignInRequest) => begin({ ...request, device: undefined }),
+      begin: Effect.fn("SignIns.begin")((request: SignInRequest) => begin({ ...request, device: undefined })),
 
       /**
        * Finishes a sign-in at the provider's callback: the transaction the browser's cookie names, its `state` as
        * the provider returned it, then the code redeemed, the person signed in and the tokens handed out. Fails
        * with `SignInFailed`, which names the callback only once `state` matched.
        */
-      complete: (callback: {
+      complete: Effect.fn("SignIns.complete")((callback: {
         readonly transaction?: string | undefined
         readonly state?: string | undefined
         readonly code?: string | undefined
@@ -477,59 +477,60 @@ export class SignIns extends Effect.Service<SignIns>()("@arbor/core/SignIns", {
             ),
             Effect.catchAll((cause) => fail(cause, to))
           )
-        }),
+        })
+      ),
 
       /** Starts a headless sign-in: a device code for the client to poll with, a user code for its person. */
-      authorizeDevice: (request: Omit<SignInRequest, "callback">) =>
-        Effect.gen(function*() {
-          const audience = yield* audienceOf(request.audience)
-          const provider = yield* resolve(request.provider)
-          const deviceCode = random(32)
-          const now = (yield* DateTime.now).epochMillis
-          for (let attempt = 0;; attempt++) {
-            const userCode = newUserCode()
-            const inserted = yield* stored(
-              store.transaction(Effect.zipRight(
-                sweep(now),
-                store.insert(SignIn.devicesTable, {
-                  uid: Uid.makeRoot(),
-                  parent: null,
-                  deviceCodeHash: sha256(deviceCode).toString("hex"),
-                  userCode,
-                  provider: provider.id,
-                  audience,
-                  invite: request.invite ?? null,
-                  refresh: request.refresh === true,
-                  status: "pending",
-                  identity: null,
-                  interval: Duration.toSeconds(SignIn.pollInterval),
-                  lastPollTime: null,
-                  expireTime: now + Duration.toMillis(SignIn.deviceLifetime),
-                  createTime: now,
-                  updateTime: now
-                })
-              )).pipe(
-                Effect.as(true),
-                Effect.catchTag("UniqueViolation", (e) => attempt < 5 ? Effect.succeed(false) : Effect.die(e))
-              )
+      authorizeDevice: Effect.fn("SignIns.authorizeDevice")(function*(request: Omit<SignInRequest, "callback">) {
+        const audience = yield* audienceOf(request.audience)
+        const provider = yield* resolve(request.provider)
+        const deviceCode = random(32)
+        const now = (yield* DateTime.now).epochMillis
+        for (let attempt = 0;; attempt++) {
+          const userCode = newUserCode()
+          const inserted = yield* stored(
+            store.transaction(Effect.zipRight(
+              sweep(now),
+              store.insert(SignIn.devicesTable, {
+                uid: Uid.makeRoot(),
+                parent: null,
+                deviceCodeHash: sha256(deviceCode).toString("hex"),
+                userCode,
+                provider: provider.id,
+                audience,
+                invite: request.invite ?? null,
+                refresh: request.refresh === true,
+                status: "pending",
+                identity: null,
+                interval: Duration.toSeconds(SignIn.pollInterval),
+                lastPollTime: null,
+                expireTime: now + Duration.toMillis(SignIn.deviceLifetime),
+                createTime: now,
+                updateTime: now
+              })
+            )).pipe(
+              Effect.as(true),
+              Effect.catchTag("UniqueViolation", (e) => attempt < 5 ? Effect.succeed(false) : Effect.die(e))
             )
-            if (inserted) {
-              return {
-                deviceCode,
-                userCode: SignIn.formatUserCode(userCode),
-                expiresIn: Duration.toSeconds(SignIn.deviceLifetime),
-                interval: Duration.toSeconds(SignIn.pollInterval)
-              } satisfies DeviceAuthorization
-            }
+          )
+          if (inserted) {
+            return {
+              deviceCode,
+              userCode: SignIn.formatUserCode(userCode),
+              expiresIn: Duration.toSeconds(SignIn.deviceLifetime),
+              interval: Duration.toSeconds(SignIn.pollInterval)
+            } satisfies DeviceAuthorization
           }
-        }),
+        }
+      }),
 
       /** The user code of a device authorization still waiting for its person, as shown; NotFound otherwise. */
-      pendingDevice: (userCode: string) =>
-        Effect.map(pendingDevice(userCode), (row) => SignIn.formatUserCode(String(row.userCode))),
+      pendingDevice: Effect.fn("SignIns.pendingDevice")((userCode: string) =>
+        Effect.map(pendingDevice(userCode), (row) => SignIn.formatUserCode(String(row.userCode)))
+      ),
 
       /** Starts the sign-in of the person who confirmed a device's user code. */
-      beginDevice: (userCode: string) =>
+      beginDevice: Effect.fn("SignIns.beginDevice")((userCode: string) =>
         Effect.flatMap(pendingDevice(userCode), (row) =>
           begin({
             provider: String(row.provider) || undefined,
@@ -537,63 +538,64 @@ export class SignIns extends Effect.Service<SignIns>()("@arbor/core/SignIns", {
             invite: row.invite === null ? undefined : String(row.invite),
             refresh: row.refresh === true,
             device: row.uid
-          })),
+          }))
+      ),
 
       /** The person refused a device's sign-in: its client gets `access_denied`. */
-      denyDevice: (userCode: string) =>
+      denyDevice: Effect.fn("SignIns.denyDevice")((userCode: string) =>
         Effect.flatMap(
           pendingDevice(userCode),
           (row) =>
             Effect.flatMap(decideDevice(row.uid, { status: "denied" }), (denied) =>
               denied ? Effect.void : Effect.fail(alreadyDecided()))
-        ),
+        )
+      ),
 
       /**
        * A device's poll (RFC 8628 §3.4): the tokens once its person has signed in (once), else why not yet or not at
        * all; a poll sooner than the interval after the last one slows the client down.
        */
-      poll: (deviceCode: string) =>
-        Effect.gen(function*() {
-          const outcome = yield* stored(store.transaction(Effect.gen(function*() {
-            const [row] = yield* store.find(SignIn.devicesTable, {
-              conditions: [{ _tag: "Equals", column: "deviceCodeHash", value: sha256(deviceCode).toString("hex") }],
-              order: [{ column: "uid", direction: "asc" }],
-              limit: 1
-            })
-            const now = (yield* DateTime.now).epochMillis
-            if (row === undefined) return deviceError("invalid_grant", "the device code is not known")
-            if (Number(row.expireTime) <= now) {
-              yield* store.delete(SignIn.devicesTable, { ranges: [Uid.only(row.uid)] })
-              return deviceError("expired_token", "the device code has expired; start again")
-            }
-            if (row.status === "denied") {
-              yield* store.delete(SignIn.devicesTable, { ranges: [Uid.only(row.uid)] })
-              return deviceError("access_denied", "the sign-in was refused")
-            }
-            if (row.status === "approved") {
-              yield* store.delete(SignIn.devicesTable, { ranges: [Uid.only(row.uid)] })
-              return row
-            }
-            const interval = Number(row.interval)
-            const early = row.lastPollTime !== null && now - Number(row.lastPollTime) < interval * 1000
-            yield* unexpectedConflict(store.update(SignIn.devicesTable, {
-              ...row,
-              lastPollTime: now,
-              interval: early ? interval + Duration.toSeconds(SignIn.pollBackoff) : interval,
-              updateTime: now
-            }))
-            return early
-              ? deviceError(
-                "slow_down",
-                `poll at most every ${interval + Duration.toSeconds(SignIn.pollBackoff)} seconds`
-              )
-              : deviceError("authorization_pending", "the person has not signed in yet")
-          })))
-          if (outcome instanceof SignIn.DeviceGrantError) return yield* outcome
-          const person = yield* identities.get(String(outcome.identity))
-          if (Option.isNone(person)) return yield* deviceError("access_denied", "the person's identity is gone")
-          return yield* handOut(person.value, String(outcome.audience), outcome.refresh === true)
-        })
+      poll: Effect.fn("SignIns.poll")(function*(deviceCode: string) {
+        const outcome = yield* stored(store.transaction(Effect.gen(function*() {
+          const [row] = yield* store.find(SignIn.devicesTable, {
+            conditions: [{ _tag: "Equals", column: "deviceCodeHash", value: sha256(deviceCode).toString("hex") }],
+            order: [{ column: "uid", direction: "asc" }],
+            limit: 1
+          })
+          const now = (yield* DateTime.now).epochMillis
+          if (row === undefined) return deviceError("invalid_grant", "the device code is not known")
+          if (Number(row.expireTime) <= now) {
+            yield* store.delete(SignIn.devicesTable, { ranges: [Uid.only(row.uid)] })
+            return deviceError("expired_token", "the device code has expired; start again")
+          }
+          if (row.status === "denied") {
+            yield* store.delete(SignIn.devicesTable, { ranges: [Uid.only(row.uid)] })
+            return deviceError("access_denied", "the sign-in was refused")
+          }
+          if (row.status === "approved") {
+            yield* store.delete(SignIn.devicesTable, { ranges: [Uid.only(row.uid)] })
+            return row
+          }
+          const interval = Number(row.interval)
+          const early = row.lastPollTime !== null && now - Number(row.lastPollTime) < interval * 1000
+          yield* unexpectedConflict(store.update(SignIn.devicesTable, {
+            ...row,
+            lastPollTime: now,
+            interval: early ? interval + Duration.toSeconds(SignIn.pollBackoff) : interval,
+            updateTime: now
+          }))
+          return early
+            ? deviceError(
+              "slow_down",
+              `poll at most every ${interval + Duration.toSeconds(SignIn.pollBackoff)} seconds`
+            )
+            : deviceError("authorization_pending", "the person has not signed in yet")
+        })))
+        if (outcome instanceof SignIn.DeviceGrantError) return yield* outcome
+        const person = yield* identities.get(String(outcome.identity))
+        if (Option.isNone(person)) return yield* deviceError("access_denied", "the person's identity is gone")
+        return yield* handOut(person.value, String(outcome.audience), outcome.refresh === true)
+      })
     }
   }),
   dependencies: [IssuerKeys.Default]

@@ -130,7 +130,7 @@ export class Sts extends Effect.Service<Sts>()("@arbor/core/Sts", {
 
     return {
       /** Exchanges a workload's OIDC token for an API token of `identity`. */
-      exchange: (
+      exchange: Effect.fn("Sts.exchange")((
         request: ExchangeRequest
       ): Effect.Effect<Exchanged, InvalidArgument | Unauthenticated | PermissionDenied | Internal> =>
         Effect.gen(function*() {
@@ -218,6 +218,7 @@ export class Sts extends Effect.Service<Sts>()("@arbor/core/Sts", {
           )
           return { ...minted, identity: uid }
         }).pipe(atDenialFloor, Effect.tapBoth({ onFailure: counted, onSuccess: () => Metric.increment(issued) }))
+      )
     }
   }),
   dependencies: [IssuerKeys.Default]

@@ -65,31 +65,36 @@ export class Tags extends Effect.Service<Tags>()("@arbor/core/Tags", {
 
     return {
       /** Tags the caller may list (`tag.list` at their repo's group or above); filters `digest`, `updated_since`. */
-      list: (principal: Principal, options: TagListOptions = {}) =>
-        Lists.list(ops, spec, principal, options, filters(options)),
+      list: Effect.fn("Tags.list")((principal: Principal, options: TagListOptions = {}) =>
+        Lists.list(ops, spec, principal, options, filters(options))
+      ),
 
-      get: (principal: Principal, uid: string) => Resources.get(ops, kind, principal, uid),
+      get: Effect.fn("Tags.get")((principal: Principal, uid: string) => Resources.get(ops, kind, principal, uid)),
 
       /** Creates the tag named in `input` in repo `repoUid`, or updates the existing one. */
-      upsert: (principal: Principal, repoUid: string, input: Tag.CreateTag) =>
-        Effect.gen(function*() {
-          const repoId = yield* Uid.parse(repoUid, "parent")
-          const group = Resources.parentGroup(repoId)
-          const grants = yield* authorization.grants(principal)
-          yield* grants.require("tag.create", group, repoId)
-          const fields = yield* Validation.decode(Tag.CreateTag)(input)
-          return yield* commit(
-            ops,
-            Effect.gen(function*() {
-              const repo = yield* orNotFound(repos.get(repoId), "repo", repoId)
-              const [tag, outcome, event] = yield* upsertTag(tags, repo, fields, yield* DateTime.now)
-              if (outcome === "updated") yield* grants.require("tag.update", group, tag.uid)
-              return [tag, event === undefined ? [] : [event]] as const
-            })
-          )
-        }),
+      upsert: Effect.fn("Tags.upsert")(function*(principal: Principal, repoUid: string, input: Tag.CreateTag) {
+        const repoId = yield* Uid.parse(repoUid, "parent")
+        const group = Resources.parentGroup(repoId)
+        const grants = yield* authorization.grants(principal)
+        yield* grants.require("tag.create", group, repoId)
+        const fields = yield* Validation.decode(Tag.CreateTag)(input)
+        return yield* commit(
+          ops,
+          Effect.gen(function*() {
+            const repo = yield* orNotFound(repos.get(repoId), "repo", repoId)
+            const [tag, outcome, event] = yield* upsertTag(tags, repo, fields, yield* DateTime.now)
+            if (outcome === "updated") yield* grants.require("tag.update", group, tag.uid)
+            return [tag, event === undefined ? [] : [event]] as const
+          })
+        )
+      }),
 
-      update: (principal: Principal, uid: string, patch: Partial<Tag.CreateTag>, updateMask?: string) =>
+      update: Effect.fn("Tags.update")((
+        principal: Principal,
+        uid: string,
+        patch: Partial<Tag.CreateTag>,
+        updateMask?: string
+      ) =>
         Resources.update(ops, kind, principal, uid, {
           patch,
           updateMask,
@@ -113,9 +118,12 @@ export class Tags extends Effect.Service<Tags>()("@arbor/core/Tags", {
               }, trusted)
             }),
           duplicate: (next) => `a tag named '${next.name}' already exists beside ${next.uid}`
-        }),
+        })
+      ),
 
-      delete: (principal: Principal, uid: string) => Resources.remove<Tag.Tag, never, never>(ops, kind, principal, uid)
+      delete: Effect.fn("Tags.delete")((principal: Principal, uid: string) =>
+        Resources.remove<Tag.Tag, never, never>(ops, kind, principal, uid)
+      )
     }
   })
 }) {}

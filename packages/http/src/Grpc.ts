@@ -9,8 +9,23 @@ import { file_google_rpc_error_details } from "@arbor/api/proto/google/rpc/error
 import { ServerReflection } from "@arbor/api/proto/grpc/reflection/v1/reflection_pb"
 import { Errors, TokenIssuer } from "@arbor/core"
 import { createRegistry, type DescMessage, fromJson, type JsonValue } from "@bufbuild/protobuf"
-import { Code, ConnectError, createContextKey, createContextValues, type HandlerContext } from "@connectrpc/connect"
-import { connectNodeAdapter } from "@connectrpc/connect-node"
+import {
+  Code,
+  ConnectError,
+  createConnectRouter,
+  createContextKey,
+  createContextValues,
+  type HandlerContext
+} from "@connectrpc/connect"
+import {
+  compressionBrotli,
+  compressionGzip,
+  universalRequestFromNodeRequest,
+  universalResponseToNodeResponse
+} from "@connectrpc/connect-node"
+import type { UniversalServerResponse } from "@connectrpc/connect/protocol"
+import { type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { NodeHttpServerRequest } from "@effect/platform-node"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -18,11 +33,10 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
-import type { IncomingMessage, ServerResponse } from "node:http"
-import type { Http2ServerRequest, Http2ServerResponse } from "node:http2"
 import * as Authentication from "./Authentication.js"
 import * as GrpcReflection from "./GrpcReflection.js"
 import * as GrpcServices from "./GrpcServices.js"
+import { CurrentRequest } from "./middleware/RequestLog.js"
 import * as RequestLimits from "./RequestLimits.js"
 
 /** How a call ended, for the request log: its gRPC code, and why permission was denied. */
@@ -35,14 +49,21 @@ export interface Outcome {
 export class Grpc extends Context.Tag("@arbor/http/Grpc")<Grpc, {
   /** True when `path` names a method of a served service (or one it does not have: `UNIMPLEMENTED`). */
   readonly handles: (path: string) => boolean
-  /** Answers the call on the Node request and response; resolves once the response is closed, with its outcome. */
-  readonly serve: (
-    request: IncomingMessage | Http2ServerRequest,
-    response: ServerResponse | Http2ServerResponse
-  ) => Promise<Outcome>
+  /**
+   * Answers the call on the request's Node response, its engine operation running with the request fiber's runtime
+   * (its span, log annotations and `FiberRef`s); succeeds once the response is written, with the call's outcome.
+   */
+  readonly serve: (request: HttpServerRequest.HttpServerRequest) => Effect.Effect<Outcome>
 }>() {}
 
-const outcomeKey = createContextKey<Outcome>({ code: 0 })
+/** What a call carries from the request's fiber to its engine operation. */
+interface Call {
+  /** The runtime of the request's fiber. */
+  readonly runtime: Runtime.Runtime<never>
+  readonly outcome: Outcome
+}
+
+const callKey = createContextKey<Call>({ runtime: Runtime.defaultRuntime, outcome: { code: 0 } })
 
 const errorDetails = createRegistry(file_google_rpc_error_details)
 
@@ -70,22 +91,36 @@ const bearer = (context: HandlerContext): Effect.Effect<string, Errors.Unauthent
 const asSpecified = (message: string) =>
   decodeURIComponent(message).replace(/[^\x20-\x24\x26-\x7e]/gu, (c) => encodeURIComponent(c))
 
-/** `response`, its `grpc-message` header or trailer encoded `asSpecified`. */
-const withSpecifiedMessages = (response: ServerResponse | Http2ServerResponse) => {
-  const fix = (fields: unknown) => {
-    if (fields === null || typeof fields !== "object") return fields
-    const entries = Object.entries(fields as Record<string, unknown>)
-    return Object.fromEntries(
-      entries.map(([name, value]) =>
-        name.toLowerCase() === "grpc-message" && typeof value === "string" ? [name, asSpecified(value)] : [name, value]
-      )
-    )
+/** Encodes the `grpc-message` of `headers` (if any) `asSpecified`. */
+const specify = (headers: Headers | undefined) => {
+  const message = headers?.get("grpc-message")
+  if (message !== null && message !== undefined) headers!.set("grpc-message", asSpecified(message))
+}
+
+/**
+ * `response` with its `grpc-message` header and trailer encoded `asSpecified`, each once it is final: the header
+ * when the body's first chunk is read (the writer sends it then), the trailer when the body ends.
+ */
+const specified = (response: UniversalServerResponse): UniversalServerResponse => {
+  const body = response.body
+  if (body === undefined) {
+    specify(response.header)
+    specify(response.trailer)
+    return response
   }
-  const addTrailers = response.addTrailers.bind(response)
-  const writeHead = response.writeHead.bind(response) as (status: number, headers?: unknown) => unknown
-  response.addTrailers = (trailers: unknown) => addTrailers(fix(trailers) as never)
-  response.writeHead = ((status: number, headers?: unknown) => writeHead(status, fix(headers))) as never
-  return response
+  return {
+    ...response,
+    body: (async function*() {
+      let headerFinal = false
+      for await (const chunk of body) {
+        if (!headerFinal) specify(response.header)
+        headerFinal = true
+        yield chunk
+      }
+      if (!headerFinal) specify(response.header)
+      specify(response.trailer)
+    })()
+  }
 }
 
 /**
@@ -102,7 +137,7 @@ const isMalformedMessage = (error: ConnectError) =>
  * aborts the call's context with the error before it writes the status, on every protocol.
  */
 const watch = (domain: string) => (context: HandlerContext) => {
-  const outcome = context.values.get(outcomeKey)
+  const { outcome } = context.values.get(callKey)
   context.signal.addEventListener("abort", () => {
     const error: unknown = context.signal.reason
     if (!(error instanceof ConnectError)) return
@@ -129,10 +164,10 @@ export const layer = (domain: string) =>
     Effect.gen(function*() {
       const issuer = yield* TokenIssuer.TokenIssuer
       const routes = yield* GrpcServices.routes
-      const runtime = yield* Effect.runtime<never>()
 
+      /** Runs a call's engine operation with the runtime of the request's fiber; an error becomes its status. */
       const run = async <A>(context: HandlerContext, operation: Effect.Effect<A, Errors.ArborError>) => {
-        const outcome = context.values.get(outcomeKey)
+        const { outcome, runtime } = context.values.get(callKey)
         const exit = await Runtime.runPromiseExit(runtime)(operation, { signal: context.signal })
         if (Exit.isSuccess(exit)) return exit.value
         const failure = Cause.failureOption(exit.cause)
@@ -150,7 +185,13 @@ export const layer = (domain: string) =>
         throw error
       }
 
-      const serveEngine = routes({
+      const router = createConnectRouter({
+        readMaxBytes: RequestLimits.maxBodyBytes,
+        requestGate: watch(domain),
+        acceptCompression: [compressionGzip, compressionBrotli]
+      })
+      GrpcReflection.routes(GrpcServices.served)(router)
+      routes({
         asCaller: (context, operation) =>
           run(
             context,
@@ -160,35 +201,66 @@ export const layer = (domain: string) =>
             )
           ),
         withBearer: (context, operation) => run(context, Effect.flatMap(bearer(context), operation))
-      })
-      const outcomes = new WeakMap<object, Outcome>()
-      const handler = connectNodeAdapter({
-        routes: (router) => {
-          GrpcReflection.routes(GrpcServices.served)(router)
-          serveEngine(router)
-        },
-        readMaxBytes: RequestLimits.maxBodyBytes,
-        requestGate: watch(domain),
-        // A method the served service does not have: 404, which gRPC clients read as UNIMPLEMENTED.
-        fallback: (request, response) => {
-          const outcome = outcomes.get(request)
-          if (outcome !== undefined) outcome.code = Code.Unimplemented
-          response.writeHead(404)
-          response.end()
-        },
-        contextValues: (request) => createContextValues().set(outcomeKey, outcomes.get(request) ?? { code: 0 })
-      })
+      })(router)
+      const methods = new Map(router.handlers.map((handler) => [handler.requestPath, handler]))
       const services = new Set([...GrpcServices.served, ServerReflection].map((service) => service.typeName))
 
       return {
         handles: (path) => services.has(path.slice(1, path.indexOf("/", 1))),
-        serve: (request, response) =>
-          new Promise<Outcome>((resolve) => {
+        serve: (request) =>
+          Effect.gen(function*() {
             const outcome: Outcome = { code: 0 }
-            outcomes.set(request, outcome)
-            response.once("close", () => resolve(outcome))
-            handler(request, withSpecifiedMessages(response))
+            const response = NodeHttpServerRequest.toServerResponse(request)
+            const method = methods.get(request.url.split("?")[0]!)
+            if (method === undefined) {
+              // A method the served service does not have: 404, which gRPC clients read as UNIMPLEMENTED.
+              outcome.code = Code.Unimplemented
+              response.writeHead(404).end()
+              return outcome
+            }
+            const call: Call = { runtime: yield* Effect.runtime<never>(), outcome }
+            const universal = universalRequestFromNodeRequest(
+              NodeHttpServerRequest.toIncomingMessage(request),
+              response,
+              undefined,
+              createContextValues().set(callKey, call)
+            )
+            // Written once the response closes (ConnectRPC's writer resolves on an event Node's responses never emit).
+            yield* Effect.async<void>((resume) => {
+              response.once("close", () => resume(Effect.void))
+              method(universal).then((answer) => universalResponseToNodeResponse(specified(answer), response)).catch(
+                (reason: unknown) => {
+                  // A client that went away: nothing to answer, nothing to report.
+                  if (ConnectError.from(reason).code === Code.Aborted) return
+                  Runtime.runFork(call.runtime)(Effect.logWarning("call failed", reason))
+                }
+              )
+            })
+            return outcome
           })
       }
     })
   )
+
+/**
+ * The piece of the server's middleware that hands `grpc` the calls of its services (over HTTP/1.1 or HTTP/2), and
+ * every other request to `app`.
+ */
+export const dispatch =
+  (grpc: Grpc["Type"]) => <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R | CurrentRequest> =>
+    Effect.flatMap(
+      HttpServerRequest.HttpServerRequest,
+      (request): HttpApp.Default<E, R | CurrentRequest> =>
+        grpc.handles(request.url.split("?")[0]!)
+          ? Effect.gen(function*() {
+            const current = yield* CurrentRequest
+            const response = NodeHttpServerRequest.toServerResponse(request)
+            response.setHeader("x-request-id", current.id)
+            const outcome = yield* grpc.serve(request)
+            current.grpcStatus = outcome.code
+            current.denied = outcome.denied
+            // Already answered on the Node response: the platform writes nothing more.
+            return HttpServerResponse.empty({ status: response.statusCode })
+          })
+          : app
+    )

@@ -1,5 +1,6 @@
 /**
- * The server's logs: one JSON object per line on standard output, in the shape of Effect's JSON logger. Lines are
+ * The server's logs: one JSON object per line on standard output, in the shape of Effect's JSON logger, with the
+ * `traceId` and `spanId` of the span a line was logged in. Lines are
  * batched and written once per turn of the event loop (and at exit), so a request pays for formatting its line,
  * not for a write to the terminal or pipe. The line of each request (`request`) skips Effect's general logging path
  * when no other logger would see it (only this one, and the tracer's without a span to add to); under any other
@@ -10,6 +11,7 @@ import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as FiberRef from "effect/FiberRef"
+import * as FiberRefs from "effect/FiberRefs"
 import * as HashMap from "effect/HashMap"
 import type * as Layer from "effect/Layer"
 import * as List from "effect/List"
@@ -42,7 +44,18 @@ const write = (line: string) => {
   }
 }
 
-const logger = Logger.map(Logger.jsonLogger, write)
+/** Effect's JSON line, with the trace and span ids of the span it was logged in (if any). */
+const logger = Logger.make((options) => {
+  const line = Logger.jsonLogger.log(options)
+  const span = Context.getOption(FiberRefs.getOrDefault(options.context, FiberRef.currentContext), Tracer.ParentSpan)
+  write(
+    Option.isNone(span)
+      ? line
+      : `${line.slice(0, -1)},"traceId":${JSON.stringify(span.value.traceId)},"spanId":${
+        JSON.stringify(span.value.spanId)
+      }}`
+  )
+})
 
 /** JSON lines on standard output, batched, replacing the default logger. */
 export const layer: Layer.Layer<never> = Logger.replace(Logger.defaultLogger, logger)

@@ -7,9 +7,9 @@
  * reset connection.
  */
 import { Errors } from "@arbor/core"
-import type { HttpServerRequest } from "@effect/platform"
-import { HttpServerError } from "@effect/platform"
+import { type HttpApp, HttpServerError, HttpServerRequest } from "@effect/platform"
 import * as Effect from "effect/Effect"
+import * as Predicate from "effect/Predicate"
 import { Readable } from "node:stream"
 import * as UidPaths from "./UidPaths.js"
 
@@ -50,6 +50,25 @@ export const admit = (
   if (refused !== undefined) return Effect.succeed(refused)
   return readBody(url === request.url ? request : request.modify({ url }))
 }
+
+/**
+ * The piece of the server's middleware that applies the limits: `app` sees only an admitted request, normalized; a
+ * refused one fails with its reason.
+ */
+export const middleware = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E | Errors.InvalidArgument, R> =>
+  Effect.flatMap(
+    HttpServerRequest.HttpServerRequest,
+    (original) =>
+      Effect.flatMap(
+        admit(original),
+        (request): HttpApp.Default<E | Errors.InvalidArgument, R> =>
+          Predicate.isTagged(request, "InvalidArgument")
+            ? Effect.fail(request)
+            : request === original
+            ? app
+            : Effect.provideService(app, HttpServerRequest.HttpServerRequest, request)
+      )
+  )
 
 /**
  * The request target as routed: duplicate slashes in the path folded into one, a uid in one segment, the query

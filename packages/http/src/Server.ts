@@ -33,11 +33,11 @@ import * as Authentication from "./Authentication.js"
 import * as Bootstrap from "./Bootstrap.js"
 import * as DataDir from "./DataDir.js"
 import * as Docs from "./Docs.js"
-import * as ErrorMiddleware from "./ErrorMiddleware.js"
 import * as Grpc from "./Grpc.js"
 import * as Handlers from "./Handlers.js"
 import * as Listener from "./Listener.js"
 import * as Metrics from "./Metrics.js"
+import * as Middleware from "./Middleware.js"
 import * as RequestLimits from "./RequestLimits.js"
 import type { ServerConfig } from "./ServerConfig.js"
 import * as SignInRoutes from "./SignInRoutes.js"
@@ -131,7 +131,7 @@ export const app = (config: ServerConfig) =>
     Docs.layer,
     SignInRoutes.layer(config),
     Metrics.layer(config.metricsToken, config.clientAddressHeader),
-    ErrorMiddleware.layer(config.errorDomain).pipe(Layer.provide(Grpc.layer(config.errorDomain))),
+    Middleware.layer(config.errorDomain).pipe(Layer.provide(Grpc.layer(config.errorDomain))),
     // Once for every request: the framework's own limit on bodies it reads, behind `RequestLimits`.
     Layer.succeed(HttpIncomingMessage.MaxBodySize, Option.some(FileSystem.Size(RequestLimits.maxBodyBytes)))
   ).pipe(
@@ -145,16 +145,15 @@ export const app = (config: ServerConfig) =>
 
 /**
  * The HTTP application served on the ambient HTTP server, with `tracing` (default: OTLP when
- * `OTEL_EXPORTER_OTLP_ENDPOINT` is set). Without it request spans are off: a span per request costs a fifth of the
- * server's throughput.
+ * `OTEL_EXPORTER_OTLP_ENDPOINT` is set). Without it the tracer is off, for requests and the engine's operations
+ * alike: a span per request costs a fifth of the server's throughput.
  */
 export const http = (config: ServerConfig, tracing?: Layer.Layer<never>) => {
-  const traces = tracing ?? Tracing.layerOtlp(config.otlpEndpoint)
   const traced = tracing !== undefined || config.otlpEndpoint !== undefined
   return HttpApiBuilder.serve().pipe(
     Layer.provide(app(config)),
     HttpMiddleware.withTracerDisabledWhen(() => !traced),
-    Layer.provide(traces)
+    Layer.provide(traced ? tracing ?? Tracing.layerOtlp(config.otlpEndpoint) : Layer.setTracerEnabled(false))
   )
 }
 

@@ -2,7 +2,7 @@
 export * as Authentication from "./Authentication.js"
 export * as Bootstrap from "./Bootstrap.js"
 export * as DataDir from "./DataDir.js"
-export * as ErrorMiddleware from "./ErrorMiddleware.js"
 export * as Handlers from "./Handlers.js"
+export * as Middleware from "./Middleware.js"
 export * as Server from "./Server.js"
 export * as ServerConfig from "./ServerConfig.js"

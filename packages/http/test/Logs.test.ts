@@ -29,6 +29,8 @@ const comparable = ({ fiberId: _, timestamp, ...rest }: Record<string, unknown>)
   return rest
 }
 
+let expected: { readonly traceId: string; readonly spanId: string } | undefined
+
 describe("Logs", () => {
   it.live("a request's line is the line Effect's JSON logger writes for the same fields, batched", () =>
     Effect.gen(function*() {
@@ -41,6 +43,22 @@ describe("Logs", () => {
         spans: {}
       })
       assert.strictEqual(other?.message, "other")
+    }).pipe(Effect.provide(Logs.layer)))
+
+  it.live("a line logged inside a span carries the span's trace and span ids", () =>
+    Effect.gen(function*() {
+      const [inside, outside] = yield* printed(Effect.gen(function*() {
+        const span = yield* Effect.withSpan(
+          Effect.zipRight(Effect.logWarning("inside"), Effect.currentSpan),
+          "work"
+        )
+        yield* Effect.logWarning("outside")
+        return span
+      }).pipe(Effect.tap((span) => Effect.sync(() => (expected = span)))))
+      assert.strictEqual(inside?.traceId, expected?.traceId)
+      assert.strictEqual(inside?.spanId, expected?.spanId)
+      assert.isString(inside?.traceId)
+      assert.isUndefined(outside?.traceId)
     }).pipe(Effect.provide(Logs.layer)))
 
   it.live("under another logger, a request's line is an ordinary log line with its fields as annotations", () =>

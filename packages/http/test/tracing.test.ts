@@ -8,9 +8,10 @@ import { createGrpcTransport } from "@connectrpc/connect-node"
 import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
+import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import * as Listener from "../src/Listener.js"
@@ -26,6 +27,19 @@ const tracedServer = (exporter: InMemorySpanExporter) =>
     Layer.provideMerge(Server.engine(config)),
     Layer.provide(quiet),
     Layer.provideMerge(NodeHttpServer.layer(() => Listener.make(config), { port: 0, host: "127.0.0.1" }))
+  )
+
+/**
+ * The finished spans once one satisfies `ready`: a server ends a request's span after the response is written, so
+ * a little after the client has read it.
+ */
+const finishedWhen = (exporter: InMemorySpanExporter, ready: (span: ReadableSpan) => boolean) =>
+  Effect.suspend(() => {
+    const spans = exporter.getFinishedSpans()
+    return spans.some(ready) ? Effect.succeed(spans) : Effect.fail("not yet")
+  }).pipe(
+    Effect.retry(Schedule.spaced("10 millis").pipe(Schedule.upTo("2 seconds"))),
+    Effect.orElseSucceed(() => exporter.getFinishedSpans())
   )
 
 describe("traces", () => {
@@ -50,7 +64,7 @@ describe("traces", () => {
         })
       )
       yield* Effect.promise(() => groups.getGroup({ uid: owner.org }))
-      const spans = exporter.getFinishedSpans()
+      const spans = yield* finishedWhen(exporter, (s) => String(s.attributes["url.path"]).endsWith("/GetGroup"))
       const rest = spans.find((s) => s.attributes["url.path"] === `/iam/v2beta1/groups/${owner.org}`)
       assert.isDefined(rest, spans.map((s) => s.name).join(", "))
       assert.strictEqual(rest!.name, "http.server GET")
@@ -61,6 +75,67 @@ describe("traces", () => {
       assert.isDefined(grpc)
       assert.strictEqual(grpc!.resource.attributes["service.name"], "arbor")
     }).pipe(Effect.provide(tracedServer(exporter))))
+
+  it.scopedLive("a REST and a gRPC call: the request's span, the engine operation's inside it, its store spans inside that, the request id on the request span", () =>
+    Effect.gen(function*() {
+      const exporter = new InMemorySpanExporter()
+      yield* Effect.gen(function*() {
+        const address = (yield* HttpServer.HttpServer).address
+        const base = address._tag === "TcpAddress" ? `http://127.0.0.1:${address.port}` : ""
+        const owner = yield* member("acme")
+        const rest = yield* Effect.promise(() =>
+          fetch(`${base}/iam/v2beta1/groups/${owner.org}`, { headers: { authorization: `Bearer ${owner.token}` } })
+        )
+        let grpcRequestId = ""
+        const groups = createClient(
+          GroupsService,
+          createGrpcTransport({
+            baseUrl: base,
+            interceptors: [(next) => async (request) => {
+              request.header.set("authorization", `Bearer ${owner.token}`)
+              const response = await next(request)
+              grpcRequestId = response.header.get("x-request-id") ?? ""
+              return response
+            }]
+          })
+        )
+        yield* Effect.promise(() => groups.getGroup({ uid: owner.org }))
+        const spans = yield* finishedWhen(exporter, (s) => s.attributes["arbor.request_id"] === grpcRequestId)
+        const byId = new Map(spans.map((s) => [s.spanContext().spanId, s]))
+        /** The spans from `span` up to the root of its trace. */
+        const ancestry = (span: (typeof spans)[number]) => {
+          const chain = [span]
+          for (let at = span; at.parentSpanContext !== undefined;) {
+            const parent = byId.get(at.parentSpanContext.spanId)
+            if (parent === undefined) break
+            chain.push(parent)
+            at = parent
+          }
+          return chain
+        }
+        for (
+          const [path, requestId] of [
+            [`/iam/v2beta1/groups/${owner.org}`, rest.headers.get("x-request-id")],
+            ["/chainguard.platform.iam.v2beta1.GroupsService/GetGroup", grpcRequestId]
+          ] as const
+        ) {
+          const request = spans.find((s) =>
+            s.attributes["url.path"] === path && s.attributes["arbor.request_id"] === requestId
+          )
+          assert.isDefined(request, `${path}: ${spans.map((s) => `${s.name} ${s.attributes["url.path"]}`).join(", ")}`)
+          const trace = request!.spanContext().traceId
+          const operation = spans.find((s) =>
+            s.name === "Groups.get" && s.spanContext().traceId === trace && ancestry(s).includes(request!)
+          )
+          assert.isDefined(operation, `${path}: no Groups.get span inside the request's span`)
+          const store = spans.filter((s) => s.name === "Store.get" && ancestry(s).includes(operation!))
+          assert.isTrue(
+            store.some((s) => s.attributes["db.collection.name"] === "groups"),
+            `${path}: no store span reading groups inside Groups.get`
+          )
+        }
+      }).pipe(Effect.provide(tracedServer(exporter)))
+    }))
 
   it.live("with OTEL_EXPORTER_OTLP_ENDPOINT, the standalone server's spans reach that endpoint over OTLP/HTTP", () =>
     Effect.gen(function*() {

@@ -343,5 +343,5 @@ export const make = (
               )
         )
     }
-    return { ...service, statements: { find: findStatement, count: countStatement } }
+    return { ...Store.withSpans(service), statements: { find: findStatement, count: countStatement } }
   })

@@ -140,7 +140,8 @@ export const suite = <E, E2>(name: string, database: Effect.Effect<Layer.Layer<S
               const found = yield* Effect.either(bindings.get(Principal.system, uid))
               assert.strictEqual(found._tag, acked.deletedIdentities.has(identityUid) ? "Left" : "Right", entry)
             }
-            assert.isAbove(acked.created.size, 20)
+            // More groups were created than the twelve names could hold at once: deletes made room for more.
+            assert.isAbove(acked.created.size, 12)
           }).pipe(Effect.provide(engine))
         }),
       { timeout: 120_000 }
