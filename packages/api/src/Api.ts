@@ -28,6 +28,7 @@ import * as Context from "effect/Context"
 import * as JSONSchema from "effect/JSONSchema"
 import * as Schema from "effect/Schema"
 import * as ErrorBody from "./ErrorBody.js"
+import * as ListQuery from "./ListQuery.js"
 import * as Wire from "./Wire.js"
 
 /** The caller of a request, established by the bearer middleware. */
@@ -73,64 +74,11 @@ const UidParam = Schema.transform(Schema.String, Schema.String, {
 
 const UidPath = Schema.Struct({ uid: UidParam })
 
-const text = Schema.optional(Schema.String)
-const repeated = Schema.optional(Schema.Union(Schema.String, Schema.Array(Schema.String)))
-
-/** The list parameters every v2 list takes, snake_case with camelCase aliases (docs/api.md §4). */
-export const ListParams = Schema.Struct({
-  "uidp.descendants_of": text,
-  "uidp.descendantsOf": text,
-  "uidp.children_of": text,
-  "uidp.childrenOf": text,
-  "uidp.ancestors_of": text,
-  "uidp.ancestorsOf": text,
-  "uidp.in_root": text,
-  "uidp.inRoot": text,
-  "uidp.ids": repeated,
-  name: text,
-  page_size: text,
-  pageSize: text,
-  page_token: text,
-  pageToken: text,
-  order_by: text,
-  orderBy: text,
-  skip: text
+const MaskParams = Schema.Struct({
+  updateMask: Schema.optional(Schema.String.annotations({
+    description: "the fields to change, comma-separated (`*`: every mutable field); without it, those in the body"
+  }))
 })
-
-/** The parameters a v1 list takes. */
-export const V1ListParams = Schema.Struct({
-  id: repeated,
-  "uidp.descendants_of": text,
-  "uidp.children_of": text,
-  "uidp.ancestors_of": text,
-  "uidp.in_root": text,
-  name: text
-})
-
-/** The list parameters of tags. */
-export const TagListParams = Schema.Struct({
-  ...ListParams.fields,
-  digest: text,
-  updated_since: text,
-  updatedSince: text
-})
-
-/** The list parameters of advisories. */
-export const AdvisoryListParams = Schema.Struct({
-  ...ListParams.fields,
-  advisory_ids: repeated,
-  advisoryIds: repeated,
-  package_names: repeated,
-  packageNames: repeated,
-  aliases: repeated,
-  event_types: repeated,
-  eventTypes: repeated,
-  latest_event_type: text,
-  latestEventType: text,
-  query: text
-})
-
-const MaskParams = Schema.Struct({ updateMask: text, update_mask: text })
 
 const Deleted = HttpApiSchema.Empty(200)
 
@@ -179,7 +127,7 @@ const readable = <const Name extends string, const Plural extends string, A, I>(
   name: Name,
   plural: Plural,
   wire: Schema.Schema<A, I>
-) => HttpApiGroup.make(name).add(list(plural, wire).setUrlParams(ListParams)).add(get(plural, wire))
+) => HttpApiGroup.make(name).add(list(plural, wire).setUrlParams(ListQuery.ListQuery)).add(get(plural, wire))
 
 /** List, get, create (in the group of the path), update and delete. */
 const writable = <const Name extends string, const Plural extends string, A, I, C>(
@@ -221,7 +169,7 @@ const v1 = <const Name extends string, const Plural extends string, A, I, C>(
   HttpApiGroup.make(name)
     .add(
       HttpApiEndpoint.get("list", `/${plural}`)
-        .setUrlParams(V1ListParams)
+        .setUrlParams(ListQuery.V1ListQuery)
         .addSuccess(Wire.itemsEnvelope(wire))
         .annotate(OpenApi.Summary, `List every one of ${plural} (v1)`)
     )
@@ -325,13 +273,15 @@ export const Repos = authenticated(
   "Registry repositories: read-only here, written through v1."
 )
 export const Tags = authenticated(
-  HttpApiGroup.make("tags").add(list("tags", Wire.Tag.v2).setUrlParams(TagListParams)).add(get("tags", Wire.Tag.v2)),
+  HttpApiGroup.make("tags").add(list("tags", Wire.Tag.v2).setUrlParams(ListQuery.TagListQuery)).add(
+    get("tags", Wire.Tag.v2)
+  ),
   "/registry/v2beta1",
   "Registry tags: read-only here, written through v1."
 )
 export const Advisories = authenticated(
   HttpApiGroup.make("advisories")
-    .add(list("advisories", Wire.Advisory.v2).setUrlParams(AdvisoryListParams))
+    .add(list("advisories", Wire.Advisory.v2).setUrlParams(ListQuery.AdvisoryListQuery))
     .add(get("advisories", Wire.Advisory.v2)),
   "/vulnerabilities/v2beta1",
   "Vulnerability advisories: read-only, loaded by the import command."
@@ -505,7 +455,8 @@ export const Api = HttpApi.make("arbor")
   .annotate(
     OpenApi.Description,
     "Groups, identities, roles, role bindings, identity providers, account associations and group invites; " +
-      "registry repos and tags; vulnerability advisories. Errors are google.rpc.Status bodies."
+      "registry repos and tags; vulnerability advisories. Errors are google.rpc.Status bodies. Query parameters are " +
+      "snake_case; each is also accepted in camelCase (pageSize, uidp.descendantsOf, …)."
   )
   .annotate(OpenApi.Servers, [{ url: "/", description: "this server" }])
   .annotate(OpenApi.License, { name: "Apache-2.0", url: "https://www.apache.org/licenses/LICENSE-2.0" })

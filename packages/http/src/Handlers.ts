@@ -1,81 +1,18 @@
 /**
  * The handlers: each maps a request of the API contract onto an engine service. Authorization, validation and every
- * rule stay in the engine; the contract's wire schemas encode what the engine returns. This module only turns query
- * parameters into list options and pages into envelopes, and answers with each endpoint's success schema compiled
+ * rule stay in the engine; the contract's wire schemas decode query parameters into list options and encode what the
+ * engine returns. This module only turns pages into envelopes, and answers with each endpoint's success schema compiled
  * (`CompiledSchema`), as the framework would with the general encoder, which a 50-item page cost 160 µs.
  */
 import { Api, CurrentPrincipal, UpstreamToken } from "@arbor/api/Api"
 import * as OAuth from "@arbor/api/OAuth"
-import type { Advisories, Lists, Principal, Tags } from "@arbor/core"
+import type { Lists, Principal } from "@arbor/core"
 import { CompiledSchema, Errors } from "@arbor/core"
 import { HttpApiBuilder, HttpApiSchema, HttpServerResponse } from "@effect/platform"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Schema from "effect/Schema"
 import * as EngineServices from "./EngineServices.js"
-
-type Params = Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
-
-const first = (params: Params, ...keys: ReadonlyArray<string>): string | undefined => {
-  for (const key of keys) {
-    const v = params[key]
-    if (v !== undefined) return typeof v === "string" ? v : v[0]
-  }
-  return undefined
-}
-
-const all = (params: Params, ...keys: ReadonlyArray<string>): ReadonlyArray<string> | undefined => {
-  for (const key of keys) {
-    const v = params[key]
-    if (v !== undefined) return typeof v === "string" ? [v] : v
-  }
-  return undefined
-}
-
-/** A count in decimal digits only (no sign, spaces, exponent or hex); anything else is NaN, refused by the engine. */
-const number = (s: string | undefined) => s === undefined ? undefined : /^[0-9]{1,15}$/.test(s) ? Number(s) : Number.NaN
-
-const boolean = (field: string, s: string | undefined): Effect.Effect<boolean | undefined, Errors.InvalidArgument> =>
-  s === undefined
-    ? Effect.succeed(undefined)
-    : s === "true" || s === "1"
-    ? Effect.succeed(true)
-    : s === "false" || s === "0"
-    ? Effect.succeed(false)
-    : Effect.fail(Errors.InvalidArgument.field(field, "must be true or false"))
-
-/** The engine's list options from v2 query parameters, snake_case or camelCase. */
-const listOptions = (params: Params) =>
-  Effect.map(boolean("uidp.in_root", first(params, "uidp.in_root", "uidp.inRoot")), (inRoot): Lists.ListOptions => ({
-    descendantsOf: first(params, "uidp.descendants_of", "uidp.descendantsOf"),
-    childrenOf: first(params, "uidp.children_of", "uidp.childrenOf"),
-    ancestorsOf: first(params, "uidp.ancestors_of", "uidp.ancestorsOf"),
-    inRoot,
-    ids: all(params, "uidp.ids", "id"),
-    name: first(params, "name"),
-    pageSize: number(first(params, "page_size", "pageSize")),
-    pageToken: first(params, "page_token", "pageToken"),
-    orderBy: first(params, "order_by", "orderBy"),
-    skip: number(first(params, "skip"))
-  }))
-
-const tagOptions = (params: Params) =>
-  Effect.map(listOptions(params), (o): Tags.TagListOptions => ({
-    ...o,
-    digest: first(params, "digest"),
-    updatedSince: first(params, "updated_since", "updatedSince")
-  }))
-
-const advisoryOptions = (params: Params) =>
-  Effect.map(listOptions(params), (o): Advisories.AdvisoryListOptions => ({
-    ...o,
-    advisoryIds: all(params, "advisory_ids", "advisoryIds"),
-    packageNames: all(params, "package_names", "packageNames"),
-    aliases: all(params, "aliases"),
-    eventTypes: all(params, "event_types", "eventTypes"),
-    latestEventType: first(params, "latest_event_type", "latestEventType"),
-    query: first(params, "query")
-  }))
 
 type E = Errors.ArborError
 
@@ -144,28 +81,24 @@ const envelope = <const P extends string>(plural: P) => <A>(page: Lists.Page<A>)
 })
 
 /** The v2 handlers of a resource that lists and gets. */
-const readable = <const P extends string, A, O extends Lists.ListOptions>(
-  plural: P,
-  service: Readable<A, O>,
-  options: (params: Params) => Effect.Effect<O, Errors.InvalidArgument>
-) => {
+const readable = <const P extends string, A, O extends Lists.ListOptions>(plural: P, service: Readable<A, O>) => {
   const toEnvelope = envelope(plural)
   return {
-    list: ({ urlParams }: { readonly urlParams: Params }) =>
-      asCaller((p) => Effect.flatMap(options(urlParams), (o) => service.list(p, o))).pipe(Effect.map(toEnvelope)),
+    list: ({ urlParams }: { readonly urlParams: O }) =>
+      asCaller((p) => service.list(p, urlParams)).pipe(Effect.map(toEnvelope)),
     get: ({ path }: UidRequest) => asCaller((p) => service.get(p, path.uid))
   }
 }
 
 /** The v2 handlers of a resource that is also created, updated and deleted. */
 const writable = <const P extends string, A, C>(plural: P, service: Writable<A, C>) => ({
-  ...readable(plural, service, listOptions),
+  ...readable(plural, service),
   create: ({ path, payload }: UidRequest & { readonly payload: C }) =>
     asCaller((p) => service.create(p, path.uid, payload)),
   update: ({ path, payload, urlParams }: UidRequest & {
     readonly payload: Partial<C>
-    readonly urlParams: { readonly updateMask?: string | undefined; readonly update_mask?: string | undefined }
-  }) => asCaller((p) => service.update(p, path.uid, payload, urlParams.updateMask ?? urlParams.update_mask)),
+    readonly urlParams: { readonly updateMask?: string | undefined }
+  }) => asCaller((p) => service.update(p, path.uid, payload, urlParams.updateMask)),
   delete: ({ path }: UidRequest) => asCaller((p) => service.delete(p, path.uid))
 })
 
@@ -174,14 +107,13 @@ const v1Limit = 10_000
 
 /** The v1 handlers of a resource: every match in `items`, create, replace (PUT, every field), delete. */
 const v1 = <A, C>(service: Writable<A, C>) => ({
-  list: ({ urlParams }: { readonly urlParams: Params }) =>
+  list: ({ urlParams }: { readonly urlParams: Lists.ListOptions }) =>
     asCaller((p) =>
       Effect.gen(function*() {
-        const base = yield* listOptions(urlParams)
         const items: Array<A> = []
         let pageToken: string | undefined
         do {
-          const page = yield* service.list(p, { ...base, pageSize: 200, pageToken })
+          const page = yield* service.list(p, { ...urlParams, pageSize: 200, pageToken })
           if (page.totalCount > v1Limit) {
             return yield* new Errors.FailedPrecondition({
               summary: `the list matches ${page.totalCount} items, more than v1 returns (${v1Limit}); use v2beta1`,
@@ -254,9 +186,9 @@ export const layer = Layer.unwrapEffect(Effect.gen(function*() {
   const provider = encoded("identityProviders", writable("identityProviders", providers))
   const association = encoded("accountAssociations", writable("accountAssociations", associations))
   const invite = encoded("groupInvites", writable("groupInvites", invites))
-  const repo = encoded("repos", readable("repos", repos, listOptions))
-  const tag = encoded("tags", readable("tags", tags, tagOptions))
-  const advisory = encoded("advisories", readable("advisories", advisories, advisoryOptions))
+  const repo = encoded("repos", readable("repos", repos))
+  const tag = encoded("tags", readable("tags", tags))
+  const advisory = encoded("advisories", readable("advisories", advisories))
   const groupV1 = encoded("groupsV1", v1(groups))
   const identityV1 = encoded("identitiesV1", v1(identities))
   const roleV1 = encoded("rolesV1", v1(roles))

@@ -1,11 +1,12 @@
 /**
  * What a request may be, checked before anything else reads it: the request target (length, no `;` or `#` in the
- * path, duplicate slashes folded in the path only and a uid's slashes escaped (`UidPaths`), the query left exactly
- * as sent), the body's media type (JSON; forms for the sign-in endpoints under `/oauth/`) and
+ * path, duplicate slashes folded in the path only and a uid's slashes escaped (`UidPaths`), the query as sent but
+ * for parameters named by their camelCase aliases, renamed), the body's media type (JSON; forms for the sign-in endpoints under `/oauth/`) and
  * charset, its size (declared or streamed), its encoding (UTF-8) and how deeply its JSON nests. A body over the
  * limit is answered at once while the rest of it is read and dropped, so the client sees the answer instead of a
  * reset connection.
  */
+import * as ListQuery from "@arbor/api/ListQuery"
 import { Errors } from "@arbor/core"
 import { type HttpApp, HttpServerError, HttpServerRequest } from "@effect/platform"
 import * as Effect from "effect/Effect"
@@ -81,7 +82,25 @@ const target = (url: string): string | Errors.InvalidArgument => {
   if (path.includes(";") || path.includes("#")) {
     return invalid("path", "must not contain ';' or '#'", "INVALID_PATH")
   }
-  return UidPaths.fold(path.replace(/\/{2,}/g, "/")) + (q < 0 ? "" : url.slice(q))
+  return UidPaths.fold(path.replace(/\/{2,}/g, "/")) + (q < 0 ? "" : canonicalQuery(url.slice(q)))
+}
+
+/** A query (with its `?`), each parameter named by an alias (`ListQuery.aliases`) renamed to what it stands for. */
+const canonicalQuery = (query: string): string =>
+  query.split("&").map((pair) => {
+    const eq = pair.indexOf("=")
+    const key = eq < 0 ? pair : pair.slice(0, eq)
+    const start = key.startsWith("?") ? 1 : 0
+    const canonical = ListQuery.aliases[safeDecode(key.slice(start))]
+    return canonical === undefined ? pair : `${key.slice(0, start)}${canonical}${eq < 0 ? "" : pair.slice(eq)}`
+  }).join("&")
+
+const safeDecode = (text: string) => {
+  try {
+    return decodeURIComponent(text.replaceAll("+", " "))
+  } catch {
+    return text
+  }
 }
 
 /** Refusals that need only the headers: declared size, media type and charset of a body. */

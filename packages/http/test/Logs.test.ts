@@ -47,14 +47,16 @@ describe("Logs", () => {
 
   it.live("a line logged inside a span carries the span's trace and span ids", () =>
     Effect.gen(function*() {
-      const [inside, outside] = yield* printed(Effect.gen(function*() {
-        const span = yield* Effect.withSpan(
-          Effect.zipRight(Effect.logWarning("inside"), Effect.currentSpan),
-          "work"
-        )
-        yield* Effect.logWarning("outside")
-        return span
-      }).pipe(Effect.tap((span) => Effect.sync(() => (expected = span)))))
+      const [inside, outside] = yield* printed(
+        Effect.gen(function*() {
+          const span = yield* Effect.withSpan(
+            Effect.zipRight(Effect.logWarning("inside"), Effect.currentSpan),
+            "work"
+          )
+          yield* Effect.logWarning("outside")
+          return span
+        }).pipe(Effect.tap((span) => Effect.sync(() => (expected = span))))
+      )
       assert.strictEqual(inside?.traceId, expected?.traceId)
       assert.strictEqual(inside?.spanId, expected?.spanId)
       assert.isString(inside?.traceId)

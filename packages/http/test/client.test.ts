@@ -34,12 +34,12 @@ describe("the typed client", () => {
 
       const renamed = yield* api.groups.update({
         path: { uid: sub.uid },
-        urlParams: { update_mask: "name" },
+        urlParams: { updateMask: "name" },
         payload: { name: "sub2" }
       })
       assert.strictEqual(renamed.name, "sub2")
 
-      const page = yield* api.groups.list({ urlParams: { "uidp.descendants_of": org, page_size: "1" } })
+      const page = yield* api.groups.list({ urlParams: { descendantsOf: org, pageSize: 1 } })
       assert.strictEqual(page.groups.length, 1)
       assert.strictEqual(page.totalCount, 2)
       assert.isString(page.nextPageToken)
@@ -50,7 +50,7 @@ describe("the typed client", () => {
       const viewerV1 = (yield* api.rolesV1.list({ urlParams: {} })).items.find((r) => r.name === "viewer")
       assert.deepStrictEqual(viewerV1, viewer)
 
-      const v1 = (yield* api.groupsV1.list({ urlParams: { id: sub.uid } })).items
+      const v1 = (yield* api.groupsV1.list({ urlParams: { ids: [sub.uid] } })).items
       assert.deepStrictEqual(v1, [renamed])
 
       yield* api.groups.delete({ path: { uid: sub.uid } })

@@ -260,3 +260,31 @@ describe.each(stores)("on %s", (store) => {
       }).pipe(Effect.provide(testServerOn(store))))
   })
 })
+
+describe("list parameters", () => {
+  it.scopedLive("a bad count or flag is code 3 naming the parameter's documented name, whichever spelling was sent", () =>
+    Effect.gen(function*() {
+      const { org, token } = yield* member("acme")
+      const count = "must be a non-negative integer"
+      for (
+        const [query, field, description] of [
+          ["page_size=-1", "page_size", count],
+          ["pageSize=ten", "page_size", count],
+          ["skip=1e3", "skip", count],
+          ["skip=%200", "skip", count],
+          ["uidp.in_root=maybe", "uidp.in_root", "must be true or false"],
+          ["uidp.inRoot=yes", "uidp.in_root", "must be true or false"]
+        ]
+      ) {
+        const refused = yield* call("GET", `/iam/v2beta1/groups?${query}`, { token })
+        assert.strictEqual(refused.status, 400, query)
+        assert.deepStrictEqual(refused.body.details[1].fieldViolations, [{ field, description }], query)
+      }
+      const [snake, camel] = [
+        yield* call("GET", `/iam/v2beta1/groups?uidp.in_root=1&page_size=1`, { token }),
+        yield* call("GET", `/iam/v2beta1/groups?uidp.inRoot=true&pageSize=1`, { token })
+      ]
+      assert.deepStrictEqual(snake.body.groups.map((g: { uid: string }) => g.uid), [org])
+      assert.deepStrictEqual(camel.body, snake.body)
+    }).pipe(Effect.provide(testServerOn("memory"))))
+})

@@ -2,6 +2,7 @@
  * `arbor auth`: sign in (a browser, another device, or a workload's own token), print a valid token, show who is
  * signed in, sign out.
  */
+import type { ListOptions } from "@arbor/core/Lists"
 import { Command, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -72,14 +73,14 @@ const status = Command.make("status", { ...common, output }, (flags) =>
     const me = String(claims.sub)
     const client = yield* apiClient(where)
     const organizations = yield* allPages(
-      (urlParams: Record<string, string>) => client.groups.list({ urlParams }),
+      (urlParams: ListOptions) => client.groups.list({ urlParams }),
       (page) => page.groups,
-      { "uidp.in_root": "true", order_by: "name" },
+      { inRoot: true, orderBy: "name" },
       Option.none()
     )
     // The bindings the caller may see that are its own: who may not list bindings sees none.
     const bindings = yield* allPages(
-      (urlParams: Record<string, string>) => client.roleBindings.list({ urlParams }),
+      (urlParams: ListOptions) => client.roleBindings.list({ urlParams }),
       (page) => page.roleBindings,
       {},
       Option.some(1000)

@@ -9,6 +9,7 @@ import type { Group } from "@arbor/core/Group"
 import type { GroupInvite } from "@arbor/core/GroupInvite"
 import type { Identity } from "@arbor/core/Identity"
 import type { IdentityProvider } from "@arbor/core/IdentityProvider"
+import type { ListOptions } from "@arbor/core/Lists"
 import type { Role } from "@arbor/core/Role"
 import type { RoleBinding } from "@arbor/core/RoleBinding"
 import { Args, Command, Options } from "@effect/cli"
@@ -44,7 +45,7 @@ const optionalParent = parent.pipe(
 const below = (client: Client, group: Option.Option<string>) =>
   Option.isNone(group)
     ? Effect.succeed({})
-    : Effect.map(resolveGroup(client, group.value), (uid) => ({ "uidp.descendants_of": uid }))
+    : Effect.map(resolveGroup(client, group.value), (uid): ListOptions => ({ descendantsOf: uid }))
 
 /** `list`: every page of one kind of resource the caller sees, below `--parent` when given. */
 const listCommand = <P extends { readonly nextPageToken?: string | undefined }, A extends { readonly uid: string }, E>(
@@ -52,7 +53,7 @@ const listCommand = <P extends { readonly nextPageToken?: string | undefined }, 
     readonly what: string
     readonly example: string
     readonly shape: Output.Shape<A>
-    readonly list: (client: Client, urlParams: Record<string, string>) => Effect.Effect<P, E>
+    readonly list: (client: Client, urlParams: ListOptions) => Effect.Effect<P, E>
     readonly items: (page: P) => ReadonlyArray<A>
     readonly order?: string
   }
@@ -64,9 +65,9 @@ const listCommand = <P extends { readonly nextPageToken?: string | undefined }, 
       Effect.gen(function*() {
         const client = yield* connect(flags)
         const rows = yield* allPages(
-          (urlParams: Record<string, string>) => spec.list(client, urlParams),
+          (urlParams: ListOptions) => spec.list(client, urlParams),
           spec.items,
-          { ...(spec.order === undefined ? {} : { order_by: spec.order }), ...(yield* below(client, flags.parent)) },
+          { orderBy: spec.order, ...(yield* below(client, flags.parent)) },
           flags.limit
         )
         yield* printRows(rows, spec.shape, flags.output)
@@ -100,10 +101,10 @@ const groupShape: Output.Shape<Group> = {
   label: (g) => g.name
 }
 
-const listGroups = (client: Client, params: Record<string, string>, max: Option.Option<number>) =>
-  allPages((urlParams: Record<string, string>) => client.groups.list({ urlParams }), (page) => page.groups, {
-    order_by: "name",
-    ...params
+const listGroups = (client: Client, options: ListOptions, max: Option.Option<number>) =>
+  allPages((urlParams: ListOptions) => client.groups.list({ urlParams }), (page) => page.groups, {
+    orderBy: "name",
+    ...options
   }, max)
 
 const folderRef = Args.text({ name: "group" }).pipe(Args.withDescription("its uid, or its path of names"))
@@ -129,7 +130,7 @@ const organizations = Command.make("organizations").pipe(
     Command.make("list", { ...common, output, limit }, (flags) =>
       Effect.gen(function*() {
         const client = yield* connect(flags)
-        yield* printRows(yield* listGroups(client, { "uidp.in_root": "true" }, flags.limit), groupShape, flags.output)
+        yield* printRows(yield* listGroups(client, { inRoot: true }, flags.limit), groupShape, flags.output)
       })).pipe(Command.withDescription("List the organizations you can see. Example: arbor iam organizations list")),
     Command.make(
       "create",

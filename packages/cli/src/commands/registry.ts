@@ -1,13 +1,16 @@
 /** `arbor images` and `arbor advisories`: the registry's repos and tags, and vulnerability advisories (read only). */
 import { Wire } from "@arbor/api"
+import type { AdvisoryListOptions } from "@arbor/core/Advisories"
 import type { Advisory } from "@arbor/core/Advisory"
+import type { ListOptions } from "@arbor/core/Lists"
 import type { Repo } from "@arbor/core/Repo"
 import type { Tag } from "@arbor/core/Tag"
+import type { TagListOptions } from "@arbor/core/Tags"
 import { Args, Command, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Output from "../Output.js"
-import { allPages, common, connect, given, limit, output, parent, printRows, resolveGroup, time } from "./shared.js"
+import { allPages, common, connect, limit, output, parent, printRows, resolveGroup, time } from "./shared.js"
 
 const repoShape: Output.Shape<Repo> = {
   json: Wire.Repo.v2,
@@ -55,12 +58,12 @@ export const images = Command.make("images").pipe(
             Effect.gen(function*() {
               const client = yield* connect(flags)
               const scope = Option.isSome(flags.parent)
-                ? { "uidp.descendants_of": yield* resolveGroup(client, flags.parent.value) }
+                ? { descendantsOf: yield* resolveGroup(client, flags.parent.value) }
                 : {}
               const rows = yield* allPages(
-                (urlParams: Record<string, string>) => client.repos.list({ urlParams }),
+                (urlParams: ListOptions) => client.repos.list({ urlParams }),
                 (page) => page.repos,
-                { order_by: "name", ...scope },
+                { orderBy: "name", ...scope },
                 flags.limit
               )
               yield* printRows(rows, repoShape, flags.output)
@@ -78,9 +81,9 @@ export const images = Command.make("images").pipe(
             Effect.gen(function*() {
               const client = yield* connect(flags)
               const rows = yield* allPages(
-                (urlParams: Record<string, string>) => client.tags.list({ urlParams }),
+                (urlParams: TagListOptions) => client.tags.list({ urlParams }),
                 (page) => page.tags,
-                { order_by: "name", "uidp.children_of": flags.repo },
+                { orderBy: "name", childrenOf: flags.repo },
                 flags.limit
               )
               yield* printRows(rows, tagShape, flags.output)
@@ -111,11 +114,11 @@ export const advisories = Command.make("advisories").pipe(
         Effect.gen(function*() {
           const client = yield* connect(flags)
           const rows = yield* allPages(
-            (urlParams: Record<string, string>) => client.advisories.list({ urlParams }),
+            (urlParams: AdvisoryListOptions) => client.advisories.list({ urlParams }),
             (page) => page.advisories,
             {
-              ...given("query", flags.query),
-              ...given("package_names", flags.packageName)
+              query: Option.getOrUndefined(flags.query),
+              packageNames: Option.match(flags.packageName, { onNone: () => undefined, onSome: (name) => [name] })
             },
             flags.limit
           )

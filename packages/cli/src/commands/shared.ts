@@ -4,6 +4,7 @@
  */
 import { Api } from "@arbor/api"
 import * as Errors from "@arbor/core/Errors"
+import type { ListOptions } from "@arbor/core/Lists"
 import { Options } from "@effect/cli"
 import { HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import * as Effect from "effect/Effect"
@@ -78,21 +79,17 @@ export const connect = (flags: Parameters<typeof Where.endpoints>[0]) =>
   Effect.flatMap(Where.endpoints(flags), apiClient)
 
 /** Every item a list selects, page by page (200 a page), up to `limit`. */
-export const allPages = <P extends { readonly nextPageToken?: string | undefined }, A, E, R>(
-  list: (params: Record<string, string>) => Effect.Effect<P, E, R>,
+export const allPages = <O extends ListOptions, P extends { readonly nextPageToken?: string | undefined }, A, E, R>(
+  list: (options: O) => Effect.Effect<P, E, R>,
   items: (page: P) => ReadonlyArray<A>,
-  params: Record<string, string>,
+  options: O,
   limit: Option.Option<number>
 ) =>
   Effect.gen(function*() {
     const rows: Array<A> = []
     let pageToken: string | undefined
     do {
-      const page = yield* list({
-        ...params,
-        page_size: "200",
-        ...(pageToken === undefined ? {} : { page_token: pageToken })
-      })
+      const page = yield* list({ ...options, pageSize: 200, pageToken })
       rows.push(...items(page))
       pageToken = page.nextPageToken
     } while (pageToken !== undefined && pageToken !== "" && (Option.isNone(limit) || rows.length < limit.value))
@@ -108,7 +105,7 @@ export const resolveGroup = (client: Client, ref: string) =>
     let found: string | undefined
     for (const name of ref.split("/").filter((n) => n !== "")) {
       const page = yield* client.groups.list({
-        urlParams: { name, ...(found === undefined ? { "uidp.in_root": "true" } : { "uidp.children_of": found }) }
+        urlParams: { name, ...(found === undefined ? { inRoot: true } : { childrenOf: found }) }
       })
       const group = page.groups[0]
       if (group === undefined) return yield* new Errors.NotFound({ resourceType: "group", uid: ref })

@@ -10,7 +10,7 @@ export const createAndList = (baseUrl: string, token: string, org: string, name:
       transformClient: HttpClient.mapRequest(HttpClientRequest.bearerToken(token))
     })
     const folder = yield* arbor.groups.create({ path: { uid: org }, payload: { name } })
-    const page = yield* arbor.groups.list({ urlParams: { "uidp.children_of": org } })
+    const page = yield* arbor.groups.list({ urlParams: { childrenOf: org } })
     return { created: folder.createTime, names: page.groups.map((group) => group.name) }
   }).pipe(
     Effect.catchTag("PermissionDenied", (e) => Effect.fail(`you need ${e.capability} on ${e.resource}`)),

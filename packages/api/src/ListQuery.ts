@@ -1,0 +1,112 @@
+/**
+ * The query parameters of lists (docs/api.md §4), declared once and decoded into the engine's typed list options,
+ * which the REST handlers, the gRPC mapping, the command-line client and the typed client all use. Parameters are
+ * snake_case on the wire; their camelCase spellings are aliases (`aliases`), which the server folds into these
+ * names before decoding.
+ */
+import type { AdvisoryListOptions } from "@arbor/core/Advisories"
+import type { ListOptions } from "@arbor/core/Lists"
+import type { TagListOptions } from "@arbor/core/Tags"
+import * as Schema from "effect/Schema"
+
+/** A count in decimal digits (no sign, spaces, exponent or hex). */
+const Count = Schema.transform(
+  Schema.String.pipe(Schema.pattern(/^[0-9]{1,15}$/, { message: () => "must be a non-negative integer" }))
+    .annotations({ jsonSchema: { type: "integer", minimum: 0 } }),
+  Schema.Number,
+  { strict: true, decode: Number, encode: String }
+)
+
+/** `true` or `false` (`1` and `0` too). */
+const Flag = Schema.transform(
+  Schema.String.pipe(
+    Schema.filter((s) => s === "true" || s === "false" || s === "1" || s === "0", {
+      message: () => "must be true or false",
+      jsonSchema: { type: "boolean" }
+    })
+  ),
+  Schema.Boolean,
+  { strict: true, decode: (s) => s === "true" || s === "1", encode: (b) => (b ? "true" : "false") }
+)
+
+/** A parameter that may be given more than once. */
+const Repeated = Schema.transform(
+  Schema.Union(Schema.String, Schema.Array(Schema.String)),
+  Schema.Array(Schema.String),
+  { strict: true, decode: (v) => (typeof v === "string" ? [v] : v), encode: (v) => v }
+)
+
+const parameter = <A, I extends string | ReadonlyArray<string>>(
+  key: string,
+  schema: Schema.Schema<A, I>,
+  description: string
+) => Schema.optional(schema.annotations({ description })).pipe(Schema.fromKey(key))
+
+const filters = {
+  descendantsOf: parameter("uidp.descendants_of", Schema.String, "only resources strictly below this group"),
+  childrenOf: parameter("uidp.children_of", Schema.String, "only resources whose parent is this group"),
+  ancestorsOf: parameter("uidp.ancestors_of", Schema.String, "only groups that are ancestors of this uid"),
+  inRoot: parameter("uidp.in_root", Flag, "only root-level resources"),
+  name: parameter("name", Schema.String, "only resources with exactly this name")
+}
+
+const paging = {
+  pageSize: parameter("page_size", Count, "items per page: 0 or absent means 50, above 200 means 200"),
+  pageToken: parameter("page_token", Schema.String, "the nextPageToken of the previous page"),
+  orderBy: parameter(
+    "order_by",
+    Schema.String,
+    "sort keys, comma-separated, each optionally followed by ' asc' or ' desc': uid, name, create_time, update_time"
+  ),
+  skip: parameter("skip", Count, "skip this many items from the current position")
+}
+
+const v2 = { ...filters, ids: parameter("uidp.ids", Repeated, "only these uids (repeatable)"), ...paging }
+
+const listQuery = Schema.Struct(v2)
+/** The parameters of every v2 list. */
+export const ListQuery: Schema.Schema<ListOptions, Schema.Schema.Encoded<typeof listQuery>> = listQuery
+
+const v1ListQuery = Schema.Struct({ ...filters, ids: parameter("id", Repeated, "only these uids (repeatable)") })
+/** The parameters of a v1 list: filters only, no paging; `id` names the uids. */
+export const V1ListQuery: Schema.Schema<ListOptions, Schema.Schema.Encoded<typeof v1ListQuery>> = v1ListQuery
+
+const tagListQuery = Schema.Struct({
+  ...v2,
+  digest: parameter("digest", Schema.String, "only tags of this digest"),
+  updatedSince: parameter("updated_since", Schema.String, "only tags updated at or after this time (RFC 3339)")
+})
+/** The parameters of a list of tags. */
+export const TagListQuery: Schema.Schema<TagListOptions, Schema.Schema.Encoded<typeof tagListQuery>> = tagListQuery
+
+const advisoryListQuery = Schema.Struct({
+  ...v2,
+  advisoryIds: parameter("advisory_ids", Repeated, "only these advisory ids (CGA-…; repeatable)"),
+  packageNames: parameter("package_names", Repeated, "only advisories of these packages (repeatable)"),
+  aliases: parameter("aliases", Repeated, "only advisories with one of these aliases, such as CVE ids (repeatable)"),
+  eventTypes: parameter("event_types", Repeated, "only advisories with an event of one of these types (repeatable)"),
+  latestEventType: parameter("latest_event_type", Schema.String, "only advisories whose latest event is of this type"),
+  query: parameter("query", Schema.String, "a case-insensitive substring of the package name, the id or an alias")
+})
+/** The parameters of a list of advisories. */
+export const AdvisoryListQuery: Schema.Schema<
+  AdvisoryListOptions,
+  Schema.Schema.Encoded<typeof advisoryListQuery>
+> = advisoryListQuery
+
+/** The camelCase spellings the server accepts for parameters, and the name each stands for. */
+export const aliases: Readonly<Record<string, string>> = {
+  "uidp.descendantsOf": "uidp.descendants_of",
+  "uidp.childrenOf": "uidp.children_of",
+  "uidp.ancestorsOf": "uidp.ancestors_of",
+  "uidp.inRoot": "uidp.in_root",
+  pageSize: "page_size",
+  pageToken: "page_token",
+  orderBy: "order_by",
+  updatedSince: "updated_since",
+  advisoryIds: "advisory_ids",
+  packageNames: "package_names",
+  eventTypes: "event_types",
+  latestEventType: "latest_event_type",
+  update_mask: "updateMask"
+}
