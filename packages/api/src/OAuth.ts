@@ -4,18 +4,8 @@
  */
 import * as Schema from "effect/Schema"
 
-/** The paths of the sign-in endpoints, relative to the token service's address. */
-export const paths = {
-  authorization: "/oauth",
-  callback: "/oauth/callback",
-  deviceAuthorization: "/oauth/device/code",
-  verification: "/oauth/device",
-  token: "/oauth/token",
-  revocation: "/oauth/revoke"
-} as const
-
-/** The grant type of a device's token request (RFC 8628 §3.4). */
-export const deviceCodeGrant = "urn:ietf:params:oauth:grant-type:device_code"
+/** The paths of the sign-in endpoints, and the device grant's type: the engine's (`SignIn`). */
+export { deviceCodeGrant, paths } from "@arbor/core/SignIn"
 
 /** The answer to a device authorization request (RFC 8628 §3.2). */
 export const DeviceAuthorization = Schema.Struct({

@@ -88,18 +88,19 @@ const resource = <A, F extends Schema.Struct.Fields>(
   A,
   Schema.Schema.Encoded<Schema.Struct<F>>,
   Schema.Schema.Encoded<Schema.Struct<V1Fields<F>>>,
-  Schema.Struct.Context<F>
+  Schema.Struct.Context<F> | Schema.Struct.Context<V1Fields<F>>
 > => ({
   v2: shape(identifier, target, Schema.Struct(fields), decode, encode),
   // `fromKey` renames only the keys on the wire: decoded, a v1 shape is its v2 shape.
   v1: shape(
     `${identifier}V1`,
     target,
-    Schema.Struct(v1Fields(fields)) as unknown as Schema.Schema<
-      Schema.Schema.Type<Schema.Struct<F>>,
-      Schema.Schema.Encoded<Schema.Struct<V1Fields<F>>>,
-      Schema.Struct.Context<F>
-    >,
+    // The same values under the same keys, which the type system cannot see through `V1Fields`: a declared identity.
+    Schema.transform(Schema.Struct(v1Fields(fields)), Schema.typeSchema(Schema.Struct(fields)), {
+      strict: false,
+      decode: (decoded) => decoded,
+      encode: (value) => value
+    }),
     decode,
     encode
   )

@@ -3,7 +3,7 @@
  * identities and 1M role bindings, seeded with raw SQL; then each engine operation beside the same work done with
  * hand-written better-sqlite3 prepared statements on the same database.
  */
-import { Arbor, Authorization, Groups, Principal, Role, Secrets } from "@arbor/core"
+import { Arbor, Authorization, Groups, Principal, Role, Secrets, Uid } from "@arbor/core"
 import { SqliteStore } from "@arbor/store-sqlite"
 import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
@@ -196,7 +196,7 @@ export const run = async (scale: number): Promise<string> => {
   const reach =
     (db.prepare("SELECT parent FROM role_bindings WHERE identity_uid = ?").all(member) as Array<{ parent: string }>)
       .map((r) => r.parent)
-  const memberPrincipal = Principal.identity(member as never)
+  const memberPrincipal = Principal.identity(Uid.unsafeMake(member))
   const reachable = allUids.filter((u) => reach.some((r) => u === r || u.startsWith(`${r}/`))).slice(0, 1000)
   let h = 0
   comparisons.push(

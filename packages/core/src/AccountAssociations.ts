@@ -14,6 +14,7 @@ import * as Resources from "./internal/resources.js"
 import * as Lists from "./Lists.js"
 import type { Principal } from "./Principal.js"
 import * as Repository from "./Repository.js"
+import type * as ResourceService from "./ResourceService.js"
 import * as Uid from "./Uid.js"
 import * as Validation from "./Validation.js"
 
@@ -34,12 +35,13 @@ export class AccountAssociations extends Effect.Service<AccountAssociations>()("
       groupOf: (uid) => uid
     }
     const spec: Lists.ListSpec<AccountAssociation.AccountAssociation> = {
+      load: Lists.asIs,
       repository: associations,
       capability: "account_associations.list",
       visibleAt: "self"
     }
 
-    return {
+    const service = {
       /** Associations the caller may list (`account_associations.list` at their group or above). */
       list: Effect.fn("AccountAssociations.list")((principal: Principal, options: Lists.ListOptions = {}) =>
         Lists.list(ops, spec, principal, options)
@@ -52,7 +54,7 @@ export class AccountAssociations extends Effect.Service<AccountAssociations>()("
 
       /** Creates the association of group `groupUid`; a second one is refused. */
       create: Effect.fn("AccountAssociations.create")(
-        function*(principal: Principal, groupUid: string, input: AccountAssociation.CreateAccountAssociation) {
+        function*(principal: Principal, groupUid: string, input: unknown) {
           const group = yield* Uid.parse(groupUid, "parent")
           yield* authorization.check(principal, "account_associations.create", group)
           const fields = yield* Validation.decode(AccountAssociation.CreateAccountAssociation)(input)
@@ -81,7 +83,7 @@ export class AccountAssociations extends Effect.Service<AccountAssociations>()("
       update: Effect.fn("AccountAssociations.update")((
         principal: Principal,
         uid: string,
-        patch: Partial<AccountAssociation.CreateAccountAssociation>,
+        patch: unknown,
         updateMask?: string
       ) =>
         Resources.update(ops, kind, principal, uid, {
@@ -111,5 +113,6 @@ export class AccountAssociations extends Effect.Service<AccountAssociations>()("
         })
       )
     }
+    return service satisfies ResourceService.Writable<AccountAssociation.AccountAssociation>
   })
 }) {}

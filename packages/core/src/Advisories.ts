@@ -16,6 +16,7 @@ import * as Resources from "./internal/resources.js"
 import * as Lists from "./Lists.js"
 import type { Principal } from "./Principal.js"
 import * as Repository from "./Repository.js"
+import type * as ResourceService from "./ResourceService.js"
 import type { Condition } from "./Store.js"
 import * as Uid from "./Uid.js"
 
@@ -196,7 +197,7 @@ export class Advisories extends Effect.Service<Advisories>()("@arbor/core/Adviso
         return [counts, events] as const
       })
 
-    return {
+    const service = {
       /** Advisories the caller may list (`advisories.list` at their group or above), with the advisory filters. */
       list: Effect.fn("Advisories.list")((principal: Principal, options: AdvisoryListOptions = {}) =>
         Lists.list(ops, spec, principal, options, filters(options))
@@ -247,5 +248,6 @@ export class Advisories extends Effect.Service<Advisories>()("@arbor/core/Adviso
         }
       )
     }
+    return service satisfies ResourceService.Readable<Advisory.Advisory, AdvisoryListOptions>
   })
 }) {}

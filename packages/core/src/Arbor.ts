@@ -2,12 +2,14 @@
  * The whole engine as one Layer: every resource's service with authorization and change events, over a storage
  * Layer and a source of secrets.
  */
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as AccountAssociation from "./AccountAssociation.js"
 import { AccountAssociations } from "./AccountAssociations.js"
 import { Advisories } from "./Advisories.js"
 import * as Advisory from "./Advisory.js"
 import { Authorization } from "./Authorization.js"
+import { Unavailable } from "./Errors.js"
 import { Events } from "./Events.js"
 import * as Group from "./Group.js"
 import * as GroupInvite from "./GroupInvite.js"
@@ -30,7 +32,7 @@ import { RoleBindings } from "./RoleBindings.js"
 import { Roles } from "./Roles.js"
 import * as Secrets from "./Secrets.js"
 import * as SignIn from "./SignIn.js"
-import type { Store, Table } from "./Store.js"
+import type { Store, StoreService, Table } from "./Store.js"
 import * as Tag from "./Tag.js"
 import { Tags } from "./Tags.js"
 import * as TokenIssuer from "./TokenIssuer.js"
@@ -104,3 +106,16 @@ export const layerMemory: Layer.Layer<Services | Store | MemoryStore.MemoryStore
   Layer.provideMerge(MemoryStore.layer),
   Layer.provideMerge(Secrets.layerEphemeral)
 )
+
+/** Succeeds when `store` answers a read, as a readiness probe asks; `Unavailable` when it does not. */
+export const ready = (store: StoreService): Effect.Effect<void, Unavailable> =>
+  store.count(Versions.table, {}).pipe(
+    Effect.asVoid,
+    Effect.mapError((error) =>
+      new Unavailable({
+        description: "the store does not answer",
+        reason: "STORE_UNAVAILABLE",
+        logDetail: String(error.cause)
+      })
+    )
+  )

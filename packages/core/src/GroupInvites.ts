@@ -17,6 +17,7 @@ import { canReadRole, grantable, grantor, stillGrantable } from "./internal/role
 import * as Lists from "./Lists.js"
 import * as Principal from "./Principal.js"
 import * as Repository from "./Repository.js"
+import type * as ResourceService from "./ResourceService.js"
 import * as Role from "./Role.js"
 import * as RoleBinding from "./RoleBinding.js"
 import { RoleBindings } from "./RoleBindings.js"
@@ -171,7 +172,7 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
         return yield* roleBindings.get(Principal.system, bindingUid)
       })
 
-    return {
+    const service = {
       /**
        * Redeems an invite for the calling identity itself (the request body of `redeem` over HTTP): the same rules
        * as `redeem`.
@@ -200,7 +201,7 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
        * never shown again.
        */
       create: Effect.fn("GroupInvites.create")(
-        function*(principal: Principal.Principal, groupUid: string, input: GroupInvite.CreateGroupInvite) {
+        function*(principal: Principal.Principal, groupUid: string, input: unknown) {
           const group = yield* Uid.parse(groupUid, "parent")
           const grants = yield* authorization.grants(principal)
           yield* grants.require("group_invites.create", group)
@@ -238,7 +239,7 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
       update: Effect.fn("GroupInvites.update")((
         principal: Principal.Principal,
         uid: string,
-        patch: typeof GroupInvite.UpdateGroupInvite.Encoded,
+        patch: unknown,
         updateMask?: string
       ) =>
         Resources.updatePresented(ops, kind, principal, uid, {
@@ -270,5 +271,6 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
 
       redeem
     }
+    return service satisfies ResourceService.Writable<GroupInvite.GroupInvite>
   })
 }) {}

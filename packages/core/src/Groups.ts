@@ -18,6 +18,7 @@ import * as Lists from "./Lists.js"
 import type { Principal } from "./Principal.js"
 import * as Repo from "./Repo.js"
 import * as Repository from "./Repository.js"
+import type * as ResourceService from "./ResourceService.js"
 import * as Role from "./Role.js"
 import * as RoleBinding from "./RoleBinding.js"
 import type { Table } from "./Store.js"
@@ -64,9 +65,14 @@ export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
       delete: "groups.delete",
       groupOf: (uid) => uid
     }
-    const spec: Lists.ListSpec<Group.Group> = { repository: groups, capability: "groups.list", visibleAt: "self" }
+    const spec: Lists.ListSpec<Group.Group> = {
+      repository: groups,
+      capability: "groups.list",
+      visibleAt: "self",
+      load: Lists.asIs
+    }
 
-    const insert = (parent: Uid.Uid | null, input: Group.CreateGroup) =>
+    const insert = (parent: Uid.Uid | null, input: unknown) =>
       Effect.gen(function*() {
         if (parent !== null && Uid.depth(parent) >= Group.maxDepth) {
           return yield* Errors.InvalidArgument.field(
@@ -119,7 +125,7 @@ export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
         return []
       })
 
-    return {
+    const service = {
       /** Groups the caller may list (`groups.list` at the group or above). */
       list: Effect.fn("Groups.list")((principal: Principal, options: Lists.ListOptions = {}) =>
         Lists.list(ops, spec, principal, options)
@@ -128,14 +134,14 @@ export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
       get: Effect.fn("Groups.get")((principal: Principal, uid: string) => Resources.get(ops, kind, principal, uid)),
 
       /** Creates a group below `parentUid`. */
-      create: Effect.fn("Groups.create")(function*(principal: Principal, parentUid: string, input: Group.CreateGroup) {
+      create: Effect.fn("Groups.create")(function*(principal: Principal, parentUid: string, input: unknown) {
         const parent = yield* Uid.parse(parentUid, "parent")
         yield* authorization.check(principal, "groups.create", parent)
         return yield* insert(parent, input)
       }),
 
       /** Creates a root group (an organization): for the system principal and configured platform admins. */
-      createRoot: Effect.fn("Groups.createRoot")(function*(principal: Principal, input: Group.CreateGroup) {
+      createRoot: Effect.fn("Groups.createRoot")(function*(principal: Principal, input: unknown) {
         const settings = ops.settings
         if (principal._tag !== "System" && !settings.platformAdmins.includes(principal.uid)) {
           return yield* new Errors.PermissionDenied({ capability: "groups.create", resource: "root" })
@@ -147,7 +153,7 @@ export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
       update: Effect.fn("Groups.update")((
         principal: Principal,
         uid: string,
-        patch: Partial<Group.CreateGroup>,
+        patch: unknown,
         updateMask?: string
       ) =>
         Resources.update(ops, kind, principal, uid, {
@@ -167,5 +173,6 @@ export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
         Resources.remove(ops, kind, principal, uid, { before: refuseIfNotEmpty })
       )
     }
+    return service satisfies ResourceService.Writable<Group.Group>
   })
 }) {}

@@ -3,6 +3,7 @@
  */
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import * as Predicate from "effect/Predicate"
 import type { Grants } from "./Authorization.js"
 import type { StaticKeys } from "./ClaimMatch.js"
 import { FieldViolation, InvalidArgument, PermissionDenied } from "./Errors.js"
@@ -20,6 +21,7 @@ import * as Person from "./Person.js"
 import * as Principal from "./Principal.js"
 import * as RefreshToken from "./RefreshToken.js"
 import * as Repository from "./Repository.js"
+import type * as ResourceService from "./ResourceService.js"
 import * as RoleBinding from "./RoleBinding.js"
 import * as Uid from "./Uid.js"
 import * as Validation from "./Validation.js"
@@ -136,7 +138,7 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
     /** What a person may change of their own identity. */
     const ownFields = ["name", "description"]
 
-    return {
+    const service = {
       /** Identities the caller may list (`identity.list` at their group or above). */
       list: Effect.fn("Identities.list")((principal: Principal.Principal, options: Lists.ListOptions = {}) =>
         Lists.list(ops, spec, principal, options)
@@ -149,7 +151,7 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
 
       /** Creates an identity in group `groupUid`. */
       create: Effect.fn("Identities.create")(
-        function*(principal: Principal.Principal, groupUid: string, input: Identity.CreateIdentity) {
+        function*(principal: Principal.Principal, groupUid: string, input: unknown) {
           const group = yield* Uid.parse(groupUid, "parent")
           yield* authorization.check(principal, "identity.create", group)
           const now = yield* DateTime.now
@@ -183,14 +185,14 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
       update: Effect.fn("Identities.update")((
         principal: Principal.Principal,
         uid: string,
-        patch: Partial<Identity.CreateIdentity>,
+        patch: unknown,
         updateMask?: string
       ) =>
         Effect.gen(function*() {
           const actor = actingOn(principal, uid)
           if (actor === principal) return actor
           const mask = yield* FieldMask.parse(updateMask, Identity.fields)
-          const body = typeof patch === "object" && patch !== null ? patch : {}
+          const body = Predicate.isRecord(patch) ? patch : {}
           const changed = FieldMask.changed(body, mask, Identity.fields).filter((f) => !ownFields.includes(f))
           if (changed.length > 0) {
             return yield* new PermissionDenied({ capability: "identity.update", resource: uid })
@@ -245,5 +247,6 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
         Resources.remove(ops, kind, actingOn(principal, uid), uid, { before: deleteBindings })
       )
     }
+    return service satisfies ResourceService.Writable<Identity.Identity>
   })
 }) {}

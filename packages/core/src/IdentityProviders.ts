@@ -16,6 +16,7 @@ import * as IssuerUrl from "./IssuerUrl.js"
 import * as Lists from "./Lists.js"
 import type { Principal } from "./Principal.js"
 import * as Repository from "./Repository.js"
+import type * as ResourceService from "./ResourceService.js"
 import * as Role from "./Role.js"
 import * as Sealing from "./Sealing.js"
 import { Secrets } from "./Secrets.js"
@@ -65,7 +66,7 @@ export class IdentityProviders extends Effect.Service<IdentityProviders>()("@arb
         return fields
       })
 
-    return {
+    const service = {
       /** Providers the caller may list (`identity_providers.list` at their group or above). */
       list: Effect.fn("IdentityProviders.list")((principal: Principal, options: Lists.ListOptions = {}) =>
         Lists.list(ops, spec, principal, options)
@@ -77,7 +78,7 @@ export class IdentityProviders extends Effect.Service<IdentityProviders>()("@arb
 
       /** Creates a provider in `groupUid`; its default role must be grantable there by the caller. */
       create: Effect.fn("IdentityProviders.create")(
-        function*(principal: Principal, groupUid: string, input: IdentityProvider.CreateIdentityProvider) {
+        function*(principal: Principal, groupUid: string, input: unknown) {
           const group = yield* Uid.parse(groupUid, "parent")
           const grants = yield* authorization.grants(principal)
           yield* grants.require("identity_providers.create", group)
@@ -108,7 +109,7 @@ export class IdentityProviders extends Effect.Service<IdentityProviders>()("@arb
       update: Effect.fn("IdentityProviders.update")((
         principal: Principal,
         uid: string,
-        patch: Partial<IdentityProvider.CreateIdentityProvider>,
+        patch: unknown,
         updateMask?: string
       ) =>
         Resources.update(ops, kind, principal, uid, {
@@ -154,5 +155,6 @@ export class IdentityProviders extends Effect.Service<IdentityProviders>()("@arb
         return stale.length
       })).pipe(Repository.orInternal)
     }
+    return service satisfies ResourceService.Writable<IdentityProvider.IdentityProvider>
   })
 }) {}

@@ -80,9 +80,12 @@ export interface ListSpec<A, R = A> {
   readonly public?: ReadonlyArray<string>
   /** The order when `order_by` is absent. */
   readonly defaultOrder?: string
-  /** Turns records into the items returned (hydration); records are returned as they are when absent. */
-  readonly load?: (records: ReadonlyArray<R>, grants: Grants) => Effect.Effect<ReadonlyArray<A>, Internal>
+  /** Turns records into the items returned (hydration), or returns them as they are (`asIs`). */
+  readonly load: (records: ReadonlyArray<R>, grants: Grants) => Effect.Effect<ReadonlyArray<A>, Internal>
 }
+
+/** The `load` of a resource listed as it is stored. */
+export const asIs = <A>(records: ReadonlyArray<A>): Effect.Effect<ReadonlyArray<A>> => Effect.succeed(records)
 
 const orderAliases: Readonly<Record<string, string>> = {
   uid: "uid",
@@ -251,6 +254,6 @@ export const list = <A, R>(
       ? yield* PageToken.issue(ops.secrets, digest, position(order, last))
       : undefined
     const records = yield* repository.decode(page)
-    const items = spec.load === undefined ? records as unknown as ReadonlyArray<A> : yield* spec.load(records, grants)
+    const items = yield* spec.load(records, grants)
     return { items, nextPageToken, totalCount, skipped }
   })

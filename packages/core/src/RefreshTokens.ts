@@ -86,10 +86,10 @@ export class RefreshTokens extends Effect.Service<RefreshTokens>()("@arbor/core/
       ),
 
       /**
-       * Exchanges a refresh token for an API token of its person for `audience` (its own), and the token that
-       * replaces it. A token presented after its rotation revokes its whole family.
+       * Exchanges a refresh token for an API token of its person for `audience` (its own; the API's when absent),
+       * and the token that replaces it. A token presented after its rotation revokes its whole family.
        */
-      exchange: Effect.fn("RefreshTokens.exchange")((token: string, audience: string) =>
+      exchange: Effect.fn("RefreshTokens.exchange")((token: string, audience: string = tokens.audience) =>
         store.transaction(Effect.gen(function*() {
           const row = yield* find(token)
           const now = (yield* DateTime.now).epochMillis

@@ -18,6 +18,7 @@ import type { Principal } from "./Principal.js"
 import * as Repo from "./Repo.js"
 import * as RepoCatalog from "./RepoCatalog.js"
 import * as Repository from "./Repository.js"
+import type * as ResourceService from "./ResourceService.js"
 import * as Tag from "./Tag.js"
 import * as Uid from "./Uid.js"
 import * as Validation from "./Validation.js"
@@ -46,7 +47,12 @@ export class Repos extends Effect.Service<Repos>()("@arbor/core/Repos", {
       delete: "repo.delete",
       groupOf: Resources.parentGroup
     }
-    const spec: Lists.ListSpec<Repo.Repo> = { repository: repos, capability: "repo.list", visibleAt: "parent" }
+    const spec: Lists.ListSpec<Repo.Repo> = {
+      repository: repos,
+      capability: "repo.list",
+      visibleAt: "parent",
+      load: Lists.asIs
+    }
 
     /** Deletes a repo's tags, with their events. */
     const deleteTags = (repo: Repo.Repo) =>
@@ -60,7 +66,7 @@ export class Repos extends Effect.Service<Repos>()("@arbor/core/Repos", {
         return yield* Effect.forEach(doomed, (t) => Events.make("deleted", "tag", t.uid))
       })
 
-    return {
+    const service = {
       /** Repos the caller may list (`repo.list` at their group or above). */
       list: Effect.fn("Repos.list")((principal: Principal, options: Lists.ListOptions = {}) =>
         Lists.list(ops, spec, principal, options)
@@ -69,7 +75,7 @@ export class Repos extends Effect.Service<Repos>()("@arbor/core/Repos", {
       get: Effect.fn("Repos.get")((principal: Principal, uid: string) => Resources.get(ops, kind, principal, uid)),
 
       /** Creates the repo named in `input` in `groupUid`, or updates the existing one (`repo.update` then). */
-      upsert: Effect.fn("Repos.upsert")(function*(principal: Principal, groupUid: string, input: Repo.CreateRepo) {
+      upsert: Effect.fn("Repos.upsert")(function*(principal: Principal, groupUid: string, input: unknown) {
         const group = yield* Uid.parse(groupUid, "parent")
         const grants = yield* authorization.grants(principal)
         yield* grants.require("repo.create", group)
@@ -88,7 +94,7 @@ export class Repos extends Effect.Service<Repos>()("@arbor/core/Repos", {
       update: Effect.fn("Repos.update")((
         principal: Principal,
         uid: string,
-        patch: Partial<Repo.CreateRepo>,
+        patch: unknown,
         updateMask?: string
       ) =>
         Resources.update(ops, kind, principal, uid, {
@@ -166,5 +172,8 @@ export class Repos extends Effect.Service<Repos>()("@arbor/core/Repos", {
         }
       )
     }
+    // A registry create is an upsert by name (docs/api.md §2): v1 and gRPC write repos and tags through it.
+    const registry = { ...service, create: service.upsert }
+    return registry satisfies ResourceService.Writable<Repo.Repo>
   })
 }) {}

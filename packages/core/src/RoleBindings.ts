@@ -16,6 +16,7 @@ import { canReadRole, grantable } from "./internal/roles.js"
 import * as Lists from "./Lists.js"
 import type { Principal } from "./Principal.js"
 import * as Repository from "./Repository.js"
+import type * as ResourceService from "./ResourceService.js"
 import * as Role from "./Role.js"
 import * as RoleBinding from "./RoleBinding.js"
 import * as Uid from "./Uid.js"
@@ -130,7 +131,7 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
       groupOf: Resources.parentGroup
     }
 
-    return {
+    const service = {
       /** Role bindings the caller may list (`role_bindings.list` at their group or above), hydrated. */
       list: Effect.fn("RoleBindings.list")((principal: Principal, options: Lists.ListOptions = {}) =>
         Lists.list(ops, spec, principal, options)
@@ -142,7 +143,7 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
 
       /** Binds an identity to a role in group `groupUid`; the caller must hold every capability of the role. */
       create: Effect.fn("RoleBindings.create")(
-        function*(principal: Principal, groupUid: string, input: RoleBinding.CreateRoleBinding) {
+        function*(principal: Principal, groupUid: string, input: unknown) {
           const group = yield* Uid.parse(groupUid, "parent")
           const grants = yield* authorization.grants(principal)
           yield* grants.require("role_bindings.create", group)
@@ -171,7 +172,7 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
       update: Effect.fn("RoleBindings.update")((
         principal: Principal,
         uid: string,
-        patch: Partial<RoleBinding.CreateRoleBinding>,
+        patch: unknown,
         updateMask?: string
       ) =>
         Resources.updatePresented(ops, kind, principal, uid, {
@@ -200,5 +201,6 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
         Resources.remove<RoleBinding.Record, never, never>(ops, kind, principal, uid, { idempotent: true })
       )
     }
+    return service satisfies ResourceService.Writable<RoleBinding.RoleBinding>
   })
 }) {}

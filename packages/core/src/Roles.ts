@@ -16,6 +16,7 @@ import { requireAll } from "./internal/roles.js"
 import * as Lists from "./Lists.js"
 import type { Principal } from "./Principal.js"
 import * as Repository from "./Repository.js"
+import type * as ResourceService from "./ResourceService.js"
 import * as Role from "./Role.js"
 import * as RoleBinding from "./RoleBinding.js"
 import { Store } from "./Store.js"
@@ -39,6 +40,7 @@ export class Roles extends Effect.Service<Roles>()("@arbor/core/Roles", {
     const authorization = ops.authorization
     const store = yield* Store
     const spec: Lists.ListSpec<Role.Role> = {
+      load: Lists.asIs,
       repository: roles,
       capability: "roles.list",
       visibleAt: "parent",
@@ -94,7 +96,7 @@ export class Roles extends Effect.Service<Roles>()("@arbor/core/Roles", {
         return []
       })
 
-    return {
+    const service = {
       /** Built-in roles, and custom roles the caller may list (`roles.list` at their group or above). */
       list: Effect.fn("Roles.list")((principal: Principal, options: Lists.ListOptions = {}) =>
         Lists.list(ops, spec, principal, options)
@@ -107,7 +109,7 @@ export class Roles extends Effect.Service<Roles>()("@arbor/core/Roles", {
       }),
 
       /** Creates a role in group `groupUid`; the caller must hold every capability it lists. */
-      create: Effect.fn("Roles.create")(function*(principal: Principal, groupUid: string, input: Role.CreateRole) {
+      create: Effect.fn("Roles.create")(function*(principal: Principal, groupUid: string, input: unknown) {
         const group = yield* Uid.parse(groupUid, "parent")
         const grants = yield* authorization.grants(principal)
         yield* grants.require("roles.create", group)
@@ -132,7 +134,7 @@ export class Roles extends Effect.Service<Roles>()("@arbor/core/Roles", {
 
       /** Updates a custom role; the caller must hold every capability the role will list. */
       update: Effect.fn("Roles.update")(
-        function*(principal: Principal, uid: string, patch: Partial<Role.CreateRole>, updateMask?: string) {
+        function*(principal: Principal, uid: string, patch: unknown, updateMask?: string) {
           if (Role.isBuiltIn(uid)) return yield* builtInRefused(uid, "updated")
           return yield* Resources.update(ops, kind, principal, uid, {
             patch,
@@ -161,5 +163,6 @@ export class Roles extends Effect.Service<Roles>()("@arbor/core/Roles", {
         return yield* Resources.remove(ops, kind, principal, uid, { before: refuseIfInUse })
       })
     }
+    return service satisfies ResourceService.Writable<Role.Role>
   })
 }) {}

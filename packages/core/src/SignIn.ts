@@ -10,6 +10,34 @@ import * as Schema from "effect/Schema"
 import * as Errors from "./Errors.js"
 import type { Table } from "./Store.js"
 
+/** The paths of the sign-in endpoints, relative to the token service's address. */
+export const paths = {
+  authorization: "/oauth",
+  callback: "/oauth/callback",
+  deviceAuthorization: "/oauth/device/code",
+  verification: "/oauth/device",
+  token: "/oauth/token",
+  revocation: "/oauth/revoke"
+} as const
+
+/** The grant type of a device's token request (RFC 8628 §3.4). */
+export const deviceCodeGrant = "urn:ietf:params:oauth:grant-type:device_code"
+
+/** The OpenID configuration of the token service at `issuer`: where its keys and sign-in endpoints are, what it signs. */
+export const openIdConfiguration = (issuer: string) => ({
+  issuer,
+  jwks_uri: `${issuer}/.well-known/jwks.json`,
+  authorization_endpoint: `${issuer}${paths.authorization}`,
+  token_endpoint: `${issuer}${paths.token}`,
+  device_authorization_endpoint: `${issuer}${paths.deviceAuthorization}`,
+  revocation_endpoint: `${issuer}${paths.revocation}`,
+  grant_types_supported: [deviceCodeGrant],
+  response_types_supported: ["id_token"],
+  subject_types_supported: ["public"],
+  id_token_signing_alg_values_supported: ["ES256"],
+  claims_supported: ["iss", "sub", "aud", "iat", "exp", "jti", "act", "email"]
+})
+
 /** How long a login transaction waits for its callback. */
 export const transactionLifetime = Duration.minutes(10)
 

@@ -186,7 +186,7 @@ export class SignIns extends Effect.Service<SignIns>()("@arbor/core/SignIns", {
 
     const audienceOf = (audience: string | undefined) =>
       audience === undefined || audience === ""
-        ? Effect.succeed(tokens.audiences[0]!)
+        ? Effect.succeed(tokens.audience)
         : tokens.audiences.includes(audience)
         ? Effect.succeed(audience)
         : Effect.fail(InvalidArgument.field("audience", "must be the API's base URL or another configured audience"))

@@ -13,6 +13,7 @@ import * as Lists from "./Lists.js"
 import type { Principal } from "./Principal.js"
 import * as Repo from "./Repo.js"
 import * as Repository from "./Repository.js"
+import type * as ResourceService from "./ResourceService.js"
 import type { Condition } from "./Store.js"
 import * as Tag from "./Tag.js"
 import * as Uid from "./Uid.js"
@@ -61,9 +62,14 @@ export class Tags extends Effect.Service<Tags>()("@arbor/core/Tags", {
       delete: "tag.delete",
       groupOf: groupOfTag
     }
-    const spec: Lists.ListSpec<Tag.Tag> = { repository: tags, capability: "tag.list", visibleAt: "parent" }
+    const spec: Lists.ListSpec<Tag.Tag> = {
+      repository: tags,
+      capability: "tag.list",
+      visibleAt: "parent",
+      load: Lists.asIs
+    }
 
-    return {
+    const service = {
       /** Tags the caller may list (`tag.list` at their repo's group or above); filters `digest`, `updated_since`. */
       list: Effect.fn("Tags.list")((principal: Principal, options: TagListOptions = {}) =>
         Lists.list(ops, spec, principal, options, filters(options))
@@ -72,7 +78,7 @@ export class Tags extends Effect.Service<Tags>()("@arbor/core/Tags", {
       get: Effect.fn("Tags.get")((principal: Principal, uid: string) => Resources.get(ops, kind, principal, uid)),
 
       /** Creates the tag named in `input` in repo `repoUid`, or updates the existing one. */
-      upsert: Effect.fn("Tags.upsert")(function*(principal: Principal, repoUid: string, input: Tag.CreateTag) {
+      upsert: Effect.fn("Tags.upsert")(function*(principal: Principal, repoUid: string, input: unknown) {
         const repoId = yield* Uid.parse(repoUid, "parent")
         const group = Resources.parentGroup(repoId)
         const grants = yield* authorization.grants(principal)
@@ -92,7 +98,7 @@ export class Tags extends Effect.Service<Tags>()("@arbor/core/Tags", {
       update: Effect.fn("Tags.update")((
         principal: Principal,
         uid: string,
-        patch: Partial<Tag.CreateTag>,
+        patch: unknown,
         updateMask?: string
       ) =>
         Resources.update(ops, kind, principal, uid, {
@@ -125,5 +131,8 @@ export class Tags extends Effect.Service<Tags>()("@arbor/core/Tags", {
         Resources.remove<Tag.Tag, never, never>(ops, kind, principal, uid)
       )
     }
+    // A registry create is an upsert by name (docs/api.md §2): v1 and gRPC write repos and tags through it.
+    const registry = { ...service, create: service.upsert }
+    return registry satisfies ResourceService.Writable<Tag.Tag, TagListOptions>
   })
 }) {}

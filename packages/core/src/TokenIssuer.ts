@@ -285,6 +285,9 @@ export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/Toke
       /** `iss` of this service's tokens: the auth URL. */
       issuer: settings.issuer,
 
+      /** The API's own audience (its base URL): a token's audience when none is asked for. */
+      audience: settings.audience,
+
       /** The audiences tokens may be minted for: the API's own first. */
       audiences: [settings.audience, ...(settings.audiences ?? [])] as ReadonlyArray<string>,
 

@@ -36,11 +36,3 @@ export const services = Effect.all({
   refreshTokens: RefreshTokens.RefreshTokens,
   tokens: TokenIssuer.TokenIssuer
 })
-
-/** A registry resource's service whose create upserts by name, as v1 and gRPC write repos and tags. */
-export const upserting = <S extends { readonly upsert: unknown }>(
-  service: S
-): S & { readonly create: S["upsert"] } => ({
-  ...service,
-  create: service.upsert
-})

@@ -37,7 +37,7 @@ import {
 import type { UIDPFilter } from "@arbor/api/proto/platform/common/v1/uidp.platform_pb"
 import { SecurityTokenService } from "@arbor/api/proto/platform/oidc/v1/oidc.platform_pb"
 import * as Wire from "@arbor/api/Wire"
-import type { Lists, Principal } from "@arbor/core"
+import type { Lists, Principal, ResourceService } from "@arbor/core"
 import { Errors } from "@arbor/core"
 import type { Advisory } from "@arbor/core/Advisory"
 import {
@@ -115,8 +115,8 @@ const listOptions = (request: ListRequest): Lists.ListOptions => ({
 })
 
 /** A list response: the page's items under the plural, the next page token, the counts. */
-const listResponse = <P extends string, M>(plural: P, page: Lists.Page<unknown>, item: (a: never) => M) => ({
-  ...({ [plural]: page.items.map((a) => item(a as never)) } as { readonly [K in P]: Array<M> }),
+const listResponse = <P extends string, A, M>(plural: P, page: Lists.Page<A>, item: (a: A) => M) => ({
+  ...({ [plural]: page.items.map(item) } as { readonly [K in P]: Array<M> }),
   nextPageToken: page.nextPageToken ?? "",
   totalCount: BigInt(page.totalCount),
   skipped: page.skipped
@@ -132,17 +132,9 @@ const encoder = <A, I, D extends DescMessage>(
   return (value: A): MessageShape<D> => message(desc, adjust(encode(value)))
 }
 
-interface Service<A> {
-  readonly list: (principal: Principal.Principal, options: Lists.ListOptions) => Effect.Effect<Lists.Page<A>, E>
-  readonly get: (principal: Principal.Principal, uid: string) => Effect.Effect<A, E>
-  readonly create: (principal: Principal.Principal, parent: string, input: never) => Effect.Effect<A, E>
-  readonly update: (principal: Principal.Principal, uid: string, patch: never, mask?: string) => Effect.Effect<A, E>
-  readonly delete: (principal: Principal.Principal, uid: string) => Effect.Effect<void, E>
-}
-
 /** How a resource travels: its engine service, its message, its encoding, its list's plural, its request field. */
 interface Mapping<A, D extends DescMessage> {
-  readonly service: Service<A>
+  readonly service: ResourceService.Writable<A>
   readonly desc: D
   readonly encode: (value: A) => MessageShape<D>
   readonly plural: string
@@ -168,15 +160,13 @@ const crud = <A, D extends DescMessage>(run: Runner, m: Mapping<A, D>) => {
     create: (request: { readonly parent: string }, context: HandlerContext) =>
       run.asCaller(context, (p) =>
         input(request).pipe(
-          Effect.flatMap((json) => m.service.create(p, request.parent, json as never)),
+          Effect.flatMap((json) => m.service.create(p, request.parent, json)),
           Effect.map(m.encode)
         )),
     update: (request: { readonly updateMask?: FieldMask | undefined }, context: HandlerContext) =>
       run.asCaller(context, (p) =>
         input(request).pipe(
-          Effect.flatMap(({ uid = "", ...patch }) =>
-            m.service.update(p, String(uid), patch as never, mask(request.updateMask))
-          ),
+          Effect.flatMap(({ uid = "", ...patch }) => m.service.update(p, String(uid), patch, mask(request.updateMask))),
           Effect.map(m.encode)
         )),
     delete: (request: { readonly uid: string }, context: HandlerContext) =>
@@ -297,8 +287,7 @@ export const routes = Effect.gen(function*() {
     tags,
     advisories,
     sts,
-    refreshTokens,
-    tokens
+    refreshTokens
   } = yield* EngineServices.services
 
   const encodeGroup = encoder(Wire.Group.v2, GroupSchema)
@@ -338,7 +327,7 @@ export const routes = Effect.gen(function*() {
             context,
             (p) =>
               body("group", GroupSchema, request.group).pipe(
-                Effect.flatMap((json) => groups.createRoot(p, json as never)),
+                Effect.flatMap((json) => groups.createRoot(p, json)),
                 Effect.map(encodeGroup)
               )
           )
@@ -465,7 +454,7 @@ export const routes = Effect.gen(function*() {
     })
 
     const repo = crud(run, {
-      service: EngineServices.upserting(repos),
+      service: repos,
       desc: RepoSchema,
       encode: encoder(Wire.Repo.v2, RepoSchema, (r) => ({ ...r, catalogTier: `${catalogTierPrefix}${r.catalogTier}` })),
       plural: "repos",
@@ -484,7 +473,7 @@ export const routes = Effect.gen(function*() {
     })
 
     const tag = crud(run, {
-      service: EngineServices.upserting(tags),
+      service: tags,
       desc: TagSchema,
       encode: encodeTag,
       plural: "tags",
@@ -561,7 +550,7 @@ export const routes = Effect.gen(function*() {
           (refresh) =>
             refusedUnless(firstSet({ cap: request.cap.length > 0, scopes: request.scopes.length > 0 })).pipe(
               Effect.zipRight(audience(request.aud)),
-              Effect.flatMap((aud) => refreshTokens.exchange(refresh, aud ?? tokens.audiences[0]!)),
+              Effect.flatMap((aud) => refreshTokens.exchange(refresh, aud)),
               Effect.map((refreshed) => ({
                 token: rawToken(refreshed.token),
                 refreshToken: rawToken(refreshed.refreshToken)

@@ -5,67 +5,36 @@
  * (`CompiledSchema`), as the framework would with the general encoder, which a 50-item page cost 160 µs.
  */
 import { Api, CurrentPrincipal, UpstreamToken } from "@arbor/api/Api"
-import * as OAuth from "@arbor/api/OAuth"
-import type { Lists, Principal } from "@arbor/core"
-import { CompiledSchema, Errors } from "@arbor/core"
+import type { Lists, Principal, ResourceService } from "@arbor/core"
+import { Arbor, CompiledSchema, Errors, SignIn } from "@arbor/core"
 import { HttpApiBuilder, HttpApiSchema, HttpServerResponse } from "@effect/platform"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Schema from "effect/Schema"
 import * as EngineServices from "./EngineServices.js"
 
-type E = Errors.ArborError
-
-/** What a resource's service offers to lists and gets. */
-interface Readable<A, O extends Lists.ListOptions> {
-  readonly list: (principal: Principal.Principal, options: O) => Effect.Effect<Lists.Page<A>, E>
-  readonly get: (principal: Principal.Principal, uid: string) => Effect.Effect<A, E>
-}
-
-/** What a resource's service offers to create, update and delete. */
-interface Writable<A, C> extends Readable<A, Lists.ListOptions> {
-  readonly create: (principal: Principal.Principal, parent: string, input: C) => Effect.Effect<A, E>
-  readonly update: (
-    principal: Principal.Principal,
-    uid: string,
-    patch: Partial<C>,
-    updateMask?: string
-  ) => Effect.Effect<A, E>
-  readonly delete: (principal: Principal.Principal, uid: string) => Effect.Effect<void, E>
-}
-
 interface UidRequest {
   readonly path: { readonly uid: string }
 }
 
-type Handler = (request: never) => Effect.Effect<unknown, unknown, unknown>
-
 /**
- * `handlers` answering with their endpoints' JSON success schemas compiled: a response as the framework makes one,
- * or the value itself (for the framework's general encoder) when the compiled encoder cannot decide.
+ * How an endpoint of `group` answers a value: with its JSON success schema compiled, as the framework would answer
+ * it; or with the value itself, for the framework's general encoder, when the compiled encoder cannot decide.
  */
-const encoded = <H extends Readonly<Record<string, Handler>>>(group: string, handlers: H): H => {
-  const endpoints = Api.groups[group]!.endpoints as Readonly<
-    Record<string, { readonly successSchema: Schema.Schema.Any }>
-  >
-  return Object.fromEntries(
-    Object.entries(handlers).map(([name, handler]) => {
-      const schema = endpoints[name]!.successSchema
-      const ast = schema.ast
-      const encoding = HttpApiSchema.getEncoding(ast)
-      const encode = ast._tag === "Union" || HttpApiSchema.isVoid(ast) || encoding.kind !== "Json"
-        ? undefined
-        : CompiledSchema.encoder(schema)
-      if (encode === undefined) return [name, handler]
-      const status = HttpApiSchema.getStatusSuccessAST(ast)
-      const contentType = encoding.contentType
-      const respond = (value: unknown) => {
-        const body = encode(value)
-        return body === CompiledSchema.failed ? value : HttpServerResponse.unsafeJson(body, { status, contentType })
-      }
-      return [name, (request: never) => Effect.map(handler(request), respond)]
-    })
-  ) as unknown as H
+const answers = (group: string) => (endpoint: string): <A>(value: A) => A | HttpServerResponse.HttpServerResponse => {
+  const schema: Schema.Schema.Any = Api.groups[group]!.endpoints[endpoint]!.successSchema
+  const ast = schema.ast
+  const encoding = HttpApiSchema.getEncoding(ast)
+  const encode = ast._tag === "Union" || HttpApiSchema.isVoid(ast) || encoding.kind !== "Json"
+    ? undefined
+    : CompiledSchema.encoder(schema)
+  if (encode === undefined) return (value) => value
+  const status = HttpApiSchema.getStatusSuccessAST(ast)
+  const contentType = encoding.contentType
+  return (value) => {
+    const body = encode(value)
+    return body === CompiledSchema.failed ? value : HttpServerResponse.unsafeJson(body, { status, contentType })
+  }
 }
 
 /** Runs an engine operation as the request's caller. */
@@ -80,64 +49,77 @@ const envelope = <const P extends string>(plural: P) => <A>(page: Lists.Page<A>)
   skipped: page.skipped
 })
 
-/** The v2 handlers of a resource that lists and gets. */
-const readable = <const P extends string, A, O extends Lists.ListOptions>(plural: P, service: Readable<A, O>) => {
+/** The v2 handlers of a resource that lists and gets, whose API group is named by its plural. */
+const readable = <const P extends string, A, O extends Lists.ListOptions>(
+  plural: P,
+  service: ResourceService.Readable<A, O>
+) => {
+  const answer = answers(plural)
+  const [listed, got] = [answer("list"), answer("get")]
   const toEnvelope = envelope(plural)
   return {
     list: ({ urlParams }: { readonly urlParams: O }) =>
-      asCaller((p) => service.list(p, urlParams)).pipe(Effect.map(toEnvelope)),
-    get: ({ path }: UidRequest) => asCaller((p) => service.get(p, path.uid))
+      asCaller((p) => service.list(p, urlParams)).pipe(Effect.map((page) => listed(toEnvelope(page)))),
+    get: ({ path }: UidRequest) => asCaller((p) => service.get(p, path.uid)).pipe(Effect.map(got))
   }
 }
 
 /** The v2 handlers of a resource that is also created, updated and deleted. */
-const writable = <const P extends string, A, C>(plural: P, service: Writable<A, C>) => ({
-  ...readable(plural, service),
-  create: ({ path, payload }: UidRequest & { readonly payload: C }) =>
-    asCaller((p) => service.create(p, path.uid, payload)),
-  update: ({ path, payload, urlParams }: UidRequest & {
-    readonly payload: Partial<C>
-    readonly urlParams: { readonly updateMask?: string | undefined }
-  }) => asCaller((p) => service.update(p, path.uid, payload, urlParams.updateMask)),
-  delete: ({ path }: UidRequest) => asCaller((p) => service.delete(p, path.uid))
-})
+const writable = <const P extends string, A>(plural: P, service: ResourceService.Writable<A>) => {
+  const answer = answers(plural)
+  const [created, updated] = [answer("create"), answer("update")]
+  return {
+    ...readable(plural, service),
+    create: ({ path, payload }: UidRequest & { readonly payload: unknown }) =>
+      asCaller((p) => service.create(p, path.uid, payload)).pipe(Effect.map(created)),
+    update: ({ path, payload, urlParams }: UidRequest & {
+      readonly payload: unknown
+      readonly urlParams: { readonly updateMask?: string | undefined }
+    }) => asCaller((p) => service.update(p, path.uid, payload, urlParams.updateMask)).pipe(Effect.map(updated)),
+    delete: ({ path }: UidRequest) => asCaller((p) => service.delete(p, path.uid))
+  }
+}
 
 /** How many items a v1 list returns at most: it has no paging. */
 const v1Limit = 10_000
 
-/** The v1 handlers of a resource: every match in `items`, create, replace (PUT, every field), delete. */
-const v1 = <A, C>(service: Writable<A, C>) => ({
-  list: ({ urlParams }: { readonly urlParams: Lists.ListOptions }) =>
-    asCaller((p) =>
-      Effect.gen(function*() {
-        const items: Array<A> = []
-        let pageToken: string | undefined
-        do {
-          const page = yield* service.list(p, { ...urlParams, pageSize: 200, pageToken })
-          if (page.totalCount > v1Limit) {
-            return yield* new Errors.FailedPrecondition({
-              summary: `the list matches ${page.totalCount} items, more than v1 returns (${v1Limit}); use v2beta1`,
-              violations: [
-                new Errors.PreconditionViolation({
-                  type: "TOO_MANY_RESULTS",
-                  subject: "items",
-                  description: "v1 lists have no paging; narrow the filters or use v2beta1"
-                })
-              ]
-            })
-          }
-          items.push(...page.items)
-          pageToken = page.nextPageToken
-        } while (pageToken !== undefined)
-        return { items }
-      })
-    ),
-  create: ({ path, payload }: UidRequest & { readonly payload: C }) =>
-    asCaller((p) => service.create(p, path.uid, payload)),
-  replace: ({ path, payload }: UidRequest & { readonly payload: C }) =>
-    asCaller((p) => service.update(p, path.uid, payload, "*")),
-  delete: ({ path }: UidRequest) => asCaller((p) => service.delete(p, path.uid))
-})
+/** The v1 handlers of a resource (API group `group`): every match in `items`, create, replace (PUT), delete. */
+const v1 = <A>(group: string, service: ResourceService.Writable<A>) => {
+  const answer = answers(group)
+  const [listed, created, replaced] = [answer("list"), answer("create"), answer("replace")]
+  return {
+    list: ({ urlParams }: { readonly urlParams: Lists.ListOptions }) =>
+      asCaller((p) =>
+        Effect.gen(function*() {
+          const items: Array<A> = []
+          let pageToken: string | undefined
+          do {
+            const page = yield* service.list(p, { ...urlParams, pageSize: 200, pageToken })
+            if (page.totalCount > v1Limit) {
+              return yield* new Errors.FailedPrecondition({
+                summary: `the list matches ${page.totalCount} items, more than v1 returns (${v1Limit}); use v2beta1`,
+                violations: [
+                  new Errors.PreconditionViolation({
+                    type: "TOO_MANY_RESULTS",
+                    subject: "items",
+                    description: "v1 lists have no paging; narrow the filters or use v2beta1"
+                  })
+                ]
+              })
+            }
+            items.push(...page.items)
+            pageToken = page.nextPageToken
+          } while (pageToken !== undefined)
+          return listed({ items })
+        })
+      ),
+    create: ({ path, payload }: UidRequest & { readonly payload: unknown }) =>
+      asCaller((p) => service.create(p, path.uid, payload)).pipe(Effect.map(created)),
+    replace: ({ path, payload }: UidRequest & { readonly payload: unknown }) =>
+      asCaller((p) => service.update(p, path.uid, payload, "*")).pipe(Effect.map(replaced)),
+    delete: ({ path }: UidRequest) => asCaller((p) => service.delete(p, path.uid))
+  }
+}
 
 /** Every handler, over the engine's services. */
 export const layer = Layer.unwrapEffect(Effect.gen(function*() {
@@ -165,36 +147,23 @@ export const layer = Layer.unwrapEffect(Effect.gen(function*() {
       UpstreamToken,
       (token) => sts.exchange({ token, audience: urlParams.aud, identity: urlParams.identity })
     )
-  const configuration = {
-    issuer: tokens.issuer,
-    jwks_uri: `${tokens.issuer}/.well-known/jwks.json`,
-    authorization_endpoint: `${tokens.issuer}${OAuth.paths.authorization}`,
-    token_endpoint: `${tokens.issuer}${OAuth.paths.token}`,
-    device_authorization_endpoint: `${tokens.issuer}${OAuth.paths.deviceAuthorization}`,
-    revocation_endpoint: `${tokens.issuer}${OAuth.paths.revocation}`,
-    grant_types_supported: [OAuth.deviceCodeGrant],
-    response_types_supported: ["id_token"],
-    subject_types_supported: ["public"],
-    id_token_signing_alg_values_supported: ["ES256"],
-    claims_supported: ["iss", "sub", "aud", "iat", "exp", "jti", "act", "email"]
-  }
 
-  const group = encoded("groups", writable("groups", groups))
-  const identity = encoded("identities", writable("identities", identities))
-  const role = encoded("roles", writable("roles", roles))
-  const binding = encoded("roleBindings", writable("roleBindings", bindings))
-  const provider = encoded("identityProviders", writable("identityProviders", providers))
-  const association = encoded("accountAssociations", writable("accountAssociations", associations))
-  const invite = encoded("groupInvites", writable("groupInvites", invites))
-  const repo = encoded("repos", readable("repos", repos))
-  const tag = encoded("tags", readable("tags", tags))
-  const advisory = encoded("advisories", readable("advisories", advisories))
-  const groupV1 = encoded("groupsV1", v1(groups))
-  const identityV1 = encoded("identitiesV1", v1(identities))
-  const roleV1 = encoded("rolesV1", v1(roles))
-  const bindingV1 = encoded("roleBindingsV1", v1(bindings))
-  const repoV1 = encoded("reposV1", v1(EngineServices.upserting(repos)))
-  const tagV1 = encoded("tagsV1", v1(EngineServices.upserting(tags)))
+  const group = writable("groups", groups)
+  const identity = writable("identities", identities)
+  const role = writable("roles", roles)
+  const binding = writable("roleBindings", bindings)
+  const provider = writable("identityProviders", providers)
+  const association = writable("accountAssociations", associations)
+  const invite = writable("groupInvites", invites)
+  const repo = readable("repos", repos)
+  const tag = readable("tags", tags)
+  const advisory = readable("advisories", advisories)
+  const groupV1 = v1("groupsV1", groups)
+  const identityV1 = v1("identitiesV1", identities)
+  const roleV1 = v1("rolesV1", roles)
+  const bindingV1 = v1("roleBindingsV1", bindings)
+  const repoV1 = v1("reposV1", repos)
+  const tagV1 = v1("tagsV1", tags)
 
   return Layer.mergeAll(
     HttpApiBuilder.group(
@@ -298,18 +267,13 @@ export const layer = Layer.unwrapEffect(Effect.gen(function*() {
         .handle("exchange", exchange)
         .handle("exchangePost", exchange)
         .handle("exchangeRefreshToken", ({ urlParams }) =>
-          Effect.flatMap(UpstreamToken, (token) =>
-            refreshTokens.exchange(token, urlParams.aud ?? tokens.audiences[0]!)))
+          Effect.flatMap(UpstreamToken, (token) => refreshTokens.exchange(token, urlParams.aud)))
         .handle("configuration", () =>
-          Effect.succeed(configuration))
+          Effect.succeed(SignIn.openIdConfiguration(tokens.issuer)))
         .handle("jwks", () => tokens.jwks)),
     HttpApiBuilder.group(Api, "health", (h) =>
       h
         .handle("live", () => Effect.succeed({ status: "ok" as const }))
-        .handle("ready", () =>
-          store.get({ name: "groups", columns: {}, unique: [], indexes: [] }, "0".repeat(40)).pipe(
-            Effect.as({ status: "ready" as const }),
-            Effect.mapError((cause) => new Errors.Internal({ cause, reason: "STORE_UNAVAILABLE" }))
-          )))
+        .handle("ready", () => Effect.as(Arbor.ready(store), { status: "ready" as const })))
   )
 }))

@@ -3,8 +3,10 @@
  * at `/openapi.json` and a reference page at `/docs`, on Node's HTTP server.
  */
 import { Api } from "@arbor/api/Api"
+import { render } from "@arbor/api/ErrorBody"
 import {
   Arbor,
+  Errors,
   IdentityProviders,
   MemoryStore,
   RefreshTokens,
@@ -180,18 +182,16 @@ const drain = (server: NodeServer) =>
   ))
 
 /** The answer to requests that arrive while the server is still starting: 503, google.rpc UNAVAILABLE. */
-const starting = (_: IncomingMessage, response: ServerResponse) => {
-  response.writeHead(503, { "content-type": "application/json", "retry-after": "1" })
-  response.end(JSON.stringify({
-    code: 14,
-    message: "Unavailable: the server is starting",
-    details: [{
-      "@type": "type.googleapis.com/google.rpc.ErrorInfo",
-      reason: "STARTING",
-      domain: "arbor",
-      metadata: {}
-    }]
-  }))
+const starting = (domain: string) => {
+  const { body, headers, status } = render(
+    new Errors.Unavailable({ description: "the server is starting", reason: "STARTING" }),
+    domain
+  )
+  const text = JSON.stringify(body)
+  return (_: IncomingMessage, response: ServerResponse) => {
+    response.writeHead(status, { ...headers, "content-type": "application/json", "retry-after": "1" })
+    response.end(text)
+  }
 }
 
 /**
@@ -214,8 +214,9 @@ const keyMaintenance = (config: ServerConfig) =>
  */
 export const layer = (config: ServerConfig) => {
   const server = Listener.make({ maxConnections: config.maxConnections, errorDomain: config.errorDomain })
-  server.on("request", starting)
-  const attached = Layer.effectDiscard(Effect.sync(() => server.off("request", starting)))
+  const answerStarting = starting(config.errorDomain)
+  server.on("request", answerStarting)
+  const attached = Layer.effectDiscard(Effect.sync(() => server.off("request", answerStarting)))
   return Layer.mergeAll(drain(server), attached, keyMaintenance(config)).pipe(
     Layer.provide(http(config)),
     Layer.provide(NodeHttpServer.layer(() => server, { port: config.port, host: config.host })),

@@ -379,7 +379,7 @@ const createIdentity = <K extends keyof typeof kinds>(kind: K) => {
             name: flags.name,
             ...given("description", flags.description),
             claimMatch
-          } as never
+          }
         })
         yield* printRows([created], identityShape, flags.output)
       })
@@ -514,7 +514,7 @@ const roles = Command.make("roles").pipe(
               name: flags.name,
               ...given("description", flags.description),
               capabilities: flags.capabilities
-            } as never
+            }
           })
           yield* printRows([created], roleShape, flags.output === "table" ? "wide" : flags.output)
         })
@@ -581,7 +581,7 @@ const roleBindings = Command.make("role-bindings").pipe(
           const client = yield* connect(flags)
           const created = yield* client.roleBindings.create({
             path: { uid: yield* resolveGroup(client, flags.parent) },
-            payload: { identityUid: flags.identity, roleUid: yield* resolveRole(client, flags.role) } as never
+            payload: { identityUid: flags.identity, roleUid: yield* resolveRole(client, flags.role) }
           })
           yield* printRows([created], bindingShape, flags.output)
         })
@@ -641,7 +641,7 @@ const invites = Command.make("invites").pipe(
               singleUse: flags.singleUse,
               ...given("email", flags.email),
               ...Option.match(flags.ttl, { onNone: () => ({}), onSome: (days) => ({ ttl: `${days * 86400}s` }) })
-            } as never
+            }
           })
           if (flags.output === "table") {
             yield* Effect.sync(() =>
@@ -734,7 +734,7 @@ const identityProviders = Command.make("identity-providers").pipe(
                 ...(secret === undefined ? {} : { clientSecret: secret }),
                 additionalScopes: flags.scopes
               }
-            } as never
+            }
           })
           yield* printRows([created], providerShape, flags.output)
         })
@@ -820,7 +820,7 @@ const accountAssociations = Command.make("account-associations").pipe(
                 onNone: () => ({}),
                 onSome: (tenantId) => ({ azure: { tenantId, clientIds: {} } })
               })
-            } as never
+            }
           })
           yield* printRows([created], associationShape, flags.output)
         })

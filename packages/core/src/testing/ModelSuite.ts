@@ -33,7 +33,7 @@ import {
 } from "../index.js"
 import type { ListOptions } from "../Lists.js"
 import * as Secrets from "../Secrets.js"
-import type { Store } from "../Store.js"
+import { compareScalars, type Store } from "../Store.js"
 import * as Uid from "../Uid.js"
 
 const claimMatch = (subject: string) => ({ issuer: "https://issuer.example.com", subject })
@@ -385,9 +385,8 @@ const sortModel = (entities: Array<Entity>, orderBy: string) => {
   if (keys[keys.length - 1]!.column !== "uid") keys.push({ column: "uid", desc: keys[keys.length - 1]!.desc })
   return [...entities].sort((a, b) => {
     for (const k of keys) {
-      const x = (a as any)[k.column]
-      const y = (b as any)[k.column]
-      if (x !== y) return (x < y ? -1 : 1) * (k.desc ? -1 : 1)
+      const order = compareScalars(a[k.column as keyof Entity], b[k.column as keyof Entity])
+      if (order !== 0) return order * (k.desc ? -1 : 1)
     }
     return 0
   })

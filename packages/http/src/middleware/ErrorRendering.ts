@@ -9,6 +9,7 @@ import { type HttpApp, HttpServerError, HttpServerRequest, HttpServerResponse } 
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
 import * as Predicate from "effect/Predicate"
 import { CurrentRequest } from "./RequestLog.js"
 
@@ -45,9 +46,8 @@ export const classify = (
   request: HttpServerRequest.HttpServerRequest
 ): Errors.ArborError | undefined => {
   if (isArborError(error)) return error
-  if (Predicate.isTagged(error, "HttpApiDecodeError") || Predicate.isTagged(error, "ParseError")) {
-    return fromIssues(issuesOf(error))
-  }
+  if (ParseResult.isParseError(error)) return fromIssues(ParseResult.ArrayFormatter.formatErrorSync(error))
+  if (Predicate.isTagged(error, "HttpApiDecodeError")) return fromIssues(issuesOf(error))
   if (Predicate.isTagged(error, "RouteNotFound")) {
     return new Errors.NotFound({ resourceType: "route", uid: `${request.method} ${request.url.split("?")[0]}` })
   }
