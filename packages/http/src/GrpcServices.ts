@@ -275,20 +275,7 @@ export const served = [
 
 /** The routes of every served service, over the engine. */
 export const routes = Effect.gen(function*() {
-  const {
-    groups,
-    identities,
-    roles,
-    bindings,
-    providers,
-    associations,
-    invites,
-    repos,
-    tags,
-    advisories,
-    sts,
-    refreshTokens
-  } = yield* EngineServices.services
+  const engine = yield* EngineServices.services
 
   const encodeGroup = encoder(Wire.Group.v2, GroupSchema)
   const encodeTag = encoder(Wire.Tag.v2, TagSchema)
@@ -312,7 +299,7 @@ export const routes = Effect.gen(function*() {
     ): Promise<A> => refusal === undefined ? then() : run.asCaller(context, () => Effect.fail(refusal))
 
     const group = crud(run, {
-      service: groups,
+      service: engine.groups,
       desc: GroupSchema,
       encode: encodeGroup,
       plural: "groups",
@@ -327,7 +314,7 @@ export const routes = Effect.gen(function*() {
             context,
             (p) =>
               body("group", GroupSchema, request.group).pipe(
-                Effect.flatMap((json) => groups.createRoot(p, json)),
+                Effect.flatMap((json) => engine.groups.createRoot(p, json)),
                 Effect.map(encodeGroup)
               )
           )
@@ -337,7 +324,7 @@ export const routes = Effect.gen(function*() {
     })
 
     const identity = crud(run, {
-      service: identities,
+      service: engine.identities,
       desc: IdentitySchema,
       encode: encoder(Wire.Identity.v2, IdentitySchema),
       plural: "identities",
@@ -366,7 +353,7 @@ export const routes = Effect.gen(function*() {
     })
 
     const role = crud(run, {
-      service: roles,
+      service: engine.roles,
       desc: RoleSchema,
       encode: encoder(Wire.Role.v2, RoleSchema),
       plural: "roles",
@@ -381,7 +368,7 @@ export const routes = Effect.gen(function*() {
     })
 
     const binding = crud(run, {
-      service: bindings,
+      service: engine.bindings,
       desc: RoleBindingSchema,
       // The proto also names the identity and the role by uid at the top level.
       encode: encoder(
@@ -408,7 +395,7 @@ export const routes = Effect.gen(function*() {
     })
 
     const provider = crud(run, {
-      service: providers,
+      service: engine.providers,
       desc: IdentityProviderSchema,
       encode: encoder(Wire.IdentityProvider.v2, IdentityProviderSchema),
       plural: "identityProviders",
@@ -423,7 +410,7 @@ export const routes = Effect.gen(function*() {
     })
 
     const association = crud(run, {
-      service: associations,
+      service: engine.associations,
       desc: AccountAssociationSchema,
       encode: encoder(Wire.AccountAssociation.v2, AccountAssociationSchema),
       plural: "accountAssociations",
@@ -438,7 +425,7 @@ export const routes = Effect.gen(function*() {
     })
 
     const invite = crud(run, {
-      service: invites,
+      service: engine.invites,
       desc: GroupInviteSchema,
       encode: encoder(Wire.GroupInvite.v2, GroupInviteSchema),
       plural: "groupInvites",
@@ -454,7 +441,7 @@ export const routes = Effect.gen(function*() {
     })
 
     const repo = crud(run, {
-      service: repos,
+      service: engine.repos,
       desc: RepoSchema,
       encode: encoder(Wire.Repo.v2, RepoSchema, (r) => ({ ...r, catalogTier: `${catalogTierPrefix}${r.catalogTier}` })),
       plural: "repos",
@@ -473,7 +460,7 @@ export const routes = Effect.gen(function*() {
     })
 
     const tag = crud(run, {
-      service: tags,
+      service: engine.tags,
       desc: TagSchema,
       encode: encodeTag,
       plural: "tags",
@@ -491,7 +478,7 @@ export const routes = Effect.gen(function*() {
             catch: () => Errors.InvalidArgument.field("updatedSince", "is not a valid time")
           }).pipe(
             Effect.flatMap((updatedSince) =>
-              tags.list(p, { ...listOptions(request), digest: request.digest || undefined, updatedSince })
+              engine.tags.list(p, { ...listOptions(request), digest: request.digest || undefined, updatedSince })
             ),
             Effect.map((page) => listResponse("tags", page, encodeTag))
           )),
@@ -501,7 +488,7 @@ export const routes = Effect.gen(function*() {
 
     router.service(AdvisoriesService, {
       getAdvisory: (request, context) =>
-        run.asCaller(context, (p) => Effect.map(advisories.get(p, request.uid), advisory)),
+        run.asCaller(context, (p) => Effect.map(engine.advisories.get(p, request.uid), advisory)),
       listAdvisories: (request, context) =>
         run.asCaller(context, (p) =>
           refusedUnless(firstSet({
@@ -517,7 +504,7 @@ export const routes = Effect.gen(function*() {
             excludeEventAuthors: request.excludeEventAuthors.length > 0,
             eventReviewers: request.eventReviewers.length > 0
           })).pipe(
-            Effect.zipRight(advisories.list(p, {
+            Effect.zipRight(engine.advisories.list(p, {
               ...listOptions(request),
               advisoryIds: nonEmpty(request.advisoryIds),
               packageNames: nonEmpty(request.artifactNames),
@@ -541,7 +528,9 @@ export const routes = Effect.gen(function*() {
             identityProvider: request.identityProvider !== ""
           })).pipe(
             Effect.zipRight(audience(request.aud)),
-            Effect.flatMap((aud) => sts.exchange({ token: upstream, audience: aud, identity: request.identity })),
+            Effect.flatMap((aud) =>
+              engine.sts.exchange({ token: upstream, audience: aud, identity: request.identity })
+            ),
             Effect.map(rawToken)
           )),
       exchangeRefreshToken: (request, context) =>
@@ -550,7 +539,7 @@ export const routes = Effect.gen(function*() {
           (refresh) =>
             refusedUnless(firstSet({ cap: request.cap.length > 0, scopes: request.scopes.length > 0 })).pipe(
               Effect.zipRight(audience(request.aud)),
-              Effect.flatMap((aud) => refreshTokens.exchange(refresh, aud)),
+              Effect.flatMap((aud) => engine.refreshTokens.exchange(refresh, aud)),
               Effect.map((refreshed) => ({
                 token: rawToken(refreshed.token),
                 refreshToken: rawToken(refreshed.refreshToken)

@@ -22,7 +22,7 @@ import * as Group from "../Group.js"
 import * as Identity from "../Identity.js"
 import * as RoleBinding from "../RoleBinding.js"
 import type { Condition, OrderKey, Query, Row, Scalar, Where } from "../Store.js"
-import { compareScalars, Store } from "../Store.js"
+import { Store } from "../Store.js"
 import * as Tag from "../Tag.js"
 import * as Uid from "../Uid.js"
 import * as Versions from "../Versions.js"
@@ -45,28 +45,49 @@ const byUid: ReadonlyArray<OrderKey> = [{ column: "uid", direction: "asc" }]
 
 const uids = (rows: ReadonlyArray<Row>) => rows.map((r) => r.uid)
 
+/**
+ * The order every store sorts scalars in, worked out here on its own terms rather than with the stores' comparator:
+ * null first, then numbers, booleans, and strings by their UTF-8 bytes. (A column holds one type of scalar.)
+ */
+const scalarOrder = (a: unknown, b: unknown): number => {
+  const rank = (
+    v: unknown
+  ) => (v === null || v === undefined ? 0 : typeof v === "number" ? 1 : typeof v === "boolean" ? 2 : 3)
+  if (rank(a) !== rank(b)) return rank(a) < rank(b) ? -1 : 1
+  if (typeof a === "number" && typeof b === "number") return Math.sign(a - b)
+  if (typeof a === "boolean" && typeof b === "boolean") return Number(a) - Number(b)
+  if (typeof a === "string" && typeof b === "string") return Math.sign(utf8Order(a, b))
+  return 0
+}
+
+const utf8 = new TextEncoder()
+const utf8Order = (a: string, b: string): number => {
+  const [x, y] = [utf8.encode(a), utf8.encode(b)]
+  for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i]! - y[i]!
+  return x.length - y.length
+}
+
+/** Whether a row meets one condition, as the storage port documents each kind. */
+const holds = (row: Row, condition: Condition): boolean => {
+  const value = row[condition.column] ?? null
+  const same = (other: Scalar) => scalarOrder(value, other) === 0
+  if (condition._tag === "Equals") return same(condition.value)
+  if (condition._tag === "In") return condition.values.some(same)
+  if (condition._tag === "AtLeast") return value !== null && scalarOrder(value, condition.value) >= 0
+  if (condition._tag === "Overlaps") {
+    return Array.isArray(value) && condition.values.some((wanted) => value.includes(wanted))
+  }
+  return typeof value === "string" && value.indexOf(condition.value) >= 0
+}
+
 /** The reference semantics of `find` and `count`, by brute force. */
 export const reference = {
   matches: (where: Where, row: Row): boolean =>
-    (where.ranges === undefined || where.ranges.some((r) => Uid.inRange(r, row.uid))) &&
-    (where.conditions ?? []).every((c: Condition) => {
-      const v = (row[c.column] ?? null) as Scalar
-      switch (c._tag) {
-        case "Equals":
-          return compareScalars(v, c.value) === 0
-        case "In":
-          return c.values.some((x) => compareScalars(v, x) === 0)
-        case "AtLeast":
-          return v !== null && compareScalars(v, c.value) >= 0
-        case "Overlaps":
-          return Array.isArray(v) && v.some((x) => c.values.includes(x))
-        case "Contains":
-          return typeof v === "string" && v.includes(c.value)
-      }
-    }),
+    (where.ranges === undefined || where.ranges.some((r) => row.uid >= r.from && row.uid < r.to)) &&
+    (where.conditions ?? []).every((c) => holds(row, c)),
   compare: (order: ReadonlyArray<OrderKey>) => (a: ReadonlyArray<unknown>, b: ReadonlyArray<unknown>): number => {
     for (let i = 0; i < order.length; i++) {
-      const c = compareScalars(a[i], b[i])
+      const c = scalarOrder(a[i], b[i])
       if (c !== 0) return order[i]!.direction === "asc" ? c : -c
     }
     return 0

@@ -1,0 +1,94 @@
+/** `arbor iam account-associations`: the cloud accounts a group trusts, one per group, named by its group. */
+import { Wire } from "@arbor/api"
+import type { AccountAssociation } from "@arbor/core/AccountAssociation"
+import { Args, Command, Options } from "@effect/cli"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type * as Output from "../../Output.js"
+import { common, connect, description, given, output, parent, printRows, resolveGroup } from "../shared.js"
+import * as Resource from "./resource.js"
+
+const associationShape: Output.Shape<AccountAssociation> = {
+  json: Wire.AccountAssociation.v2,
+  columns: [
+    { heading: "NAME", value: (a) => a.name },
+    { heading: "GROUP", value: (a) => a.uid },
+    { heading: "AMAZON", value: (a) => a.amazon?.account ?? "" },
+    { heading: "GOOGLE", value: (a) => a.google?.projectId ?? "" },
+    { heading: "AZURE", value: (a) => a.azure?.tenantId ?? "" }
+  ]
+}
+
+const associationResource = Resource.make({
+  shape: associationShape,
+  list: (client, urlParams) => client.accountAssociations.list({ urlParams }),
+  items: (page) => page.accountAssociations,
+  get: (client, uid) => client.accountAssociations.get({ path: { uid } }),
+  delete: (client, uid) => client.accountAssociations.delete({ path: { uid } }),
+  ref: { name: "group", description: "the group's uid or path of names", resolve: resolveGroup }
+})
+
+/** `arbor iam account-associations`. */
+export const accountAssociations = Command.make("account-associations").pipe(
+  Command.withDescription("Account associations: the cloud accounts a group trusts, one per group."),
+  Command.withSubcommands([
+    Resource.list(associationResource, "List account associations. Example: arbor iam account-associations list"),
+    Command.make(
+      "create",
+      {
+        ...common,
+        output,
+        parent,
+        description,
+        name: Args.text({ name: "name" }),
+        amazon: Options.text("amazon-account").pipe(
+          Options.withDescription("an AWS account id (12 digits)"),
+          Options.optional
+        ),
+        googleProject: Options.text("google-project-id").pipe(
+          Options.withDescription("a Google Cloud project id"),
+          Options.optional
+        ),
+        googleNumber: Options.text("google-project-number").pipe(
+          Options.withDescription("its project number"),
+          Options.optional
+        ),
+        azureTenant: Options.text("azure-tenant-id").pipe(
+          Options.withDescription("an Azure tenant id"),
+          Options.optional
+        )
+      },
+      (flags) =>
+        Effect.gen(function*() {
+          const client = yield* connect(flags)
+          const created = yield* client.accountAssociations.create({
+            path: { uid: yield* resolveGroup(client, flags.parent) },
+            payload: {
+              name: flags.name,
+              ...given("description", flags.description),
+              ...Option.match(flags.amazon, { onNone: () => ({}), onSome: (account) => ({ amazon: { account } }) }),
+              ...(Option.isSome(flags.googleProject) || Option.isSome(flags.googleNumber)
+                ? {
+                  google: {
+                    projectId: Option.getOrElse(flags.googleProject, () => ""),
+                    projectNumber: Option.getOrElse(flags.googleNumber, () => "")
+                  }
+                }
+                : {}),
+              ...Option.match(flags.azureTenant, {
+                onNone: () => ({}),
+                onSome: (tenantId) => ({ azure: { tenantId, clientIds: {} } })
+              })
+            }
+          })
+          yield* printRows([created], associationShape, flags.output)
+        })
+    ).pipe(Command.withDescription(
+      "Associate cloud accounts with a group. Example: arbor iam account-associations create prod --parent acme --amazon-account 123456789012"
+    )),
+    Resource.remove(
+      associationResource,
+      "Remove a group's account association. Example: arbor iam account-associations delete acme"
+    )
+  ])
+)

@@ -1,0 +1,61 @@
+/** `arbor iam role-bindings`: an identity holding a role in a group and everything below it. */
+import { Wire } from "@arbor/api"
+import type { RoleBinding } from "@arbor/core/RoleBinding"
+import { Command, Options } from "@effect/cli"
+import * as Effect from "effect/Effect"
+import type * as Output from "../../Output.js"
+import { common, connect, output, parent, printRows, resolveGroup } from "../shared.js"
+import * as Resource from "./resource.js"
+import { resolveRole } from "./roles.js"
+
+const bindingShape: Output.Shape<RoleBinding> = {
+  json: Wire.RoleBinding.v2,
+  columns: [
+    { heading: "IDENTITY", value: (b) => b.identity.name || b.identity.uid },
+    { heading: "ROLE", value: (b) => b.role.name || b.role.uid },
+    { heading: "GROUP", value: (b) => b.group.name || b.group.uid },
+    { heading: "UID", value: (b) => b.uid },
+    { heading: "IDENTITY UID", value: (b) => b.identity.uid, wide: true }
+  ]
+}
+
+const bindingResource = Resource.make({
+  shape: bindingShape,
+  list: (client, urlParams) => client.roleBindings.list({ urlParams }),
+  items: (page) => page.roleBindings,
+  get: (client, uid) => client.roleBindings.get({ path: { uid } }),
+  delete: (client, uid) => client.roleBindings.delete({ path: { uid } }),
+  ref: Resource.byUid("binding")
+})
+
+/** `arbor iam role-bindings`. */
+export const roleBindings = Command.make("role-bindings").pipe(
+  Command.withDescription("Role bindings: an identity holding a role in a group and everything below it."),
+  Command.withSubcommands([
+    Resource.list(bindingResource, "List role bindings. Example: arbor iam role-bindings list --parent acme"),
+    Command.make(
+      "create",
+      {
+        ...common,
+        output,
+        parent,
+        identity: Options.text("identity").pipe(Options.withDescription("the identity's uid")),
+        role: Options.text("role").pipe(Options.withDescription("the role's uid or name (viewer, editor, …)"))
+      },
+      (flags) =>
+        Effect.gen(function*() {
+          const client = yield* connect(flags)
+          const created = yield* client.roleBindings.create({
+            path: { uid: yield* resolveGroup(client, flags.parent) },
+            payload: { identityUid: flags.identity, roleUid: yield* resolveRole(client, flags.role) }
+          })
+          yield* printRows([created], bindingShape, flags.output)
+        })
+    ).pipe(
+      Command.withDescription(
+        "Bind an identity to a role in a group. Example: arbor iam role-bindings create --parent acme/platform --identity <uid> --role viewer"
+      )
+    ),
+    Resource.remove(bindingResource, "Delete a role binding. Example: arbor iam role-bindings delete <uid>")
+  ])
+)

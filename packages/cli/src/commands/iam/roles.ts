@@ -1,0 +1,107 @@
+/** `arbor iam roles`: named sets of capabilities, named by uid or by name. */
+import { Wire } from "@arbor/api"
+import * as Capability from "@arbor/core/Capability"
+import type { Role } from "@arbor/core/Role"
+import { Args, Command, Options } from "@effect/cli"
+import * as Effect from "effect/Effect"
+import { UsageError } from "../../Failure.js"
+import type * as Output from "../../Output.js"
+import {
+  type Client,
+  common,
+  connect,
+  description,
+  given,
+  output,
+  parent,
+  print,
+  printRows,
+  resolveGroup
+} from "../shared.js"
+import * as Resource from "./resource.js"
+
+const roleShape: Output.Shape<Role> = {
+  json: Wire.Role.v2,
+  columns: [
+    { heading: "NAME", value: (r) => r.name },
+    { heading: "UID", value: (r) => r.uid },
+    { heading: "DESCRIPTION", value: (r) => r.description },
+    { heading: "CAPABILITIES", value: (r) => r.capabilities.join(" "), wide: true }
+  ]
+}
+
+/** A role by uid, or by name among the roles the caller sees. */
+export const resolveRole = (client: Client, ref: string) =>
+  /^[0-9a-f]{40}(\/[0-9a-f]{16})*$/.test(ref)
+    ? Effect.succeed(ref)
+    : Effect.flatMap(client.roles.list({ urlParams: { name: ref } }), (page) =>
+      page.roles.length === 1
+        ? Effect.succeed(page.roles[0]!.uid)
+        : Effect.fail(
+          new UsageError({
+            message: page.roles.length === 0 ? `no role named ${ref}` : `several roles are named ${ref}; give its uid`
+          })
+        ))
+
+const roleResource = Resource.make({
+  shape: roleShape,
+  list: (client, urlParams) => client.roles.list({ urlParams }),
+  items: (page) => page.roles,
+  order: "name",
+  get: (client, uid) => client.roles.get({ path: { uid } }),
+  delete: (client, uid) => client.roles.delete({ path: { uid } }),
+  ref: { name: "role", description: "the role's uid or name", resolve: resolveRole }
+})
+
+/** `arbor iam roles`. */
+export const roles = Command.make("roles").pipe(
+  Command.withDescription("Roles: named sets of capabilities."),
+  Command.withSubcommands([
+    Resource.list(roleResource, "List roles (built-in ones too). Example: arbor iam roles list"),
+    Command.make(
+      "create",
+      {
+        ...common,
+        output,
+        parent,
+        description,
+        name: Args.text({ name: "name" }),
+        capabilities: Options.text("capability").pipe(
+          Options.withAlias("c"),
+          Options.repeated,
+          Options.withDescription("a capability it grants (repeat; see arbor iam roles capabilities)")
+        )
+      },
+      (flags) =>
+        Effect.gen(function*() {
+          const unknown = flags.capabilities.filter((c) => !Capability.isCapabilityName(c))
+          if (unknown.length > 0) return yield* new UsageError({ message: `not capabilities: ${unknown.join(", ")}` })
+          if (flags.capabilities.length === 0) {
+            return yield* new UsageError({ message: "give at least one --capability" })
+          }
+          const client = yield* connect(flags)
+          const created = yield* client.roles.create({
+            path: { uid: yield* resolveGroup(client, flags.parent) },
+            payload: {
+              name: flags.name,
+              ...given("description", flags.description),
+              capabilities: flags.capabilities
+            }
+          })
+          yield* printRows([created], roleShape, flags.output === "table" ? "wide" : flags.output)
+        })
+    ).pipe(
+      Command.withDescription(
+        "Create a custom role. Example: arbor iam roles create puller --parent acme -c repo.list -c tag.list"
+      )
+    ),
+    Resource.describe(roleResource, "Show one role and its capabilities. Example: arbor iam roles describe viewer"),
+    Command.make("capabilities", {}, () => print(Capability.all.join("\n"))).pipe(
+      Command.withDescription("List every capability a role may grant. Example: arbor iam roles capabilities")
+    ),
+    Resource.remove(
+      roleResource,
+      "Delete a custom role that nothing is bound to. Example: arbor iam roles delete <uid>"
+    )
+  ])
+)
