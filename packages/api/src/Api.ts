@@ -4,6 +4,8 @@
  * with the engine's resource classes as results and the engine's errors as failures.
  */
 import * as AccountAssociation from "@arbor/core/AccountAssociation"
+import * as Advisory from "@arbor/core/Advisory"
+import type * as Capability from "@arbor/core/Capability"
 import * as Errors from "@arbor/core/Errors"
 import * as Group from "@arbor/core/Group"
 import * as GroupInvite from "@arbor/core/GroupInvite"
@@ -109,40 +111,73 @@ const body = <A, I>(schema: Schema.Schema<A, I>, name: string): Body<I> => {
   return { create: unchecked(`Create${name}`, shape), update: unchecked(`Update${name}`, optional) }
 }
 
+/** What the endpoints of a resource say of it: its names in prose, and the capability each operation needs. */
+interface About {
+  readonly one: string
+  readonly many: string
+  readonly permissions: Capability.Operations
+}
+
+const about = (one: string, many: string, permissions: Capability.Operations): About => ({ one, many, permissions })
+
+/** A noun with its article: `a group`, `an identity`. */
+const a = (noun: string) => `${/^[aeiou]/.test(noun) ? "an" : "a"} ${noun}`
+
+/** Where a capability is needed, said once for every endpoint. */
+const needs = (capability: string | undefined, where = "on its group or a group above it") =>
+  capability === undefined ? "" : `Needs \`${capability}\` ${where}.`
+
 /** The list of a resource, one page at a time. */
-const list = <const Plural extends string, A, I>(plural: Plural, wire: Schema.Schema<A, I>) =>
+const list = <const Plural extends string, A, I>(plural: Plural, wire: Schema.Schema<A, I>, about: About) =>
   HttpApiEndpoint.get("list", `/${plural}`)
     .addSuccess(Wire.listEnvelope(plural, wire))
-    .annotate(OpenApi.Summary, `List ${plural}`)
+    .annotate(OpenApi.Summary, `List ${about.many}`)
+    .annotate(
+      OpenApi.Description,
+      `One page of the ${about.many} the caller may see: those on whose group (or a group above it) it holds ` +
+        `\`${about.permissions.list}\`. totalCount counts only those.`
+    )
 
 /** One resource by uid. */
-const get = <const Plural extends string, A, I>(plural: Plural, wire: Schema.Schema<A, I>) =>
-  HttpApiEndpoint.get("get", `/${plural}/:uid`).setPath(UidPath).addSuccess(wire).annotate(
-    OpenApi.Summary,
-    `Get one of ${plural}`
-  )
+const get = <const Plural extends string, A, I>(plural: Plural, wire: Schema.Schema<A, I>, about: About) =>
+  HttpApiEndpoint.get("get", `/${plural}/:uid`)
+    .setPath(UidPath)
+    .addSuccess(wire)
+    .annotate(OpenApi.Summary, `Get ${a(about.one)}`)
+    .annotate(
+      OpenApi.Description,
+      `${needs(about.permissions.list)} Without it the answer is PERMISSION_DENIED, whether or not it exists.`
+    )
 
 /** List and get, for every resource. */
 const readable = <const Name extends string, const Plural extends string, A, I>(
   name: Name,
   plural: Plural,
-  wire: Schema.Schema<A, I>
-) => HttpApiGroup.make(name).add(list(plural, wire).setUrlParams(ListQuery.ListQuery)).add(get(plural, wire))
+  wire: Schema.Schema<A, I>,
+  about: About
+) =>
+  HttpApiGroup.make(name).add(list(plural, wire, about).setUrlParams(ListQuery.ListQuery)).add(get(plural, wire, about))
 
 /** List, get, create (in the group of the path), update and delete. */
 const writable = <const Name extends string, const Plural extends string, A, I, C>(
   name: Name,
   plural: Plural,
   wire: Schema.Schema<A, I>,
-  body: Body<C>
+  body: Body<C>,
+  about: About
 ) =>
-  readable(name, plural, wire)
+  readable(name, plural, wire, about)
     .add(
       HttpApiEndpoint.post("create", `/${plural}/:uid`)
         .setPath(UidPath)
         .setPayload(body.create)
         .addSuccess(wire)
-        .annotate(OpenApi.Summary, `Create in ${plural} below a group`)
+        .annotate(OpenApi.Summary, `Create ${a(about.one)}`)
+        .annotate(
+          OpenApi.Description,
+          `Creates ${a(about.one)} in the group the path names. ` +
+            needs(about.permissions.create, "on that group or a group above it")
+        )
     )
     .add(
       HttpApiEndpoint.patch("update", `/${plural}/:uid`)
@@ -150,13 +185,18 @@ const writable = <const Name extends string, const Plural extends string, A, I, 
         .setUrlParams(MaskParams)
         .setPayload(body.update)
         .addSuccess(wire)
-        .annotate(OpenApi.Summary, `Update one of ${plural}`)
+        .annotate(OpenApi.Summary, `Update ${a(about.one)}`)
+        .annotate(
+          OpenApi.Description,
+          `Changes the fields present in the body, or those updateMask names. ${needs(about.permissions.update)}`
+        )
     )
     .add(
-      HttpApiEndpoint.del("delete", `/${plural}/:uid`).setPath(UidPath).addSuccess(Deleted).annotate(
-        OpenApi.Summary,
-        `Delete one of ${plural}`
-      )
+      HttpApiEndpoint.del("delete", `/${plural}/:uid`)
+        .setPath(UidPath)
+        .addSuccess(Deleted)
+        .annotate(OpenApi.Summary, `Delete ${a(about.one)}`)
+        .annotate(OpenApi.Description, needs(about.permissions.delete))
     )
 
 /** The v1 surface of a resource: list with every match, create, replace (PUT), delete. */
@@ -164,36 +204,52 @@ const v1 = <const Name extends string, const Plural extends string, A, I, C>(
   name: Name,
   plural: Plural,
   wire: Schema.Schema<A, I>,
-  body: Body<C>
+  body: Body<C>,
+  about: About
 ) =>
   HttpApiGroup.make(name)
     .add(
       HttpApiEndpoint.get("list", `/${plural}`)
         .setUrlParams(ListQuery.V1ListQuery)
         .addSuccess(Wire.itemsEnvelope(wire))
-        .annotate(OpenApi.Summary, `List every one of ${plural} (v1)`)
+        .annotate(OpenApi.Summary, `List every one of the ${about.many} (v1)`)
+        .annotate(OpenApi.Description, `Every one the caller may see, without paging. ${needs(about.permissions.list)}`)
     )
     .add(
       HttpApiEndpoint.post("create", `/${plural}/:uid`)
         .setPath(UidPath)
         .setPayload(body.create)
         .addSuccess(wire)
-        .annotate(OpenApi.Summary, `Create in ${plural} (v1)`)
+        .annotate(OpenApi.Summary, `Create ${a(about.one)} (v1)`)
+        .annotate(OpenApi.Description, needs(about.permissions.create, "on the group the path names or above it"))
     )
     .add(
       HttpApiEndpoint.put("replace", `/${plural}/:uid`)
         .setPath(UidPath)
         .setPayload(body.create)
         .addSuccess(wire)
-        .annotate(OpenApi.Summary, `Replace one of ${plural} (v1)`)
+        .annotate(OpenApi.Summary, `Replace ${a(about.one)} (v1)`)
+        .annotate(OpenApi.Description, `Every field is set from the body. ${needs(about.permissions.update)}`)
     )
     .add(
-      HttpApiEndpoint.del("delete", `/${plural}/:uid`).setPath(UidPath).addSuccess(Deleted).annotate(
-        OpenApi.Summary,
-        `Delete one of ${plural} (v1)`
-      )
+      HttpApiEndpoint.del("delete", `/${plural}/:uid`)
+        .setPath(UidPath)
+        .addSuccess(Deleted)
+        .annotate(OpenApi.Summary, `Delete ${a(about.one)} (v1)`)
+        .annotate(OpenApi.Description, needs(about.permissions.delete))
     )
     .annotateEndpoints(OpenApi.Deprecated, true)
+
+const aboutGroups = about("group", "groups", Group.permissions)
+const aboutIdentities = about("identity", "identities", Identity.permissions)
+const aboutRoles = about("role", "roles", Role.permissions)
+const aboutRoleBindings = about("role binding", "role bindings", RoleBinding.permissions)
+const aboutIdentityProviders = about("identity provider", "identity providers", IdentityProvider.permissions)
+const aboutAccountAssociations = about("account association", "account associations", AccountAssociation.permissions)
+const aboutGroupInvites = about("invite", "invites", GroupInvite.permissions)
+const aboutRepos = about("repo", "repos", Repo.permissions)
+const aboutTags = about("tag", "tags", Tag.permissions)
+const aboutAdvisories = about("advisory", "advisories", Advisory.permissions)
 
 const GroupBody = body(Group.CreateGroup, "Group")
 const IdentityBody = body(Identity.CreateIdentity, "Identity")
@@ -222,7 +278,7 @@ const authenticated = <
 const iam = "/iam/v2beta1"
 
 export const Groups = authenticated(
-  writable("groups", "groups", Wire.Group.v2, GroupBody).add(
+  writable("groups", "groups", Wire.Group.v2, GroupBody, aboutGroups).add(
     HttpApiEndpoint.post("createRoot", "/groups")
       .setPayload(GroupBody.create)
       .addSuccess(Wire.Group.v2)
@@ -232,32 +288,44 @@ export const Groups = authenticated(
   "Groups: the organization hierarchy. A root group is an organization."
 )
 export const Identities = authenticated(
-  writable("identities", "identities", Wire.Identity.v2, IdentityBody),
+  writable("identities", "identities", Wire.Identity.v2, IdentityBody, aboutIdentities),
   iam,
   "Identities: workloads and users, assumed through matching token claims."
 )
 export const Roles = authenticated(
-  writable("roles", "roles", Wire.Role.v2, RoleBody),
+  writable("roles", "roles", Wire.Role.v2, RoleBody, aboutRoles),
   iam,
   "Roles: named sets of capabilities; built-in roles are readable by every caller."
 )
 export const RoleBindings = authenticated(
-  writable("roleBindings", "roleBindings", Wire.RoleBinding.v2, RoleBindingBody),
+  writable("roleBindings", "roleBindings", Wire.RoleBinding.v2, RoleBindingBody, aboutRoleBindings),
   iam,
   "Role bindings: an identity holding a role in a group and everything below it."
 )
 export const IdentityProviders = authenticated(
-  writable("identityProviders", "identityProviders", Wire.IdentityProvider.v2, IdentityProviderBody),
+  writable(
+    "identityProviders",
+    "identityProviders",
+    Wire.IdentityProvider.v2,
+    IdentityProviderBody,
+    aboutIdentityProviders
+  ),
   iam,
   "Identity providers: upstream OIDC providers for a group's users."
 )
 export const AccountAssociations = authenticated(
-  writable("accountAssociations", "accountAssociations", Wire.AccountAssociation.v2, AccountAssociationBody),
+  writable(
+    "accountAssociations",
+    "accountAssociations",
+    Wire.AccountAssociation.v2,
+    AccountAssociationBody,
+    aboutAccountAssociations
+  ),
   iam,
   "Account associations: the cloud accounts a group trusts, one per group."
 )
 export const GroupInvites = authenticated(
-  writable("groupInvites", "groupInvites", Wire.GroupInvite.v2, GroupInviteBody).add(
+  writable("groupInvites", "groupInvites", Wire.GroupInvite.v2, GroupInviteBody, aboutGroupInvites).add(
     // `::` is a literal `:` to the router: the path is `/groupInvites:redeem` (AIP-136 custom method).
     HttpApiEndpoint.post("redeem", "/groupInvites::redeem")
       .setPayload(RedeemBody)
@@ -268,40 +336,56 @@ export const GroupInvites = authenticated(
   "Group invites: codes that bind their redeemer to a role in a group."
 )
 export const Repos = authenticated(
-  readable("repos", "repos", Wire.Repo.v2),
+  readable("repos", "repos", Wire.Repo.v2, aboutRepos),
   "/registry/v2beta1",
   "Registry repositories: read-only here, written through v1."
 )
 export const Tags = authenticated(
-  HttpApiGroup.make("tags").add(list("tags", Wire.Tag.v2).setUrlParams(ListQuery.TagListQuery)).add(
-    get("tags", Wire.Tag.v2)
+  HttpApiGroup.make("tags").add(list("tags", Wire.Tag.v2, aboutTags).setUrlParams(ListQuery.TagListQuery)).add(
+    get("tags", Wire.Tag.v2, aboutTags)
   ),
   "/registry/v2beta1",
   "Registry tags: read-only here, written through v1."
 )
 export const Advisories = authenticated(
   HttpApiGroup.make("advisories")
-    .add(list("advisories", Wire.Advisory.v2).setUrlParams(ListQuery.AdvisoryListQuery))
-    .add(get("advisories", Wire.Advisory.v2)),
+    .add(list("advisories", Wire.Advisory.v2, aboutAdvisories).setUrlParams(ListQuery.AdvisoryListQuery))
+    .add(get("advisories", Wire.Advisory.v2, aboutAdvisories)),
   "/vulnerabilities/v2beta1",
   "Vulnerability advisories: read-only, loaded by the import command."
 )
 
 const v1Description = "v1 compatibility surface: deprecated, use v2beta1."
-export const GroupsV1 = authenticated(v1("groupsV1", "groups", Wire.Group.v1, GroupBody), "/iam/v1", v1Description)
+export const GroupsV1 = authenticated(
+  v1("groupsV1", "groups", Wire.Group.v1, GroupBody, aboutGroups),
+  "/iam/v1",
+  v1Description
+)
 export const IdentitiesV1 = authenticated(
-  v1("identitiesV1", "identities", Wire.Identity.v1, IdentityBody),
+  v1("identitiesV1", "identities", Wire.Identity.v1, IdentityBody, aboutIdentities),
   "/iam/v1",
   v1Description
 )
-export const RolesV1 = authenticated(v1("rolesV1", "roles", Wire.Role.v1, RoleBody), "/iam/v1", v1Description)
+export const RolesV1 = authenticated(
+  v1("rolesV1", "roles", Wire.Role.v1, RoleBody, aboutRoles),
+  "/iam/v1",
+  v1Description
+)
 export const RoleBindingsV1 = authenticated(
-  v1("roleBindingsV1", "rolebindings", Wire.RoleBinding.v1, RoleBindingBody),
+  v1("roleBindingsV1", "rolebindings", Wire.RoleBinding.v1, RoleBindingBody, aboutRoleBindings),
   "/iam/v1",
   v1Description
 )
-export const ReposV1 = authenticated(v1("reposV1", "repos", Wire.Repo.v1, RepoBody), "/registry/v1", v1Description)
-export const TagsV1 = authenticated(v1("tagsV1", "tags", Wire.Tag.v1, TagBody), "/registry/v1", v1Description)
+export const ReposV1 = authenticated(
+  v1("reposV1", "repos", Wire.Repo.v1, RepoBody, aboutRepos),
+  "/registry/v1",
+  v1Description
+)
+export const TagsV1 = authenticated(
+  v1("tagsV1", "tags", Wire.Tag.v1, TagBody, aboutTags),
+  "/registry/v1",
+  v1Description
+)
 
 /** Liveness and readiness, without authentication. */
 export const Health = HttpApiGroup.make("health")

@@ -3,9 +3,13 @@
  * uid is the group's uid.
  */
 import * as Schema from "effect/Schema"
+import * as Capability from "./Capability.js"
 import { OptionalDescription, RequiredName, Timestamp } from "./Fields.js"
 import type { Table } from "./Store.js"
 import { Uid } from "./Uid.js"
+
+/** The capability each operation needs (docs/api.md §7). */
+export const permissions = Capability.operations("account_associations")
 
 const matching = (pattern: RegExp, description: string) =>
   Schema.String.pipe(Schema.filter((s) => pattern.test(s), { message: () => description }))

@@ -11,6 +11,7 @@ import * as FieldMask from "./FieldMask.js"
 import * as Group from "./Group.js"
 import { commit, operations, orNotFound, trusted, unexpectedConflict } from "./internal/operations.js"
 import * as Resources from "./internal/resources.js"
+import { operation } from "./internal/tracing.js"
 import * as Lists from "./Lists.js"
 import type { Principal } from "./Principal.js"
 import * as Repository from "./Repository.js"
@@ -29,64 +30,58 @@ export class AccountAssociations extends Effect.Service<AccountAssociations>()("
       resourceType: "account association",
       event: "account_association",
       repository: associations,
-      list: "account_associations.list",
-      update: "account_associations.update",
-      delete: "account_associations.delete",
+      permissions: AccountAssociation.permissions,
       groupOf: (uid) => uid
     }
     const spec: Lists.ListSpec<AccountAssociation.AccountAssociation> = {
       load: Lists.asIs,
       repository: associations,
-      capability: "account_associations.list",
+      capability: AccountAssociation.permissions.list,
       visibleAt: "self"
     }
 
     const service = {
       /** Associations the caller may list (`account_associations.list` at their group or above). */
-      list: Effect.fn("AccountAssociations.list")((principal: Principal, options: Lists.ListOptions = {}) =>
-        Lists.list(ops, spec, principal, options)
-      ),
+      list: (principal: Principal, options: Lists.ListOptions = {}) =>
+        operation("AccountAssociations.list")(Lists.list(ops, spec, principal, options)),
 
       /** The association of group `uid`. */
-      get: Effect.fn("AccountAssociations.get")((principal: Principal, uid: string) =>
-        Resources.get(ops, kind, principal, uid)
-      ),
+      get: (principal: Principal, uid: string) =>
+        operation("AccountAssociations.get")(Resources.get(ops, kind, principal, uid)),
 
       /** Creates the association of group `groupUid`; a second one is refused. */
-      create: Effect.fn("AccountAssociations.create")(
-        function*(principal: Principal, groupUid: string, input: unknown) {
-          const group = yield* Uid.parse(groupUid, "parent")
-          yield* authorization.check(principal, "account_associations.create", group)
-          const fields = yield* Validation.decode(AccountAssociation.CreateAccountAssociation)(input)
-          return yield* commit(
-            ops,
-            Effect.gen(function*() {
-              yield* orNotFound(groups.get(group), "group", group)
-              if ((yield* associations.get(group))._tag === "Some") {
-                return yield* new AlreadyExists({
-                  resourceType: "account association",
-                  description: `group ${group} already has an account association`
-                })
-              }
-              const now = yield* DateTime.now
-              const association = new AccountAssociation.AccountAssociation(
-                { uid: group, ...fields, createTime: now, updateTime: now },
-                trusted
-              )
-              yield* associations.insert(association).pipe(unexpectedConflict)
-              return [association, [yield* Events.make("created", "account_association", group)]] as const
-            })
-          )
-        }
-      ),
+      create: Effect.fnUntraced(function*(principal: Principal, groupUid: string, input: unknown) {
+        const group = yield* Uid.parse(groupUid, "parent")
+        yield* authorization.check(principal, AccountAssociation.permissions.create, group)
+        const fields = yield* Validation.decode(AccountAssociation.CreateAccountAssociation)(input)
+        return yield* commit(
+          ops,
+          Effect.gen(function*() {
+            yield* orNotFound(groups.get(group), "group", group)
+            if ((yield* associations.get(group))._tag === "Some") {
+              return yield* new AlreadyExists({
+                resourceType: "account association",
+                description: `group ${group} already has an account association`
+              })
+            }
+            const now = yield* DateTime.now
+            const association = new AccountAssociation.AccountAssociation(
+              { uid: group, ...fields, createTime: now, updateTime: now },
+              trusted
+            )
+            yield* associations.insert(association).pipe(unexpectedConflict)
+            return [association, [yield* Events.make("created", "account_association", group)]] as const
+          })
+        )
+      }, operation("AccountAssociations.create")),
 
-      update: Effect.fn("AccountAssociations.update")((
+      update: (
         principal: Principal,
         uid: string,
         patch: unknown,
         updateMask?: string
       ) =>
-        Resources.update(ops, kind, principal, uid, {
+        operation("AccountAssociations.update")(Resources.update(ops, kind, principal, uid, {
           patch,
           updateMask,
           fields: AccountAssociation.fields,
@@ -103,15 +98,15 @@ export class AccountAssociations extends Effect.Service<AccountAssociations>()("
               }, trusted)
             ))
           }
-        })
-      ),
+        })),
 
       /** Deletes the association of group `uid`; deleting a missing one succeeds. */
-      delete: Effect.fn("AccountAssociations.delete")((principal: Principal, uid: string) =>
-        Resources.remove<AccountAssociation.AccountAssociation, never, never>(ops, kind, principal, uid, {
-          idempotent: true
-        })
-      )
+      delete: (principal: Principal, uid: string) =>
+        operation("AccountAssociations.delete")(
+          Resources.remove<AccountAssociation.AccountAssociation, never, never>(ops, kind, principal, uid, {
+            idempotent: true
+          })
+        )
     }
     return service satisfies ResourceService.Writable<AccountAssociation.AccountAssociation>
   })

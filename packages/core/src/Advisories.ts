@@ -13,6 +13,7 @@ import * as Group from "./Group.js"
 import * as Import from "./Import.js"
 import { commit, operations, orNotFound, trusted, unexpectedConflict } from "./internal/operations.js"
 import * as Resources from "./internal/resources.js"
+import { operation } from "./internal/tracing.js"
 import * as Lists from "./Lists.js"
 import type { Principal } from "./Principal.js"
 import * as Repository from "./Repository.js"
@@ -137,12 +138,12 @@ export class Advisories extends Effect.Service<Advisories>()("@arbor/core/Adviso
       resourceType: "advisory",
       event: "advisory",
       repository: advisories,
-      list: "advisories.list",
+      permissions: Advisory.permissions,
       groupOf: Resources.parentGroup
     }
     const spec: Lists.ListSpec<Advisory.Advisory, Advisory.Record> = {
       repository: advisories,
-      capability: "advisories.list",
+      capability: Advisory.permissions.list,
       visibleAt: "parent",
       load: (records) => Effect.succeed(records.map(present))
     }
@@ -199,13 +200,11 @@ export class Advisories extends Effect.Service<Advisories>()("@arbor/core/Adviso
 
     const service = {
       /** Advisories the caller may list (`advisories.list` at their group or above), with the advisory filters. */
-      list: Effect.fn("Advisories.list")((principal: Principal, options: AdvisoryListOptions = {}) =>
-        Lists.list(ops, spec, principal, options, filters(options))
-      ),
+      list: (principal: Principal, options: AdvisoryListOptions = {}) =>
+        operation("Advisories.list")(Lists.list(ops, spec, principal, options, filters(options))),
 
-      get: Effect.fn("Advisories.get")((principal: Principal, uid: string) =>
-        Effect.map(Resources.get(ops, kind, principal, uid), present)
-      ),
+      get: (principal: Principal, uid: string) =>
+        operation("Advisories.get")(Effect.map(Resources.get(ops, kind, principal, uid), present)),
 
       /**
        * Imports advisory documents into `groupUid`, each in one transaction: its advisories are created or updated
@@ -213,40 +212,38 @@ export class Advisories extends Effect.Service<Advisories>()("@arbor/core/Adviso
        * the same documents again changes nothing. A malformed document is reported with its reason and nothing of
        * it is imported. Only the system principal imports.
        */
-      importDocuments: Effect.fn("Advisories.importDocuments")(
-        function*(
-          principal: Principal,
-          groupUid: string,
-          documents: ReadonlyArray<SourceDocument>,
-          options: Import.Options = {}
-        ) {
-          const group = yield* Uid.parse(groupUid, "parent")
-          if (principal._tag !== "System") {
-            return yield* new PermissionDenied({ capability: "advisories.import", resource: group })
-          }
-          yield* orNotFound(groups.get(group), "group", group)
-          const report = {
-            documents: documents.length,
-            advisories: Import.counts(),
-            failures: [] as Array<Import.Failure>
-          }
-          for (const [index, document] of documents.entries()) {
-            const parsed = AdvisoryDocument.parseDocument(document.source, document.text)
-            if (Either.isLeft(parsed)) {
-              report.failures.push({ source: document.source, reason: parsed.left })
-            } else {
-              const counts = yield* commit(ops, apply(group, parsed.right))
-              for (const key of ["created", "updated", "unchanged", "deleted"] as const) {
-                report.advisories[key] += counts[key]
-              }
-            }
-            if (options.onProgress !== undefined) {
-              yield* options.onProgress({ done: index + 1, total: documents.length, source: document.source })
-            }
-          }
-          return report as DocumentsReport
+      importDocuments: Effect.fnUntraced(function*(
+        principal: Principal,
+        groupUid: string,
+        documents: ReadonlyArray<SourceDocument>,
+        options: Import.Options = {}
+      ) {
+        const group = yield* Uid.parse(groupUid, "parent")
+        if (principal._tag !== "System") {
+          return yield* new PermissionDenied({ capability: "advisories.import", resource: group })
         }
-      )
+        yield* orNotFound(groups.get(group), "group", group)
+        const report = {
+          documents: documents.length,
+          advisories: Import.counts(),
+          failures: [] as Array<Import.Failure>
+        }
+        for (const [index, document] of documents.entries()) {
+          const parsed = AdvisoryDocument.parseDocument(document.source, document.text)
+          if (Either.isLeft(parsed)) {
+            report.failures.push({ source: document.source, reason: parsed.left })
+          } else {
+            const counts = yield* commit(ops, apply(group, parsed.right))
+            for (const key of ["created", "updated", "unchanged", "deleted"] as const) {
+              report.advisories[key] += counts[key]
+            }
+          }
+          if (options.onProgress !== undefined) {
+            yield* options.onProgress({ done: index + 1, total: documents.length, source: document.source })
+          }
+        }
+        return report as DocumentsReport
+      }, operation("Advisories.importDocuments"))
     }
     return service satisfies ResourceService.Readable<Advisory.Advisory, AdvisoryListOptions>
   })

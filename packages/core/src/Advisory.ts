@@ -4,9 +4,13 @@
  */
 import type * as DateTime from "effect/DateTime"
 import * as Schema from "effect/Schema"
+import type * as Capability from "./Capability.js"
 import { Timestamp } from "./Fields.js"
 import type { Table } from "./Store.js"
 import { Uid } from "./Uid.js"
+
+/** The capability each operation on advisories needs: they are read only (written by the import command). */
+export const permissions = { list: "advisories.list" } as const satisfies Capability.Operations
 
 /** The event types, in the order of docs/api.md §2. */
 export const eventTypes = [

@@ -24,6 +24,35 @@ export const all = [
 /** A capability in its dotted spelling. */
 export type Capability = typeof all[number]
 
+/** The capability each operation on one kind of resource needs, declared once beside the resource. */
+export interface Operations {
+  readonly list: Capability
+  readonly create?: Capability
+  readonly update?: Capability
+  readonly delete?: Capability
+}
+
+/** The capabilities of a resource that is listed (and read), created, updated and deleted: `<prefix>.<operation>`. */
+export const operations = <
+  const P extends
+    | "groups"
+    | "identity"
+    | "roles"
+    | "role_bindings"
+    | "identity_providers"
+    | "account_associations"
+    | "group_invites"
+    | "repo"
+    | "tag"
+>(
+  prefix: P
+) => ({
+  list: `${prefix}.list`,
+  create: `${prefix}.create`,
+  update: `${prefix}.update`,
+  delete: `${prefix}.delete`
+} as const satisfies Operations)
+
 const iamPrefixes = new Set([
   "groups",
   "identity",

@@ -3,9 +3,13 @@
  * of another.
  */
 import * as Schema from "effect/Schema"
+import * as Capability from "./Capability.js"
 import { OptionalDescription, RequiredName, Timestamp } from "./Fields.js"
 import type { Table } from "./Store.js"
 import { Uid } from "./Uid.js"
+
+/** The capability each operation needs (docs/api.md §7). */
+export const permissions = Capability.operations("groups")
 
 /** A group. */
 export class Group extends Schema.Class<Group>("@arbor/core/Group")({

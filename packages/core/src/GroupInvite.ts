@@ -5,9 +5,13 @@
 import * as Duration from "effect/Duration"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import * as Capability from "./Capability.js"
 import { Timestamp } from "./Fields.js"
 import type { Table } from "./Store.js"
 import { Uid } from "./Uid.js"
+
+/** The capability each operation needs (docs/api.md §7). */
+export const permissions = Capability.operations("group_invites")
 
 /** An email address, compared case-insensitively. */
 export const Email = Schema.String.pipe(

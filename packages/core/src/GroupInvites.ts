@@ -14,6 +14,7 @@ import * as Identity from "./Identity.js"
 import { commit, operations, orNotFound, trusted, unexpectedConflict } from "./internal/operations.js"
 import * as Resources from "./internal/resources.js"
 import { canReadRole, grantable, grantor, stillGrantable } from "./internal/roles.js"
+import { operation } from "./internal/tracing.js"
 import * as Lists from "./Lists.js"
 import * as Principal from "./Principal.js"
 import * as Repository from "./Repository.js"
@@ -73,14 +74,12 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
       resourceType: "group invite",
       event: "group_invite",
       repository: invites,
-      list: "group_invites.list",
-      update: "group_invites.update",
-      delete: "group_invites.delete",
+      permissions: GroupInvite.permissions,
       groupOf: Resources.parentGroup
     }
     const spec: Lists.ListSpec<GroupInvite.GroupInvite, GroupInvite.Record> = {
       repository: invites,
-      capability: "group_invites.list",
+      capability: GroupInvite.permissions.list,
       visibleAt: "parent",
       defaultOrder: "create_time desc",
       load: present
@@ -127,7 +126,7 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
             }
             const authorized = yield* stillGrantable(authorization, roles, {
               grantedBy: invite.grantedBy,
-              capability: "group_invites.create",
+              capability: GroupInvite.permissions.create,
               roleUid: invite.roleUid
             }, invite.parent)
             if (!authorized) {
@@ -177,72 +176,66 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
        * Redeems an invite for the calling identity itself (the request body of `redeem` over HTTP): the same rules
        * as `redeem`.
        */
-      redeemOwn: Effect.fn("GroupInvites.redeemOwn")(
-        function*(principal: Principal.Principal, input: GroupInvite.RedeemGroupInvite) {
-          if (principal._tag !== "Identity") {
-            return yield* Errors.InvalidArgument.field("principal", "only an identity redeems an invite for itself")
-          }
-          const { code } = yield* Validation.decode(GroupInvite.RedeemGroupInvite)(input)
-          return yield* redeem(principal, code, { identityUid: principal.uid })
+      redeemOwn: Effect.fnUntraced(function*(principal: Principal.Principal, input: GroupInvite.RedeemGroupInvite) {
+        if (principal._tag !== "Identity") {
+          return yield* Errors.InvalidArgument.field("principal", "only an identity redeems an invite for itself")
         }
-      ),
+        const { code } = yield* Validation.decode(GroupInvite.RedeemGroupInvite)(input)
+        return yield* redeem(principal, code, { identityUid: principal.uid })
+      }, operation("GroupInvites.redeemOwn")),
 
       /** Invites the caller may list (`group_invites.list` at their group or above), newest first by default. */
-      list: Effect.fn("GroupInvites.list")((principal: Principal.Principal, options: Lists.ListOptions = {}) =>
-        Lists.list(ops, spec, principal, options)
-      ),
+      list: (principal: Principal.Principal, options: Lists.ListOptions = {}) =>
+        operation("GroupInvites.list")(Lists.list(ops, spec, principal, options)),
 
-      get: Effect.fn("GroupInvites.get")((principal: Principal.Principal, uid: string) =>
-        Resources.getPresented(ops, kind, principal, uid, presentOne)
-      ),
+      get: (principal: Principal.Principal, uid: string) =>
+        operation("GroupInvites.get")(Resources.getPresented(ops, kind, principal, uid, presentOne)),
 
       /**
        * Creates an invite to `groupUid` for a role the caller may grant there. The response carries the code; it is
        * never shown again.
        */
-      create: Effect.fn("GroupInvites.create")(
-        function*(principal: Principal.Principal, groupUid: string, input: unknown) {
-          const group = yield* Uid.parse(groupUid, "parent")
-          const grants = yield* authorization.grants(principal)
-          yield* grants.require("group_invites.create", group)
-          const fields = yield* Validation.decode(GroupInvite.CreateGroupInvite)(input)
-          return yield* commit(
-            ops,
-            Effect.gen(function*() {
-              yield* orNotFound(groups.get(group), "group", group)
-              yield* grantable(roles, grants, fields.roleUid, group)
-              const now = yield* DateTime.now
-              const { code, keyId } = newCode()
-              const record: GroupInvite.Record = {
-                uid: Uid.makeChild(group),
-                parent: group,
-                roleUid: fields.roleUid,
-                email: fields.email ?? null,
-                expirationTime: DateTime.addDuration(now, fields.ttl ?? GroupInvite.defaultTtl),
-                singleUse: fields.singleUse,
-                keyId,
-                codeHash: hashCode(code),
-                redeemed: false,
-                grantedBy: grantor(principal),
-                createTime: now,
-                updateTime: now
-              }
-              yield* invites.insert(record).pipe(unexpectedConflict)
-              const invite = new GroupInvite.GroupInvite({ ...(yield* presentOne(record, grants)), code }, trusted)
-              return [invite, [yield* Events.make("created", "group_invite", record.uid)]] as const
-            })
-          )
-        }
-      ),
+      create: Effect.fnUntraced(function*(principal: Principal.Principal, groupUid: string, input: unknown) {
+        const group = yield* Uid.parse(groupUid, "parent")
+        const grants = yield* authorization.grants(principal)
+        yield* grants.require(GroupInvite.permissions.create, group)
+        const fields = yield* Validation.decode(GroupInvite.CreateGroupInvite)(input)
+        return yield* commit(
+          ops,
+          Effect.gen(function*() {
+            yield* orNotFound(groups.get(group), "group", group)
+            yield* grantable(roles, grants, fields.roleUid, group)
+            const now = yield* DateTime.now
+            const { code, keyId } = newCode()
+            const record: GroupInvite.Record = {
+              uid: Uid.makeChild(group),
+              parent: group,
+              roleUid: fields.roleUid,
+              email: fields.email ?? null,
+              expirationTime: DateTime.addDuration(now, fields.ttl ?? GroupInvite.defaultTtl),
+              singleUse: fields.singleUse,
+              keyId,
+              codeHash: hashCode(code),
+              redeemed: false,
+              grantedBy: grantor(principal),
+              createTime: now,
+              updateTime: now
+            }
+            yield* invites.insert(record).pipe(unexpectedConflict)
+            const invite = new GroupInvite.GroupInvite({ ...(yield* presentOne(record, grants)), code }, trusted)
+            return [invite, [yield* Events.make("created", "group_invite", record.uid)]] as const
+          })
+        )
+      }, operation("GroupInvites.create")),
 
       /** Changes an invite's email or whether it is single-use. */
-      update: Effect.fn("GroupInvites.update")((
+      update: (
         principal: Principal.Principal,
         uid: string,
         patch: unknown,
         updateMask?: string
       ) =>
-        Resources.updatePresented(ops, kind, principal, uid, {
+        operation("GroupInvites.update")(Resources.updatePresented(ops, kind, principal, uid, {
           patch,
           updateMask,
           fields: GroupInvite.fields,
@@ -262,12 +255,10 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
               updateTime: request.updateTime
             }))),
           present: presentOne
-        })
-      ),
+        })),
 
-      delete: Effect.fn("GroupInvites.delete")((principal: Principal.Principal, uid: string) =>
-        Resources.remove<GroupInvite.Record, never, never>(ops, kind, principal, uid)
-      ),
+      delete: (principal: Principal.Principal, uid: string) =>
+        operation("GroupInvites.delete")(Resources.remove<GroupInvite.Record, never, never>(ops, kind, principal, uid)),
 
       redeem
     }

@@ -14,6 +14,7 @@ import * as Identity from "./Identity.js"
 import * as IdentityProvider from "./IdentityProvider.js"
 import { commit, conflict, exists, operations, orNotFound, trusted } from "./internal/operations.js"
 import * as Resources from "./internal/resources.js"
+import { operation } from "./internal/tracing.js"
 import * as Lists from "./Lists.js"
 import type { Principal } from "./Principal.js"
 import * as Repo from "./Repo.js"
@@ -60,14 +61,12 @@ export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
       resourceType: "group",
       event: "group",
       repository: groups,
-      list: "groups.list",
-      update: "groups.update",
-      delete: "groups.delete",
+      permissions: Group.permissions,
       groupOf: (uid) => uid
     }
     const spec: Lists.ListSpec<Group.Group> = {
       repository: groups,
-      capability: "groups.list",
+      capability: Group.permissions.list,
       visibleAt: "self",
       load: Lists.asIs
     }
@@ -127,36 +126,35 @@ export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
 
     const service = {
       /** Groups the caller may list (`groups.list` at the group or above). */
-      list: Effect.fn("Groups.list")((principal: Principal, options: Lists.ListOptions = {}) =>
-        Lists.list(ops, spec, principal, options)
-      ),
+      list: (principal: Principal, options: Lists.ListOptions = {}) =>
+        operation("Groups.list")(Lists.list(ops, spec, principal, options)),
 
-      get: Effect.fn("Groups.get")((principal: Principal, uid: string) => Resources.get(ops, kind, principal, uid)),
+      get: (principal: Principal, uid: string) => operation("Groups.get")(Resources.get(ops, kind, principal, uid)),
 
       /** Creates a group below `parentUid`. */
-      create: Effect.fn("Groups.create")(function*(principal: Principal, parentUid: string, input: unknown) {
+      create: Effect.fnUntraced(function*(principal: Principal, parentUid: string, input: unknown) {
         const parent = yield* Uid.parse(parentUid, "parent")
-        yield* authorization.check(principal, "groups.create", parent)
+        yield* authorization.check(principal, Group.permissions.create, parent)
         return yield* insert(parent, input)
-      }),
+      }, operation("Groups.create")),
 
       /** Creates a root group (an organization): for the system principal and configured platform admins. */
-      createRoot: Effect.fn("Groups.createRoot")(function*(principal: Principal, input: unknown) {
+      createRoot: Effect.fnUntraced(function*(principal: Principal, input: unknown) {
         const settings = ops.settings
         if (principal._tag !== "System" && !settings.platformAdmins.includes(principal.uid)) {
-          return yield* new Errors.PermissionDenied({ capability: "groups.create", resource: "root" })
+          return yield* new Errors.PermissionDenied({ capability: Group.permissions.create, resource: "root" })
         }
         return yield* insert(null, input)
-      }),
+      }, operation("Groups.createRoot")),
 
       /** Updates a group: the fields present in `patch`, or those named by `updateMask`. */
-      update: Effect.fn("Groups.update")((
+      update: (
         principal: Principal,
         uid: string,
         patch: unknown,
         updateMask?: string
       ) =>
-        Resources.update(ops, kind, principal, uid, {
+        operation("Groups.update")(Resources.update(ops, kind, principal, uid, {
           patch,
           updateMask,
           fields: Group.fields,
@@ -165,13 +163,11 @@ export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
               FieldMask.apply({ name: current.name, description: current.description }, body, mask, Group.fields)
             ).pipe(Effect.map((fields) => new Group.Group({ ...current, ...fields, updateTime }, trusted))),
           duplicate: (next) => `a group named '${next.name}' already exists beside ${next.uid}`
-        })
-      ),
+        })),
 
       /** Deletes a group that has nothing below it. */
-      delete: Effect.fn("Groups.delete")((principal: Principal, uid: string) =>
-        Resources.remove(ops, kind, principal, uid, { before: refuseIfNotEmpty })
-      )
+      delete: (principal: Principal, uid: string) =>
+        operation("Groups.delete")(Resources.remove(ops, kind, principal, uid, { before: refuseIfNotEmpty }))
     }
     return service satisfies ResourceService.Writable<Group.Group>
   })

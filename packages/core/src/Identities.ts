@@ -14,6 +14,7 @@ import * as Identity from "./Identity.js"
 import { commit, conflict, operations, orNotFound, trusted } from "./internal/operations.js"
 import * as Resources from "./internal/resources.js"
 import { requireAll } from "./internal/roles.js"
+import { operation } from "./internal/tracing.js"
 import * as IssuerUrl from "./IssuerUrl.js"
 import { LastSeen } from "./LastSeen.js"
 import * as Lists from "./Lists.js"
@@ -40,7 +41,7 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
     const authorization = ops.authorization
     const spec: Lists.ListSpec<Identity.Identity> = {
       repository: identities,
-      capability: "identity.list",
+      capability: Identity.permissions.list,
       visibleAt: "parent",
       load: (records) => Effect.succeed(records.map(lastSeen.overlay))
     }
@@ -93,9 +94,7 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
       resourceType: "identity",
       event: "identity",
       repository: identities,
-      list: "identity.list",
-      update: "identity.update",
-      delete: "identity.delete",
+      permissions: Identity.permissions,
       groupOf: Resources.parentGroup
     }
 
@@ -140,41 +139,39 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
 
     const service = {
       /** Identities the caller may list (`identity.list` at their group or above). */
-      list: Effect.fn("Identities.list")((principal: Principal.Principal, options: Lists.ListOptions = {}) =>
-        Lists.list(ops, spec, principal, options)
-      ),
+      list: (principal: Principal.Principal, options: Lists.ListOptions = {}) =>
+        operation("Identities.list")(Lists.list(ops, spec, principal, options)),
 
       /** One identity: with `identity.list` at its group, or a person's own. */
-      get: Effect.fn("Identities.get")((principal: Principal.Principal, uid: string) =>
-        Effect.map(Resources.get(ops, kind, actingOn(principal, uid), uid), lastSeen.overlay)
-      ),
+      get: (principal: Principal.Principal, uid: string) =>
+        operation("Identities.get")(
+          Effect.map(Resources.get(ops, kind, actingOn(principal, uid), uid), lastSeen.overlay)
+        ),
 
       /** Creates an identity in group `groupUid`. */
-      create: Effect.fn("Identities.create")(
-        function*(principal: Principal.Principal, groupUid: string, input: unknown) {
-          const group = yield* Uid.parse(groupUid, "parent")
-          yield* authorization.check(principal, "identity.create", group)
-          const now = yield* DateTime.now
-          const fields = yield* validate(input, now)
-          return yield* commit(
-            ops,
-            Effect.gen(function*() {
-              yield* orNotFound(groups.get(group), "group", group)
-              const identity = new Identity.Identity({
-                uid: Uid.makeChild(group),
-                ...fields,
-                lastSeenTime: now,
-                createTime: now,
-                updateTime: now
-              }, trusted)
-              yield* identities.insert(identity).pipe(
-                conflict("identity", `an identity named '${fields.name}' already exists in ${group}`)
-              )
-              return [identity, [yield* Events.make("created", "identity", identity.uid)]] as const
-            })
-          )
-        }
-      ),
+      create: Effect.fnUntraced(function*(principal: Principal.Principal, groupUid: string, input: unknown) {
+        const group = yield* Uid.parse(groupUid, "parent")
+        yield* authorization.check(principal, Identity.permissions.create, group)
+        const now = yield* DateTime.now
+        const fields = yield* validate(input, now)
+        return yield* commit(
+          ops,
+          Effect.gen(function*() {
+            yield* orNotFound(groups.get(group), "group", group)
+            const identity = new Identity.Identity({
+              uid: Uid.makeChild(group),
+              ...fields,
+              lastSeenTime: now,
+              createTime: now,
+              updateTime: now
+            }, trusted)
+            yield* identities.insert(identity).pipe(
+              conflict("identity", `an identity named '${fields.name}' already exists in ${group}`)
+            )
+            return [identity, [yield* Events.make("created", "identity", identity.uid)]] as const
+          })
+        )
+      }, operation("Identities.create")),
 
       /**
        * Updates an identity: the fields present in `patch`, or those named by `updateMask`. `claimMatch` and
@@ -182,70 +179,72 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
        * every capability the identity holds through its bindings, where it holds them. A person may change the
        * name and description of their own identity.
        */
-      update: Effect.fn("Identities.update")((
+      update: (
         principal: Principal.Principal,
         uid: string,
         patch: unknown,
         updateMask?: string
       ) =>
-        Effect.gen(function*() {
-          const actor = actingOn(principal, uid)
-          if (actor === principal) return actor
-          const mask = yield* FieldMask.parse(updateMask, Identity.fields)
-          const body = Predicate.isRecord(patch) ? patch : {}
-          const changed = FieldMask.changed(body, mask, Identity.fields).filter((f) => !ownFields.includes(f))
-          if (changed.length > 0) {
-            return yield* new PermissionDenied({ capability: "identity.update", resource: uid })
-          }
-          return actor
-        }).pipe(
-          Effect.flatMap((actor) =>
-            Resources.update(ops, kind, actor, uid, {
-              patch,
-              updateMask,
-              fields: Identity.fields,
-              apply: (current, { body, grants, mask, updateTime }) =>
-                Effect.gen(function*() {
-                  const changed = FieldMask.changed(body, mask, Identity.fields)
-                  const merged = FieldMask.apply(asInput(current), body, mask, Identity.fields)
-                  if (
-                    changed.includes("claimMatch") && body.claimMatch !== undefined && !changed.includes("staticKeys")
-                  ) {
-                    delete merged.staticKeys
-                  }
-                  if (
-                    changed.includes("staticKeys") && body.staticKeys !== undefined && !changed.includes("claimMatch")
-                  ) {
-                    delete merged.claimMatch
-                  }
-                  const fields = yield* validate(merged, current.createTime)
-                  if (Identity.assumption(fields) !== Identity.assumption(current)) {
-                    yield* requireEverythingHeldBy(grants, current.uid)
-                  }
-                  return new Identity.Identity({
-                    uid: current.uid,
-                    ...fields,
-                    ...(current.email === undefined ? {} : { email: current.email }),
-                    ...(current.emailUnverified === undefined ? {} : { emailUnverified: current.emailUnverified }),
-                    lastSeenTime: current.lastSeenTime,
-                    createTime: current.createTime,
-                    updateTime
-                  }, trusted)
-                }),
-              duplicate: (next) => `an identity named '${next.name}' already exists beside ${next.uid}`
-            })
-          ),
-          Effect.map(lastSeen.overlay)
-        )
-      ),
+        operation("Identities.update")(
+          Effect.gen(function*() {
+            const actor = actingOn(principal, uid)
+            if (actor === principal) return actor
+            const mask = yield* FieldMask.parse(updateMask, Identity.fields)
+            const body = Predicate.isRecord(patch) ? patch : {}
+            const changed = FieldMask.changed(body, mask, Identity.fields).filter((f) => !ownFields.includes(f))
+            if (changed.length > 0) {
+              return yield* new PermissionDenied({ capability: Identity.permissions.update, resource: uid })
+            }
+            return actor
+          }).pipe(
+            Effect.flatMap((actor) =>
+              Resources.update(ops, kind, actor, uid, {
+                patch,
+                updateMask,
+                fields: Identity.fields,
+                apply: (current, { body, grants, mask, updateTime }) =>
+                  Effect.gen(function*() {
+                    const changed = FieldMask.changed(body, mask, Identity.fields)
+                    const merged = FieldMask.apply(asInput(current), body, mask, Identity.fields)
+                    if (
+                      changed.includes("claimMatch") && body.claimMatch !== undefined && !changed.includes("staticKeys")
+                    ) {
+                      delete merged.staticKeys
+                    }
+                    if (
+                      changed.includes("staticKeys") && body.staticKeys !== undefined && !changed.includes("claimMatch")
+                    ) {
+                      delete merged.claimMatch
+                    }
+                    const fields = yield* validate(merged, current.createTime)
+                    if (Identity.assumption(fields) !== Identity.assumption(current)) {
+                      yield* requireEverythingHeldBy(grants, current.uid)
+                    }
+                    return new Identity.Identity({
+                      uid: current.uid,
+                      ...fields,
+                      ...(current.email === undefined ? {} : { email: current.email }),
+                      ...(current.emailUnverified === undefined ? {} : { emailUnverified: current.emailUnverified }),
+                      lastSeenTime: current.lastSeenTime,
+                      createTime: current.createTime,
+                      updateTime
+                    }, trusted)
+                  }),
+                duplicate: (next) => `an identity named '${next.name}' already exists beside ${next.uid}`
+              })
+            ),
+            Effect.map(lastSeen.overlay)
+          )
+        ),
 
       /**
        * Deletes an identity and, atomically, every role binding and refresh token of it. A person may delete their
        * own identity.
        */
-      delete: Effect.fn("Identities.delete")((principal: Principal.Principal, uid: string) =>
-        Resources.remove(ops, kind, actingOn(principal, uid), uid, { before: deleteBindings })
-      )
+      delete: (principal: Principal.Principal, uid: string) =>
+        operation("Identities.delete")(
+          Resources.remove(ops, kind, actingOn(principal, uid), uid, { before: deleteBindings })
+        )
     }
     return service satisfies ResourceService.Writable<Identity.Identity>
   })

@@ -4,10 +4,14 @@
  * People who sign in are root-level identities (no parent group) with their provider's claim match and email.
  */
 import * as Schema from "effect/Schema"
+import * as Capability from "./Capability.js"
 import { ClaimMatch, ClaimMatchInput, StaticKeys, StaticKeysInput } from "./ClaimMatch.js"
 import { OptionalDescription, RequiredName, Timestamp } from "./Fields.js"
 import type { Table } from "./Store.js"
 import { Uid } from "./Uid.js"
+
+/** The capability each operation needs (docs/api.md §7). */
+export const permissions = Capability.operations("identity")
 
 /** An identity. */
 export class Identity extends Schema.Class<Identity>("@arbor/core/Identity")({

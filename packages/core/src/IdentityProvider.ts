@@ -2,10 +2,14 @@
  * Identity providers: upstream OIDC providers whose users log in to a group, receiving its default role.
  */
 import * as Schema from "effect/Schema"
+import * as Capability from "./Capability.js"
 import { IssuerUrl } from "./ClaimMatch.js"
 import { OptionalDescription, RequiredName, Timestamp } from "./Fields.js"
 import type { Table } from "./Store.js"
 import { Uid } from "./Uid.js"
+
+/** The capability each operation needs (docs/api.md §7). */
+export const permissions = Capability.operations("identity_providers")
 
 /** The OIDC settings of a provider as returned: the client secret is write-only and never part of it. */
 export const Oidc = Schema.Struct({

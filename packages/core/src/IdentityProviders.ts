@@ -12,6 +12,7 @@ import * as IdentityProvider from "./IdentityProvider.js"
 import { commit, conflict, operations, orNotFound, trusted } from "./internal/operations.js"
 import * as Resources from "./internal/resources.js"
 import { grantable, grantor } from "./internal/roles.js"
+import { operation } from "./internal/tracing.js"
 import * as IssuerUrl from "./IssuerUrl.js"
 import * as Lists from "./Lists.js"
 import type { Principal } from "./Principal.js"
@@ -45,14 +46,12 @@ export class IdentityProviders extends Effect.Service<IdentityProviders>()("@arb
       resourceType: "identity provider",
       event: "identity_provider",
       repository: providers,
-      list: "identity_providers.list",
-      update: "identity_providers.update",
-      delete: "identity_providers.delete",
+      permissions: IdentityProvider.permissions,
       groupOf: Resources.parentGroup
     }
     const spec: Lists.ListSpec<IdentityProvider.IdentityProvider, IdentityProvider.Record> = {
       repository: providers,
-      capability: "identity_providers.list",
+      capability: IdentityProvider.permissions.list,
       visibleAt: "parent",
       load: (records) => Effect.succeed(records.map(withoutSecret))
     }
@@ -68,77 +67,75 @@ export class IdentityProviders extends Effect.Service<IdentityProviders>()("@arb
 
     const service = {
       /** Providers the caller may list (`identity_providers.list` at their group or above). */
-      list: Effect.fn("IdentityProviders.list")((principal: Principal, options: Lists.ListOptions = {}) =>
-        Lists.list(ops, spec, principal, options)
-      ),
+      list: (principal: Principal, options: Lists.ListOptions = {}) =>
+        operation("IdentityProviders.list")(Lists.list(ops, spec, principal, options)),
 
-      get: Effect.fn("IdentityProviders.get")((principal: Principal, uid: string) =>
-        Effect.map(Resources.get(ops, kind, principal, uid), withoutSecret)
-      ),
+      get: (principal: Principal, uid: string) =>
+        operation("IdentityProviders.get")(Effect.map(Resources.get(ops, kind, principal, uid), withoutSecret)),
 
       /** Creates a provider in `groupUid`; its default role must be grantable there by the caller. */
-      create: Effect.fn("IdentityProviders.create")(
-        function*(principal: Principal, groupUid: string, input: unknown) {
-          const group = yield* Uid.parse(groupUid, "parent")
-          const grants = yield* authorization.grants(principal)
-          yield* grants.require("identity_providers.create", group)
-          const fields = yield* validate(input)
-          return yield* commit(
-            ops,
-            Effect.gen(function*() {
-              yield* orNotFound(groups.get(group), "group", group)
-              yield* grantable(roles, grants, fields.defaultRole, group)
-              const now = yield* DateTime.now
-              const record: IdentityProvider.Record = {
-                uid: Uid.makeChild(group),
-                ...sealed(fields),
-                grantedBy: grantor(principal),
-                createTime: now,
-                updateTime: now
-              }
-              yield* providers.insert(record).pipe(
-                conflict("identity provider", `an identity provider named '${fields.name}' already exists in ${group}`)
-              )
-              return [withoutSecret(record), [yield* Events.make("created", "identity_provider", record.uid)]] as const
-            })
-          )
-        }
-      ),
+      create: Effect.fnUntraced(function*(principal: Principal, groupUid: string, input: unknown) {
+        const group = yield* Uid.parse(groupUid, "parent")
+        const grants = yield* authorization.grants(principal)
+        yield* grants.require(IdentityProvider.permissions.create, group)
+        const fields = yield* validate(input)
+        return yield* commit(
+          ops,
+          Effect.gen(function*() {
+            yield* orNotFound(groups.get(group), "group", group)
+            yield* grantable(roles, grants, fields.defaultRole, group)
+            const now = yield* DateTime.now
+            const record: IdentityProvider.Record = {
+              uid: Uid.makeChild(group),
+              ...sealed(fields),
+              grantedBy: grantor(principal),
+              createTime: now,
+              updateTime: now
+            }
+            yield* providers.insert(record).pipe(
+              conflict("identity provider", `an identity provider named '${fields.name}' already exists in ${group}`)
+            )
+            return [withoutSecret(record), [yield* Events.make("created", "identity_provider", record.uid)]] as const
+          })
+        )
+      }, operation("IdentityProviders.create")),
 
       /** Updates a provider; an `oidc` without `clientSecret` keeps the stored secret. */
-      update: Effect.fn("IdentityProviders.update")((
+      update: (
         principal: Principal,
         uid: string,
         patch: unknown,
         updateMask?: string
       ) =>
-        Resources.update(ops, kind, principal, uid, {
-          patch,
-          updateMask,
-          fields: IdentityProvider.fields,
-          apply: (current, request) =>
-            Effect.gen(function*() {
-              const { createTime: _c, grantedBy: _g, uid: _u, updateTime: _t, ...stored } = current
-              const clientSecret = yield* Sealing.open(sealing, stored.oidc.clientSecret)
-              const input = { ...stored, oidc: { ...stored.oidc, clientSecret } }
-              const merged = FieldMask.apply(input, request.body, request.mask, IdentityProvider.fields)
-              const oidc = merged.oidc as Record<string, unknown> | undefined
-              if (oidc !== undefined && oidc.clientSecret === undefined) merged.oidc = { ...oidc, clientSecret }
-              const fields = yield* validate(merged)
-              if (fields.defaultRole !== current.defaultRole) {
-                yield* grantable(roles, request.grants, fields.defaultRole, kind.groupOf(current.uid))
-              }
-              return { ...current, ...sealed(fields), grantedBy: grantor(principal), updateTime: request.updateTime }
-            }),
-          duplicate: (next) => `an identity provider named '${next.name}' already exists beside ${next.uid}`
-        }).pipe(
-          Effect.map(withoutSecret)
-        )
-      ),
+        operation("IdentityProviders.update")(
+          Resources.update(ops, kind, principal, uid, {
+            patch,
+            updateMask,
+            fields: IdentityProvider.fields,
+            apply: (current, request) =>
+              Effect.gen(function*() {
+                const { createTime: _c, grantedBy: _g, uid: _u, updateTime: _t, ...stored } = current
+                const clientSecret = yield* Sealing.open(sealing, stored.oidc.clientSecret)
+                const input = { ...stored, oidc: { ...stored.oidc, clientSecret } }
+                const merged = FieldMask.apply(input, request.body, request.mask, IdentityProvider.fields)
+                const oidc = merged.oidc as Record<string, unknown> | undefined
+                if (oidc !== undefined && oidc.clientSecret === undefined) merged.oidc = { ...oidc, clientSecret }
+                const fields = yield* validate(merged)
+                if (fields.defaultRole !== current.defaultRole) {
+                  yield* grantable(roles, request.grants, fields.defaultRole, kind.groupOf(current.uid))
+                }
+                return { ...current, ...sealed(fields), grantedBy: grantor(principal), updateTime: request.updateTime }
+              }),
+            duplicate: (next) => `an identity provider named '${next.name}' already exists beside ${next.uid}`
+          }).pipe(
+            Effect.map(withoutSecret)
+          )
+        ),
 
-      delete: Effect.fn("IdentityProviders.delete")((principal: Principal, uid: string) =>
-        Resources.remove<IdentityProvider.Record, never, never>(ops, kind, principal, uid)
-      ),
+      delete: (principal: Principal, uid: string) =>
+        operation("IdentityProviders.delete")(
+          Resources.remove<IdentityProvider.Record, never, never>(ops, kind, principal, uid)
+        ),
 
       /**
        * Seals under the current key the client secrets that are not (stored before sealing began, or under a

@@ -13,6 +13,7 @@ import * as Identity from "./Identity.js"
 import type * as IdentityProvider from "./IdentityProvider.js"
 import { commit, operations, trusted, unexpectedConflict } from "./internal/operations.js"
 import { stillGrantable } from "./internal/roles.js"
+import { operation } from "./internal/tracing.js"
 import * as Person from "./Person.js"
 import * as Principal from "./Principal.js"
 import * as Repository from "./Repository.js"
@@ -97,7 +98,7 @@ export class People extends Effect.Service<People>()("@arbor/core/People", {
         if (provider !== undefined && group !== null) {
           const bound = yield* stillGrantable(ops.authorization, roles, {
             grantedBy: provider.grantedBy,
-            capability: "role_bindings.create",
+            capability: RoleBinding.permissions.create,
             roleUid: provider.defaultRole
           }, group)
           if (bound) {
@@ -127,7 +128,7 @@ export class People extends Effect.Service<People>()("@arbor/core/People", {
        * for an email needs that email verified, by the server's own provider or by an organization's provider at the
        * invite's group or above).
        */
-      signIn: Effect.fn("People.signIn")(function*(claims: Person.Claims, access: Access = {}) {
+      signIn: Effect.fnUntraced(function*(claims: Person.Claims, access: Access = {}) {
         const identity = yield* commit(
           ops,
           Effect.gen(function*() {
@@ -162,7 +163,7 @@ export class People extends Effect.Service<People>()("@arbor/core/People", {
           })
         }
         return identity
-      })
+      }, operation("People.signIn"))
     }
   })
 }) {}

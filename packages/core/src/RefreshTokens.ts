@@ -9,6 +9,7 @@ import * as Option from "effect/Option"
 import { createHash } from "node:crypto"
 import { Unauthenticated } from "./Errors.js"
 import * as Identity from "./Identity.js"
+import { operation } from "./internal/tracing.js"
 import * as RefreshToken from "./RefreshToken.js"
 import * as Repository from "./Repository.js"
 import type { Row } from "./Store.js"
@@ -81,58 +82,61 @@ export class RefreshTokens extends Effect.Service<RefreshTokens>()("@arbor/core/
 
     return {
       /** A new refresh token for `identity`, bound to `audience`. */
-      issue: Effect.fn("RefreshTokens.issue")((identity: Uid.Uid, audience: string): Effect.Effect<Issued> =>
-        store.transaction(insert(identity, audience)).pipe(Effect.orDie)
-      ),
+      issue: (identity: Uid.Uid, audience: string): Effect.Effect<Issued> =>
+        operation("RefreshTokens.issue")(store.transaction(insert(identity, audience)).pipe(Effect.orDie)),
 
       /**
        * Exchanges a refresh token for an API token of its person for `audience` (its own; the API's when absent),
        * and the token that replaces it. A token presented after its rotation revokes its whole family.
        */
-      exchange: Effect.fn("RefreshTokens.exchange")((token: string, audience: string = tokens.audience) =>
-        store.transaction(Effect.gen(function*() {
-          const row = yield* find(token)
-          const now = (yield* DateTime.now).epochMillis
-          if (row === undefined) return yield* Effect.fail(refused("REFRESH_TOKEN_UNKNOWN"))
-          if (row.revoked === true) return yield* Effect.fail(refused("REFRESH_TOKEN_REVOKED"))
-          if (row.rotatedTime !== null) {
-            yield* revokeFamily(String(row.family), now)
-            return yield* Effect.succeed(refused("REFRESH_TOKEN_REUSED"))
-          }
-          if (Number(row.expireTime) <= now) return yield* Effect.fail(refused("REFRESH_TOKEN_EXPIRED"))
-          if (row.audience !== audience) return yield* Effect.fail(refused("REFRESH_TOKEN_AUDIENCE"))
-          yield* store.update(RefreshToken.table, { ...row, rotatedTime: now, updateTime: now })
-          const person = yield* identities.get(String(row.parent))
-          if (Option.isNone(person)) return yield* Effect.fail(refused("REFRESH_TOKEN_UNKNOWN"))
-          const identity = person.value
-          const next = yield* insert(identity.uid, audience, String(row.family))
-          const minted = yield* tokens.mint(
-            identity.uid,
-            { iss: identity.issuer, sub: identity.subject },
-            audience,
-            { email: identity.email }
+      exchange: (token: string, audience: string = tokens.audience) =>
+        operation("RefreshTokens.exchange")(
+          store.transaction(Effect.gen(function*() {
+            const row = yield* find(token)
+            const now = (yield* DateTime.now).epochMillis
+            if (row === undefined) return yield* Effect.fail(refused("REFRESH_TOKEN_UNKNOWN"))
+            if (row.revoked === true) return yield* Effect.fail(refused("REFRESH_TOKEN_REVOKED"))
+            if (row.rotatedTime !== null) {
+              yield* revokeFamily(String(row.family), now)
+              return yield* Effect.succeed(refused("REFRESH_TOKEN_REUSED"))
+            }
+            if (Number(row.expireTime) <= now) return yield* Effect.fail(refused("REFRESH_TOKEN_EXPIRED"))
+            if (row.audience !== audience) return yield* Effect.fail(refused("REFRESH_TOKEN_AUDIENCE"))
+            yield* store.update(RefreshToken.table, { ...row, rotatedTime: now, updateTime: now })
+            const person = yield* identities.get(String(row.parent))
+            if (Option.isNone(person)) return yield* Effect.fail(refused("REFRESH_TOKEN_UNKNOWN"))
+            const identity = person.value
+            const next = yield* insert(identity.uid, audience, String(row.family))
+            const minted = yield* tokens.mint(
+              identity.uid,
+              { iss: identity.issuer, sub: identity.subject },
+              audience,
+              { email: identity.email }
+            )
+            return { token: minted, refreshToken: next }
+          })).pipe(
+            // A reuse is refused only after its family's revocation has committed.
+            Effect.flatMap((result) =>
+              result instanceof Unauthenticated ? Effect.fail(result) : Effect.succeed(result)
+            ),
+            Effect.catchTags({ StoreError: Effect.die, UniqueViolation: Effect.die })
           )
-          return { token: minted, refreshToken: next }
-        })).pipe(
-          // A reuse is refused only after its family's revocation has committed.
-          Effect.flatMap((result) => result instanceof Unauthenticated ? Effect.fail(result) : Effect.succeed(result)),
-          Effect.catchTags({ StoreError: Effect.die, UniqueViolation: Effect.die })
-        )
-      ),
+        ),
 
       /** Revokes one refresh token (RFC 7009: unknown tokens are no error). */
-      revoke: Effect.fn("RefreshTokens.revoke")((token: string): Effect.Effect<void> =>
-        store.transaction(Effect.gen(function*() {
-          const row = yield* find(token)
-          if (row !== undefined) {
-            yield* store.update(RefreshToken.table, {
-              ...row,
-              revoked: true,
-              updateTime: (yield* DateTime.now).epochMillis
-            })
-          }
-        })).pipe(Effect.orDie)
-      )
+      revoke: (token: string): Effect.Effect<void> =>
+        operation("RefreshTokens.revoke")(
+          store.transaction(Effect.gen(function*() {
+            const row = yield* find(token)
+            if (row !== undefined) {
+              yield* store.update(RefreshToken.table, {
+                ...row,
+                revoked: true,
+                updateTime: (yield* DateTime.now).epochMillis
+              })
+            }
+          })).pipe(Effect.orDie)
+        )
     }
   })
 }) {}

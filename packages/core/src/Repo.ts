@@ -3,9 +3,13 @@
  * import command), read through the API.
  */
 import * as Schema from "effect/Schema"
+import * as Capability from "./Capability.js"
 import { OptionalDescription, Timestamp } from "./Fields.js"
 import type { Table } from "./Store.js"
 import { Uid } from "./Uid.js"
+
+/** The capability each operation needs (docs/api.md §7). */
+export const permissions = Capability.operations("repo")
 
 /** A repo name: `^[a-z0-9][a-z0-9._/-]{0,127}$`. */
 export const RepoName = Schema.String.pipe(

@@ -13,6 +13,7 @@ import * as Import from "./Import.js"
 import { commit, operations, orNotFound, trusted } from "./internal/operations.js"
 import { upsertRepo, upsertTag } from "./internal/registry.js"
 import * as Resources from "./internal/resources.js"
+import { operation } from "./internal/tracing.js"
 import * as Lists from "./Lists.js"
 import type { Principal } from "./Principal.js"
 import * as Repo from "./Repo.js"
@@ -42,14 +43,12 @@ export class Repos extends Effect.Service<Repos>()("@arbor/core/Repos", {
       resourceType: "repo",
       event: "repo",
       repository: repos,
-      list: "repo.list",
-      update: "repo.update",
-      delete: "repo.delete",
+      permissions: Repo.permissions,
       groupOf: Resources.parentGroup
     }
     const spec: Lists.ListSpec<Repo.Repo> = {
       repository: repos,
-      capability: "repo.list",
+      capability: Repo.permissions.list,
       visibleAt: "parent",
       load: Lists.asIs
     }
@@ -68,36 +67,35 @@ export class Repos extends Effect.Service<Repos>()("@arbor/core/Repos", {
 
     const service = {
       /** Repos the caller may list (`repo.list` at their group or above). */
-      list: Effect.fn("Repos.list")((principal: Principal, options: Lists.ListOptions = {}) =>
-        Lists.list(ops, spec, principal, options)
-      ),
+      list: (principal: Principal, options: Lists.ListOptions = {}) =>
+        operation("Repos.list")(Lists.list(ops, spec, principal, options)),
 
-      get: Effect.fn("Repos.get")((principal: Principal, uid: string) => Resources.get(ops, kind, principal, uid)),
+      get: (principal: Principal, uid: string) => operation("Repos.get")(Resources.get(ops, kind, principal, uid)),
 
       /** Creates the repo named in `input` in `groupUid`, or updates the existing one (`repo.update` then). */
-      upsert: Effect.fn("Repos.upsert")(function*(principal: Principal, groupUid: string, input: unknown) {
+      upsert: Effect.fnUntraced(function*(principal: Principal, groupUid: string, input: unknown) {
         const group = yield* Uid.parse(groupUid, "parent")
         const grants = yield* authorization.grants(principal)
-        yield* grants.require("repo.create", group)
+        yield* grants.require(Repo.permissions.create, group)
         const fields = yield* Validation.decode(Repo.CreateRepo)(input)
         return yield* commit(
           ops,
           Effect.gen(function*() {
             yield* orNotFound(groups.get(group), "group", group)
             const [repo, outcome, event] = yield* upsertRepo(repos, group, fields, yield* DateTime.now)
-            if (outcome === "updated") yield* grants.require("repo.update", group, repo.uid)
+            if (outcome === "updated") yield* grants.require(Repo.permissions.update, group, repo.uid)
             return [repo, event === undefined ? [] : [event]] as const
           })
         )
-      }),
+      }, operation("Repos.upsert")),
 
-      update: Effect.fn("Repos.update")((
+      update: (
         principal: Principal,
         uid: string,
         patch: unknown,
         updateMask?: string
       ) =>
-        Resources.update(ops, kind, principal, uid, {
+        operation("Repos.update")(Resources.update(ops, kind, principal, uid, {
           patch,
           updateMask,
           fields: Repo.fields,
@@ -111,24 +109,29 @@ export class Repos extends Effect.Service<Repos>()("@arbor/core/Repos", {
               )
           },
           duplicate: (next) => `a repo named '${next.name}' already exists beside ${next.uid}`
-        })
-      ),
+        })),
 
       /** Deletes a repo and, atomically, its tags. */
-      delete: Effect.fn("Repos.delete")((principal: Principal, uid: string) =>
-        Resources.remove(ops, kind, principal, uid, { before: deleteTags })
-      ),
+      delete: (principal: Principal, uid: string) =>
+        operation("Repos.delete")(Resources.remove(ops, kind, principal, uid, { before: deleteTags })),
 
       /**
        * Imports a catalog (a parsed JSON array like `repos.json`) into `groupUid`: each entry's repo and tags are
        * created or updated in one transaction, so a second import of the same catalog changes nothing. An entry
        * that does not validate is reported with its reason and nothing of it is imported. Tags are never deleted.
        */
-      importCatalog: Effect.fn("Repos.importCatalog")(
+      importCatalog: Effect.fnUntraced(
         function*(principal: Principal, groupUid: string, catalog: unknown, options: Import.Options = {}) {
           const group = yield* Uid.parse(groupUid, "parent")
           const grants = yield* authorization.grants(principal)
-          for (const capability of ["repo.create", "repo.update", "tag.create", "tag.update"] as const) {
+          for (
+            const capability of [
+              Repo.permissions.create,
+              Repo.permissions.update,
+              Tag.permissions.create,
+              Tag.permissions.update
+            ] as const
+          ) {
             yield* grants.require(capability, group)
           }
           if (!Array.isArray(catalog)) return yield* InvalidArgument.field("catalog", "must be a JSON array of repos")
@@ -169,7 +172,8 @@ export class Repos extends Effect.Service<Repos>()("@arbor/core/Repos", {
             }
           }
           return report as CatalogReport
-        }
+        },
+        operation("Repos.importCatalog")
       )
     }
     // A registry create is an upsert by name (docs/api.md §2): v1 and gRPC write repos and tags through it.

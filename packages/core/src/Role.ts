@@ -4,12 +4,15 @@
  */
 import * as Schema from "effect/Schema"
 import type { Capability as CapabilityName } from "./Capability.js"
-import { all as allCapabilities, Capability, normalize } from "./Capability.js"
+import { all as allCapabilities, Capability, normalize, operations } from "./Capability.js"
 import { OptionalDescription, RequiredName, Timestamp } from "./Fields.js"
 import type { Table } from "./Store.js"
 import type { Uid as UidType } from "./Uid.js"
 import { Uid } from "./Uid.js"
 import * as Versions from "./Versions.js"
+
+/** The capability each operation needs (docs/api.md §7). */
+export const permissions = operations("roles")
 
 /** A role. */
 export class Role extends Schema.Class<Role>("@arbor/core/Role")({

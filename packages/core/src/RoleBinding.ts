@@ -2,10 +2,14 @@
  * Role bindings: an identity holding a role within a group, and so in every group below it.
  */
 import * as Schema from "effect/Schema"
+import * as Capability from "./Capability.js"
 import { Timestamp } from "./Fields.js"
 import type { Table } from "./Store.js"
 import { Uid } from "./Uid.js"
 import * as Versions from "./Versions.js"
+
+/** The capability each operation on role bindings needs (docs/api.md §7). */
+export const permissions = Capability.operations("role_bindings")
 
 /** A role binding with its identity, group and role embedded (hydrated). */
 export class RoleBinding extends Schema.Class<RoleBinding>("@arbor/core/RoleBinding")({

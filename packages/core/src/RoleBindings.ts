@@ -13,6 +13,7 @@ import * as Identity from "./Identity.js"
 import { commit, conflict, operations, orNotFound, trusted } from "./internal/operations.js"
 import * as Resources from "./internal/resources.js"
 import { canReadRole, grantable } from "./internal/roles.js"
+import { operation } from "./internal/tracing.js"
 import * as Lists from "./Lists.js"
 import type { Principal } from "./Principal.js"
 import * as Repository from "./Repository.js"
@@ -36,8 +37,8 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
     const readable = (grants: Grants, r: RoleBinding.Record) => {
       const identityGroup = Uid.parentOrNull(r.identityUid)
       return {
-        identity: identityGroup === null || grants.holds("identity.list", identityGroup),
-        group: grants.holds("groups.list", r.parent),
+        identity: identityGroup === null || grants.holds(Identity.permissions.list, identityGroup),
+        group: grants.holds(Group.permissions.list, r.parent),
         role: canReadRole(grants, r.roleUid)
       }
     }
@@ -97,7 +98,7 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
 
     const spec: Lists.ListSpec<RoleBinding.RoleBinding, RoleBinding.Record> = {
       repository: bindings,
-      capability: "role_bindings.list",
+      capability: RoleBinding.permissions.list,
       visibleAt: "parent",
       load: hydrate
     }
@@ -112,8 +113,8 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
         const groupValue = yield* orNotFound(groups.get(group), "group", group)
         const identityGroup = Uid.parentOrNull(identityUid)
         if (identityGroup === null) return yield* orNotFound(Effect.succeedNone, "identity", identityUid)
-        if (!grants.holds("identity.list", identityGroup)) {
-          return yield* new PermissionDenied({ capability: "identity.list", resource: identityUid })
+        if (!grants.holds(Identity.permissions.list, identityGroup)) {
+          return yield* new PermissionDenied({ capability: Identity.permissions.list, resource: identityUid })
         }
         const identity = yield* orNotFound(identities.get(identityUid), "identity", identityUid)
         const role = yield* grantable(roles, grants, roleUid, group)
@@ -125,57 +126,51 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
       resourceType: "role binding",
       event: "role_binding",
       repository: bindings,
-      list: "role_bindings.list",
-      update: "role_bindings.update",
-      delete: "role_bindings.delete",
+      permissions: RoleBinding.permissions,
       groupOf: Resources.parentGroup
     }
 
     const service = {
       /** Role bindings the caller may list (`role_bindings.list` at their group or above), hydrated. */
-      list: Effect.fn("RoleBindings.list")((principal: Principal, options: Lists.ListOptions = {}) =>
-        Lists.list(ops, spec, principal, options)
-      ),
+      list: (principal: Principal, options: Lists.ListOptions = {}) =>
+        operation("RoleBindings.list")(Lists.list(ops, spec, principal, options)),
 
-      get: Effect.fn("RoleBindings.get")((principal: Principal, uid: string) =>
-        Resources.getPresented(ops, kind, principal, uid, hydrateOne)
-      ),
+      get: (principal: Principal, uid: string) =>
+        operation("RoleBindings.get")(Resources.getPresented(ops, kind, principal, uid, hydrateOne)),
 
       /** Binds an identity to a role in group `groupUid`; the caller must hold every capability of the role. */
-      create: Effect.fn("RoleBindings.create")(
-        function*(principal: Principal, groupUid: string, input: unknown) {
-          const group = yield* Uid.parse(groupUid, "parent")
-          const grants = yield* authorization.grants(principal)
-          yield* grants.require("role_bindings.create", group)
-          const fields = yield* Validation.decode(RoleBinding.CreateRoleBinding)(input)
-          return yield* commit(
-            ops,
-            Effect.gen(function*() {
-              const refs = yield* checkReferences(grants, group, fields.identityUid, fields.roleUid)
-              const now = yield* DateTime.now
-              const record: RoleBinding.Record = {
-                uid: Uid.makeChild(group),
-                parent: group,
-                ...fields,
-                createTime: now,
-                updateTime: now
-              }
-              yield* bindings.insert(record).pipe(conflict("role binding", duplicate(group)))
-              const binding = embed(grants, record, refs)
-              return [binding, [yield* Events.make("created", "role_binding", record.uid)]] as const
-            })
-          )
-        }
-      ),
+      create: Effect.fnUntraced(function*(principal: Principal, groupUid: string, input: unknown) {
+        const group = yield* Uid.parse(groupUid, "parent")
+        const grants = yield* authorization.grants(principal)
+        yield* grants.require(RoleBinding.permissions.create, group)
+        const fields = yield* Validation.decode(RoleBinding.CreateRoleBinding)(input)
+        return yield* commit(
+          ops,
+          Effect.gen(function*() {
+            const refs = yield* checkReferences(grants, group, fields.identityUid, fields.roleUid)
+            const now = yield* DateTime.now
+            const record: RoleBinding.Record = {
+              uid: Uid.makeChild(group),
+              parent: group,
+              ...fields,
+              createTime: now,
+              updateTime: now
+            }
+            yield* bindings.insert(record).pipe(conflict("role binding", duplicate(group)))
+            const binding = embed(grants, record, refs)
+            return [binding, [yield* Events.make("created", "role_binding", record.uid)]] as const
+          })
+        )
+      }, operation("RoleBindings.create")),
 
       /** Changes a binding's identity or role; the caller must hold every capability of the role. */
-      update: Effect.fn("RoleBindings.update")((
+      update: (
         principal: Principal,
         uid: string,
         patch: unknown,
         updateMask?: string
       ) =>
-        Resources.updatePresented(ops, kind, principal, uid, {
+        operation("RoleBindings.update")(Resources.updatePresented(ops, kind, principal, uid, {
           patch,
           updateMask,
           fields: RoleBinding.fields,
@@ -193,13 +188,13 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
             }),
           duplicate: (next) => duplicate(next.parent),
           present: hydrateOne
-        })
-      ),
+        })),
 
       /** Deletes a binding; deleting one that is already gone succeeds. */
-      delete: Effect.fn("RoleBindings.delete")((principal: Principal, uid: string) =>
-        Resources.remove<RoleBinding.Record, never, never>(ops, kind, principal, uid, { idempotent: true })
-      )
+      delete: (principal: Principal, uid: string) =>
+        operation("RoleBindings.delete")(
+          Resources.remove<RoleBinding.Record, never, never>(ops, kind, principal, uid, { idempotent: true })
+        )
     }
     return service satisfies ResourceService.Writable<RoleBinding.RoleBinding>
   })

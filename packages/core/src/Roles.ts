@@ -13,6 +13,7 @@ import * as IdentityProvider from "./IdentityProvider.js"
 import { commit, conflict, exists, operations, orNotFound, trusted } from "./internal/operations.js"
 import * as Resources from "./internal/resources.js"
 import { requireAll } from "./internal/roles.js"
+import { operation } from "./internal/tracing.js"
 import * as Lists from "./Lists.js"
 import type { Principal } from "./Principal.js"
 import * as Repository from "./Repository.js"
@@ -42,7 +43,7 @@ export class Roles extends Effect.Service<Roles>()("@arbor/core/Roles", {
     const spec: Lists.ListSpec<Role.Role> = {
       load: Lists.asIs,
       repository: roles,
-      capability: "roles.list",
+      capability: Role.permissions.list,
       visibleAt: "parent",
       public: Role.builtIns.map((r) => r.uid)
     }
@@ -64,9 +65,7 @@ export class Roles extends Effect.Service<Roles>()("@arbor/core/Roles", {
       resourceType: "role",
       event: "role",
       repository: roles,
-      list: "roles.list",
-      update: "roles.update",
-      delete: "roles.delete",
+      permissions: Role.permissions,
       groupOf: Resources.parentGroup
     }
 
@@ -98,21 +97,20 @@ export class Roles extends Effect.Service<Roles>()("@arbor/core/Roles", {
 
     const service = {
       /** Built-in roles, and custom roles the caller may list (`roles.list` at their group or above). */
-      list: Effect.fn("Roles.list")((principal: Principal, options: Lists.ListOptions = {}) =>
-        Lists.list(ops, spec, principal, options)
-      ),
+      list: (principal: Principal, options: Lists.ListOptions = {}) =>
+        operation("Roles.list")(Lists.list(ops, spec, principal, options)),
 
       /** A role; built-in roles are readable by every caller. */
-      get: Effect.fn("Roles.get")(function*(principal: Principal, uid: string) {
+      get: Effect.fnUntraced(function*(principal: Principal, uid: string) {
         if (Role.isBuiltIn(uid)) return yield* orNotFound(roles.get(uid), "role", uid)
         return yield* Resources.get(ops, kind, principal, uid)
-      }),
+      }, operation("Roles.get")),
 
       /** Creates a role in group `groupUid`; the caller must hold every capability it lists. */
-      create: Effect.fn("Roles.create")(function*(principal: Principal, groupUid: string, input: unknown) {
+      create: Effect.fnUntraced(function*(principal: Principal, groupUid: string, input: unknown) {
         const group = yield* Uid.parse(groupUid, "parent")
         const grants = yield* authorization.grants(principal)
-        yield* grants.require("roles.create", group)
+        yield* grants.require(Role.permissions.create, group)
         const fields = yield* Validation.decode(Role.CreateRole)(input)
         yield* requireAll(grants, fields.capabilities, group)
         return yield* commit(
@@ -130,38 +128,36 @@ export class Roles extends Effect.Service<Roles>()("@arbor/core/Roles", {
             return [role, [yield* Events.make("created", "role", role.uid)]] as const
           })
         )
-      }),
+      }, operation("Roles.create")),
 
       /** Updates a custom role; the caller must hold every capability the role will list. */
-      update: Effect.fn("Roles.update")(
-        function*(principal: Principal, uid: string, patch: unknown, updateMask?: string) {
-          if (Role.isBuiltIn(uid)) return yield* builtInRefused(uid, "updated")
-          return yield* Resources.update(ops, kind, principal, uid, {
-            patch,
-            updateMask,
-            fields: Role.fields,
-            apply: (current, request) =>
-              Effect.gen(function*() {
-                const merged = FieldMask.apply(
-                  { name: current.name, description: current.description, capabilities: current.capabilities },
-                  request.body,
-                  request.mask,
-                  Role.fields
-                )
-                const fields = yield* Validation.decode(Role.CreateRole)(merged)
-                yield* requireAll(request.grants, fields.capabilities, kind.groupOf(current.uid))
-                return new Role.Role({ ...current, ...fields, updateTime: request.updateTime }, trusted)
-              }),
-            duplicate: (next) => `a role named '${next.name}' already exists beside ${next.uid}`
-          })
-        }
-      ),
+      update: Effect.fnUntraced(function*(principal: Principal, uid: string, patch: unknown, updateMask?: string) {
+        if (Role.isBuiltIn(uid)) return yield* builtInRefused(uid, "updated")
+        return yield* Resources.update(ops, kind, principal, uid, {
+          patch,
+          updateMask,
+          fields: Role.fields,
+          apply: (current, request) =>
+            Effect.gen(function*() {
+              const merged = FieldMask.apply(
+                { name: current.name, description: current.description, capabilities: current.capabilities },
+                request.body,
+                request.mask,
+                Role.fields
+              )
+              const fields = yield* Validation.decode(Role.CreateRole)(merged)
+              yield* requireAll(request.grants, fields.capabilities, kind.groupOf(current.uid))
+              return new Role.Role({ ...current, ...fields, updateTime: request.updateTime }, trusted)
+            }),
+          duplicate: (next) => `a role named '${next.name}' already exists beside ${next.uid}`
+        })
+      }, operation("Roles.update")),
 
       /** Deletes a custom role that no binding uses. */
-      delete: Effect.fn("Roles.delete")(function*(principal: Principal, uid: string) {
+      delete: Effect.fnUntraced(function*(principal: Principal, uid: string) {
         if (Role.isBuiltIn(uid)) return yield* builtInRefused(uid, "deleted")
         return yield* Resources.remove(ops, kind, principal, uid, { before: refuseIfInUse })
-      })
+      }, operation("Roles.delete"))
     }
     return service satisfies ResourceService.Writable<Role.Role>
   })

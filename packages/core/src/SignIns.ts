@@ -25,6 +25,7 @@ import * as Group from "./Group.js"
 import * as Identity from "./Identity.js"
 import * as IdentityProvider from "./IdentityProvider.js"
 import { unexpectedConflict } from "./internal/operations.js"
+import { operation } from "./internal/tracing.js"
 import { IssuerKeys } from "./IssuerKeys.js"
 import * as IssuerUrl from "./IssuerUrl.js"
 import { People } from "./People.js"
@@ -410,20 +411,20 @@ export class SignIns extends Effect.Service<SignIns>()("@arbor/core/SignIns", {
       })
 
     return {
-      begin: Effect.fn("SignIns.begin")((request: SignInRequest) => begin({ ...request, device: undefined })),
+      begin: (request: SignInRequest) => operation("SignIns.begin")(begin({ ...request, device: undefined })),
 
       /**
        * Finishes a sign-in at the provider's callback: the transaction the browser's cookie names, its `state` as
        * the provider returned it, then the code redeemed, the person signed in and the tokens handed out. Fails
        * with `SignInFailed`, which names the callback only once `state` matched.
        */
-      complete: Effect.fn("SignIns.complete")((callback: {
+      complete: (callback: {
         readonly transaction?: string | undefined
         readonly state?: string | undefined
         readonly code?: string | undefined
         readonly error?: string | undefined
       }): Effect.Effect<Completed, SignIn.SignInFailed> =>
-        Effect.gen(function*() {
+        operation("SignIns.complete")(Effect.gen(function*() {
           const fail = (cause: ArborError, to?: string) =>
             Effect.fail(new SignIn.SignInFailed({ cause, ...(to === undefined ? {} : { callback: to }) }))
           if (callback.transaction === undefined || callback.transaction === "") {
@@ -477,11 +478,10 @@ export class SignIns extends Effect.Service<SignIns>()("@arbor/core/SignIns", {
             ),
             Effect.catchAll((cause) => fail(cause, to))
           )
-        })
-      ),
+        })),
 
       /** Starts a headless sign-in: a device code for the client to poll with, a user code for its person. */
-      authorizeDevice: Effect.fn("SignIns.authorizeDevice")(function*(request: Omit<SignInRequest, "callback">) {
+      authorizeDevice: Effect.fnUntraced(function*(request: Omit<SignInRequest, "callback">) {
         const audience = yield* audienceOf(request.audience)
         const provider = yield* resolve(request.provider)
         const deviceCode = random(32)
@@ -522,40 +522,39 @@ export class SignIns extends Effect.Service<SignIns>()("@arbor/core/SignIns", {
             } satisfies DeviceAuthorization
           }
         }
-      }),
+      }, operation("SignIns.authorizeDevice")),
 
       /** The user code of a device authorization still waiting for its person, as shown; NotFound otherwise. */
-      pendingDevice: Effect.fn("SignIns.pendingDevice")((userCode: string) =>
-        Effect.map(pendingDevice(userCode), (row) => SignIn.formatUserCode(String(row.userCode)))
-      ),
+      pendingDevice: (userCode: string) =>
+        operation("SignIns.pendingDevice")(
+          Effect.map(pendingDevice(userCode), (row) => SignIn.formatUserCode(String(row.userCode)))
+        ),
 
       /** Starts the sign-in of the person who confirmed a device's user code. */
-      beginDevice: Effect.fn("SignIns.beginDevice")((userCode: string) =>
-        Effect.flatMap(pendingDevice(userCode), (row) =>
+      beginDevice: (userCode: string) =>
+        operation("SignIns.beginDevice")(Effect.flatMap(pendingDevice(userCode), (row) =>
           begin({
             provider: String(row.provider) || undefined,
             audience: String(row.audience),
             invite: row.invite === null ? undefined : String(row.invite),
             refresh: row.refresh === true,
             device: row.uid
-          }))
-      ),
+          }))),
 
       /** The person refused a device's sign-in: its client gets `access_denied`. */
-      denyDevice: Effect.fn("SignIns.denyDevice")((userCode: string) =>
-        Effect.flatMap(
+      denyDevice: (userCode: string) =>
+        operation("SignIns.denyDevice")(Effect.flatMap(
           pendingDevice(userCode),
           (row) =>
             Effect.flatMap(decideDevice(row.uid, { status: "denied" }), (denied) =>
               denied ? Effect.void : Effect.fail(alreadyDecided()))
-        )
-      ),
+        )),
 
       /**
        * A device's poll (RFC 8628 §3.4): the tokens once its person has signed in (once), else why not yet or not at
        * all; a poll sooner than the interval after the last one slows the client down.
        */
-      poll: Effect.fn("SignIns.poll")(function*(deviceCode: string) {
+      poll: Effect.fnUntraced(function*(deviceCode: string) {
         const outcome = yield* stored(store.transaction(Effect.gen(function*() {
           const [row] = yield* store.find(SignIn.devicesTable, {
             conditions: [{ _tag: "Equals", column: "deviceCodeHash", value: sha256(deviceCode).toString("hex") }],
@@ -595,7 +594,7 @@ export class SignIns extends Effect.Service<SignIns>()("@arbor/core/SignIns", {
         const person = yield* identities.get(String(outcome.identity))
         if (Option.isNone(person)) return yield* deviceError("access_denied", "the person's identity is gone")
         return yield* handOut(person.value, String(outcome.audience), outcome.refresh === true)
-      })
+      }, operation("SignIns.poll"))
     }
   }),
   dependencies: [IssuerKeys.Default]

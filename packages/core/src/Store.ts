@@ -6,10 +6,11 @@
  * serve any page at the same cost.
  */
 import * as Context from "effect/Context"
-import * as Effect from "effect/Effect"
+import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import { operation } from "./internal/tracing.js"
 import type { Range } from "./Uid.js"
 
 /** The type of a column. `json` columns hold any JSON value (objects, arrays). */
@@ -127,16 +128,13 @@ export interface StoreService {
 /** The storage port. */
 export class Store extends Context.Tag("@arbor/core/Store")<Store, StoreService>() {}
 
-/** A store operation's span: `Store.<operation>`, its table as `db.collection.name`, no stack trace. */
-const spanned = <A, E, R>(effect: Effect.Effect<A, E, R>, operation: string, table?: Table) =>
-  Effect.withSpan(effect, `Store.${operation}`, {
-    attributes: table === undefined ? undefined : { "db.collection.name": table.name },
-    captureStackTrace: false
-  })
+/** A store operation's span: `Store.<operation>`, its table as `db.collection.name`. */
+const spanned = <A, E, R>(effect: Effect.Effect<A, E, R>, name: string, table?: Table) =>
+  operation(`Store.${name}`, table === undefined ? undefined : { "db.collection.name": table.name })(effect)
 
 /**
  * `store`, each operation a span (`Store.get`, `Store.find`, …) inside the engine operation's span, as every adapter
- * gives its service. Without a tracer (the standalone server without an OTLP endpoint) the spans cost next to nothing.
+ * gives its service. Spans are made only when a tracer that exports them is installed (`internal/tracing.ts`).
  */
 export const withSpans = (store: StoreService): StoreService => ({
   get: (table, uid) => spanned(store.get(table, uid), "get", table),

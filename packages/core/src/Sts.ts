@@ -15,6 +15,7 @@ import * as ClaimMatch from "./ClaimMatch.js"
 import type { Internal } from "./Errors.js"
 import { InvalidArgument, PermissionDenied, Unauthenticated } from "./Errors.js"
 import * as Identity from "./Identity.js"
+import { operation } from "./internal/tracing.js"
 import { IssuerKeys } from "./IssuerKeys.js"
 import * as IssuerUrl from "./IssuerUrl.js"
 import { LastSeen } from "./LastSeen.js"
@@ -130,95 +131,96 @@ export class Sts extends Effect.Service<Sts>()("@arbor/core/Sts", {
 
     return {
       /** Exchanges a workload's OIDC token for an API token of `identity`. */
-      exchange: Effect.fn("Sts.exchange")((
+      exchange: (
         request: ExchangeRequest
       ): Effect.Effect<Exchanged, InvalidArgument | Unauthenticated | PermissionDenied | Internal> =>
-        Effect.gen(function*() {
-          const token = request.token.trim()
-          if (token === "") {
-            return yield* new Unauthenticated({ why: "a bearer token is required", reason: "MISSING_TOKEN" })
-          }
-          const audience = request.audience ?? ""
-          if (!tokens.audiences.includes(audience)) {
-            return yield* InvalidArgument.field(
-              "aud",
-              audience === "" ? "is required" : "must be the API's base URL or another configured audience"
-            )
-          }
-          if (!Uid.isUid(request.identity)) {
-            return yield* InvalidArgument.field("identity", "must be the uid of an identity")
-          }
-          const uid = request.identity
-          const deny = (reason: string, detail: string) =>
-            new PermissionDenied({ capability: "identity.assume", resource: uid, logDetail: `${reason}: ${detail}` })
-
-          let header: jose.ProtectedHeaderParameters
-          let payload: jose.JWTPayload
-          try {
-            header = jose.decodeProtectedHeader(token)
-            payload = jose.decodeJwt(token)
-          } catch {
-            return yield* new Unauthenticated({ why: "the bearer token is not a JWT", reason: "MALFORMED_TOKEN" })
-          }
-          if (tokens.isOwn(token)) {
-            return yield* deny("OWN_TOKEN", "an API token of this service is not an upstream token")
-          }
-          if (!(algorithms as ReadonlyArray<string>).includes(header.alg ?? "none")) {
-            return yield* deny("ALGORITHM_NOT_ALLOWED", `alg ${header.alg}`)
-          }
-          const iss = payload.iss
-          if (typeof iss !== "string") return yield* deny("MISSING_CLAIM", "the token has no iss")
-          const invalidIssuer = IssuerUrl.error(iss, { allowLoopback: settings.allowLoopbackHttpIssuers })
-          if (invalidIssuer !== undefined) return yield* deny("INVALID_ISSUER", `iss ${invalidIssuer}`)
-
-          const found = yield* identities.get(uid)
-          if (Option.isNone(found)) return yield* deny("UNKNOWN_IDENTITY", "no such identity")
-          const identity = found.value
-          const at = yield* Clock.currentTimeMillis
-
-          const match: ClaimMatch.ClaimMatch = identity.staticKeys === undefined
-            ? identity.claimMatch ?? {}
-            : { issuer: identity.staticKeys.issuer, subject: identity.staticKeys.subject }
-          if (!ClaimMatch.issuerMatches(match, iss)) {
-            return yield* deny("CLAIM_MISMATCH", `iss ${iss} does not match`)
-          }
-          let keySet: ReturnType<typeof jose.createLocalJWKSet>
-          if (identity.staticKeys !== undefined) {
-            if (at >= identity.staticKeys.expirationTime.epochMillis) {
-              return yield* deny("STATIC_KEYS_EXPIRED", "the identity's static keys have expired")
+        operation("Sts.exchange")(
+          Effect.gen(function*() {
+            const token = request.token.trim()
+            if (token === "") {
+              return yield* new Unauthenticated({ why: "a bearer token is required", reason: "MISSING_TOKEN" })
             }
-            const parsed = Option.liftThrowable(staticKeySet)(identity.staticKeys.issuerKeys)
-            if (Option.isNone(parsed)) return yield* deny("INVALID_STATIC_KEYS", "the stored keys do not parse")
-            keySet = parsed.value
-          } else {
-            keySet = (yield* issuerKeys.get(iss, header.kid).pipe(
-              Effect.mapError((e) => deny(e.reason, e.detail))
-            )).keySet
-          }
-          const verified = yield* verify(token, keySet, at).pipe(Effect.mapError((e) => deny(e.reason, e.detail)))
-          const claims = verified.payload
-          if (typeof claims.sub !== "string") return yield* deny("INVALID_CLAIM", "sub is not a string")
-          if (
-            claims.aud !== undefined && typeof claims.aud !== "string" &&
-            !(Array.isArray(claims.aud) && claims.aud.every((a) => typeof a === "string"))
-          ) {
-            return yield* deny("INVALID_CLAIM", "aud is neither a string nor an array of strings")
-          }
-          if (typeof claims.iat === "number" && claims.iat * 1000 > at + clockToleranceSeconds * 1000) {
-            return yield* deny("TOKEN_NOT_YET_VALID", "iat is in the future")
-          }
-          const rejected = ClaimMatch.mismatch(match, claims, defaultAudiences)
-          if (rejected !== undefined) return yield* deny("CLAIM_MISMATCH", `claim ${rejected} does not match`)
+            const audience = request.audience ?? ""
+            if (!tokens.audiences.includes(audience)) {
+              return yield* InvalidArgument.field(
+                "aud",
+                audience === "" ? "is required" : "must be the API's base URL or another configured audience"
+              )
+            }
+            if (!Uid.isUid(request.identity)) {
+              return yield* InvalidArgument.field("identity", "must be the uid of an identity")
+            }
+            const uid = request.identity
+            const deny = (reason: string, detail: string) =>
+              new PermissionDenied({ capability: "identity.assume", resource: uid, logDetail: `${reason}: ${detail}` })
 
-          yield* lastSeen.note(uid, at)
-          const minted = yield* tokens.mint(
-            uid,
-            { iss, sub: claims.sub, ...(claims.aud ? { aud: claims.aud } : {}) },
-            audience
-          )
-          return { ...minted, identity: uid }
-        }).pipe(atDenialFloor, Effect.tapBoth({ onFailure: counted, onSuccess: () => Metric.increment(issued) }))
-      )
+            let header: jose.ProtectedHeaderParameters
+            let payload: jose.JWTPayload
+            try {
+              header = jose.decodeProtectedHeader(token)
+              payload = jose.decodeJwt(token)
+            } catch {
+              return yield* new Unauthenticated({ why: "the bearer token is not a JWT", reason: "MALFORMED_TOKEN" })
+            }
+            if (tokens.isOwn(token)) {
+              return yield* deny("OWN_TOKEN", "an API token of this service is not an upstream token")
+            }
+            if (!(algorithms as ReadonlyArray<string>).includes(header.alg ?? "none")) {
+              return yield* deny("ALGORITHM_NOT_ALLOWED", `alg ${header.alg}`)
+            }
+            const iss = payload.iss
+            if (typeof iss !== "string") return yield* deny("MISSING_CLAIM", "the token has no iss")
+            const invalidIssuer = IssuerUrl.error(iss, { allowLoopback: settings.allowLoopbackHttpIssuers })
+            if (invalidIssuer !== undefined) return yield* deny("INVALID_ISSUER", `iss ${invalidIssuer}`)
+
+            const found = yield* identities.get(uid)
+            if (Option.isNone(found)) return yield* deny("UNKNOWN_IDENTITY", "no such identity")
+            const identity = found.value
+            const at = yield* Clock.currentTimeMillis
+
+            const match: ClaimMatch.ClaimMatch = identity.staticKeys === undefined
+              ? identity.claimMatch ?? {}
+              : { issuer: identity.staticKeys.issuer, subject: identity.staticKeys.subject }
+            if (!ClaimMatch.issuerMatches(match, iss)) {
+              return yield* deny("CLAIM_MISMATCH", `iss ${iss} does not match`)
+            }
+            let keySet: ReturnType<typeof jose.createLocalJWKSet>
+            if (identity.staticKeys !== undefined) {
+              if (at >= identity.staticKeys.expirationTime.epochMillis) {
+                return yield* deny("STATIC_KEYS_EXPIRED", "the identity's static keys have expired")
+              }
+              const parsed = Option.liftThrowable(staticKeySet)(identity.staticKeys.issuerKeys)
+              if (Option.isNone(parsed)) return yield* deny("INVALID_STATIC_KEYS", "the stored keys do not parse")
+              keySet = parsed.value
+            } else {
+              keySet = (yield* issuerKeys.get(iss, header.kid).pipe(
+                Effect.mapError((e) => deny(e.reason, e.detail))
+              )).keySet
+            }
+            const verified = yield* verify(token, keySet, at).pipe(Effect.mapError((e) => deny(e.reason, e.detail)))
+            const claims = verified.payload
+            if (typeof claims.sub !== "string") return yield* deny("INVALID_CLAIM", "sub is not a string")
+            if (
+              claims.aud !== undefined && typeof claims.aud !== "string" &&
+              !(Array.isArray(claims.aud) && claims.aud.every((a) => typeof a === "string"))
+            ) {
+              return yield* deny("INVALID_CLAIM", "aud is neither a string nor an array of strings")
+            }
+            if (typeof claims.iat === "number" && claims.iat * 1000 > at + clockToleranceSeconds * 1000) {
+              return yield* deny("TOKEN_NOT_YET_VALID", "iat is in the future")
+            }
+            const rejected = ClaimMatch.mismatch(match, claims, defaultAudiences)
+            if (rejected !== undefined) return yield* deny("CLAIM_MISMATCH", `claim ${rejected} does not match`)
+
+            yield* lastSeen.note(uid, at)
+            const minted = yield* tokens.mint(
+              uid,
+              { iss, sub: claims.sub, ...(claims.aud ? { aud: claims.aud } : {}) },
+              audience
+            )
+            return { ...minted, identity: uid }
+          }).pipe(atDenialFloor, Effect.tapBoth({ onFailure: counted, onSuccess: () => Metric.increment(issued) }))
+        )
     }
   }),
   dependencies: [IssuerKeys.Default]

@@ -2,9 +2,13 @@
  * Tags: the tags of a repo, children of it.
  */
 import * as Schema from "effect/Schema"
+import * as Capability from "./Capability.js"
 import { Timestamp } from "./Fields.js"
 import type { Table } from "./Store.js"
 import { Uid } from "./Uid.js"
+
+/** The capability each operation needs (docs/api.md §7). */
+export const permissions = Capability.operations("tag")
 
 /** An OCI tag name: `^[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$`. */
 export const TagName = Schema.String.pipe(

@@ -9,6 +9,7 @@ import * as FieldMask from "./FieldMask.js"
 import { commit, operations, orNotFound, trusted } from "./internal/operations.js"
 import { syntheticDigest, upsertTag } from "./internal/registry.js"
 import * as Resources from "./internal/resources.js"
+import { operation } from "./internal/tracing.js"
 import * as Lists from "./Lists.js"
 import type { Principal } from "./Principal.js"
 import * as Repo from "./Repo.js"
@@ -57,51 +58,48 @@ export class Tags extends Effect.Service<Tags>()("@arbor/core/Tags", {
       resourceType: "tag",
       event: "tag",
       repository: tags,
-      list: "tag.list",
-      update: "tag.update",
-      delete: "tag.delete",
+      permissions: Tag.permissions,
       groupOf: groupOfTag
     }
     const spec: Lists.ListSpec<Tag.Tag> = {
       repository: tags,
-      capability: "tag.list",
+      capability: Tag.permissions.list,
       visibleAt: "parent",
       load: Lists.asIs
     }
 
     const service = {
       /** Tags the caller may list (`tag.list` at their repo's group or above); filters `digest`, `updated_since`. */
-      list: Effect.fn("Tags.list")((principal: Principal, options: TagListOptions = {}) =>
-        Lists.list(ops, spec, principal, options, filters(options))
-      ),
+      list: (principal: Principal, options: TagListOptions = {}) =>
+        operation("Tags.list")(Lists.list(ops, spec, principal, options, filters(options))),
 
-      get: Effect.fn("Tags.get")((principal: Principal, uid: string) => Resources.get(ops, kind, principal, uid)),
+      get: (principal: Principal, uid: string) => operation("Tags.get")(Resources.get(ops, kind, principal, uid)),
 
       /** Creates the tag named in `input` in repo `repoUid`, or updates the existing one. */
-      upsert: Effect.fn("Tags.upsert")(function*(principal: Principal, repoUid: string, input: unknown) {
+      upsert: Effect.fnUntraced(function*(principal: Principal, repoUid: string, input: unknown) {
         const repoId = yield* Uid.parse(repoUid, "parent")
         const group = Resources.parentGroup(repoId)
         const grants = yield* authorization.grants(principal)
-        yield* grants.require("tag.create", group, repoId)
+        yield* grants.require(Tag.permissions.create, group, repoId)
         const fields = yield* Validation.decode(Tag.CreateTag)(input)
         return yield* commit(
           ops,
           Effect.gen(function*() {
             const repo = yield* orNotFound(repos.get(repoId), "repo", repoId)
             const [tag, outcome, event] = yield* upsertTag(tags, repo, fields, yield* DateTime.now)
-            if (outcome === "updated") yield* grants.require("tag.update", group, tag.uid)
+            if (outcome === "updated") yield* grants.require(Tag.permissions.update, group, tag.uid)
             return [tag, event === undefined ? [] : [event]] as const
           })
         )
-      }),
+      }, operation("Tags.upsert")),
 
-      update: Effect.fn("Tags.update")((
+      update: (
         principal: Principal,
         uid: string,
         patch: unknown,
         updateMask?: string
       ) =>
-        Resources.update(ops, kind, principal, uid, {
+        operation("Tags.update")(Resources.update(ops, kind, principal, uid, {
           patch,
           updateMask,
           fields: Tag.fields,
@@ -124,12 +122,10 @@ export class Tags extends Effect.Service<Tags>()("@arbor/core/Tags", {
               }, trusted)
             }),
           duplicate: (next) => `a tag named '${next.name}' already exists beside ${next.uid}`
-        })
-      ),
+        })),
 
-      delete: Effect.fn("Tags.delete")((principal: Principal, uid: string) =>
-        Resources.remove<Tag.Tag, never, never>(ops, kind, principal, uid)
-      )
+      delete: (principal: Principal, uid: string) =>
+        operation("Tags.delete")(Resources.remove<Tag.Tag, never, never>(ops, kind, principal, uid))
     }
     // A registry create is an upsert by name (docs/api.md §2): v1 and gRPC write repos and tags through it.
     const registry = { ...service, create: service.upsert }

@@ -36,7 +36,7 @@ import * as Runtime from "effect/Runtime"
 import * as Authentication from "./Authentication.js"
 import * as GrpcReflection from "./GrpcReflection.js"
 import * as GrpcServices from "./GrpcServices.js"
-import { CurrentRequest } from "./middleware/RequestLog.js"
+import * as CurrentRequest from "./middleware/CurrentRequest.js"
 import * as RequestLimits from "./RequestLimits.js"
 
 /** How a call ended, for the request log: its gRPC code, and why permission was denied. */
@@ -246,21 +246,22 @@ export const layer = (domain: string) =>
  * The piece of the server's middleware that hands `grpc` the calls of its services (over HTTP/1.1 or HTTP/2), and
  * every other request to `app`.
  */
-export const dispatch =
-  (grpc: Grpc["Type"]) => <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R | CurrentRequest> =>
-    Effect.flatMap(
-      HttpServerRequest.HttpServerRequest,
-      (request): HttpApp.Default<E, R | CurrentRequest> =>
-        grpc.handles(request.url.split("?")[0]!)
-          ? Effect.gen(function*() {
-            const current = yield* CurrentRequest
-            const response = NodeHttpServerRequest.toServerResponse(request)
-            response.setHeader("x-request-id", current.id)
-            const outcome = yield* grpc.serve(request)
+export const dispatch = (grpc: Grpc["Type"]) => <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
+  Effect.flatMap(
+    HttpServerRequest.HttpServerRequest,
+    (request): HttpApp.Default<E, R> =>
+      grpc.handles(request.url.split("?")[0]!)
+        ? Effect.gen(function*() {
+          const current = CurrentRequest.of(request)
+          const response = NodeHttpServerRequest.toServerResponse(request)
+          if (current !== undefined) response.setHeader("x-request-id", current.id)
+          const outcome = yield* grpc.serve(request)
+          if (current !== undefined) {
             current.grpcStatus = outcome.code
             current.denied = outcome.denied
-            // Already answered on the Node response: the platform writes nothing more.
-            return HttpServerResponse.empty({ status: response.statusCode })
-          })
-          : app
-    )
+          }
+          // Already answered on the Node response: the platform writes nothing more.
+          return HttpServerResponse.empty({ status: response.statusCode })
+        })
+        : app
+  )

@@ -1,6 +1,6 @@
 /**
  * The server's logs: one JSON object per line on standard output, in the shape of Effect's JSON logger, with the
- * `traceId` and `spanId` of the span a line was logged in. Lines are
+ * `requestId` of the request it was logged for and the `traceId` and `spanId` of the span it was logged in. Lines are
  * batched and written once per turn of the event loop (and at exit), so a request pays for formatting its line,
  * not for a write to the terminal or pipe. The line of each request (`request`) skips Effect's general logging path
  * when no other logger would see it (only this one, and the tracer's without a span to add to); under any other
@@ -19,6 +19,7 @@ import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Tracer from "effect/Tracer"
+import * as CurrentRequest from "./middleware/CurrentRequest.js"
 
 const pending: Array<string> = []
 let scheduled = false
@@ -44,17 +45,19 @@ const write = (line: string) => {
   }
 }
 
-/** Effect's JSON line, with the trace and span ids of the span it was logged in (if any). */
+/** Effect's JSON line, with the request it was logged for and the span it was logged in (if any). */
 const logger = Logger.make((options) => {
   const line = Logger.jsonLogger.log(options)
-  const span = Context.getOption(FiberRefs.getOrDefault(options.context, FiberRef.currentContext), Tracer.ParentSpan)
-  write(
-    Option.isNone(span)
-      ? line
-      : `${line.slice(0, -1)},"traceId":${JSON.stringify(span.value.traceId)},"spanId":${
-        JSON.stringify(span.value.spanId)
-      }}`
-  )
+  const context = FiberRefs.getOrDefault(options.context, FiberRef.currentContext)
+  const requestId = CurrentRequest.idIn(context)
+  const span = Context.getOption(context, Tracer.ParentSpan)
+  const extra = [
+    ...(requestId === undefined ? [] : [`"requestId":${JSON.stringify(requestId)}`]),
+    ...(Option.isNone(span)
+      ? []
+      : [`"traceId":${JSON.stringify(span.value.traceId)}`, `"spanId":${JSON.stringify(span.value.spanId)}`])
+  ]
+  write(extra.length === 0 ? line : `${line.slice(0, -1)},${extra.join(",")}}`)
 })
 
 /** JSON lines on standard output, batched, replacing the default logger. */

@@ -7,30 +7,29 @@ import { Errors } from "@arbor/core"
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as FiberRef from "effect/FiberRef"
-import * as HashMap from "effect/HashMap"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
-import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as Logs from "../src/Logs.js"
+import * as CurrentRequest from "../src/middleware/CurrentRequest.js"
 import * as ErrorRendering from "../src/middleware/ErrorRendering.js"
-import { CurrentRequest, middleware as requestLog, type Request } from "../src/middleware/RequestLog.js"
+import { middleware as requestLog } from "../src/middleware/RequestLog.js"
 import * as RequestLimits from "../src/RequestLimits.js"
 
 const quietLogs = Logger.minimumLogLevel(LogLevel.None)
 
-/** `app` as it runs for a GET of `url`, with a request record of its own. */
+/** A GET of `url`. */
+const get = (url: string) => HttpServerRequest.fromWeb(new Request(`http://127.0.0.1${url}`))
+
+/** `app` as it runs for a GET of `url`, noted as being answered. */
 const run = <E>(
-  app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, HttpServerRequest.HttpServerRequest | CurrentRequest>,
+  app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, HttpServerRequest.HttpServerRequest>,
   url = "/iam/v2beta1/groups"
 ) => {
-  const current: Request = { id: "test-1", grpcStatus: undefined, denied: undefined }
+  const request = get(url)
+  const current = CurrentRequest.begin(request, "test-1")
   return app.pipe(
-    Effect.provideService(
-      HttpServerRequest.HttpServerRequest,
-      HttpServerRequest.fromWeb(new Request(`http://127.0.0.1${url}`))
-    ),
-    Effect.provideService(CurrentRequest, current),
+    Effect.provideService(HttpServerRequest.HttpServerRequest, request),
     Effect.map((response) => ({ response, current }))
   )
 }
@@ -79,24 +78,32 @@ describe("the middleware's pieces", () => {
       assert.strictEqual(seen, "/iam/v2beta1/groups?page_size=5&uidp.in_root=true&name=pageSize")
     }))
 
-  it.effect("RequestLog: the app and its log lines see the request's id, and the response carries it", () =>
+  it.live("RequestLog: the pieces inside and every line logged meanwhile see the request's id; the response carries it", () =>
     Effect.gen(function*() {
-      let seen: Request | undefined
-      let annotated: Option.Option<unknown> = Option.none()
+      const request = get("/healthz")
+      let seen: CurrentRequest.Request | undefined
       const app = Effect.gen(function*() {
-        seen = yield* CurrentRequest
-        annotated = HashMap.get(yield* FiberRef.get(FiberRef.currentLogAnnotations), "requestId")
+        seen = CurrentRequest.of(request)
+        yield* Effect.logWarning("inside")
         return HttpServerResponse.empty()
       })
+      const lines: Array<Record<string, unknown>> = []
+      const write = process.stdout.write
+      process.stdout.write = ((chunk: string) => {
+        lines.push(...chunk.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as Record<string, unknown>))
+        return true
+      }) as typeof process.stdout.write
       const response = yield* requestLog(app).pipe(
-        Effect.provideService(
-          HttpServerRequest.HttpServerRequest,
-          HttpServerRequest.fromWeb(new Request("http://127.0.0.1/healthz"))
-        ),
-        Effect.provide(quietLogs)
+        Effect.provideService(HttpServerRequest.HttpServerRequest, request),
+        Effect.provide(Logs.layer),
+        Effect.zipLeft(Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))),
+        Effect.ensuring(Effect.sync(() => (process.stdout.write = write)))
       )
       assert.isDefined(seen)
       assert.strictEqual(response.headers["x-request-id"], seen!.id)
-      assert.deepStrictEqual(annotated, Option.some(seen!.id))
+      const inside = lines.find((l) => l.message === "inside")
+      assert.strictEqual(inside?.requestId, seen!.id)
+      const line = lines.find((l) => l.message === "request")
+      assert.strictEqual((line?.annotations as Record<string, unknown>).requestId, seen!.id)
     }))
 })

@@ -1,7 +1,7 @@
 import type * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import type { Grants } from "../Authorization.js"
-import type { Capability } from "../Capability.js"
+import type { Operations as Permissions } from "../Capability.js"
 import type { Internal } from "../Errors.js"
 import * as Events from "../Events.js"
 import * as FieldMask from "../FieldMask.js"
@@ -17,9 +17,8 @@ export interface Kind<R extends { readonly uid: Uid.Uid }> {
   readonly resourceType: string
   readonly event: Events.ResourceKind
   readonly repository: Repository<R>
-  readonly list: Capability
-  readonly update?: Capability
-  readonly delete?: Capability
+  /** The capability each operation needs. */
+  readonly permissions: Permissions
   /** The group whose capabilities govern the resource with this uid. */
   readonly groupOf: (uid: Uid.Uid) => Uid.Uid
 }
@@ -49,7 +48,7 @@ export const getPresented = <R extends { readonly uid: Uid.Uid }, A, E>(
   Effect.gen(function*() {
     const id = yield* Uid.parse(uid)
     const grants = yield* ops.authorization.grants(principal)
-    yield* grants.require(kind.list, kind.groupOf(id), id)
+    yield* grants.require(kind.permissions.list, kind.groupOf(id), id)
     return yield* present(yield* orNotFound(kind.repository.get(id), kind.resourceType, id), grants)
   })
 
@@ -103,7 +102,7 @@ export const updatePresented = <R extends { readonly uid: Uid.Uid; readonly upda
   Effect.gen(function*() {
     const id = yield* Uid.parse(uid)
     const grants = yield* ops.authorization.grants(principal)
-    yield* grants.require(kind.update!, kind.groupOf(id), id)
+    yield* grants.require(kind.permissions.update!, kind.groupOf(id), id)
     const mask = yield* FieldMask.parse(updateMask, fields)
     const body = yield* fieldsOf(patch)
     const next = yield* commit(
@@ -142,7 +141,7 @@ export const remove = <R extends { readonly uid: Uid.Uid }, E = never, Env = nev
 ) =>
   Effect.gen(function*() {
     const id = yield* Uid.parse(uid)
-    yield* ops.authorization.check(principal, kind.delete!, kind.groupOf(id), id)
+    yield* ops.authorization.check(principal, kind.permissions.delete!, kind.groupOf(id), id)
     return yield* commit(
       ops,
       Effect.gen(function*() {

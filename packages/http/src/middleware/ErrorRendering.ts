@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Predicate from "effect/Predicate"
-import { CurrentRequest } from "./RequestLog.js"
+import * as CurrentRequest from "./CurrentRequest.js"
 
 interface Issue {
   readonly path: ReadonlyArray<PropertyKey>
@@ -67,23 +67,22 @@ export const classify = (
 }
 
 /** `app`, every failure answered as a google.rpc.Status body with `domain` as its `ErrorInfo.domain`. */
-export const middleware =
-  (domain: string) => <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<never, R | CurrentRequest> =>
-    Effect.catchAllCause(app, (cause) =>
-      Effect.gen(function*() {
-        const request = yield* HttpServerRequest.HttpServerRequest
-        const current = yield* CurrentRequest
-        const respond = (error: Errors.ArborError) => {
-          if (error._tag === "PermissionDenied") current.denied = error.logDetail
-          const rendered = render(error, domain)
-          return HttpServerResponse.unsafeJson(rendered.body, { status: rendered.status, headers: rendered.headers })
-        }
-        // Some request errors (a malformed JSON body) arrive as defects: classify those too.
-        const failure = Option.orElse(Cause.failureOption(cause), () => Cause.dieOption(cause))
-        const known = Option.isSome(failure) ? classify(failure.value, request) : undefined
-        if (known !== undefined) return respond(known)
-        // A client that went away interrupts its request: nothing to report, and nobody to answer.
-        if (Cause.isInterruptedOnly(cause)) return respond(new Errors.Internal({ reason: "CANCELLED" }))
-        yield* Effect.logError("request failed", cause)
-        return respond(new Errors.Internal({}))
-      }))
+export const middleware = (domain: string) => <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<never, R> =>
+  Effect.catchAllCause(app, (cause) =>
+    Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const current = CurrentRequest.of(request)
+      const respond = (error: Errors.ArborError) => {
+        if (error._tag === "PermissionDenied" && current !== undefined) current.denied = error.logDetail
+        const rendered = render(error, domain)
+        return HttpServerResponse.unsafeJson(rendered.body, { status: rendered.status, headers: rendered.headers })
+      }
+      // Some request errors (a malformed JSON body) arrive as defects: classify those too.
+      const failure = Option.orElse(Cause.failureOption(cause), () => Cause.dieOption(cause))
+      const known = Option.isSome(failure) ? classify(failure.value, request) : undefined
+      if (known !== undefined) return respond(known)
+      // A client that went away interrupts its request: nothing to report, and nobody to answer.
+      if (Cause.isInterruptedOnly(cause)) return respond(new Errors.Internal({ reason: "CANCELLED" }))
+      yield* Effect.logError("request failed", cause)
+      return respond(new Errors.Internal({}))
+    }))

@@ -1,44 +1,41 @@
 /**
- * The outermost piece of the server's middleware: gives each request an id (its `x-request-id`, an annotation of
- * everything logged while it runs, an attribute of its span) and, once it is answered, writes its log line and
- * records its metrics. The pieces inside note what the line should say through `CurrentRequest`.
+ * The outermost piece of the server's middleware: gives each request an id (its `x-request-id`, a field of every line
+ * logged while it is answered, an attribute of its span) and, once it is answered, writes its log line and records
+ * its metrics. The pieces inside note what the line should say on its `CurrentRequest`.
  */
 import { type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Tracer from "effect/Tracer"
 import * as Logs from "../Logs.js"
 import * as Metrics from "../Metrics.js"
-
-/** The request being answered, as the pieces of the middleware share it. */
-export interface Request {
-  readonly id: string
-  /** The gRPC status, when the request was a gRPC call. */
-  grpcStatus: number | undefined
-  /** Why permission was denied (for the log only, never the client). */
-  denied: string | undefined
-}
-
-/** The request being answered. */
-export class CurrentRequest extends Context.Tag("@arbor/http/CurrentRequest")<CurrentRequest, Request>() {}
+import * as CurrentRequest from "./CurrentRequest.js"
 
 /** Request ids: unique within this process's life (its start time and a counter), cheap to make. */
 const processTag = Date.now().toString(36)
 let requests = 0
 const nextId = () => `${processTag}-${(++requests).toString(36)}`
 
+/**
+ * Sets an attribute of the request's span, when there is one: `Effect.annotateCurrentSpan` fails inside when there is
+ * none, and its error's stack trace costs more than the rest of this middleware.
+ */
+const onSpan = (key: string, value: string) =>
+  Effect.withFiberRuntime((fiber) => {
+    const span = Context.getOption(fiber.currentContext, Tracer.ParentSpan)
+    if (Option.isSome(span) && span.value._tag === "Span") span.value.attribute(key, value)
+    return Effect.void
+  })
+
 /** `app` with a request id, its log line and its metrics. */
-export const middleware = <E, R>(
-  app: HttpApp.Default<E, R | CurrentRequest>
-): HttpApp.Default<E, Exclude<R, CurrentRequest>> =>
+export const middleware = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
-    const current: Request = { id: nextId(), grpcStatus: undefined, denied: undefined }
+    const current = CurrentRequest.begin(request, nextId())
     const started = performance.now()
-    yield* Effect.annotateCurrentSpan("arbor.request_id", current.id)
-    const response = yield* app.pipe(
-      Effect.provideService(CurrentRequest, current),
-      Effect.annotateLogs("requestId", current.id)
-    )
+    yield* onSpan("arbor.request_id", current.id)
+    const response = yield* app
     const millis = performance.now() - started
     const path = request.url.split("?")[0]!
     yield* Logs.request({
