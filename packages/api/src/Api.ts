@@ -1,390 +1,51 @@
 /**
  * The HTTP API: every v2beta1 resource (docs/api.md §3), the v1 compatibility surface (docs/api.md §9), health, and
  * the token exchange with its discovery documents. The server implements it and `HttpApiClient.make(Api)` calls it,
- * with the engine's resource classes as results and the engine's errors as failures.
+ * with the engine's resource classes as results and the engine's errors as failures. Each resource's endpoints come
+ * from its declaration in `Resources`; the custom methods and the token service are declared here.
  */
-import * as AccountAssociation from "@arbor/core/AccountAssociation"
-import * as Advisory from "@arbor/core/Advisory"
-import type * as Capability from "@arbor/core/Capability"
-import * as Errors from "@arbor/core/Errors"
-import * as Group from "@arbor/core/Group"
 import * as GroupInvite from "@arbor/core/GroupInvite"
-import * as Identity from "@arbor/core/Identity"
-import * as IdentityProvider from "@arbor/core/IdentityProvider"
-import type { Principal } from "@arbor/core/Principal"
-import * as Repo from "@arbor/core/Repo"
-import * as Role from "@arbor/core/Role"
-import * as RoleBinding from "@arbor/core/RoleBinding"
-import * as Tag from "@arbor/core/Tag"
-import {
-  HttpApi,
-  HttpApiEndpoint,
-  HttpApiGroup,
-  HttpApiMiddleware,
-  HttpApiSchema,
-  HttpApiSecurity,
-  OpenApi
-} from "@effect/platform"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import type { OpenApiJsonSchema } from "@effect/platform"
-import * as Context from "effect/Context"
-import * as JSONSchema from "effect/JSONSchema"
 import * as Schema from "effect/Schema"
 import * as ErrorBody from "./ErrorBody.js"
-import * as ListQuery from "./ListQuery.js"
+import { customGroup, jsonShape, unchecked } from "./internal/declaration.js"
+import * as Resources from "./Resources.js"
+import { UpstreamBearer } from "./Security.js"
 import * as Wire from "./Wire.js"
 
-/** The caller of a request, established by the bearer middleware. */
-export class CurrentPrincipal extends Context.Tag("@arbor/api/CurrentPrincipal")<CurrentPrincipal, Principal>() {}
+export { Authentication, CurrentPrincipal, UpstreamBearer, UpstreamToken } from "./Security.js"
 
-/** A declared error: the engine's error, under the status of its code. */
-const declared = <A extends Errors.ArborError, I>(error: Schema.Schema<A, I>, status: number, description: string) =>
-  ErrorBody.schema(error).annotations({ ...HttpApiSchema.annotations({ status }), description })
-
-/** The bearer-token middleware: provides the caller, or fails with 401. */
-export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("@arbor/api/Authentication", {
-  failure: declared(Errors.Unauthenticated, 401, "missing, malformed, expired or otherwise invalid bearer token"),
-  provides: CurrentPrincipal,
-  security: { bearer: HttpApiSecurity.bearer }
-}) {}
-
-/** The raw bearer of a token exchange: the workload's own OIDC token, verified by the engine. */
-export class UpstreamToken extends Context.Tag("@arbor/api/UpstreamToken")<UpstreamToken, string>() {}
-
-/** Hands the exchange its bearer; a missing one is 401. */
-export class UpstreamBearer extends HttpApiMiddleware.Tag<UpstreamBearer>()("@arbor/api/UpstreamBearer", {
-  failure: declared(Errors.Unauthenticated, 401, "missing or malformed bearer token"),
-  provides: UpstreamToken,
-  security: {
-    upstreamToken: HttpApiSecurity.bearer.pipe(
-      HttpApiSecurity.annotate(
-        OpenApi.Description,
-        "the workload's own OIDC token (GitHub Actions, GitLab CI, Kubernetes, …)"
-      )
-    )
-  }
-}) {}
-
-/**
- * A uid in a path. Its slashes travel unescaped (`/groups/<a>/<b>`: the server folds the rest of the path into the
- * uid) or as `%2F`; a client escapes everything else in it.
- */
-const UidParam = Schema.transform(Schema.String, Schema.String, {
-  strict: true,
-  decode: (uid) => uid,
-  encode: (uid) => uid.split("/").map(encodeURIComponent).join("/")
-}).annotations({ description: "a uid; its slashes travel unescaped (%2F works too)" })
-
-const UidPath = Schema.Struct({ uid: UidParam })
-
-const MaskParams = Schema.Struct({
-  updateMask: Schema.optional(Schema.String.annotations({
-    description: "the fields to change, comma-separated (`*`: every mutable field); without it, those in the body"
-  }))
-})
-
-const Deleted = HttpApiSchema.Empty(200)
-
-/** A request body: the shape a create takes, and an update's (any of its fields). */
-export interface Body<I> {
-  readonly create: Schema.Schema<I>
-  readonly update: Schema.Schema<Partial<I>>
-}
-
-/** The JSON Schema of what a schema decodes from. */
-const jsonShape = <A, I>(schema: Schema.Schema<A, I>) => {
-  const { $schema: _, ...shape } = JSONSchema.make(Schema.encodedSchema(schema))
-  return shape
-}
-
-/**
- * A request body schema. The engine decodes the body, after its permission check (docs/api.md §7: permission
- * before validation), and reports every bad field; so here any JSON passes unchanged. Callers are typed by the
- * shape the engine expects, which `jsonSchema` shows in the OpenAPI document.
- */
-const unchecked = <T>(identifier: string, jsonSchema: object): Schema.Schema<T> =>
-  Schema.declare((_: unknown): _ is T => true, { identifier, jsonSchema })
-
-/** The bodies of a resource's create and update, from the engine's schema of a create. */
-const body = <A, I>(schema: Schema.Schema<A, I>, name: string): Body<I> => {
-  const shape = jsonShape(schema)
-  const { required: _, ...optional } = shape as typeof shape & { readonly required?: unknown }
-  return { create: unchecked(`Create${name}`, shape), update: unchecked(`Update${name}`, optional) }
-}
-
-/** What the endpoints of a resource say of it: its names in prose, and the capability each operation needs. */
-interface About {
-  readonly one: string
-  readonly many: string
-  readonly permissions: Capability.Operations
-}
-
-const about = (one: string, many: string, permissions: Capability.Operations): About => ({ one, many, permissions })
-
-/** A noun with its article: `a group`, `an identity`. */
-const a = (noun: string) => `${/^[aeiou]/.test(noun) ? "an" : "a"} ${noun}`
-
-/** Where a capability is needed, said once for every endpoint. */
-const needs = (capability: string | undefined, where = "on its group or a group above it") =>
-  capability === undefined ? "" : `Needs \`${capability}\` ${where}.`
-
-/** The list of a resource, one page at a time. */
-const list = <const Plural extends string, A, I>(plural: Plural, wire: Schema.Schema<A, I>, about: About) =>
-  HttpApiEndpoint.get("list", `/${plural}`)
-    .addSuccess(Wire.listEnvelope(plural, wire))
-    .annotate(OpenApi.Summary, `List ${about.many}`)
-    .annotate(
-      OpenApi.Description,
-      `One page of the ${about.many} the caller may see: those on whose group (or a group above it) it holds ` +
-        `\`${about.permissions.list}\`. totalCount counts only those.`
-    )
-
-/** One resource by uid. */
-const get = <const Plural extends string, A, I>(plural: Plural, wire: Schema.Schema<A, I>, about: About) =>
-  HttpApiEndpoint.get("get", `/${plural}/:uid`)
-    .setPath(UidPath)
-    .addSuccess(wire)
-    .annotate(OpenApi.Summary, `Get ${a(about.one)}`)
-    .annotate(
-      OpenApi.Description,
-      `${needs(about.permissions.list)} Without it the answer is PERMISSION_DENIED, whether or not it exists.`
-    )
-
-/** List and get, for every resource. */
-const readable = <const Name extends string, const Plural extends string, A, I>(
-  name: Name,
-  plural: Plural,
-  wire: Schema.Schema<A, I>,
-  about: About
-) =>
-  HttpApiGroup.make(name).add(list(plural, wire, about).setUrlParams(ListQuery.ListQuery)).add(get(plural, wire, about))
-
-/** List, get, create (in the group of the path), update and delete. */
-const writable = <const Name extends string, const Plural extends string, A, I, C>(
-  name: Name,
-  plural: Plural,
-  wire: Schema.Schema<A, I>,
-  body: Body<C>,
-  about: About
-) =>
-  readable(name, plural, wire, about)
-    .add(
-      HttpApiEndpoint.post("create", `/${plural}/:uid`)
-        .setPath(UidPath)
-        .setPayload(body.create)
-        .addSuccess(wire)
-        .annotate(OpenApi.Summary, `Create ${a(about.one)}`)
-        .annotate(
-          OpenApi.Description,
-          `Creates ${a(about.one)} in the group the path names. ` +
-            needs(about.permissions.create, "on that group or a group above it")
-        )
-    )
-    .add(
-      HttpApiEndpoint.patch("update", `/${plural}/:uid`)
-        .setPath(UidPath)
-        .setUrlParams(MaskParams)
-        .setPayload(body.update)
-        .addSuccess(wire)
-        .annotate(OpenApi.Summary, `Update ${a(about.one)}`)
-        .annotate(
-          OpenApi.Description,
-          `Changes the fields present in the body, or those updateMask names. ${needs(about.permissions.update)}`
-        )
-    )
-    .add(
-      HttpApiEndpoint.del("delete", `/${plural}/:uid`)
-        .setPath(UidPath)
-        .addSuccess(Deleted)
-        .annotate(OpenApi.Summary, `Delete ${a(about.one)}`)
-        .annotate(OpenApi.Description, needs(about.permissions.delete))
-    )
-
-/** The v1 surface of a resource: list with every match, create, replace (PUT), delete. */
-const v1 = <const Name extends string, const Plural extends string, A, I, C>(
-  name: Name,
-  plural: Plural,
-  wire: Schema.Schema<A, I>,
-  body: Body<C>,
-  about: About
-) =>
-  HttpApiGroup.make(name)
-    .add(
-      HttpApiEndpoint.get("list", `/${plural}`)
-        .setUrlParams(ListQuery.V1ListQuery)
-        .addSuccess(Wire.itemsEnvelope(wire))
-        .annotate(OpenApi.Summary, `List every one of the ${about.many} (v1)`)
-        .annotate(OpenApi.Description, `Every one the caller may see, without paging. ${needs(about.permissions.list)}`)
-    )
-    .add(
-      HttpApiEndpoint.post("create", `/${plural}/:uid`)
-        .setPath(UidPath)
-        .setPayload(body.create)
-        .addSuccess(wire)
-        .annotate(OpenApi.Summary, `Create ${a(about.one)} (v1)`)
-        .annotate(OpenApi.Description, needs(about.permissions.create, "on the group the path names or above it"))
-    )
-    .add(
-      HttpApiEndpoint.put("replace", `/${plural}/:uid`)
-        .setPath(UidPath)
-        .setPayload(body.create)
-        .addSuccess(wire)
-        .annotate(OpenApi.Summary, `Replace ${a(about.one)} (v1)`)
-        .annotate(OpenApi.Description, `Every field is set from the body. ${needs(about.permissions.update)}`)
-    )
-    .add(
-      HttpApiEndpoint.del("delete", `/${plural}/:uid`)
-        .setPath(UidPath)
-        .addSuccess(Deleted)
-        .annotate(OpenApi.Summary, `Delete ${a(about.one)} (v1)`)
-        .annotate(OpenApi.Description, needs(about.permissions.delete))
-    )
-    .annotateEndpoints(OpenApi.Deprecated, true)
-
-const aboutGroups = about("group", "groups", Group.permissions)
-const aboutIdentities = about("identity", "identities", Identity.permissions)
-const aboutRoles = about("role", "roles", Role.permissions)
-const aboutRoleBindings = about("role binding", "role bindings", RoleBinding.permissions)
-const aboutIdentityProviders = about("identity provider", "identity providers", IdentityProvider.permissions)
-const aboutAccountAssociations = about("account association", "account associations", AccountAssociation.permissions)
-const aboutGroupInvites = about("invite", "invites", GroupInvite.permissions)
-const aboutRepos = about("repo", "repos", Repo.permissions)
-const aboutTags = about("tag", "tags", Tag.permissions)
-const aboutAdvisories = about("advisory", "advisories", Advisory.permissions)
-
-const GroupBody = body(Group.CreateGroup, "Group")
-const IdentityBody = body(Identity.CreateIdentity, "Identity")
-const RoleBody = body(Role.CreateRole, "Role")
-const RoleBindingBody = body(RoleBinding.CreateRoleBinding, "RoleBinding")
-const IdentityProviderBody = body(IdentityProvider.CreateIdentityProvider, "IdentityProvider")
-const AccountAssociationBody = body(AccountAssociation.CreateAccountAssociation, "AccountAssociation")
-const GroupInviteBody = body(GroupInvite.CreateGroupInvite, "GroupInvite")
-const RedeemBody = unchecked<GroupInvite.RedeemGroupInvite>(
-  "RedeemGroupInvite",
-  jsonShape(GroupInvite.RedeemGroupInvite)
-)
-const RepoBody = body(Repo.CreateRepo, "Repo")
-const TagBody = body(Tag.CreateTag, "Tag")
-
-/** A group of the API: described, authenticated, under its prefix. */
-const authenticated = <
-  Id extends string,
-  Endpoints extends HttpApiEndpoint.HttpApiEndpoint.Any,
-  E,
-  R,
-  const Prefix extends HttpApiEndpoint.PathSegment
->(group: HttpApiGroup.HttpApiGroup<Id, Endpoints, E, R>, prefix: Prefix, description: string) =>
-  group.annotate(OpenApi.Description, description).middleware(Authentication).prefix(prefix)
-
-const iam = "/iam/v2beta1"
-
-export const Groups = authenticated(
-  writable("groups", "groups", Wire.Group.v2, GroupBody, aboutGroups).add(
-    HttpApiEndpoint.post("createRoot", "/groups")
-      .setPayload(GroupBody.create)
+/** `POST /iam/v2beta1/groups`: an organization, a group without a parent. */
+export const Organizations = customGroup(
+  HttpApiGroup.make("organizations").add(
+    HttpApiEndpoint.post("create", "/groups")
+      .setPayload(Resources.groups.body.create)
       .addSuccess(Wire.Group.v2)
       .annotate(OpenApi.Summary, "Create an organization (platform admins)")
+      .annotate(
+        OpenApi.Description,
+        "Creates a root group. Only the platform admins (ARBOR_PLATFORM_ADMINS) may; anyone else is PERMISSION_DENIED."
+      )
   ),
-  iam,
-  "Groups: the organization hierarchy. A root group is an organization."
+  "/iam/v2beta1",
+  "Organizations: the root groups, created by platform admins."
 )
-export const Identities = authenticated(
-  writable("identities", "identities", Wire.Identity.v2, IdentityBody, aboutIdentities),
-  iam,
-  "Identities: workloads and users, assumed through matching token claims."
-)
-export const Roles = authenticated(
-  writable("roles", "roles", Wire.Role.v2, RoleBody, aboutRoles),
-  iam,
-  "Roles: named sets of capabilities; built-in roles are readable by every caller."
-)
-export const RoleBindings = authenticated(
-  writable("roleBindings", "roleBindings", Wire.RoleBinding.v2, RoleBindingBody, aboutRoleBindings),
-  iam,
-  "Role bindings: an identity holding a role in a group and everything below it."
-)
-export const IdentityProviders = authenticated(
-  writable(
-    "identityProviders",
-    "identityProviders",
-    Wire.IdentityProvider.v2,
-    IdentityProviderBody,
-    aboutIdentityProviders
-  ),
-  iam,
-  "Identity providers: upstream OIDC providers for a group's users."
-)
-export const AccountAssociations = authenticated(
-  writable(
-    "accountAssociations",
-    "accountAssociations",
-    Wire.AccountAssociation.v2,
-    AccountAssociationBody,
-    aboutAccountAssociations
-  ),
-  iam,
-  "Account associations: the cloud accounts a group trusts, one per group."
-)
-export const GroupInvites = authenticated(
-  writable("groupInvites", "groupInvites", Wire.GroupInvite.v2, GroupInviteBody, aboutGroupInvites).add(
-    // `::` is a literal `:` to the router: the path is `/groupInvites:redeem` (AIP-136 custom method).
+
+/** `POST /iam/v2beta1/groupInvites:redeem`: the AIP-136 custom method of invites. */
+export const InviteCodes = customGroup(
+  HttpApiGroup.make("inviteCodes").add(
+    // `::` is a literal `:` to the router: the path is `/groupInvites:redeem`.
     HttpApiEndpoint.post("redeem", "/groupInvites::redeem")
-      .setPayload(RedeemBody)
+      .setPayload(unchecked<typeof GroupInvite.RedeemGroupInvite.Encoded>(
+        "RedeemGroupInvite",
+        jsonShape(GroupInvite.RedeemGroupInvite)
+      ))
       .addSuccess(Wire.RoleBinding.v2)
       .annotate(OpenApi.Summary, "Redeem an invite code: bind the calling identity to the invite's role")
   ),
-  iam,
-  "Group invites: codes that bind their redeemer to a role in a group."
-)
-export const Repos = authenticated(
-  readable("repos", "repos", Wire.Repo.v2, aboutRepos),
-  "/registry/v2beta1",
-  "Registry repositories: read-only here, written through v1."
-)
-export const Tags = authenticated(
-  HttpApiGroup.make("tags").add(list("tags", Wire.Tag.v2, aboutTags).setUrlParams(ListQuery.TagListQuery)).add(
-    get("tags", Wire.Tag.v2, aboutTags)
-  ),
-  "/registry/v2beta1",
-  "Registry tags: read-only here, written through v1."
-)
-export const Advisories = authenticated(
-  HttpApiGroup.make("advisories")
-    .add(list("advisories", Wire.Advisory.v2, aboutAdvisories).setUrlParams(ListQuery.AdvisoryListQuery))
-    .add(get("advisories", Wire.Advisory.v2, aboutAdvisories)),
-  "/vulnerabilities/v2beta1",
-  "Vulnerability advisories: read-only, loaded by the import command."
-)
-
-const v1Description = "v1 compatibility surface: deprecated, use v2beta1."
-export const GroupsV1 = authenticated(
-  v1("groupsV1", "groups", Wire.Group.v1, GroupBody, aboutGroups),
-  "/iam/v1",
-  v1Description
-)
-export const IdentitiesV1 = authenticated(
-  v1("identitiesV1", "identities", Wire.Identity.v1, IdentityBody, aboutIdentities),
-  "/iam/v1",
-  v1Description
-)
-export const RolesV1 = authenticated(
-  v1("rolesV1", "roles", Wire.Role.v1, RoleBody, aboutRoles),
-  "/iam/v1",
-  v1Description
-)
-export const RoleBindingsV1 = authenticated(
-  v1("roleBindingsV1", "rolebindings", Wire.RoleBinding.v1, RoleBindingBody, aboutRoleBindings),
-  "/iam/v1",
-  v1Description
-)
-export const ReposV1 = authenticated(
-  v1("reposV1", "repos", Wire.Repo.v1, RepoBody, aboutRepos),
-  "/registry/v1",
-  v1Description
-)
-export const TagsV1 = authenticated(
-  v1("tagsV1", "tags", Wire.Tag.v1, TagBody, aboutTags),
-  "/registry/v1",
-  v1Description
+  "/iam/v2beta1",
+  "Invite codes: redeemed by the identity they bind."
 )
 
 /** Liveness and readiness, without authentication. */
@@ -506,34 +167,29 @@ const withoutIds = <A>(value: A): A => {
 }
 
 /** Every path of the API, with the errors any endpoint may answer. */
-export const Api = HttpApi.make("arbor")
-  .add(Groups)
-  .add(Identities)
-  .add(Roles)
-  .add(RoleBindings)
-  .add(IdentityProviders)
-  .add(AccountAssociations)
-  .add(GroupInvites)
-  .add(Repos)
-  .add(Tags)
-  .add(Advisories)
-  .add(GroupsV1)
-  .add(IdentitiesV1)
-  .add(RolesV1)
-  .add(RoleBindingsV1)
-  .add(ReposV1)
-  .add(TagsV1)
-  .add(TokenService)
-  .add(Health)
-  .addError(declared(Errors.InvalidArgument, 400, "invalid argument (code 3)"))
-  .addError(declared(Errors.FailedPrecondition, 400, "failed precondition (code 9)"))
-  .addError(declared(Errors.PermissionDenied, 403, "permission denied (code 7), whether or not the resource exists"))
-  .addError(declared(Errors.NotFound, 404, "not found (code 5)"))
-  .addError(declared(Errors.AlreadyExists, 409, "already exists (code 6)"))
-  .addError(declared(Errors.ResourceExhausted, 429, "resource exhausted (code 8): too many requests; retry later"))
-  .addError(declared(Errors.Aborted, 409, "aborted (code 10): retry"))
-  .addError(declared(Errors.Internal, 500, "internal error (code 13)"))
-  .addError(declared(Errors.Unavailable, 503, "unavailable (code 14): a service it needs cannot be reached; retry"))
+export const Api = ErrorBody.declareErrors(
+  HttpApi.make("arbor")
+    .add(Resources.groups.group)
+    .add(Organizations)
+    .add(Resources.identities.group)
+    .add(Resources.roles.group)
+    .add(Resources.roleBindings.group)
+    .add(Resources.identityProviders.group)
+    .add(Resources.accountAssociations.group)
+    .add(Resources.groupInvites.group)
+    .add(InviteCodes)
+    .add(Resources.repos.group)
+    .add(Resources.tags.group)
+    .add(Resources.advisories.group)
+    .add(Resources.groupsV1.group)
+    .add(Resources.identitiesV1.group)
+    .add(Resources.rolesV1.group)
+    .add(Resources.roleBindingsV1.group)
+    .add(Resources.reposV1.group)
+    .add(Resources.tagsV1.group)
+    .add(TokenService)
+    .add(Health)
+)
   .annotate(OpenApi.Title, "Arbor management API")
   .annotate(OpenApi.Version, "2.0.0-beta.1")
   .annotate(

@@ -5,6 +5,8 @@
  * back into the engine error, so a client fails with the same typed errors as the engine.
  */
 import * as Errors from "@arbor/core/Errors"
+import type { HttpApi, HttpApiGroup } from "@effect/platform"
+import { HttpApiSchema } from "@effect/platform"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
@@ -245,3 +247,25 @@ export const schema = <A extends Errors.ArborError, I>(error: Schema.Schema<A, I
     encode: (e) => ParseResult.succeed(render(e, "arbor").body)
   })
 }
+
+/** A declared error: the engine's error, under the status of its code. */
+export const declared = <A extends Errors.ArborError, I>(
+  error: Schema.Schema<A, I>,
+  status: number,
+  description: string
+) => schema(error).annotations({ ...HttpApiSchema.annotations({ status }), description })
+
+/** An API that may answer every error of the engine, each under its status (docs/api.md §6). */
+export const declareErrors = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
+  api: HttpApi.HttpApi<Id, Groups, E, R>
+) =>
+  api
+    .addError(declared(Errors.InvalidArgument, 400, "invalid argument (code 3)"))
+    .addError(declared(Errors.FailedPrecondition, 400, "failed precondition (code 9)"))
+    .addError(declared(Errors.PermissionDenied, 403, "permission denied (code 7), whether or not the resource exists"))
+    .addError(declared(Errors.NotFound, 404, "not found (code 5)"))
+    .addError(declared(Errors.AlreadyExists, 409, "already exists (code 6)"))
+    .addError(declared(Errors.ResourceExhausted, 429, "resource exhausted (code 8): too many requests; retry later"))
+    .addError(declared(Errors.Aborted, 409, "aborted (code 10): retry"))
+    .addError(declared(Errors.Internal, 500, "internal error (code 13)"))
+    .addError(declared(Errors.Unavailable, 503, "unavailable (code 14): a service it needs cannot be reached; retry"))

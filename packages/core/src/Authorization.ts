@@ -10,6 +10,7 @@ import * as Metric from "effect/Metric"
 import type { Capability } from "./Capability.js"
 import type { Internal } from "./Errors.js"
 import { PermissionDenied } from "./Errors.js"
+import { operation } from "./internal/tracing.js"
 import type { Principal } from "./Principal.js"
 import * as Repository from "./Repository.js"
 import { orInternal } from "./Repository.js"
@@ -124,10 +125,13 @@ export class Authorization extends Effect.Service<Authorization>()("@arbor/core/
       })
 
     return {
-      grants,
+      /** What `principal` holds, from its current bindings. */
+      grants: (principal: Principal) => operation("Authorization.grants")(grants(principal)),
       /** Fails unless `principal` holds `capability` at `group`. */
       check: (principal: Principal, capability: Capability, group: string, resource: string = group) =>
-        Effect.flatMap(grants(principal), (g) => g.require(capability, group, resource))
+        operation("Authorization.check", { "arbor.capability": capability })(
+          Effect.flatMap(grants(principal), (g) => g.require(capability, group, resource))
+        )
     }
   })
 }) {}

@@ -15,6 +15,7 @@ import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as jose from "jose"
 import { Unauthenticated } from "./Errors.js"
+import { operation } from "./internal/tracing.js"
 import type { Table } from "./Store.js"
 import { Store } from "./Store.js"
 import * as Uid from "./Uid.js"
@@ -301,7 +302,7 @@ export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/Toke
         audience: string = settings.audience,
         person: { readonly email?: string | undefined } = {}
       ) =>
-        Effect.gen(function*() {
+        operation("TokenIssuer.mint")(Effect.gen(function*() {
           const { kid, privateKey } = yield* signing
           const issuedAt = Math.floor((yield* Clock.currentTimeMillis) / 1000)
           const token = yield* Effect.promise(() =>
@@ -316,17 +317,17 @@ export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/Toke
               .sign(privateKey)
           )
           return { token, expiry: DateTime.unsafeMake((issuedAt + lifetime) * 1000) }
-        }),
+        })),
 
       /** Verifies a token of this issuer; any failure is Unauthenticated (the specific reason in `reason`). */
       verify: (token: string): Effect.Effect<Verified, Unauthenticated> =>
-        Effect.gen(function*() {
+        operation("TokenIssuer.verify")(Effect.gen(function*() {
           const known = yield* verified.get(token)
           if ((yield* verifying).some((k) => k.kid === known.kid)) return known.result
           // Its key stopped verifying (a reload dropped it): verify afresh, which now fails.
           yield* verified.invalidate(token)
           return (yield* verified.get(token)).result
-        }),
+        })),
 
       /** True when `token` claims to come from this issuer (unverified): such tokens are never upstream tokens. */
       isOwn: (token: string): boolean => {
@@ -344,7 +345,7 @@ export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/Toke
        * Retires the signing key and signs with a new one from now on; tokens of the retired key verify until they
        * expire. Starts from the stored keys, so a rotation made by another process is kept.
        */
-      rotate: Effect.gen(function*() {
+      rotate: operation("TokenIssuer.rotate")(Effect.gen(function*() {
         const at = yield* Clock.currentTimeMillis
         const fresh = yield* generateKey(at)
         const next = [
@@ -356,7 +357,7 @@ export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/Toke
         yield* store.save(next)
         yield* Ref.set(keys, next)
         return fresh.kid
-      }),
+      })),
 
       /** Rotates when the signing key is older than `maxAge`; returns whether it did. */
       rotateIfOlderThan: (maxAge: Duration.DurationInput) =>

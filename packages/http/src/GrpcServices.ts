@@ -5,27 +5,16 @@
  * request body enters the engine as the proto3 JSON of its message, which is the REST body. Methods left out here
  * answer `UNIMPLEMENTED`.
  */
-import {
-  AccountAssociationSchema,
-  AccountAssociationsService
-} from "@arbor/api/proto/chainguard/platform/iam/v2beta1/account_associations_pb"
-import {
-  GroupInviteSchema,
-  GroupInvitesService
-} from "@arbor/api/proto/chainguard/platform/iam/v2beta1/group_invites_pb"
-import { GroupSchema, GroupsService } from "@arbor/api/proto/chainguard/platform/iam/v2beta1/groups_pb"
-import { IdentitiesService, IdentitySchema } from "@arbor/api/proto/chainguard/platform/iam/v2beta1/identities_pb"
-import {
-  IdentityProviderSchema,
-  IdentityProvidersService
-} from "@arbor/api/proto/chainguard/platform/iam/v2beta1/identity_providers_pb"
-import {
-  RoleBindingSchema,
-  RoleBindingsService
-} from "@arbor/api/proto/chainguard/platform/iam/v2beta1/role_bindings_pb"
-import { RoleSchema, RolesService } from "@arbor/api/proto/chainguard/platform/iam/v2beta1/roles_pb"
-import { RepoSchema, ReposService } from "@arbor/api/proto/chainguard/platform/registry/v2beta1/repos_pb"
-import { TagSchema, TagsService } from "@arbor/api/proto/chainguard/platform/registry/v2beta1/tags_pb"
+import * as ListQuery from "@arbor/api/ListQuery"
+import { AccountAssociationsService } from "@arbor/api/proto/chainguard/platform/iam/v2beta1/account_associations_pb"
+import { GroupInvitesService } from "@arbor/api/proto/chainguard/platform/iam/v2beta1/group_invites_pb"
+import { GroupsService } from "@arbor/api/proto/chainguard/platform/iam/v2beta1/groups_pb"
+import { IdentitiesService } from "@arbor/api/proto/chainguard/platform/iam/v2beta1/identities_pb"
+import { IdentityProvidersService } from "@arbor/api/proto/chainguard/platform/iam/v2beta1/identity_providers_pb"
+import { RoleBindingsService } from "@arbor/api/proto/chainguard/platform/iam/v2beta1/role_bindings_pb"
+import { RolesService } from "@arbor/api/proto/chainguard/platform/iam/v2beta1/roles_pb"
+import { ReposService } from "@arbor/api/proto/chainguard/platform/registry/v2beta1/repos_pb"
+import { TagsService } from "@arbor/api/proto/chainguard/platform/registry/v2beta1/tags_pb"
 import type { AdvisoryEventSchema } from "@arbor/api/proto/chainguard/platform/vulnerabilities/v2beta1/advisories_pb"
 import {
   AdvisoriesService,
@@ -36,21 +25,26 @@ import {
 } from "@arbor/api/proto/chainguard/platform/vulnerabilities/v2beta1/advisories_pb"
 import type { UIDPFilter } from "@arbor/api/proto/platform/common/v1/uidp.platform_pb"
 import { SecurityTokenService } from "@arbor/api/proto/platform/oidc/v1/oidc.platform_pb"
-import * as Wire from "@arbor/api/Wire"
+import * as Resources from "@arbor/api/Resources"
 import type { Lists, Principal, ResourceService } from "@arbor/core"
-import { Errors } from "@arbor/core"
+import { Errors, Validation } from "@arbor/core"
 import type { Advisory } from "@arbor/core/Advisory"
 import {
   create,
+  createRegistry,
   type DescMessage,
+  type DescMethod,
+  type DescMethodUnary,
   fromJson,
+  type JsonObject,
   type JsonValue,
+  type Message,
   type MessageInitShape,
   type MessageShape,
   toJson
 } from "@bufbuild/protobuf"
-import { type FieldMask, timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt"
-import type { ConnectRouter, HandlerContext } from "@connectrpc/connect"
+import { timestampFromMs } from "@bufbuild/protobuf/wkt"
+import { Code, ConnectError, type ConnectRouter, type HandlerContext, type MethodImpl } from "@connectrpc/connect"
 import type * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -67,6 +61,46 @@ export interface Runner {
   readonly withBearer: <A>(context: HandlerContext, operation: (token: string) => Effect.Effect<A, E>) => Promise<A>
 }
 
+const isUnary = (method: DescMethod): method is DescMethodUnary => method.methodKind === "unary"
+
+/** The services served, every method of each: those without an engine feature answer `UNIMPLEMENTED`. */
+export const served = [
+  GroupsService,
+  IdentitiesService,
+  RolesService,
+  RoleBindingsService,
+  IdentityProvidersService,
+  AccountAssociationsService,
+  GroupInvitesService,
+  ReposService,
+  TagsService,
+  AdvisoriesService,
+  SecurityTokenService
+] as const
+
+/** The descriptors of the served protos, by the full names the declarations give. */
+const protos = (() => {
+  const registry = createRegistry(...served.map((service) => service.file))
+  const missing = (kind: string, name: string) => new Error(`no ${kind} ${name} among the served protos`)
+  return {
+    service: (name: string) => {
+      const found = registry.getService(name)
+      if (found === undefined) throw missing("service", name)
+      return found
+    },
+    message: (name: string) => {
+      const found = registry.getMessage(name)
+      if (found === undefined) throw missing("message", name)
+      return found
+    }
+  }
+})()
+
+/** A method the engine has no feature for, answered as ConnectRPC answers one left out of a service. */
+const unimplemented = (method: DescMethodUnary): MethodImpl<DescMethodUnary> => () => {
+  throw new ConnectError(`${method.parent.typeName}.${method.name} is not implemented`, Code.Unimplemented)
+}
+
 /** A field the engine has no feature for, set in a request. */
 const unsupported = (field: string) => Errors.InvalidArgument.field(field, "is not supported by this server")
 
@@ -74,26 +108,8 @@ const unsupported = (field: string) => Errors.InvalidArgument.field(field, "is n
 const message = <D extends DescMessage>(desc: D, json: unknown): MessageShape<D> =>
   fromJson(desc, json as JsonValue, { ignoreUnknownFields: true })
 
-/**
- * A request's resource as the REST body of the same request: its proto3 JSON, defaults left out. A value proto3
- * JSON cannot hold (a timestamp past year 9999) is the request's own error, as a malformed REST body is.
- */
-const body = <D extends DescMessage>(
-  field: string,
-  desc: D,
-  value: MessageShape<D> | undefined
-): Effect.Effect<Record<string, unknown>, Errors.InvalidArgument> =>
-  value === undefined ? Effect.succeed({}) : Effect.try({
-    try: () => toJson(desc, value) as Record<string, unknown>,
-    catch: (error) => Errors.InvalidArgument.field(field, error instanceof Error ? error.message : String(error))
-  })
-
-/** An update mask as REST takes it: the paths, comma-separated. */
-const mask = (updateMask: FieldMask | undefined) => updateMask?.paths.join(",")
-
 interface ListRequest {
   readonly uidp?: UIDPFilter | undefined
-  readonly name?: string | undefined
   readonly pageSize: number
   readonly pageToken: string
   readonly orderBy: string
@@ -107,12 +123,40 @@ const listOptions = (request: ListRequest): Lists.ListOptions => ({
   ancestorsOf: request.uidp?.ancestorsOf || undefined,
   inRoot: request.uidp?.inRoot || undefined,
   ids: request.uidp !== undefined && request.uidp.ids.length > 0 ? request.uidp.ids : undefined,
-  name: request.name || undefined,
   pageSize: request.pageSize,
   pageToken: request.pageToken || undefined,
   orderBy: request.orderBy || undefined,
   skip: request.skip
 })
+
+/**
+ * A list request's proto3 JSON as the REST query of the same list (`uidp.descendantsOf` for `uidp`'s
+ * `descendantsOf`, every name in its documented spelling), which the resource's query schema decodes as it decodes
+ * REST's: one rule for both surfaces.
+ */
+const asQuery = (json: JsonObject) => {
+  const query: Record<string, string | ReadonlyArray<string>> = {}
+  const put = (key: string, value: JsonValue | undefined) => {
+    if (value === undefined || value === null) return
+    query[ListQuery.aliases[key] ?? key] = Array.isArray(value)
+      ? value.map(String)
+      : typeof value === "object"
+      ? JSON.stringify(value)
+      : String(value)
+  }
+  for (const [key, value] of Object.entries(json)) {
+    if (key === "uidp" && typeof value === "object" && value !== null && !Array.isArray(value)) {
+      for (const [inner, v] of Object.entries(value)) put(`uidp.${inner}`, v)
+    } else put(key, value)
+  }
+  return query
+}
+
+/** The query parameters a query schema takes, in their documented spelling. */
+const parametersOf = (query: Schema.Schema.AnyNoContext): ReadonlySet<string> => {
+  const ast = Schema.encodedSchema(query).ast
+  return new Set(ast._tag === "TypeLiteral" ? ast.propertySignatures.map((p) => String(p.name)) : [])
+}
 
 /** A list response: the page's items under the plural, the next page token, the counts. */
 const listResponse = <P extends string, A, M>(plural: P, page: Lists.Page<A>, item: (a: A) => M) => ({
@@ -122,55 +166,127 @@ const listResponse = <P extends string, A, M>(plural: P, page: Lists.Page<A>, it
   skipped: page.skipped
 })
 
-/** A resource's proto message from the engine's value, through its v2 wire JSON. */
-const encoder = <A, I, D extends DescMessage>(
-  wire: Schema.Schema<A, I>,
-  desc: D,
-  adjust: (json: I) => unknown = (json) => json
+/** A message's fields as its proto3 JSON (defaults left out); one it cannot hold is the request's own error. */
+const fieldsOf = (desc: DescMessage, value: Message, field: string) =>
+  Effect.try({
+    try: () => {
+      const json = toJson(desc, value)
+      return typeof json === "object" && json !== null && !Array.isArray(json) ? json : {}
+    },
+    catch: (error) => Errors.InvalidArgument.field(field, error instanceof Error ? error.message : String(error))
+  })
+
+/** A request's set fields beyond `known`, as the refusal of the first: the engine has no feature for it. */
+const beyond = (json: JsonObject, known: ReadonlySet<string>) => {
+  const other = Object.keys(json).find((key) => !known.has(key))
+  return other === undefined ? Effect.void : Effect.fail(unsupported(other))
+}
+
+const text = (value: JsonValue | undefined) => typeof value === "string" ? value : ""
+
+/**
+ * The methods of a resource's service, from its declaration (`@arbor/api/Resources`): `Get<Message>`,
+ * `List<Plural>`, `Create<Message>`, `Update<Message>` and `Delete<Message>` call the engine service's operation of
+ * that name, with the request's resource as the REST body would carry it (its proto3 JSON) and the resource back
+ * through its v2 wire schema. A request that sets a field the engine has no feature for is refused, naming it. Methods
+ * `custom` registers first keep their own mapping; the rest answer `UNIMPLEMENTED`.
+ */
+const serveResource = <A, I, Q extends Lists.ListOptions, QI>(
+  router: ConnectRouter,
+  run: Runner,
+  resource: {
+    readonly name: string
+    readonly wire: Schema.Schema<A, I>
+    readonly query: Schema.Schema<Q, QI>
+    readonly proto: Resources.Proto<I>
+  },
+  service: ResourceService.Readable<A, Q> | ResourceService.Writable<A, Q>
 ) => {
-  const encode = Schema.encodeSync(wire)
-  return (value: A): MessageShape<D> => message(desc, adjust(encode(value)))
-}
-
-/** How a resource travels: its engine service, its message, its encoding, its list's plural, its request field. */
-interface Mapping<A, D extends DescMessage> {
-  readonly service: ResourceService.Writable<A>
-  readonly desc: D
-  readonly encode: (value: A) => MessageShape<D>
-  readonly plural: string
-  readonly field: string
-  /** The REST body from the message's JSON, where the two differ. */
-  readonly input?: (json: Record<string, unknown>) => Record<string, unknown>
-}
-
-/** Get, list, create, update and delete of a resource. */
-const crud = <A, D extends DescMessage>(run: Runner, m: Mapping<A, D>) => {
-  const input = (request: object) =>
-    body(m.field, m.desc, (request as Record<string, MessageShape<D> | undefined>)[m.field]).pipe(
-      Effect.map((json) => m.input === undefined ? json : m.input(json))
-    )
-  return {
-    get: (request: { readonly uid: string }, context: HandlerContext) =>
-      run.asCaller(context, (p) => Effect.map(m.service.get(p, request.uid), m.encode)),
-    list: (request: ListRequest, context: HandlerContext) =>
-      run.asCaller(
-        context,
-        (p) => Effect.map(m.service.list(p, listOptions(request)), (page) => listResponse(m.plural, page, m.encode))
-      ),
-    create: (request: { readonly parent: string }, context: HandlerContext) =>
-      run.asCaller(context, (p) =>
-        input(request).pipe(
-          Effect.flatMap((json) => m.service.create(p, request.parent, json)),
-          Effect.map(m.encode)
-        )),
-    update: (request: { readonly updateMask?: FieldMask | undefined }, context: HandlerContext) =>
-      run.asCaller(context, (p) =>
-        input(request).pipe(
-          Effect.flatMap(({ uid = "", ...patch }) => m.service.update(p, String(uid), patch, mask(request.updateMask))),
-          Effect.map(m.encode)
-        )),
-    delete: (request: { readonly uid: string }, context: HandlerContext) =>
-      run.asCaller(context, (p) => Effect.as(m.service.delete(p, request.uid), {}))
+  const { field, fromProto = (json) => json, toProto = (json) => json } = resource.proto
+  const desc = protos.message(resource.proto.message)
+  const encodeWire = Schema.encodeSync(resource.wire)
+  const encode = (value: A) => toProto(encodeWire(value))
+  const toMessage = (value: A) => message(desc, encode(value))
+  /** The request's resource as the REST body: its proto3 JSON, adjusted; fields the engine lacks refused. */
+  const input = (json: JsonObject): Effect.Effect<Record<string, unknown>, Errors.InvalidArgument> => {
+    const body = json[field]
+    const given: JsonObject = typeof body === "object" && body !== null && !Array.isArray(body) ? body : {}
+    const refused = resource.proto.unsupported?.find((name) => given[name] !== undefined)
+    return refused === undefined
+      ? Effect.succeed(fromProto({ ...given }))
+      : Effect.fail(unsupported(`${field}.${refused}`))
+  }
+  const parameters = parametersOf(resource.query)
+  const decodeQuery = Schema.decodeUnknown(resource.query)
+  const registered = new Set(router.handlers.map((handler) => handler.method))
+  const operations = (method: DescMethodUnary): MethodImpl<DescMethodUnary> | undefined => {
+    const call = <B>(
+      fields: ReadonlyArray<string>,
+      operation: (p: Principal.Principal, json: JsonObject) => Effect.Effect<B, E>
+    ) => {
+      const known = new Set(fields)
+      return (request: Message, context: HandlerContext) =>
+        run.asCaller(context, (p) =>
+          fieldsOf(method.input, request, field).pipe(
+            Effect.tap((json) => beyond(json, known)),
+            Effect.flatMap((json) => operation(p, json))
+          ))
+    }
+    const message = desc.name
+    switch (method.name) {
+      case `Get${message}`:
+        return call(
+          ["uid"],
+          (p, json) => Effect.map(service.get(p, text(json.uid)), toMessage)
+        )
+      case `Delete${message}`:
+        return "delete" in service
+          ? call(["uid"], (p, json) => Effect.as(service.delete(p, text(json.uid)), create(method.output)))
+          : undefined
+      case `Create${message}`:
+        return "create" in service
+          ? call(["parent", field], (p, json) =>
+            input(json).pipe(
+              Effect.flatMap((body) => service.create(p, text(json.parent), body)),
+              Effect.map(toMessage)
+            ))
+          : undefined
+      case `Update${message}`:
+        return "update" in service
+          ? call([field, "updateMask"], (p, json) =>
+            input(json).pipe(
+              Effect.flatMap(({ uid, ...patch }) =>
+                service.update(
+                  p,
+                  typeof uid === "string" ? uid : "",
+                  patch,
+                  typeof json.updateMask === "string" ? json.updateMask : undefined
+                )
+              ),
+              Effect.map(toMessage)
+            ))
+          : undefined
+    }
+    if (method.name.startsWith("List") && method.output.field[resource.name] !== undefined) {
+      return (request: Message, context: HandlerContext) =>
+        run.asCaller(context, (p) =>
+          fieldsOf(method.input, request, "request").pipe(
+            Effect.flatMap((json) => {
+              const { ignored = [] } = resource.proto
+              const query = asQuery(Object.fromEntries(Object.entries(json).filter(([key]) => !ignored.includes(key))))
+              const refused = Object.keys(query).find((key) => !parameters.has(key))
+              return refused === undefined ? Effect.succeed(query) : Effect.fail(unsupported(refused))
+            }),
+            Effect.flatMap((query) => Effect.mapError(decodeQuery(query), (error) => Validation.fromParseError(error))),
+            Effect.flatMap((options) => service.list(p, options)),
+            Effect.map((page) => create(method.output, listResponse(resource.name, page, toMessage)))
+          ))
+    }
+    return undefined
+  }
+  for (const method of protos.service(resource.proto.service).methods) {
+    if (registered.has(method) || !isUnary(method)) continue
+    router.rpc(method, operations(method) ?? unimplemented(method))
   }
 }
 
@@ -179,9 +295,6 @@ const firstSet = (fields: Record<string, boolean>): Errors.InvalidArgument | und
   const set = Object.entries(fields).find(([, isSet]) => isSet)
   return set === undefined ? undefined : unsupported(set[0])
 }
-
-/** The proto's catalog tiers are the engine's with this prefix. */
-const catalogTierPrefix = "CATALOG_TIER_"
 
 const nonEmpty = <A>(values: ReadonlyArray<A>) => values.length > 0 ? values : undefined
 
@@ -258,27 +371,10 @@ const advisory = (a: Advisory): AdvisoryMessage =>
     events: a.events.map(advisoryEvent)
   })
 
-/** The services served, every method of each: those without an engine feature answer `UNIMPLEMENTED`. */
-export const served = [
-  GroupsService,
-  IdentitiesService,
-  RolesService,
-  RoleBindingsService,
-  IdentityProvidersService,
-  AccountAssociationsService,
-  GroupInvitesService,
-  ReposService,
-  TagsService,
-  AdvisoriesService,
-  SecurityTokenService
-] as const
-
 /** The routes of every served service, over the engine. */
 export const routes = Effect.gen(function*() {
   const engine = yield* EngineServices.services
 
-  const encodeGroup = encoder(Wire.Group.v2, GroupSchema)
-  const encodeTag = encoder(Wire.Tag.v2, TagSchema)
   const rawToken = (exchanged: { readonly token: string; readonly expiry: DateTime.Utc }) => ({
     token: exchanged.token,
     expiry: timestampFromMs(exchanged.expiry.epochMillis)
@@ -291,200 +387,20 @@ export const routes = Effect.gen(function*() {
     refusal === undefined ? Effect.void : Effect.fail(refusal)
 
   return (run: Runner) => (router: ConnectRouter) => {
-    /** `then`, unless the request sets a field the engine does not support; the caller is authenticated first. */
-    const checked = <A>(
-      context: HandlerContext,
-      refusal: Errors.InvalidArgument | undefined,
-      then: () => Promise<A>
-    ): Promise<A> => refusal === undefined ? then() : run.asCaller(context, () => Effect.fail(refusal))
-
-    const group = crud(run, {
-      service: engine.groups,
-      desc: GroupSchema,
-      encode: encodeGroup,
-      plural: "groups",
-      field: "group"
+    // A group created without a parent is an organization, which REST creates at its own path.
+    serveResource(router, run, Resources.groups, {
+      ...engine.groups,
+      create: (p, parent, body) =>
+        parent === "" ? engine.groups.createRoot(p, body) : engine.groups.create(p, parent, body)
     })
-    router.service(GroupsService, {
-      getGroup: group.get,
-      listGroups: group.list,
-      createGroup: (request, context) =>
-        request.parent === ""
-          ? run.asCaller(
-            context,
-            (p) =>
-              body("group", GroupSchema, request.group).pipe(
-                Effect.flatMap((json) => engine.groups.createRoot(p, json)),
-                Effect.map(encodeGroup)
-              )
-          )
-          : group.create(request, context),
-      updateGroup: group.update,
-      deleteGroup: group.delete
-    })
-
-    const identity = crud(run, {
-      service: engine.identities,
-      desc: IdentitySchema,
-      encode: encoder(Wire.Identity.v2, IdentitySchema),
-      plural: "identities",
-      field: "identity"
-    })
-    const relationship = (request: { readonly identity?: MessageShape<typeof IdentitySchema> | undefined }) => {
-      const chosen = request.identity?.relationship.case
-      return firstSet({
-        "identity.awsIdentity": chosen === "awsIdentity",
-        "identity.servicePrincipal": chosen === "servicePrincipal"
-      })
-    }
-    router.service(IdentitiesService, {
-      getIdentity: identity.get,
-      listIdentities: (request, context) =>
-        checked(
-          context,
-          firstSet({ relationshipType: request.relationshipType !== 0 }),
-          () => identity.list(request, context)
-        ),
-      createIdentity: (request, context) =>
-        checked(context, relationship(request), () => identity.create(request, context)),
-      updateIdentity: (request, context) =>
-        checked(context, relationship(request), () => identity.update(request, context)),
-      deleteIdentity: identity.delete
-    })
-
-    const role = crud(run, {
-      service: engine.roles,
-      desc: RoleSchema,
-      encode: encoder(Wire.Role.v2, RoleSchema),
-      plural: "roles",
-      field: "role"
-    })
-    router.service(RolesService, {
-      getRole: role.get,
-      listRoles: role.list,
-      createRole: role.create,
-      updateRole: role.update,
-      deleteRole: role.delete
-    })
-
-    const binding = crud(run, {
-      service: engine.bindings,
-      desc: RoleBindingSchema,
-      // The proto also names the identity and the role by uid at the top level.
-      encode: encoder(
-        Wire.RoleBinding.v2,
-        RoleBindingSchema,
-        (b) => ({ ...b, identityUid: b.identity.uid, roleUid: b.role.uid })
-      ),
-      plural: "roleBindings",
-      field: "roleBinding",
-      // The REST body names them only there; nested references are output only.
-      input: ({ group: _g, identity: _i, role: _r, ...json }) => json
-    })
-    router.service(RoleBindingsService, {
-      getRoleBinding: binding.get,
-      listRoleBindings: (request, context) =>
-        checked(
-          context,
-          firstSet({ identity: request.identity !== "", group: request.group !== "", role: request.role !== "" }),
-          () => binding.list(request, context)
-        ),
-      createRoleBinding: binding.create,
-      updateRoleBinding: binding.update,
-      deleteRoleBinding: binding.delete
-    })
-
-    const provider = crud(run, {
-      service: engine.providers,
-      desc: IdentityProviderSchema,
-      encode: encoder(Wire.IdentityProvider.v2, IdentityProviderSchema),
-      plural: "identityProviders",
-      field: "identityProvider"
-    })
-    router.service(IdentityProvidersService, {
-      getIdentityProvider: provider.get,
-      listIdentityProviders: provider.list,
-      createIdentityProvider: provider.create,
-      updateIdentityProvider: provider.update,
-      deleteIdentityProvider: provider.delete
-    })
-
-    const association = crud(run, {
-      service: engine.associations,
-      desc: AccountAssociationSchema,
-      encode: encoder(Wire.AccountAssociation.v2, AccountAssociationSchema),
-      plural: "accountAssociations",
-      field: "accountAssociation"
-    })
-    router.service(AccountAssociationsService, {
-      getAccountAssociation: association.get,
-      listAccountAssociations: association.list,
-      createAccountAssociation: association.create,
-      updateAccountAssociation: association.update,
-      deleteAccountAssociation: association.delete
-    })
-
-    const invite = crud(run, {
-      service: engine.invites,
-      desc: GroupInviteSchema,
-      encode: encoder(Wire.GroupInvite.v2, GroupInviteSchema),
-      plural: "groupInvites",
-      field: "groupInvite",
-      input: ({ role: _, ...json }) => json
-    })
-    router.service(GroupInvitesService, {
-      getGroupInvite: invite.get,
-      listGroupInvites: (request, context) =>
-        checked(context, firstSet({ keyId: request.keyId !== "" }), () => invite.list(request, context)),
-      createGroupInvite: invite.create,
-      deleteGroupInvite: invite.delete
-    })
-
-    const repo = crud(run, {
-      service: engine.repos,
-      desc: RepoSchema,
-      encode: encoder(Wire.Repo.v2, RepoSchema, (r) => ({ ...r, catalogTier: `${catalogTierPrefix}${r.catalogTier}` })),
-      plural: "repos",
-      field: "repo",
-      input: (json) =>
-        typeof json.catalogTier === "string"
-          ? { ...json, catalogTier: json.catalogTier.replace(catalogTierPrefix, "") }
-          : json
-    })
-    router.service(ReposService, {
-      getRepo: repo.get,
-      listRepos: repo.list,
-      createRepo: repo.create,
-      updateRepo: repo.update,
-      deleteRepo: repo.delete
-    })
-
-    const tag = crud(run, {
-      service: engine.tags,
-      desc: TagSchema,
-      encode: encodeTag,
-      plural: "tags",
-      field: "tag"
-    })
-    router.service(TagsService, {
-      getTag: tag.get,
-      listTags: (request, context) =>
-        run.asCaller(context, (p) =>
-          Effect.try({
-            try: () =>
-              request.updatedSince === undefined
-                ? undefined
-                : new Date(timestampMs(request.updatedSince)).toISOString(),
-            catch: () => Errors.InvalidArgument.field("updatedSince", "is not a valid time")
-          }).pipe(
-            Effect.flatMap((updatedSince) =>
-              engine.tags.list(p, { ...listOptions(request), digest: request.digest || undefined, updatedSince })
-            ),
-            Effect.map((page) => listResponse("tags", page, encodeTag))
-          )),
-      createTag: tag.create,
-      deleteTag: tag.delete
-    })
+    serveResource(router, run, Resources.identities, engine.identities)
+    serveResource(router, run, Resources.roles, engine.roles)
+    serveResource(router, run, Resources.roleBindings, engine.bindings)
+    serveResource(router, run, Resources.identityProviders, engine.providers)
+    serveResource(router, run, Resources.accountAssociations, engine.associations)
+    serveResource(router, run, Resources.groupInvites, engine.invites)
+    serveResource(router, run, Resources.repos, engine.repos)
+    serveResource(router, run, Resources.tags, engine.tags)
 
     router.service(AdvisoriesService, {
       getAdvisory: (request, context) =>

@@ -317,6 +317,9 @@ describe.runIf(referenceProtos !== undefined)("gRPC, by an independent client on
       token
     )
     assert.strictEqual(since.tags, undefined)
+    // The views a list of tags may ask for change nothing: every answer holds them.
+    const viewed = await tags.ListTags({ uidp: { childrenOf: repo.uid }, includeDates: true }, token)
+    assert.deepStrictEqual(viewed.tags.map((t: { name: string }) => t.name), ["1.27"])
 
     await server.runtime.runPromise(
       Effect.gen(function*() {
@@ -503,6 +506,7 @@ describe.runIf(referenceProtos !== undefined)("gRPC, by an independent client on
       clients.service(`${iam}.RoleBindingsService`).ListRoleBindings({ identity: owner.identity }, owner.token)
     )
     assert.strictEqual(filtered.code, 3)
+    assert.match(JSON.stringify(filtered.details), /"field":"identity"/)
   })
 
   it("answers UNAUTHENTICATED without a valid bearer, as REST does", async () => {

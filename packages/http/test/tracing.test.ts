@@ -133,6 +133,10 @@ describe("traces", () => {
             store.some((s) => s.attributes["db.collection.name"] === "groups"),
             `${path}: no store span reading groups inside Groups.get`
           )
+          // The bearer's verification and the caller's grants are spans of the same request.
+          for (const name of ["TokenIssuer.verify", "Authorization.grants"]) {
+            assert.isTrue(spans.some((s) => s.name === name && ancestry(s).includes(request!)), `${path}: no ${name}`)
+          }
         }
       }).pipe(Effect.provide(tracedServer(exporter)))
     }))

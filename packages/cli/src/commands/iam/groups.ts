@@ -45,7 +45,7 @@ export const organizations = Command.make("organizations").pipe(
       (flags) =>
         Effect.gen(function*() {
           const client = yield* connect(flags)
-          const created = yield* client.groups.createRoot({
+          const created = yield* client.organizations.create({
             payload: {
               name: flags.name,
               ...given("description", flags.description)
