@@ -44,15 +44,24 @@ export const limits = {
   maxIssuers: 1000
 } as const
 
+/** What an OpenID client reads of an issuer's discovery document, under its names there. */
+export interface Metadata {
+  readonly jwks_uri: string
+  /** Where the issuer's people sign in. */
+  readonly authorization_endpoint?: string
+  /** Where its codes are redeemed. */
+  readonly token_endpoint?: string
+  readonly userinfo_endpoint?: string
+  readonly id_token_signing_alg_values_supported?: ReadonlyArray<string>
+  /** Whether its callbacks carry `iss` (RFC 9207). */
+  readonly authorization_response_iss_parameter_supported?: boolean
+}
+
 /** An issuer's keys as of one fetch. */
 export interface Keys {
   readonly issuer: string
-  /** Where the issuer's people sign in and its codes are redeemed, as its discovery document names them. */
-  readonly endpoints: {
-    readonly authorization?: string | undefined
-    readonly token?: string | undefined
-    readonly userinfo?: string | undefined
-  }
+  /** Its discovery document, as far as an OpenID client reads it. */
+  readonly metadata: Metadata
   readonly kids: ReadonlySet<string>
   readonly keySet: ReturnType<typeof jose.createLocalJWKSet>
   readonly fetchedAt: number
@@ -68,10 +77,19 @@ interface Entry {
 const Discovery = Schema.Struct({
   issuer: Schema.String,
   jwks_uri: Schema.String,
-  authorization_endpoint: Schema.optional(Schema.String),
-  token_endpoint: Schema.optional(Schema.String),
-  userinfo_endpoint: Schema.optional(Schema.String)
+  authorization_endpoint: Schema.optionalWith(Schema.String, { exact: true }),
+  token_endpoint: Schema.optionalWith(Schema.String, { exact: true }),
+  userinfo_endpoint: Schema.optionalWith(Schema.String, { exact: true }),
+  id_token_signing_alg_values_supported: Schema.optionalWith(Schema.Array(Schema.String), { exact: true }),
+  authorization_response_iss_parameter_supported: Schema.optionalWith(Schema.Boolean, { exact: true })
 })
+
+/** An issuer's answer: its status, headers and body, read within the limits. */
+export interface Answer {
+  readonly status: number
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: string
+}
 
 /** Upstream issuers' keys. */
 export class IssuerKeys extends Effect.Service<IssuerKeys>()("@arbor/core/IssuerKeys", {
@@ -83,13 +101,16 @@ export class IssuerKeys extends Effect.Service<IssuerKeys>()("@arbor/core/Issuer
     const unavailable = (issuer: string, reason: string, detail: string) =>
       new IssuerKeysUnavailable({ issuer, reason, detail })
 
-    /** Sends `request` to the issuer's `url` and reads its JSON answer, within the limits. */
-    const requestJson = (issuer: string, request: HttpClientRequest.HttpClientRequest) =>
+    /** Sends `request` to a URL of the issuer and reads its answer, whatever its status, within the limits. */
+    const request = (
+      issuer: string,
+      outgoing: HttpClientRequest.HttpClientRequest
+    ): Effect.Effect<Answer, IssuerKeysUnavailable> =>
       Effect.gen(function*() {
-        const url = request.url
+        const url = outgoing.url
         const insecure = IssuerUrl.error(url, { allowLoopback: settings.allowLoopbackHttpIssuers, allowQuery: true })
         if (insecure !== undefined) return yield* unavailable(issuer, "INSECURE_URL", `${url} ${insecure}`)
-        const response = yield* client.execute(HttpClientRequest.acceptJson(request)).pipe(
+        const response = yield* client.execute(HttpClientRequest.acceptJson(outgoing)).pipe(
           Effect.mapError((e) =>
             unavailable(
               issuer,
@@ -104,25 +125,27 @@ export class IssuerKeys extends Effect.Service<IssuerKeys>()("@arbor/core/Issuer
         if (declared > limits.maxBytes) {
           return yield* unavailable(issuer, "DOCUMENT_TOO_LARGE", `${url} declares ${declared} bytes`)
         }
-        const text = yield* readCapped(response, issuer, url)
-        if (response.status !== 200) {
-          return yield* unavailable(issuer, "FETCH_FAILED", `${url} answered ${response.status}: ${text.slice(0, 200)}`)
-        }
-        return yield* Effect.try({
-          try: () => JSON.parse(text) as unknown,
-          catch: () => unavailable(issuer, "MALFORMED_DOCUMENT", `${url} is not JSON`)
-        })
+        const body = yield* readCapped(response, issuer, url)
+        return { status: response.status, headers: response.headers, body }
       }).pipe(
         Effect.timeoutFail({
           duration: limits.timeout,
           onTimeout: () =>
-            unavailable(issuer, "TIMEOUT", `${request.url} did not answer within ${Duration.format(limits.timeout)}`)
+            unavailable(issuer, "TIMEOUT", `${outgoing.url} did not answer within ${Duration.format(limits.timeout)}`)
         }),
         // A fetch-based client follows redirects unless told not to; Node's clients never do.
         Effect.provideService(FetchHttpClient.RequestInit, { redirect: "error" })
       )
 
-    const fetchJson = (issuer: string, url: string) => requestJson(issuer, HttpClientRequest.get(url))
+    /** The JSON document at a URL of the issuer. */
+    const fetchJson = (issuer: string, url: string) =>
+      Effect.flatMap(request(issuer, HttpClientRequest.get(url)), ({ body, status }) =>
+        status !== 200
+          ? Effect.fail(unavailable(issuer, "FETCH_FAILED", `${url} answered ${status}: ${body.slice(0, 200)}`))
+          : Effect.try({
+            try: () => JSON.parse(body) as unknown,
+            catch: () => unavailable(issuer, "MALFORMED_DOCUMENT", `${url} is not JSON`)
+          }))
 
     const readCapped = (response: HttpClientResponse.HttpClientResponse, issuer: string, url: string) =>
       response.stream.pipe(
@@ -154,8 +177,9 @@ export class IssuerKeys extends Effect.Service<IssuerKeys>()("@arbor/core/Issuer
               () => unavailable(issuer, "MALFORMED_DOCUMENT", `${discoveryUrl} lacks issuer or jwks_uri`)
             )
         )
-        if (discovery.issuer !== issuer) {
-          return yield* unavailable(issuer, "ISSUER_MISMATCH", `${discoveryUrl} names the issuer ${discovery.issuer}`)
+        const { issuer: named, ...metadata } = discovery
+        if (named !== issuer) {
+          return yield* unavailable(issuer, "ISSUER_MISMATCH", `${discoveryUrl} names the issuer ${named}`)
         }
         const jwks = yield* fetchJson(issuer, discovery.jwks_uri)
         const keys = (jwks as { keys?: unknown })?.keys
@@ -169,11 +193,7 @@ export class IssuerKeys extends Effect.Service<IssuerKeys>()("@arbor/core/Issuer
         const kids = new Set(keys.flatMap((k: { kid?: unknown }) => typeof k?.kid === "string" ? [k.kid] : []))
         return {
           issuer,
-          endpoints: {
-            authorization: discovery.authorization_endpoint,
-            token: discovery.token_endpoint,
-            userinfo: discovery.userinfo_endpoint
-          },
+          metadata,
           kids,
           keySet,
           fetchedAt: yield* Clock.currentTimeMillis
@@ -213,8 +233,8 @@ export class IssuerKeys extends Effect.Service<IssuerKeys>()("@arbor/core/Issuer
     }
 
     return {
-      /** Sends `request` to a URL of `issuer` and reads its JSON answer, within the same limits as its keys. */
-      requestJson,
+      /** Sends a request to a URL of `issuer` and reads its answer, within the same limits as its keys. */
+      request,
 
       /**
        * The keys of `issuer`, fresh enough to hold `kid` if the issuer publishes it: from cache, or fetched when the

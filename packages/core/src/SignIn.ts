@@ -53,9 +53,6 @@ export const pollBackoff = Duration.seconds(5)
 /** The letters of user codes: consonants only (no vowels, so no words), none that look alike. */
 export const userCodeAlphabet = "BCDFGHJKLMNPQRSTVWXZ"
 
-/** Where a device authorization stands. */
-export type DeviceStatus = "pending" | "approved" | "denied"
-
 /** A login transaction: the browser's cookie names its uid; `state` comes back from the provider. */
 export const transactionsTable: Table = {
   name: "login_transactions",

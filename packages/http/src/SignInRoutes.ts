@@ -147,7 +147,8 @@ export const layer = (options: {
             transaction: request.cookies[loginCookie],
             state: optional(query.get("state")),
             code: optional(query.get("code")),
-            error: optional(query.get("error"))
+            error: optional(query.get("error")),
+            iss: optional(query.get("iss"))
           }).pipe(
             Effect.map((done) =>
               done._tag === "Device" ? Pages.signedIn : redirect(withParams(done.callback, {

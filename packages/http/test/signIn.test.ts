@@ -228,6 +228,23 @@ describe("the browser flow", () => {
     }
   })
 
+  it("refuses a callback whose iss names another provider than the one the sign-in went to (RFC 9207 mix-up)", async () => {
+    const browser = new Browser()
+    const answer = await browser.visit(signInUrl({}), {
+      login: "ada",
+      provider: provider.issuer,
+      stopBefore: (url) => url.startsWith(`${server.url}/oauth/callback`)
+    })
+    const delivered = new URL(answer.url)
+    assert.strictEqual(delivered.searchParams.get("iss"), provider.issuer)
+    delivered.searchParams.set("iss", "https://other-provider.invalid")
+    const landed = await browser.load(delivered.href)
+    const to = new URL(landed.headers.get("location")!)
+    assert.strictEqual(to.origin + to.pathname, callback.url)
+    assert.isNull(to.searchParams.get("token"))
+    assert.strictEqual(to.searchParams.get("status_code"), "403")
+  })
+
   it("is listed in the discovery document", async () => {
     const discovery = await json(fetch(`${server.url}/.well-known/openid-configuration`))
     assert.deepInclude(discovery, {
