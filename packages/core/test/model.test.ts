@@ -1,4 +1,42 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as FastCheck from "effect/FastCheck"
+import * as Layer from "effect/Layer"
+import * as TestContext from "effect/TestContext"
 import * as MemoryStore from "../src/MemoryStore.js"
+import { Store } from "../src/Store.js"
 import { ModelSuite } from "../src/testing/index.js"
 
 ModelSuite.suite("memory", MemoryStore.layer)
+
+/** A store with a bug the suite must find: deleting role bindings does nothing, so a revoked role stays held. */
+const keepsRevokedBindings = Layer.effect(
+  Store,
+  Effect.map(Store, (store) => ({
+    ...store,
+    delete: (table, where) => table.name === "role_bindings" ? Effect.succeed(0) : store.delete(table, where)
+  }))
+).pipe(Layer.provide(MemoryStore.layer))
+
+describe("model-based suite", () => {
+  it.live("finds a store's bug and shrinks it to a handful of commands", () =>
+    Effect.gen(function*() {
+      const result = yield* Effect.promise(() =>
+        FastCheck.check(
+          FastCheck.asyncProperty(
+            ModelSuite.commands,
+            (steps) =>
+              Effect.runPromise(
+                ModelSuite.run(keepsRevokedBindings, steps).pipe(Effect.provide(TestContext.TestContext))
+              )
+          ),
+          { numRuns: 50, seed: 24 }
+        )
+      )
+      assert.isTrue(result.failed, "the bug went unnoticed")
+      const [shrunk] = result.counterexample!
+      const steps = [...shrunk].map(String)
+      assert.isAtMost(steps.length, 3, String(shrunk))
+      assert.isTrue(steps.some((step) => step.startsWith("Unbind")), String(shrunk))
+    }), { timeout: 300_000 })
+})
