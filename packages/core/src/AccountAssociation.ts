@@ -4,7 +4,7 @@
  */
 import * as Schema from "effect/Schema"
 import * as Capability from "./Capability.js"
-import { OptionalDescription, RequiredName, Timestamp } from "./Fields.js"
+import { OptionalDescription, RequiredName, Timestamp } from "./internal/fields.js"
 import type { Table } from "./Store.js"
 import { Uid } from "./Uid.js"
 

@@ -5,7 +5,7 @@
 import type * as DateTime from "effect/DateTime"
 import * as Schema from "effect/Schema"
 import type * as Capability from "./Capability.js"
-import { Timestamp } from "./Fields.js"
+import { Timestamp } from "./internal/fields.js"
 import type { Table } from "./Store.js"
 import { Uid } from "./Uid.js"
 

@@ -10,6 +10,7 @@ import * as Metric from "effect/Metric"
 import type { Capability } from "./Capability.js"
 import type { Internal } from "./Errors.js"
 import { PermissionDenied } from "./Errors.js"
+import * as Versions from "./internal/storage/versions.js"
 import { operation } from "./internal/tracing.js"
 import type { Principal } from "./Principal.js"
 import * as Repository from "./Repository.js"
@@ -19,7 +20,6 @@ import * as RoleBinding from "./RoleBinding.js"
 import { Store } from "./Store.js"
 import { isAncestor, isAncestorOrSelf } from "./Uid.js"
 import type { Uid } from "./Uid.js"
-import * as Versions from "./Versions.js"
 
 /** One binding's contribution: the capabilities held at `group` and below. */
 export interface Grant {

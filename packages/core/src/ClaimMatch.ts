@@ -7,7 +7,7 @@
  */
 import * as Schema from "effect/Schema"
 import { RE2JS } from "re2js"
-import { Timestamp, TimestampInput } from "./Fields.js"
+import { Timestamp, TimestampInput } from "./internal/fields.js"
 
 /** Compiles a pattern for whole-value matching; throws on an invalid one. */
 export const compilePattern = (pattern: string): RE2JS => RE2JS.compile(pattern)

@@ -6,7 +6,7 @@ import * as Duration from "effect/Duration"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Capability from "./Capability.js"
-import { Timestamp } from "./Fields.js"
+import { Timestamp } from "./internal/fields.js"
 import type { Table } from "./Store.js"
 import { Uid } from "./Uid.js"
 

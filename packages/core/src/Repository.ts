@@ -2,18 +2,18 @@
  * Typed access to one table: rows are encoded from and decoded into domain values with their schema, and store
  * failures become internal errors. The engine's services read and write only through repositories.
  */
+import { CompiledSchema } from "@arbor/schema-compiler"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import * as CompiledSchema from "./CompiledSchema.js"
 import { Internal } from "./Errors.js"
+import * as Versions from "./internal/storage/versions.js"
 import type { Query, Row, Table, UniqueViolation, Where } from "./Store.js"
 import type { StoreError } from "./Store.js"
 import { isStoreError, Store } from "./Store.js"
 import { parentOrNull } from "./Uid.js"
 import type { Uid } from "./Uid.js"
-import * as Versions from "./Versions.js"
 
 /** Store failures as internal errors. */
 export const orInternal = <A, E, R>(

@@ -5,11 +5,11 @@
 import * as Schema from "effect/Schema"
 import type { Capability as CapabilityName } from "./Capability.js"
 import { all as allCapabilities, Capability, normalize, operations } from "./Capability.js"
-import { OptionalDescription, RequiredName, Timestamp } from "./Fields.js"
+import { OptionalDescription, RequiredName, Timestamp } from "./internal/fields.js"
+import * as Versions from "./internal/storage/versions.js"
 import type { Table } from "./Store.js"
 import type { Uid as UidType } from "./Uid.js"
 import { Uid } from "./Uid.js"
-import * as Versions from "./Versions.js"
 
 /** The capability each operation needs (docs/api.md §7). */
 export const permissions = operations("roles")

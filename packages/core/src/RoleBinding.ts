@@ -3,10 +3,10 @@
  */
 import * as Schema from "effect/Schema"
 import * as Capability from "./Capability.js"
-import { Timestamp } from "./Fields.js"
+import { Timestamp } from "./internal/fields.js"
+import * as Versions from "./internal/storage/versions.js"
 import type { Table } from "./Store.js"
 import { Uid } from "./Uid.js"
-import * as Versions from "./Versions.js"
 
 /** The capability each operation on role bindings needs (docs/api.md §7). */
 export const permissions = Capability.operations("role_bindings")

@@ -5,7 +5,7 @@
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import { FieldViolation } from "./Errors.js"
-import * as FieldMask from "./FieldMask.js"
+import * as FieldMask from "./internal/lists/fieldMask.js"
 import { commit, operations, orNotFound, trusted } from "./internal/operations.js"
 import { syntheticDigest, upsertTag } from "./internal/registry.js"
 import * as Resources from "./internal/resources.js"

@@ -3,7 +3,8 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type { Progress } from "../src/Import.js"
-import { Advisories, AdvisoryDocument, Arbor, Principal } from "../src/index.js"
+import { Advisories, Arbor, Principal } from "../src/index.js"
+import * as AdvisoryDocument from "../src/internal/registry/advisoryDocument.js"
 import { organization, principalWith } from "./fixtures.js"
 
 const withArbor = <A, E>(effect: Effect.Effect<A, E, Arbor.Services>) => Effect.provide(effect, Arbor.layerMemory)

@@ -9,7 +9,6 @@ import {
   Groups,
   IdentityProviders,
   MemoryStore,
-  People,
   Principal,
   Repository,
   Role,
@@ -18,6 +17,7 @@ import {
   Sealing,
   Secrets
 } from "../src/index.js"
+import * as People from "../src/internal/signIn/people.js"
 import { folder, organization, principalWith } from "./fixtures.js"
 
 const withArbor = <A, E>(

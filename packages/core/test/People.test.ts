@@ -9,7 +9,6 @@ import {
   Groups,
   Identities,
   IdentityProviders,
-  People,
   Principal,
   RefreshTokens,
   Role,
@@ -19,6 +18,7 @@ import {
   Store,
   TokenIssuer
 } from "../src/index.js"
+import * as People from "../src/internal/signIn/people.js"
 import { organization } from "./fixtures.js"
 
 const issuer = "https://login.example.com"

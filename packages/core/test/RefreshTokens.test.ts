@@ -2,7 +2,8 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
-import { Arbor, Groups, Identities, Principal, RefreshToken, RefreshTokens, Store, TokenIssuer } from "../src/index.js"
+import { Arbor, Groups, Identities, Principal, RefreshTokens, Store, TokenIssuer } from "../src/index.js"
+import * as RefreshToken from "../src/internal/tokens/refreshToken.js"
 
 const audience = "https://api.arbor.invalid"
 

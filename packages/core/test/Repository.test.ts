@@ -1,3 +1,4 @@
+import { CompiledSchema } from "@arbor/schema-compiler"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -6,7 +7,6 @@ import {
   AccountAssociation,
   Advisory,
   Arbor,
-  CompiledSchema,
   Group,
   GroupInvite,
   Identity,

@@ -9,7 +9,8 @@ import { Api, CurrentPrincipal, UpstreamToken } from "@arbor/api/Api"
 import * as ErrorBody from "@arbor/api/ErrorBody"
 import * as Resources from "@arbor/api/Resources"
 import type { Lists, Principal, ResourceService } from "@arbor/core"
-import { Arbor, CompiledSchema, Errors, SignIn } from "@arbor/core"
+import { Arbor, Errors, SignIn } from "@arbor/core"
+import { CompiledSchema } from "@arbor/schema-compiler"
 import {
   HttpApi,
   HttpApiBuilder,

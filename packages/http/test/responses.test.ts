@@ -8,7 +8,6 @@ import {
   AccountAssociations,
   Advisories,
   Arbor,
-  CompiledSchema,
   GroupInvites,
   Groups,
   Identities,
@@ -20,6 +19,7 @@ import {
 } from "@arbor/core"
 import { Repos } from "@arbor/core"
 import { Samples } from "@arbor/core/testing"
+import { CompiledSchema } from "@arbor/schema-compiler"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"

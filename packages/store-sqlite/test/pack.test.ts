@@ -1,8 +1,8 @@
 /**
- * The packages as an embedder gets them: `@arbor/core`, the SQLite adapter and `@arbor/api` packed, installed
- * from the tarballs into a new project on another Effect 3 release than the workspace's, where exactly one copy of
- * `effect` must be installed, the README's embedding examples must type-check and run, and its typed-client and gRPC
- * client examples must type-check.
+ * The packages as an embedder gets them: `@arbor/core` (with `@arbor/schema-compiler`), the SQLite adapter and
+ * `@arbor/api` packed, installed from the tarballs into a new project on another Effect 3 release than the
+ * workspace's, where exactly one copy of `effect` must be installed, the README's embedding examples must type-check
+ * and run, and its typed-client and gRPC client examples must type-check.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { execFile } from "node:child_process"
@@ -45,7 +45,7 @@ describe("packed packages", () => {
     async () => {
       const dir = mkdtempSync(join(tmpdir(), "arbor-pack-"))
       try {
-        for (const name of ["core", "store-sql", "store-sqlite", "api"]) {
+        for (const name of ["schema-compiler", "core", "store-sql", "store-sqlite", "api"]) {
           await run("npx", ["-y", "pnpm@10", "pack", "--pack-destination", dir], join(packages, name))
         }
         const project = join(dir, "project")
@@ -59,6 +59,7 @@ describe("packed packages", () => {
             private: true,
             type: "module",
             dependencies: {
+              "@arbor/schema-compiler": `file:../arbor-schema-compiler-${version("schema-compiler")}.tgz`,
               "@arbor/core": `file:../arbor-core-${version("core")}.tgz`,
               "@arbor/store-sql": `file:../arbor-store-sql-${version("store-sql")}.tgz`,
               "@arbor/store-sqlite": `file:../arbor-store-sqlite-${version("store-sqlite")}.tgz`,

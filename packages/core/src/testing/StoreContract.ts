@@ -20,12 +20,12 @@ import * as Option from "effect/Option"
 import * as Advisory from "../Advisory.js"
 import * as Group from "../Group.js"
 import * as Identity from "../Identity.js"
+import * as Versions from "../internal/storage/versions.js"
 import * as RoleBinding from "../RoleBinding.js"
 import type { Condition, OrderKey, Query, Row, Scalar, Where } from "../Store.js"
 import { Store } from "../Store.js"
 import * as Tag from "../Tag.js"
 import * as Uid from "../Uid.js"
-import * as Versions from "../Versions.js"
 
 const root = (n: number) => n.toString(16).padStart(40, "0")
 const child = (parent: string, n: number) => `${parent}/${n.toString(16).padStart(16, "0")}`

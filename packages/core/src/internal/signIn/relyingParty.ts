@@ -14,11 +14,11 @@ import * as Runtime from "effect/Runtime"
 import * as jose from "jose"
 import * as oauth from "oauth4webapi"
 import { PermissionDenied, Unavailable } from "../../Errors.js"
-import { IssuerKeys, IssuerKeysUnavailable } from "../../IssuerKeys.js"
-import type { Keys } from "../../IssuerKeys.js"
 import * as IssuerUrl from "../../IssuerUrl.js"
 import { Settings } from "../../Settings.js"
 import { algorithms, clockToleranceSeconds } from "../../Sts.js"
+import { IssuerKeys, IssuerKeysUnavailable } from "../tokens/issuerKeys.js"
+import type { Keys } from "../tokens/issuerKeys.js"
 import type { Provider } from "./providers.js"
 
 /** What a sign-in keeps between its start and its callback. */

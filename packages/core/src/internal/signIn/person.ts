@@ -2,7 +2,7 @@
  * People: those who sign in through an OpenID provider. A person is a root-level identity (no parent group) made at
  * their first sign-in; the `people` table keeps them unique per (issuer, subject), its uid the identity's.
  */
-import type { Table } from "./Store.js"
+import type { Table } from "../../Store.js"
 
 /** What a provider's verified ID token says of a person. */
 export interface Claims {

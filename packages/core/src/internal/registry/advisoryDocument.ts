@@ -5,8 +5,8 @@
 import * as DateTime from "effect/DateTime"
 import * as Either from "effect/Either"
 import { parse } from "yaml"
-import type { Event } from "./Advisory.js"
-import { advisoryIdPattern, eventTypes } from "./Advisory.js"
+import type { Event } from "../../Advisory.js"
+import { advisoryIdPattern, eventTypes } from "../../Advisory.js"
 
 /** One advisory of a document. */
 export interface DocumentAdvisory {

@@ -4,7 +4,7 @@
  * rotated from one another form a family; presenting a rotated token again revokes the whole family.
  */
 import * as Duration from "effect/Duration"
-import type { Table } from "./Store.js"
+import type { Table } from "../../Store.js"
 
 /** How long a refresh token lives. */
 export const lifetime = Duration.days(30)

@@ -5,7 +5,7 @@
 import * as DateTime from "effect/DateTime"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import * as Repo from "./Repo.js"
+import * as Repo from "../../Repo.js"
 
 /** One catalog entry. */
 export const Entry = Schema.Struct({

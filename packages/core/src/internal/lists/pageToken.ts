@@ -7,9 +7,9 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { createHash, createHmac, timingSafeEqual } from "node:crypto"
-import { InvalidArgument } from "./Errors.js"
-import type { SecretsService } from "./Secrets.js"
-import type { Scalar } from "./Store.js"
+import { InvalidArgument } from "../../Errors.js"
+import type { SecretsService } from "../../Secrets.js"
+import type { Scalar } from "../../Store.js"
 
 /** How long a token stays valid; an older one restarts the query from the beginning. */
 export const lifetimeMillis = 3 * 24 * 60 * 60 * 1000

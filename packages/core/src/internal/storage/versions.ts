@@ -6,8 +6,8 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { StoreError, StoreService, Table } from "./Store.js"
-import { Store } from "./Store.js"
+import type { StoreError, StoreService, Table } from "../../Store.js"
+import { Store } from "../../Store.js"
 
 /** The version rows: one per name, its uid the name. */
 export const table: Table = {

@@ -18,8 +18,8 @@ import * as http from "node:http"
 import * as https from "node:https"
 import type { LookupFunction } from "node:net"
 import { Readable } from "node:stream"
-import * as NetworkAddress from "./NetworkAddress.js"
-import { Settings } from "./Settings.js"
+import * as NetworkAddress from "../../NetworkAddress.js"
+import { Settings } from "../../Settings.js"
 
 /** Resolves a host name to its addresses. */
 export type Resolve = (host: string) => Promise<ReadonlyArray<LookupAddress>>

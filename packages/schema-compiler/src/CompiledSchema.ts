@@ -12,10 +12,10 @@ import type * as Schema from "effect/Schema"
 import * as AST from "effect/SchemaAST"
 
 /** What a compiled decoder or encoder returns for an input it does not accept, or cannot decide on. */
-export const failed: unique symbol = Symbol.for("@arbor/core/CompiledSchema/failed")
+export const failed: unique symbol = Symbol.for("@arbor/schema-compiler/CompiledSchema/failed")
 
 /** Within a compiled function: not for this compiler to decide (unlike a plain rejection, which a union tries past). */
-const unsure: unique symbol = Symbol.for("@arbor/core/CompiledSchema/unsure")
+const unsure: unique symbol = Symbol.for("@arbor/schema-compiler/CompiledSchema/unsure")
 
 /** A compiled decoder or encoder: the result, or `failed`. */
 export type Compiled = (input: unknown) => unknown

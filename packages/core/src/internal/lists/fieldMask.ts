@@ -3,7 +3,7 @@
  * request; with one, exactly the fields it lists (camelCase or snake_case); `*` replaces every mutable field.
  */
 import * as Effect from "effect/Effect"
-import { InvalidArgument } from "./Errors.js"
+import { InvalidArgument } from "../../Errors.js"
 
 /** A resource's fields, as an update sees them. */
 export interface Fields {

@@ -8,11 +8,11 @@ import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Identity from "./Identity.js"
-import { trusted, unexpectedConflict } from "./internal/operations.js"
-import * as Repository from "./Repository.js"
-import { Store } from "./Store.js"
-import type * as Uid from "./Uid.js"
+import * as Identity from "../../Identity.js"
+import * as Repository from "../../Repository.js"
+import { Store } from "../../Store.js"
+import type * as Uid from "../../Uid.js"
+import { trusted, unexpectedConflict } from "../operations.js"
 
 /** How soon after it is noted a use is written. */
 export const interval = Duration.millis(250)
