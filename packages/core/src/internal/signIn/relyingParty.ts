@@ -19,6 +19,7 @@ import { Settings } from "../../Settings.js"
 import { algorithms, clockToleranceSeconds } from "../../Sts.js"
 import { IssuerKeys, IssuerKeysUnavailable } from "../tokens/issuerKeys.js"
 import type { Keys } from "../tokens/issuerKeys.js"
+import type { Claims } from "./person.js"
 import type { Provider } from "./providers.js"
 
 /** What a sign-in keeps between its start and its callback. */
@@ -26,15 +27,6 @@ export interface Secrets {
   readonly state: string
   readonly nonce: string
   readonly verifier: string
-}
-
-/** What the provider says of the person who signed in. */
-export interface Claims {
-  readonly issuer: string
-  readonly subject: string
-  readonly email?: string | undefined
-  readonly emailVerified: boolean
-  readonly name?: string | undefined
 }
 
 /** The callback's parameters, as the provider sent them to the browser. */
