@@ -271,8 +271,22 @@ export const logout = (where: Endpoints) =>
   Effect.gen(function*() {
     const cache = Where.cache(where.api)
     const refresh = cache.read("refresh-token")
-    if (refresh !== undefined) {
-      yield* Effect.ignore(postForm(where, OAuth.paths.revocation, { token: refresh }))
-    }
+    const revoked = refresh === undefined
+      ? false
+      : yield* postForm(where, OAuth.paths.revocation, { token: refresh }).pipe(
+        Effect.as(true),
+        Effect.orElseSucceed(() => false)
+      )
+    const loggedIn = existsSync(cache.dir)
     yield* Effect.sync(() => rmSync(cache.dir, { recursive: true, force: true }))
+    yield* tell(
+      !loggedIn
+        ? `You were not logged in to ${where.api}.`
+        : refresh === undefined
+        ? `Logged out of ${where.api}: its tokens are forgotten.`
+        : revoked
+        ? `Logged out of ${where.api}: its tokens are forgotten and the refresh token is revoked.`
+        : `Logged out of ${where.api}: its tokens are forgotten; the server could not be reached to revoke the ` +
+          "refresh token, which expires by itself."
+    )
   })

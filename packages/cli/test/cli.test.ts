@@ -232,8 +232,14 @@ describe("arbor auth", () => {
     assert.match(none.stderr, /not logged in to .*; run arbor auth login/)
     assert.strictEqual(none.stdout, "")
     const signedIn = await asDeployer()
-    assert.strictEqual((await arbor(signedIn, "auth", "logout")).code, 0)
+    const out = await arbor(signedIn, "auth", "logout")
+    assert.strictEqual(out.code, 0)
+    assert.match(out.stderr, /^Logged out of http:\/\/127\.0\.0\.1:\d+: its tokens are forgotten/)
+    assert.strictEqual(out.stdout, "")
     assert.strictEqual((await arbor(signedIn, "auth", "token")).code, 3)
+    const again = await arbor(signedIn, "auth", "logout")
+    assert.strictEqual(again.code, 0)
+    assert.match(again.stderr, /^You were not logged in to /)
   })
 
   it(
