@@ -9,7 +9,7 @@ import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platfor
 import type { OpenApiJsonSchema } from "@effect/platform"
 import * as Schema from "effect/Schema"
 import * as ErrorBody from "./ErrorBody.js"
-import { customGroup, jsonShape, unchecked } from "./internal/declaration.js"
+import { authenticated, jsonShape, unchecked } from "./internal/declaration.js"
 import * as Resources from "./Resources.js"
 import { UpstreamBearer } from "./Security.js"
 import * as Wire from "./Wire.js"
@@ -17,7 +17,7 @@ import * as Wire from "./Wire.js"
 export { Authentication, CurrentPrincipal, UpstreamBearer, UpstreamToken } from "./Security.js"
 
 /** `POST /iam/v2beta1/groups`: an organization, a group without a parent. */
-export const Organizations = customGroup(
+export const Organizations = authenticated(
   HttpApiGroup.make("organizations").add(
     HttpApiEndpoint.post("create", "/groups")
       .setPayload(Resources.groups.body.create)
@@ -33,7 +33,7 @@ export const Organizations = customGroup(
 )
 
 /** `POST /iam/v2beta1/groupInvites:redeem`: the AIP-136 custom method of invites. */
-export const InviteCodes = customGroup(
+export const InviteCodes = authenticated(
   HttpApiGroup.make("inviteCodes").add(
     // `::` is a literal `:` to the router: the path is `/groupInvites:redeem`.
     HttpApiEndpoint.post("redeem", "/groupInvites::redeem")

@@ -81,7 +81,9 @@ const readHandlers = <A, Q extends Lists.ListOptions>(
   return {
     list: ({ urlParams }: { readonly urlParams: Q }) =>
       asCaller((p) => service.list(p, urlParams)).pipe(Effect.flatMap((page) => listed(toEnvelope(page)))),
-    get: ({ path }: UidRequest) => asCaller((p) => service.get(p, path.uid)).pipe(Effect.flatMap(got))
+    get: ({ path }: UidRequest) => asCaller((p) => service.get(p, path.uid)).pipe(Effect.flatMap(got)),
+    /** How a resource is answered. */
+    answered: got
   }
 }
 
@@ -90,6 +92,13 @@ const readHandlers = <A, Q extends Lists.ListOptions>(
  * read it themselves (`handleRaw`), as the framework would: JSON, which the request limits have already checked.
  */
 const body = (request: HttpServerRequest.HttpServerRequest) => Effect.orDie(request.json)
+
+/** A write: the request's body to the engine operation, as the caller; what it returns answered. */
+const write = <A>(
+  request: HttpServerRequest.HttpServerRequest,
+  operation: (principal: Principal.Principal, input: unknown) => Effect.Effect<A, Errors.ArborError>,
+  answered: (value: A) => Effect.Effect<HttpServerResponse.HttpServerResponse>
+) => body(request).pipe(Effect.flatMap((input) => asCaller((p) => operation(p, input))), Effect.flatMap(answered))
 
 /** The REST handlers of a resource the caller lists and gets (with the standard list query). */
 const readable = <const Name extends string, A, I, QI extends Resources.Params>(
@@ -110,23 +119,20 @@ const writable = <const Name extends string, A, I, QI extends Resources.Params, 
   service: ResourceService.Writable<A>
 ) => {
   const read = readHandlers(resource, service)
-  const [created, updated] = [answer(resource.wire), answer(resource.wire)]
   return HttpApiBuilder.group(
     serve(resource.group),
     resource.name,
     (h) =>
       h.handle("list", read.list).handle("get", read.get)
         .handleRaw("create", ({ path, request }) =>
-          body(request).pipe(
-            Effect.flatMap((input) => asCaller((p) => service.create(p, path.uid, input))),
-            Effect.flatMap(created)
-          ))
+          write(request, (p, input) => service.create(p, path.uid, input), read.answered))
         .handleRaw("update", ({ path, request, urlParams }) =>
-          body(request).pipe(
-            Effect.flatMap((patch) => asCaller((p) => service.update(p, path.uid, patch, urlParams.updateMask))),
-            Effect.flatMap(updated)
+          write(request, (p, patch) =>
+            service.update(p, path.uid, patch, urlParams.updateMask), read.answered))
+        .handle("delete", ({ path }) =>
+          asCaller((p) =>
+            service.delete(p, path.uid)
           ))
-        .handle("delete", ({ path }) => asCaller((p) => service.delete(p, path.uid)))
   )
 }
 
@@ -138,7 +144,7 @@ const v1 = <const Name extends string, A, V1I, C, CI>(
   surface: Resources.V1Surface<Name, A, V1I, C, CI>,
   service: ResourceService.Writable<A>
 ) => {
-  const [listed, created, replaced] = [answer(surface.envelope), answer(surface.wire), answer(surface.wire)]
+  const [listed, answered] = [answer(surface.envelope), answer(surface.wire)]
   return HttpApiBuilder.group(
     serve(surface.group),
     surface.name,
@@ -169,16 +175,14 @@ const v1 = <const Name extends string, A, V1I, C, CI>(
           })
         ))
         .handleRaw("create", ({ path, request }) =>
-          body(request).pipe(
-            Effect.flatMap((input) => asCaller((p) => service.create(p, path.uid, input))),
-            Effect.flatMap(created)
-          ))
+          write(request, (p, input) => service.create(p, path.uid, input), answered))
         .handleRaw("replace", ({ path, request }) =>
-          body(request).pipe(
-            Effect.flatMap((input) => asCaller((p) => service.update(p, path.uid, input, "*"))),
-            Effect.flatMap(replaced)
+          write(request, (p, input) =>
+            service.update(p, path.uid, input, "*"), answered))
+        .handle("delete", ({ path }) =>
+          asCaller((p) =>
+            service.delete(p, path.uid)
           ))
-        .handle("delete", ({ path }) => asCaller((p) => service.delete(p, path.uid)))
   )
 }
 

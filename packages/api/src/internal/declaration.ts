@@ -121,8 +121,8 @@ const needs = (capability: string | undefined, where = "on its group or a group 
 /** The message's name: `RoleBinding`, for the bodies' identifiers. */
 export const typeName = (proto: { readonly message: string }) => proto.message.slice(proto.message.lastIndexOf(".") + 1)
 
-/** A group of the API: described, authenticated, under its prefix. */
-const authenticated = <
+/** A group of the API: described, authenticated, under its prefix (the custom methods' groups too). */
+export const authenticated = <
   Id extends string,
   Endpoints extends HttpApiEndpoint.HttpApiEndpoint.Any,
   E,
@@ -272,6 +272,3 @@ export const v1Group = <const Name extends string, A, V1I, C, CI>(
     "v1 compatibility surface: deprecated, use v2beta1."
   )
 }
-
-/** A group of custom methods (`createRoot`, `redeem`), authenticated like every resource's. */
-export const customGroup = authenticated
