@@ -11,6 +11,8 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import { randomBytes } from "node:crypto"
+import { chmod, readFile, rename, writeFile } from "node:fs/promises"
 import * as Sealing from "./Sealing.js"
 import type { Table } from "./Store.js"
 import { isUniqueViolation, Store } from "./Store.js"
@@ -60,12 +62,54 @@ export const parseKey = (text: string): Either.Either<Uint8Array, string> => {
     : Either.left("must be at least 32 bytes, written as hex or base64")
 }
 
-/** A key (at least 32 bytes, hex or base64) from the configuration value `name`. */
-export const configKey = (name: string): Config.Config<Uint8Array> =>
-  Config.redacted(name).pipe(
-    Config.mapOrFail((value) =>
-      Either.mapLeft(parseKey(Redacted.value(value)), (why) => ConfigError.InvalidData([name], why))
+/**
+ * The key in the file at `path`, made on first use: 32 random bytes written as hex, with mode 0600, atomically (a
+ * temporary file renamed into place, so a second process racing the first reads one whole key). A file that holds no
+ * key of at least 32 bytes is a defect naming the file.
+ */
+export const keyFile = (path: string): Effect.Effect<Uint8Array> =>
+  Effect.gen(function*() {
+    const read = Effect.promise(() =>
+      readFile(path, "utf8").catch((e: NodeJS.ErrnoException) => e.code === "ENOENT" ? undefined : Promise.reject(e))
     )
+    let text = yield* read
+    if (text === undefined) {
+      yield* Effect.promise(async () => {
+        const temporary = `${path}.${process.pid}.tmp`
+        await writeFile(temporary, randomBytes(32).toString("hex"), { mode: 0o600 })
+        await chmod(temporary, 0o600)
+        await rename(temporary, path)
+      })
+      text = (yield* read) ?? ""
+    }
+    const key = parseKey(text)
+    return key._tag === "Right" ? key.right : yield* Effect.dieMessage(`${path} ${key.left}`)
+  })
+
+/**
+ * Secrets from one key file at `path` (made on first use, readable only by its owner): it authenticates page tokens
+ * and seals identity providers' client secrets. Keep it beside the database, but out of the database's backups.
+ */
+export const layerFile = (path: string): Layer.Layer<Secrets> =>
+  Layer.unwrapEffect(Effect.map(keyFile(path), (key) => layer(key)))
+
+/**
+ * A key (at least 32 bytes, hex or base64) from the configuration value `name`; when it is missing, the error says
+ * so in one sentence with a way to make one.
+ */
+export const configKey = (name: string): Config.Config<Uint8Array> =>
+  Config.option(Config.redacted(name)).pipe(
+    Config.mapOrFail(Option.match({
+      onNone: () =>
+        Either.left(
+          ConfigError.MissingData(
+            [name],
+            `${name} is not set: set it to a key of 32 bytes or more, written as hex or base64 (openssl rand -hex 32)`
+          )
+        ),
+      onSome: (value) =>
+        Either.mapLeft(parseKey(Redacted.value(value)), (why) => ConfigError.InvalidData([name], `${name} ${why}`))
+    }))
   )
 
 /** Keys (comma-separated) from the configuration value `name`; none when it is unset. */

@@ -6,7 +6,6 @@ import { Sealing, Secrets, TokenIssuer } from "@arbor/core"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
-import { randomBytes } from "node:crypto"
 import { chmod, mkdir, open, readdir, readFile, rename, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 
@@ -76,18 +75,7 @@ const readIfExists = (path: string) =>
   )
 
 /** The key in the file `name` of `dir`, created (32 random bytes) on first use. */
-const keyFile = (dir: string, name: string) =>
-  Effect.gen(function*() {
-    const path = join(dir, name)
-    let text = yield* readIfExists(path)
-    if (text === undefined) {
-      text = randomBytes(32).toString("hex")
-      yield* writeSecret(path, text)
-    }
-    const key = Secrets.parseKey(text)
-    if (key._tag === "Left") return yield* Effect.dieMessage(`${path} ${key.left}`)
-    return key.right
-  })
+const keyFile = (dir: string, name: string) => Secrets.keyFile(join(dir, name))
 
 /** The keys that seal secrets in a deployment's database, as configured. */
 export interface SealingSettings {

@@ -113,10 +113,8 @@ console.log(JSON.stringify({ names: await names, organizations: await organizati
         assert.strictEqual(installed.version, effectRelease)
 
         await run("npx", ["tsc", "-p", "."], project)
-        const { stdout } = await run("node", ["run.js"], project, {
-          ARBOR_SQLITE_FILE: join(project, "arbor.db"),
-          ARBOR_PAGE_TOKEN_KEY: "ab".repeat(32)
-        })
+        // The examples run as the README shows them: no setting, their files in the project's directory.
+        const { stdout } = await run("node", ["run.js"], project)
         assert.deepStrictEqual(JSON.parse(stdout), { names: ["platform"], organizations: ["acme"] })
       } finally {
         rmSync(dir, { recursive: true, force: true })

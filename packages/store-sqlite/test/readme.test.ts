@@ -1,16 +1,19 @@
 import { TokenIssuer, Uid } from "@arbor/core"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { mkdtempSync, readFileSync } from "node:fs"
+import { mkdtempSync, readFileSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 
-/** Checks that the README quotes the example verbatim, and gives it a fresh database and a page-token key. */
+/**
+ * Checks that the README quotes the example verbatim, and runs it as written: in a fresh directory, with no
+ * setting in the environment.
+ */
 const quotedAndConfigured = (example: string) => {
   const readme = readFileSync(new URL("../../../README.md", import.meta.url), "utf8")
   assert.include(readme, "```ts\n" + readFileSync(new URL(`examples/${example}`, import.meta.url), "utf8") + "```")
-  process.env.ARBOR_SQLITE_FILE = join(mkdtempSync(join(tmpdir(), "arbor-embed-")), "arbor.db")
-  process.env.ARBOR_PAGE_TOKEN_KEY = "ab".repeat(32)
+  for (const name of Object.keys(process.env)) if (name.startsWith("ARBOR_")) delete process.env[name]
+  process.chdir(mkdtempSync(join(tmpdir(), "arbor-embed-")))
 }
 
 describe("README", () => {
@@ -18,6 +21,8 @@ describe("README", () => {
     quotedAndConfigured("embed-sqlite.ts")
     const { organizations } = await import("./examples/embed-sqlite.js")
     assert.deepStrictEqual(await organizations, ["acme"])
+    // The key file it made is the owner's alone.
+    assert.strictEqual(statSync("arbor.key").mode & 0o777, 0o600)
   })
 })
 

@@ -2,13 +2,12 @@ import { Arbor, Groups, Principal, Secrets } from "@arbor/core"
 import { SqliteStore } from "@arbor/store-sqlite"
 import { Effect, Layer } from "effect"
 
-// The database file comes from ARBOR_SQLITE_FILE (default arbor.db). The page-token key (32 bytes or more, hex or
-// base64) from ARBOR_PAGE_TOKEN_KEY: keep it with your other secrets, since page tokens handed out earlier stop
-// working when it changes. Identity providers' client secrets are sealed in the database under ARBOR_SECRETS_KEY
-// (default: the page-token key). `Secrets.layer(bytes)` takes a key you hold some other way.
+// The database is arbor.db; the key that authenticates page tokens and seals identity providers' client secrets is
+// in arbor.key, made on first start (readable only by you). Keep the key out of the database's backups: page tokens
+// handed out earlier, and the sealed secrets, need it.
 const engine = Arbor.layer.pipe(
-  Layer.provideMerge(SqliteStore.layerConfig()),
-  Layer.provide(Secrets.layerConfig)
+  Layer.provideMerge(SqliteStore.layer({ filename: "arbor.db" })),
+  Layer.provide(Secrets.layerFile("arbor.key"))
 )
 
 export const organizations = Effect.runPromise(

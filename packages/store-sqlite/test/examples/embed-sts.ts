@@ -13,6 +13,6 @@ export const engine = Sts.Sts.Default.pipe(
     issuer: "https://auth.example.com",
     audience: "https://api.example.com"
   })),
-  Layer.provideMerge(SqliteStore.layerConfig()),
-  Layer.provide(Secrets.layerConfig)
+  Layer.provideMerge(SqliteStore.layer({ filename: "arbor.db" })),
+  Layer.provide(Secrets.layerFile("arbor.key"))
 )
