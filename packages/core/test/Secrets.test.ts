@@ -41,7 +41,7 @@ describe("Secrets.layerConfig", () => {
       assert.isTrue(Exit.isFailure(exit))
       assert.include(
         String(Exit.isFailure(exit) ? exit.cause : ""),
-        "ARBOR_PAGE_TOKEN_KEY is not set: set it to a key of 32 bytes or more, written as hex or base64 (openssl rand -hex 32)"
+        `ARBOR_PAGE_TOKEN_KEY: "is not set: set it to a key of 32 bytes or more, written as hex or base64 (openssl rand -hex 32)"`
       )
     }))
 
@@ -55,6 +55,6 @@ describe("Secrets.layerConfig", () => {
       const exit = yield* Effect.exit(
         pageTokenKey.pipe(Effect.provide(Secrets.layerConfig), withEnv({ ARBOR_PAGE_TOKEN_KEY: "abcd" }))
       )
-      assert.include(String(Exit.isFailure(exit) ? exit.cause : ""), "ARBOR_PAGE_TOKEN_KEY must be at least 32 bytes")
+      assert.include(String(Exit.isFailure(exit) ? exit.cause : ""), `ARBOR_PAGE_TOKEN_KEY: "must be at least 32 bytes`)
     }))
 })

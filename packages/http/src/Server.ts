@@ -22,7 +22,14 @@ import {
 import { PostgresStore } from "@arbor/store-postgres"
 import type { Migrations } from "@arbor/store-sql"
 import { SqliteStore } from "@arbor/store-sqlite"
-import { FileSystem, HttpApiBuilder, HttpIncomingMessage, HttpMiddleware, HttpRouter } from "@effect/platform"
+import {
+  FileSystem,
+  HttpApiBuilder,
+  HttpIncomingMessage,
+  HttpMiddleware,
+  HttpRouter,
+  HttpServer
+} from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -216,7 +223,14 @@ export const layer = (config: ServerConfig) => {
   const server = Listener.make({ maxConnections: config.maxConnections, errorDomain: config.errorDomain })
   const answerStarting = starting(config.errorDomain)
   server.on("request", answerStarting)
-  const attached = Layer.effectDiscard(Effect.sync(() => server.off("request", answerStarting)))
+  const attached = Layer.effectDiscard(Effect.gen(function*() {
+    server.off("request", answerStarting)
+    const address = (yield* HttpServer.HttpServer).address
+    const listening = address._tag === "TcpAddress" ? `http://${address.hostname}:${address.port}` : address.path
+    yield* Effect.logInfo(`listening on ${listening}, the API reference at ${config.baseUrl}/docs`).pipe(
+      Effect.annotateLogs({ address: listening, baseUrl: config.baseUrl })
+    )
+  }))
   return Layer.mergeAll(drain(server), attached, keyMaintenance(config)).pipe(
     Layer.provide(http(config)),
     Layer.provide(NodeHttpServer.layer(() => server, { port: config.port, host: config.host })),

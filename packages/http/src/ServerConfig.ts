@@ -73,8 +73,16 @@ const loginProvider = (c: {
   readonly allowInsecureIssuers: string | undefined
 }): Either.Either<SignIn.LoginProvider | undefined, ConfigError.ConfigError> => {
   if (c.loginIssuer === undefined) return Either.right(undefined)
-  const invalid = IssuerUrl.error(c.loginIssuer, { allowLoopback: c.allowInsecureIssuers === "loopback" })
-  if (invalid !== undefined) return Either.left(ConfigError.InvalidData(["ARBOR_LOGIN_ISSUER"], invalid))
+  const allowLoopback = c.allowInsecureIssuers === "loopback"
+  const invalid = IssuerUrl.error(c.loginIssuer, { allowLoopback })
+  if (invalid !== undefined) {
+    // A provider on this machine is a developer's: say how to allow it.
+    const local = !allowLoopback && IssuerUrl.error(c.loginIssuer, { allowLoopback: true }) === undefined
+    const fix = local
+      ? " (for a provider on this machine, in development, set ARBOR_ALLOW_INSECURE_ISSUERS=loopback)"
+      : ""
+    return Either.left(ConfigError.InvalidData(["ARBOR_LOGIN_ISSUER"], `${invalid}${fix}`))
+  }
   if (c.loginClientId === undefined) {
     return Either.left(ConfigError.MissingData(["ARBOR_LOGIN_CLIENT_ID"], "is required with ARBOR_LOGIN_ISSUER"))
   }
@@ -99,10 +107,16 @@ const loginProvider = (c: {
 const optional = (name: string) =>
   Config.option(Config.string(name)).pipe(Config.map((o) => o._tag === "Some" ? o.value : undefined))
 
+/** The port to listen on (`PORT`). */
+export const port = Config.port("PORT").pipe(Config.withDefault(8080))
+
+/** The address to listen on (`ARBOR_HOST`). */
+export const host = Config.string("ARBOR_HOST").pipe(Config.withDefault("127.0.0.1"))
+
 /** The configuration from `PORT`, `ARBOR_HOST`, `ARBOR_DATA_DIR`, `ARBOR_STORE`, `ARBOR_BASE_URL`, … */
 export const config: Config.Config<ServerConfig> = Config.all({
-  port: Config.port("PORT").pipe(Config.withDefault(8080)),
-  host: Config.string("ARBOR_HOST").pipe(Config.withDefault("127.0.0.1")),
+  port,
+  host,
   dataDir: Config.string("ARBOR_DATA_DIR").pipe(Config.withDefault("./.arbor")),
   store: Config.literal("sqlite", "postgres", "memory")("ARBOR_STORE").pipe(Config.withDefault("sqlite" as const)),
   databaseUrl: Config.option(Config.redacted("ARBOR_DATABASE_URL")),

@@ -44,21 +44,25 @@ export const waitFor = async (check: () => Promise<boolean>, ms: number) => {
   throw new Error("timed out")
 }
 
-/** `pnpm start` in `cwd` on `port`, its output collected in `logs()`; the caller kills it. */
+/** `pnpm start` in `cwd` on `port`, its output collected in `logs()` (stderr alone in `stderr()`); the caller kills it. */
 export const startServer = (cwd: string, port: number, env: Record<string, string> = {}) => {
   const child: ChildProcessWithoutNullStreams = spawn(viteNode, viteArgs("main.ts"), {
     cwd,
     env: { ...cleanEnv(), PORT: String(port), ...env }
   })
   let logs = ""
+  let stderr = ""
   child.stdout.on("data", (c) => (logs += c))
-  child.stderr.on("data", (c) => (logs += c))
+  child.stderr.on("data", (c) => {
+    logs += c
+    stderr += c
+  })
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
   const ready = waitFor(
     async () => (await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(2000) })).ok,
     60_000
   )
-  return { child, exited, ready, logs: () => logs }
+  return { child, exited, ready, logs: () => logs, stderr: () => stderr }
 }
 
 /** `pnpm admin <args>` in `cwd`: its stdout and stderr. */

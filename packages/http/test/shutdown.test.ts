@@ -1,13 +1,15 @@
 /**
  * The standalone server, as `pnpm start` runs it, in a child process: it starts with nothing configured, and on
- * SIGTERM it stops accepting connections, lets in-flight requests (REST and gRPC) finish, and exits cleanly.
+ * SIGTERM it stops accepting connections, lets in-flight requests (REST and gRPC) finish, and exits cleanly; a start
+ * that fails says why in one line.
  */
 import { CreateGroupRequestSchema, GroupSchema } from "@arbor/api/proto/chainguard/platform/iam/v2beta1/groups_pb"
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf"
 import { assert, describe, it } from "@effect/vitest"
 import { mkdtempSync, readFileSync } from "node:fs"
-import { request } from "node:http"
+import { createServer, request } from "node:http"
 import { connect } from "node:http2"
+import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { freePort, startServer } from "./processes.js"
@@ -63,6 +65,10 @@ describe("standalone server", () => {
       await ready
       const token = readFileSync(join(cwd, ".arbor", "bootstrap-token"), "utf8").trim()
       assert.match(logs(), /bootstrapped a new organization/)
+      assert.include(
+        logs(),
+        `"message":"listening on http://127.0.0.1:${port}, the API reference at http://localhost:${port}/docs"`
+      )
       const orgs = await (await fetch(`http://127.0.0.1:${port}/iam/v2beta1/groups?uidp.in_root=true`, {
         headers: { authorization: `Bearer ${token}` }
       })).json() as { groups: Array<{ uid: string; name: string }> }
@@ -101,10 +107,65 @@ describe("standalone server", () => {
       assert.strictEqual(answered.status, "0", answered.message)
       assert.strictEqual(answered.group?.name, "grpc in flight")
       assert.strictEqual(await exited, 0, logs())
+      const last = JSON.parse(logs().trim().split("\n").at(-1)!)
+      assert.deepInclude(last, { message: "stopped", logLevel: "INFO" })
       const afterwards = await fetch(`http://127.0.0.1:${port}/healthz`).then(() => "answered", () => "refused")
       assert.strictEqual(afterwards, "refused")
     } finally {
       child.kill("SIGKILL")
     }
   }, 120_000)
+
+  /** Starts the server with `env` and expects it to stop at once: its exit code, stderr and JSON log lines. */
+  const failedStart = async (env: Record<string, string>, port?: number) => {
+    const cwd = mkdtempSync(join(tmpdir(), "arbor-start-"))
+    const server = startServer(cwd, port ?? await freePort(), env)
+    server.ready.catch(() => {}) // it never becomes ready
+    try {
+      const code = await server.exited
+      const lines = server.logs().split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line))
+      return { code, stderr: server.stderr(), errors: lines.filter((line) => line.logLevel === "ERROR") }
+    } finally {
+      server.child.kill("SIGKILL")
+    }
+  }
+
+  it(
+    "a start that fails says why in one plain line on stderr, naming the setting and the fix, and logs it as JSON",
+    async () => {
+      const insecure = await failedStart({ ARBOR_LOGIN_ISSUER: "http://127.0.0.1:9", ARBOR_LOGIN_CLIENT_ID: "arbor" })
+      const reason =
+        "ARBOR_LOGIN_ISSUER must be an https:// URL (for a provider on this machine, in development, set ARBOR_ALLOW_INSECURE_ISSUERS=loopback)"
+      assert.strictEqual(insecure.code, 1)
+      assert.strictEqual(insecure.stderr, `arbor: cannot start: ${reason}\n`)
+      assert.deepStrictEqual(insecure.errors.map((line) => [line.message, line.annotations]), [["cannot start", {
+        reason
+      }]])
+
+      const badPort = await failedStart({ PORT: "eighty" })
+      assert.strictEqual(badPort.code, 1)
+      assert.strictEqual(
+        badPort.stderr,
+        `arbor: cannot start: PORT: Expected a network port value but received "eighty"\n`
+      )
+
+      // The port is taken by another server.
+      const taken = createServer()
+      const port = await new Promise<number>((resolve) =>
+        taken.listen(0, "127.0.0.1", () => resolve((taken.address() as AddressInfo).port))
+      )
+      try {
+        const inUse = await failedStart({}, port)
+        assert.strictEqual(inUse.code, 1)
+        assert.strictEqual(
+          inUse.stderr,
+          `arbor: cannot start: port ${port} on 127.0.0.1 is in use: stop what listens there, or set PORT\n`
+        )
+        assert.strictEqual(inUse.errors.length, 1)
+      } finally {
+        taken.close()
+      }
+    },
+    120_000
+  )
 })
