@@ -1,23 +1,14 @@
 /**
- * The standalone server and the admin commands as child processes, started from the sources as `pnpm start` and
- * `pnpm admin` run them, in an environment without the test runner's own variables.
+ * The standalone server and the admin commands as child processes, started as `pnpm start` and `pnpm admin` start
+ * them (the launcher's bundle of the sources), in an environment without the test runner's own variables.
  */
 import { type ChildProcessWithoutNullStreams, execFile, spawn } from "node:child_process"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
-import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 
-const packageDir = fileURLToPath(new URL("..", import.meta.url))
-const viteNode = join(packageDir, "node_modules/.bin/vite-node")
-const viteArgs = (entry: string) => [
-  "--root",
-  packageDir,
-  "--config",
-  join(packageDir, "vitest.config.ts"),
-  join(packageDir, "src", entry)
-]
+const launcher = fileURLToPath(new URL("../../launcher/launch.mjs", import.meta.url))
 
 /** The environment without the test runner's own variables, as a user's shell would have it. */
 export const cleanEnv = (): Record<string, string | undefined> =>
@@ -46,7 +37,7 @@ export const waitFor = async (check: () => Promise<boolean>, ms: number) => {
 
 /** `pnpm start` in `cwd` on `port`, its output collected in `logs()` (stderr alone in `stderr()`); the caller kills it. */
 export const startServer = (cwd: string, port: number, env: Record<string, string> = {}) => {
-  const child: ChildProcessWithoutNullStreams = spawn(viteNode, viteArgs("main.ts"), {
+  const child: ChildProcessWithoutNullStreams = spawn("node", [launcher, "server"], {
     cwd,
     env: { ...cleanEnv(), PORT: String(port), ...env }
   })
@@ -67,7 +58,7 @@ export const startServer = (cwd: string, port: number, env: Record<string, strin
 
 /** `pnpm admin <args>` in `cwd`: its stdout and stderr. */
 export const admin = (cwd: string, args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
-  promisify(execFile)(viteNode, [...viteArgs("admin.ts"), ...args], {
+  promisify(execFile)("node", [launcher, "admin", ...args], {
     cwd,
     env: { ...cleanEnv(), ...env },
     encoding: "utf8",

@@ -1,0 +1,120 @@
+#!/usr/bin/env node
+/* global process, console, URL */
+/**
+ * Runs a program of the workspace from a clone, without a TypeScript build (type checking is `pnpm lint`'s):
+ * `node packages/launcher/launch.mjs <server|admin|arbor> [arguments]`.
+ *
+ * The program's entry and the workspace packages it imports are bundled by esbuild, from their sources, into
+ * `build/launch/` of the program's package (about a second); the bundle is used again as long as none of its sources
+ * and no installed package changed since. Packages from `node_modules` stay outside the bundle: each import is
+ * resolved once, at bundling, to the file where pnpm installed it for the importing package, so the program loads
+ * them as a build would.
+ */
+import * as esbuild from "esbuild"
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs"
+import { dirname, join } from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
+
+const packages = fileURLToPath(new URL("..", import.meta.url))
+
+/** The programs, by name: their entry and the package they belong to. */
+export const programs = {
+  server: { package: "http", entry: "src/main.ts" },
+  admin: { package: "http", entry: "src/admin.ts" },
+  arbor: { package: "cli", entry: "src/main.ts" }
+}
+
+/** Where the bundle of `name` is written, and the list of what it was made from. */
+export const output = (name) => {
+  const program = programs[name]
+  const dir = join(packages, program.package, "build", "launch")
+  return { bundle: join(dir, `${name}.mjs`), inputs: join(dir, `${name}.inputs.json`) }
+}
+
+/** The install's state, which every install rewrites: a bundle made before it may name files that moved. */
+const installState = join(packages, "..", "node_modules", ".modules.yaml")
+
+/** True when the bundle of `name` exists and nothing it was made from changed after it. */
+export const isFresh = (name) => {
+  const { bundle, inputs } = output(name)
+  if (!existsSync(bundle) || !existsSync(inputs)) return false
+  const made = statSync(bundle).mtimeMs
+  const files = [...JSON.parse(readFileSync(inputs, "utf8")), installState]
+  return files.every((file) => existsSync(file) && statSync(file).mtimeMs <= made)
+}
+
+/** Packages with native code, which stay outside the bundle. */
+const native = new Set(["better-sqlite3"])
+
+/** `@arbor/<package>[/<module>]` to the module's source, as the tests resolve it (vitest.aliases.ts). */
+const workspaceSource = (specifier) => {
+  const [, name, subpath] = /^@arbor\/([a-z-]+)(?:\/(.+))?$/.exec(specifier)
+  return join(packages, name, "src", subpath === undefined ? "index.ts" : `${subpath}.ts`)
+}
+
+/** Bundles `name`, recording the source files it was made from. */
+export const bundle = async (name) => {
+  const program = programs[name]
+  const { bundle: outfile, inputs } = output(name)
+  const result = await esbuild.build({
+    entryPoints: [join(packages, program.package, program.entry)],
+    outfile,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    // Node's own resolution conditions, without esbuild's extra "module".
+    conditions: [],
+    logLevel: "warning",
+    metafile: true,
+    write: false,
+    absWorkingDir: packages,
+    // Some bundled CommonJS modules call `require`; an ES module has none of its own.
+    banner: {
+      js:
+        "import { createRequire as __arborCreateRequire } from 'node:module'; const require = __arborCreateRequire(import.meta.url);"
+    },
+    plugins: [{
+      name: "workspace-sources-and-installed-packages",
+      setup(build) {
+        build.onResolve({ filter: /^@arbor\// }, ({ path }) => ({ path: workspaceSource(path) }))
+        build.onResolve({ filter: /^[^./]/ }, async ({ path, kind, resolveDir, pluginData }) => {
+          if (pluginData === "installed" || !native.has(path.split("/")[0])) return undefined
+          const installed = await build.resolve(path, { kind, resolveDir, pluginData: "installed" })
+          if (installed.errors.length > 0) return { errors: installed.errors }
+          return { path: pathToFileURL(installed.path).href, external: true }
+        })
+      }
+    }]
+  })
+  const sources = Object.keys(result.metafile.inputs).map((input) => join(packages, input))
+  // Each file is written whole and renamed into place, so that programs launched at the same time never read half a
+  // bundle; the list of sources goes first, so that a bundle is never newer than a list it was not made from.
+  mkdirSync(dirname(outfile), { recursive: true })
+  writeWhole(inputs, JSON.stringify(sources))
+  writeWhole(outfile, result.outputFiles[0].contents)
+}
+
+const writeWhole = (path, contents) => {
+  const temporary = `${path}.${process.pid}.tmp`
+  writeFileSync(temporary, contents)
+  renameSync(temporary, path)
+}
+
+/** Bundles `name` when its bundle is missing or stale, then runs it with `args` as its arguments. */
+export const launch = async (name, args) => {
+  if (!isFresh(name)) await bundle(name)
+  process.argv = [process.argv[0], output(name).bundle, ...args]
+  await import(pathToFileURL(output(name).bundle).href)
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const [name, ...args] = process.argv.slice(2)
+  if (!(name in programs)) {
+    console.error(
+      `usage: node ${join("packages", "launcher", "launch.mjs")} <${Object.keys(programs).join("|")}> [arguments]`
+    )
+    process.exit(2)
+  }
+  await launch(name, args)
+}
