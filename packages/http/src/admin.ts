@@ -65,8 +65,55 @@ const progressBar = (label: string) => {
 const print = (value: unknown) =>
   Effect.sync(() => process.stdout.write(`${typeof value === "string" ? value : JSON.stringify(value, null, 2)}\n`))
 
-const asUid = (flag: string, value: string): Effect.Effect<Uid.Uid, UsageError> =>
-  Uid.isUid(value) ? Effect.succeed(value) : Effect.fail(new UsageError(`--${flag} ${value} is not a uid`))
+/** The group named by `names` (an organization's name, then its folders' names), if it exists. */
+const groupByNames = (names: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const groups = yield* Groups.Groups
+    let found: Uid.Uid | undefined
+    for (const name of names) {
+      const page = yield* groups.list(
+        Principal.system,
+        found === undefined ? { inRoot: true, name, pageSize: 1 } : { childrenOf: found, name, pageSize: 1 }
+      )
+      found = page.items[0]?.uid
+      if (found === undefined) return undefined
+    }
+    return found
+  })
+
+/** The group `--<flag>` names: its uid, or its path of names (`acme/platform`). */
+const groupRef = (flag: string, value: string) =>
+  Effect.gen(function*() {
+    if (Uid.isUid(value)) return value
+    const names = value.split("/").filter((name) => name !== "")
+    const found = names.length === 0 ? undefined : yield* groupByNames(names)
+    if (found === undefined) {
+      return yield* Effect.fail(new UsageError(`--${flag} ${value}: no such group (give a uid or a path of names)`))
+    }
+    return found
+  })
+
+/**
+ * The identity `--<flag>` names: its uid, or the path of names of its group and its own name
+ * (`default/bootstrap-admin`).
+ */
+const identityRef = (flag: string, value: string) =>
+  Effect.gen(function*() {
+    if (Uid.isUid(value)) return value
+    const names = value.split("/").filter((name) => name !== "")
+    const group = names.length < 2 ? undefined : yield* groupByNames(names.slice(0, -1))
+    const page = group === undefined ? undefined : yield* (yield* Identities.Identities).list(
+      Principal.system,
+      { childrenOf: group, name: names.at(-1), pageSize: 1 }
+    )
+    const found = page?.items[0]?.uid
+    if (found === undefined) {
+      return yield* Effect.fail(
+        new UsageError(`--${flag} ${value}: no such identity (give a uid, or its group's path and its name)`)
+      )
+    }
+    return found
+  })
 
 /** The server's configuration, with the addresses the server last started with unless set explicitly. */
 const configuration = Effect.gen(function*() {
@@ -93,20 +140,31 @@ const bootstrapAdmin = Effect.flatMap(
     )
 )
 
-const group = Options.text("group").pipe(Options.withDescription("the uid of the group to import below"))
+const group = Options.text("group").pipe(
+  Options.withPseudoName("group"),
+  Options.withDescription("the group to import below: its uid, or its path of names (acme/platform)")
+)
 
 const token = Command.make(
   "token",
-  { identity: Options.text("identity").pipe(Options.withDescription("the uid of the identity")) },
+  {
+    identity: Options.text("identity").pipe(
+      Options.withPseudoName("identity"),
+      Options.withDescription(
+        "the identity: its uid, or its group's path of names and its name (default/bootstrap-admin)"
+      )
+    )
+  },
   ({ identity }) =>
     onEngine(Effect.gen(function*() {
-      const uid = yield* asUid("identity", identity)
+      const uid = yield* identityRef("identity", identity)
       yield* (yield* Identities.Identities).get(Principal.system, uid)
       const minted = yield* (yield* TokenIssuer.TokenIssuer).mint(uid, { iss: "arbor-admin", sub: "admin" })
       yield* print(minted.token)
     }))
 ).pipe(Command.withDescription(
-  "Print a fresh one-hour API token for an identity. Example: pnpm admin token --identity <uid> | tail -n 1"
+  "Print a fresh one-hour API token for an identity. Example: pnpm --silent admin token --identity " +
+    "default/bootstrap-admin"
 ))
 
 const createOrg = Command.make(
@@ -114,13 +172,16 @@ const createOrg = Command.make(
   {
     name: Args.text({ name: "name" }).pipe(Args.withDescription("the organization's name")),
     owner: Options.text("owner").pipe(
-      Options.withDescription("the uid of the identity to bind as its owner (default: bootstrap-admin)"),
+      Options.withPseudoName("identity"),
+      Options.withDescription(
+        "the identity to bind as its owner: its uid, or its group's path and its name (default: bootstrap-admin)"
+      ),
       Options.optional
     )
   },
   ({ name, owner }) =>
     onEngine(Effect.gen(function*() {
-      const ownerUid = Option.isSome(owner) ? yield* asUid("owner", owner.value) : yield* bootstrapAdmin
+      const ownerUid = Option.isSome(owner) ? yield* identityRef("owner", owner.value) : yield* bootstrapAdmin
       if (ownerUid === undefined) {
         return yield* Effect.fail(new UsageError("--owner is required: there is no bootstrap-admin identity"))
       }
@@ -150,7 +211,7 @@ const importAdvisories = Command.make(
   { dir: Args.directory({ name: "dir", exists: "yes" }), group },
   ({ dir, group }) =>
     onEngine(Effect.gen(function*() {
-      const uid = yield* asUid("group", group)
+      const uid = yield* groupRef("group", group)
       const files = readdirSync(dir).filter((f) => f.endsWith(".yaml") || f.endsWith(".yml")).sort()
       const documents = files.map((f) => ({ source: f, text: readFileSync(join(dir, f), "utf8") }))
       const report = yield* (yield* Advisories.Advisories).importDocuments(Principal.system, uid, documents, {
@@ -160,7 +221,7 @@ const importAdvisories = Command.make(
     }))
 ).pipe(Command.withDescription(
   "Import the advisory documents (Wolfi YAML, *.yaml) in a directory. " +
-    "Example: pnpm admin import advisories ./advisories --group <uid>"
+    "Example: pnpm admin import advisories ./advisories --group default"
 ))
 
 const importRepos = Command.make(
@@ -168,7 +229,7 @@ const importRepos = Command.make(
   { file: Args.file({ name: "file", exists: "yes" }), group },
   ({ file, group }) =>
     onEngine(Effect.gen(function*() {
-      const uid = yield* asUid("group", group)
+      const uid = yield* groupRef("group", group)
       const catalog = yield* Effect.try({
         try: () => JSON.parse(readFileSync(file, "utf8")) as unknown,
         catch: () => new UsageError(`${file} is not JSON`)
@@ -179,13 +240,14 @@ const importRepos = Command.make(
       yield* print(report)
     }))
 ).pipe(Command.withDescription(
-  "Import a repo catalog (a JSON array like repos.json). Example: pnpm admin import repos ./repos.json --group <uid>"
+  "Import a repo catalog (a JSON array like repos.json). Example: pnpm admin import repos ./repos.json --group default"
 ))
 
 const copyToPostgres = Command.make(
   "copy-to-postgres",
   {
     url: Options.redacted("database-url").pipe(
+      Options.withPseudoName("url"),
       Options.withDescription("the PostgreSQL database to fill (default: ARBOR_DATABASE_URL); it must be empty"),
       Options.optional
     )

@@ -29,6 +29,9 @@ describe("admin commands", () => {
       const token = minted.stdout.trim()
       assert.strictEqual(jose.decodeJwt(token).aud, `http://localhost:${port}`)
       assert.strictEqual((await get("/iam/v2beta1/groups?uidp.in_root=true", token)).status, 200)
+      // The identity by its group's path and its name, as the README's recovery names the bootstrap admin.
+      const byPath = await admin(cwd, ["token", "--identity", "default/bootstrap-admin"])
+      assert.strictEqual(jose.decodeJwt(byPath.stdout.trim()).sub, bootstrapAdmin)
 
       // A new organization is owned by the bootstrap admin unless another owner is named.
       const created = await admin(cwd, ["create-org", "second"])
@@ -61,14 +64,19 @@ describe("admin commands", () => {
         ]
       ) {
         const help = await admin(cwd, [...command, "--help"])
-        assert.include(help.stdout, "Example: pnpm admin", command.join(" "))
+        assert.match(help.stdout, /Example: pnpm (--silent )?admin/, command.join(" "))
       }
       const usage = await admin(cwd, ["token"]).catch((e) => e)
       assert.strictEqual(usage.code, 2)
       assert.include(usage.stderr, "--identity")
-      const notUid = await admin(cwd, ["token", "--identity", "nope"]).catch((e) => e)
-      assert.strictEqual(notUid.code, 2)
-      assert.include(notUid.stderr, "--identity nope is not a uid")
+      for (const ref of ["nope", "default/nobody", "elsewhere/bootstrap-admin"]) {
+        const unknown = await admin(cwd, ["token", "--identity", ref]).catch((e) => e)
+        assert.strictEqual(unknown.code, 2)
+        assert.strictEqual(
+          unknown.stderr,
+          `--identity ${ref}: no such identity (give a uid, or its group's path and its name)\n`
+        )
+      }
     } finally {
       server.child.kill("SIGKILL")
     }

@@ -6,16 +6,20 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { execFile } from "node:child_process"
 import { readFileSync } from "node:fs"
+import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import { startedLikePnpmStart } from "./support.js"
 
 const readme = readFileSync(new URL("../../../README.md", import.meta.url), "utf8")
 
-/** The first ```sh block after a heading. */
+/** The first ```sh block after a heading, or after a sentence. */
 const block = (heading: string) => {
-  const section = readme.slice(readme.indexOf(`## ${heading}`))
+  const at = readme.indexOf(`## ${heading}`)
+  const section = readme.slice(at === -1 ? readme.indexOf(heading) : at)
   return /```sh\n([\s\S]*?)```/.exec(section)![1]!
 }
+
+const launcher = fileURLToPath(new URL("../../launcher/launch.mjs", import.meta.url))
 
 describe("README", () => {
   it("starts and tests with the commands a newcomer is given", () => {
@@ -43,4 +47,23 @@ describe("README", () => {
       assert.deepStrictEqual(pages.map((p) => p.totalCount), ["3", "3"])
       assert.include(output, "\"role\":{\"uid\":\"cbface5d58f52d0ef8b668e8a94f5da62ed3a21b\",\"name\":\"viewer\"")
     }), { timeout: 120_000 })
+
+  it.scopedLive("the recovery of an expired bootstrap token runs as written", () =>
+    Effect.gen(function*() {
+      const { cwd, url } = yield* startedLikePnpmStart
+      const recovery = block("When the bootstrap token has expired")
+      assert.include(recovery, "npx -y pnpm@10 --silent admin token --identity default/bootstrap-admin")
+      // pnpm runs the script at the clone's root; here the launcher runs it where the server's data is.
+      const script = `${recovery.replace("npx -y pnpm@10 --silent admin", `node ${launcher} admin`)}
+curl -sf -H "Authorization: Bearer $TOKEN" "$ARBOR/iam/v2beta1/groups?uidp.in_root=true"`
+      const { stdout } = yield* Effect.promise(() =>
+        promisify(execFile)("bash", ["-euo", "pipefail", "-c", script], {
+          cwd,
+          env: { ...process.env, ARBOR: url },
+          encoding: "utf8",
+          timeout: 120_000
+        })
+      )
+      assert.deepStrictEqual(JSON.parse(stdout).groups.map((g: { name: string }) => g.name), ["default"])
+    }), { timeout: 180_000 })
 })
