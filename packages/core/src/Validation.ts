@@ -17,9 +17,35 @@ export const fieldName = (path: ReadonlyArray<PropertyKey>, prefix = ""): string
   return out === "" ? "request" : out
 }
 
-/** A missing field is "required", unless its schema says more (a name states its rule). */
-const describe = (issue: ParseResult.ArrayFormatterIssue): string =>
-  issue._tag === "Missing" && issue.message === "is missing" ? "is required" : issue.message
+/** What the schema library names a type (`string`, `Int`, `{ readonly name: string }`), in the API's words. */
+const expected = (type: string): string => {
+  if (type === "string" || type.startsWith("a string")) return "must be a string"
+  if (type === "number" || type === "Int" || /^(NonNegative|Positive)?Int$|^NonNegative$/.test(type)) {
+    return "must be a number"
+  }
+  if (type === "boolean") return "must be true or false"
+  if (type.startsWith("Struct") || type.startsWith("{") || type.startsWith("Record")) return "must be an object"
+  if (/^(ReadonlyArray|Array)<|^readonly \[|^\[/.test(type)) return "must be an array"
+  if (/^"[^"]*"( \| "[^"]*")+$/.test(type)) return `must be one of ${type.split(" | ").join(", ")}`
+  if (/^"[^"]*"$/.test(type)) return `must be ${type}`
+  return "has the wrong type"
+}
+
+/**
+ * An issue's description in the API's words: a missing field is "required", a field of the wrong type says which
+ * type it must have, an unknown field is named as such; a schema's own message (a name states its rule) as written.
+ * Never the schema library's notation (`Expected Struct (Encoded side), actual [1,2]`).
+ */
+export const describeIssue = (
+  issue: { readonly _tag?: string; readonly message: string; readonly path: ReadonlyArray<PropertyKey> }
+): string => {
+  if (issue._tag === "Missing" && issue.message === "is missing") return "is required"
+  if (issue._tag === "Unexpected" && issue.message === "is unexpected") return "is not a field of this request"
+  const library = /^Expected (.+?)(?: \(\w+ side\))?, actual [\s\S]*$/.exec(issue.message)
+  if (library === null) return issue.message
+  const description = expected(library[1]!)
+  return issue.path.length === 0 && description === "must be an object" ? "must be a JSON object" : description
+}
 
 const isPrefix = (a: ReadonlyArray<PropertyKey>, b: ReadonlyArray<PropertyKey>) =>
   a.length < b.length && a.every((k, i) => k === b[i])
@@ -38,15 +64,19 @@ export const violations = (error: ParseResult.ParseError, prefix = ""): Array<Fi
     !issues.some((other) => isPrefix(issue.path, other.path)) &&
     !(isUndefinedAlternative(issue) && issues.some((other) => other !== issue && !isUndefinedAlternative(other)))
   )
-  const seen = new Set<string>()
-  const out: Array<FieldViolation> = []
+  const byField = new Map<string, Array<string>>()
   for (const issue of specific) {
     const field = fieldName(issue.path, prefix)
-    if (seen.has(field)) continue
-    seen.add(field)
-    out.push(new FieldViolation({ field, description: describe(issue) }))
+    byField.set(field, [...(byField.get(field) ?? []), describeIssue(issue)])
   }
-  return out
+  return [...byField].map(([field, [first, ...rest]]) => {
+    // A union of literals fails once per member: together they are the values the field may take.
+    const literals = [first!, ...rest].map((description) => /^must be (".*")$/.exec(description)?.[1])
+    const description = rest.length > 0 && literals.every((literal) => literal !== undefined)
+      ? `must be one of ${literals.join(", ")}`
+      : first!
+    return new FieldViolation({ field, description })
+  })
 }
 
 /** The InvalidArgument for a parse error. */

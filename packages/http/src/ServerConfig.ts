@@ -108,7 +108,14 @@ const optional = (name: string) =>
   Config.option(Config.string(name)).pipe(Config.map((o) => o._tag === "Some" ? o.value : undefined))
 
 /** The port to listen on (`PORT`). */
-export const port = Config.port("PORT").pipe(Config.withDefault(8080))
+export const port = Config.string("PORT").pipe(
+  Config.mapOrFail((text) =>
+    /^\d{1,5}$/.test(text) && Number(text) <= 65535
+      ? Either.right(Number(text))
+      : Either.left(ConfigError.InvalidData([], "must be a port number, 0 to 65535"))
+  ),
+  Config.withDefault(8080)
+)
 
 /** The address to listen on (`ARBOR_HOST`). */
 export const host = Config.string("ARBOR_HOST").pipe(Config.withDefault("127.0.0.1"))

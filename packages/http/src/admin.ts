@@ -21,7 +21,7 @@ import {
 } from "@arbor/core"
 import { PostgresStore } from "@arbor/store-postgres"
 import { SqliteStore } from "@arbor/store-sqlite"
-import { Args, Command, Options, ValidationError } from "@effect/cli"
+import { Args, CliConfig, Command, Options, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
@@ -333,7 +333,9 @@ const program = Effect.suspend(() => cli(process.argv)).pipe(
       process.exitCode = error instanceof UsageError ? 2 : 1
     })
   ),
-  Effect.provide(NodeContext.layer)
+  Effect.provide(NodeContext.layer),
+  // Help shows the commands' own options and descriptions, not the library's built-in ones or its type notes.
+  Effect.provide(CliConfig.layer({ showBuiltIns: false, showTypes: false }))
 )
 
 // Logs go to stderr, so that stdout holds only the result.

@@ -146,7 +146,7 @@ describe("standalone server", () => {
       assert.strictEqual(badPort.code, 1)
       assert.strictEqual(
         badPort.stderr,
-        `arbor: cannot start: PORT: Expected a network port value but received "eighty"\n`
+        "arbor: cannot start: PORT must be a port number, 0 to 65535\n"
       )
 
       // The port is taken by another server.

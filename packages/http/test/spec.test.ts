@@ -3,7 +3,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { call, member, stores, testServerOn } from "./support.js"
+import { call, member, type Reply, stores, testServerOn } from "./support.js"
 
 /** What every name must be, as the violation states it (DECISIONS §2: a missing name is reported the same way). */
 const nameRule =
@@ -43,6 +43,23 @@ describe.each(stores)("on %s", (store) => {
           const refused = yield* call("POST", `/iam/v2beta1/groups/${org}`, { token, body: { name } })
           assert.deepStrictEqual(refused.body.details[1].fieldViolations, [{ field: "name", description: nameRule }])
         }
+      }).pipe(Effect.provide(testServerOn(store))))
+
+    it.scopedLive("a body of the wrong shape is refused in the API's words, naming the field", () =>
+      Effect.gen(function*() {
+        const { org, token } = yield* member("acme")
+        const messages = (reply: Reply) => [reply.status, reply.body.message]
+        for (const raw of ["[1,2]", "\"text\"", "null"]) {
+          const refused = yield* call("POST", `/iam/v2beta1/groups/${org}`, { token, raw })
+          assert.deepStrictEqual(messages(refused), [400, "Invalid argument: request: must be a JSON object"])
+        }
+        const description = yield* call("PATCH", `/iam/v2beta1/groups/${org}`, { token, body: { description: 5 } })
+        assert.deepStrictEqual(messages(description), [400, "Invalid argument: description: must be a string"])
+        const claimMatch = yield* call("POST", `/iam/v2beta1/identities/${org}`, {
+          token,
+          body: { name: "ci", claimMatch: { issuer: 5, subject: "x" } }
+        })
+        assert.deepStrictEqual(messages(claimMatch), [400, "Invalid argument: claimMatch.issuer: must be a string"])
       }).pipe(Effect.provide(testServerOn(store))))
 
     it.scopedLive("delete of a group with child repos: code 9, RESOURCE_NOT_EMPTY", () =>

@@ -27,9 +27,7 @@ const fromIssues = (issues: ReadonlyArray<Issue>): Errors.InvalidArgument => {
     const field = Validation.fieldName(issue.path)
     if (seen.has(field)) continue
     seen.add(field)
-    violations.push(
-      new Errors.FieldViolation({ field, description: issue._tag === "Missing" ? "is required" : issue.message })
-    )
+    violations.push(new Errors.FieldViolation({ field, description: Validation.describeIssue(issue) }))
   }
   const [first, ...rest] = violations
   return first === undefined
