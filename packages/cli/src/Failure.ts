@@ -24,9 +24,21 @@ export const exitCode = (error: unknown): number => {
   return 1
 }
 
+/** The paths of names the person typed, by the uid each resolved to, so that messages can say them back. */
+const typed = new Map<string, string>()
+
+/** Remembers that the person named `uid` as `name` (a path of names). */
+export const rememberName = (uid: string, name: string) => {
+  if (name !== uid) typed.set(uid, name)
+}
+
+/** `message` with each uid the person named otherwise shown as they named it, the uid beside it. */
+const inPersonsWords = (message: string) =>
+  [...typed].reduce((text, [uid, name]) => text.replaceAll(`'${uid}'`, `'${name}' (${uid})`), message)
+
 /** What the user is told of a failure: the server's message for its errors, a plain sentence for the rest. */
 export const describe = (error: unknown): string => {
-  if (ErrorBody.isArborError(error)) return error.message
+  if (ErrorBody.isArborError(error)) return inPersonsWords(error.message)
   const tag = (error as { _tag?: unknown } | null)?._tag
   if (tag === "RequestError") {
     return `cannot reach the server: ${(error as { cause?: { message?: string } }).cause?.message ?? "no answer"}`

@@ -354,7 +354,11 @@ describe("arbor iam", () => {
     // The deployer is an editor: it may list but not create groups.
     const denied = await arbor(env, "iam", "folders", "create", "platform", "--parent", "acme")
     assert.strictEqual(denied.code, 4)
-    assert.match(denied.stderr, /^arbor: Permission 'groups.create' denied/)
+    // On the group the person typed, as they typed it, the uid beside it.
+    assert.strictEqual(
+      denied.stderr,
+      `arbor: Permission 'groups.create' denied on resource 'acme' (${org}) (or it might not exist)\n`
+    )
     await server.runtime.runPromise(
       Effect.gen(function*() {
         const groups = yield* Groups.Groups

@@ -45,10 +45,13 @@ export interface Tokens {
   readonly refreshToken?: { readonly token: string; readonly expiry: DateTime.Utc } | undefined
 }
 
-/** A finished browser sign-in: the tokens for its callback, or, for a device's, nothing (its client collects). */
+/**
+ * A finished browser sign-in: the tokens for its callback, or, for a device's, the account it signed in (its client
+ * collects the tokens).
+ */
 export type Completed =
   | { readonly _tag: "Browser"; readonly callback: string; readonly tokens: Tokens }
-  | { readonly _tag: "Device" }
+  | { readonly _tag: "Device"; readonly account: string }
 
 /** What a device's client is given (RFC 8628 §3.2). */
 export interface DeviceAuthorization {
@@ -146,7 +149,7 @@ export class SignIns extends Effect.Service<SignIns>()("@arbor/core/SignIns", {
               if (!(yield* devices.decide(device, { status: "approved", identity: person.uid }))) {
                 return yield* DeviceFlow.alreadyDecided()
               }
-              return { _tag: "Device" } as const
+              return { _tag: "Device", account: claims.email ?? claims.name ?? claims.subject } as const
             }
             const handed = yield* handOut(person, transaction.audience, transaction.refresh)
             return { _tag: "Browser", callback: to!, tokens: handed } as const

@@ -13,7 +13,8 @@ input{font:600 1.4rem ui-monospace,monospace;letter-spacing:.1em;width:100%;box-
 text-transform:uppercase;border:1px solid #98a2b3;border-radius:8px}
 .actions{display:flex;gap:.75rem;margin-top:1rem}button,a.button{flex:1;font:inherit;padding:.7rem;border-radius:8px;
 border:1px solid #98a2b3;background:#fff;cursor:pointer;text-align:center;text-decoration:none;color:inherit}
-button.primary,a.button{background:#1d4ed8;border-color:#1d4ed8;color:#fff}small{color:#667085}`
+button.primary,a.button{background:#1d4ed8;border-color:#1d4ed8;color:#fff}small,.server{color:#667085}
+.server{margin-top:-.75rem}`
 
 /** What every page may load: nothing but its own inline style. */
 export const contentSecurityPolicy = [
@@ -44,8 +45,12 @@ export const html = (strings: TemplateStringsArray, ...values: ReadonlyArray<str
   )
 })
 
-/** A whole page as a response, with the headers every page carries. */
+/**
+ * A whole page as a response, with the headers every page carries. Each page says which server it is (`server`,
+ * the host of its address), so that a person never wonders where they are signing in.
+ */
 export const page = (
+  server: string,
   title: string,
   body: Html,
   options: { readonly status?: number; readonly error?: boolean; readonly head?: Html } = {}
@@ -63,6 +68,7 @@ ${options.head?.html ?? ""}
 <body>
 <main${options.error === true ? " class=\"error\"" : ""}>
 <h1>${escape(title)}</h1>
+<p class="server">Arbor at <strong>${escape(server)}</strong></p>
 ${body.html}
 </main>
 </body>
@@ -79,27 +85,34 @@ ${body.html}
     )
 
 /** The page for a sign-in that cannot go on. */
-export const error = (status: number, message: string) =>
-  page("Sign-in failed", html`<p>${message}</p><p><small>Start the sign-in again from your command line.</small></p>`, {
-    status,
-    error: true
-  })
+export const error = (server: string, status: number, message: string) =>
+  page(
+    server,
+    "Sign-in failed",
+    html`<p>${message}</p><p><small>Start the sign-in again from your command line.</small></p>`,
+    { status, error: true }
+  )
 
-/** The page after a device's sign-in. */
-export const signedIn = page(
-  "Signed in",
-  html`<p>You are signed in. Your device will pick up its token in a moment.</p><p>You can close this window.</p>`
-)
+/** The page after a device's sign-in, naming the account it signed in. */
+export const signedIn = (server: string, account: string) =>
+  page(
+    server,
+    "Signed in",
+    html`<p>You are signed in to ${server} as <strong>${account}</strong>. Your device will pick up its token in a moment.</p><p>You can close this window.</p>`
+  )
 
 /** The page after a person refused a device's sign-in. */
-export const refused = page(
-  "Sign-in refused",
-  html`<p>The device will not be signed in. You can close this window.</p>`
-)
+export const refused = (server: string) =>
+  page(
+    server,
+    "Sign-in refused",
+    html`<p>The device will not be signed in. You can close this window.</p>`
+  )
 
 /** The form where a person types the code their device shows. */
-export const enterCode = (action: string, message?: string) =>
+export const enterCode = (server: string, action: string, message?: string) =>
   page(
+    server,
     "Sign in a device",
     html`${message === undefined ? html`` : html`<p class="error">${message}</p>`}
 <form method="get" action="${action}">
@@ -111,10 +124,11 @@ export const enterCode = (action: string, message?: string) =>
   )
 
 /** The page where a person confirms (or refuses) the code their device shows. */
-export const confirmCode = (action: string, userCode: string, csrf: string) =>
+export const confirmCode = (server: string, action: string, userCode: string, csrf: string) =>
   page(
+    server,
     "Sign in a device",
-    html`<p>Check that your device shows this code:</p>
+    html`<p>A device asks to be signed in to ${server}. Check that it shows this code:</p>
 <p class="code">${userCode}</p>
 <p>Only continue if you started this sign-in yourself.</p>
 <form method="post" action="${action}">
@@ -126,11 +140,12 @@ export const confirmCode = (action: string, userCode: string, csrf: string) =>
   )
 
 /** The step from the confirmation to the provider: a link, followed at once. */
-export const continueTo = (location: string) => {
+export const continueTo = (server: string, location: string) => {
   const host = new URL(location).host
   return page(
+    server,
     "Continue to sign in",
-    html`<p>Sign in at <strong>${host}</strong>.</p>
+    html`<p>Sign in at <strong>${host}</strong> to continue to ${server}.</p>
 <div class="actions"><a class="button" href="${location}">Continue</a></div>`,
     { head: html`<meta http-equiv="refresh" content="0;url=${location}">` }
   )

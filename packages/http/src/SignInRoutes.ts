@@ -67,6 +67,8 @@ export const layer = (options: {
       const signIns = yield* SignIns.SignIns
       const refreshTokens = yield* RefreshTokens.RefreshTokens
       const limits = SignInLimits.make()
+      // The server as each page names it.
+      const server = new URL(options.authUrl).host
       const addressOf = (request: HttpServerRequest.HttpServerRequest) =>
         ClientAddress.of(request, options.clientAddressHeader)
       /** A refusal for too many requests: 429 with `Retry-After`, on a page or as OAuth's JSON. */
@@ -75,7 +77,7 @@ export const layer = (options: {
           logged(error),
           HttpServerResponse.setHeader(
             as === "page"
-              ? Pages.error(429, error.message)
+              ? Pages.error(server, 429, error.message)
               : oauthJson({ error: "temporarily_unavailable", error_description: error.message }, 429),
             "retry-after",
             String(error.retryAfterSeconds)
@@ -108,7 +110,7 @@ export const layer = (options: {
         Effect.as(
           logged(error),
           callback === undefined
-            ? Pages.error(statusOf(error), error.message)
+            ? Pages.error(server, statusOf(error), error.message)
             : redirect(withParams(callback, { error: error.message, status_code: String(statusOf(error)) }))
         )
       const verificationUri = `${options.authUrl}${OAuth.paths.verification}`
@@ -120,9 +122,13 @@ export const layer = (options: {
           const query = queryOf(request)
           const callback = optional(query.get("redirect"))
           const exit = query.get("exit")
-          if (exit !== null && exit !== "redirect") return Pages.error(400, "Invalid argument: exit: must be redirect")
+          if (exit !== null && exit !== "redirect") {
+            return Pages.error(server, 400, "Invalid argument: exit: must be redirect")
+          }
           const refused = limits.start(addressOf(request))
-          if (refused !== undefined) return yield* tooMany(refused, "page")
+          if (refused !== undefined) {
+            return yield* tooMany(refused, "page")
+          }
           return yield* signIns.begin({
             provider: optional(query.get("idp_id")),
             audience: optional(query.get("audience")),
@@ -151,7 +157,7 @@ export const layer = (options: {
             iss: optional(query.get("iss"))
           }).pipe(
             Effect.map((done) =>
-              done._tag === "Device" ? Pages.signedIn : redirect(withParams(done.callback, {
+              done._tag === "Device" ? Pages.signedIn(server, done.account) : redirect(withParams(done.callback, {
                 token: done.tokens.token,
                 refresh_token: done.tokens.refreshToken?.token
               }))
@@ -202,7 +208,7 @@ export const layer = (options: {
         Effect.gen(function*() {
           const request = yield* HttpServerRequest.HttpServerRequest
           const typed = optional(queryOf(request).get("user_code"))
-          if (typed === undefined) return Pages.enterCode(OAuth.paths.verification)
+          if (typed === undefined) return Pages.enterCode(server, OAuth.paths.verification)
           const address = addressOf(request)
           const blocked = limits.checkUserCode(address)
           if (blocked !== undefined) return yield* tooMany(blocked, "page")
@@ -210,13 +216,14 @@ export const layer = (options: {
             Effect.map((userCode) => {
               const csrf = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url")
               return HttpServerResponse.unsafeSetCookie(csrfCookie, csrf, cookie(OAuth.paths.verification, "strict"))(
-                Pages.confirmCode(OAuth.paths.verification, userCode, csrf)
+                Pages.confirmCode(server, OAuth.paths.verification, userCode, csrf)
               )
             }),
             Effect.catchAll((error) =>
               error._tag === "NotFound"
                 ? Effect.sync(() => limits.wrongUserCode(address)).pipe(Effect.as(
                   Pages.enterCode(
+                    server,
                     OAuth.paths.verification,
                     "That code is not valid or has expired. Check it and try again."
                   )
@@ -235,17 +242,21 @@ export const layer = (options: {
           const userCode = form.get("user_code") ?? ""
           const expected = request.cookies[csrfCookie] ?? ""
           if (expected === "" || !sameText(expected, form.get("csrf") ?? "")) {
-            return Pages.error(400, "This confirmation did not come from this page. Open the sign-in address again.")
+            return Pages.error(
+              server,
+              400,
+              "This confirmation did not come from this page. Open the sign-in address again."
+            )
           }
           const address = addressOf(request)
           const refused = limits.checkUserCode(address) ??
             (form.get("action") === "deny" ? undefined : limits.start(address))
           if (refused !== undefined) return yield* tooMany(refused, "page")
           const done = form.get("action") === "deny"
-            ? Effect.as(signIns.denyDevice(userCode), Pages.refused)
+            ? Effect.as(signIns.denyDevice(userCode), Pages.refused(server))
             : Effect.map(
               signIns.beginDevice(userCode),
-              ({ location, transaction }) => setLogin(transaction)(Pages.continueTo(location))
+              ({ location, transaction }) => setLogin(transaction)(Pages.continueTo(server, location))
             )
           return yield* done.pipe(
             Effect.tapErrorTag("NotFound", () => Effect.sync(() => limits.wrongUserCode(address))),

@@ -130,16 +130,22 @@ describe.skipIf(executable === undefined)("signing in with Chromium", () => {
     }
     const { errors, page } = await open(true)
     await page.goto(authorization.verification_uri)
+    // Every page says which server it is.
+    const host = new URL(server.url).host
+    assert.strictEqual(await page.locator(".server").textContent(), `Arbor at ${host}`)
     await shot(page, "device-enter-code")
     await page.fill("input[name=user_code]", authorization.user_code.toLowerCase())
     await page.click("button[type=submit]")
     await page.waitForSelector(".code")
     assert.strictEqual(await page.locator(".code").textContent(), authorization.user_code)
+    assert.include(await page.locator("main").textContent(), `A device asks to be signed in to ${host}.`)
     await shot(page, "device-confirm-code")
     await page.click("button[value=approve]")
     await atProvider(page, "hopper")
     await page.waitForURL((url) => url.origin === server.url && url.pathname === "/oauth/callback")
     assert.strictEqual(await page.locator("h1").textContent(), "Signed in")
+    // And which account was signed in.
+    assert.include(await page.locator("main").textContent(), `You are signed in to ${host} as hopper@example.com.`)
     await shot(page, "device-signed-in")
     assert.deepStrictEqual(errors, [])
     const tokens = await (await postForm(`${server.url}/oauth/token`, {

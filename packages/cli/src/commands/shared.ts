@@ -10,6 +10,7 @@ import { HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Auth from "../Auth.js"
+import * as Failure from "../Failure.js"
 import * as Output from "../Output.js"
 import * as Where from "../Where.js"
 
@@ -116,6 +117,7 @@ export const resolveGroup = (client: Client, ref: string) =>
         violations: [new Errors.FieldViolation({ field: "group", description: "is a uid or a path of names" })]
       })
     }
+    Failure.rememberName(found, ref)
     return found
   })
 
