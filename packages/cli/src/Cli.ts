@@ -8,9 +8,10 @@ import { auth } from "./commands/auth.js"
 import { config } from "./commands/config.js"
 import { iam } from "./commands/iam.js"
 import { advisories, images } from "./commands/registry.js"
+import * as Help from "./Help.js"
 
 /** The whole command line. */
 export const arbor = Command.make("arbor").pipe(
   Command.withDescription("Arbor's command-line client: sign in, get tokens, manage the hierarchy."),
-  Command.withSubcommands([auth, config, iam, images, advisories])
+  Help.withSubcommands([auth, config, iam, images, advisories])
 )

@@ -348,6 +348,29 @@ describe.skipIf(chromiumPath === undefined)("arbor auth login in a real browser"
   }, 60_000)
 })
 
+describe("the command line", () => {
+  it("help through a pipe has no escape sequences; a nested group lists its commands once, by their own names", async () => {
+    const { code, stdout } = await arbor({ ...home(), NO_COLOR: "" }, "iam", "identities", "--help")
+    assert.strictEqual(code, 0)
+    assert.notInclude(stdout, "\u001b")
+    assert.match(stdout, /^Usage: arbor iam identities <command> \[options\]\n/)
+    assert.match(stdout, /\n {2}create +Create an identity/)
+    assert.notInclude(stdout, "iam iam")
+  })
+
+  it("a global flag before the command's words is taken; a mistyped word is named at its level, with a suggestion", async () => {
+    const before = await arbor(home(), "--api", "http://127.0.0.1:9", "auth", "status")
+    assert.strictEqual(before.code, 3, before.stderr)
+    assert.include(before.stderr, "not logged in to http://127.0.0.1:9")
+    const typo = await arbor(home(), "iam", "folders", "creat", "x")
+    assert.strictEqual(typo.code, 2)
+    assert.strictEqual(
+      typo.stderr,
+      "arbor: 'creat' is not a command of 'arbor iam folders'; did you mean 'create'? (arbor iam folders --help lists them)\n"
+    )
+  })
+})
+
 describe("arbor iam", () => {
   it("creates folders by path of names and lists them as a table, json, ids, csv and a tree", async () => {
     const env = await asDeployer()
@@ -766,14 +789,18 @@ const tmux = (() => {
 })()
 
 describe.skipIf(!tmux)("arbor in a terminal (tmux)", () => {
-  /** Runs a shell command in a new 200x30 tmux session (uids are long); the session's screen as a person sees it. */
-  const terminal = (env: Record<string, string>, command: string) => {
+  /**
+   * Runs a shell command in a new tmux session, 200 columns by default (uids are long); the session's screen as a
+   * person sees it (`escapes`: with its colours and weights, as escape sequences).
+   */
+  const terminal = (env: Record<string, string>, command: string, columns = 200) => {
     const name = `arbor-${Math.random().toString(36).slice(2, 8)}`
     const exports = Object.entries({ ARBOR_API: server.url, ...env }).map(([k, v]) => `export ${k}='${v}';`).join(" ")
-    execFileSync("tmux", ["new-session", "-d", "-s", name, "-x", "200", "-y", "30", "sh"])
+    execFileSync("tmux", ["new-session", "-d", "-s", name, "-x", String(columns), "-y", "60", "sh"])
     execFileSync("tmux", ["send-keys", "-t", name, `${exports} clear; ${command}; echo "exit=$?"`, "Enter"])
     return {
       screen: () => execFileSync("tmux", ["capture-pane", "-p", "-t", name], { encoding: "utf8" }),
+      escapes: () => execFileSync("tmux", ["capture-pane", "-p", "-e", "-t", name], { encoding: "utf8" }),
       until: async (pattern: RegExp) => {
         for (let i = 0; i < 200; i++) {
           const screen = execFileSync("tmux", ["capture-pane", "-p", "-t", name], { encoding: "utf8" })
@@ -789,6 +816,41 @@ describe.skipIf(!tmux)("arbor in a terminal (tmux)", () => {
       close: () => execFileSync("tmux", ["kill-session", "-t", name])
     }
   }
+
+  it("--help reads well at 80 and 150 columns: the command's path, placeholders, descriptions beside their flags", async () => {
+    for (const columns of [80, 150]) {
+      const session = terminal(home(), `node ${executable} iam folders create --help`, columns)
+      try {
+        const screen = await session.until(/exit=0/)
+        const lines = screen.split("\n")
+        assert.include(lines, "Usage: arbor iam folders create <name> --parent <group> [options]", screen)
+        assert.include(lines, "  <name>  the folder's name", screen)
+        assert.include(lines, "Example:", screen)
+        // Each description starts in one column beside its flag, and wraps below itself.
+        const parent = lines.findIndex((line) => line.startsWith("  --parent <group>"))
+        assert.strictEqual(lines[parent]!.indexOf("the group: a uid"), 32, screen)
+        const api = lines.find((line) => line.startsWith("  --api <url>"))!
+        if (columns === 80) assert.match(lines[lines.indexOf(api) + 1]!, /^ {32}\S/, screen)
+        else assert.include(api, "or http://localhost:8080)", screen)
+        for (const line of lines) assert.isAtMost(line.length, columns, screen)
+        assert.notInclude(screen, "A user-defined piece of text", screen)
+        assert.notInclude(screen, "--wizard", screen)
+        // Headings are bold on a terminal.
+        assert.include(session.escapes(), "\u001b[1mUsage:", screen)
+      } finally {
+        session.close()
+      }
+    }
+    // NO_COLOR: no bold on a terminal either.
+    const plain = terminal({ ...home(), NO_COLOR: "1" }, `node ${executable} --help`, 80)
+    try {
+      await plain.until(/exit=0/)
+      assert.notInclude(plain.escapes(), "\u001b[1m")
+      assert.include(plain.screen(), "  iam         Organizations, folders, identities")
+    } finally {
+      plain.close()
+    }
+  })
 
   it("a person sees an aligned table of folders", async () => {
     await server.runtime.runPromise(
@@ -884,7 +946,10 @@ describe("arbor's help", () => {
     const helps = await Promise.all(leaves.map((leaf) => arbor(home(), ...leaf.split(" "), "--help")))
     leaves.forEach((leaf, i) => {
       assert.strictEqual(helps[i]!.code, 0, leaf)
-      assert.include(helps[i]!.stdout, `Example: arbor ${leaf}`, leaf)
+      assert.include(helps[i]!.stdout, `Usage: arbor ${leaf}`, leaf)
+      assert.include(helps[i]!.stdout, `Example:\n  arbor ${leaf}`, leaf)
+      // Every argument says what it is.
+      assert.notMatch(helps[i]!.stdout, /^ {2}<[\w-]+> *$/m, leaf)
     })
   }, 60_000)
 

@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Auth from "../Auth.js"
 import { UsageError } from "../Failure.js"
+import * as Help from "../Help.js"
 import * as Where from "../Where.js"
 import { allPages, apiClient, common, output, print } from "./shared.js"
 
@@ -117,5 +118,5 @@ const logout = Command.make("logout", common, (flags) => Effect.flatMap(Where.en
 /** `arbor auth`. */
 export const auth = Command.make("auth").pipe(
   Command.withDescription("Sign in and get tokens."),
-  Command.withSubcommands([login, token, status, logout])
+  Help.withSubcommands([login, token, status, logout])
 )

@@ -1,6 +1,7 @@
 /** `arbor config`: the config file's settings. */
 import { Args, Command } from "@effect/cli"
 import * as Effect from "effect/Effect"
+import * as Help from "../Help.js"
 import * as Where from "../Where.js"
 import { print } from "./shared.js"
 
@@ -15,8 +16,10 @@ const configView = Command.make(
 const configSet = Command.make(
   "set",
   {
-    name: Args.choice(Where.settingNames.map((n) => [n, n] as const), { name: "name" }),
-    value: Args.text({ name: "value" })
+    name: Args.choice(Where.settingNames.map((n) => [n, n] as const), { name: "name" }).pipe(
+      Args.withDescription(`the setting: ${Where.settingNames.join(" or ")}`)
+    ),
+    value: Args.text({ name: "value" }).pipe(Args.withDescription("its new value (an address)"))
   },
   ({ name, value }) => Effect.sync(() => Where.writeSetting(name, value))
 ).pipe(
@@ -26,5 +29,5 @@ const configSet = Command.make(
 /** `arbor config`. */
 export const config = Command.make("config").pipe(
   Command.withDescription("The config file ($XDG_CONFIG_HOME/arbor/config.yaml)."),
-  Command.withSubcommands([configView, configSet])
+  Help.withSubcommands([configView, configSet])
 )

@@ -4,6 +4,7 @@
  * associations; one module a resource under `iam/`, their `list`, `describe` and `delete` from `iam/resource`.
  */
 import { Command } from "@effect/cli"
+import * as Help from "../Help.js"
 import { accountAssociations } from "./iam/accountAssociations.js"
 import { folders, organizations } from "./iam/groups.js"
 import { identities } from "./iam/identities.js"
@@ -17,7 +18,7 @@ export const iam = Command.make("iam").pipe(
   Command.withDescription(
     "Organizations, folders, identities, roles, role bindings, invites, identity providers and account associations."
   ),
-  Command.withSubcommands([
+  Help.withSubcommands([
     organizations,
     folders,
     identities,

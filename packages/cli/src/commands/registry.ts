@@ -9,6 +9,7 @@ import type { TagListOptions } from "@arbor/core/Tags"
 import { Args, Command, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Help from "../Help.js"
 import type * as Output from "../Output.js"
 import { allPages, common, connect, limit, output, parent, printRows, resolveGroup, time } from "./shared.js"
 
@@ -47,10 +48,10 @@ const advisoryShape: Output.Shape<Advisory> = {
 /** `arbor images`. */
 export const images = Command.make("images").pipe(
   Command.withDescription("The registry's images: repos and their tags."),
-  Command.withSubcommands([
+  Help.withSubcommands([
     Command.make("repos").pipe(
       Command.withDescription("Repos."),
-      Command.withSubcommands([
+      Help.withSubcommands([
         Command.make(
           "list",
           { ...common, output, limit, parent: parent.pipe(Options.optional) },
@@ -73,7 +74,7 @@ export const images = Command.make("images").pipe(
     ),
     Command.make("tags").pipe(
       Command.withDescription("Tags."),
-      Command.withSubcommands([
+      Help.withSubcommands([
         Command.make(
           "list",
           { ...common, output, limit, repo: Options.text("repo").pipe(Options.withDescription("the repo's uid")) },
@@ -97,7 +98,7 @@ export const images = Command.make("images").pipe(
 /** `arbor advisories`. */
 export const advisories = Command.make("advisories").pipe(
   Command.withDescription("Vulnerability advisories."),
-  Command.withSubcommands([
+  Help.withSubcommands([
     Command.make(
       "list",
       {
@@ -125,7 +126,11 @@ export const advisories = Command.make("advisories").pipe(
           yield* printRows(rows, advisoryShape, flags.output)
         })
     ).pipe(Command.withDescription("List advisories. Example: arbor advisories list --query openssl")),
-    Command.make("describe", { ...common, output, uid: Args.text({ name: "uid" }) }, (flags) =>
+    Command.make("describe", {
+      ...common,
+      output,
+      uid: Args.text({ name: "uid" }).pipe(Args.withDescription("the advisory's uid"))
+    }, (flags) =>
       Effect.gen(function*() {
         const client = yield* connect(flags)
         yield* printRows(

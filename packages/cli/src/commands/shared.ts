@@ -5,7 +5,7 @@
 import { Api } from "@arbor/api"
 import * as Errors from "@arbor/core/Errors"
 import type { ListOptions } from "@arbor/core/Lists"
-import { Options } from "@effect/cli"
+import { Args, Options } from "@effect/cli"
 import { HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -17,10 +17,12 @@ import * as Where from "../Where.js"
 /** `--api` and `--issuer`. */
 export const common = {
   api: Options.text("api").pipe(
+    Options.withPseudoName("url"),
     Options.withDescription(`the API's address (default: ARBOR_API, the config file, or ${Where.defaultApi})`),
     Options.optional
   ),
   issuer: Options.text("issuer").pipe(
+    Options.withPseudoName("url"),
     Options.withDescription("the token service's address (default: ARBOR_ISSUER, the config file, or the API's)"),
     Options.optional
   )
@@ -35,14 +37,19 @@ export const output = Options.choice("output", Output.formats).pipe(
 
 /** `--limit`. */
 export const limit = Options.integer("limit").pipe(
+  Options.withPseudoName("n"),
   Options.withDescription("print at most this many (default: every page)"),
   Options.optional
 )
 
 /** `--parent`: the group to create in, or to list below. */
 export const parent = Options.text("parent").pipe(
+  Options.withPseudoName("group"),
   Options.withDescription("the group: a uid or a path of names (acme/platform)")
 )
+
+/** `<name>`: the name of what a command creates. */
+export const nameArg = (what: string) => Args.text({ name: "name" }).pipe(Args.withDescription(`the ${what}'s name`))
 
 /** `--description`. */
 export const description = Options.text("description").pipe(

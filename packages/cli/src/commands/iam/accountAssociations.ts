@@ -1,11 +1,12 @@
 /** `arbor iam account-associations`: the cloud accounts a group trusts, one per group, named by its group. */
 import { Wire } from "@arbor/api"
 import type { AccountAssociation } from "@arbor/core/AccountAssociation"
-import { Args, Command, Options } from "@effect/cli"
+import { Command, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Help from "../../Help.js"
 import type * as Output from "../../Output.js"
-import { common, connect, description, given, output, parent, printRows, resolveGroup } from "../shared.js"
+import { common, connect, description, given, nameArg, output, parent, printRows, resolveGroup } from "../shared.js"
 import * as Resource from "./resource.js"
 
 const associationShape: Output.Shape<AccountAssociation> = {
@@ -31,7 +32,7 @@ const associationResource = Resource.make({
 /** `arbor iam account-associations`. */
 export const accountAssociations = Command.make("account-associations").pipe(
   Command.withDescription("Account associations: the cloud accounts a group trusts, one per group."),
-  Command.withSubcommands([
+  Help.withSubcommands([
     Resource.list(associationResource, "List account associations. Example: arbor iam account-associations list"),
     Command.make(
       "create",
@@ -40,7 +41,7 @@ export const accountAssociations = Command.make("account-associations").pipe(
         output,
         parent,
         description,
-        name: Args.text({ name: "name" }),
+        name: nameArg("account association"),
         amazon: Options.text("amazon-account").pipe(
           Options.withDescription("an AWS account id (12 digits)"),
           Options.optional

@@ -4,8 +4,20 @@ import type { Group } from "@arbor/core/Group"
 import { Args, Command, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
 import { UsageError } from "../../Failure.js"
+import * as Help from "../../Help.js"
 import type * as Output from "../../Output.js"
-import { common, connect, description, given, output, parent, printRows, resolveGroup, time } from "../shared.js"
+import {
+  common,
+  connect,
+  description,
+  given,
+  nameArg,
+  output,
+  parent,
+  printRows,
+  resolveGroup,
+  time
+} from "../shared.js"
 import * as Resource from "./resource.js"
 
 const groupShape: Output.Shape<Group> = {
@@ -35,13 +47,13 @@ const groups = Resource.make({
 /** `arbor iam organizations`. */
 export const organizations = Command.make("organizations").pipe(
   Command.withDescription("Organizations: the roots of the hierarchy."),
-  Command.withSubcommands([
+  Help.withSubcommands([
     Resource.list(groups, "List the organizations you can see. Example: arbor iam organizations list", {
       inRoot: true
     }),
     Command.make(
       "create",
-      { ...common, output, description, name: Args.text({ name: "name" }) },
+      { ...common, output, description, name: nameArg("organization") },
       (flags) =>
         Effect.gen(function*() {
           const client = yield* connect(flags)
@@ -66,7 +78,7 @@ export const organizations = Command.make("organizations").pipe(
 /** `arbor iam folders`. */
 export const folders = Command.make("folders").pipe(
   Command.withDescription("Folders: the groups below an organization."),
-  Command.withSubcommands([
+  Help.withSubcommands([
     Resource.list(
       groups,
       "List the folders (and organizations) you can see; -o tree draws the hierarchy. " +
@@ -74,7 +86,7 @@ export const folders = Command.make("folders").pipe(
     ),
     Command.make(
       "create",
-      { ...common, output, parent, description, name: Args.text({ name: "name" }) },
+      { ...common, output, parent, description, name: nameArg("folder") },
       (flags) =>
         Effect.gen(function*() {
           const client = yield* connect(flags)

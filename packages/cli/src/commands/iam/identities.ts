@@ -8,8 +8,20 @@ import { Args, Command, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { UsageError } from "../../Failure.js"
+import * as Help from "../../Help.js"
 import type * as Output from "../../Output.js"
-import { common, connect, description, given, output, parent, printRows, resolveGroup, time } from "../shared.js"
+import {
+  common,
+  connect,
+  description,
+  given,
+  nameArg,
+  output,
+  parent,
+  printRows,
+  resolveGroup,
+  time
+} from "../shared.js"
 import * as Resource from "./resource.js"
 
 const identityShape: Output.Shape<Identity> = {
@@ -157,7 +169,7 @@ const createIdentity = <K extends keyof typeof kinds>(kind: K) => {
   const spec = kinds[kind]
   return Command.make(
     kind,
-    { ...common, output, parent, description, name: Args.text({ name: "name" }), ...spec.flags },
+    { ...common, output, parent, description, name: nameArg("identity"), ...spec.flags },
     (flags) =>
       Effect.gen(function*() {
         const claimMatch = yield* (spec.build as (f: typeof flags) => Effect.Effect<ClaimMatch, UsageError>)(flags)
@@ -188,11 +200,11 @@ const identityResource = Resource.make({
 /** `arbor iam identities`. */
 export const identities = Command.make("identities").pipe(
   Command.withDescription("Identities: what workloads and people are, assumed through their tokens' claims."),
-  Command.withSubcommands([
+  Help.withSubcommands([
     Resource.list(identityResource, "List identities. Example: arbor iam identities list --parent acme"),
     Command.make("create").pipe(
       Command.withDescription("Create an identity that a workload's tokens assume."),
-      Command.withSubcommands([
+      Help.withSubcommands([
         createIdentity("github"),
         createIdentity("gitlab"),
         createIdentity("kubernetes"),

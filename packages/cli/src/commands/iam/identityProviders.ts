@@ -1,12 +1,13 @@
 /** `arbor iam identity-providers`: an organization's own OpenID provider for its people. */
 import { Wire } from "@arbor/api"
 import type { IdentityProvider } from "@arbor/core/IdentityProvider"
-import { Args, Command, Options } from "@effect/cli"
+import { Command, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Help from "../../Help.js"
 import type * as Output from "../../Output.js"
-import { common, connect, description, given, output, parent, printRows, resolveGroup } from "../shared.js"
+import { common, connect, description, given, nameArg, output, parent, printRows, resolveGroup } from "../shared.js"
 import * as Resource from "./resource.js"
 import { resolveRole } from "./roles.js"
 
@@ -34,7 +35,7 @@ const providerResource = Resource.make({
 /** `arbor iam identity-providers`. */
 export const identityProviders = Command.make("identity-providers").pipe(
   Command.withDescription("Identity providers: an organization's own OpenID provider for its people."),
-  Command.withSubcommands([
+  Help.withSubcommands([
     Resource.list(providerResource, "List identity providers. Example: arbor iam identity-providers list"),
     Command.make(
       "create",
@@ -43,7 +44,7 @@ export const identityProviders = Command.make("identity-providers").pipe(
         output,
         parent,
         description,
-        name: Args.text({ name: "name" }),
+        name: nameArg("identity provider"),
         oidcIssuer: Options.text("oidc-issuer").pipe(Options.withDescription("the provider's issuer URL (https)")),
         clientId: Options.text("client-id").pipe(Options.withDescription("Arbor's client id there")),
         clientSecret: Options.redacted("client-secret").pipe(

@@ -4,6 +4,7 @@ import type { GroupInvite } from "@arbor/core/GroupInvite"
 import { Command, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Help from "../../Help.js"
 import type * as Output from "../../Output.js"
 import { common, connect, given, output, parent, print, printRows, resolveGroup, time } from "../shared.js"
 import * as Resource from "./resource.js"
@@ -32,7 +33,7 @@ const inviteResource = Resource.make({
 /** `arbor iam invites`. */
 export const invites = Command.make("invites").pipe(
   Command.withDescription("Invites: codes that bind whoever signs in with them to a role in a group."),
-  Command.withSubcommands([
+  Help.withSubcommands([
     Command.make(
       "create",
       {

@@ -3,6 +3,7 @@ import { Wire } from "@arbor/api"
 import type { RoleBinding } from "@arbor/core/RoleBinding"
 import { Command, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
+import * as Help from "../../Help.js"
 import type * as Output from "../../Output.js"
 import { common, connect, output, parent, printRows, resolveGroup } from "../shared.js"
 import * as Resource from "./resource.js"
@@ -31,7 +32,7 @@ const bindingResource = Resource.make({
 /** `arbor iam role-bindings`. */
 export const roleBindings = Command.make("role-bindings").pipe(
   Command.withDescription("Role bindings: an identity holding a role in a group and everything below it."),
-  Command.withSubcommands([
+  Help.withSubcommands([
     Resource.list(bindingResource, "List role bindings. Example: arbor iam role-bindings list --parent acme"),
     Command.make(
       "create",

@@ -2,9 +2,10 @@
 import { Wire } from "@arbor/api"
 import * as Capability from "@arbor/core/Capability"
 import type { Role } from "@arbor/core/Role"
-import { Args, Command, Options } from "@effect/cli"
+import { Command, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
 import { UsageError } from "../../Failure.js"
+import * as Help from "../../Help.js"
 import type * as Output from "../../Output.js"
 import {
   type Client,
@@ -12,6 +13,7 @@ import {
   connect,
   description,
   given,
+  nameArg,
   output,
   parent,
   print,
@@ -56,7 +58,7 @@ const roleResource = Resource.make({
 /** `arbor iam roles`. */
 export const roles = Command.make("roles").pipe(
   Command.withDescription("Roles: named sets of capabilities."),
-  Command.withSubcommands([
+  Help.withSubcommands([
     Resource.list(roleResource, "List roles (built-in ones too). Example: arbor iam roles list"),
     Command.make(
       "create",
@@ -65,7 +67,7 @@ export const roles = Command.make("roles").pipe(
         output,
         parent,
         description,
-        name: Args.text({ name: "name" }),
+        name: nameArg("role"),
         capabilities: Options.text("capability").pipe(
           Options.withAlias("c"),
           Options.repeated,
