@@ -10,6 +10,7 @@ import type { OpenApiJsonSchema } from "@effect/platform"
 import * as Schema from "effect/Schema"
 import * as ErrorBody from "./ErrorBody.js"
 import { authenticated, jsonShape, unchecked } from "./internal/declaration.js"
+import * as OAuth from "./OAuth.js"
 import * as Resources from "./Resources.js"
 import { UpstreamBearer } from "./Security.js"
 import * as Wire from "./Wire.js"
@@ -42,7 +43,12 @@ export const InviteCodes = authenticated(
         jsonShape(GroupInvite.RedeemGroupInvite)
       ))
       .addSuccess(Wire.RoleBinding.v2)
-      .annotate(OpenApi.Summary, "Redeem an invite code: bind the calling identity to the invite's role")
+      .annotate(OpenApi.Summary, "Redeem an invite code")
+      .annotate(
+        OpenApi.Description,
+        "Binds the calling identity to the invite's role in its group. The code works once, before it expires, and " +
+          "for the email the invite names, if it names one."
+      )
   ),
   "/iam/v2beta1",
   "Invite codes: redeemed by the identity they bind."
@@ -134,12 +140,14 @@ export const TokenService = HttpApiGroup.make("sts")
   )
 
 /**
- * What the generated document says, made true: every error body is a google.rpc.Status (the framework's own
- * decode-error body never reaches a client), and the custom method's path keeps its literal colon.
+ * What the generated document says, made true and whole: every error body is a google.rpc.Status (the framework's
+ * own decode-error body never reaches a client), a read never answers a write's conflict (409), the custom method's
+ * path keeps its literal colon, and the sign-in endpoints, which speak OAuth, are there beside the API's.
  */
 const truthful = (spec: OpenApi.OpenAPISpec): OpenApi.OpenAPISpec => {
   const paths: OpenApi.OpenAPISpecPaths = {}
   for (const [path, item] of Object.entries(spec.paths)) {
+    delete item.get?.responses?.["409"]
     for (const operation of Object.values(item)) {
       const bad = (operation as OpenApi.OpenAPISpecOperation).responses?.["400"]
       const schema = bad?.content?.["application/json"]?.schema
@@ -156,7 +164,15 @@ const truthful = (spec: OpenApi.OpenAPISpec): OpenApi.OpenAPISpec => {
   }
   const schemas = { ...spec.components.schemas }
   for (const internal of ["HttpApiDecodeError", "Issue", "PropertyKey"]) delete schemas[internal]
-  return withoutIds({ ...spec, paths, components: { ...spec.components, schemas } })
+  return withoutIds({
+    ...spec,
+    paths: { ...paths, ...OAuth.openApiPaths },
+    components: { ...spec.components, schemas },
+    tags: [...(spec.tags ?? []), {
+      name: "Sign-in",
+      description: "People signing in: OAuth's endpoints, form bodies in and OAuth's JSON out."
+    }]
+  })
 }
 
 /** Drops the `$id`s the schema generator gives `unknown` (the same id many times over). */

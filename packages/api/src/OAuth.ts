@@ -2,10 +2,13 @@
  * The sign-in endpoints' own wire format (docs/api.md §10). They speak OAuth, not the management API: form bodies
  * in, and OAuth's JSON out, errors included (`{"error": "authorization_pending", "error_description": "…"}`).
  */
+import { type OpenApi, OpenApiJsonSchema } from "@effect/platform"
 import * as Schema from "effect/Schema"
 
 /** The paths of the sign-in endpoints, and the device grant's type: the engine's (`SignIn`). */
-export { deviceCodeGrant, paths } from "@arbor/core/SignIn"
+import { deviceCodeGrant, paths } from "@arbor/core/SignIn"
+
+export { deviceCodeGrant, paths }
 
 /** The answer to a device authorization request (RFC 8628 §3.2). */
 export const DeviceAuthorization = Schema.Struct({
@@ -35,3 +38,131 @@ export const ErrorResponse = Schema.Struct({
   error_description: Schema.optional(Schema.String)
 })
 export type ErrorResponse = typeof ErrorResponse.Type
+
+const text = (description: string): OpenApiJsonSchema.JsonSchema => ({ type: "string", description })
+const flag = (description: string): OpenApiJsonSchema.JsonSchema => ({ type: "boolean", description })
+
+const form = (
+  properties: Record<string, OpenApiJsonSchema.JsonSchema>,
+  required: ReadonlyArray<string> = []
+): OpenApi.OpenAPISpecRequestBody => ({
+  required: true,
+  content: {
+    "application/x-www-form-urlencoded": {
+      schema: { type: "object", properties, required: [...required], additionalProperties: false }
+    }
+  }
+})
+
+const json = (description: string, schema: Schema.Schema.Any): OpenApi.OpenApiSpecResponse => ({
+  description,
+  content: { "application/json": { schema: OpenApiJsonSchema.make(schema) } }
+})
+
+const oauthError = (description: string) => json(description, ErrorResponse)
+
+/** What a sign-in may add to the session: shared by the browser's and the device's start. */
+const signInOptions = {
+  idp_id: text("an organization whose own identity provider to sign in with"),
+  invite: text("an invite code to redeem at the sign-in"),
+  create_refresh_token: flag("`true`: hand out a refresh token too (30 days, one use)")
+}
+
+/**
+ * The sign-in endpoints in OpenAPI's terms, for the API reference (their handlers are the server's own routes, not
+ * endpoints of the management API): the browser's start, the device authorization grant (RFC 8628), its token
+ * request and refresh-token revocation (RFC 7009).
+ */
+export const openApiPaths: OpenApi.OpenAPISpecPaths = {
+  [paths.authorization]: {
+    get: {
+      tags: ["Sign-in"],
+      security: [],
+      operationId: "signIn.browser",
+      summary: "Sign a person in from a browser",
+      description: "Sends the browser to the sign-in provider; afterwards it returns to `redirect` (a loopback " +
+        "address) with `?token=<API token>` (and `&refresh_token=` when asked). Limited per client address.",
+      parameters: [
+        {
+          name: "exit",
+          in: "query",
+          required: true,
+          schema: { type: "string", enum: ["redirect"] },
+          description: "how the tokens leave: `redirect`"
+        },
+        {
+          name: "redirect",
+          in: "query",
+          required: true,
+          schema: { type: "string" },
+          description: "where the browser returns: an http URL on localhost or a loopback address"
+        },
+        ...Object.entries(signInOptions).map(([name, schema]): OpenApi.OpenAPISpecParameter => ({
+          name,
+          in: "query",
+          required: false,
+          schema,
+          description: "description" in schema ? String(schema.description) : ""
+        }))
+      ],
+      responses: {
+        "302": { description: "to the sign-in provider" },
+        "400": { description: "a page saying what is wrong with the request" },
+        "429": { description: "a page: too many sign-ins from this address; retry after Retry-After seconds" }
+      }
+    }
+  },
+  [paths.deviceAuthorization]: {
+    post: {
+      tags: ["Sign-in"],
+      security: [],
+      operationId: "signIn.deviceAuthorization",
+      summary: "Start a device's sign-in",
+      description: "For a program without a browser (RFC 8628): answers a code for the person to enter at " +
+        "`verification_uri` on any device, and a `device_code` for the program to poll `/oauth/token` with.",
+      parameters: [],
+      requestBody: form({ ...signInOptions, audience: text("the API the token is for") }),
+      responses: {
+        "200": json("the codes, where to enter the user code, and how often to poll", DeviceAuthorization),
+        "400": oauthError("`invalid_request`, described"),
+        "429": oauthError("`temporarily_unavailable`: too many sign-ins; retry after Retry-After seconds")
+      }
+    }
+  },
+  [paths.token]: {
+    post: {
+      tags: ["Sign-in"],
+      security: [],
+      operationId: "signIn.token",
+      summary: "Collect a device's tokens",
+      description: "Polled by the program every `interval` seconds with its `device_code` until the person has " +
+        "signed in (RFC 8628 §3.4): `authorization_pending` until then, `slow_down` when polled too often, " +
+        "`access_denied` when refused, `expired_token` after `expires_in`.",
+      parameters: [],
+      requestBody: form({
+        grant_type: text(`\`${deviceCodeGrant}\``),
+        device_code: text("the device code of `/oauth/device/code`")
+      }, ["grant_type", "device_code"]),
+      responses: {
+        "200": json("the API token, and a refresh token when asked", TokenResponse),
+        "400": oauthError("not yet, or never: `authorization_pending`, `slow_down`, `access_denied`, `expired_token`")
+      }
+    }
+  },
+  [paths.revocation]: {
+    post: {
+      tags: ["Sign-in"],
+      security: [],
+      operationId: "signIn.revoke",
+      summary: "Revoke a refresh token",
+      description: "Ends a refresh token (RFC 7009), and every one rotated from the same sign-in. Answers 200 " +
+        "whether or not the token was known.",
+      parameters: [],
+      requestBody: form({ token: text("the refresh token") }, ["token"]),
+      responses: {
+        "200": { description: "revoked, or unknown" },
+        "400": oauthError("`invalid_request`: no token")
+      }
+    }
+  }
+}

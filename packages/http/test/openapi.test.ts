@@ -4,6 +4,7 @@
  * PostgreSQL (the whole API served from each). And /docs works offline: the page and
  * every asset it references come from this server.
  */
+import { deviceCodeGrant as deviceGrant } from "@arbor/api/OAuth"
 import { assert, describe, it } from "@effect/vitest"
 import Ajv2020 from "ajv/dist/2020.js"
 import * as Effect from "effect/Effect"
@@ -143,9 +144,49 @@ describe("OpenAPI", () => {
         check("GET", "/.well-known/jwks.json", yield* call("GET", "/.well-known/jwks.json"))
         check("GET", "/healthz", yield* call("GET", "/healthz"))
         check("GET", "/readyz", yield* call("GET", "/readyz"))
+        // The sign-in endpoints, which speak OAuth: form bodies in, OAuth's JSON out.
+        const form = (path: string, body: string) =>
+          Effect.tap(
+            call("POST", path, { raw: body, contentType: "application/x-www-form-urlencoded" }),
+            (r) => check("POST", path, r)
+          )
+        yield* form("/oauth/device/code", "create_refresh_token=true")
+        assert.strictEqual((yield* form("/oauth/token", "grant_type=password")).status, 400)
+        assert.strictEqual(
+          (yield* form("/oauth/token", `grant_type=${encodeURIComponent(deviceGrant)}&device_code=x`)).status,
+          400
+        )
+        assert.strictEqual((yield* form("/oauth/revoke", "token=unknown")).status, 200)
         assert.includeMembers([...checked], ["200", "400", "401", "403", "404", "409"])
       }).pipe(Effect.provide(testServerOn(store)))
   )
+
+  it.scopedLive("reads like a reference: every operation written up, each parameter once and typed, no conflict on a read", () =>
+    Effect.gen(function*() {
+      const doc = (yield* call("GET", "/openapi.json")).body
+      const operations = Object.entries(doc.paths).flatMap(([path, item]: [string, any]) =>
+        Object.entries(item).map(([method, operation]: [string, any]) => ({ path, method, operation }))
+      )
+      for (const { method, operation, path } of operations) {
+        const where = `${method.toUpperCase()} ${path}`
+        assert.isAtLeast(operation.summary?.length ?? 0, 8, `${where} has a summary`)
+        assert.notMatch(operation.summary, /one of|below a group/i, `${where}: a written summary`)
+        const names = (operation.parameters ?? []).map((p: { name: string }) => p.name)
+        assert.deepStrictEqual(names, [...new Set(names)], `${where}: each parameter once`)
+        assert.notInclude(names.join(","), "pageSize", `${where}: parameters in snake_case only`)
+        for (const parameter of operation.parameters ?? []) {
+          assert.isAbove(parameter.description?.length ?? 0, 0, `${where} ${parameter.name} is described`)
+        }
+        if (method === "get") assert.notProperty(operation.responses, "409", `${where}: a read never conflicts`)
+      }
+      const pageSize = doc.paths["/iam/v2beta1/groups"].get.parameters.find((p: any) => p.name === "page_size")
+      assert.strictEqual(pageSize.schema.type, "integer")
+      assert.property(doc.paths["/iam/v2beta1/groups/{uid}"].post.responses, "409")
+      // The sign-in endpoints the README uses.
+      for (const path of ["/oauth", "/oauth/device/code", "/oauth/token", "/oauth/revoke"]) {
+        assert.property(doc.paths, path)
+      }
+    }).pipe(Effect.provide(testServer())))
 
   it.scopedLive("/docs serves the reference page and every asset it references, from this server", () =>
     Effect.gen(function*() {

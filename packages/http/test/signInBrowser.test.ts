@@ -81,7 +81,8 @@ const atProvider = async (page: Page, login: string) => {
   await page.click("button[type=submit]:has-text('Continue')")
 }
 
-describe.skipIf(executable === undefined)("signing in with Chromium", () => {
+// A real browser's first pages take seconds on a loaded machine: each test gets 30.
+describe.skipIf(executable === undefined)("signing in with Chromium", { timeout: 30_000 }, () => {
   it("the browser flow lands on the loopback callback with a token", async () => {
     const { page } = await open()
     const params = new URLSearchParams({ exit: "redirect", redirect: callback.url, create_refresh_token: "true" })

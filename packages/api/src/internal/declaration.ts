@@ -241,7 +241,7 @@ export const v1Group = <const Name extends string, A, V1I, C, CI>(
         HttpApiEndpoint.get("list", `/${v1.path}`)
           .setUrlParams(ListQuery.V1ListQuery)
           .addSuccess(v1.envelope)
-          .annotate(OpenApi.Summary, `List every one of the ${r.many} (v1)`)
+          .annotate(OpenApi.Summary, `List all ${r.many} (v1)`)
           .annotate(OpenApi.Description, `Every one the caller may see, without paging. ${needs(r.permissions.list)}`)
       )
       .add(
