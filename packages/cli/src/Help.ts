@@ -191,14 +191,14 @@ export const render = (path: ReadonlyArray<string>, command: AnyCommand, layout:
 }
 
 /** Where the words of a command line lead: the command they name, and the words left after it. */
-export interface Found {
+interface Found {
   readonly path: ReadonlyArray<string>
   readonly command: AnyCommand
   readonly rest: ReadonlyArray<string>
 }
 
 /** Follows the leading words of `args` down from `root` (named `program`) as far as they name commands. */
-export const find = (program: string, root: AnyCommand, args: ReadonlyArray<string>): Found => {
+const find = (program: string, root: AnyCommand, args: ReadonlyArray<string>): Found => {
   let command = root
   const path = [program]
   let at = 0
@@ -212,11 +212,10 @@ export const find = (program: string, root: AnyCommand, args: ReadonlyArray<stri
 }
 
 /** The subcommand names of `command`, if it has any. */
-export const subcommandNames = (command: AnyCommand): ReadonlyArray<string> | undefined =>
-  children.get(command)?.map(nameOf)
+const subcommandNames = (command: AnyCommand): ReadonlyArray<string> | undefined => children.get(command)?.map(nameOf)
 
 /** The name among `names` closest to `word` (at most two edits away), if any. */
-export const closest = (word: string, names: ReadonlyArray<string>): string | undefined => {
+const closest = (word: string, names: ReadonlyArray<string>): string | undefined => {
   const distance = (a: string, b: string) => {
     const row = Array.from({ length: b.length + 1 }, (_, i) => i)
     for (let i = 1; i <= a.length; i++) {
@@ -232,4 +231,43 @@ export const closest = (word: string, names: ReadonlyArray<string>): string | un
   }
   const ranked = names.map((name) => [name, distance(word, name)] as const).sort((a, b) => a[1] - b[1])
   return ranked[0] !== undefined && ranked[0][1] <= 2 ? ranked[0][0] : undefined
+}
+
+/** `args` with the flags in `globalFlags` (each with a value) given before the command's words moved after them. */
+const hoist = (args: ReadonlyArray<string>, globalFlags: ReadonlySet<string>): Array<string> => {
+  const hoisted: Array<string> = []
+  const rest = [...args]
+  while (rest.length > 0 && rest[0]!.startsWith("--") && globalFlags.has(rest[0]!.split("=")[0]!)) {
+    hoisted.push(...rest.splice(0, rest[0]!.includes("=") ? 1 : 2))
+  }
+  return [...rest, ...hoisted]
+}
+
+/**
+ * What a command line asks before any command runs: help (printed, exit 0), a group without its command (its help,
+ * exit 0), or a word that names no command (said on stderr, exit 2); otherwise the arguments for @effect/cli to run,
+ * with the global flags given before the command's words moved after them.
+ */
+export const prepare = (options: {
+  readonly program: string
+  readonly root: AnyCommand
+  readonly args: ReadonlyArray<string>
+  readonly globalFlags?: ReadonlySet<string>
+}): { readonly exitCode: number } | { readonly args: ReadonlyArray<string> } => {
+  const args = hoist(options.args, options.globalFlags ?? new Set())
+  const { command, path, rest } = find(options.program, options.root, args)
+  const names = subcommandNames(command)
+  if (args.includes("--help") || args.includes("-h") || (names !== undefined && rest.length === 0)) {
+    process.stdout.write(render(path, command, layoutOf(process.stdout)))
+    return { exitCode: 0 }
+  }
+  const word = rest[0]
+  if (names === undefined || word === undefined || word.startsWith("-")) return { args }
+  const suggestion = closest(word, names)
+  process.stderr.write(
+    `${options.program}: '${word}' is not a command of '${path.join(" ")}'${
+      suggestion === undefined ? "" : `; did you mean '${suggestion}'?`
+    } (${path.join(" ")} --help lists them)\n`
+  )
+  return { exitCode: 2 }
 }

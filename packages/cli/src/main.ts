@@ -14,55 +14,18 @@ import * as Help from "./Help.js"
 
 const version = "0.1.0"
 
-/** Flags every command takes, each with a value: accepted before the command's words too. */
-const globalFlags = new Set(["--api", "--issuer"])
-
-/** `args` with global flags given before the command's words moved after them, where @effect/cli reads them. */
-const hoistGlobalFlags = (args: ReadonlyArray<string>): Array<string> => {
-  const hoisted: Array<string> = []
-  const rest = [...args]
-  while (rest.length > 0 && rest[0]!.startsWith("--")) {
-    const flag = rest[0]!.split("=")[0]!
-    if (!globalFlags.has(flag)) break
-    hoisted.push(...rest.splice(0, rest[0]!.includes("=") ? 1 : 2))
-  }
-  return [...rest, ...hoisted]
-}
-
-/**
- * What the command line asks before any command runs: help (exit 0), or a word that names no command (exit 2);
- * undefined when it is for @effect/cli to run.
- */
-const beforeRunning = (args: ReadonlyArray<string>): number | undefined => {
-  const { command, path, rest } = Help.find("arbor", arbor, args)
-  if (args.includes("--help") || args.includes("-h")) {
-    process.stdout.write(Help.render(path, command, Help.layoutOf(process.stdout)))
-    return 0
-  }
-  const names = Help.subcommandNames(command)
-  if (names === undefined) return undefined
-  const word = rest[0]
-  if (word === undefined) {
-    process.stdout.write(Help.render(path, command, Help.layoutOf(process.stdout)))
-    return 0
-  }
-  if (word.startsWith("-")) return undefined
-  const suggestion = Help.closest(word, names)
-  process.stderr.write(
-    `arbor: '${word}' is not a command of '${path.join(" ")}'${
-      suggestion === undefined ? "" : `; did you mean '${suggestion}'?`
-    } (${path.join(" ")} --help lists them)\n`
-  )
-  return 2
-}
-
 const cli = Command.run(arbor, { name: "arbor", version })
 
 const program = Effect.suspend(() => {
-  const args = hoistGlobalFlags(process.argv.slice(2))
-  const answered = beforeRunning(args)
-  if (answered !== undefined) return Effect.sync(() => (process.exitCode = answered))
-  return cli([...process.argv.slice(0, 2), ...args])
+  const prepared = Help.prepare({
+    program: "arbor",
+    root: arbor,
+    args: process.argv.slice(2),
+    // Flags every command takes: accepted before the command's words too.
+    globalFlags: new Set(["--api", "--issuer"])
+  })
+  if ("exitCode" in prepared) return Effect.sync(() => (process.exitCode = prepared.exitCode))
+  return cli([...process.argv.slice(0, 2), ...prepared.args])
 }).pipe(
   Effect.catchAll((error) =>
     Effect.sync(() => {

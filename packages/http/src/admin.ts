@@ -4,6 +4,7 @@
  * last started with (recorded in the data directory) unless `ARBOR_BASE_URL` or `ARBOR_AUTH_URL` say otherwise.
  * Results go to stdout, nothing else does. Exit codes: 0 done, 1 refused or failed, 2 usage.
  */
+import * as Help from "@arbor/cli/Help"
 import {
   Advisories,
   Groups,
@@ -307,21 +308,26 @@ const admin = Command.make("admin").pipe(
     "Administration on ARBOR_DATA_DIR (default ./.arbor), whether or not the server is running. Tokens are for the " +
       "addresses the server last started with, unless ARBOR_BASE_URL or ARBOR_AUTH_URL are set."
   ),
-  Command.withSubcommands([
+  Help.withSubcommands([
     token,
     createOrg,
     rotateKeys,
     copyToPostgres,
     Command.make("import").pipe(
       Command.withDescription("Import advisories or a repo catalog."),
-      Command.withSubcommands([importAdvisories, importRepos])
+      Help.withSubcommands([importAdvisories, importRepos])
     )
   ])
 )
 
 const cli = Command.run(admin, { name: "pnpm admin", version: "0.1.0" })
 
-const program = Effect.suspend(() => cli(process.argv)).pipe(
+const program = Effect.suspend(() => {
+  // Help, and a word that names no command, as arbor's (see @arbor/cli's Help).
+  const prepared = Help.prepare({ program: "pnpm admin", root: admin, args: process.argv.slice(2) })
+  if ("exitCode" in prepared) return Effect.sync(() => (process.exitCode = prepared.exitCode))
+  return cli([...process.argv.slice(0, 2), ...prepared.args])
+}).pipe(
   Effect.catchAll((error) =>
     Effect.sync(() => {
       // @effect/cli has shown what was wrong with the command line already.

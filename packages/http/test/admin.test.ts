@@ -64,7 +64,12 @@ describe("admin commands", () => {
         ]
       ) {
         const help = await admin(cwd, [...command, "--help"])
-        assert.match(help.stdout, /Example: pnpm (--silent )?admin/, command.join(" "))
+        assert.match(help.stdout, /\nExample:\n {2}pnpm (--silent )?admin/, command.join(" "))
+        assert.include(help.stdout, `Usage: pnpm admin ${command.join(" ")}`, command.join(" "))
+        // The options' own words: no library placeholders, type notes or built-in options.
+        for (const noise of ["redacted", "A user-defined piece of text", "--wizard", "--log-level", " text"]) {
+          assert.notInclude(help.stdout, noise, command.join(" "))
+        }
       }
       const usage = await admin(cwd, ["token"]).catch((e) => e)
       assert.strictEqual(usage.code, 2)
