@@ -107,8 +107,7 @@ export const configKey = (name: string): Config.Config<Uint8Array> =>
             `is not set: set it to a key of 32 bytes or more, written as hex or base64 (openssl rand -hex 32)`
           )
         ),
-      onSome: (value) =>
-        Either.mapLeft(parseKey(Redacted.value(value)), (why) => ConfigError.InvalidData([name], why))
+      onSome: (value) => Either.mapLeft(parseKey(Redacted.value(value)), (why) => ConfigError.InvalidData([name], why))
     }))
   )
 
