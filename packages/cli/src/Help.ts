@@ -109,13 +109,13 @@ const entries = (docs: ReadonlyArray<HelpDoc.HelpDoc> | undefined): Array<Entry>
   )
 
 /** How help is laid out: the terminal's width, and whether headings may be bold. */
-export interface Layout {
+interface Layout {
   readonly columns: number
   readonly color: boolean
 }
 
 /** The layout for standard output: its width on a terminal (80 otherwise); bold only on a terminal, not with NO_COLOR. */
-export const layoutOf = (stream: { readonly isTTY?: boolean; readonly columns?: number }): Layout => ({
+const layoutOf = (stream: { readonly isTTY?: boolean; readonly columns?: number }): Layout => ({
   columns: Math.max(40, Math.min(stream.isTTY === true ? stream.columns ?? 80 : 80, 120)),
   color: stream.isTTY === true && (process.env.NO_COLOR ?? "") === "" && process.env.TERM !== "dumb"
 })
@@ -151,7 +151,7 @@ const table = (rows: ReadonlyArray<readonly [string, string]>, layout: Layout): 
 const heading = (title: string, layout: Layout) => layout.color ? `\u001b[1m${title}\u001b[0m` : title
 
 /** The help of the command at `path` (the words from the program's name down to it). */
-export const render = (path: ReadonlyArray<string>, command: AnyCommand, layout: Layout): string => {
+const render = (path: ReadonlyArray<string>, command: AnyCommand, layout: Layout): string => {
   const { example, summary } = describe(command)
   const subcommands = children.get(command)
   const blocks: Array<string> = []
