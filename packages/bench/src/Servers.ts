@@ -9,7 +9,8 @@ import { createServer } from "node:net"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 
-const root = fileURLToPath(new URL("../../../", import.meta.url))
+/** The clone's root. */
+export const root = fileURLToPath(new URL("../../../", import.meta.url))
 
 /** A port free on 127.0.0.1 right now. */
 export const freePort = () =>

@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url"
 import * as Grpc from "./grpc.js"
 import { machine } from "./Harness.js"
 import * as Http from "./http.js"
+import * as Launch from "./launch.js"
 import * as Memory from "./memory.js"
 import * as Postgres from "./postgres.js"
 import * as Sqlite from "./sqlite.js"
@@ -19,7 +20,8 @@ const suites: Record<string, (scale: number) => Promise<string>> = {
   postgres: Postgres.run,
   http: Http.run,
   grpc: Grpc.run,
-  sts: Sts.run
+  sts: Sts.run,
+  launch: Launch.run
 }
 
 const scale = Number(process.env.ARBOR_BENCH_SCALE ?? "1")
