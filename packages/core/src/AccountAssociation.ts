@@ -4,6 +4,7 @@
  */
 import * as Schema from "effect/Schema"
 import * as Capability from "./Capability.js"
+import * as ChangeLog from "./ChangeLog.js"
 import { OptionalDescription, RequiredName, Timestamp } from "./internal/fields.js"
 import type { Table } from "./Store.js"
 import { Uid } from "./Uid.js"
@@ -68,6 +69,7 @@ export const fields = {
 /** How account associations are stored. */
 export const table: Table = {
   name: "account_associations",
+  events: ChangeLog.eventTypes("dev.chainguard.api.iam.account_associations"),
   columns: {
     name: { type: "text" },
     description: { type: "text" },

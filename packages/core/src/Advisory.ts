@@ -5,6 +5,7 @@
 import type * as DateTime from "effect/DateTime"
 import * as Schema from "effect/Schema"
 import type * as Capability from "./Capability.js"
+import * as ChangeLog from "./ChangeLog.js"
 import { Timestamp } from "./internal/fields.js"
 import type { Table } from "./Store.js"
 import { Uid } from "./Uid.js"
@@ -111,6 +112,7 @@ export const searchText = (a: Pick<Advisory, "advisoryId" | "packageName" | "ali
 /** How advisories are stored. */
 export const table: Table = {
   name: "advisories",
+  events: ChangeLog.eventTypes("dev.chainguard.api.vulnerabilities.advisory"),
   columns: {
     advisoryId: { type: "text" },
     packageName: { type: "text" },

@@ -4,6 +4,7 @@
  */
 import * as Schema from "effect/Schema"
 import * as Capability from "./Capability.js"
+import * as ChangeLog from "./ChangeLog.js"
 import { OptionalDescription, RequiredName, Timestamp } from "./internal/fields.js"
 import type { Table } from "./Store.js"
 import { Uid } from "./Uid.js"
@@ -44,6 +45,7 @@ export const fields = {
 /** How groups are stored. */
 export const table: Table = {
   name: "groups",
+  events: ChangeLog.eventTypes("dev.chainguard.api.iam.group"),
   columns: {
     name: { type: "text" },
     description: { type: "text" },

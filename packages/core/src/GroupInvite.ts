@@ -6,6 +6,7 @@ import * as Duration from "effect/Duration"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Capability from "./Capability.js"
+import * as ChangeLog from "./ChangeLog.js"
 import { Timestamp } from "./internal/fields.js"
 import type { Table } from "./Store.js"
 import { Uid } from "./Uid.js"
@@ -106,6 +107,7 @@ export const fields = {
 /** How group invites are stored. */
 export const table: Table = {
   name: "group_invites",
+  events: ChangeLog.eventTypes("dev.chainguard.api.iam.group_invite"),
   columns: {
     roleUid: { type: "text" },
     email: { type: "text", nullable: true },

@@ -5,6 +5,7 @@
  */
 import * as Schema from "effect/Schema"
 import * as Capability from "./Capability.js"
+import * as ChangeLog from "./ChangeLog.js"
 import { ClaimMatch, ClaimMatchInput, StaticKeys, StaticKeysInput } from "./ClaimMatch.js"
 import { OptionalDescription, RequiredName, Timestamp } from "./internal/fields.js"
 import type { Table } from "./Store.js"
@@ -86,6 +87,7 @@ export const fields = {
 /** How identities are stored. */
 export const table: Table = {
   name: "identities",
+  events: ChangeLog.eventTypes("dev.chainguard.api.iam.identity"),
   columns: {
     name: { type: "text" },
     description: { type: "text" },

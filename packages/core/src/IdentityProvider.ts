@@ -3,6 +3,7 @@
  */
 import * as Schema from "effect/Schema"
 import * as Capability from "./Capability.js"
+import * as ChangeLog from "./ChangeLog.js"
 import { IssuerUrl } from "./ClaimMatch.js"
 import { OptionalDescription, RequiredName, Timestamp } from "./internal/fields.js"
 import type { Table } from "./Store.js"
@@ -82,6 +83,7 @@ export const fields = {
 /** How identity providers are stored. */
 export const table: Table = {
   name: "identity_providers",
+  events: ChangeLog.eventTypes("dev.chainguard.api.iam.identity_providers"),
   columns: {
     name: { type: "text" },
     description: { type: "text" },

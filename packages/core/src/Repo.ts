@@ -4,6 +4,7 @@
  */
 import * as Schema from "effect/Schema"
 import * as Capability from "./Capability.js"
+import * as ChangeLog from "./ChangeLog.js"
 import { OptionalDescription, Timestamp } from "./internal/fields.js"
 import type { Table } from "./Store.js"
 import { Uid } from "./Uid.js"
@@ -65,6 +66,7 @@ export const fields = {
 /** How repos are stored. */
 export const table: Table = {
   name: "repos",
+  events: ChangeLog.eventTypes("dev.chainguard.api.platform.registry.repo"),
   columns: {
     name: { type: "text" },
     description: { type: "text" },

@@ -5,6 +5,7 @@
 import * as Schema from "effect/Schema"
 import type { Capability as CapabilityName } from "./Capability.js"
 import { all as allCapabilities, Capability, normalize, operations } from "./Capability.js"
+import * as ChangeLog from "./ChangeLog.js"
 import { OptionalDescription, RequiredName, Timestamp } from "./internal/fields.js"
 import * as Versions from "./internal/storage/versions.js"
 import type { Table } from "./Store.js"
@@ -57,6 +58,7 @@ export const fields = {
 /** How roles are stored. */
 export const table: Table = {
   name: "roles",
+  events: ChangeLog.eventTypes("dev.chainguard.api.iam.roles"),
   columns: {
     name: { type: "text" },
     description: { type: "text" },

@@ -3,6 +3,7 @@
  */
 import * as Schema from "effect/Schema"
 import * as Capability from "./Capability.js"
+import * as ChangeLog from "./ChangeLog.js"
 import { Timestamp } from "./internal/fields.js"
 import * as Versions from "./internal/storage/versions.js"
 import type { Table } from "./Store.js"
@@ -55,6 +56,7 @@ export const fields = {
 /** How role bindings are stored. */
 export const table: Table = {
   name: "role_bindings",
+  events: ChangeLog.eventTypes("dev.chainguard.api.iam.rolebindings"),
   columns: {
     identityUid: { type: "text" },
     roleUid: { type: "text" },

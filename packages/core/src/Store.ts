@@ -10,6 +10,7 @@ import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import type { EventTypes } from "./ChangeLog.js"
 import { operation } from "./internal/tracing.js"
 import type { Range } from "./Uid.js"
 
@@ -34,6 +35,8 @@ export interface Table {
   readonly indexes: ReadonlyArray<ReadonlyArray<string>>
   /** Version rows (`Versions`) that every write to this table replaces, written by the engine, not the adapter. */
   readonly versions?: ReadonlyArray<string>
+  /** The change log's event types of this table's resources, for the tables of the API's resources. */
+  readonly events?: EventTypes
 }
 
 /** A scalar a column holds or a condition compares with. */

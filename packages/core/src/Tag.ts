@@ -3,6 +3,7 @@
  */
 import * as Schema from "effect/Schema"
 import * as Capability from "./Capability.js"
+import * as ChangeLog from "./ChangeLog.js"
 import { Timestamp } from "./internal/fields.js"
 import type { Table } from "./Store.js"
 import { Uid } from "./Uid.js"
@@ -53,6 +54,7 @@ export const fields = {
 /** How tags are stored. */
 export const table: Table = {
   name: "tags",
+  events: ChangeLog.eventTypes("dev.chainguard.api.platform.registry.tag"),
   columns: {
     name: { type: "text" },
     digest: { type: "text" },
