@@ -39,7 +39,8 @@ export const isFresh = (name) => {
   const { bundle, inputs } = output(name)
   if (!existsSync(bundle) || !existsSync(inputs)) return false
   const made = statSync(bundle).mtimeMs
-  const files = [...JSON.parse(readFileSync(inputs, "utf8")), installState]
+  // The launcher itself too: a bundle made under other settings is stale.
+  const files = [...JSON.parse(readFileSync(inputs, "utf8")), installState, fileURLToPath(import.meta.url)]
   return files.every((file) => existsSync(file) && statSync(file).mtimeMs <= made)
 }
 
