@@ -61,12 +61,15 @@ const json = (description: string, schema: Schema.Schema.Any): OpenApi.OpenApiSp
 
 const oauthError = (description: string) => json(description, ErrorResponse)
 
-/** What a sign-in may add to the session: shared by the browser's and the device's start. */
-const signInOptions = {
-  idp_id: text("an organization whose own identity provider to sign in with"),
-  invite: text("an invite code to redeem at the sign-in"),
-  create_refresh_token: flag("`true`: hand out a refresh token too (30 days, one use)")
-}
+/** What a sign-in may add to the session, shared by the browser's and the device's start: name, type, meaning. */
+const signInOptions = [
+  ["idp_id", "string", "an organization whose own identity provider to sign in with"],
+  ["invite", "string", "an invite code to redeem at the sign-in"],
+  ["create_refresh_token", "boolean", "`true`: hand out a refresh token too (30 days, one use)"]
+] as const
+
+const schemaOf = (type: "string" | "boolean", description: string) =>
+  type === "string" ? text(description) : flag(description)
 
 /**
  * The sign-in endpoints in OpenAPI's terms, for the API reference (their handlers are the server's own routes, not
@@ -97,12 +100,12 @@ export const openApiPaths: OpenApi.OpenAPISpecPaths = {
           schema: { type: "string" },
           description: "where the browser returns: an http URL on localhost or a loopback address"
         },
-        ...Object.entries(signInOptions).map(([name, schema]): OpenApi.OpenAPISpecParameter => ({
+        ...signInOptions.map(([name, type, description]): OpenApi.OpenAPISpecParameter => ({
           name,
           in: "query",
           required: false,
-          schema,
-          description: "description" in schema ? String(schema.description) : ""
+          schema: schemaOf(type, description),
+          description
         }))
       ],
       responses: {
@@ -121,7 +124,10 @@ export const openApiPaths: OpenApi.OpenAPISpecPaths = {
       description: "For a program without a browser (RFC 8628): answers a code for the person to enter at " +
         "`verification_uri` on any device, and a `device_code` for the program to poll `/oauth/token` with.",
       parameters: [],
-      requestBody: form({ ...signInOptions, audience: text("the API the token is for") }),
+      requestBody: form({
+        ...Object.fromEntries(signInOptions.map(([name, type, description]) => [name, schemaOf(type, description)])),
+        audience: text("the API the token is for")
+      }),
       responses: {
         "200": json("the codes, where to enter the user code, and how often to poll", DeviceAuthorization),
         "400": oauthError("`invalid_request`, described"),
