@@ -12,7 +12,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { randomBytes } from "node:crypto"
-import { chmod, readFile, rename, writeFile } from "node:fs/promises"
+import { chmod, link, readFile, unlink, writeFile } from "node:fs/promises"
 import * as Sealing from "./Sealing.js"
 import type { Table } from "./Store.js"
 import { isUniqueViolation, Store } from "./Store.js"
@@ -64,8 +64,8 @@ export const parseKey = (text: string): Either.Either<Uint8Array, string> => {
 
 /**
  * The key in the file at `path`, made on first use: 32 random bytes written as hex, with mode 0600, atomically (a
- * temporary file renamed into place, so a second process racing the first reads one whole key). A file that holds no
- * key of at least 32 bytes is a defect naming the file.
+ * whole temporary file linked into place, which fails if the file exists, so processes racing to make it all read
+ * the first one's key). A file that holds no key of at least 32 bytes is a defect naming the file.
  */
 export const keyFile = (path: string): Effect.Effect<Uint8Array> =>
   Effect.gen(function*() {
@@ -75,10 +75,13 @@ export const keyFile = (path: string): Effect.Effect<Uint8Array> =>
     let text = yield* read
     if (text === undefined) {
       yield* Effect.promise(async () => {
-        const temporary = `${path}.${process.pid}.tmp`
+        const temporary = `${path}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`
         await writeFile(temporary, randomBytes(32).toString("hex"), { mode: 0o600 })
         await chmod(temporary, 0o600)
-        await rename(temporary, path)
+        await link(temporary, path).catch((e: NodeJS.ErrnoException) =>
+          e.code === "EEXIST" ? undefined : Promise.reject(e)
+        )
+        await unlink(temporary)
       })
       text = (yield* read) ?? ""
     }

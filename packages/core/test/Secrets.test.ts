@@ -4,9 +4,9 @@ import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Redacted from "effect/Redacted"
-import { mkdtempSync, statSync, writeFileSync } from "node:fs"
+import { mkdtempSync, readdirSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { dirname, join } from "node:path"
 
 const pageTokenKey = Effect.map(Secrets.Secrets, (secrets) => Buffer.from(Redacted.value(secrets.pageTokenKey)))
 
@@ -19,6 +19,17 @@ describe("Secrets.layerFile", () => {
       assert.strictEqual(statSync(path).mode & 0o777, 0o600)
       const again = yield* pageTokenKey.pipe(Effect.provide(Secrets.layerFile(path)))
       assert.isTrue(first.equals(again))
+    }))
+
+  it.effect("processes racing to make the file all get the first one's key", () =>
+    Effect.gen(function*() {
+      const path = join(mkdtempSync(join(tmpdir(), "arbor-secrets-")), "arbor.key")
+      const keys = yield* Effect.all(
+        Array.from({ length: 8 }, () => pageTokenKey.pipe(Effect.provide(Secrets.layerFile(path)))),
+        { concurrency: "unbounded" }
+      )
+      for (const key of keys) assert.isTrue(key.equals(keys[0]!))
+      assert.strictEqual(readdirSync(dirname(path)).length, 1, "no temporary file is left")
     }))
 
   it.effect("refuses a file that holds no key, naming it", () =>
