@@ -73,9 +73,9 @@ const describe = (command: AnyCommand) => {
     : { summary: text.slice(0, at), example: text.slice(at + 10) }
 }
 
-/** The notes @effect/cli adds about a value's type, which say nothing the placeholder does not. */
-const typeNote =
-  /^(A user-defined piece of text|A true or false value|An integer|A floating point number|A date|A file system path|A user-defined piece of text that is confidential|One of the following:)/
+/** The notes @effect/cli adds about a value (its type, whether it may be left out or repeated). */
+const libraryNote =
+  /^(A user-defined piece of text|A true or false value|An integer|A floating point number|A date|A file system path|One of the following:|This setting is optional|This option (may|must) be repeated)/
 
 /** One option or argument: its label (`--parent <group>`), what it is for, and whether it may be left out. */
 interface Entry {
@@ -89,21 +89,20 @@ const entries = (docs: ReadonlyArray<HelpDoc.HelpDoc> | undefined): Array<Entry>
     doc._tag === "DescriptionList"
       ? doc.definitions.map(([span, help]): Entry => {
         const notes = paragraphs(help)
-        const optional = notes.some((note) => note.startsWith("This setting is optional."))
-        const defaults = notes.flatMap((note) => /Defaults to '([^']*)'/.exec(note)?.[1] ?? [])
-        const choices = spanText(span).replace(/^\((.*)\)$/, "$1")
-        // `--parent text` → `--parent <text>`; `(-o, --output a | b)` → `-o, --output <a|b>`; `<name>` stays.
-        const label = choices.replace(/^((?:-\w, )?--[\w-]+) (.+)$/, (_, flag: string, value: string) =>
-          `${flag} <${value.replace(/ \| /g, "|")}>`)
+        const optional = notes.some((note) =>
+          note.startsWith("This setting is optional.") || note.includes("may be repeated zero or more times")
+        )
+        // A repeatable option's span ends in `...` (or its counts): `-c, --capability <text>...`.
+        const [, written, repeated] = /^(.*?)((?:\.\.\.| \d+\+| \d+ - \d+)?)$/.exec(spanText(span))!
+        const bare = written!.replace(/^\((.*)\)$/, "$1")
+        // `--parent text` → `--parent <text>`; `-o, --output a | b` → `-o, --output <a|b>`; `<name>` stays.
+        const label = bare.replace(/^((?:-\w, )?--[\w-]+) (.+)$/, (_, flag: string, value: string) =>
+          `${flag} <${value.replace(/ \| /g, "|")}>`) + (repeated === "" ? "" : "...")
         // A flag shared by several commands may be described again for one of them: the last description holds.
         const description = notes.filter((note) =>
-          !typeNote.test(note) && !note.startsWith("This setting is optional")
+          !libraryNote.test(note)
         ).at(-1) ?? ""
-        return {
-          label,
-          description: defaults.length > 0 ? `${description} (default: ${defaults[0]})` : description,
-          optional
-        }
+        return { label, description, optional }
       })
       : []
   )

@@ -950,6 +950,8 @@ describe("arbor's help", () => {
       assert.include(helps[i]!.stdout, `Example:\n  arbor ${leaf}`, leaf)
       // Every argument says what it is.
       assert.notMatch(helps[i]!.stdout, /^ {2}<[\w-]+> *$/m, leaf)
+      // Options in their own words, without the library's notes.
+      assert.notMatch(helps[i]!.stdout, /This (option|setting)/, leaf)
     })
   }, 60_000)
 
