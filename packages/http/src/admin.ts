@@ -209,7 +209,10 @@ const rotateKeys = Command.make(
 
 const importAdvisories = Command.make(
   "advisories",
-  { dir: Args.directory({ name: "dir", exists: "yes" }), group },
+  {
+    dir: Args.directory({ name: "dir", exists: "yes" }).pipe(Args.withDescription("the folder of advisory documents")),
+    group
+  },
   ({ dir, group }) =>
     onEngine(Effect.gen(function*() {
       const uid = yield* groupRef("group", group)
@@ -227,7 +230,10 @@ const importAdvisories = Command.make(
 
 const importRepos = Command.make(
   "repos",
-  { file: Args.file({ name: "file", exists: "yes" }), group },
+  {
+    file: Args.file({ name: "file", exists: "yes" }).pipe(Args.withDescription("the catalog, a JSON file")),
+    group
+  },
   ({ file, group }) =>
     onEngine(Effect.gen(function*() {
       const uid = yield* groupRef("group", group)
