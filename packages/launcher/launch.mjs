@@ -4,11 +4,10 @@
  * Runs a program of the workspace from a clone, without a TypeScript build (type checking is `pnpm lint`'s):
  * `node packages/launcher/launch.mjs <server|admin|arbor> [arguments]`.
  *
- * The program's entry and the workspace packages it imports are bundled by esbuild, from their sources, into
- * `build/launch/` of the program's package (about a second); the bundle is used again as long as none of its sources
- * and no installed package changed since. Packages from `node_modules` stay outside the bundle: each import is
- * resolved once, at bundling, to the file where pnpm installed it for the importing package, so the program loads
- * them as a build would.
+ * The program's entry, the workspace packages it imports (from their sources) and its other dependencies are bundled
+ * by esbuild into one file in `build/launch/` of the program's package (about 2.5 s for the server); the bundle is
+ * used again as long as none of its sources, the install and this launcher changed since. Packages with native code
+ * stay outside, imported from where pnpm installed them. The packed `arbor` is the same bundle (`cli/bundle.mjs`).
  */
 import * as esbuild from "esbuild"
 import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs"
@@ -53,10 +52,10 @@ const workspaceSource = (specifier) => {
   return join(packages, name, "src", subpath === undefined ? "index.ts" : `${subpath}.ts`)
 }
 
-/** Bundles `name`, recording the source files it was made from. */
-export const bundle = async (name) => {
+/** Bundles `name` into `outfile` (by default its launch bundle, whose sources are then recorded beside it). */
+export const bundle = async (name, outfile = output(name).bundle) => {
   const program = programs[name]
-  const { bundle: outfile, inputs } = output(name)
+  const { bundle: launched, inputs } = output(name)
   const result = await esbuild.build({
     entryPoints: [join(packages, program.package, program.entry)],
     outfile,
@@ -92,13 +91,14 @@ export const bundle = async (name) => {
   // Each file is written whole and renamed into place, so that programs launched at the same time never read half a
   // bundle; the list of sources goes first, so that a bundle is never newer than a list it was not made from.
   mkdirSync(dirname(outfile), { recursive: true })
-  writeWhole(inputs, JSON.stringify(sources))
+  if (outfile === launched) writeWhole(inputs, JSON.stringify(sources))
   writeWhole(outfile, result.outputFiles[0].contents)
 }
 
+/** Writes `path` whole (executable: a bundle may be a program's bin) by renaming a temporary file into place. */
 const writeWhole = (path, contents) => {
   const temporary = `${path}.${process.pid}.tmp`
-  writeFileSync(temporary, contents)
+  writeFileSync(temporary, contents, { mode: 0o755 })
   renameSync(temporary, path)
 }
 
