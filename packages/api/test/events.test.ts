@@ -48,7 +48,10 @@ describe("the change log's event types", () => {
     for (const [declaration, table] of served) {
       assert.isDefined(table.events, table.name)
       for (const operation of operations) {
-        assert.match(table.events![operation], new RegExp(`^dev\\.chainguard\\.api\\.[a-z_.]+\\.${operation}\\.v1$`))
+        assert.match(
+          table.events!.types[operation],
+          new RegExp(`^dev\\.chainguard\\.api\\.[a-z_.]+\\.${operation}\\.v1$`)
+        )
       }
       assert.isString(declaration.proto.service)
     }
@@ -78,14 +81,14 @@ describe("the change log's event types", () => {
           const named = method?.options?.["(chainguard.annotations.events).type"] as string | undefined
           if (named !== undefined) {
             assert.strictEqual(
-              table.events![operation],
+              table.events!.types[operation],
               named,
               `${service.name}.${method!.name}`
             )
           } else {assert.include(
               docs,
-              `\`${table.events![operation]}\``,
-              `${table.events![operation]} is listed in docs/api.md`
+              `\`${table.events!.types[operation]}\``,
+              `${table.events!.types[operation]} is listed in docs/api.md`
             )}
         }
       }

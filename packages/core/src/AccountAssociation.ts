@@ -69,7 +69,10 @@ export const fields = {
 /** How account associations are stored. */
 export const table: Table = {
   name: "account_associations",
-  events: ChangeLog.eventTypes("dev.chainguard.api.iam.account_associations"),
+  // An account association's uid is its group's.
+  events: ChangeLog.logged("account_association", "dev.chainguard.api.iam.account_associations", {
+    groupOf: (uid) => uid
+  }),
   columns: {
     name: { type: "text" },
     description: { type: "text" },

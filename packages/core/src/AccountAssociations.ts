@@ -6,7 +6,6 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as AccountAssociation from "./AccountAssociation.js"
 import { AlreadyExists } from "./Errors.js"
-import * as Events from "./Events.js"
 import * as Group from "./Group.js"
 import * as FieldMask from "./internal/lists/fieldMask.js"
 import { commit, operations, orNotFound, trusted, unexpectedConflict } from "./internal/operations.js"
@@ -28,7 +27,6 @@ export class AccountAssociations extends Effect.Service<AccountAssociations>()("
     const authorization = ops.authorization
     const kind: Resources.Kind<AccountAssociation.AccountAssociation> = {
       resourceType: "account association",
-      event: "account_association",
       repository: associations,
       permissions: AccountAssociation.permissions,
       groupOf: (uid) => uid
@@ -56,6 +54,7 @@ export class AccountAssociations extends Effect.Service<AccountAssociations>()("
         const fields = yield* Validation.decode(AccountAssociation.CreateAccountAssociation)(input)
         return yield* commit(
           ops,
+          principal,
           Effect.gen(function*() {
             yield* orNotFound(groups.get(group), "group", group)
             if ((yield* associations.get(group))._tag === "Some") {
@@ -70,7 +69,7 @@ export class AccountAssociations extends Effect.Service<AccountAssociations>()("
               trusted
             )
             yield* associations.insert(association).pipe(unexpectedConflict)
-            return [association, [yield* Events.make("created", "account_association", group)]] as const
+            return association
           })
         )
       }, operation("AccountAssociations.create")),

@@ -7,7 +7,6 @@ import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as Advisory from "./Advisory.js"
 import { FieldViolation, PermissionDenied } from "./Errors.js"
-import * as Events from "./Events.js"
 import * as Group from "./Group.js"
 import * as Import from "./Import.js"
 import { commit, operations, orNotFound, trusted, unexpectedConflict } from "./internal/operations.js"
@@ -136,7 +135,6 @@ export class Advisories extends Effect.Service<Advisories>()("@arbor/core/Adviso
     const groups = yield* Repository.make(Group.table, Group.Group)
     const kind: Resources.Kind<Advisory.Record> = {
       resourceType: "advisory",
-      event: "advisory",
       repository: advisories,
       permissions: Advisory.permissions,
       groupOf: Resources.parentGroup
@@ -153,7 +151,6 @@ export class Advisories extends Effect.Service<Advisories>()("@arbor/core/Adviso
       Effect.gen(function*() {
         const now = yield* DateTime.now
         const counts = Import.counts()
-        const events: Array<Events.ChangeEvent> = []
         for (const advisory of doc.advisories) {
           const [existing] = yield* advisories.find({
             conditions: [{ _tag: "Equals", column: "parent", value: group }, {
@@ -168,7 +165,6 @@ export class Advisories extends Effect.Service<Advisories>()("@arbor/core/Adviso
             const record = toRecord(Uid.makeChild(group), doc.packageName, advisory, now, now)
             yield* advisories.insert(record).pipe(unexpectedConflict)
             counts.created++
-            events.push(yield* Events.make("created", "advisory", record.uid))
             continue
           }
           const record = toRecord(existing.uid, doc.packageName, advisory, existing.createTime, now)
@@ -178,7 +174,6 @@ export class Advisories extends Effect.Service<Advisories>()("@arbor/core/Adviso
           }
           yield* advisories.update(record).pipe(unexpectedConflict)
           counts.updated++
-          events.push(yield* Events.make("updated", "advisory", record.uid))
         }
         const kept = new Set(doc.advisories.map((a) => a.advisoryId))
         const previous = yield* advisories.find({
@@ -193,9 +188,8 @@ export class Advisories extends Effect.Service<Advisories>()("@arbor/core/Adviso
         if (dropped.length > 0) {
           yield* advisories.delete({ conditions: [{ _tag: "In", column: "uid", values: dropped.map((a) => a.uid) }] })
           counts.deleted += dropped.length
-          for (const a of dropped) events.push(yield* Events.make("deleted", "advisory", a.uid))
         }
-        return [counts, events] as const
+        return counts
       })
 
     const service = {
@@ -233,7 +227,7 @@ export class Advisories extends Effect.Service<Advisories>()("@arbor/core/Adviso
           if (Either.isLeft(parsed)) {
             report.failures.push({ source: document.source, reason: parsed.left })
           } else {
-            const counts = yield* commit(ops, apply(group, parsed.right))
+            const counts = yield* commit(ops, principal, apply(group, parsed.right))
             for (const key of ["created", "updated", "unchanged", "deleted"] as const) {
               report.advisories[key] += counts[key]
             }

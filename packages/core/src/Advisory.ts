@@ -3,6 +3,7 @@
  * determined a false positive, ...). Read-only through the API; loaded by the advisory importer.
  */
 import type * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type * as Capability from "./Capability.js"
 import * as ChangeLog from "./ChangeLog.js"
@@ -112,7 +113,9 @@ export const searchText = (a: Pick<Advisory, "advisoryId" | "packageName" | "ali
 /** How advisories are stored. */
 export const table: Table = {
   name: "advisories",
-  events: ChangeLog.eventTypes("dev.chainguard.api.vulnerabilities.advisory"),
+  events: ChangeLog.logged("advisory", "dev.chainguard.api.vulnerabilities.advisory", {
+    body: (row) => Effect.succeed(ChangeLog.omitting("eventTypes", "search")(row))
+  }),
   columns: {
     advisoryId: { type: "text" },
     packageName: { type: "text" },

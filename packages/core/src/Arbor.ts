@@ -9,6 +9,7 @@ import { AccountAssociations } from "./AccountAssociations.js"
 import { Advisories } from "./Advisories.js"
 import * as Advisory from "./Advisory.js"
 import { Authorization } from "./Authorization.js"
+import * as ChangeLog from "./ChangeLog.js"
 import { Unavailable } from "./Errors.js"
 import { Events } from "./Events.js"
 import * as Group from "./Group.js"
@@ -55,7 +56,7 @@ export const resourceTables: ReadonlyArray<Table> = [
 
 /**
  * Every table the engine may keep in a store: its resources', refresh tokens, sign-ins in progress, the keys
- * processes share, and the version rows of cached reads.
+ * processes share, the version rows of cached reads, and the change log.
  */
 export const tables: ReadonlyArray<Table> = [
   ...resourceTables,
@@ -64,7 +65,8 @@ export const tables: ReadonlyArray<Table> = [
   SignIn.devicesTable,
   TokenIssuer.signingKeysTable,
   Secrets.secretsTable,
-  Versions.table
+  Versions.table,
+  ChangeLog.table
 ]
 
 /** The engine's services. */

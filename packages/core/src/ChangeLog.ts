@@ -2,19 +2,232 @@
  * The change log (DECISIONS §14): every committed write appends, in its own transaction, an entry per resource it
  * created, updated or deleted, named by a CloudEvent type. The types are the reference protos' (each write method's
  * `chainguard.annotations.events` option); a write the protos name none for is named in the same scheme, and
- * listed in docs/api.md. Each resource declares its types beside its table (`Table.events`).
+ * listed in docs/api.md. Each resource declares how it is logged beside its table (`Table.events`); its
+ * repository appends the entries, so no path that writes can leave one out.
+ *
+ * An entry records who made the change (`actor`, from the principal the write ran as, see `attributedTo`), the
+ * request it answered (`requestId`, see `withRequestId`), and the resource after the write (before it, for a
+ * delete) with its secrets left out.
  */
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as Schema from "effect/Schema"
+import { Timestamp } from "./internal/fields.js"
+import type { Principal } from "./Principal.js"
+import type { Row, StoreError, StoreService, Table } from "./Store.js"
+import * as Uid from "./Uid.js"
+
+/** The kinds of resource the log records. */
+export const ResourceKind = Schema.Literal(
+  "group",
+  "identity",
+  "role",
+  "role_binding",
+  "identity_provider",
+  "account_association",
+  "group_invite",
+  "repo",
+  "tag",
+  "advisory"
+)
+export type ResourceKind = typeof ResourceKind.Type
+
+/** A resource's fields as JSON. */
+export type Fields = { readonly [field: string]: unknown }
+
+/** What happened to the resource. */
+export type Change = "created" | "updated" | "deleted"
 
 /** The CloudEvent types of a resource's writes. */
-export interface EventTypes {
-  readonly created: string
-  readonly updated: string
-  readonly deleted: string
+export type EventTypes = { readonly [C in Change]: string }
+
+/** How a table's writes are logged. */
+export interface Logged {
+  readonly kind: ResourceKind
+  readonly types: EventTypes
+  /** The group an entry belongs to: the resource's parent (itself at the root), unless the kind says otherwise. */
+  readonly groupOf?: (uid: Uid.Uid) => Uid.Uid
+  /**
+   * The entry's body from the stored row: the resource as the engine's class for it encodes it, secrets left out and
+   * references hydrated. By default, the row without its `parent`.
+   */
+  readonly body?: (row: Row, store: StoreService) => Effect.Effect<Fields, StoreError>
 }
 
-/** The types `<prefix>.created.v1`, `<prefix>.updated.v1` and `<prefix>.deleted.v1`. */
-export const eventTypes = (prefix: string): EventTypes => ({
-  created: `${prefix}.created.v1`,
-  updated: `${prefix}.updated.v1`,
-  deleted: `${prefix}.deleted.v1`
+/** A table's logging: its kind and the types `<prefix>.created.v1`, `<prefix>.updated.v1`, `<prefix>.deleted.v1`. */
+export const logged = (
+  kind: ResourceKind,
+  prefix: string,
+  options: Pick<Logged, "groupOf" | "body"> = {}
+): Logged => ({
+  kind,
+  types: { created: `${prefix}.created.v1`, updated: `${prefix}.updated.v1`, deleted: `${prefix}.deleted.v1` },
+  ...options
 })
+
+/** The row without some of its columns (secrets, internal bookkeeping). */
+export const omitting = (...columns: ReadonlyArray<string>) => (row: Row): Fields => {
+  const { parent: _, ...rest } = row
+  for (const column of columns) delete (rest as { [field: string]: unknown })[column]
+  return rest
+}
+
+/** The upstream token behind an exchanged token (its `act` claim). */
+export const Act = Schema.Struct({
+  iss: Schema.String,
+  sub: Schema.String,
+  aud: Schema.optional(Schema.Union(Schema.String, Schema.Array(Schema.String)))
+})
+export type Act = typeof Act.Type
+
+/** Who made a change: an identity's uid, or `system`; how it signed in, when known. */
+export const Actor = Schema.Struct({
+  subject: Schema.String,
+  act: Schema.optional(Act),
+  email: Schema.optional(Schema.String)
+})
+export type Actor = typeof Actor.Type
+
+/** The actor of the system principal. */
+export const systemActor: Actor = { subject: "system" }
+
+/** The actor a principal's writes are attributed to. */
+export const actorOf = (principal: Principal): Actor =>
+  principal._tag === "System" ? systemActor : {
+    subject: principal.uid,
+    ...(principal.act === undefined ? {} : { act: principal.act }),
+    ...(principal.email === undefined ? {} : { email: principal.email })
+  }
+
+/** One entry of the log. */
+export class Entry extends Schema.Class<Entry>("@arbor/core/ChangeLog/Entry")({
+  /** Unique; the CloudEvent id of its deliveries. */
+  id: Schema.String,
+  /** Where the entry stands in the log: readers go on from the last position they saw. */
+  position: Schema.String,
+  /** The CloudEvent type: `dev.chainguard.api.iam.group.created.v1`. */
+  type: Schema.String,
+  kind: ResourceKind,
+  /** The resource's uid. */
+  subject: Uid.Uid,
+  /** The group the resource lives in; for a group, itself. */
+  group: Uid.Uid,
+  time: Timestamp,
+  actor: Actor,
+  /** The request whose answer carried this id (`x-request-id`), when the write answered one. */
+  requestId: Schema.optional(Schema.String),
+  /** The resource after the write (before it, for a delete), as the engine's class for the kind encodes it. */
+  body: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+}) {}
+
+/** An entry as stored: its uid lies below its group, so the hierarchy filters and visibility apply to it. */
+export const Record = Schema.Struct({
+  uid: Uid.Uid,
+  parent: Uid.Uid,
+  id: Schema.String,
+  position: Schema.String,
+  type: Schema.String,
+  kind: ResourceKind,
+  subject: Uid.Uid,
+  time: Timestamp,
+  actorSubject: Schema.String,
+  actor: Actor,
+  requestId: Schema.NullOr(Schema.String),
+  body: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+})
+export type Record = typeof Record.Type
+
+/** An entry from its stored record. */
+export const fromRecord = (record: Record): Entry =>
+  new Entry({
+    id: record.id,
+    position: record.position,
+    type: record.type,
+    kind: record.kind,
+    subject: record.subject,
+    group: record.parent,
+    time: record.time,
+    actor: record.actor,
+    ...(record.requestId === null ? {} : { requestId: record.requestId }),
+    body: record.body
+  }, { disableValidation: true })
+
+/** How the log is stored. */
+export const table: Table = {
+  name: "changes",
+  columns: {
+    id: { type: "text" },
+    position: { type: "position" },
+    type: { type: "text" },
+    kind: { type: "text" },
+    subject: { type: "text" },
+    time: { type: "integer" },
+    actorSubject: { type: "text" },
+    actor: { type: "json" },
+    requestId: { type: "text", nullable: true },
+    body: { type: "json" }
+  },
+  unique: [["position"]],
+  // Every index costs each write: the log keeps those of its order and of a resource's history; the other filters
+  // (type, actor, group) read along the time index.
+  indexes: [["time"], ["subject"]]
+}
+
+/** The principal the current write runs as (set by each operation for the writes it makes). */
+const currentActor = FiberRef.unsafeMake<Actor>(systemActor)
+
+/** The request the current write answers. */
+const currentRequestId = FiberRef.unsafeMake<string | undefined>(undefined)
+
+/** `effect`, its writes attributed to `principal`. */
+export const attributedTo = (principal: Principal) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.locally(effect, currentActor, actorOf(principal))
+
+/** `effect`, its writes recorded as made answering the request `id`. */
+export const withRequestId = (id: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.locally(effect, currentRequestId, id)
+
+/** The group an entry about `uid` of `logged` belongs to. */
+const groupOf = (logged: Logged, uid: Uid.Uid): Uid.Uid =>
+  logged.groupOf === undefined ? Uid.parentOrNull(uid) ?? uid : logged.groupOf(uid)
+
+const defaultBody = omitting()
+
+/**
+ * Appends, in the current transaction, an entry per row of `table` that `change` happened to. Rows are as stored
+ * (after the write; before it, for a delete).
+ */
+export const append = (
+  store: StoreService,
+  logged: Logged,
+  change: Change,
+  rows: ReadonlyArray<Row>
+): Effect.Effect<void, StoreError> =>
+  rows.length === 0 ? Effect.void : Effect.withFiberRuntime((fiber) => {
+    const actor = fiber.getFiberRef(currentActor)
+    const requestId = fiber.getFiberRef(currentRequestId) ?? null
+    const time = Date.now()
+    return Effect.forEach(rows, (row) =>
+      Effect.flatMap(
+        logged.body === undefined ? Effect.succeed(defaultBody(row)) : logged.body(row, store),
+        (body) => {
+          const subject = row.uid as Uid.Uid
+          return store.insert(table, {
+            uid: Uid.makeChild(groupOf(logged, subject)),
+            parent: groupOf(logged, subject),
+            id: globalThis.crypto.randomUUID(),
+            type: logged.types[change],
+            kind: logged.kind,
+            subject,
+            time,
+            actorSubject: actor.subject,
+            actor,
+            requestId,
+            body
+          }).pipe(
+            // Entry uids are 64 random bits below their group, and positions the store's own: neither can clash.
+            Effect.catchTag("UniqueViolation", (e) => Effect.die(e))
+          )
+        }
+      ), { discard: true })
+  })

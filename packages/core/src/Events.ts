@@ -1,51 +1,85 @@
 /**
- * Change events: every successful write publishes one event per resource it created, updated or deleted, after
- * the write is committed, so embedders can react (invalidate caches, audit, replicate).
+ * Following the change log in process: every committed write's entries, from this process and from every other
+ * sharing the store, in the log's order, so embedders can react (invalidate caches, audit, replicate).
  */
-import * as DateTime from "effect/DateTime"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as PubSub from "effect/PubSub"
-import type * as Queue from "effect/Queue"
-import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as ChangeLog from "./ChangeLog.js"
+import type { Internal } from "./Errors.js"
+import * as Repository from "./Repository.js"
+import { Store } from "./Store.js"
 
-/** The kinds of resource an event may concern. */
-export type ResourceKind =
-  | "group"
-  | "identity"
-  | "role"
-  | "role_binding"
-  | "identity_provider"
-  | "account_association"
-  | "group_invite"
-  | "repo"
-  | "tag"
-  | "advisory"
+/** How many entries one read of the log returns at most. */
+const batch = 500
 
-/** One committed change. */
-export interface ChangeEvent {
-  readonly type: "created" | "updated" | "deleted"
-  readonly resource: ResourceKind
-  readonly uid: string
-  readonly time: DateTime.Utc
-}
+/** How often a follower looks for other processes' entries when this one has written nothing. */
+const pollInterval = Duration.millis(200)
 
-/** The in-process stream of change events. */
+/** The in-process view of the change log. */
 export class Events extends Effect.Service<Events>()("@arbor/core/Events", {
   scoped: Effect.gen(function*() {
-    const pubsub = yield* Effect.acquireRelease(PubSub.unbounded<ChangeEvent>(), PubSub.shutdown)
+    const store = yield* Store
+    const entries = yield* Repository.make(ChangeLog.table, ChangeLog.Record)
+    const commits = yield* Effect.acquireRelease(PubSub.sliding<void>(1), PubSub.shutdown)
+
+    /** Up to `limit` final entries after `position` (from the first when undefined), in the log's order. */
+    const after = (position: string | undefined, limit: number = batch) =>
+      Effect.gen(function*() {
+        const settled = yield* Repository.orInternal(store.settledPosition)
+        const records = yield* entries.find({
+          conditions: [
+            ...(position === undefined ? [] : [{ _tag: "AtLeast", column: "position", value: position } as const]),
+            ...(settled === undefined ? [] : [{ _tag: "Below", column: "position", value: settled } as const])
+          ],
+          order: [{ column: "position", direction: "asc" }, { column: "uid", direction: "asc" }],
+          limit: limit + 1
+        })
+        return records.filter((r) => r.position !== position).slice(0, limit).map(ChangeLog.fromRecord)
+      })
+
+    /** The position of the last final entry, or undefined when the log is empty. */
+    const latest = Effect.gen(function*() {
+      const settled = yield* Repository.orInternal(store.settledPosition)
+      const [last] = yield* entries.find({
+        conditions: settled === undefined ? [] : [{ _tag: "Below", column: "position", value: settled }],
+        order: [{ column: "position", direction: "desc" }, { column: "uid", direction: "desc" }],
+        limit: 1
+      })
+      return last?.position
+    })
+
+    /**
+     * Every entry after `position` (from now on when undefined), as each becomes final, in the log's order: what
+     * this process commits at once, what others commit within `pollInterval`.
+     */
+    const follow = (position?: string): Stream.Stream<ChangeLog.Entry, Internal> =>
+      Stream.unwrapScoped(Effect.gen(function*() {
+        const woken = yield* PubSub.subscribe(commits)
+        let cursor = position ?? (yield* latest)
+        /** The next entries: at once when there are some, else after this process commits or the poll interval. */
+        const next: Effect.Effect<ReadonlyArray<ChangeLog.Entry>, Internal> = Effect.gen(function*() {
+          for (;;) {
+            const found = yield* after(cursor)
+            if (found.length > 0) {
+              cursor = found[found.length - 1]!.position
+              return found
+            }
+            yield* Effect.raceFirst(woken.take, Effect.sleep(pollInterval))
+          }
+        })
+        return Stream.repeatEffect(next).pipe(Stream.flattenIterables)
+      }))
+
     return {
-      /** Publishes committed changes, in order. */
-      publish: (events: ReadonlyArray<ChangeEvent>): Effect.Effect<void> =>
-        events.length === 0 ? Effect.void : Effect.asVoid(PubSub.publishAll(pubsub, events)),
-      /** A subscription that receives every event published while the scope is open. */
-      subscribe: PubSub.subscribe(pubsub) as Effect.Effect<Queue.Dequeue<ChangeEvent>, never, Scope.Scope>,
-      /** Every event published from now on. */
-      stream: Stream.fromPubSub(pubsub)
+      after,
+      latest,
+      follow,
+      /** Every entry committed from now on, from any process sharing the store. */
+      stream: follow(),
+      /** Wakes this process's followers: a write just committed. */
+      committed: PubSub.publish(commits, undefined).pipe(Effect.asVoid)
     }
   })
 }) {}
-
-/** An event stamped with the current time. */
-export const make = (type: ChangeEvent["type"], resource: ResourceKind, uid: string): Effect.Effect<ChangeEvent> =>
-  Effect.map(DateTime.now, (time) => ({ type, resource, uid, time }))

@@ -45,7 +45,7 @@ export const fields = {
 /** How groups are stored. */
 export const table: Table = {
   name: "groups",
-  events: ChangeLog.eventTypes("dev.chainguard.api.iam.group"),
+  events: ChangeLog.logged("group", "dev.chainguard.api.iam.group", { groupOf: (uid) => uid }),
   columns: {
     name: { type: "text" },
     description: { type: "text" },

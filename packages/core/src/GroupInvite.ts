@@ -3,11 +3,14 @@
  * invite's group. The code is returned once, by create; only its hash is stored.
  */
 import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Capability from "./Capability.js"
 import * as ChangeLog from "./ChangeLog.js"
 import { Timestamp } from "./internal/fields.js"
+import * as Role from "./Role.js"
 import type { Table } from "./Store.js"
 import { Uid } from "./Uid.js"
 
@@ -107,7 +110,21 @@ export const fields = {
 /** How group invites are stored. */
 export const table: Table = {
   name: "group_invites",
-  events: ChangeLog.eventTypes("dev.chainguard.api.iam.group_invite"),
+  events: ChangeLog.logged("group_invite", "dev.chainguard.api.iam.group_invite", {
+    // The code is a secret, kept only as a hash: neither is logged. The role is embedded, as invites are returned.
+    body: (row, store) =>
+      Effect.map(store.get(Role.table, String(row.roleUid)), (role) => {
+        const { email, ...rest } = ChangeLog.omitting("codeHash", "redeemed", "grantedBy")(row)
+        return {
+          ...rest,
+          ...(email === null ? {} : { email }),
+          role: Option.match(role, {
+            onNone: () => ({ uid: row.roleUid, name: "", description: "" }),
+            onSome: (r) => ({ uid: r.uid, name: r.name, description: r.description })
+          })
+        }
+      })
+  }),
   columns: {
     roleUid: { type: "text" },
     email: { type: "text", nullable: true },

@@ -6,7 +6,6 @@ import * as Effect from "effect/Effect"
 import { createHash, timingSafeEqual } from "node:crypto"
 import type { Grants } from "./Authorization.js"
 import * as Errors from "./Errors.js"
-import * as Events from "./Events.js"
 import * as Group from "./Group.js"
 import * as GroupInvite from "./GroupInvite.js"
 import * as Identity from "./Identity.js"
@@ -72,7 +71,6 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
 
     const kind: Resources.Kind<GroupInvite.Record> = {
       resourceType: "group invite",
-      event: "group_invite",
       repository: invites,
       permissions: GroupInvite.permissions,
       groupOf: Resources.parentGroup
@@ -107,6 +105,7 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
         const keyId = match[1]!
         const bindingUid = yield* commit(
           ops,
+          principal,
           Effect.gen(function*() {
             const [invite] = yield* invites.find({
               conditions: [{ _tag: "Equals", column: "keyId", value: keyId }],
@@ -154,8 +153,7 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
               limit: 1
             })
             yield* invites.update({ ...invite, redeemed: true, updateTime: now }).pipe(unexpectedConflict)
-            const invited = yield* Events.make("updated", "group_invite", invite.uid)
-            if (existing !== undefined) return [existing.uid, [invited]] as const
+            if (existing !== undefined) return existing.uid
             const binding: RoleBinding.Record = {
               uid: Uid.makeChild(invite.parent),
               parent: invite.parent,
@@ -165,7 +163,7 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
               updateTime: now
             }
             yield* bindings.insert(binding).pipe(unexpectedConflict)
-            return [binding.uid, [yield* Events.make("created", "role_binding", binding.uid), invited]] as const
+            return binding.uid
           })
         )
         return yield* roleBindings.get(Principal.system, bindingUid)
@@ -202,6 +200,7 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
         const fields = yield* Validation.decode(GroupInvite.CreateGroupInvite)(input)
         return yield* commit(
           ops,
+          principal,
           Effect.gen(function*() {
             yield* orNotFound(groups.get(group), "group", group)
             yield* grantable(roles, grants, fields.roleUid, group)
@@ -223,7 +222,7 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
             }
             yield* invites.insert(record).pipe(unexpectedConflict)
             const invite = new GroupInvite.GroupInvite({ ...(yield* presentOne(record, grants)), code }, trusted)
-            return [invite, [yield* Events.make("created", "group_invite", record.uid)]] as const
+            return invite
           })
         )
       }, operation("GroupInvites.create")),

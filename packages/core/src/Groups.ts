@@ -6,7 +6,6 @@ import * as Effect from "effect/Effect"
 import * as AccountAssociation from "./AccountAssociation.js"
 import * as Advisory from "./Advisory.js"
 import * as Errors from "./Errors.js"
-import * as Events from "./Events.js"
 import * as Group from "./Group.js"
 import * as GroupInvite from "./GroupInvite.js"
 import * as Identity from "./Identity.js"
@@ -59,7 +58,6 @@ export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
     const authorization = ops.authorization
     const kind: Resources.Kind<Group.Group> = {
       resourceType: "group",
-      event: "group",
       repository: groups,
       permissions: Group.permissions,
       groupOf: (uid) => uid
@@ -71,7 +69,7 @@ export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
       load: Lists.asIs
     }
 
-    const insert = (parent: Uid.Uid | null, input: unknown) =>
+    const insert = (principal: Principal, parent: Uid.Uid | null, input: unknown) =>
       Effect.gen(function*() {
         if (parent !== null && Uid.depth(parent) >= Group.maxDepth) {
           return yield* Errors.InvalidArgument.field(
@@ -82,6 +80,7 @@ export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
         const fields = yield* Validation.decode(Group.CreateGroup)(input)
         return yield* commit(
           ops,
+          principal,
           Effect.gen(function*() {
             if (parent !== null) yield* orNotFound(groups.get(parent), "group", parent)
             const now = yield* DateTime.now
@@ -98,7 +97,7 @@ export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
                 `a group named '${fields.name}' already exists ${parent === null ? "at the root" : `in ${parent}`}`
               )
             )
-            return [group, [yield* Events.make("created", "group", group.uid)]] as const
+            return group
           })
         )
       })
@@ -135,7 +134,7 @@ export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
       create: Effect.fnUntraced(function*(principal: Principal, parentUid: string, input: unknown) {
         const parent = yield* Uid.parse(parentUid, "parent")
         yield* authorization.check(principal, Group.permissions.create, parent)
-        return yield* insert(parent, input)
+        return yield* insert(principal, parent, input)
       }, operation("Groups.create")),
 
       /** Creates a root group (an organization): for the system principal and configured platform admins. */
@@ -144,7 +143,7 @@ export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
         if (principal._tag !== "System" && !settings.platformAdmins.includes(principal.uid)) {
           return yield* new Errors.PermissionDenied({ capability: Group.permissions.create, resource: "root" })
         }
-        return yield* insert(null, input)
+        return yield* insert(principal, null, input)
       }, operation("Groups.createRoot")),
 
       /** Updates a group: the fields present in `patch`, or those named by `updateMask`. */

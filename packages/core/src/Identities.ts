@@ -7,7 +7,6 @@ import * as Predicate from "effect/Predicate"
 import type { Grants } from "./Authorization.js"
 import type { StaticKeys } from "./ClaimMatch.js"
 import { FieldViolation, InvalidArgument, PermissionDenied } from "./Errors.js"
-import * as Events from "./Events.js"
 import * as Group from "./Group.js"
 import * as Identity from "./Identity.js"
 import * as FieldMask from "./internal/lists/fieldMask.js"
@@ -92,7 +91,6 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
 
     const kind: Resources.Kind<Identity.Identity> = {
       resourceType: "identity",
-      event: "identity",
       repository: identities,
       permissions: Identity.permissions,
       groupOf: Resources.parentGroup
@@ -105,13 +103,7 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
           conditions: [{ _tag: "Equals", column: "parent", value: identity.uid }]
         })
         yield* ops.store.delete(Person.table, { ranges: [Uid.only(identity.uid)] })
-        const held = yield* bindings.find({
-          conditions: [{ _tag: "Equals", column: "identityUid", value: identity.uid }],
-          order: [{ column: "uid", direction: "asc" }]
-        })
-        if (held.length === 0) return []
-        yield* bindings.delete({ conditions: [{ _tag: "In", column: "uid", values: held.map((b) => b.uid) }] })
-        return yield* Effect.forEach(held, (b) => Events.make("deleted", "role_binding", b.uid))
+        yield* bindings.delete({ conditions: [{ _tag: "Equals", column: "identityUid", value: identity.uid }] })
       })
 
     /**
@@ -156,6 +148,7 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
         const fields = yield* validate(input, now)
         return yield* commit(
           ops,
+          principal,
           Effect.gen(function*() {
             yield* orNotFound(groups.get(group), "group", group)
             const identity = new Identity.Identity({
@@ -168,7 +161,7 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
             yield* identities.insert(identity).pipe(
               conflict("identity", `an identity named '${fields.name}' already exists in ${group}`)
             )
-            return [identity, [yield* Events.make("created", "identity", identity.uid)]] as const
+            return identity
           })
         )
       }, operation("Identities.create")),

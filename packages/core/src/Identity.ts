@@ -87,7 +87,7 @@ export const fields = {
 /** How identities are stored. */
 export const table: Table = {
   name: "identities",
-  events: ChangeLog.eventTypes("dev.chainguard.api.iam.identity"),
+  events: ChangeLog.logged("identity", "dev.chainguard.api.iam.identity"),
   columns: {
     name: { type: "text" },
     description: { type: "text" },

@@ -1,6 +1,7 @@
 /**
  * Identity providers: upstream OIDC providers whose users log in to a group, receiving its default role.
  */
+import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as Capability from "./Capability.js"
 import * as ChangeLog from "./ChangeLog.js"
@@ -83,7 +84,14 @@ export const fields = {
 /** How identity providers are stored. */
 export const table: Table = {
   name: "identity_providers",
-  events: ChangeLog.eventTypes("dev.chainguard.api.iam.identity_providers"),
+  events: ChangeLog.logged("identity_provider", "dev.chainguard.api.iam.identity_providers", {
+    // The client secret is write-only: never returned, never logged.
+    body: (row) => {
+      const { oidc, ...rest } = ChangeLog.omitting("grantedBy")(row)
+      const { clientSecret: _, ...settings } = oidc as { readonly clientSecret?: unknown }
+      return Effect.succeed({ ...rest, oidc: settings })
+    }
+  }),
   columns: {
     name: { type: "text" },
     description: { type: "text" },

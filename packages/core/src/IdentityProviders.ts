@@ -5,7 +5,6 @@
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import { InvalidArgument } from "./Errors.js"
-import * as Events from "./Events.js"
 import * as Group from "./Group.js"
 import * as IdentityProvider from "./IdentityProvider.js"
 import * as FieldMask from "./internal/lists/fieldMask.js"
@@ -44,7 +43,6 @@ export class IdentityProviders extends Effect.Service<IdentityProviders>()("@arb
     })
     const kind: Resources.Kind<IdentityProvider.Record> = {
       resourceType: "identity provider",
-      event: "identity_provider",
       repository: providers,
       permissions: IdentityProvider.permissions,
       groupOf: Resources.parentGroup
@@ -81,6 +79,7 @@ export class IdentityProviders extends Effect.Service<IdentityProviders>()("@arb
         const fields = yield* validate(input)
         return yield* commit(
           ops,
+          principal,
           Effect.gen(function*() {
             yield* orNotFound(groups.get(group), "group", group)
             yield* grantable(roles, grants, fields.defaultRole, group)
@@ -95,7 +94,7 @@ export class IdentityProviders extends Effect.Service<IdentityProviders>()("@arb
             yield* providers.insert(record).pipe(
               conflict("identity provider", `an identity provider named '${fields.name}' already exists in ${group}`)
             )
-            return [withoutSecret(record), [yield* Events.make("created", "identity_provider", record.uid)]] as const
+            return withoutSecret(record)
           })
         )
       }, operation("IdentityProviders.create")),
@@ -139,7 +138,7 @@ export class IdentityProviders extends Effect.Service<IdentityProviders>()("@arb
 
       /**
        * Seals under the current key the client secrets that are not (stored before sealing began, or under a
-       * retired key), at a server's start; returns how many. Not a change of any provider: no event, no new update
+       * retired key), at a server's start; returns how many. Not a change of any provider: no change-log entry, no new update
        * time.
        */
       sealStoredSecrets: ops.store.transaction(Effect.gen(function*() {
@@ -147,7 +146,7 @@ export class IdentityProviders extends Effect.Service<IdentityProviders>()("@arb
         const stale = stored.filter((record) => Sealing.needsSealing(sealing, record.oidc.clientSecret))
         for (const record of stale) {
           const clientSecret = Sealing.seal(sealing, yield* Sealing.open(sealing, record.oidc.clientSecret))
-          yield* providers.update({ ...record, oidc: { ...record.oidc, clientSecret } }).pipe(Effect.orDie)
+          yield* providers.rewrite({ ...record, oidc: { ...record.oidc, clientSecret } }).pipe(Effect.orDie)
         }
         return stale.length
       })).pipe(Repository.orInternal)

@@ -13,7 +13,7 @@ import * as Planner from "./internal/memoryStore/planner.js"
 import type { State, TableState } from "./internal/memoryStore/tables.js"
 import { checkUnique, emptyTable, normalize, setTable, withoutRow, withRow } from "./internal/memoryStore/tables.js"
 import * as Transactions from "./internal/memoryStore/transactions.js"
-import type { StoreService, Table } from "./Store.js"
+import type { Row, StoreService, Table } from "./Store.js"
 import { Store, UniqueViolation, withSpans } from "./Store.js"
 
 /** The in-memory store's own interface: the port plus a count of rows it has read, for tests. */
@@ -31,6 +31,27 @@ export const make: Effect.Effect<MemoryStoreService> = Effect.gen(function*() {
   const { read, transaction, write } = yield* Transactions.make
   const { count, scan } = Planner.make(reads)
   const tableState = (state: State, table: Table): TableState => state.get(table.name) ?? emptyTable(table)
+  /** The last position given out: writers commit one at a time, so positions increase in commit order. */
+  let lastPosition = 0
+  const positionColumns = new Map<string, ReadonlyArray<string>>()
+  const positionsOf = (table: Table): ReadonlyArray<string> => {
+    let columns = positionColumns.get(table.name)
+    if (columns === undefined) {
+      columns = Object.entries(table.columns).flatMap(([name, c]) => c.type === "position" ? [name] : [])
+      positionColumns.set(table.name, columns)
+    }
+    return columns
+  }
+  /** `row` with its position columns: new ones at insert, kept at update. */
+  const positioned = (table: Table, row: Row, old?: Row): Row => {
+    const columns = positionsOf(table)
+    if (columns.length === 0) return row
+    const out: Record<string, unknown> = { ...row }
+    for (const column of columns) {
+      out[column] = old === undefined ? String(++lastPosition).padStart(40, "0") : old[column]
+    }
+    return out as Row
+  }
 
   const service: MemoryStoreService = {
     rowsRead: () => reads.count,
@@ -56,7 +77,7 @@ export const make: Effect.Effect<MemoryStoreService> = Effect.gen(function*() {
     insert: (table, input) =>
       write((state) => {
         const ts = tableState(state, table)
-        const row = normalize(table, input)
+        const row = positioned(table, normalize(table, input))
         if (ts.rows.get(row.uid) !== undefined) {
           return Effect.fail(new UniqueViolation({ table: table.name, columns: ["uid"] }))
         }
@@ -65,9 +86,9 @@ export const make: Effect.Effect<MemoryStoreService> = Effect.gen(function*() {
     update: (table, input) =>
       write((state) => {
         const ts = tableState(state, table)
-        const row = normalize(table, input)
-        const old = ts.rows.get(row.uid)
+        const old = ts.rows.get(input.uid)
         if (old === undefined) return Effect.succeed([state, false] as const)
+        const row = positioned(table, normalize(table, input), old)
         return Effect.as(
           checkUnique(table, ts, row),
           [setTable(state, table, withRow(withoutRow(ts, old), row)), true] as const
@@ -80,7 +101,8 @@ export const make: Effect.Effect<MemoryStoreService> = Effect.gen(function*() {
         const next = doomed.length === 0 ? state : setTable(state, table, doomed.reduce(withoutRow, ts))
         return Effect.succeed([next, doomed.length] as const)
       }),
-    transaction
+    transaction,
+    settledPosition: Effect.succeed(undefined)
   }
   return { ...service, ...withSpans(service) }
 })

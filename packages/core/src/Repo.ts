@@ -66,7 +66,7 @@ export const fields = {
 /** How repos are stored. */
 export const table: Table = {
   name: "repos",
-  events: ChangeLog.eventTypes("dev.chainguard.api.platform.registry.repo"),
+  events: ChangeLog.logged("repo", "dev.chainguard.api.platform.registry.repo"),
   columns: {
     name: { type: "text" },
     description: { type: "text" },

@@ -6,7 +6,6 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { InvalidArgument } from "./Errors.js"
-import * as Events from "./Events.js"
 import * as Group from "./Group.js"
 import * as Import from "./Import.js"
 import * as FieldMask from "./internal/lists/fieldMask.js"
@@ -41,7 +40,6 @@ export class Repos extends Effect.Service<Repos>()("@arbor/core/Repos", {
     const authorization = ops.authorization
     const kind: Resources.Kind<Repo.Repo> = {
       resourceType: "repo",
-      event: "repo",
       repository: repos,
       permissions: Repo.permissions,
       groupOf: Resources.parentGroup
@@ -53,17 +51,8 @@ export class Repos extends Effect.Service<Repos>()("@arbor/core/Repos", {
       load: Lists.asIs
     }
 
-    /** Deletes a repo's tags, with their events. */
-    const deleteTags = (repo: Repo.Repo) =>
-      Effect.gen(function*() {
-        const doomed = yield* tags.findRows({
-          ranges: [Uid.descendants(repo.uid)],
-          order: [{ column: "uid", direction: "asc" }]
-        })
-        if (doomed.length === 0) return []
-        yield* tags.delete({ ranges: [Uid.descendants(repo.uid)] })
-        return yield* Effect.forEach(doomed, (t) => Events.make("deleted", "tag", t.uid))
-      })
+    /** Deletes a repo's tags. */
+    const deleteTags = (repo: Repo.Repo) => tags.delete({ ranges: [Uid.descendants(repo.uid)] })
 
     const service = {
       /** Repos the caller may list (`repo.list` at their group or above). */
@@ -80,11 +69,12 @@ export class Repos extends Effect.Service<Repos>()("@arbor/core/Repos", {
         const fields = yield* Validation.decode(Repo.CreateRepo)(input)
         return yield* commit(
           ops,
+          principal,
           Effect.gen(function*() {
             yield* orNotFound(groups.get(group), "group", group)
-            const [repo, outcome, event] = yield* upsertRepo(repos, group, fields, yield* DateTime.now)
+            const [repo, outcome] = yield* upsertRepo(repos, group, fields, yield* DateTime.now)
             if (outcome === "updated") yield* grants.require(Repo.permissions.update, group, repo.uid)
-            return [repo, event === undefined ? [] : [event]] as const
+            return repo
           })
         )
       }, operation("Repos.upsert")),
@@ -145,9 +135,10 @@ export class Repos extends Effect.Service<Repos>()("@arbor/core/Repos", {
               const tagFields = yield* Effect.forEach(entry.tags, (name) => Validation.decode(Tag.CreateTag)({ name }))
               return yield* commit(
                 ops,
+                principal,
                 Effect.gen(function*() {
                   const now = yield* DateTime.now
-                  const [repo, repoOutcome, repoEvent] = yield* upsertRepo(
+                  const [repo, repoOutcome] = yield* upsertRepo(
                     repos,
                     group,
                     fields,
@@ -155,8 +146,7 @@ export class Repos extends Effect.Service<Repos>()("@arbor/core/Repos", {
                     RepoCatalog.firstSeen(entry)
                   )
                   const tagOutcomes = yield* Effect.forEach(tagFields, (t) => upsertTag(tags, repo, t, now))
-                  const events = [repoEvent, ...tagOutcomes.map(([, , e]) => e)].filter((e) => e !== undefined)
-                  return [[repoOutcome, tagOutcomes.map(([, o]) => o)] as const, events] as const
+                  return [repoOutcome, tagOutcomes.map(([, o]) => o)] as const
                 })
               )
             }))

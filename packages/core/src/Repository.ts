@@ -7,6 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as ChangeLog from "./ChangeLog.js"
 import { Internal } from "./Errors.js"
 import * as Versions from "./internal/storage/versions.js"
 import type { Query, Row, Table, UniqueViolation, Where } from "./Store.js"
@@ -33,9 +34,15 @@ export interface Repository<A> {
   /** Rows as stored, for their sort positions. */
   readonly findRows: (query: Query) => Effect.Effect<ReadonlyArray<Row>, Internal>
   readonly count: (query: Where & Partial<Pick<Query, "order" | "after">>) => Effect.Effect<number, Internal>
+  /** Writes: each also appends its change-log entries, in the same transaction, for a table the log records. */
   readonly insert: (value: A) => Effect.Effect<void, UniqueViolation | Internal>
   readonly update: (value: A) => Effect.Effect<boolean, UniqueViolation | Internal>
   readonly delete: (where: Where) => Effect.Effect<number, Internal>
+  /**
+   * Replaces a row with no change-log entry: for what is not a change of the resource (when an identity was last
+   * seen, a secret sealed again under a new key).
+   */
+  readonly rewrite: (value: A) => Effect.Effect<boolean, UniqueViolation | Internal>
   readonly decode: (rows: ReadonlyArray<Row>) => Effect.Effect<ReadonlyArray<A>, Internal>
 }
 
@@ -47,12 +54,30 @@ export const make = <A extends { readonly uid: Uid }, I>(
   Effect.gen(function*() {
     const store = yield* Store
     const versions = table.versions ?? []
-    /** A write, and in the same transaction the replacement of the table's version rows. */
+    const logged = table.events
     const versionRows = Versions.of(store)
-    const versioned = <A, E>(write: Effect.Effect<A, E>): Effect.Effect<A, E | StoreError> =>
-      versions.length === 0 ? write : store.transaction(
-        Effect.tap(write, () => Effect.forEach(versions, versionRows.bump, { discard: true }))
-      )
+    /**
+     * A write, and in the same transaction the replacement of the table's version rows and, unless `quietly`, the
+     * change-log entries of the rows it changed (`changed`: from its result, or read before it for a delete).
+     */
+    const written = <A, E>(
+      write: Effect.Effect<A, E>,
+      log: {
+        readonly change: ChangeLog.Change
+        readonly changed: (result: A) => ReadonlyArray<Row>
+        readonly before?: Effect.Effect<ReadonlyArray<Row>, StoreError>
+      } | "quietly"
+    ): Effect.Effect<A, E | StoreError> => {
+      const logging = log !== "quietly" && logged !== undefined
+      if (versions.length === 0 && !logging) return write
+      return store.transaction(Effect.gen(function*() {
+        const before = logging && log.before !== undefined ? yield* log.before : []
+        const result = yield* write
+        yield* Effect.forEach(versions, versionRows.bump, { discard: true })
+        if (logging) yield* ChangeLog.append(store, logged, log.change, [...before, ...log.changed(result)])
+        return result
+      }))
+    }
     const rowsSchema = Schema.Array(schema)
     const decodeRows = Schema.decodeUnknownEither(rowsSchema)
     const compiled = CompiledSchema.decoder(rowsSchema)
@@ -97,8 +122,23 @@ export const make = <A extends { readonly uid: Uid }, I>(
       find: (query) => Effect.flatMap(orInternal(store.find(table, query)), decode),
       findRows: (query) => orInternal(store.find(table, query)),
       count: (query) => orInternal(store.count(table, query)),
-      insert: (value) => Effect.flatMap(encode(value), (row) => orInternal(versioned(store.insert(table, row)))),
-      update: (value) => Effect.flatMap(encode(value), (row) => orInternal(versioned(store.update(table, row)))),
-      delete: (where) => orInternal(versioned(store.delete(table, where)))
+      insert: (value) =>
+        Effect.flatMap(encode(value), (row) =>
+          orInternal(written(store.insert(table, row), { change: "created", changed: () => [row] }))),
+      update: (value) =>
+        Effect.flatMap(encode(value), (row) =>
+          orInternal(written(store.update(table, row), {
+            change: "updated",
+            changed: (updated) =>
+              updated ? [row] : []
+          }))),
+      rewrite: (value) =>
+        Effect.flatMap(encode(value), (row) => orInternal(written(store.update(table, row), "quietly"))),
+      delete: (where) =>
+        orInternal(written(store.delete(table, where), {
+          change: "deleted",
+          changed: () => [],
+          before: store.find(table, { ...where, order: [{ column: "uid", direction: "asc" }] })
+        }))
     }
   })

@@ -58,7 +58,7 @@ export const fields = {
 /** How roles are stored. */
 export const table: Table = {
   name: "roles",
-  events: ChangeLog.eventTypes("dev.chainguard.api.iam.roles"),
+  events: ChangeLog.logged("role", "dev.chainguard.api.iam.roles"),
   columns: {
     name: { type: "text" },
     description: { type: "text" },

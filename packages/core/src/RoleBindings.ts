@@ -6,7 +6,6 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import type { Grants } from "./Authorization.js"
 import { PermissionDenied } from "./Errors.js"
-import * as Events from "./Events.js"
 import * as Group from "./Group.js"
 import * as Identity from "./Identity.js"
 import * as FieldMask from "./internal/lists/fieldMask.js"
@@ -124,7 +123,6 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
     const duplicate = (group: string) => `the identity already holds that role in ${group}`
     const kind: Resources.Kind<RoleBinding.Record> = {
       resourceType: "role binding",
-      event: "role_binding",
       repository: bindings,
       permissions: RoleBinding.permissions,
       groupOf: Resources.parentGroup
@@ -146,6 +144,7 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
         const fields = yield* Validation.decode(RoleBinding.CreateRoleBinding)(input)
         return yield* commit(
           ops,
+          principal,
           Effect.gen(function*() {
             const refs = yield* checkReferences(grants, group, fields.identityUid, fields.roleUid)
             const now = yield* DateTime.now
@@ -158,7 +157,7 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
             }
             yield* bindings.insert(record).pipe(conflict("role binding", duplicate(group)))
             const binding = embed(grants, record, refs)
-            return [binding, [yield* Events.make("created", "role_binding", record.uid)]] as const
+            return binding
           })
         )
       }, operation("RoleBindings.create")),

@@ -5,7 +5,6 @@
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Errors from "./Errors.js"
-import * as Events from "./Events.js"
 import * as Group from "./Group.js"
 import * as GroupInvite from "./GroupInvite.js"
 import * as IdentityProvider from "./IdentityProvider.js"
@@ -63,7 +62,6 @@ export class Roles extends Effect.Service<Roles>()("@arbor/core/Roles", {
 
     const kind: Resources.Kind<Role.Role> = {
       resourceType: "role",
-      event: "role",
       repository: roles,
       permissions: Role.permissions,
       groupOf: Resources.parentGroup
@@ -115,6 +113,7 @@ export class Roles extends Effect.Service<Roles>()("@arbor/core/Roles", {
         yield* requireAll(grants, fields.capabilities, group)
         return yield* commit(
           ops,
+          principal,
           Effect.gen(function*() {
             yield* orNotFound(groups.get(group), "group", group)
             const now = yield* DateTime.now
@@ -125,7 +124,7 @@ export class Roles extends Effect.Service<Roles>()("@arbor/core/Roles", {
             yield* roles.insert(role).pipe(
               conflict("role", `a role named '${fields.name}' already exists in ${group}`)
             )
-            return [role, [yield* Events.make("created", "role", role.uid)]] as const
+            return role
           })
         )
       }, operation("Roles.create")),

@@ -10,12 +10,16 @@ import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
-import type { EventTypes } from "./ChangeLog.js"
+import type { Logged } from "./ChangeLog.js"
 import { operation } from "./internal/tracing.js"
 import type { Range } from "./Uid.js"
 
-/** The type of a column. `json` columns hold any JSON value (objects, arrays). */
-export type ColumnType = "text" | "integer" | "boolean" | "json"
+/**
+ * The type of a column. `json` columns hold any JSON value (objects, arrays). A `position` column is text the adapter
+ * fills at insert (the engine never writes it): 40 digits, unique, increasing along the order in which rows become
+ * final (see `settledPosition`), never reused, also after deletes. The change log orders its entries by it.
+ */
+export type ColumnType = "text" | "integer" | "boolean" | "json" | "position"
 
 /** A column: its type and whether it may be null (absent in a row means null). */
 export interface Column {
@@ -35,8 +39,8 @@ export interface Table {
   readonly indexes: ReadonlyArray<ReadonlyArray<string>>
   /** Version rows (`Versions`) that every write to this table replaces, written by the engine, not the adapter. */
   readonly versions?: ReadonlyArray<string>
-  /** The change log's event types of this table's resources, for the tables of the API's resources. */
-  readonly events?: EventTypes
+  /** How the change log records this table's writes, for the tables of the API's resources. */
+  readonly events?: Logged
 }
 
 /** A scalar a column holds or a condition compares with. */
@@ -53,6 +57,8 @@ export type Condition =
   | { readonly _tag: "In"; readonly column: string; readonly values: ReadonlyArray<Scalar> }
   /** The column is at least the value (null never is). */
   | { readonly _tag: "AtLeast"; readonly column: string; readonly value: string | number }
+  /** The column is less than the value (null never is). */
+  | { readonly _tag: "Below"; readonly column: string; readonly value: string | number }
   /** The column, a json array of strings, holds at least one of the values. */
   | { readonly _tag: "Overlaps"; readonly column: string; readonly values: ReadonlyArray<string> }
   /** The column, a text, contains the value as a substring (case-sensitive; the engine stores folded text). */
@@ -126,6 +132,13 @@ export interface StoreService {
    * Reads outside any transaction see only committed writes.
    */
   readonly transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | StoreError, R>
+  /**
+   * The position below which rows of `position` columns are final: no transaction still running can commit a row
+   * below it, so a reader that goes on from the last position it read misses none. Undefined when every committed
+   * row is final (stores whose writers commit one at a time, in position order). PostgreSQL's writers run
+   * concurrently, and one that took position 7 may commit after one that took 8.
+   */
+  readonly settledPosition: Effect.Effect<string | undefined, StoreError>
 }
 
 /** The storage port. */
@@ -147,7 +160,8 @@ export const withSpans = (store: StoreService): StoreService => ({
   insert: (table, row) => spanned(store.insert(table, row), "insert", table),
   update: (table, row) => spanned(store.update(table, row), "update", table),
   delete: (table, where) => spanned(store.delete(table, where), "delete", table),
-  transaction: (effect) => spanned(store.transaction(effect), "transaction")
+  transaction: (effect) => spanned(store.transaction(effect), "transaction"),
+  settledPosition: spanned(store.settledPosition, "settledPosition")
 })
 
 /**

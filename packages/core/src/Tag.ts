@@ -6,7 +6,7 @@ import * as Capability from "./Capability.js"
 import * as ChangeLog from "./ChangeLog.js"
 import { Timestamp } from "./internal/fields.js"
 import type { Table } from "./Store.js"
-import { Uid } from "./Uid.js"
+import { parentOrNull, Uid } from "./Uid.js"
 
 /** The capability each operation needs (docs/api.md §7). */
 export const permissions = Capability.operations("tag")
@@ -54,7 +54,10 @@ export const fields = {
 /** How tags are stored. */
 export const table: Table = {
   name: "tags",
-  events: ChangeLog.eventTypes("dev.chainguard.api.platform.registry.tag"),
+  // A tag lives in its repo's group.
+  events: ChangeLog.logged("tag", "dev.chainguard.api.platform.registry.tag", {
+    groupOf: (uid) => parentOrNull(parentOrNull(uid)!)!
+  }),
   columns: {
     name: { type: "text" },
     digest: { type: "text" },

@@ -56,7 +56,6 @@ export class Tags extends Effect.Service<Tags>()("@arbor/core/Tags", {
     const authorization = ops.authorization
     const kind: Resources.Kind<Tag.Tag> = {
       resourceType: "tag",
-      event: "tag",
       repository: tags,
       permissions: Tag.permissions,
       groupOf: groupOfTag
@@ -84,11 +83,12 @@ export class Tags extends Effect.Service<Tags>()("@arbor/core/Tags", {
         const fields = yield* Validation.decode(Tag.CreateTag)(input)
         return yield* commit(
           ops,
+          principal,
           Effect.gen(function*() {
             const repo = yield* orNotFound(repos.get(repoId), "repo", repoId)
-            const [tag, outcome, event] = yield* upsertTag(tags, repo, fields, yield* DateTime.now)
+            const [tag, outcome] = yield* upsertTag(tags, repo, fields, yield* DateTime.now)
             if (outcome === "updated") yield* grants.require(Tag.permissions.update, group, tag.uid)
-            return [tag, event === undefined ? [] : [event]] as const
+            return tag
           })
         )
       }, operation("Tags.upsert")),

@@ -3,10 +3,12 @@
  * with `WWW-Authenticate: Bearer`. What the principal may do is decided by the engine, per request.
  */
 import { Authentication, UpstreamBearer } from "@arbor/api/Api"
-import { Errors, Principal, TokenIssuer } from "@arbor/core"
+import { ChangeLog, Errors, Principal, TokenIssuer } from "@arbor/core"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
 
 /** The refusal of a request without a bearer token. */
 export const missing = () => new Errors.Unauthenticated({ why: "a bearer token is required", reason: "MISSING_TOKEN" })
@@ -15,11 +17,20 @@ export const missing = () => new Errors.Unauthenticated({ why: "a bearer token i
 export const bearerIn = (authorization: string | null | undefined): string =>
   /^Bearer\s+(.+)$/i.exec(authorization ?? "")?.[1]?.trim() ?? ""
 
-/** The caller a bearer token names, verified by `issuer`; a missing one is 401. */
+const actOf = Schema.decodeUnknownOption(ChangeLog.Act)
+
+/**
+ * The caller a bearer token names, verified by `issuer`, with the upstream token it was exchanged for and a person's
+ * verified email (which the change log records of its writes); a missing token is 401.
+ */
 export const principal = (issuer: TokenIssuer.TokenIssuer, token: string) =>
   token === ""
     ? Effect.fail(missing())
-    : Effect.map(issuer.verify(token), (verified) => Principal.identity(verified.identity))
+    : Effect.map(issuer.verify(token), ({ claims, identity }) =>
+      Principal.identity(identity, {
+        act: Option.getOrUndefined(actOf(claims.act)),
+        email: typeof claims.email === "string" ? claims.email : undefined
+      }))
 
 /** The middleware, over the token issuer. */
 export const layer = Layer.effect(

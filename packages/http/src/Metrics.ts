@@ -141,7 +141,8 @@ export const timedStore = (store: Store.StoreService): Store.StoreService => {
     insert: (table, row) => timed("insert", table.name, store.insert(table, row)),
     update: (table, row) => timed("update", table.name, store.update(table, row)),
     delete: (table, where) => timed("delete", table.name, store.delete(table, where)),
-    transaction: (effect) => timed("transaction", "", store.transaction(effect))
+    transaction: (effect) => timed("transaction", "", store.transaction(effect)),
+    settledPosition: timed("settledPosition", "", store.settledPosition)
   }
 }
 

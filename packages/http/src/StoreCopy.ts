@@ -1,13 +1,20 @@
 /**
- * Moving a deployment to another store (SQLite to PostgreSQL): every row of every table, page by page in uid order,
- * then the data directory's keys into the target's own tables, verified by counting each table on both sides.
+ * Moving a deployment to another store (SQLite to PostgreSQL): every row of every resource table, page by page in uid
+ * order, and the change log in its own order (the target gives each entry its position anew, in the same order), then
+ * the data directory's keys into the target's own tables, verified by counting each table on both sides.
  */
 import type { Import } from "@arbor/core"
-import { Arbor, IdentityProvider, Sealing, Secrets, Store, TokenIssuer } from "@arbor/core"
+import { Arbor, ChangeLog, IdentityProvider, Sealing, Secrets, Store, TokenIssuer } from "@arbor/core"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 
 const pageSize = 500
+
+/** The tables copied, and the order each is read in (the last key the uid). */
+const copied: ReadonlyArray<readonly [Store.Table, ReadonlyArray<string>]> = [
+  ...Arbor.resourceTables.map((table) => [table, ["uid"]] as const),
+  [ChangeLog.table, ["position", "uid"]]
+]
 
 /** The target holds a row already: copying into it would mix two deployments. */
 export class TargetNotEmpty extends Error {}
@@ -60,18 +67,15 @@ export const copy = (options: {
         )
       }
     }
-    for (const table of Arbor.resourceTables) {
+    for (const [table, keys] of copied) {
       const total = yield* source.count(table, {})
       const report = options.progress(table.name)
+      const order = keys.map((column) => ({ column, direction: "asc" as const }))
       let done = 0
-      let after: string | undefined
+      let after: ReadonlyArray<Store.Scalar> | undefined
       yield* report({ done, total, source: table.name })
       while (done < total) {
-        const rows = yield* source.find(table, {
-          order: [{ column: "uid", direction: "asc" }],
-          ...(after === undefined ? {} : { after: [after] }),
-          limit: pageSize
-        })
+        const rows = yield* source.find(table, { order, ...(after === undefined ? {} : { after }), limit: pageSize })
         if (rows.length === 0) break
         yield* target.transaction(
           Effect.forEach(
@@ -81,7 +85,8 @@ export const copy = (options: {
           )
         )
         done += rows.length
-        after = rows[rows.length - 1]!.uid
+        const last = rows[rows.length - 1]!
+        after = keys.map((column) => last[column] as Store.Scalar)
         yield* report({ done, total, source: table.name })
       }
     }
@@ -91,7 +96,7 @@ export const copy = (options: {
       Effect.zipRight(Secrets.writeStore(Redacted.value(options.secrets.pageTokenKey))),
       Effect.provideService(Store.Store, target)
     )
-    const counts: Counts = yield* Effect.forEach(Arbor.resourceTables, (table) =>
+    const counts: Counts = yield* Effect.forEach(copied, ([table]) =>
       Effect.all({
         table: Effect.succeed(table.name),
         source: source.count(table, {}),

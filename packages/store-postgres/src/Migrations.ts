@@ -305,6 +305,34 @@ const grantedBy = [
   `ALTER TABLE identity_providers ADD COLUMN granted_by text COLLATE "C"`
 ]
 
+/**
+ * Migration 8: the change log (docs/api.md §12). A position is the writing transaction's id, then a sequence number,
+ * each 20 digits: writers commit concurrently, and a reader takes only positions below the oldest transaction still
+ * running (`settledPosition`), so an entry that commits late is never passed over.
+ */
+const changes = [
+  `CREATE SEQUENCE changes__position_seq`,
+  `CREATE TABLE changes (
+  uid text COLLATE "C" NOT NULL,
+  parent text COLLATE "C",
+  id text COLLATE "C" NOT NULL,
+  position text COLLATE "C" NOT NULL
+    DEFAULT (lpad(pg_current_xact_id()::text, 20, '0') || lpad(nextval('changes__position_seq')::text, 20, '0')),
+  type text COLLATE "C" NOT NULL,
+  kind text COLLATE "C" NOT NULL,
+  subject text COLLATE "C" NOT NULL,
+  time bigint NOT NULL,
+  actor_subject text COLLATE "C" NOT NULL,
+  actor jsonb NOT NULL,
+  request_id text COLLATE "C",
+  body jsonb NOT NULL,
+  CONSTRAINT changes__pkey PRIMARY KEY (uid)
+)`,
+  `CREATE UNIQUE INDEX changes__unique__position ON changes (position)`,
+  `CREATE INDEX changes__time ON changes (time, uid)`,
+  `CREATE INDEX changes__subject ON changes (subject, uid)`
+]
+
 /** The migrations, by `<id>_<name>`. */
 export const migrations: Migrations.Migrations = {
   "0001_initial": Migrations.statements(initial),
@@ -313,7 +341,8 @@ export const migrations: Migrations.Migrations = {
   "0004_refresh_tokens": Migrations.statements(refreshTokens),
   "0005_sign_in": Migrations.statements(signIn),
   "0006_versions": Migrations.statements(versions),
-  "0007_granted_by": Migrations.statements(grantedBy)
+  "0007_granted_by": Migrations.statements(grantedBy),
+  "0008_changes": Migrations.statements(changes)
 }
 
 /** The newest schema version this code knows. */

@@ -21,5 +21,9 @@ export const dialect: Dialect.Dialect = {
   uniqueViolation: (cause) =>
     Dialect.errorCode(cause) === "23505" ? String((cause as { constraint?: unknown }).constraint ?? "") : undefined,
   isRetryable: (cause) => retryable.has(Dialect.errorCode(cause)),
-  beginTransaction: (sql) => sql`SET TRANSACTION ISOLATION LEVEL SERIALIZABLE`
+  beginTransaction: (sql) => sql`SET TRANSACTION ISOLATION LEVEL SERIALIZABLE`,
+  // A position starts with its transaction's id (migration 8): every transaction whose id is below the oldest one
+  // still running has ended, so no row can still appear below that id.
+  settledPosition: (sql) =>
+    sql<{ readonly position: string }>`SELECT lpad(pg_snapshot_xmin(pg_current_snapshot())::text, 20, '0') AS position`
 }

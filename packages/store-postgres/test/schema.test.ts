@@ -12,7 +12,7 @@ import * as Redacted from "effect/Redacted"
 import { Migrations, PostgresStore } from "../src/index.js"
 import { freshDatabase } from "./databases.js"
 
-const sqlTypes = { text: "text", integer: "bigint", boolean: "boolean", json: "jsonb" } as const
+const sqlTypes = { text: "text", integer: "bigint", boolean: "boolean", json: "jsonb", position: "text" } as const
 
 const open = (url: string) => PostgresStore.layer({ url: Redacted.make(url), maxConnections: 2 })
 
@@ -31,7 +31,7 @@ describe("PostgresStore", () => {
             Dialect.snake(name),
             sqlTypes[c.type],
             c.nullable === true ? "YES" : "NO",
-            c.type === "text" ? "C" : null
+            c.type === "text" || c.type === "position" ? "C" : null
           ])
         ]
         assert.deepStrictEqual(columns.map((c) => [c.name, c.type, c.nullable, c.collation]), expected, table.name)
@@ -46,7 +46,9 @@ describe("PostgresStore", () => {
         }
         for (const key of table.indexes) {
           const definition = byName.get(`${table.name}__${key.map(Dialect.snake).join("__")}`) ?? ""
-          assert.match(definition, new RegExp(`\\(${[...key.map(Dialect.snake), "uid"].join(", ")}\\)$`))
+          // PostgreSQL quotes a column named like a keyword (`"time"`).
+          const columns = [...key.map(Dialect.snake), "uid"].map((c) => `"?${c}"?`).join(", ")
+          assert.match(definition, new RegExp(`\\(${columns}\\)$`))
         }
       }
     }).pipe(Effect.provide(Layer.unwrapEffect(Effect.map(freshDatabase, open)))))

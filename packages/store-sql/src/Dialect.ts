@@ -26,6 +26,11 @@ export interface Dialect {
    * deadlock): retrying the whole transaction may succeed.
    */
   readonly isRetryable: (cause: unknown) => boolean
+  /**
+   * The statement answering `Store.settledPosition` (one row, `position`), for databases whose writers commit
+   * concurrently; absent where writers commit one at a time in position order.
+   */
+  readonly settledPosition?: (sql: Statement.Constructor) => Statement.Statement<{ readonly position: string }>
   /** A statement every outermost transaction runs first (its isolation level), if the database needs one. */
   readonly beginTransaction?: (sql: Statement.Constructor) => Statement.Statement<unknown>
 }

@@ -103,7 +103,10 @@ export const make = (
 
     const encodeRow = (table: Table, row: Row): Record<string, unknown> => {
       const out: Record<string, unknown> = { uid: row.uid, parent: row.parent ?? null }
-      for (const c of columnsOf(table).list) out[c.stored] = encodeValue(table, c.name, row[c.name])
+      for (const c of columnsOf(table).list) {
+        // The database fills position columns (each dialect's schema gives the column its default).
+        if (c.type !== "position") out[c.stored] = encodeValue(table, c.name, row[c.name])
+      }
       return out
     }
 
@@ -144,6 +147,8 @@ export const make = (
             : sql`${column(c.column)} IN ${sql.in(c.values.map((v) => encodeValue(table, c.column, v)))}`
         case "AtLeast":
           return sql`${column(c.column)} >= ${c.value}`
+        case "Below":
+          return sql`${column(c.column)} < ${c.value}`
         case "Overlaps":
           return c.values.length === 0 ? never : dialect.overlaps(sql, snake(c.column), c.values)
         case "Contains":
@@ -341,6 +346,12 @@ export const make = (
                 }),
                 Effect.mapError((e) => asStoreError<E>(e))
               )
+        ),
+      settledPosition: dialect.settledPosition === undefined
+        ? Effect.succeed(undefined)
+        : dialect.settledPosition(sql).pipe(
+          Effect.map((rows) => rows[0]?.position),
+          Effect.mapError(storeError)
         )
     }
     return { ...Store.withSpans(service), statements: { find: findStatement, count: countStatement } }

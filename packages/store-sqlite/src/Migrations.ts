@@ -288,6 +288,32 @@ const grantedBy = [
   `ALTER TABLE identity_providers ADD COLUMN granted_by TEXT`
 ]
 
+/**
+ * Migration 8: the change log (docs/api.md §12). Its position is the row's place in the order of commits (SQLite has
+ * one writer at a time): `seq` never repeats, also once old entries are pruned.
+ */
+const changes = [
+  `CREATE TABLE changes (
+  uid TEXT NOT NULL,
+  parent TEXT,
+  id TEXT NOT NULL,
+  position TEXT NOT NULL GENERATED ALWAYS AS (printf('%040d', seq)) VIRTUAL,
+  type TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  subject TEXT NOT NULL,
+  time INTEGER NOT NULL,
+  actor_subject TEXT NOT NULL,
+  actor TEXT NOT NULL,
+  request_id TEXT,
+  body TEXT NOT NULL,
+  seq INTEGER PRIMARY KEY AUTOINCREMENT
+) STRICT`,
+  `CREATE UNIQUE INDEX changes__pkey ON changes (uid)`,
+  `CREATE UNIQUE INDEX changes__unique__position ON changes (position)`,
+  `CREATE INDEX changes__time ON changes (time, uid)`,
+  `CREATE INDEX changes__subject ON changes (subject, uid)`
+]
+
 /** The migrations, by `<id>_<name>`. */
 export const migrations: Migrations.Migrations = {
   "0001_initial": Migrations.statements(initial),
@@ -296,7 +322,8 @@ export const migrations: Migrations.Migrations = {
   "0004_refresh_tokens": Migrations.statements(refreshTokens),
   "0005_sign_in": Migrations.statements(signIn),
   "0006_versions": Migrations.statements(versions),
-  "0007_granted_by": Migrations.statements(grantedBy)
+  "0007_granted_by": Migrations.statements(grantedBy),
+  "0008_changes": Migrations.statements(changes)
 }
 
 /** The newest schema version this code knows. */

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Migrations, SqliteStore } from "../src/index.js"
 
-const sqlTypes = { text: "TEXT", integer: "INTEGER", boolean: "INTEGER", json: "TEXT" } as const
+const sqlTypes = { text: "TEXT", integer: "INTEGER", boolean: "INTEGER", json: "TEXT", position: "TEXT" } as const
 
 const freshFile = () => join(mkdtempSync(join(tmpdir(), "arbor-sqlite-")), "arbor.db")
 
@@ -22,7 +22,7 @@ describe("SqliteStore", () => {
       for (const table of Arbor.tables) {
         const columns = yield* sql<
           { name: string; type: string; notnull: number }
-        >`SELECT name, type, "notnull" FROM pragma_table_info(${table.name})`
+        >`SELECT name, type, "notnull" FROM pragma_table_xinfo(${table.name}) WHERE name != 'seq'`
         const expected = [
           ["uid", "TEXT", 1],
           ["parent", "TEXT", 0],

@@ -2,10 +2,11 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { Authorization } from "../Authorization.js"
+import * as ChangeLog from "../ChangeLog.js"
 import type { Internal } from "../Errors.js"
 import { Aborted, AlreadyExists, InvalidArgument, NotFound } from "../Errors.js"
-import type { ChangeEvent } from "../Events.js"
 import { Events } from "../Events.js"
+import type { Principal } from "../Principal.js"
 import { orInternal } from "../Repository.js"
 import type { SecretsService } from "../Secrets.js"
 import { Secrets } from "../Secrets.js"
@@ -35,14 +36,18 @@ export const operations: Effect.Effect<Operations, never, Store | Events | Autho
   settings: Settings
 })
 
-/** Runs `body` as one transaction, then publishes the events it returned. */
+/**
+ * Runs `body` as one transaction, its writes (and so their change-log entries) attributed to `principal`, then wakes
+ * this process's followers of the log.
+ */
 export const commit = <A, E, R>(
   ops: Operations,
-  body: Effect.Effect<readonly [A, ReadonlyArray<ChangeEvent>], E, R>
+  principal: Principal,
+  body: Effect.Effect<A, E, R>
 ): Effect.Effect<A, Exclude<E, StoreError> | Internal, R> =>
-  Effect.flatMap(
-    orInternal(ops.store.transaction(body)),
-    ([result, changes]) => Effect.as(ops.events.publish(changes), result)
+  orInternal(ops.store.transaction(body)).pipe(
+    ChangeLog.attributedTo(principal),
+    Effect.tap(() => ops.events.committed)
   )
 
 /** The value, or NotFound. */

@@ -1,7 +1,6 @@
 import type * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import { createHash } from "node:crypto"
-import * as Events from "../Events.js"
 import * as Repo from "../Repo.js"
 import type { Repository } from "../Repository.js"
 import * as Tag from "../Tag.js"
@@ -47,13 +46,13 @@ export const upsertRepo = (
     if (existing === undefined) {
       const repo = new Repo.Repo({ uid: Uid.makeChild(group), ...fields, createTime, updateTime: now }, trusted)
       yield* repos.insert(repo).pipe(duplicate)
-      return [repo, "created" as Outcome, yield* Events.make("created", "repo", repo.uid)] as const
+      return [repo, "created" as Outcome] as const
     }
     const { createTime: _c, uid: _u, updateTime: _t, ...current } = existing
-    if (same(current, { ...current, ...fields })) return [existing, "unchanged" as Outcome, undefined] as const
+    if (same(current, { ...current, ...fields })) return [existing, "unchanged" as Outcome] as const
     const repo = new Repo.Repo({ ...existing, ...fields, updateTime: now }, trusted)
     yield* repos.update(repo).pipe(duplicate)
-    return [repo, "updated" as Outcome, yield* Events.make("updated", "repo", repo.uid)] as const
+    return [repo, "updated" as Outcome] as const
   })
 
 /**
@@ -80,12 +79,12 @@ export const upsertTag = (
         updateTime: now
       }, trusted)
       yield* tags.insert(tag).pipe(duplicate)
-      return [tag, "created" as Outcome, yield* Events.make("created", "tag", tag.uid)] as const
+      return [tag, "created" as Outcome] as const
     }
     if (existing.digest === digest && existing.deprecated === fields.deprecated) {
-      return [existing, "unchanged" as Outcome, undefined] as const
+      return [existing, "unchanged" as Outcome] as const
     }
     const tag = new Tag.Tag({ ...existing, digest, deprecated: fields.deprecated, updateTime: now }, trusted)
     yield* tags.update(tag).pipe(duplicate)
-    return [tag, "updated" as Outcome, yield* Events.make("updated", "tag", tag.uid)] as const
+    return [tag, "updated" as Outcome] as const
   })

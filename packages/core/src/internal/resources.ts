@@ -3,7 +3,6 @@ import * as Effect from "effect/Effect"
 import type { Grants } from "../Authorization.js"
 import type { Operations as Permissions } from "../Capability.js"
 import type { Internal } from "../Errors.js"
-import * as Events from "../Events.js"
 import type { Principal } from "../Principal.js"
 import type { Repository } from "../Repository.js"
 import * as Uid from "../Uid.js"
@@ -15,7 +14,6 @@ import { commit, conflict, fieldsOf, nextUpdateTime, orNotFound, unexpectedConfl
 export interface Kind<R extends { readonly uid: Uid.Uid }> {
   /** The name in messages: `Not found: <resourceType> <uid>`. */
   readonly resourceType: string
-  readonly event: Events.ResourceKind
   readonly repository: Repository<R>
   /** The capability each operation needs. */
   readonly permissions: Permissions
@@ -81,7 +79,7 @@ export interface PresentedUpdateRequest<R, E, Env, A> extends UpdateRequest<R, E
 
 /**
  * Updates one resource: the `update` capability at its group, the mask, then in one transaction the current
- * record, the new one from `apply` (merge and validation), the write and its event.
+ * record, the new one from `apply` (merge and validation) and the write (with its change-log entry).
  */
 export const update = <R extends { readonly uid: Uid.Uid; readonly updateTime: DateTime.Utc }, E, Env>(
   ops: Operations,
@@ -107,6 +105,7 @@ export const updatePresented = <R extends { readonly uid: Uid.Uid; readonly upda
     const body = yield* fieldsOf(patch)
     const next = yield* commit(
       ops,
+      principal,
       Effect.gen(function*() {
         const current = yield* orNotFound(kind.repository.get(id), kind.resourceType, id)
         const next = yield* apply(current, {
@@ -119,7 +118,7 @@ export const updatePresented = <R extends { readonly uid: Uid.Uid; readonly upda
         yield* duplicate === undefined
           ? unexpectedConflict(write)
           : write.pipe(conflict(kind.resourceType, duplicate(next)))
-        return [next, [yield* Events.make("updated", kind.event, id)]] as const
+        return next
       })
     )
     return yield* present(next, grants)
@@ -127,7 +126,7 @@ export const updatePresented = <R extends { readonly uid: Uid.Uid; readonly upda
 
 /**
  * Deletes one resource: the `delete` capability at its group, then in one transaction the existence check (or
- * none, when deleting a missing one succeeds), `before` (refusals, cascades, returning their events) and the delete.
+ * none, when deleting a missing one succeeds), `before` (refusals, cascades) and the delete.
  */
 export const remove = <R extends { readonly uid: Uid.Uid }, E = never, Env = never>(
   ops: Operations,
@@ -136,7 +135,7 @@ export const remove = <R extends { readonly uid: Uid.Uid }, E = never, Env = nev
   uid: string,
   options: {
     readonly idempotent?: boolean
-    readonly before?: (current: R) => Effect.Effect<ReadonlyArray<Events.ChangeEvent>, E, Env>
+    readonly before?: (current: R) => Effect.Effect<unknown, E, Env>
   } = {}
 ) =>
   Effect.gen(function*() {
@@ -144,15 +143,15 @@ export const remove = <R extends { readonly uid: Uid.Uid }, E = never, Env = nev
     yield* ops.authorization.check(principal, kind.permissions.delete!, kind.groupOf(id), id)
     return yield* commit(
       ops,
+      principal,
       Effect.gen(function*() {
         const current = yield* kind.repository.get(id)
         if (current._tag === "None") {
-          if (options.idempotent === true) return [undefined, []] as const
+          if (options.idempotent === true) return
           return yield* orNotFound(Effect.succeedNone, kind.resourceType, id)
         }
-        const cascaded = options.before === undefined ? [] : yield* options.before(current.value)
+        if (options.before !== undefined) yield* options.before(current.value)
         yield* kind.repository.delete({ ranges: [Uid.only(id)] })
-        return [undefined, [...cascaded, yield* Events.make("deleted", kind.event, id)]] as const
       })
     )
   })

@@ -1,12 +1,17 @@
 /**
  * Concurrent writers through two engines on one database: names stay unique among siblings, no role binding
- * outlives its identity, and every acknowledged write is there afterwards. Every store that several connections (or
- * processes) share runs it.
+ * outlives its identity, every acknowledged write is there afterwards with its change-log entry (and no entry is
+ * without its write), and a follower of the log on each engine sees every entry once, in the log's order. Every
+ * store that several connections (or processes) share runs it.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
 import * as Arbor from "../Arbor.js"
+import type * as ChangeLog from "../ChangeLog.js"
+import * as Events from "../Events.js"
 import * as Group from "../Group.js"
 import * as Groups from "../Groups.js"
 import * as Identities from "../Identities.js"
@@ -31,11 +36,25 @@ export const suite = <E, E2>(name: string, database: Effect.Effect<Layer.Layer<S
           const store = yield* database
           const engine = Arbor.layer.pipe(Layer.provideMerge(store), Layer.provide(Secrets.layerEphemeral))
           const viewer = Role.builtInByName("viewer")!.uid
-          const setup = yield* Effect.gen(function*() {
+          const setUp = yield* Effect.gen(function*() {
             const org = yield* (yield* Groups.Groups).createRoot(Principal.system, { name: "org" })
             const parent = yield* (yield* Groups.Groups).create(Principal.system, org.uid, { name: "parent" })
-            return parent.uid
+            return { parent: parent.uid, start: yield* (yield* Events.Events).latest }
           }).pipe(Effect.provide(engine))
+          const setup = setUp.parent
+
+          // A follower of the log on each engine, from the last entry before the writers start.
+          const followed = [[], []] as [Array<ChangeLog.Entry>, Array<ChangeLog.Entry>]
+          const followers = yield* Effect.forEach(followed, (seen) =>
+            Effect.flatMap(Events.Events, (events) =>
+              events.follow(setUp.start).pipe(Stream.runForEach((entry) =>
+                Effect.sync(() =>
+                  seen.push(entry)
+                )
+              ))).pipe(
+                Effect.provide(engine),
+                Effect.forkScoped
+              ))
 
           const expectedErrors = new Set(["AlreadyExists", "NotFound", "FailedPrecondition"])
           const unexpected: Array<string> = []
@@ -142,8 +161,32 @@ export const suite = <E, E2>(name: string, database: Effect.Effect<Layer.Layer<S
             }
             // More groups were created than the twelve names could hold at once: deletes made room for more.
             assert.isAbove(acked.created.size, 12)
+
+            // Every acknowledged write has its entry, and every entry its write.
+            const log = yield* (yield* Events.Events).after(setUp.start, 1_000_000)
+            const subjects = (type: string) => log.filter((e) => e.type === type).map((e) => e.subject as string)
+            assert.sameMembers(subjects(Group.table.events!.types.created), [...acked.created.keys()])
+            assert.sameMembers([...new Set(subjects(Group.table.events!.types.deleted))], [...acked.deletedGroups])
+            for (const [uid, name] of acked.renamed) {
+              const last = log.filter((e) => e.subject === uid && e.kind === "group").at(-1)!
+              assert.strictEqual(last.body.name, name, `${uid}'s last entry has its last acknowledged name`)
+            }
+            assert.sameMembers(
+              subjects(RoleBinding.table.events!.types.created),
+              [...acked.bindings].map((b) => b.split(" ")[0]!)
+            )
+
+            // Each follower saw the whole log, once, in its order.
+            const ids = log.map((e) => e.id)
+            for (const seen of followed) {
+              yield* Effect.sleep("50 millis").pipe(
+                Effect.repeat({ until: () => seen.length >= ids.length, times: 200 })
+              )
+              assert.deepStrictEqual(seen.map((e) => e.id), ids)
+            }
+            yield* Effect.forEach(followers, Fiber.interrupt, { discard: true })
           }).pipe(Effect.provide(engine))
-        }),
+        }).pipe(Effect.scoped),
       { timeout: 120_000 }
     )
   })

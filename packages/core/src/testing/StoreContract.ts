@@ -18,6 +18,7 @@ import * as Fiber from "effect/Fiber"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Advisory from "../Advisory.js"
+import * as ChangeLog from "../ChangeLog.js"
 import * as Group from "../Group.js"
 import * as Identity from "../Identity.js"
 import * as Versions from "../internal/storage/versions.js"
@@ -74,6 +75,7 @@ const holds = (row: Row, condition: Condition): boolean => {
   if (condition._tag === "Equals") return same(condition.value)
   if (condition._tag === "In") return condition.values.some(same)
   if (condition._tag === "AtLeast") return value !== null && scalarOrder(value, condition.value) >= 0
+  if (condition._tag === "Below") return value !== null && scalarOrder(value, condition.value) < 0
   if (condition._tag === "Overlaps") {
     return Array.isArray(value) && condition.values.some((wanted) => value.includes(wanted))
   }
@@ -244,7 +246,7 @@ export const suite = <E>(name: string, layer: Layer.Layer<Store, E>): void => {
         assert.deepStrictEqual(bindings, [])
       })))
 
-    it.effect("AtLeast, Overlaps and Contains agree with the reference", () =>
+    it.effect("AtLeast, Below, Overlaps and Contains agree with the reference", () =>
       run(Effect.gen(function*() {
         const store = yield* Store
         const org = root(1)
@@ -264,6 +266,11 @@ export const suite = <E>(name: string, layer: Layer.Layer<Store, E>): void => {
           order: byUid
         })
         assert.deepStrictEqual(uids(since), uids(tags.slice(2)))
+        const before = yield* store.find(Tag.table, {
+          conditions: [{ _tag: "Below", column: "updateTime", value: 10 }],
+          order: byUid
+        })
+        assert.deepStrictEqual(uids(before), uids(tags.slice(0, 2)))
 
         const advisory = (
           i: number,
@@ -311,6 +318,53 @@ export const suite = <E>(name: string, layer: Layer.Layer<Store, E>): void => {
           )
           assert.strictEqual(yield* store.count(Advisory.table, query), reference.find(rows, query).length)
         }
+      })))
+
+    it.live("position columns: given at insert, increasing in commit order, kept by updates, never reused", () =>
+      run(Effect.gen(function*() {
+        const store = yield* Store
+        const entry = (n: number): Row => ({
+          uid: child(root(1), n),
+          parent: root(1),
+          id: `id-${n}`,
+          type: "t",
+          kind: "group",
+          subject: root(1),
+          time: n,
+          actorSubject: "system",
+          actor: { subject: "system" },
+          requestId: null,
+          body: { n }
+        })
+        const positionOf = (n: number) =>
+          Effect.map(store.get(ChangeLog.table, child(root(1), n)), (row) => String(Option.getOrThrow(row).position))
+        yield* store.insert(ChangeLog.table, entry(1))
+        yield* store.transaction(Effect.zipRight(store.insert(ChangeLog.table, entry(9)), Effect.fail("undo"))).pipe(
+          Effect.ignore
+        )
+        yield* store.transaction(
+          Effect.zipRight(store.insert(ChangeLog.table, entry(2)), store.insert(ChangeLog.table, entry(3)))
+        )
+        const [p1, p2, p3] = [yield* positionOf(1), yield* positionOf(2), yield* positionOf(3)]
+        for (const p of [p1, p2, p3]) assert.match(p, /^[0-9]{40}$/)
+        assert.isTrue(p1 < p2 && p2 < p3, `${p1} < ${p2} < ${p3}`)
+        assert.isTrue(yield* store.update(ChangeLog.table, { ...entry(2), body: { n: 22 } }))
+        assert.strictEqual(yield* positionOf(2), p2)
+        yield* store.delete(ChangeLog.table, { ranges: [Uid.only(child(root(1), 3))] })
+        yield* store.insert(ChangeLog.table, entry(4))
+        assert.isTrue((yield* positionOf(4)) > p3, "a deleted row's position is not given again")
+        // Nothing is still being written, so every committed row is final.
+        const settled = yield* store.settledPosition
+        if (settled !== undefined) assert.isTrue(settled > (yield* positionOf(4)), `settled ${settled}`)
+        const after = yield* store.find(ChangeLog.table, {
+          conditions: [{ _tag: "AtLeast", column: "position", value: p2 }, {
+            _tag: "Below",
+            column: "position",
+            value: yield* positionOf(4)
+          }],
+          order: [{ column: "position", direction: "asc" }, { column: "uid", direction: "asc" }]
+        })
+        assert.deepStrictEqual(after.map((r) => r.id), ["id-2"])
       })))
 
     it.effect("text sorts by UTF-8 bytes: U+E000 to U+FFFF before characters above U+FFFF", () =>

@@ -3,6 +3,7 @@
  * logged while it is answered, an attribute of its span) and, once it is answered, writes its log line and records
  * its metrics. The pieces inside note what the line should say on its `CurrentRequest`.
  */
+import { ChangeLog } from "@arbor/core"
 import { type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -35,7 +36,7 @@ export const middleware = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E,
     const current = CurrentRequest.begin(request, nextId())
     const started = performance.now()
     yield* onSpan("arbor.request_id", current.id)
-    const response = yield* app
+    const response = yield* ChangeLog.withRequestId(current.id)(app)
     const millis = performance.now() - started
     const path = request.url.split("?")[0]!
     yield* Logs.request({

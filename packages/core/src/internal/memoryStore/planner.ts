@@ -19,6 +19,8 @@ const matchesCondition = (row: Row, c: Condition): boolean => {
       return c.values.some((x) => compareScalars(v, x) === 0)
     case "AtLeast":
       return v !== null && compareScalars(v, c.value) >= 0
+    case "Below":
+      return v !== null && compareScalars(v, c.value) < 0
     case "Overlaps":
       return Array.isArray(v) && v.some((x) => c.values.includes(x))
     case "Contains":

@@ -7,7 +7,6 @@
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Events from "../../Events.js"
 import { GroupInvites } from "../../GroupInvites.js"
 import * as Identity from "../../Identity.js"
 import type * as IdentityProvider from "../../IdentityProvider.js"
@@ -92,7 +91,6 @@ export class People extends Effect.Service<People>()("@arbor/core/People", {
           subject: claims.subject,
           createTime: now.epochMillis
         }).pipe(unexpectedConflict, Repository.orInternal)
-        const events = [yield* Events.make("created", "identity", identity.uid)]
         const provider = access.provider
         const group = provider === undefined ? null : Uid.parentOrNull(provider.uid)
         if (provider !== undefined && group !== null) {
@@ -111,14 +109,13 @@ export class People extends Effect.Service<People>()("@arbor/core/People", {
               updateTime: now
             }
             yield* bindings.insert(binding).pipe(unexpectedConflict)
-            events.push(yield* Events.make("created", "role_binding", binding.uid))
           } else {
             yield* Effect.logWarning("default role not bound: whoever last set the provider may not grant it now").pipe(
               Effect.annotateLogs({ provider: provider.uid, grantedBy: provider.grantedBy, identity: identity.uid })
             )
           }
         }
-        return [identity, events] as const
+        return identity
       })
 
     return {
@@ -129,8 +126,10 @@ export class People extends Effect.Service<People>()("@arbor/core/People", {
        * invite's group or above).
        */
       signIn: Effect.fnUntraced(function*(claims: Person.Claims, access: Access = {}) {
+        // The server signs people in: the change log names the system as the actor of what a sign-in writes.
         const identity = yield* commit(
           ops,
+          Principal.system,
           Effect.gen(function*() {
             const now = yield* DateTime.now
             const [known] = yield* Repository.orInternal(ops.store.find(Person.table, {
@@ -149,8 +148,11 @@ export class People extends Effect.Service<People>()("@arbor/core/People", {
               ...emailOf(claims, access),
               lastSeenTime: DateTime.max(now, current.value.lastSeenTime)
             }, trusted)
-            yield* identities.update(identity).pipe(unexpectedConflict)
-            return [identity, []] as const
+            // Only a changed email is a change of the identity; the time it was last seen is not logged.
+            const changed = identity.email !== current.value.email ||
+              identity.emailUnverified !== current.value.emailUnverified
+            yield* (changed ? identities.update(identity) : identities.rewrite(identity)).pipe(unexpectedConflict)
+            return identity
           })
         )
         if (access.invite !== undefined) {

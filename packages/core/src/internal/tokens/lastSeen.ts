@@ -40,7 +40,7 @@ export class LastSeen extends Effect.Service<LastSeen>()("@arbor/core/LastSeen",
           Effect.flatMap(identities.get(uid), (found) =>
             Option.isNone(found) || found.value.lastSeenTime.epochMillis >= at
               ? Effect.void
-              : unexpectedConflict(identities.update(
+              : unexpectedConflict(identities.rewrite(
                 new Identity.Identity({ ...found.value, lastSeenTime: DateTime.unsafeMake(at) }, trusted)
               ))),
         { discard: true }

@@ -1,0 +1,148 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import {
+  Arbor,
+  ChangeLog,
+  Events,
+  Group,
+  GroupInvites,
+  Groups,
+  Identities,
+  IdentityProviders,
+  Principal,
+  Repository,
+  Role,
+  RoleBindings,
+  Store,
+  Uid
+} from "../src/index.js"
+import { claimMatch, organization, principalWith } from "./fixtures.js"
+
+const viewer = Role.builtInByName("viewer")!.uid
+
+/** Every entry in the log after `position`. */
+const entriesAfter = (position?: string) => Effect.flatMap(Events.Events, (events) => events.after(position, 10_000))
+
+describe("the change log", () => {
+  it.scoped("every committed write appends its entries, in order; a refused write appends none", () =>
+    Effect.gen(function*() {
+      const groups = yield* Groups.Groups
+      const identities = yield* Identities.Identities
+      const start = yield* (yield* Events.Events).latest
+      const org = yield* organization("acme")
+      const team = yield* groups.create(Principal.system, org.uid, { name: "team" })
+      yield* groups.update(Principal.system, team.uid, { description: "d" })
+      yield* Effect.flip(groups.create(Principal.system, org.uid, { name: "team" }))
+      yield* Effect.flip(groups.delete(Principal.system, org.uid))
+      const identity = yield* identities.create(Principal.system, team.uid, {
+        name: "ci",
+        claimMatch: claimMatch("ci")
+      })
+      const binding = yield* (yield* RoleBindings.RoleBindings).create(Principal.system, org.uid, {
+        identityUid: identity.uid,
+        roleUid: viewer
+      })
+      yield* identities.delete(Principal.system, identity.uid)
+      const entries = yield* entriesAfter(start)
+      assert.deepStrictEqual(entries.map((e) => [e.type, e.subject, e.group]), [
+        ["dev.chainguard.api.iam.group.created.v1", org.uid, org.uid],
+        ["dev.chainguard.api.iam.group.created.v1", team.uid, team.uid],
+        ["dev.chainguard.api.iam.group.updated.v1", team.uid, team.uid],
+        ["dev.chainguard.api.iam.identity.created.v1", identity.uid, team.uid],
+        ["dev.chainguard.api.iam.rolebindings.created.v1", binding.uid, org.uid],
+        ["dev.chainguard.api.iam.rolebindings.deleted.v1", binding.uid, org.uid],
+        ["dev.chainguard.api.iam.identity.deleted.v1", identity.uid, team.uid]
+      ])
+      assert.deepStrictEqual(new Set(entries.map((e) => e.id)).size, entries.length, "ids are unique")
+      assert.deepStrictEqual(entries.map((e) => e.position), entries.map((e) => e.position).sort())
+      // The body is the resource after the write; for a delete, as it was, hydrated as it is returned.
+      assert.strictEqual(entries[2]!.body.description, "d")
+      assert.deepStrictEqual(entries[5]!.body.identity, {
+        uid: identity.uid,
+        name: "ci",
+        description: "",
+        subject: "ci",
+        issuer: "https://issuer.example.com"
+      })
+      assert.strictEqual((entries[5]!.body.role as { name: string }).name, "viewer")
+    }).pipe(Effect.provide(Arbor.layerMemory)))
+
+  it.scoped("names the actor, how it signed in, and the request", () =>
+    Effect.gen(function*() {
+      const org = yield* organization("acme")
+      const owner = yield* principalWith(org.uid, "owner", "owner")
+      const start = yield* (yield* Events.Events).latest
+      const act = { iss: "https://token.actions.githubusercontent.com", sub: "repo:acme/app:ref:refs/heads/main" }
+      const caller = Principal.identity(owner.identityUid, { act, email: "ops@acme.example" })
+      yield* (yield* Groups.Groups).create(caller, org.uid, { name: "team" }).pipe(ChangeLog.withRequestId("r-1"))
+      yield* (yield* Groups.Groups).create(Principal.system, org.uid, { name: "other" })
+      const [byOwner, bySystem] = yield* entriesAfter(start)
+      assert.deepStrictEqual(byOwner!.actor, { subject: owner.identityUid, act, email: "ops@acme.example" })
+      assert.strictEqual(byOwner!.requestId, "r-1")
+      assert.deepStrictEqual(bySystem!.actor, { subject: "system" })
+      assert.isUndefined(bySystem!.requestId)
+    }).pipe(Effect.provide(Arbor.layerMemory)))
+
+  it.scoped("keeps no secret: no client secret, no invite code or its hash", () =>
+    Effect.gen(function*() {
+      const org = yield* organization("acme")
+      const start = yield* (yield* Events.Events).latest
+      const provider = yield* (yield* IdentityProviders.IdentityProviders).create(Principal.system, org.uid, {
+        name: "sso",
+        defaultRole: viewer,
+        oidc: { issuer: "https://sso.acme.example", clientId: "arbor", clientSecret: "s3cr3t-client-secret" }
+      })
+      yield* (yield* IdentityProviders.IdentityProviders).update(Principal.system, provider.uid, {
+        oidc: { issuer: "https://sso.acme.example", clientId: "arbor", clientSecret: "an0ther-secret" }
+      })
+      const invite = yield* (yield* GroupInvites.GroupInvites).create(Principal.system, org.uid, { roleUid: viewer })
+      const entries = yield* entriesAfter(start)
+      assert.lengthOf(entries, 3)
+      const logged = JSON.stringify(entries.map((e) => e.body))
+      for (const secret of ["s3cr3t-client-secret", "an0ther-secret", invite.code!, "clientSecret", "codeHash"]) {
+        assert.notInclude(logged, secret)
+      }
+      assert.strictEqual((entries[0]!.body.oidc as { clientId: string }).clientId, "arbor")
+      assert.strictEqual((entries[2]!.body.role as { name: string }).name, "viewer")
+    }).pipe(Effect.provide(Arbor.layerMemory)))
+
+  it.scoped("a transaction that fails leaves neither its writes nor their entries", () =>
+    Effect.gen(function*() {
+      const org = yield* organization("acme")
+      const start = yield* (yield* Events.Events).latest
+      const store = yield* Store.Store
+      const groups = yield* Repository.make(Group.table, Group.Group)
+      const now = yield* DateTime.now
+      const folder = new Group.Group({
+        uid: Uid.makeChild(org.uid),
+        name: "doomed",
+        description: "",
+        verified: false,
+        createTime: now,
+        updateTime: now
+      })
+      const failed = yield* Effect.flip(store.transaction(Effect.zipRight(groups.insert(folder), Effect.fail("undo"))))
+      assert.strictEqual(failed, "undo")
+      assert.isTrue(Option.isNone(yield* groups.get(folder.uid)))
+      assert.deepStrictEqual(yield* entriesAfter(start), [])
+      yield* groups.insert(folder)
+      assert.deepStrictEqual((yield* entriesAfter(start)).map((e) => e.subject), [folder.uid])
+    }).pipe(Effect.provide(Arbor.layerMemory)))
+
+  it.scoped("Events.follow streams what commits from then on, from any position", () =>
+    Effect.gen(function*() {
+      const events = yield* Events.Events
+      const org = yield* organization("acme")
+      const from = yield* events.latest
+      const following = yield* events.follow(from).pipe(Stream.take(2), Stream.runCollect, Effect.fork)
+      yield* (yield* Groups.Groups).create(Principal.system, org.uid, { name: "a" })
+      yield* (yield* Groups.Groups).create(Principal.system, org.uid, { name: "b" })
+      const seen = Chunk.toArray(yield* Fiber.join(following))
+      assert.deepStrictEqual(seen.map((e) => e.body.name), ["a", "b"])
+    }).pipe(Effect.provide(Arbor.layerMemory)))
+})
