@@ -5,6 +5,7 @@
  * names before decoding.
  */
 import type { AdvisoryListOptions } from "@arbor/core/Advisories"
+import type { EntryListOptions, WatchOptions } from "@arbor/core/AuditTrail"
 import type { ListOptions } from "@arbor/core/Lists"
 import type { TagListOptions } from "@arbor/core/Tags"
 import * as Schema from "effect/Schema"
@@ -93,6 +94,28 @@ export const AdvisoryListQuery: Schema.Schema<
   AdvisoryListOptions,
   Schema.Schema.Encoded<typeof advisoryListQuery>
 > = advisoryListQuery
+
+const entryFilters = {
+  types: parameter("type", Repeated, "only entries of these CloudEvent types (repeatable)"),
+  subject: parameter("subject", Schema.String, "only entries about this resource uid"),
+  actor: parameter("actor", Schema.String, "only entries whose actor is this identity uid, or system"),
+  since: parameter("since", Schema.String, "only entries at or after this time (RFC 3339)"),
+  until: parameter("until", Schema.String, "only entries before this time (RFC 3339)")
+}
+
+const entryListQuery = Schema.Struct({ ...v2, ...entryFilters })
+/** The parameters of the audit trail's list. */
+export const EntryListQuery: Schema.Schema<EntryListOptions, Schema.Schema.Encoded<typeof entryListQuery>> =
+  entryListQuery
+
+const watchQuery = Schema.Struct({
+  descendantsOf: filters.descendantsOf,
+  childrenOf: filters.childrenOf,
+  ...entryFilters,
+  after: parameter("after", Schema.String, "the cursor of the last entry seen (the Last-Event-ID header wins)")
+})
+/** The parameters of the audit trail's watch. */
+export const WatchQuery: Schema.Schema<WatchOptions, Schema.Schema.Encoded<typeof watchQuery>> = watchQuery
 
 /** The camelCase spellings the server accepts for parameters, and the name each stands for. */
 export const aliases: Readonly<Record<string, string>> = {

@@ -7,6 +7,7 @@
 import { AccountAssociation as CoreAccountAssociation, Amazon, Azure, Google } from "@arbor/core/AccountAssociation"
 import { Advisory as CoreAdvisory, eventOf, EventType } from "@arbor/core/Advisory"
 import * as Capability from "@arbor/core/Capability"
+import * as ChangeLog from "@arbor/core/ChangeLog"
 import { ClaimMatch, StaticKeys as CoreStaticKeys } from "@arbor/core/ClaimMatch"
 import { Group as CoreGroup } from "@arbor/core/Group"
 import { GroupInvite as CoreGroupInvite } from "@arbor/core/GroupInvite"
@@ -17,6 +18,7 @@ import { Role as CoreRole } from "@arbor/core/Role"
 import { RoleBinding as CoreRoleBinding } from "@arbor/core/RoleBinding"
 import { Tag as CoreTag } from "@arbor/core/Tag"
 import { Uid as CoreUid } from "@arbor/core/Uid"
+import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 
@@ -277,6 +279,58 @@ export const Advisory = resource(
   },
   (advisory) => new CoreAdvisory(advisory, true),
   (advisory) => advisory
+)
+
+type Fields = ChangeLog.Fields
+
+/** A body re-encoded from one form of a resource to another; as it is, should it not decode. */
+const across = <A, X, Y extends Fields>(from: Schema.Schema<A, X>, to: Schema.Schema<A, Y>) => (body: Fields): Fields =>
+  Either.getOrElse(Either.flatMap(Schema.decodeUnknownEither(from)(body), Schema.encodeEither(to)), () => body)
+
+/** How a kind's bodies travel: the log keeps the engine's encoded form of its class, the wire its v2 JSON. */
+const bodies = <A, I extends Fields, J extends Fields>(engine: Schema.Schema<A, I>, wire: Schema.Schema<A, J>) => ({
+  toWire: across(engine, wire),
+  fromWire: across(wire, engine)
+})
+
+const bodiesByKind: { readonly [K in ChangeLog.ResourceKind]: ReturnType<typeof bodies> } = {
+  group: bodies(CoreGroup, Group.v2),
+  identity: bodies(CoreIdentity, Identity.v2),
+  role: bodies(CoreRole, Role.v2),
+  role_binding: bodies(CoreRoleBinding, RoleBinding.v2),
+  identity_provider: bodies(CoreIdentityProvider, IdentityProvider.v2),
+  account_association: bodies(CoreAccountAssociation, AccountAssociation.v2),
+  group_invite: bodies(CoreGroupInvite, GroupInvite.v2),
+  repo: bodies(CoreRepo, Repo.v2),
+  tag: bodies(CoreTag, Tag.v2),
+  advisory: bodies(CoreAdvisory, Advisory.v2)
+}
+
+/** An entry of the change log (docs/api.md §12): its body the resource's v2 JSON. */
+export const ChangeEntry = shape(
+  "ChangeEntry",
+  Schema.typeSchema(ChangeLog.Entry),
+  Schema.Struct({
+    id: Schema.String.annotations({ description: "unique; the CloudEvent id of its deliveries" }),
+    cursor: Schema.String.annotations({ description: "where the entry stands in the log: watch from it with after=" }),
+    type: Schema.String.annotations({ description: "the CloudEvent type (dev.chainguard.api.iam.group.created.v1)" }),
+    kind: ChangeLog.ResourceKind,
+    subject: Uid.annotations({ description: "the resource's uid" }),
+    group: Uid.annotations({ description: "the group the resource lives in; for a group, itself" }),
+    time: Time,
+    actor: ChangeLog.Actor,
+    requestId: Schema.optional(Schema.String.annotations({ description: "the x-request-id of the write's answer" })),
+    body: Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
+      description: "the resource after the write (before it, for a delete), as its v2 JSON"
+    })
+  }),
+  ({ cursor, ...entry }) =>
+    new ChangeLog.Entry({
+      ...entry,
+      position: cursor,
+      body: bodiesByKind[entry.kind].fromWire(entry.body)
+    }, true),
+  ({ position, ...entry }) => ({ ...entry, cursor: position, body: bodiesByKind[entry.kind].toWire(entry.body) })
 )
 
 /** An integer as a string, as JSON renders 64-bit integers. */

@@ -61,8 +61,12 @@ const tree = <A extends { readonly uid: string }>(rows: ReadonlyArray<A>, label:
   return lines.join("\n")
 }
 
+/** What `id` prints of a row: a resource's uid, or the id of what has no uid (a change-log entry). */
+type Identified = { readonly uid: string } | { readonly id: string }
+const idOf = (row: Identified): string => "uid" in row ? row.uid : row.id
+
 /** The text of `rows` in `format`. */
-export const render = <A extends { readonly uid: string }>(
+export const render = <A extends Identified>(
   rows: ReadonlyArray<A>,
   shape: Shape<A>,
   format: Format
@@ -71,14 +75,14 @@ export const render = <A extends { readonly uid: string }>(
     case "json":
       return JSON.stringify(rows.map((row) => Schema.encodeSync(shape.json)(row)), null, 2)
     case "id":
-      return rows.map((row) => row.uid).join("\n")
+      return rows.map(idOf).join("\n")
     case "csv": {
       const columns = shape.columns
       return [columns.map((c) => c.heading), ...rows.map((row) => columns.map((c) => c.value(row)))]
         .map((line) => line.map(csvCell).join(",")).join("\n")
     }
     case "tree":
-      return tree(rows, shape.label ?? ((row) => row.uid))
+      return tree(rows.map((row) => ({ row, uid: idOf(row) })), ({ row, uid }) => shape.label?.(row) ?? uid)
     case "wide":
       return table(rows, shape.columns)
     case "table":

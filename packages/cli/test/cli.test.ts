@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { OAuth2Server } from "oauth2-mock-server"
-import { afterAll, assert, beforeAll, describe, it } from "vitest"
+import { afterAll, assert, beforeAll, describe, it, onTestFinished } from "vitest"
 import {
   Browser,
   confirmDevice,
@@ -408,6 +408,59 @@ describe("arbor iam", () => {
     assert.match(ids, /^[0-9a-f]{40}\/[0-9a-f]{16}\/[0-9a-f]{16}\n$/)
     const csv = (await arbor(env, "iam", "folders", "list", "--parent", "acme/platform", "-o", "csv")).stdout
     assert.strictEqual(csv.split("\n")[1], `build,${json[0].uid},"CI, and builders",${json[0].createTime}`)
+  })
+
+  it("events list shows who changed what; events watch prints each change as it happens", async () => {
+    const env = await asDeployer()
+    const folder = await server.runtime.runPromise(
+      Effect.flatMap(Groups.Groups, (groups) => groups.create(Principal.system, org, { name: "audited" })).pipe(
+        Effect.orDie
+      )
+    )
+    const table = await arbor(env, "events", "list", "--group", "acme", "--subject", folder.uid)
+    assert.strictEqual(table.code, 0, table.stderr)
+    const [heading, row] = table.stdout.trimEnd().split("\n")
+    assert.match(heading!, /^TIME +EVENT +SUBJECT +ACTOR$/)
+    assert.match(row!, new RegExp(`^\\S+Z +iam\\.group\\.created +${folder.uid} +system$`))
+    const [newest] = JSON.parse(
+      (await arbor(env, "events", "list", "--newest-first", "--limit", "1", "-o", "json")).stdout
+    )
+    assert.strictEqual(newest.subject, folder.uid)
+
+    // Follows from the newest entry: what happens next is printed as it happens, one JSON object a line.
+    const child = spawn(process.execPath, [
+      executable,
+      "events",
+      "watch",
+      "--group",
+      "acme",
+      "--after",
+      newest.cursor,
+      "-o",
+      "json"
+    ], {
+      env: { PATH: process.env.PATH!, ARBOR_API: server.url, NO_COLOR: "1", ...env }
+    })
+    let out = ""
+    child.stdout.on("data", (chunk) => (out += chunk))
+    onTestFinished(() => {
+      child.kill("SIGINT")
+    })
+    await server.runtime.runPromise(
+      Effect.flatMap(
+        Groups.Groups,
+        (groups) => groups.update(Principal.system, folder.uid, { description: "watched" })
+      ).pipe(Effect.orDie)
+    )
+    for (let i = 0; i < 100 && !out.includes("\n"); i++) await new Promise((r) => setTimeout(r, 100))
+    child.kill("SIGINT")
+    const [watched] = out.trimEnd().split("\n").map((l) => JSON.parse(l))
+    assert.strictEqual(watched.type, "dev.chainguard.api.iam.group.updated.v1")
+    assert.strictEqual(watched.body.description, "watched")
+
+    const refused = await arbor(env, "events", "watch", "--after", "nonsense")
+    assert.strictEqual(refused.code, 1)
+    assert.match(refused.stderr, /after: is not a cursor of this change log/)
   })
 
   it("exits 5 for what does not exist, 2 for a bad command line", async () => {

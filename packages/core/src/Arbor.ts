@@ -8,6 +8,7 @@ import * as AccountAssociation from "./AccountAssociation.js"
 import { AccountAssociations } from "./AccountAssociations.js"
 import { Advisories } from "./Advisories.js"
 import * as Advisory from "./Advisory.js"
+import { AuditTrail } from "./AuditTrail.js"
 import { Authorization } from "./Authorization.js"
 import * as ChangeLog from "./ChangeLog.js"
 import { Unavailable } from "./Errors.js"
@@ -81,6 +82,7 @@ export type Services =
   | Repos
   | Tags
   | Advisories
+  | AuditTrail
   | People
   | Authorization
   | Events
@@ -96,6 +98,7 @@ export const layer: Layer.Layer<Services, never, Store | Secrets.Secrets> = Laye
   Repos.Default,
   Tags.Default,
   Advisories.Default,
+  AuditTrail.Default,
   People.Default
 ).pipe(
   Layer.provideMerge(GroupInvites.Default),

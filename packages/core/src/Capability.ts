@@ -18,7 +18,8 @@ export const all = [
   ...crud("group_invites"),
   ...crud("repo"),
   ...crud("tag"),
-  "advisories.list"
+  "advisories.list",
+  ...crud("subscriptions")
 ] as const
 
 /** A capability in its dotted spelling. */
@@ -44,6 +45,7 @@ export const operations = <
     | "group_invites"
     | "repo"
     | "tag"
+    | "subscriptions"
 >(
   prefix: P
 ) => ({
@@ -63,10 +65,14 @@ const iamPrefixes = new Set([
   "group_invites"
 ])
 
+/** Enum names that do not follow the scheme: the protos' events domain names subscriptions in the singular. */
+const enumNames: Readonly<Record<string, string>> = { subscriptions: "EVENTS_SUBSCRIPTION" }
+
 /** The v2 enum spelling of a capability: `groups.list` is `CAP_IAM_GROUPS_LIST`. */
 export const toEnumName = (capability: Capability): string => {
   const [resource, action] = capability.split(".") as [string, string]
-  return `CAP_${iamPrefixes.has(resource) ? "IAM_" : ""}${resource.toUpperCase()}_${action.toUpperCase()}`
+  const name = enumNames[resource] ?? `${iamPrefixes.has(resource) ? "IAM_" : ""}${resource.toUpperCase()}`
+  return `CAP_${name}_${action.toUpperCase()}`
 }
 
 const byName: ReadonlyMap<string, Capability> = new Map(

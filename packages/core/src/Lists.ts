@@ -97,12 +97,13 @@ const orderAliases: Readonly<Record<string, string>> = {
   update_time: "updateTime",
   updated_at: "updateTime",
   updateTime: "updateTime",
-  updatedAt: "updateTime"
+  updatedAt: "updateTime",
+  time: "time"
 }
 
 /**
- * Parses `order_by` for `table`: keys `uid`, `name`, `create_time`, `update_time` (and their aliases) where the
- * table has them. `uid` is appended as the final key, in the direction of the key before it, so the order is total.
+ * Parses `order_by` for `table`: keys `uid`, `name`, `create_time`, `update_time`, `time` (and their aliases) where
+ * the table has them. `uid` is appended as the final key, in the direction of the key before it, so the order is total.
  */
 export const parseOrderBy = (table: Table, orderBy: string): Either.Either<ReadonlyArray<OrderKey>, string> => {
   const keys: Array<OrderKey> = []

@@ -53,6 +53,7 @@ describe("Roles", () => {
       assert.deepStrictEqual(role.capabilities, ["groups.list", "role_bindings.create", "repo.list", "tag.list"])
       assert.strictEqual(Capability.toEnumName("identity_providers.update"), "CAP_IAM_IDENTITY_PROVIDERS_UPDATE")
       assert.strictEqual(Capability.toEnumName("advisories.list"), "CAP_ADVISORIES_LIST")
+      assert.strictEqual(Capability.toEnumName("subscriptions.list"), "CAP_EVENTS_SUBSCRIPTION_LIST")
     })))
 
   it.effect("capabilities must be known and at least one", () =>

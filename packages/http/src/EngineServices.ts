@@ -4,6 +4,7 @@
 import {
   AccountAssociations,
   Advisories,
+  AuditTrail,
   GroupInvites,
   Groups,
   Identities,
@@ -31,6 +32,7 @@ export const services = Effect.all({
   repos: Repos.Repos,
   tags: Tags.Tags,
   advisories: Advisories.Advisories,
+  auditTrail: AuditTrail.AuditTrail,
   store: Store.Store,
   sts: Sts.Sts,
   refreshTokens: RefreshTokens.RefreshTokens,

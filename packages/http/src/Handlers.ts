@@ -8,6 +8,7 @@
 import { Api, CurrentPrincipal, UpstreamToken } from "@arbor/api/Api"
 import * as ErrorBody from "@arbor/api/ErrorBody"
 import * as Resources from "@arbor/api/Resources"
+import * as Wire from "@arbor/api/Wire"
 import type { Lists, Principal, ResourceService } from "@arbor/core"
 import { Arbor, Errors, SignIn } from "@arbor/core"
 import { CompiledSchema } from "@arbor/schema-compiler"
@@ -24,6 +25,7 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import type * as AST from "effect/SchemaAST"
 import * as EngineServices from "./EngineServices.js"
+import * as EventStream from "./EventStream.js"
 
 interface UidRequest {
   readonly path: { readonly uid: string }
@@ -199,6 +201,7 @@ export const layer = Layer.unwrapEffect(Effect.gen(function*() {
     repos,
     tags,
     advisories,
+    auditTrail,
     store,
     sts,
     refreshTokens,
@@ -215,6 +218,8 @@ export const layer = Layer.unwrapEffect(Effect.gen(function*() {
 
   const tag = readHandlers(Resources.tags, tags)
   const advisory = readHandlers(Resources.advisories, advisories)
+  const entries = answer(Wire.listEnvelope("events", Wire.ChangeEntry))
+  const toEntries = envelope("events")
   return Layer.mergeAll(
     writable(Resources.groups, groups),
     writable(Resources.identities, identities),
@@ -238,6 +243,16 @@ export const layer = Layer.unwrapEffect(Effect.gen(function*() {
       "organizations",
       (h) => h.handle("create", ({ payload }) => asCaller((p) => groups.createRoot(p, payload)))
     ),
+    HttpApiBuilder.group(Api, "auditTrail", (h) =>
+      h
+        .handle("list", ({ urlParams }) =>
+          asCaller((p) =>
+            auditTrail.list(p, urlParams)
+          ).pipe(Effect.flatMap((page) => entries(toEntries(page)))))
+        .handleRaw("watch", ({ request, urlParams }) =>
+          asCaller((p) =>
+            auditTrail.watch(p, { ...urlParams, after: request.headers["last-event-id"] ?? urlParams.after })
+          ).pipe(Effect.map(EventStream.response)))),
     HttpApiBuilder.group(
       Api,
       "inviteCodes",

@@ -65,7 +65,7 @@ export const given = <K extends string, A>(key: K, value: Option.Option<A>): { r
 export const print = (text: string) => Effect.sync(() => text === "" || process.stdout.write(`${text}\n`))
 
 /** Prints rows in the chosen format. */
-export const printRows = <A extends { readonly uid: string }>(
+export const printRows = <A extends { readonly uid: string } | { readonly id: string }>(
   rows: ReadonlyArray<A>,
   shape: Output.Shape<A>,
   format: Output.Format

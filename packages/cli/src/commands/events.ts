@@ -1,0 +1,214 @@
+/**
+ * `arbor events`: the audit trail. `list` reads entries page by page; `watch` follows the log as Server-Sent Events,
+ * printing each entry as it arrives, and reconnects from the last entry it printed when the connection drops.
+ */
+import { Wire } from "@arbor/api"
+import * as ErrorBody from "@arbor/api/ErrorBody"
+import type { EntryListOptions, WatchOptions } from "@arbor/core/AuditTrail"
+import type * as ChangeLog from "@arbor/core/ChangeLog"
+import { Options } from "@effect/cli"
+import { Command } from "@effect/cli"
+import { HttpClient, HttpClientRequest } from "@effect/platform"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import * as Auth from "../Auth.js"
+import * as Failure from "../Failure.js"
+import * as Help from "../Help.js"
+import type * as Output from "../Output.js"
+import * as Where from "../Where.js"
+import { allPages, common, connect, limit, output, print, printRows, resolveGroup, time } from "./shared.js"
+
+/** The type without its common prefix and version: `iam.group.created`. */
+const shortType = (type: string) => type.replace(/^dev\.chainguard\.api\./, "").replace(/\.v1$/, "")
+
+const entryShape: Output.Shape<ChangeLog.Entry> = {
+  json: Wire.ChangeEntry,
+  columns: [
+    { heading: "TIME", value: (e) => time(e.time) },
+    { heading: "EVENT", value: (e) => shortType(e.type) },
+    { heading: "SUBJECT", value: (e) => e.subject },
+    { heading: "ACTOR", value: (e) => e.actor.email ?? e.actor.subject },
+    { heading: "GROUP", value: (e) => e.group, wide: true },
+    { heading: "REQUEST", value: (e) => e.requestId ?? "", wide: true },
+    { heading: "CURSOR", value: (e) => e.position, wide: true }
+  ]
+}
+
+const filters = {
+  group: Options.text("group").pipe(
+    Options.withPseudoName("group"),
+    Options.withDescription("only entries of this group and the groups below it: a uid or a path of names"),
+    Options.optional
+  ),
+  types: Options.text("type").pipe(
+    Options.withPseudoName("type"),
+    Options.withDescription("only entries of this CloudEvent type (dev.chainguard.api.iam.group.created.v1)"),
+    Options.repeated
+  ),
+  subject: Options.text("subject").pipe(
+    Options.withPseudoName("uid"),
+    Options.withDescription("only entries about this resource"),
+    Options.optional
+  ),
+  actor: Options.text("actor").pipe(
+    Options.withPseudoName("identity"),
+    Options.withDescription("only entries whose actor is this identity uid, or system"),
+    Options.optional
+  )
+}
+
+type Filters = {
+  readonly group: Option.Option<string>
+  readonly types: ReadonlyArray<string>
+  readonly subject: Option.Option<string>
+  readonly actor: Option.Option<string>
+}
+
+/** The filters as the API's parameters; a group named by path is looked up first. */
+const parameters = (client: Parameters<typeof resolveGroup>[0], flags: Filters) =>
+  Effect.gen(function*() {
+    return {
+      ...(Option.isSome(flags.group) ? { descendantsOf: yield* resolveGroup(client, flags.group.value) } : {}),
+      ...(flags.types.length > 0 ? { types: flags.types } : {}),
+      subject: Option.getOrUndefined(flags.subject),
+      actor: Option.getOrUndefined(flags.actor)
+    }
+  })
+
+const since = Options.text("since").pipe(
+  Options.withPseudoName("time"),
+  Options.withDescription("only entries at or after this time (RFC 3339)"),
+  Options.optional
+)
+const until = Options.text("until").pipe(
+  Options.withPseudoName("time"),
+  Options.withDescription("only entries before this time (RFC 3339)"),
+  Options.optional
+)
+const newestFirst = Options.boolean("newest-first").pipe(Options.withDescription("newest entries first"))
+
+const list = Command.make(
+  "list",
+  { ...common, output, limit, ...filters, since, until, newestFirst },
+  (flags) =>
+    Effect.gen(function*() {
+      const client = yield* connect(flags)
+      const rows = yield* allPages(
+        (urlParams: EntryListOptions) => client.auditTrail.list({ urlParams }),
+        (page) => page.events,
+        {
+          ...(yield* parameters(client, flags)),
+          since: Option.getOrUndefined(flags.since),
+          until: Option.getOrUndefined(flags.until),
+          ...(flags.newestFirst ? { orderBy: "time desc" } : {})
+        },
+        flags.limit
+      )
+      yield* printRows(rows, entryShape, flags.output)
+    })
+).pipe(Command.withDescription("List who changed what. Example: arbor events list --group acme --limit 20"))
+
+/** One Server-Sent Events message's fields. */
+const fieldsOf = (block: string): Record<string, string> =>
+  Object.fromEntries(
+    block.split("\n").filter((line) => line !== "" && !line.startsWith(":")).map((line) => {
+      const colon = line.indexOf(":")
+      return [line.slice(0, colon), line.slice(colon + 1).replace(/^ /, "")]
+    })
+  )
+
+const decodeEntry = Schema.decodeUnknown(Schema.parseJson(Wire.ChangeEntry))
+
+/** An entry as one line: a table row without headings, or its JSON. */
+const line = (entry: ChangeLog.Entry, format: Output.Format) =>
+  format === "json"
+    ? JSON.stringify(Schema.encodeSync(Wire.ChangeEntry)(entry))
+    : format === "id"
+    ? entry.id
+    : entryShape.columns.filter((c) => format === "wide" || c.wide !== true).map((c) => c.value(entry)).join("  ")
+
+const watch = Command.make(
+  "watch",
+  {
+    ...common,
+    output,
+    ...filters,
+    after: Options.text("after").pipe(
+      Options.withPseudoName("cursor"),
+      Options.withDescription("start after this entry's cursor (default: with what happens from now on)"),
+      Options.optional
+    )
+  },
+  (flags) =>
+    Effect.gen(function*() {
+      const where = yield* Where.endpoints(flags)
+      const client = yield* connect(flags)
+      const options: WatchOptions = yield* parameters(client, flags)
+      let cursor = Option.getOrUndefined(flags.after)
+      const http = yield* HttpClient.HttpClient
+      /** One connection: the entries it brings, printed as they come; its end or failure, for the retry. */
+      const connection = Effect.gen(function*() {
+        const token = yield* Auth.token(where)
+        const url = new URL("/events/v2beta1/events:watch", where.api)
+        for (const [key, value] of Object.entries({ ...options, after: cursor })) {
+          if (key === "descendantsOf" && typeof value === "string") url.searchParams.set("uidp.descendants_of", value)
+          else if (key === "types" && Array.isArray(value)) {
+            for (const t of value) url.searchParams.append("type", t)
+          } else if (typeof value === "string") url.searchParams.set(key, value)
+        }
+        const response = yield* http.execute(
+          HttpClientRequest.get(url).pipe(
+            HttpClientRequest.bearerToken(token),
+            HttpClientRequest.setHeader("accept", "text/event-stream")
+          )
+        )
+        if (response.status !== 200) {
+          const body = yield* Effect.orElseSucceed(response.json, () => undefined)
+          const decoded = Schema.decodeUnknownOption(ErrorBody.ErrorBody)(body)
+          const error = Option.isSome(decoded) ? ErrorBody.parse(decoded.value) : undefined
+          return yield* Effect.fail(
+            error ?? new Failure.CommandFailed({ message: `the server answered ${response.status}` })
+          )
+        }
+        let buffer = ""
+        yield* response.stream.pipe(
+          Stream.decodeText(),
+          Stream.runForEach((chunk) =>
+            Effect.gen(function*() {
+              buffer += chunk.replace(/\r\n/g, "\n")
+              let end: number
+              while ((end = buffer.indexOf("\n\n")) >= 0) {
+                const fields = fieldsOf(buffer.slice(0, end))
+                buffer = buffer.slice(end + 2)
+                if (fields.data === undefined) continue
+                const entry = yield* decodeEntry(fields.data)
+                yield* print(line(entry, flags.output))
+                cursor = fields.id ?? entry.position
+              }
+            })
+          )
+        )
+      }).pipe(Effect.scoped)
+      // A dropped connection is taken up again from the last entry printed; the API's refusals end the command.
+      yield* connection.pipe(
+        Effect.retry({
+          while: (error) => !ErrorBody.isArborError(error) && !(error instanceof Failure.CommandFailed),
+          schedule: Schedule.exponential("500 millis").pipe(Schedule.union(Schedule.spaced("10 seconds")))
+        }),
+        Effect.forever
+      )
+    })
+).pipe(
+  Command.withDescription(
+    "Follow who changes what, as it happens (Ctrl-C to stop). Example: arbor events watch --group acme -o json"
+  )
+)
+
+/** `arbor events`. */
+export const events = Command.make("events").pipe(
+  Command.withDescription("The audit trail: who changed what, when."),
+  Help.withSubcommands([list, watch])
+)

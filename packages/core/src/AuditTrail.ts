@@ -1,0 +1,179 @@
+/**
+ * The audit trail (docs/api.md §12): the change log as callers read it. A list with the standard parameters and
+ * filters, and a watch that follows the log from a cursor. An entry is visible to callers holding
+ * `subscriptions.list` at its group or above; visibility is part of the query, so pages are never short.
+ */
+import * as Chunk from "effect/Chunk"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+import * as ChangeLog from "./ChangeLog.js"
+import type { ArborError, Internal } from "./Errors.js"
+import { FieldViolation, InvalidArgument, PermissionDenied } from "./Errors.js"
+import { Events } from "./Events.js"
+import { operations } from "./internal/operations.js"
+import { operation } from "./internal/tracing.js"
+import * as Lists from "./Lists.js"
+import type { Principal } from "./Principal.js"
+import * as Repository from "./Repository.js"
+import type { Condition } from "./Store.js"
+import * as Uid from "./Uid.js"
+
+/** The capability that shows the entries of a group and of the groups below it. */
+export const capability = "subscriptions.list" as const
+
+/** The filters of the audit trail, beside the common list parameters. */
+export interface EntryFilters {
+  /** Only entries of these CloudEvent types. */
+  readonly types?: ReadonlyArray<string> | undefined
+  /** Only entries about this resource. */
+  readonly subject?: string | undefined
+  /** Only entries whose actor is this identity uid, or `system`. */
+  readonly actor?: string | undefined
+  /** Only entries at or after this time (RFC 3339). */
+  readonly since?: string | undefined
+  /** Only entries before this time (RFC 3339). */
+  readonly until?: string | undefined
+}
+
+/** The list parameters of the audit trail. */
+export interface EntryListOptions extends Lists.ListOptions, EntryFilters {}
+
+/** What a watch follows: the filters and hierarchy filters of a list, from a cursor. */
+export interface WatchOptions extends EntryFilters {
+  readonly descendantsOf?: string | undefined
+  readonly childrenOf?: string | undefined
+  /** The cursor of the last entry seen: the watch starts after it (absent: with what commits from now on). */
+  readonly after?: string | undefined
+}
+
+const time = (violations: Array<FieldViolation>, field: string, value: string | undefined) => {
+  if (value === undefined) return undefined
+  const parsed = DateTime.make(value)
+  if (parsed._tag === "None" || !/^\d{4}-\d{2}-\d{2}T/.test(value)) {
+    violations.push(new FieldViolation({ field, description: "must be an RFC 3339 timestamp" }))
+    return undefined
+  }
+  return DateTime.toEpochMillis(parsed.value)
+}
+
+/** The filters as store conditions, with the violations found reading them. */
+export const filters = (options: EntryFilters): Lists.Filters => {
+  const conditions: Array<Condition> = []
+  const violations: Array<FieldViolation> = []
+  if (options.types !== undefined) conditions.push({ _tag: "In", column: "type", values: [...new Set(options.types)] })
+  if (options.subject !== undefined) {
+    if (!Uid.isUid(options.subject)) {
+      violations.push(new FieldViolation({ field: "subject", description: `'${options.subject}' is not a valid uid` }))
+    }
+    conditions.push({ _tag: "Equals", column: "subject", value: options.subject })
+  }
+  if (options.actor !== undefined) conditions.push({ _tag: "Equals", column: "actorSubject", value: options.actor })
+  const since = time(violations, "since", options.since)
+  const until = time(violations, "until", options.until)
+  if (since !== undefined) conditions.push({ _tag: "AtLeast", column: "time", value: since })
+  if (until !== undefined) conditions.push({ _tag: "Below", column: "time", value: until })
+  return {
+    conditions,
+    violations,
+    digest: [
+      options.types === undefined ? undefined : [...new Set(options.types)].sort(),
+      options.subject,
+      options.actor,
+      since,
+      until
+    ]
+  }
+}
+
+/** A cursor: the position of an entry in the log. */
+const cursorPattern = /^[0-9]{40}$/
+
+/** True when `entry` passes the filters (as the store's conditions would). */
+const passes = (entry: ChangeLog.Entry, options: WatchOptions, since?: number, until?: number): boolean =>
+  (options.types === undefined || options.types.includes(entry.type)) &&
+  (options.subject === undefined || entry.subject === options.subject) &&
+  (options.actor === undefined || entry.actor.subject === options.actor) &&
+  (since === undefined || entry.time.epochMillis >= since) &&
+  (until === undefined || entry.time.epochMillis < until) &&
+  (options.childrenOf === undefined || entry.group === options.childrenOf) &&
+  (options.descendantsOf === undefined || Uid.isAncestorOrSelf(options.descendantsOf as Uid.Uid, entry.group))
+
+/** The audit trail. */
+export class AuditTrail extends Effect.Service<AuditTrail>()("@arbor/core/AuditTrail", {
+  effect: Effect.gen(function*() {
+    const ops = yield* operations
+    const events = yield* Events
+    const spec: Lists.ListSpec<ChangeLog.Entry, ChangeLog.Record> = {
+      repository: yield* Repository.make(ChangeLog.table, ChangeLog.Record),
+      capability,
+      // An entry's uid lies below its group: visible where the capability is held at the group or above.
+      visibleAt: "parent",
+      defaultOrder: "time",
+      load: (records) => Effect.succeed(records.map(ChangeLog.fromRecord))
+    }
+
+    /** Checks a watch's parameters: the filters, the hierarchy filters, the cursor. */
+    const checkWatch = (options: WatchOptions) => {
+      const { violations = [] } = filters(options)
+      const all = [...violations]
+      for (const field of ["descendantsOf", "childrenOf"] as const) {
+        const value = options[field]
+        if (value !== undefined && !Uid.isUid(value)) {
+          all.push(
+            new FieldViolation({
+              field: field === "descendantsOf" ? "uidp.descendants_of" : "uidp.children_of",
+              description: `'${value}' is not a valid uid`
+            })
+          )
+        }
+      }
+      if (options.after !== undefined && !cursorPattern.test(options.after)) {
+        all.push(new FieldViolation({ field: "after", description: "is not a cursor of this change log" }))
+      }
+      const [first, ...rest] = all
+      return first === undefined ? Effect.void : Effect.fail(new InvalidArgument({ violations: [first, ...rest] }))
+    }
+
+    return {
+      /** One page of the entries the caller may see, oldest first unless `order_by` says otherwise. */
+      list: (principal: Principal, options: EntryListOptions = {}) =>
+        operation("AuditTrail.list")(Lists.list(ops, spec, principal, options, filters(options))),
+
+      /**
+       * The entries after `options.after` that the caller may see and the filters pass, then each new one as it
+       * becomes final, on any process sharing the store, in the log's order. The parameters are checked first; what
+       * the caller may see is read again for every batch, so a revoked binding stops the entries it showed.
+       */
+      watch: (
+        principal: Principal,
+        options: WatchOptions = {}
+      ): Effect.Effect<Stream.Stream<ChangeLog.Entry, Internal>, ArborError> =>
+        operation("AuditTrail.watch")(Effect.gen(function*() {
+          yield* checkWatch(options)
+          const since = options.since === undefined ? undefined : time([], "since", options.since)
+          const until = options.until === undefined ? undefined : time([], "until", options.until)
+          // A caller who may see no entry at all is refused at once, rather than left waiting for none.
+          const scopes = (yield* ops.authorization.grants(principal)).scopes(capability)
+          if (scopes !== "all" && scopes.length === 0) {
+            return yield* new PermissionDenied({
+              capability,
+              resource: options.childrenOf ?? options.descendantsOf ?? "events"
+            })
+          }
+          return events.follow(options.after).pipe(
+            Stream.mapChunksEffect((chunk) =>
+              Effect.map(ops.authorization.grants(principal), (grants) => {
+                const scopes = grants.scopes(capability)
+                return Chunk.filter(chunk, (entry) =>
+                  (scopes === "all" || scopes.some((s) =>
+                    Uid.isAncestorOrSelf(s, entry.group)
+                  )) &&
+                  passes(entry, options, since, until))
+              })
+            )
+          )
+        }))
+    }
+  })
+}) {}

@@ -1,0 +1,180 @@
+/**
+ * The audit trail over HTTP (docs/api.md §12): who changed what, read back by list and by watch (Server-Sent
+ * Events), with the same visibility; writes over REST and gRPC both recorded with their request.
+ */
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import * as http from "node:http"
+import { comparable, connect, referenceProtos } from "./grpcSupport.js"
+import { freePort, startServer } from "./signInSupport.js"
+import { fetchJson, member } from "./support.js"
+
+const created = "dev.chainguard.api.iam.group.created.v1"
+const updated = "dev.chainguard.api.iam.group.updated.v1"
+
+/** One Server-Sent Events message. */
+interface Message {
+  readonly id: string
+  readonly event: string
+  readonly data: any
+}
+
+/**
+ * Opens a watch and reads messages until `count` have come (comments skipped); then leaves. Node's own client, whose
+ * connection ends with the request (fetch may keep a spare connection open, which would hold the server's close).
+ */
+const watch = (
+  url: string,
+  token: string,
+  count: number,
+  headers: Record<string, string> = {}
+): Promise<{ status: number; contentType: string | undefined; messages: Array<Message> }> =>
+  new Promise((resolve, reject) => {
+    const messages: Array<Message> = []
+    const request = http.get(url, { headers: { authorization: `Bearer ${token}`, ...headers } }, (response) => {
+      const done = () => {
+        clearTimeout(deadline)
+        request.destroy()
+        resolve({ status: response.statusCode!, contentType: response.headers["content-type"], messages })
+      }
+      const deadline = setTimeout(done, 10_000)
+      if (response.statusCode !== 200) {
+        response.resume().on("end", done)
+        return
+      }
+      let buffer = ""
+      response.setEncoding("utf8").on("data", (chunk: string) => {
+        buffer += chunk
+        let end: number
+        while ((end = buffer.indexOf("\n\n")) >= 0) {
+          const fields: Record<string, string> = Object.fromEntries(
+            buffer.slice(0, end).split("\n").filter((line) => !line.startsWith(":")).map((line) => {
+              const colon = line.indexOf(": ")
+              return [line.slice(0, colon), line.slice(colon + 2)]
+            })
+          )
+          buffer = buffer.slice(end + 2)
+          if (fields.id !== undefined) {
+            messages.push({ id: fields.id, event: fields.event ?? "", data: JSON.parse(fields.data ?? "null") })
+          }
+        }
+        if (messages.length >= count) done()
+      })
+    })
+    request.on("error", (error) => {
+      if (messages.length < count) reject(error)
+    })
+  })
+
+describe("the audit trail over HTTP", () => {
+  let server: Awaited<ReturnType<typeof startServer>>
+  let owner: { org: string; identity: string; token: string }
+  let stranger: { org: string; identity: string; token: string }
+  const rest = (method: string, path: string, token: string, body?: unknown) =>
+    fetchJson(server.url, method, path, token, body)
+
+  beforeAll(async () => {
+    server = await startServer(await freePort(), {})
+    owner = await server.runtime.runPromise(member("acme"))
+    stranger = await server.runtime.runPromise(member("elsewhere"))
+  })
+  afterAll(async () => {
+    await server?.close()
+  })
+
+  it("records a REST write with its actor, the token's act and the request id; the body is v2 JSON", async () => {
+    const response = await fetch(`${server.url}/iam/v2beta1/groups/${owner.org}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${owner.token}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "platform", description: "the platform team" })
+    })
+    const folder = await response.json() as { uid: string }
+    const listed = await rest("GET", `/events/v2beta1/events?subject=${folder.uid}`, owner.token)
+    assert.strictEqual(listed.status, 200, JSON.stringify(listed.body))
+    assert.strictEqual(listed.body.totalCount, "1")
+    const [entry] = listed.body.events
+    assert.strictEqual(entry.type, created)
+    assert.strictEqual(entry.kind, "group")
+    assert.strictEqual(entry.group, folder.uid)
+    assert.deepStrictEqual(entry.actor, {
+      subject: owner.identity,
+      act: { iss: "https://tests.invalid", sub: "tests" }
+    })
+    assert.strictEqual(entry.requestId, response.headers.get("x-request-id"))
+    assert.deepStrictEqual(entry.body, folder, "the body is the resource as the API returned it")
+    assert.match(entry.cursor, /^[0-9]{40}$/)
+    assert.match(entry.time, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
+
+    const role = await rest("POST", `/iam/v2beta1/roles/${owner.org}`, owner.token, {
+      name: "auditor",
+      capabilities: ["subscriptions.list"]
+    })
+    const roleEntry = await rest("GET", `/events/v2beta1/events?subject=${role.body.uid}`, owner.token)
+    assert.deepStrictEqual(roleEntry.body.events[0].body.capabilities, ["CAP_EVENTS_SUBSCRIPTION_LIST"])
+  })
+
+  it.runIf(referenceProtos !== undefined)("records a gRPC write with its own request id", async () => {
+    const clients = connect(referenceProtos!, new URL(server.url).host)
+    try {
+      const groups = clients.service("chainguard.platform.iam.v2beta1.GroupsService")
+      const folder = await groups.CreateGroup({ parent: owner.org, group: { name: "over-grpc" } }, owner.token)
+      const listed = await rest("GET", `/events/v2beta1/events?subject=${folder.uid}`, owner.token)
+      const [entry] = listed.body.events
+      assert.strictEqual(entry.actor.subject, owner.identity)
+      assert.match(entry.requestId, /^[0-9a-z]+-[0-9a-z]+$/)
+      assert.deepStrictEqual(comparable(entry.body), comparable(folder))
+    } finally {
+      clients.close()
+    }
+  })
+
+  it("shows a caller only the entries of groups where it holds subscriptions.list", async () => {
+    const mine = await rest("GET", `/events/v2beta1/events?uidp.descendants_of=${owner.org}`, stranger.token)
+    assert.strictEqual(mine.status, 200)
+    assert.strictEqual(mine.body.totalCount, "0")
+    const own = await rest("GET", "/events/v2beta1/events", stranger.token)
+    assert.isTrue(own.body.events.every((e: { group: string }) => e.group.startsWith(stranger.org)))
+    const newest = await rest("GET", "/events/v2beta1/events?order_by=time%20desc&page_size=1", owner.token)
+    assert.strictEqual(newest.body.events.length, 1)
+    assert.isString(newest.body.nextPageToken)
+  })
+
+  it("refuses bad filters and cursors, naming each", async () => {
+    const bad = await rest("GET", "/events/v2beta1/events?since=yesterday&subject=nope", owner.token)
+    assert.strictEqual(bad.status, 400)
+    assert.strictEqual(bad.body.code, 3)
+    const fields = bad.body.details.find((d: { "@type": string }) => d["@type"].endsWith("BadRequest")).fieldViolations
+    assert.sameMembers(fields.map((f: { field: string }) => f.field), ["since", "subject"])
+    const cursor = await watch(`${server.url}/events/v2beta1/events:watch?after=42`, owner.token, 1)
+    assert.strictEqual(cursor.status, 400)
+    const header = await watch(`${server.url}/events/v2beta1/events:watch`, owner.token, 1, { "last-event-id": "x" })
+    assert.strictEqual(header.status, 400)
+  })
+
+  it("watch: Server-Sent Events from the cursor on; a reconnect with the last id misses and repeats nothing", async () => {
+    const start = await rest("GET", "/events/v2beta1/events?order_by=time%20desc&page_size=1", owner.token)
+    const from = start.body.events[0].cursor
+    const watchUrl = `${server.url}/events/v2beta1/events:watch?uidp.descendants_of=${owner.org}`
+    const a = await rest("POST", `/iam/v2beta1/groups/${owner.org}`, owner.token, { name: "a" })
+    await rest("PATCH", `/iam/v2beta1/groups/${a.body.uid}`, owner.token, { description: "changed" })
+    const first = await watch(watchUrl, owner.token, 2, { "last-event-id": from })
+    assert.strictEqual(first.contentType, "text/event-stream")
+    assert.deepStrictEqual(first.messages.map((m) => [m.event, m.data.subject]), [
+      [created, a.body.uid],
+      [updated, a.body.uid]
+    ])
+    assert.deepStrictEqual(first.messages.map((m) => m.id), first.messages.map((m) => m.data.cursor))
+
+    // Writes while nobody watches, then a reconnect from the last id received.
+    const b = await rest("POST", `/iam/v2beta1/groups/${owner.org}`, owner.token, { name: "b" })
+    await rest("POST", `/iam/v2beta1/groups/${stranger.org}`, stranger.token, { name: "not acme" })
+    const pending = watch(`${watchUrl}&after=${first.messages[1]!.id}`, owner.token, 2)
+    const c = await rest("POST", `/iam/v2beta1/groups/${owner.org}`, owner.token, { name: "c" })
+    const second = await pending
+    assert.deepStrictEqual(second.messages.map((m) => m.data.subject), [b.body.uid, c.body.uid])
+
+    // A caller who may see nothing is refused at once rather than kept waiting.
+    const nobody = await server.runtime.runPromise(member("acme", "registry.pull"))
+    const refused = await watch(`${server.url}/events/v2beta1/events:watch`, nobody.token, 1)
+    assert.strictEqual(refused.status, 403)
+  })
+})
