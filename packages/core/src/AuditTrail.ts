@@ -8,7 +8,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import * as ChangeLog from "./ChangeLog.js"
-import type { ArborError, Internal } from "./Errors.js"
+import type { ArborError, FailedPrecondition, Internal } from "./Errors.js"
 import { FieldViolation, InvalidArgument, PermissionDenied } from "./Errors.js"
 import { Events } from "./Events.js"
 import { operations } from "./internal/operations.js"
@@ -109,6 +109,7 @@ export class AuditTrail extends Effect.Service<AuditTrail>()("@arbor/core/AuditT
       capability,
       // An entry's uid lies below its group: visible where the capability is held at the group or above.
       visibleAt: "parent",
+      // The log's own order (its position breaks the ties of time).
       defaultOrder: "time",
       load: (records) => Effect.succeed(records.map(ChangeLog.fromRecord))
     }
@@ -148,11 +149,12 @@ export class AuditTrail extends Effect.Service<AuditTrail>()("@arbor/core/AuditT
       watch: (
         principal: Principal,
         options: WatchOptions = {}
-      ): Effect.Effect<Stream.Stream<ChangeLog.Entry, Internal>, ArborError> =>
+      ): Effect.Effect<Stream.Stream<ChangeLog.Entry, Internal | FailedPrecondition>, ArborError> =>
         operation("AuditTrail.watch")(Effect.gen(function*() {
           yield* checkWatch(options)
           const since = options.since === undefined ? undefined : time([], "since", options.since)
           const until = options.until === undefined ? undefined : time([], "until", options.until)
+          if (options.after !== undefined) yield* events.stillHeld(options.after)
           // A caller who may see no entry at all is refused at once, rather than left waiting for none.
           const scopes = (yield* ops.authorization.grants(principal)).scopes(capability)
           if (scopes !== "all" && scopes.length === 0) {

@@ -9,10 +9,12 @@
  * request it answered (`requestId`, see `withRequestId`), and the resource after the write (before it, for a
  * delete) with its secrets left out.
  */
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as Schema from "effect/Schema"
 import { Timestamp } from "./internal/fields.js"
+import * as Versions from "./internal/storage/versions.js"
 import type { Principal } from "./Principal.js"
 import type { Row, StoreError, StoreService, Table } from "./Store.js"
 import * as Uid from "./Uid.js"
@@ -173,6 +175,54 @@ export const table: Table = {
   indexes: [["time"], ["subject"]]
 }
 
+/** How many days the log keeps entries unless configured otherwise (`ARBOR_EVENTS_RETENTION_DAYS`). */
+export const defaultRetentionDays = 90
+
+/** The version row (`Versions.table`) holding the position of the newest entry pruned so far. */
+const prunedThroughRow = "0000000000000000000000000000000000000002"
+
+/** The position of the newest entry pruned so far, or undefined before the first pruning. */
+export const prunedThrough = (store: StoreService): Effect.Effect<string | undefined, StoreError> =>
+  Effect.map(
+    store.get(Versions.table, prunedThroughRow),
+    (row) =>
+      row._tag === "Some" && typeof row.value.value === "string" && row.value.value !== "" ? row.value.value : undefined
+  )
+
+/** How many entries one pruning transaction removes at most. */
+const pruneBatch = 1_000
+
+/**
+ * Removes the entries older than `before` (epoch milliseconds), in transactions of at most 1,000, and records the
+ * newest position removed, so that a reader whose cursor lies before it is told entries were pruned instead of
+ * silently missing them. Returns how many it removed.
+ */
+export const prune = (store: StoreService, before: number): Effect.Effect<number, StoreError> =>
+  Effect.gen(function*() {
+    let removed = 0
+    for (;;) {
+      const batch = yield* store.transaction(Effect.gen(function*() {
+        const rows = yield* store.find(table, {
+          conditions: [{ _tag: "Below", column: "time", value: before }],
+          order: [{ column: "position", direction: "asc" }, { column: "uid", direction: "asc" }],
+          limit: pruneBatch
+        })
+        if (rows.length === 0) return 0
+        yield* store.delete(table, { conditions: [{ _tag: "In", column: "uid", values: rows.map((r) => r.uid) }] })
+        const newest = String(rows[rows.length - 1]!.position)
+        const previous = yield* prunedThrough(store)
+        if (previous === undefined || previous < newest) {
+          const row = { uid: prunedThroughRow, parent: null, value: newest }
+          const updated = yield* store.update(Versions.table, row).pipe(Effect.orDie)
+          if (!updated) yield* store.insert(Versions.table, row).pipe(Effect.orDie)
+        }
+        return rows.length
+      }))
+      removed += batch
+      if (batch < pruneBatch) return removed
+    }
+  })
+
 /** The principal the current write runs as (set by each operation for the writes it makes). */
 const currentActor = FiberRef.unsafeMake<Actor>(systemActor)
 
@@ -203,31 +253,33 @@ export const append = (
   change: Change,
   rows: ReadonlyArray<Row>
 ): Effect.Effect<void, StoreError> =>
-  rows.length === 0 ? Effect.void : Effect.withFiberRuntime((fiber) => {
-    const actor = fiber.getFiberRef(currentActor)
-    const requestId = fiber.getFiberRef(currentRequestId) ?? null
-    const time = Date.now()
-    return Effect.forEach(rows, (row) =>
-      Effect.flatMap(
-        logged.body === undefined ? Effect.succeed(defaultBody(row)) : logged.body(row, store),
-        (body) => {
-          const subject = row.uid as Uid.Uid
-          return store.insert(table, {
-            uid: Uid.makeChild(groupOf(logged, subject)),
-            parent: groupOf(logged, subject),
-            id: globalThis.crypto.randomUUID(),
-            type: logged.types[change],
-            kind: logged.kind,
-            subject,
-            time,
-            actorSubject: actor.subject,
-            actor,
-            requestId,
-            body
-          }).pipe(
-            // Entry uids are 64 random bits below their group, and positions the store's own: neither can clash.
-            Effect.catchTag("UniqueViolation", (e) => Effect.die(e))
-          )
-        }
-      ), { discard: true })
-  })
+  rows.length === 0 ?
+    Effect.void :
+    Effect.flatMap(Clock.currentTimeMillis, (time) =>
+      Effect.withFiberRuntime((fiber) => {
+        const actor = fiber.getFiberRef(currentActor)
+        const requestId = fiber.getFiberRef(currentRequestId) ?? null
+        return Effect.forEach(rows, (row) =>
+          Effect.flatMap(
+            logged.body === undefined ? Effect.succeed(defaultBody(row)) : logged.body(row, store),
+            (body) => {
+              const subject = row.uid as Uid.Uid
+              return store.insert(table, {
+                uid: Uid.makeChild(groupOf(logged, subject)),
+                parent: groupOf(logged, subject),
+                id: globalThis.crypto.randomUUID(),
+                type: logged.types[change],
+                kind: logged.kind,
+                subject,
+                time,
+                actorSubject: actor.subject,
+                actor,
+                requestId,
+                body
+              }).pipe(
+                // Entry uids are 64 random bits below their group, and positions the store's own: neither can clash.
+                Effect.catchTag("UniqueViolation", (e) => Effect.die(e))
+              )
+            }
+          ), { discard: true })
+      }))

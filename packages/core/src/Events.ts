@@ -8,6 +8,7 @@ import * as PubSub from "effect/PubSub"
 import * as Stream from "effect/Stream"
 import * as ChangeLog from "./ChangeLog.js"
 import type { Internal } from "./Errors.js"
+import { FailedPrecondition, PreconditionViolation } from "./Errors.js"
 import * as Repository from "./Repository.js"
 import { Store } from "./Store.js"
 
@@ -24,9 +25,34 @@ export class Events extends Effect.Service<Events>()("@arbor/core/Events", {
     const entries = yield* Repository.make(ChangeLog.table, ChangeLog.Record)
     const commits = yield* Effect.acquireRelease(PubSub.sliding<void>(1), PubSub.shutdown)
 
-    /** Up to `limit` final entries after `position` (from the first when undefined), in the log's order. */
+    /** Fails when entries after `position` have been pruned: a reader going on from it would miss them. */
+    const stillHeld = (position: string) =>
+      Effect.flatMap(
+        Repository.orInternal(ChangeLog.prunedThrough(store)),
+        (pruned) =>
+          pruned === undefined || position >= pruned ? Effect.void : Effect.fail(
+            new FailedPrecondition({
+              summary: "entries after this cursor were pruned",
+              reason: "CURSOR_PRUNED",
+              violations: [
+                new PreconditionViolation({
+                  type: "CURSOR_PRUNED",
+                  subject: position,
+                  description: "the change log no longer holds the entries after this cursor: list them from a time " +
+                    "(since=) instead, or watch from now on"
+                })
+              ]
+            })
+          )
+      )
+
+    /**
+     * Up to `limit` final entries after `position` (from the first when undefined), in the log's order; when entries
+     * after `position` have been pruned, `FailedPrecondition` rather than a gap.
+     */
     const after = (position: string | undefined, limit: number = batch) =>
       Effect.gen(function*() {
+        if (position !== undefined) yield* stillHeld(position)
         const settled = yield* Repository.orInternal(store.settledPosition)
         const records = yield* entries.find({
           conditions: [
@@ -54,27 +80,32 @@ export class Events extends Effect.Service<Events>()("@arbor/core/Events", {
      * Every entry after `position` (from now on when undefined), as each becomes final, in the log's order: what
      * this process commits at once, what others commit within `pollInterval`.
      */
-    const follow = (position?: string): Stream.Stream<ChangeLog.Entry, Internal> =>
+    const follow = (position?: string): Stream.Stream<ChangeLog.Entry, Internal | FailedPrecondition> =>
       Stream.unwrapScoped(Effect.gen(function*() {
         const woken = yield* PubSub.subscribe(commits)
         let cursor = position ?? (yield* latest)
         /** The next entries: at once when there are some, else after this process commits or the poll interval. */
-        const next: Effect.Effect<ReadonlyArray<ChangeLog.Entry>, Internal> = Effect.gen(function*() {
-          for (;;) {
-            const found = yield* after(cursor)
-            if (found.length > 0) {
-              cursor = found[found.length - 1]!.position
-              return found
+        const next: Effect.Effect<ReadonlyArray<ChangeLog.Entry>, Internal | FailedPrecondition> = Effect.gen(
+          function*() {
+            for (;;) {
+              const found = yield* after(cursor)
+              if (found.length > 0) {
+                cursor = found[found.length - 1]!.position
+                return found
+              }
+              yield* Effect.raceFirst(woken.take, Effect.sleep(pollInterval))
             }
-            yield* Effect.raceFirst(woken.take, Effect.sleep(pollInterval))
           }
-        })
+        )
         return Stream.repeatEffect(next).pipe(Stream.flattenIterables)
       }))
 
     return {
       after,
+      stillHeld,
       latest,
+      /** Removes the entries older than `before` (epoch milliseconds); how many (`ChangeLog.prune`). */
+      prune: (before: number) => Repository.orInternal(ChangeLog.prune(store, before)),
       follow,
       /** Every entry committed from now on, from any process sharing the store. */
       stream: follow(),

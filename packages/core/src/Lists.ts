@@ -103,7 +103,7 @@ const orderAliases: Readonly<Record<string, string>> = {
 
 /**
  * Parses `order_by` for `table`: keys `uid`, `name`, `create_time`, `update_time`, `time` (and their aliases) where
- * the table has them. `uid` is appended as the final key, in the direction of the key before it, so the order is total.
+ * the table has them. A table with a position column (the change log) breaks ties by it, before the uid. `uid` is appended as the final key, in the direction of the key before it, so the order is total.
  */
 export const parseOrderBy = (table: Table, orderBy: string): Either.Either<ReadonlyArray<OrderKey>, string> => {
   const keys: Array<OrderKey> = []
@@ -122,6 +122,12 @@ export const parseOrderBy = (table: Table, orderBy: string): Either.Either<Reado
     if (keys.some((k) => k.column === column)) return Either.left(`sort key '${key}' is given twice`)
     keys.push({ column, direction: dir })
     if (column === "uid") break
+  }
+  const last = keys[keys.length - 1]
+  // A table with a position (the change log) breaks ties by it: entries of one millisecond keep their log order.
+  const position = Object.entries(table.columns).find(([, c]) => c.type === "position")?.[0]
+  if (position !== undefined && last?.column !== "uid" && !keys.some((k) => k.column === position)) {
+    keys.push({ column: position, direction: last?.direction ?? "asc" })
   }
   if (keys[keys.length - 1]?.column !== "uid") {
     keys.push({ column: "uid", direction: keys[keys.length - 1]?.direction ?? "asc" })

@@ -1,12 +1,16 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
 import * as DateTime from "effect/DateTime"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
+import * as TestClock from "effect/TestClock"
 import {
   Arbor,
+  AuditTrail,
   ChangeLog,
   Events,
   Group,
@@ -132,6 +136,31 @@ describe("the change log", () => {
       assert.deepStrictEqual(yield* entriesAfter(start), [])
       yield* groups.insert(folder)
       assert.deepStrictEqual((yield* entriesAfter(start)).map((e) => e.subject), [folder.uid])
+    }).pipe(Effect.provide(Arbor.layerMemory)))
+
+  it.scoped("retention: old entries are removed; a cursor from before them is refused, not left with a gap", () =>
+    Effect.gen(function*() {
+      const events = yield* Events.Events
+      const trail = yield* AuditTrail.AuditTrail
+      const org = yield* organization("acme")
+      yield* (yield* Groups.Groups).create(Principal.system, org.uid, { name: "old" })
+      const [oldEntry] = yield* Effect.map(trail.list(Principal.system, { subject: org.uid }), (p) => p.items)
+      yield* TestClock.adjust("91 days")
+      const recent = yield* (yield* Groups.Groups).create(Principal.system, org.uid, { name: "recent" })
+      const everything = (yield* trail.list(Principal.system)).totalCount
+      const removed = yield* events.prune((yield* Clock.currentTimeMillis) - Duration.toMillis("90 days"))
+      assert.strictEqual(removed, everything - 1, "all but the recent folder's entry")
+      const left = yield* trail.list(Principal.system)
+      assert.deepStrictEqual(left.items.map((e) => e.subject), [recent.uid])
+      const refused = yield* Effect.flip(events.after(oldEntry!.position))
+      assert.strictEqual(refused._tag, "FailedPrecondition")
+      assert.strictEqual(refused._tag === "FailedPrecondition" && refused.reason, "CURSOR_PRUNED")
+      const watched = yield* Effect.flip(trail.watch(Principal.system, { after: oldEntry!.position }))
+      assert.strictEqual(watched._tag, "FailedPrecondition")
+      // A cursor at the newest entry removed, or later, misses nothing: it goes on.
+      const newestRemoved = (yield* Repository.orInternal(ChangeLog.prunedThrough(yield* Store.Store)))!
+      assert.deepStrictEqual((yield* events.after(newestRemoved)).map((e) => e.subject), [recent.uid])
+      assert.strictEqual(yield* events.prune((yield* Clock.currentTimeMillis) - Duration.toMillis("90 days")), 0)
     }).pipe(Effect.provide(Arbor.layerMemory)))
 
   it.scoped("Events.follow streams what commits from then on, from any position", () =>

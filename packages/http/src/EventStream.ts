@@ -20,7 +20,7 @@ export const message = (entry: ChangeLog.Entry): string =>
 const keepAlive = "15 seconds"
 
 /** The answer of a watch: its entries as they come, until the client leaves. */
-export const response = (entries: Stream.Stream<ChangeLog.Entry, Errors.Internal>) =>
+export const response = (entries: Stream.Stream<ChangeLog.Entry, Errors.ArborError>) =>
   HttpServerResponse.stream(
     Stream.make(": watching\n\n").pipe(
       Stream.concat(

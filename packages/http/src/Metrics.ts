@@ -125,6 +125,14 @@ export const recordCall = (path: string, code: number, seconds: number) => {
   return Effect.zipRight(Metric.increment(callCounter(rpc, String(code))), Metric.update(callTimer(rpc), seconds))
 }
 
+const pruned = Metric.counter("arbor_change_log_pruned", {
+  description: "change-log entries removed because they were older than the retention",
+  incremental: true
+})
+
+/** Counts change-log entries removed by the retention. */
+export const recordPruned = (count: number) => Metric.incrementBy(pruned, count)
+
 /** `store`, each operation timed into `arbor_store_statement_duration_seconds`. */
 export const timedStore = (store: Store.StoreService): Store.StoreService => {
   const timed = <A, E, R>(operation: string, table: string, effect: Effect.Effect<A, E, R>) =>

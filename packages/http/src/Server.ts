@@ -7,6 +7,7 @@ import { render } from "@arbor/api/ErrorBody"
 import {
   Arbor,
   Errors,
+  Events,
   IdentityProviders,
   MemoryStore,
   RefreshTokens,
@@ -31,6 +32,7 @@ import {
   HttpServer
 } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -216,6 +218,24 @@ const keyMaintenance = (config: ServerConfig) =>
   }))
 
 /**
+ * Keeps the change log within its retention: every hour (and at start) removes the entries older than it, counting
+ * them in `arbor_change_log_pruned_total`. Every server does; what one removed, the others find gone.
+ */
+const logRetention = (config: ServerConfig) =>
+  Layer.scopedDiscard(Effect.gen(function*() {
+    const events = yield* Events.Events
+    yield* Effect.gen(function*() {
+      const removed = yield* events.prune(Date.now() - Duration.toMillis(config.eventsRetention))
+      yield* Metrics.recordPruned(removed)
+      if (removed > 0) yield* Effect.logInfo(`removed ${removed} change-log entries older than the retention`)
+    }).pipe(
+      Effect.catchAll((error) => Effect.logWarning("pruning the change log failed", error)),
+      Effect.repeat(Schedule.spaced("1 hour")),
+      Effect.forkScoped
+    )
+  }))
+
+/**
  * The whole server, bootstrapped, listening on the configured host and port. The engine is ready before the port
  * opens; requests that arrive before the API is attached get 503; shutdown drains requests first.
  */
@@ -231,7 +251,7 @@ export const layer = (config: ServerConfig) => {
       Effect.annotateLogs({ address: listening, baseUrl: config.baseUrl })
     )
   }))
-  return Layer.mergeAll(drain(server), attached, keyMaintenance(config)).pipe(
+  return Layer.mergeAll(drain(server), attached, keyMaintenance(config), logRetention(config)).pipe(
     Layer.provide(http(config)),
     Layer.provide(NodeHttpServer.layer(() => server, { port: config.port, host: config.host })),
     Layer.provide(Layer.effectDiscard(Effect.zipRight(

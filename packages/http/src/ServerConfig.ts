@@ -1,7 +1,7 @@
 /**
  * The server's configuration, from the environment; every setting has a default, so nothing needs to be set.
  */
-import { IssuerUrl, Secrets } from "@arbor/core"
+import { ChangeLog, IssuerUrl, Secrets } from "@arbor/core"
 import type { SignIn } from "@arbor/core"
 import * as Config from "effect/Config"
 import * as ConfigError from "effect/ConfigError"
@@ -34,6 +34,8 @@ export interface ServerConfig {
   readonly audiences: ReadonlyArray<string>
   /** How old the signing key may grow before the server rotates it. */
   readonly keyRotation: Duration.Duration
+  /** How long the change log keeps entries (`ARBOR_EVENTS_RETENTION_DAYS`). */
+  readonly eventsRetention: Duration.Duration
   /** Identities that may create organizations over the API. */
   readonly platformAdmins: ReadonlyArray<string>
   /** Accept token issuers on `localhost` and loopback addresses (`ARBOR_ALLOW_INSECURE_ISSUERS=loopback`). */
@@ -143,6 +145,10 @@ export const config: Config.Config<ServerConfig> = Config.all({
     Config.validate({ message: "must be at least 1", validation: (n) => n >= 1 }),
     Config.withDefault(30)
   ),
+  eventsRetentionDays: Config.integer("ARBOR_EVENTS_RETENTION_DAYS").pipe(
+    Config.validate({ message: "must be at least 1", validation: (n) => n >= 1 }),
+    Config.withDefault(ChangeLog.defaultRetentionDays)
+  ),
   allowInsecureIssuers: optional("ARBOR_ALLOW_INSECURE_ISSUERS"),
   maxConnections: Config.integer("ARBOR_MAX_CONNECTIONS").pipe(
     Config.validate({ message: "must be at least 1", validation: (n) => n >= 1 }),
@@ -194,6 +200,7 @@ export const config: Config.Config<ServerConfig> = Config.all({
         platformAdmins: c.platformAdmins,
         audiences: c.audiences,
         keyRotation: Duration.days(c.keyRotationDays),
+        eventsRetention: Duration.days(c.eventsRetentionDays),
         allowLoopbackIssuers: c.allowInsecureIssuers === "loopback",
         maxConnections: Option.getOrElse(c.maxConnections, Listener.defaultMaxConnections),
         login: login.right,

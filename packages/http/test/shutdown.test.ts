@@ -148,6 +148,9 @@ describe("standalone server", () => {
         badPort.stderr,
         "arbor: cannot start: PORT must be a port number, 0 to 65535\n"
       )
+      const retention = await failedStart({ ARBOR_EVENTS_RETENTION_DAYS: "0" })
+      assert.strictEqual(retention.code, 1)
+      assert.strictEqual(retention.stderr, "arbor: cannot start: ARBOR_EVENTS_RETENTION_DAYS must be at least 1\n")
 
       // The port is taken by another server.
       const taken = createServer()

@@ -34,6 +34,7 @@ export const testConfig = (overrides: Partial<ServerConfig> = {}): ServerConfig 
   platformAdmins: [],
   audiences: [],
   keyRotation: Duration.days(30),
+  eventsRetention: Duration.days(90),
   allowLoopbackIssuers: true,
   maxConnections: 1000,
   login: undefined,

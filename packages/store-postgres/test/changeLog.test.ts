@@ -48,5 +48,12 @@ describe("the change log on PostgreSQL", () => {
       const both = yield* events.after(undefined)
       assert.deepStrictEqual(ids(both), ["entry-1", "entry-2"])
       assert.deepStrictEqual(ids(yield* events.after(both[0]!.position)), ["entry-2"])
+
+      // Retention: the older entry goes; a cursor from before it is refused, one at it goes on.
+      assert.strictEqual(yield* events.prune(2), 1)
+      assert.deepStrictEqual(ids(yield* events.after(undefined)), ["entry-2"])
+      assert.deepStrictEqual(ids(yield* events.after(both[0]!.position)), ["entry-2"])
+      const before = "0".repeat(40)
+      assert.strictEqual((yield* Effect.flip(events.after(before)))._tag, "FailedPrecondition")
     }).pipe(Effect.provide(Events.Events.Default.pipe(Layer.provideMerge(freshStore())))))
 })
