@@ -233,6 +233,7 @@ export const Api = ErrorBody.declareErrors(
     .add(Resources.tags.group)
     .add(Resources.advisories.group)
     .add(AuditTrail)
+    .add(Resources.subscriptions.group)
     .add(Resources.groupsV1.group)
     .add(Resources.identitiesV1.group)
     .add(Resources.rolesV1.group)

@@ -14,6 +14,7 @@ import type { ListOptions } from "@arbor/core/Lists"
 import * as Repo from "@arbor/core/Repo"
 import * as Role from "@arbor/core/Role"
 import * as RoleBinding from "@arbor/core/RoleBinding"
+import * as Subscription from "@arbor/core/Subscription"
 import * as Tag from "@arbor/core/Tag"
 import type * as Schema from "effect/Schema"
 import * as Declaration from "./internal/declaration.js"
@@ -46,6 +47,24 @@ export const writable = <const Name extends string, A, I, Q extends ListOptions,
   return { ...declared, group: Declaration.writableGroup(declared) }
 }
 
+/** A resource the caller creates and deletes but never changes, with the API group its declaration makes. */
+export const creatable = <
+  const Name extends string,
+  A,
+  I,
+  Q extends ListOptions,
+  QI extends Declaration.Params,
+  C,
+  CI
+>(resource: Declaration.WritableResource<Name, A, I, Q, QI, C, CI>): Creatable<Name, A, I, Q, QI, C, CI> => {
+  const declared = {
+    ...resource,
+    envelope: Declaration.envelope(resource),
+    body: Declaration.bodies(resource.create, Declaration.typeName(resource.proto))
+  }
+  return { ...declared, group: Declaration.creatableGroup(declared) }
+}
+
 /** A resource's v1 surface, with its deprecated API group. */
 export const v1 = <const Name extends string, A, V1I, C, CI>(
   resource: Parameters<typeof Declaration.v1Group<Name, A, V1I, C, CI>>[1],
@@ -62,6 +81,15 @@ export interface Readable<Name extends string, A, I, Q extends ListOptions, QI e
   /** Its list's page. */
   readonly envelope: ReturnType<typeof Declaration.envelope<Name, A, I>>
   readonly group: ReturnType<typeof Declaration.readableGroup<Name, A, I, Q, QI>>
+}
+
+/** A creatable resource's declaration, request bodies and group. */
+export interface Creatable<Name extends string, A, I, Q extends ListOptions, QI extends Declaration.Params, C, CI>
+  extends Declaration.WritableResource<Name, A, I, Q, QI, C, CI>
+{
+  readonly envelope: ReturnType<typeof Declaration.envelope<Name, A, I>>
+  readonly body: Declaration.Bodies<CI>
+  readonly group: ReturnType<typeof Declaration.creatableGroup<Name, A, I, Q, QI, C, CI>>
 }
 
 /** A writable resource's declaration, request bodies and group. */
@@ -301,4 +329,25 @@ export const tagsV1 = v1(tags, {
   prefix: "/registry/v1",
   wire: Wire.Tag.v1,
   create: Tag.CreateTag
+})
+
+const eventsProto = "chainguard.platform.events.v2beta1"
+
+export const subscriptions = creatable({
+  name: "subscriptions",
+  one: "subscription",
+  many: "subscriptions",
+  description: "Subscriptions: webhooks that receive, as signed CloudEvents, every change of a group and below it.",
+  prefix: "/events/v2beta1",
+  wire: Wire.Subscription.v2,
+  query: ListQuery.ListQuery,
+  create: Subscription.CreateSubscription,
+  permissions: Subscription.permissions,
+  proto: {
+    service: `${eventsProto}.SubscriptionsService`,
+    message: `${eventsProto}.Subscription`,
+    field: "subscription",
+    // The message has no times; REST's are only REST's.
+    toProto: ({ createTime: _c, updateTime: _u, ...subscription }) => subscription
+  }
 })

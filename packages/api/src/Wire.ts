@@ -16,6 +16,7 @@ import { IdentityProvider as CoreIdentityProvider, Oidc } from "@arbor/core/Iden
 import { CatalogTier, Repo as CoreRepo } from "@arbor/core/Repo"
 import { Role as CoreRole } from "@arbor/core/Role"
 import { RoleBinding as CoreRoleBinding } from "@arbor/core/RoleBinding"
+import { Subscription as CoreSubscription } from "@arbor/core/Subscription"
 import { Tag as CoreTag } from "@arbor/core/Tag"
 import { Uid as CoreUid } from "@arbor/core/Uid"
 import * as Either from "effect/Either"
@@ -262,6 +263,14 @@ export const Tag = resource(
   (tag) => tag
 )
 
+export const Subscription = resource(
+  "Subscription",
+  Schema.typeSchema(CoreSubscription),
+  { uid: Uid, sink: Schema.String.annotations({ description: "where entries are delivered: an https URL" }), ...times },
+  (subscription) => new CoreSubscription(subscription, true),
+  (subscription) => subscription
+)
+
 /** An advisory event: its type, its time, and the data of its type under the type's camelCase name. */
 const Event = eventOf(Time)
 
@@ -303,7 +312,8 @@ const bodiesByKind: { readonly [K in ChangeLog.ResourceKind]: ReturnType<typeof 
   group_invite: bodies(CoreGroupInvite, GroupInvite.v2),
   repo: bodies(CoreRepo, Repo.v2),
   tag: bodies(CoreTag, Tag.v2),
-  advisory: bodies(CoreAdvisory, Advisory.v2)
+  advisory: bodies(CoreAdvisory, Advisory.v2),
+  subscription: bodies(CoreSubscription, Subscription.v2)
 }
 
 /** An entry of the change log (docs/api.md §12): its body the resource's v2 JSON. */

@@ -13,6 +13,7 @@ import {
   Repo,
   Role,
   RoleBinding,
+  Subscription,
   Tag
 } from "@arbor/core"
 import type { Table } from "@arbor/core/Store"
@@ -37,7 +38,8 @@ const served: ReadonlyArray<
   [Resources.groupInvites, GroupInvite.table],
   [Resources.repos, Repo.table],
   [Resources.tags, Tag.table],
-  [Resources.advisories, Advisory.table]
+  [Resources.advisories, Advisory.table],
+  [Resources.subscriptions, Subscription.table]
 ]
 
 const operations = ["created", "updated", "deleted"] as const

@@ -478,6 +478,41 @@ describe("arbor iam", () => {
 })
 
 describe("arbor iam, as an owner", () => {
+  it("events subscriptions: create by group path, list, describe, delete; a bad sink is named", async () => {
+    const { env } = await asOwnerOf("hooked")
+    const refused = await arbor(
+      env,
+      "events",
+      "subscriptions",
+      "create",
+      "http://hooks.example.invalid/x",
+      "--parent",
+      "hooked"
+    )
+    assert.strictEqual(refused.code, 1)
+    assert.match(refused.stderr, /^arbor: Invalid argument: sink: must be an https:\/\/ URL/)
+    const created = await arbor(
+      env,
+      "events",
+      "subscriptions",
+      "create",
+      "http://127.0.0.1:9/hook",
+      "--parent",
+      "hooked",
+      "-o",
+      "json"
+    )
+    assert.strictEqual(created.code, 0, created.stderr)
+    const [subscription] = JSON.parse(created.stdout)
+    assert.strictEqual(subscription.sink, "http://127.0.0.1:9/hook")
+    const table = await arbor(env, "events", "subscriptions", "list", "--parent", "hooked")
+    assert.match(table.stdout, new RegExp(`^UID +SINK\\n${subscription.uid} +http://127\\.0\\.0\\.1:9/hook\\n$`))
+    const described = await arbor(env, "events", "subscriptions", "describe", subscription.uid)
+    assert.match(described.stdout, /CREATED/)
+    assert.strictEqual((await arbor(env, "events", "subscriptions", "delete", subscription.uid)).code, 0)
+    assert.strictEqual((await arbor(env, "events", "subscriptions", "list", "-o", "id")).stdout, "")
+  })
+
   it("creates a GitHub Actions identity from flags, binds it by role name, and it can sign in", async () => {
     const { env } = await asOwnerOf("octo")
     const bad = await arbor(

@@ -36,6 +36,8 @@ import { Roles } from "./Roles.js"
 import * as Secrets from "./Secrets.js"
 import * as SignIn from "./SignIn.js"
 import type { Store, StoreService, Table } from "./Store.js"
+import * as Subscription from "./Subscription.js"
+import { Subscriptions } from "./Subscriptions.js"
 import * as Tag from "./Tag.js"
 import { Tags } from "./Tags.js"
 import * as TokenIssuer from "./TokenIssuer.js"
@@ -52,6 +54,7 @@ export const resourceTables: ReadonlyArray<Table> = [
   Repo.table,
   Tag.table,
   Advisory.table,
+  Subscription.table,
   Person.table
 ]
 
@@ -83,6 +86,7 @@ export type Services =
   | Tags
   | Advisories
   | AuditTrail
+  | Subscriptions
   | People
   | Authorization
   | Events
@@ -99,6 +103,7 @@ export const layer: Layer.Layer<Services, never, Store | Secrets.Secrets> = Laye
   Tags.Default,
   Advisories.Default,
   AuditTrail.Default,
+  Subscriptions.Default,
   People.Default
 ).pipe(
   Layer.provideMerge(GroupInvites.Default),

@@ -30,7 +30,8 @@ export const ResourceKind = Schema.Literal(
   "group_invite",
   "repo",
   "tag",
-  "advisory"
+  "advisory",
+  "subscription"
 )
 export type ResourceKind = typeof ResourceKind.Type
 

@@ -22,6 +22,7 @@ import type * as ResourceService from "./ResourceService.js"
 import * as Role from "./Role.js"
 import * as RoleBinding from "./RoleBinding.js"
 import type { Table } from "./Store.js"
+import * as Subscription from "./Subscription.js"
 import * as Uid from "./Uid.js"
 import * as Validation from "./Validation.js"
 
@@ -35,8 +36,8 @@ export interface ChildKind {
 }
 
 /**
- * What may live below a group, in the order a refused delete names them (docs/api.md §5); advisories, which that
- * order does not name, come last.
+ * What may live below a group, in the order a refused delete names them (docs/api.md §5); advisories and
+ * subscriptions, which that order does not name, come last.
  */
 export const childKinds: ReadonlyArray<ChildKind> = [
   { table: Repo.table, label: "repos" },
@@ -47,7 +48,8 @@ export const childKinds: ReadonlyArray<ChildKind> = [
   { table: IdentityProvider.table, label: "identity providers" },
   { table: GroupInvite.table, label: "invites" },
   { table: AccountAssociation.table, label: "account associations", includesSelf: true },
-  { table: Advisory.table, label: "advisories" }
+  { table: Advisory.table, label: "advisories" },
+  { table: Subscription.table, label: "subscriptions" }
 ]
 
 /** Groups: the organization hierarchy. */

@@ -18,10 +18,15 @@ export interface Readable<A, O extends ListOptions = ListOptions> {
   readonly get: (principal: Principal, uid: string) => Effect.Effect<A, ArborError>
 }
 
-/** A resource the caller also creates (below a parent), updates and deletes. */
-export interface Writable<A, O extends ListOptions = ListOptions> extends Readable<A, O> {
+/** A resource the caller also creates (below a parent) and deletes, but never changes. */
+export interface Creatable<A, O extends ListOptions = ListOptions> extends Readable<A, O> {
   /** Creates a resource below `parent` from the fields of `input`. */
   readonly create: (principal: Principal, parent: string, input: unknown) => Effect.Effect<A, ArborError>
+  readonly delete: (principal: Principal, uid: string) => Effect.Effect<void, ArborError>
+}
+
+/** A resource the caller also creates (below a parent), updates and deletes. */
+export interface Writable<A, O extends ListOptions = ListOptions> extends Creatable<A, O> {
   /** Changes the fields present in `patch`, or those `updateMask` names (`*`: every mutable field). */
   readonly update: (
     principal: Principal,
@@ -29,5 +34,4 @@ export interface Writable<A, O extends ListOptions = ListOptions> extends Readab
     patch: unknown,
     updateMask?: string
   ) => Effect.Effect<A, ArborError>
-  readonly delete: (principal: Principal, uid: string) => Effect.Effect<void, ArborError>
 }

@@ -8,6 +8,8 @@ import type { Uid } from "./Uid.js"
 export interface SettingsService {
   /** Accept `http://` token issuers on loopback hosts (development and tests only). */
   readonly allowLoopbackHttpIssuers: boolean
+  /** Accept webhook sinks on loopback hosts, over `http://` too (development and tests only). */
+  readonly allowLoopbackSinks?: boolean
   /** Identities that may create root groups (organizations), beside the system principal. */
   readonly platformAdmins: ReadonlyArray<Uid>
 }

@@ -15,6 +15,7 @@ import {
   Roles,
   Store,
   Sts,
+  Subscriptions,
   Tags,
   TokenIssuer
 } from "@arbor/core"
@@ -33,6 +34,7 @@ export const services = Effect.all({
   tags: Tags.Tags,
   advisories: Advisories.Advisories,
   auditTrail: AuditTrail.AuditTrail,
+  subscriptions: Subscriptions.Subscriptions,
   store: Store.Store,
   sts: Sts.Sts,
   refreshTokens: RefreshTokens.RefreshTokens,

@@ -6,6 +6,7 @@
  * answer `UNIMPLEMENTED`.
  */
 import * as ListQuery from "@arbor/api/ListQuery"
+import { SubscriptionsService } from "@arbor/api/proto/chainguard/platform/events/v2beta1/subscriptions_pb"
 import { AccountAssociationsService } from "@arbor/api/proto/chainguard/platform/iam/v2beta1/account_associations_pb"
 import { GroupInvitesService } from "@arbor/api/proto/chainguard/platform/iam/v2beta1/group_invites_pb"
 import { GroupsService } from "@arbor/api/proto/chainguard/platform/iam/v2beta1/groups_pb"
@@ -75,6 +76,7 @@ export const served = [
   ReposService,
   TagsService,
   AdvisoriesService,
+  SubscriptionsService,
   SecurityTokenService
 ] as const
 
@@ -401,6 +403,7 @@ export const routes = Effect.gen(function*() {
     serveResource(router, run, Resources.groupInvites, engine.invites)
     serveResource(router, run, Resources.repos, engine.repos)
     serveResource(router, run, Resources.tags, engine.tags)
+    serveResource(router, run, Resources.subscriptions, engine.subscriptions)
 
     router.service(AdvisoriesService, {
       getAdvisory: (request, context) =>

@@ -115,6 +115,24 @@ const readable = <const Name extends string, A, I, QI extends Resources.Params>(
   )
 }
 
+/** The REST handlers of a resource the caller also creates and deletes, but never changes. */
+const creatable = <const Name extends string, A, I, QI extends Resources.Params, C, CI>(
+  resource: Resources.Creatable<Name, A, I, Lists.ListOptions, QI, C, CI>,
+  service: ResourceService.Creatable<A>
+) => {
+  const read = readHandlers(resource, service)
+  return HttpApiBuilder.group(
+    serve(resource.group),
+    resource.name,
+    (h) =>
+      h.handle("list", read.list).handle("get", read.get)
+        .handleRaw("create", ({ path, request }) =>
+          write(request, (p, input) => service.create(p, path.uid, input), read.answered))
+        .handle("delete", ({ path }) =>
+          asCaller((p) => service.delete(p, path.uid)))
+  )
+}
+
 /** The REST handlers of a resource the caller also creates, updates and deletes. */
 const writable = <const Name extends string, A, I, QI extends Resources.Params, C, CI>(
   resource: Resources.Writable<Name, A, I, Lists.ListOptions, QI, C, CI>,
@@ -202,6 +220,7 @@ export const layer = Layer.unwrapEffect(Effect.gen(function*() {
     tags,
     advisories,
     auditTrail,
+    subscriptions,
     store,
     sts,
     refreshTokens,
@@ -229,6 +248,7 @@ export const layer = Layer.unwrapEffect(Effect.gen(function*() {
     writable(Resources.accountAssociations, associations),
     writable(Resources.groupInvites, invites),
     readable(Resources.repos, repos),
+    creatable(Resources.subscriptions, subscriptions),
     // Their lists take queries of their own, which the framework's request types cannot carry through `readable`.
     HttpApiBuilder.group(Api, "tags", (h) => h.handle("list", tag.list).handle("get", tag.get)),
     HttpApiBuilder.group(Api, "advisories", (h) => h.handle("list", advisory.list).handle("get", advisory.get)),

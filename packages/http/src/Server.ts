@@ -100,6 +100,7 @@ export const engine = (config: ServerConfig) => {
   const { secrets, signingKeys, store } = storage(config)
   const settings = Layer.succeed(Settings.Settings, {
     allowLoopbackHttpIssuers: config.allowLoopbackIssuers,
+    allowLoopbackSinks: config.allowLoopbackSinks,
     platformAdmins: config.platformAdmins.filter(Uid.isUid)
   })
   const tokens = TokenIssuer.TokenIssuer.Default.pipe(

@@ -40,6 +40,8 @@ export interface ServerConfig {
   readonly platformAdmins: ReadonlyArray<string>
   /** Accept token issuers on `localhost` and loopback addresses (`ARBOR_ALLOW_INSECURE_ISSUERS=loopback`). */
   readonly allowLoopbackIssuers: boolean
+  /** Accept webhook sinks on `localhost` and loopback addresses (`ARBOR_ALLOW_INSECURE_SINKS=loopback`). */
+  readonly allowLoopbackSinks: boolean
   /** Open connections at most (`ARBOR_MAX_CONNECTIONS`). */
   readonly maxConnections: number
   /** The server's own sign-in provider (`ARBOR_LOGIN_ISSUER`, `ARBOR_LOGIN_CLIENT_ID`, …), if any. */
@@ -150,6 +152,7 @@ export const config: Config.Config<ServerConfig> = Config.all({
     Config.withDefault(ChangeLog.defaultRetentionDays)
   ),
   allowInsecureIssuers: optional("ARBOR_ALLOW_INSECURE_ISSUERS"),
+  allowInsecureSinks: optional("ARBOR_ALLOW_INSECURE_SINKS"),
   maxConnections: Config.integer("ARBOR_MAX_CONNECTIONS").pipe(
     Config.validate({ message: "must be at least 1", validation: (n) => n >= 1 }),
     Config.option
@@ -166,8 +169,15 @@ export const config: Config.Config<ServerConfig> = Config.all({
   retiredSecretsKeys: Secrets.configKeys("ARBOR_SECRETS_KEY_RETIRED")
 }).pipe(
   Config.mapOrFail((c) => {
-    if (c.allowInsecureIssuers !== undefined && c.allowInsecureIssuers !== "loopback") {
-      return Either.left(ConfigError.InvalidData(["ARBOR_ALLOW_INSECURE_ISSUERS"], "must be unset or 'loopback'"))
+    for (
+      const [name, value] of [
+        ["ARBOR_ALLOW_INSECURE_ISSUERS", c.allowInsecureIssuers],
+        ["ARBOR_ALLOW_INSECURE_SINKS", c.allowInsecureSinks]
+      ] as const
+    ) {
+      if (value !== undefined && value !== "loopback") {
+        return Either.left(ConfigError.InvalidData([name], "must be unset or 'loopback'"))
+      }
     }
     if (c.store === "postgres" && Option.isNone(c.databaseUrl)) {
       return Either.left(ConfigError.MissingData(["ARBOR_DATABASE_URL"], "is required when ARBOR_STORE=postgres"))
@@ -202,6 +212,7 @@ export const config: Config.Config<ServerConfig> = Config.all({
         keyRotation: Duration.days(c.keyRotationDays),
         eventsRetention: Duration.days(c.eventsRetentionDays),
         allowLoopbackIssuers: c.allowInsecureIssuers === "loopback",
+        allowLoopbackSinks: c.allowInsecureSinks === "loopback",
         maxConnections: Option.getOrElse(c.maxConnections, Listener.defaultMaxConnections),
         login: login.right,
         otlpEndpoint: c.otlpEndpoint,

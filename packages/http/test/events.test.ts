@@ -150,6 +150,60 @@ describe("the audit trail over HTTP", () => {
     assert.strictEqual(header.status, 400)
   })
 
+  it("subscriptions over REST: create, get, list, delete; bad sinks named; each write in the trail", async () => {
+    const created = await rest("POST", `/events/v2beta1/subscriptions/${owner.org}`, owner.token, {
+      sink: "http://127.0.0.1:9/hook"
+    })
+    assert.strictEqual(created.status, 200, JSON.stringify(created.body))
+    assert.strictEqual(created.body.sink, "http://127.0.0.1:9/hook")
+    const got = await rest("GET", `/events/v2beta1/subscriptions/${created.body.uid}`, owner.token)
+    assert.deepStrictEqual(got.body, created.body)
+    const listed = await rest("GET", "/events/v2beta1/subscriptions", owner.token)
+    assert.deepStrictEqual(listed.body.subscriptions.map((s: { uid: string }) => s.uid), [created.body.uid])
+    const elsewhere = await rest("GET", `/events/v2beta1/subscriptions/${created.body.uid}`, stranger.token)
+    assert.strictEqual(elsewhere.status, 403)
+    for (const sink of ["http://hooks.example.invalid/x", "https://10.0.0.1/x", "ftp://127.0.0.1/x"]) {
+      const refused = await rest("POST", `/events/v2beta1/subscriptions/${owner.org}`, owner.token, { sink })
+      assert.strictEqual(refused.status, 400, sink)
+      assert.match(refused.body.message, /^Invalid argument: sink: /, sink)
+    }
+    assert.strictEqual(
+      (await rest("DELETE", `/events/v2beta1/subscriptions/${created.body.uid}`, owner.token)).status,
+      200
+    )
+    assert.strictEqual(
+      (await rest("DELETE", `/events/v2beta1/subscriptions/${created.body.uid}`, owner.token)).status,
+      200
+    )
+    const trail = await rest("GET", `/events/v2beta1/events?subject=${created.body.uid}`, owner.token)
+    assert.deepStrictEqual(trail.body.events.map((e: { type: string }) => e.type), [
+      "dev.chainguard.api.events.subscription.created.v1",
+      "dev.chainguard.api.events.subscription.deleted.v1"
+    ])
+  })
+
+  it.runIf(referenceProtos !== undefined)("subscriptions over gRPC, as REST answers them", async () => {
+    const clients = connect(referenceProtos!, new URL(server.url).host)
+    try {
+      const subscriptions = clients.service("chainguard.platform.events.v2beta1.SubscriptionsService")
+      const created = await subscriptions.CreateSubscription(
+        { parent: owner.org, subscription: { sink: "http://127.0.0.1:9/grpc" } },
+        owner.token
+      )
+      assert.deepStrictEqual(Object.keys(created).sort(), ["sink", "uid"])
+      const got = await subscriptions.GetSubscription({ uid: created.uid }, owner.token)
+      assert.deepStrictEqual(got, created)
+      const listed = await subscriptions.ListSubscriptions({ uidp: { descendantsOf: owner.org } }, owner.token)
+      assert.include(listed.subscriptions.map((s: { uid: string }) => s.uid), created.uid)
+      const twin = await rest("GET", `/events/v2beta1/subscriptions/${created.uid}`, owner.token)
+      assert.strictEqual(twin.body.sink, created.sink)
+      await subscriptions.DeleteSubscription({ uid: created.uid }, owner.token)
+      assert.strictEqual((await rest("GET", `/events/v2beta1/subscriptions/${created.uid}`, owner.token)).status, 404)
+    } finally {
+      clients.close()
+    }
+  })
+
   it("watch: Server-Sent Events from the cursor on; a reconnect with the last id misses and repeats nothing", async () => {
     const start = await rest("GET", "/events/v2beta1/events?order_by=time%20desc&page_size=1", owner.token)
     const from = start.body.events[0].cursor

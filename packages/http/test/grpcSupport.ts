@@ -22,6 +22,7 @@ const files = [
   "chainguard/platform/registry/v2beta1/repos.proto",
   "chainguard/platform/registry/v2beta1/tags.proto",
   "chainguard/platform/vulnerabilities/v2beta1/advisories.proto",
+  "chainguard/platform/events/v2beta1/subscriptions.proto",
   "platform/oidc/v1/oidc.platform.proto"
 ]
 

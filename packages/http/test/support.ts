@@ -36,6 +36,7 @@ export const testConfig = (overrides: Partial<ServerConfig> = {}): ServerConfig 
   keyRotation: Duration.days(30),
   eventsRetention: Duration.days(90),
   allowLoopbackIssuers: true,
+  allowLoopbackSinks: true,
   maxConnections: 1000,
   login: undefined,
   otlpEndpoint: undefined,

@@ -306,11 +306,23 @@ const grantedBy = [
 ]
 
 /**
- * Migration 8: the change log (docs/api.md §12). A position is the writing transaction's id, then a sequence number,
- * each 20 digits: writers commit concurrently, and a reader takes only positions below the oldest transaction still
- * running (`settledPosition`), so an entry that commits late is never passed over.
+ * Migration 8: webhook subscriptions and the change log (docs/api.md §12). An entry's position is the writing
+ * transaction's id, then a sequence number, each 20 digits: writers commit concurrently, and a reader takes only
+ * positions below the oldest transaction still running (`settledPosition`), so an entry that commits late is never
+ * passed over.
  */
 const changes = [
+  `CREATE TABLE subscriptions (
+  uid text COLLATE "C" NOT NULL,
+  parent text COLLATE "C",
+  sink text COLLATE "C" NOT NULL,
+  create_time bigint NOT NULL,
+  update_time bigint NOT NULL,
+  CONSTRAINT subscriptions__pkey PRIMARY KEY (uid)
+)`,
+  `CREATE INDEX subscriptions__parent ON subscriptions (parent, uid)`,
+  `CREATE INDEX subscriptions__create_time ON subscriptions (create_time, uid)`,
+  `CREATE INDEX subscriptions__update_time ON subscriptions (update_time, uid)`,
   `CREATE SEQUENCE changes__position_seq`,
   `CREATE TABLE changes (
   uid text COLLATE "C" NOT NULL,

@@ -289,10 +289,20 @@ const grantedBy = [
 ]
 
 /**
- * Migration 8: the change log (docs/api.md §12). Its position is the row's place in the order of commits (SQLite has
- * one writer at a time): `seq` never repeats, also once old entries are pruned.
+ * Migration 8: webhook subscriptions and the change log (docs/api.md §12). An entry's position is its place in the
+ * order of commits (SQLite has one writer at a time): `seq` never repeats, also once old entries are pruned.
  */
 const changes = [
+  `CREATE TABLE subscriptions (
+  uid TEXT PRIMARY KEY NOT NULL,
+  parent TEXT,
+  sink TEXT NOT NULL,
+  create_time INTEGER NOT NULL,
+  update_time INTEGER NOT NULL
+) STRICT`,
+  `CREATE INDEX subscriptions__parent ON subscriptions (parent, uid)`,
+  `CREATE INDEX subscriptions__create_time ON subscriptions (create_time, uid)`,
+  `CREATE INDEX subscriptions__update_time ON subscriptions (update_time, uid)`,
   `CREATE TABLE changes (
   uid TEXT NOT NULL,
   parent TEXT,

@@ -168,27 +168,50 @@ export const readableGroup = <const Name extends string, A, I, Q extends ListOpt
   r: Resource<Name, A, I, Q, QI> & { readonly envelope: ReturnType<typeof envelope<Name, A, I>> }
 ) => authenticated(readEndpoints(r), r.prefix, r.description)
 
+/** What a created resource declares beside what every resource does: its request bodies. */
+type Created<Name extends string, A, I, Q extends ListOptions, QI extends Params, C, CI> =
+  & WritableResource<Name, A, I, Q, QI, C, CI>
+  & { readonly envelope: ReturnType<typeof envelope<Name, A, I>>; readonly body: Bodies<CI> }
+
+/** `POST /<plural>/<group uid>`: a create in the group the path names. */
+const createEndpoint = <const Name extends string, A, I, Q extends ListOptions, QI extends Params, C, CI>(
+  r: Created<Name, A, I, Q, QI, C, CI>
+) =>
+  HttpApiEndpoint.post("create", `/${r.name}/:uid`)
+    .setPath(UidPath)
+    .setPayload(r.body.create)
+    .addSuccess(r.wire)
+    .annotate(OpenApi.Summary, `Create ${a(r.one)}`)
+    .annotate(
+      OpenApi.Description,
+      `Creates ${a(r.one)} in the group the path names. ` +
+        needs(r.permissions.create, "on that group or a group above it")
+    )
+
+/** `DELETE /<plural>/<uid>`. */
+const deleteEndpoint = <const Name extends string>(r: {
+  readonly name: Name
+  readonly one: string
+  readonly permissions: Capability.Operations
+}) =>
+  HttpApiEndpoint.del("delete", `/${r.name}/:uid`)
+    .setPath(UidPath)
+    .addSuccess(Deleted)
+    .annotate(OpenApi.Summary, `Delete ${a(r.one)}`)
+    .annotate(OpenApi.Description, needs(r.permissions.delete))
+
+/** The group of a resource the caller also creates (in the group of the path) and deletes, but never changes. */
+export const creatableGroup = <const Name extends string, A, I, Q extends ListOptions, QI extends Params, C, CI>(
+  r: Created<Name, A, I, Q, QI, C, CI>
+) => authenticated(readEndpoints(r).add(createEndpoint(r)).add(deleteEndpoint(r)), r.prefix, r.description)
+
 /** The group of a resource the caller also creates (in the group of the path), updates and deletes. */
 export const writableGroup = <const Name extends string, A, I, Q extends ListOptions, QI extends Params, C, CI>(
-  r: WritableResource<Name, A, I, Q, QI, C, CI> & {
-    readonly envelope: ReturnType<typeof envelope<Name, A, I>>
-    readonly body: Bodies<CI>
-  }
+  r: Created<Name, A, I, Q, QI, C, CI>
 ) =>
   authenticated(
     readEndpoints(r)
-      .add(
-        HttpApiEndpoint.post("create", `/${r.name}/:uid`)
-          .setPath(UidPath)
-          .setPayload(r.body.create)
-          .addSuccess(r.wire)
-          .annotate(OpenApi.Summary, `Create ${a(r.one)}`)
-          .annotate(
-            OpenApi.Description,
-            `Creates ${a(r.one)} in the group the path names. ` +
-              needs(r.permissions.create, "on that group or a group above it")
-          )
-      )
+      .add(createEndpoint(r))
       .add(
         HttpApiEndpoint.patch("update", `/${r.name}/:uid`)
           .setPath(UidPath)
@@ -201,13 +224,7 @@ export const writableGroup = <const Name extends string, A, I, Q extends ListOpt
             `Changes the fields present in the body, or those updateMask names. ${needs(r.permissions.update)}`
           )
       )
-      .add(
-        HttpApiEndpoint.del("delete", `/${r.name}/:uid`)
-          .setPath(UidPath)
-          .addSuccess(Deleted)
-          .annotate(OpenApi.Summary, `Delete ${a(r.one)}`)
-          .annotate(OpenApi.Description, needs(r.permissions.delete))
-      ),
+      .add(deleteEndpoint(r)),
     r.prefix,
     r.description
   )

@@ -1,13 +1,14 @@
 /**
- * `arbor events`: the audit trail. `list` reads entries page by page; `watch` follows the log as Server-Sent Events,
- * printing each entry as it arrives, and reconnects from the last entry it printed when the connection drops.
+ * `arbor events`: the audit trail and its webhooks. `list` reads entries page by page; `watch` follows the log as
+ * Server-Sent Events, printing each entry as it arrives, and reconnects from the last entry it printed when the
+ * connection drops; `subscriptions` creates, lists and deletes webhooks.
  */
 import { Wire } from "@arbor/api"
 import * as ErrorBody from "@arbor/api/ErrorBody"
 import type { EntryListOptions, WatchOptions } from "@arbor/core/AuditTrail"
 import type * as ChangeLog from "@arbor/core/ChangeLog"
-import { Options } from "@effect/cli"
-import { Command } from "@effect/cli"
+import type { Subscription } from "@arbor/core/Subscription"
+import { Args, Command, Options } from "@effect/cli"
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -19,7 +20,8 @@ import * as Failure from "../Failure.js"
 import * as Help from "../Help.js"
 import type * as Output from "../Output.js"
 import * as Where from "../Where.js"
-import { allPages, common, connect, limit, output, print, printRows, resolveGroup, time } from "./shared.js"
+import * as Resource from "./iam/resource.js"
+import { allPages, common, connect, limit, output, parent, print, printRows, resolveGroup, time } from "./shared.js"
 
 /** The type without its common prefix and version: `iam.group.created`. */
 const shortType = (type: string) => type.replace(/^dev\.chainguard\.api\./, "").replace(/\.v1$/, "")
@@ -207,8 +209,59 @@ const watch = Command.make(
   )
 )
 
+const subscriptionShape: Output.Shape<Subscription> = {
+  json: Wire.Subscription.v2,
+  columns: [
+    { heading: "UID", value: (s) => s.uid },
+    { heading: "SINK", value: (s) => s.sink },
+    { heading: "CREATED", value: (s) => time(s.createTime), wide: true }
+  ]
+}
+
+const subscriptionResource = Resource.make({
+  shape: subscriptionShape,
+  list: (client, urlParams) => client.subscriptions.list({ urlParams }),
+  items: (page) => page.subscriptions,
+  get: (client, uid) => client.subscriptions.get({ path: { uid } }),
+  delete: (client, uid) => client.subscriptions.delete({ path: { uid } }),
+  ref: Resource.byUid("subscription")
+})
+
+/** `arbor events subscriptions`. */
+const subscriptions = Command.make("subscriptions").pipe(
+  Command.withDescription("Webhooks that receive every change of a group and of the groups below it."),
+  Help.withSubcommands([
+    Resource.list(subscriptionResource, "List subscriptions. Example: arbor events subscriptions list --parent acme"),
+    Command.make(
+      "create",
+      {
+        ...common,
+        output,
+        parent,
+        sink: Args.text({ name: "sink" }).pipe(Args.withDescription("where to deliver: an https:// URL"))
+      },
+      (flags) =>
+        Effect.gen(function*() {
+          const client = yield* connect(flags)
+          const group = yield* resolveGroup(client, flags.parent)
+          const created = yield* client.subscriptions.create({ path: { uid: group }, payload: { sink: flags.sink } })
+          yield* printRows([created], subscriptionShape, flags.output)
+        })
+    ).pipe(
+      Command.withDescription(
+        "Subscribe a webhook to a group's changes. Example: arbor events subscriptions create https://hooks.example.com/arbor --parent acme"
+      )
+    ),
+    Resource.describe(
+      subscriptionResource,
+      "Show one subscription. Example: arbor events subscriptions describe <uid>"
+    ),
+    Resource.remove(subscriptionResource, "Delete a subscription. Example: arbor events subscriptions delete <uid>")
+  ])
+)
+
 /** `arbor events`. */
 export const events = Command.make("events").pipe(
-  Command.withDescription("The audit trail: who changed what, when."),
-  Help.withSubcommands([list, watch])
+  Command.withDescription("The audit trail (who changed what, when), and webhooks that receive it."),
+  Help.withSubcommands([list, watch, subscriptions])
 )

@@ -41,6 +41,20 @@ const permitted = (host: string, address: string, allowLoopback: boolean): boole
   return kind === "public" || (kind === "loopback" && allowLoopback && NetworkAddress.isLoopbackHost(host))
 }
 
+/**
+ * Why a request to `host` could not go anywhere, checked ahead of time (a webhook's sink, when it is created): it
+ * does not resolve, or one of its addresses is not public; undefined when it may.
+ */
+export const unreachable = (resolve: Resolve, host: string, allowLoopback: boolean): Promise<string | undefined> =>
+  resolve(host).then(
+    (found) => {
+      const refused = found.find((a) => !permitted(host, a.address, allowLoopback))
+      if (refused !== undefined) return `resolves to ${refused.address}, which is not a public address`
+      return found.length === 0 ? "has no address" : undefined
+    },
+    () => "does not resolve"
+  )
+
 /** A Node `lookup` that resolves once and gives the socket only addresses it has checked. */
 export const guardedLookup =
   (resolve: Resolve, allowLoopback: boolean): LookupFunction => (host, options, callback) => {

@@ -1,0 +1,49 @@
+/**
+ * Subscriptions: webhooks that receive, as CloudEvents, every change-log entry of their group and of the groups below
+ * it (docs/api.md §12).
+ */
+import * as Schema from "effect/Schema"
+import * as Capability from "./Capability.js"
+import * as ChangeLog from "./ChangeLog.js"
+import { Timestamp } from "./internal/fields.js"
+import type { Table } from "./Store.js"
+import { Uid } from "./Uid.js"
+
+/** The capability each operation needs (docs/api.md §7). */
+export const permissions = Capability.operations("subscriptions")
+
+/** A subscription: where its group's entries are delivered. */
+export class Subscription extends Schema.Class<Subscription>("@arbor/core/Subscription")({
+  uid: Uid,
+  sink: Schema.String,
+  createTime: Timestamp,
+  updateTime: Timestamp
+}) {}
+
+/** The longest sink accepted. */
+export const maxSinkLength = 2048
+
+/** What a caller gives to create a subscription: its sink, an https URL (checked further by the service). */
+export const CreateSubscription = Schema.Struct({
+  sink: Schema.propertySignature(
+    Schema.String.pipe(
+      Schema.filter((s) => s.length > 0 && s.length <= maxSinkLength, {
+        message: () => `must be an https:// URL of at most ${maxSinkLength} characters`
+      })
+    )
+  ).annotations({ missingMessage: () => "must be an https:// URL" })
+})
+export type CreateSubscription = typeof CreateSubscription.Encoded
+
+/** How subscriptions are stored. */
+export const table: Table = {
+  name: "subscriptions",
+  events: ChangeLog.logged("subscription", "dev.chainguard.api.events.subscription"),
+  columns: {
+    sink: { type: "text" },
+    createTime: { type: "integer" },
+    updateTime: { type: "integer" }
+  },
+  unique: [],
+  indexes: [["parent"], ["createTime"], ["updateTime"]]
+}
