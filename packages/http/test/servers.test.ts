@@ -1,6 +1,7 @@
 /**
  * Several servers on one PostgreSQL database, as behind a load balancer: two server processes with the same base URL
- * and separate data directories, started together on an empty database, agree on everything a client can see.
+ * and separate data directories, started together on an empty database, agree on everything a client can see, the
+ * change log's order included.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -9,7 +10,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { freshDatabase } from "../../store-postgres/test/databases.js"
 import { admin, freePort, startServer } from "./processes.js"
-import { fetchJson } from "./support.js"
+import { fetchJson, watch } from "./support.js"
 
 describe("two servers on one PostgreSQL database", () => {
   it("agree on tokens, page tokens, writes, uniqueness, revocations and key rotations", async () => {
@@ -94,4 +95,51 @@ describe("two servers on one PostgreSQL database", () => {
       await Promise.all(servers.map((s) => s.exited))
     }
   }, 180_000)
+
+  it("a watch on one sees every write of both, once each, in one order, as concurrent writers commit", async () => {
+    const url = await Effect.runPromise(freshDatabase)
+    const env = {
+      ARBOR_STORE: "postgres",
+      ARBOR_DATABASE_URL: url,
+      ARBOR_DATABASE_POOL: "4",
+      ARBOR_SECRETS_KEY: "cd".repeat(32),
+      ARBOR_BASE_URL: "http://localhost:8080"
+    }
+    const dirs = [0, 1].map(() => mkdtempSync(join(tmpdir(), "arbor-server-")))
+    const ports = [await freePort(), await freePort()]
+    const servers = dirs.map((dir, i) => startServer(dir, ports[i]!, { ...env, ARBOR_DATA_DIR: dir }))
+    try {
+      await Promise.all(servers.map((s) => s.ready))
+      const base = (server: number) => `http://127.0.0.1:${ports[server]}`
+      const owner = readFileSync(dirs.map((d) => join(d, "bootstrap-token")).find((f) => existsSync(f))!, "utf8").trim()
+      const org: string = (await fetchJson(base(1), "GET", "/iam/v2beta1/groups?uidp.in_root=true", owner)).body
+        .groups[0].uid
+      const newest = await fetchJson(base(0), "GET", "/events/v2beta1/events?order_by=time%20desc&page_size=1", owner)
+      const from: string = newest.body.events[0].cursor
+      const writes = 40
+      const watching = watch(`${base(0)}/events/v2beta1/events:watch?after=${from}`, owner, writes)
+      // Forty creates, twenty on each server, eight at a time.
+      const created: Array<string> = []
+      for (let batch = 0; batch < writes / 8; batch++) {
+        const answers = await Promise.all(
+          Array.from(
+            { length: 8 },
+            (_, i) => fetchJson(base(i % 2), "POST", `/iam/v2beta1/groups/${org}`, owner, { name: `g${batch}-${i}` })
+          )
+        )
+        for (const answer of answers) created.push(answer.body.uid)
+      }
+      const { messages } = await watching
+      const subjects = messages.map((m) => m.data.subject as string)
+      assert.sameMembers(subjects, created, "each write once")
+      const cursors = messages.map((m) => m.id)
+      assert.deepStrictEqual([...cursors].sort(), cursors, "in the log's order")
+      // Reading again from the same cursor, on the other server, gives the same entries in the same order.
+      const again = await watch(`${base(1)}/events/v2beta1/events:watch?after=${from}`, owner, writes)
+      assert.deepStrictEqual(again.messages.map((m) => m.id), cursors)
+    } finally {
+      for (const server of servers) server.child.kill("SIGTERM")
+      await Promise.all(servers.map((s) => s.exited))
+    }
+  }, 120_000)
 })

@@ -8,7 +8,7 @@ import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Redacted from "effect/Redacted"
 import { mkdtempSync } from "node:fs"
-import { createServer } from "node:http"
+import { createServer, get } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { freshDatabase } from "../../store-postgres/test/databases.js"
@@ -180,3 +180,57 @@ export const fetchJson = async (base: string, method: string, path: string, toke
   const text = await response.text()
   return { status: response.status, body: text === "" ? undefined : JSON.parse(text) }
 }
+
+/** One Server-Sent Events message. */
+interface Message {
+  readonly id: string
+  readonly event: string
+  readonly data: any
+}
+
+/**
+ * Opens a watch and reads messages until `count` have come (comments skipped); then leaves. Node's own client, whose
+ * connection ends with the request (fetch may keep a spare connection open, which would hold the server's close).
+ */
+export const watch = (
+  url: string,
+  token: string,
+  count: number,
+  headers: Record<string, string> = {}
+): Promise<{ status: number; contentType: string | undefined; messages: Array<Message> }> =>
+  new Promise((resolve, reject) => {
+    const messages: Array<Message> = []
+    const request = get(url, { headers: { authorization: `Bearer ${token}`, ...headers } }, (response) => {
+      const done = () => {
+        clearTimeout(deadline)
+        request.destroy()
+        resolve({ status: response.statusCode!, contentType: response.headers["content-type"], messages })
+      }
+      const deadline = setTimeout(done, 10_000)
+      if (response.statusCode !== 200) {
+        response.resume().on("end", done)
+        return
+      }
+      let buffer = ""
+      response.setEncoding("utf8").on("data", (chunk: string) => {
+        buffer += chunk
+        let end: number
+        while ((end = buffer.indexOf("\n\n")) >= 0) {
+          const fields: Record<string, string> = Object.fromEntries(
+            buffer.slice(0, end).split("\n").filter((line) => !line.startsWith(":")).map((line) => {
+              const colon = line.indexOf(": ")
+              return [line.slice(0, colon), line.slice(colon + 2)]
+            })
+          )
+          buffer = buffer.slice(end + 2)
+          if (fields.id !== undefined) {
+            messages.push({ id: fields.id, event: fields.event ?? "", data: JSON.parse(fields.data ?? "null") })
+          }
+        }
+        if (messages.length >= count) done()
+      })
+    })
+    request.on("error", (error) => {
+      if (messages.length < count) reject(error)
+    })
+  })
