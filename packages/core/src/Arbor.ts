@@ -70,7 +70,8 @@ export const tables: ReadonlyArray<Table> = [
   TokenIssuer.signingKeysTable,
   Secrets.secretsTable,
   Versions.table,
-  ChangeLog.table
+  ChangeLog.table,
+  Subscription.deliveriesTable
 ]
 
 /** The engine's services. */

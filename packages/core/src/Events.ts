@@ -11,6 +11,7 @@ import type { Internal } from "./Errors.js"
 import { FailedPrecondition, PreconditionViolation } from "./Errors.js"
 import * as Repository from "./Repository.js"
 import { Store } from "./Store.js"
+import * as Uid from "./Uid.js"
 
 /** How many entries one read of the log returns at most. */
 const batch = 500
@@ -47,14 +48,17 @@ export class Events extends Effect.Service<Events>()("@arbor/core/Events", {
       )
 
     /**
-     * Up to `limit` final entries after `position` (from the first when undefined), in the log's order; when entries
-     * after `position` have been pruned, `FailedPrecondition` rather than a gap.
+     * Up to `limit` final entries after `position` (from the first when undefined), in the log's order, of the group
+     * `within` and the groups below it when given; when entries after `position` have been pruned,
+     * `FailedPrecondition` rather than a gap.
      */
-    const after = (position: string | undefined, limit: number = batch) =>
+    const after = (position: string | undefined, limit: number = batch, within?: Uid.Uid) =>
       Effect.gen(function*() {
         if (position !== undefined) yield* stillHeld(position)
         const settled = yield* Repository.orInternal(store.settledPosition)
         const records = yield* entries.find({
+          // An entry's uid lies below its group: the entries of a group and of the groups below it.
+          ...(within === undefined ? {} : { ranges: [Uid.descendants(within)] }),
           conditions: [
             ...(position === undefined ? [] : [{ _tag: "AtLeast", column: "position", value: position } as const]),
             ...(settled === undefined ? [] : [{ _tag: "Below", column: "position", value: settled } as const])

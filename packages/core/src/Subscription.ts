@@ -35,6 +35,41 @@ export const CreateSubscription = Schema.Struct({
 })
 export type CreateSubscription = typeof CreateSubscription.Encoded
 
+/** Where one subscription's deliveries stand: a row of `deliveriesTable`. */
+export const DeliveryState = Schema.Struct({
+  /** The subscription's uid. */
+  uid: Uid,
+  /** The position of the last entry delivered (or passed over); empty before the first. */
+  delivered: Schema.String,
+  /** The server delivering for it now, until `leaseUntil` (epoch milliseconds). */
+  leaseOwner: Schema.NullOr(Schema.String),
+  leaseUntil: Schema.Number,
+  /** Failed attempts at the next entry, the time of the next one, and since when it has failed. */
+  attempts: Schema.Number,
+  retryAt: Schema.Number,
+  failingSince: Schema.NullOr(Schema.Number)
+})
+export type DeliveryState = typeof DeliveryState.Type
+
+/**
+ * Where each subscription's deliveries stand (a row per subscription, its uid the subscription's; never logged): the
+ * position of the last entry delivered, the server that holds the lease on delivering (until when), and the retries
+ * of the next entry.
+ */
+export const deliveriesTable: Table = {
+  name: "subscription_deliveries",
+  columns: {
+    delivered: { type: "text" },
+    leaseOwner: { type: "text", nullable: true },
+    leaseUntil: { type: "integer" },
+    attempts: { type: "integer" },
+    retryAt: { type: "integer" },
+    failingSince: { type: "integer", nullable: true }
+  },
+  unique: [],
+  indexes: []
+}
+
 /** How subscriptions are stored. */
 export const table: Table = {
   name: "subscriptions",

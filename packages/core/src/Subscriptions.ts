@@ -84,7 +84,13 @@ export class Subscriptions extends Effect.Service<Subscriptions>()("@arbor/core/
 
       /** Deletes a subscription; deleting one that is gone succeeds (the protos call it idempotent). */
       delete: (principal: Principal, uid: string) =>
-        operation("Subscriptions.delete")(Resources.remove(ops, kind, principal, uid, { idempotent: true }))
+        operation("Subscriptions.delete")(Resources.remove(ops, kind, principal, uid, {
+          idempotent: true,
+          before: (subscription) =>
+            Repository.orInternal(
+              ops.store.delete(Subscription.deliveriesTable, { ranges: [Uid.only(subscription.uid)] })
+            )
+        }))
     }
     return service satisfies ResourceService.Creatable<Subscription.Subscription>
   })

@@ -342,6 +342,27 @@ export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/Toke
       jwks: Effect.map(verifying, (ks) => ({ keys: ks.map((k) => k.publicJwk) })),
 
       /**
+       * The bearer token of a webhook delivery (docs/api.md §12): `iss` this issuer, `aud` `customer`, `sub`
+       * `webhook:<group>`, five minutes, and the claim `webhook.digest` naming the body's SHA-256. Its audience and
+       * subject keep it from ever passing as an API token.
+       */
+      signDelivery: (group: Uid.Uid, digest: string) =>
+        Effect.gen(function*() {
+          const { kid, privateKey } = yield* signing
+          const issuedAt = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+          return yield* Effect.promise(() =>
+            new jose.SignJWT({ webhook: { digest } })
+              .setProtectedHeader({ alg, kid, typ: "JWT" })
+              .setIssuer(settings.issuer)
+              .setSubject(`webhook:${group}`)
+              .setAudience("customer")
+              .setIssuedAt(issuedAt)
+              .setExpirationTime(issuedAt + 300)
+              .sign(privateKey)
+          )
+        }),
+
+      /**
        * Retires the signing key and signs with a new one from now on; tokens of the retired key verify until they
        * expire. Starts from the stored keys, so a rotation made by another process is kept.
        */

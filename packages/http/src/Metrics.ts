@@ -130,6 +130,23 @@ const pruned = Metric.counter("arbor_change_log_pruned", {
   incremental: true
 })
 
+const deliveries = Metric.counter("arbor_webhook_deliveries", {
+  description: "webhook deliveries, by outcome: delivered, failed (retried), abandoned (after 24 hours)",
+  incremental: true
+})
+const deliveryLag = Metric.histogram(
+  "arbor_webhook_delivery_lag_seconds",
+  MetricBoundaries.exponential({ start: 0.005, factor: 2, count: 16 }),
+  "from an entry's commit to its delivery's answer"
+)
+
+/** Counts a delivery by its outcome; a delivered one's lag (milliseconds since its entry) too. */
+export const recordDelivery = (outcome: "delivered" | "failed" | "abandoned", lagMillis?: number) =>
+  Effect.zipRight(
+    Metric.increment(Metric.taggedWithLabels(deliveries, labels({ outcome }))),
+    outcome === "delivered" && lagMillis !== undefined ? Metric.update(deliveryLag, lagMillis / 1000) : Effect.void
+  )
+
 /** Counts change-log entries removed by the retention. */
 export const recordPruned = (count: number) => Metric.incrementBy(pruned, count)
 

@@ -43,6 +43,7 @@ import { join } from "node:path"
 import * as Authentication from "./Authentication.js"
 import * as Bootstrap from "./Bootstrap.js"
 import * as DataDir from "./DataDir.js"
+import * as Deliveries from "./Deliveries.js"
 import * as Docs from "./Docs.js"
 import * as Grpc from "./Grpc.js"
 import * as Handlers from "./Handlers.js"
@@ -164,6 +165,8 @@ export const http = (config: ServerConfig, tracing?: Layer.Layer<never>) => {
   const traced = tracing !== undefined || config.otlpEndpoint !== undefined
   return HttpApiBuilder.serve().pipe(
     Layer.provide(app(config)),
+    // Webhook deliveries run wherever the API is served: every server takes its share.
+    Layer.merge(Deliveries.layer({ source: config.baseUrl, allowLoopback: config.allowLoopbackSinks })),
     HttpMiddleware.withTracerDisabledWhen(() => !traced),
     Layer.provide(traced ? tracing ?? Tracing.layerOtlp(config.otlpEndpoint) : Layer.setTracerEnabled(false))
   )

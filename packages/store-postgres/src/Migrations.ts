@@ -312,6 +312,17 @@ const grantedBy = [
  * passed over.
  */
 const changes = [
+  `CREATE TABLE subscription_deliveries (
+  uid text COLLATE "C" NOT NULL,
+  parent text COLLATE "C",
+  delivered text COLLATE "C" NOT NULL,
+  lease_owner text COLLATE "C",
+  lease_until bigint NOT NULL,
+  attempts bigint NOT NULL,
+  retry_at bigint NOT NULL,
+  failing_since bigint,
+  CONSTRAINT subscription_deliveries__pkey PRIMARY KEY (uid)
+)`,
   `CREATE TABLE subscriptions (
   uid text COLLATE "C" NOT NULL,
   parent text COLLATE "C",

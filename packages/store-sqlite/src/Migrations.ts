@@ -293,6 +293,16 @@ const grantedBy = [
  * order of commits (SQLite has one writer at a time): `seq` never repeats, also once old entries are pruned.
  */
 const changes = [
+  `CREATE TABLE subscription_deliveries (
+  uid TEXT PRIMARY KEY NOT NULL,
+  parent TEXT,
+  delivered TEXT NOT NULL,
+  lease_owner TEXT,
+  lease_until INTEGER NOT NULL,
+  attempts INTEGER NOT NULL,
+  retry_at INTEGER NOT NULL,
+  failing_since INTEGER
+) STRICT`,
   `CREATE TABLE subscriptions (
   uid TEXT PRIMARY KEY NOT NULL,
   parent TEXT,

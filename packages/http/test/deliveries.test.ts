@@ -1,0 +1,133 @@
+/**
+ * Webhook deliveries (docs/api.md §12) to a receiver on loopback: each delivery parsed by the official CloudEvents
+ * SDK and its bearer JWT verified with jose against the server's JWKS, the body's digest checked; the log's order
+ * kept; a failing sink retried with the same id, holding back only its own deliveries.
+ */
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { HTTP } from "cloudevents"
+import * as jose from "jose"
+import { createHash } from "node:crypto"
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
+import { freePort, startServer } from "./signInSupport.js"
+import { fetchJson, member } from "./support.js"
+
+interface Received {
+  readonly headers: IncomingHttpHeaders
+  readonly body: string
+  readonly at: number
+}
+
+/** A webhook receiver on 127.0.0.1: records every request, answers each with the next of `statuses` (then 200). */
+const receiver = async () => {
+  const received: Array<Received> = []
+  const statuses: Array<number> = []
+  const server: Server = createServer((request, response) => {
+    let body = ""
+    request.setEncoding("utf8").on("data", (chunk) => (body += chunk)).on("end", () => {
+      received.push({ headers: request.headers, body, at: Date.now() })
+      response.writeHead(statuses.shift() ?? 200).end()
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  return {
+    received,
+    statuses,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    /** Waits until `n` requests have arrived (at most 15 s). */
+    until: async (n: number) => {
+      for (let i = 0; i < 300 && received.length < n; i++) await new Promise((r) => setTimeout(r, 50))
+      return received
+    },
+    close: () => new Promise((resolve) => server.close(resolve))
+  }
+}
+
+describe("webhook deliveries", () => {
+  let server: Awaited<ReturnType<typeof startServer>>
+  let owner: { org: string; identity: string; token: string }
+  const rest = (method: string, path: string, body?: unknown) => fetchJson(server.url, method, path, owner.token, body)
+
+  beforeAll(async () => {
+    server = await startServer(await freePort(), {})
+    owner = await server.runtime.runPromise(member("acme"))
+  })
+  afterAll(async () => {
+    await server?.close()
+  })
+
+  it("every entry of the group and below, in order, as CloudEvents whose JWT and digest verify", async () => {
+    const sink = await receiver()
+    try {
+      const folder = await rest("POST", `/iam/v2beta1/groups/${owner.org}`, { name: "before" })
+      const subscription = await rest("POST", `/events/v2beta1/subscriptions/${folder.body.uid}`, { sink: sink.url })
+      assert.strictEqual(subscription.status, 200, JSON.stringify(subscription.body))
+      const team = await rest("POST", `/iam/v2beta1/groups/${folder.body.uid}`, { name: "team" })
+      await rest("PATCH", `/iam/v2beta1/groups/${team.body.uid}`, { description: "renamed" })
+      await rest("POST", `/iam/v2beta1/groups/${owner.org}`, { name: "elsewhere" })
+      await rest("POST", `/iam/v2beta1/groups/${team.body.uid}`, { name: "deeper" })
+      const received = await sink.until(3)
+      const trail = await rest("GET", `/events/v2beta1/events?uidp.descendants_of=${folder.body.uid}`)
+      const expected = trail.body.events.filter((e: { subject: string }) => e.subject !== subscription.body.uid)
+        .slice(-3)
+      assert.lengthOf(received, 3)
+
+      const jwks = jose.createRemoteJWKSet(new URL(`${server.url}/.well-known/jwks.json`))
+      for (const [i, delivery] of received.entries()) {
+        const event = HTTP.toEvent({ headers: delivery.headers, body: delivery.body })
+        const single = Array.isArray(event) ? event[0]! : event
+        assert.strictEqual(single.specversion, "1.0")
+        assert.strictEqual(single.id, expected[i].id)
+        assert.strictEqual(single.type, expected[i].type)
+        assert.strictEqual(single.subject, expected[i].subject)
+        assert.strictEqual(single.source, server.config.baseUrl)
+        assert.strictEqual(single["group"], expected[i].group)
+        assert.strictEqual(delivery.headers["content-type"], "application/json")
+        assert.deepStrictEqual(single.data, { actor: expected[i].actor, body: expected[i].body })
+
+        const token = /^Bearer (.+)$/.exec(delivery.headers.authorization ?? "")![1]!
+        const { payload } = await jose.jwtVerify(token, jwks, { issuer: server.config.authUrl, audience: "customer" })
+        assert.strictEqual(payload.sub, `webhook:${expected[i].group}`)
+        assert.isAtMost(payload.exp! - payload.iat!, 300)
+        const digest = `sha256:${createHash("sha256").update(delivery.body).digest("hex")}`
+        assert.deepStrictEqual(payload.webhook, { digest })
+        // The delivery's token is not an API token.
+        assert.strictEqual((await fetchJson(server.url, "GET", `/iam/v2beta1/groups/${owner.org}`, token)).status, 401)
+      }
+      assert.deepStrictEqual(received.map((r) => JSON.parse(r.body).body.name), ["team", "team", "deeper"])
+      assert.strictEqual(JSON.parse(received[1]!.body).body.description, "renamed")
+    } finally {
+      await sink.close()
+    }
+  }, 30_000)
+
+  it(
+    "a failing sink is retried with the same id, then gets the rest in order; deleting it stops deliveries",
+    async () => {
+      const sink = await receiver()
+      try {
+        const folder = await rest("POST", `/iam/v2beta1/groups/${owner.org}`, { name: "flaky" })
+        const subscription = await rest("POST", `/events/v2beta1/subscriptions/${folder.body.uid}`, { sink: sink.url })
+        sink.statuses.push(500, 503)
+        await rest("POST", `/iam/v2beta1/groups/${folder.body.uid}`, { name: "one" })
+        await rest("POST", `/iam/v2beta1/groups/${folder.body.uid}`, { name: "two" })
+        const received = await sink.until(4)
+        const ids = received.map((r) => r.headers["ce-id"])
+        assert.strictEqual(ids[0], ids[1])
+        assert.strictEqual(ids[1], ids[2])
+        assert.notStrictEqual(ids[3], ids[2])
+        assert.deepStrictEqual(received.map((r) => JSON.parse(r.body).body.name), ["one", "one", "one", "two"])
+        // The first retry came within 2 s.
+        assert.isBelow(received[1]!.at - received[0]!.at, 2_500)
+
+        await rest("DELETE", `/events/v2beta1/subscriptions/${subscription.body.uid}`)
+        await rest("POST", `/iam/v2beta1/groups/${folder.body.uid}`, { name: "three" })
+        await new Promise((r) => setTimeout(r, 1_000))
+        assert.lengthOf(sink.received, 4)
+      } finally {
+        await sink.close()
+      }
+    },
+    30_000
+  )
+})
