@@ -6,6 +6,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { existsSync, mkdtempSync, readFileSync } from "node:fs"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { freshDatabase } from "../../store-postgres/test/databases.js"
@@ -96,14 +98,15 @@ describe("two servers on one PostgreSQL database", () => {
     }
   }, 180_000)
 
-  it("a watch on one sees every write of both, once each, in one order, as concurrent writers commit", async () => {
+  it("a watch on one, and a webhook, see every write of both, once each, in one order, as writers race", async () => {
     const url = await Effect.runPromise(freshDatabase)
     const env = {
       ARBOR_STORE: "postgres",
       ARBOR_DATABASE_URL: url,
       ARBOR_DATABASE_POOL: "4",
       ARBOR_SECRETS_KEY: "cd".repeat(32),
-      ARBOR_BASE_URL: "http://localhost:8080"
+      ARBOR_BASE_URL: "http://localhost:8080",
+      ARBOR_ALLOW_INSECURE_SINKS: "loopback"
     }
     const dirs = [0, 1].map(() => mkdtempSync(join(tmpdir(), "arbor-server-")))
     const ports = [await freePort(), await freePort()]
@@ -114,6 +117,17 @@ describe("two servers on one PostgreSQL database", () => {
       const owner = readFileSync(dirs.map((d) => join(d, "bootstrap-token")).find((f) => existsSync(f))!, "utf8").trim()
       const org: string = (await fetchJson(base(1), "GET", "/iam/v2beta1/groups?uidp.in_root=true", owner)).body
         .groups[0].uid
+      // A webhook of the organization: both servers deliver, each entry once.
+      const received: Array<string> = []
+      const sink = createServer((request, response) => {
+        received.push(String(request.headers["ce-id"]))
+        request.resume().on("end", () => response.writeHead(204).end())
+      })
+      await new Promise<void>((resolve) => sink.listen(0, "127.0.0.1", resolve))
+      const subscription = await fetchJson(base(1), "POST", `/events/v2beta1/subscriptions/${org}`, owner, {
+        sink: `http://127.0.0.1:${(sink.address() as AddressInfo).port}/hook`
+      })
+      assert.strictEqual(subscription.status, 200, JSON.stringify(subscription.body))
       const newest = await fetchJson(base(0), "GET", "/events/v2beta1/events?order_by=time%20desc&page_size=1", owner)
       const from: string = newest.body.events[0].cursor
       const writes = 40
@@ -137,6 +151,12 @@ describe("two servers on one PostgreSQL database", () => {
       // Reading again from the same cursor, on the other server, gives the same entries in the same order.
       const again = await watch(`${base(1)}/events/v2beta1/events:watch?after=${from}`, owner, writes)
       assert.deepStrictEqual(again.messages.map((m) => m.id), cursors)
+
+      // Every write reached the webhook once, in the log's order, from whichever server held its lease.
+      for (let i = 0; i < 200 && received.length < writes; i++) await new Promise((r) => setTimeout(r, 50))
+      await new Promise((r) => setTimeout(r, 500))
+      sink.close()
+      assert.deepStrictEqual(received, messages.map((m) => m.data.id))
     } finally {
       for (const server of servers) server.child.kill("SIGTERM")
       await Promise.all(servers.map((s) => s.exited))
