@@ -68,12 +68,16 @@ export const logged = (
   ...options
 })
 
-/** The row without some of its columns (secrets, internal bookkeeping). */
-export const omitting = (...columns: ReadonlyArray<string>) => (row: Row): Fields => {
-  const { parent: _, ...rest } = row
-  for (const column of columns) delete (rest as { [field: string]: unknown })[column]
-  return rest
-}
+/** A json column's object, or no fields when it holds something else. */
+export const fieldsOf = (value: unknown): Fields =>
+  typeof value === "object" && value !== null && !Array.isArray(value) ? { ...value } : {}
+
+/** The fields of `value` (a row, a json column's object) but `names`. */
+export const without = (value: unknown, ...names: ReadonlyArray<string>): Fields =>
+  Object.fromEntries(Object.entries(fieldsOf(value)).filter(([name]) => !names.includes(name)))
+
+/** The row without its `parent` and some of its columns (secrets, internal bookkeeping). */
+export const omitting = (...columns: ReadonlyArray<string>) => (row: Row): Fields => without(row, "parent", ...columns)
 
 /** The upstream token behind an exchanged token (its `act` claim). */
 export const Act = Schema.Struct({

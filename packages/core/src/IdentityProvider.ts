@@ -86,11 +86,8 @@ export const table: Table = {
   name: "identity_providers",
   events: ChangeLog.logged("identity_provider", "dev.chainguard.api.iam.identity_providers", {
     // The client secret is write-only: never returned, never logged.
-    body: (row) => {
-      const { oidc, ...rest } = ChangeLog.omitting("grantedBy")(row)
-      const { clientSecret: _, ...settings } = oidc as { readonly clientSecret?: unknown }
-      return Effect.succeed({ ...rest, oidc: settings })
-    }
+    body: (row) =>
+      Effect.succeed({ ...ChangeLog.omitting("grantedBy")(row), oidc: ChangeLog.without(row.oidc, "clientSecret") })
   }),
   columns: {
     name: { type: "text" },

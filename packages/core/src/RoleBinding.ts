@@ -79,7 +79,7 @@ export const table: Table = {
           const literal = (column: string, key: string) =>
             Option.match(identity, {
               onNone: () => "",
-              onSome: (r) => (r[column] as ChangeLog.Fields | null)?.[key] ?? ""
+              onSome: (r) => ChangeLog.fieldsOf(r[column])[key] ?? ""
             })
           return {
             uid: row.uid,

@@ -52,7 +52,10 @@ export const cloudEvent = (entry: ChangeLog.Entry, source: string) => {
     data: { actor: wire.actor, body: wire.body }
   })
   const { body, headers } = HTTP.binary(event)
-  return { headers: headers as Record<string, string>, body: String(body) }
+  const named = Object.entries(headers).flatMap(([name, value]): Array<[string, string]> =>
+    typeof value === "string" ? [[name, value]] : []
+  )
+  return { headers: Object.fromEntries(named), body: String(body) }
 }
 
 type State = Subscription.DeliveryState

@@ -14,19 +14,26 @@ import { freshDatabase } from "../../store-postgres/test/databases.js"
 import { admin, freePort, startServer } from "./processes.js"
 import { fetchJson, watch } from "./support.js"
 
+/** Two server processes on a new database, each with a data directory of its own, starting together. */
+const twoServers = async (more: Record<string, string> = {}) => {
+  const url = await Effect.runPromise(freshDatabase)
+  const env = {
+    ARBOR_STORE: "postgres",
+    ARBOR_DATABASE_URL: url,
+    ARBOR_DATABASE_POOL: "4",
+    ARBOR_SECRETS_KEY: "cd".repeat(32),
+    ARBOR_BASE_URL: "http://localhost:8080",
+    ...more
+  }
+  const dirs = [0, 1].map(() => mkdtempSync(join(tmpdir(), "arbor-server-")))
+  const ports = [await freePort(), await freePort()]
+  const servers = dirs.map((dir, i) => startServer(dir, ports[i]!, { ...env, ARBOR_DATA_DIR: dir }))
+  return { dirs, env, ports, servers }
+}
+
 describe("two servers on one PostgreSQL database", () => {
   it("agree on tokens, page tokens, writes, uniqueness, revocations and key rotations", async () => {
-    const url = await Effect.runPromise(freshDatabase)
-    const env = {
-      ARBOR_STORE: "postgres",
-      ARBOR_DATABASE_URL: url,
-      ARBOR_DATABASE_POOL: "4",
-      ARBOR_SECRETS_KEY: "cd".repeat(32),
-      ARBOR_BASE_URL: "http://localhost:8080"
-    }
-    const dirs = [0, 1].map(() => mkdtempSync(join(tmpdir(), "arbor-server-")))
-    const ports = [await freePort(), await freePort()]
-    const servers = dirs.map((dir, i) => startServer(dir, ports[i]!, { ...env, ARBOR_DATA_DIR: dir }))
+    const { dirs, env, ports, servers } = await twoServers()
     try {
       await Promise.all(servers.map((s) => s.ready))
       const call = (server: number, method: string, path: string, token: string, body?: unknown) =>
@@ -99,18 +106,7 @@ describe("two servers on one PostgreSQL database", () => {
   }, 180_000)
 
   it("a watch on one, and a webhook, see every write of both, once each, in one order, as writers race", async () => {
-    const url = await Effect.runPromise(freshDatabase)
-    const env = {
-      ARBOR_STORE: "postgres",
-      ARBOR_DATABASE_URL: url,
-      ARBOR_DATABASE_POOL: "4",
-      ARBOR_SECRETS_KEY: "cd".repeat(32),
-      ARBOR_BASE_URL: "http://localhost:8080",
-      ARBOR_ALLOW_INSECURE_SINKS: "loopback"
-    }
-    const dirs = [0, 1].map(() => mkdtempSync(join(tmpdir(), "arbor-server-")))
-    const ports = [await freePort(), await freePort()]
-    const servers = dirs.map((dir, i) => startServer(dir, ports[i]!, { ...env, ARBOR_DATA_DIR: dir }))
+    const { dirs, ports, servers } = await twoServers({ ARBOR_ALLOW_INSECURE_SINKS: "loopback" })
     try {
       await Promise.all(servers.map((s) => s.ready))
       const base = (server: number) => `http://127.0.0.1:${ports[server]}`
