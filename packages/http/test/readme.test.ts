@@ -4,11 +4,15 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { execFile } from "node:child_process"
-import { readFileSync } from "node:fs"
+import { execFile, spawn } from "node:child_process"
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
-import { startedLikePnpmStart } from "./support.js"
+import { freePort, startServer } from "./signInSupport.js"
+import { fetchJson, member, startedLikePnpmStart } from "./support.js"
+
+const packageDir = fileURLToPath(new URL("..", import.meta.url))
 
 const readme = readFileSync(new URL("../../../README.md", import.meta.url), "utf8")
 
@@ -66,4 +70,41 @@ curl -sf -H "Authorization: Bearer $TOKEN" "$ARBOR/iam/v2beta1/groups?uidp.in_ro
       )
       assert.deepStrictEqual(JSON.parse(stdout).groups.map((g: { name: string }) => g.name), ["default"])
     }), { timeout: 180_000 })
+
+  it("the webhook receiver verifies and prints a delivery, as written", async () => {
+    const code = /## Webhooks[\s\S]*?```js\n([\s\S]*?)```/.exec(readme)![1]!
+    // Beside the server's package, so that its `cloudevents` and `jose` resolve.
+    mkdirSync(join(packageDir, "build"), { recursive: true })
+    const file = join(packageDir, "build", `receiver-${process.pid}.mjs`)
+    writeFileSync(file, code)
+    const server = await startServer(await freePort(), {})
+    const port = await freePort()
+    const receiver = spawn(process.execPath, [file], {
+      env: { PATH: process.env.PATH!, PORT: String(port), ARBOR_ISSUER: server.config.authUrl }
+    })
+    try {
+      let out = ""
+      receiver.stdout.on("data", (chunk) => (out += chunk))
+      const owner = await server.runtime.runPromise(member("acme"))
+      const subscribed = await fetchJson(
+        server.url,
+        "POST",
+        `/events/v2beta1/subscriptions/${owner.org}`,
+        owner.token,
+        {
+          sink: `http://localhost:${port}/`
+        }
+      )
+      assert.strictEqual(subscribed.status, 200, JSON.stringify(subscribed.body))
+      const folder = await fetchJson(server.url, "POST", `/iam/v2beta1/groups/${owner.org}`, owner.token, {
+        name: "watched"
+      })
+      for (let i = 0; i < 200 && !out.includes("\n"); i++) await new Promise((r) => setTimeout(r, 50))
+      assert.strictEqual(out, `dev.chainguard.api.iam.group.created.v1 ${folder.body.uid} ${owner.identity}\n`)
+    } finally {
+      receiver.kill()
+      await server.close()
+      rmSync(file, { force: true })
+    }
+  }, 30_000)
 })
