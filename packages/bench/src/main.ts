@@ -5,6 +5,7 @@
 import Database from "better-sqlite3"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
+import * as Events from "./events.js"
 import * as Grpc from "./grpc.js"
 import { machine } from "./Harness.js"
 import * as Http from "./http.js"
@@ -21,6 +22,7 @@ const suites: Record<string, (scale: number) => Promise<string>> = {
   http: Http.run,
   grpc: Grpc.run,
   sts: Sts.run,
+  events: Events.run,
   launch: Launch.run
 }
 

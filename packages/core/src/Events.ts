@@ -114,7 +114,9 @@ export class Events extends Effect.Service<Events>()("@arbor/core/Events", {
       /** Every entry committed from now on, from any process sharing the store. */
       stream: follow(),
       /** Wakes this process's followers: a write just committed. */
-      committed: PubSub.publish(commits, undefined).pipe(Effect.asVoid)
+      committed: PubSub.publish(commits, undefined).pipe(Effect.asVoid),
+      /** A queue that receives a wake-up after each commit of this process, for the scope's life. */
+      wakeUps: PubSub.subscribe(commits)
     }
   })
 }) {}

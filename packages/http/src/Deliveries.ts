@@ -16,7 +16,6 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import { createHash, randomUUID } from "node:crypto"
 import * as Metrics from "./Metrics.js"
@@ -175,17 +174,31 @@ export const layer = (options: {
               yield* record({ ...state, leaseOwner: null, leaseUntil: 0 })
               return
             }
-            state = { ...state, leaseUntil: Date.now() + leaseMillis }
-            if (!(yield* record(state))) return
           }
+          // Recorded once a batch (at most 100 entries): a server that dies within one makes the next holder send
+          // its entries again, which at-least-once allows; while nothing fails, each is sent once.
+          state = { ...state, leaseUntil: Date.now() + leaseMillis }
+          if (!(yield* record(state))) return
         }
         yield* record({ ...state, leaseOwner: null, leaseUntil: 0 })
+      })
+
+    /** True when `subscription` may have entries waiting that this server could send now: reads only. */
+    const due = (subscription: Subscription.Subscription, now: number) =>
+      Effect.gen(function*() {
+        const found = yield* states.get(subscription.uid)
+        if (Option.isNone(found)) return true
+        const state = found.value
+        if ((state.leaseOwner !== me && state.leaseUntil > now) || state.retryAt > now) return false
+        const group = Uid.parentOrNull(subscription.uid) ?? subscription.uid
+        return (yield* events.after(state.delivered === "" ? undefined : state.delivered, 1, group)).length > 0
       })
 
     const round = Effect.gen(function*() {
       const all = yield* subscriptions.find({ order: [{ column: "uid", direction: "asc" }] })
       yield* Effect.forEach(all, (subscription) =>
         Effect.gen(function*() {
+          if (!(yield* due(subscription, Date.now()))) return
           const claimed = yield* claim(subscription, Date.now())
           if (claimed !== undefined) yield* deliver(subscription, claimed)
         }).pipe(
@@ -193,9 +206,12 @@ export const layer = (options: {
         ), { concurrency: 8, discard: true })
     })
 
+    // A round after each commit of this server, and at least every 200 ms for the others'.
+    const woken = yield* events.wakeUps
     yield* round.pipe(
       Effect.catchAllCause((cause) => Effect.logWarning("a delivery round failed", cause)),
-      Effect.repeat(Schedule.spaced(options.interval ?? "200 millis")),
+      Effect.zipRight(Effect.raceFirst(woken.take, Effect.sleep(options.interval ?? "200 millis"))),
+      Effect.forever,
       Effect.forkScoped
     )
   }))
