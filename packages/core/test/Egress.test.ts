@@ -219,4 +219,18 @@ describe("Egress", () => {
       assert.strictEqual(refusedBy(yield* get(client, `http://localhost:${target.port}/`)), Egress.refusedCode)
       assert.strictEqual(target.connections(), 1)
     }))
+
+  it.scopedLive("kept-alive connections: reused for the same host, made only to checked addresses", () =>
+    Effect.gen(function*() {
+      const target = yield* listener
+      const { resolve } = resolverOf({ "localhost": ["127.0.0.1"], "internal.invalid": ["127.0.0.1"] })
+      const client = Egress.make(resolve, true, { keepAlive: true })
+      for (let i = 0; i < 3; i++) {
+        assert.strictEqual(refusedBy(yield* get(client, `http://localhost:${target.port}/`)), "ok")
+      }
+      assert.strictEqual(target.connections(), 1, "one connection for three requests")
+      // A name that resolves to loopback is still refused: keeping connections changes what is checked not at all.
+      assert.strictEqual(refusedBy(yield* get(client, `http://internal.invalid:${target.port}/`)), Egress.refusedCode)
+      assert.strictEqual(target.connections(), 1)
+    }))
 })

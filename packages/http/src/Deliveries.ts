@@ -17,6 +17,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import { createHash, randomUUID } from "node:crypto"
 import * as Metrics from "./Metrics.js"
 
@@ -71,7 +72,7 @@ export const layer = (options: {
     const store = yield* Store.Store
     const events = yield* Events.Events
     const tokens = yield* TokenIssuer.TokenIssuer
-    const client = Egress.make(yield* Egress.Resolver, options.allowLoopback)
+    const client = Egress.make(yield* Egress.Resolver, options.allowLoopback, { keepAlive: true })
     const states = yield* Repository.make(Subscription.deliveriesTable, Subscription.DeliveryState)
     const subscriptions = yield* Repository.make(Subscription.table, Subscription.Subscription)
     const log = yield* Repository.make(ChangeLog.table, ChangeLog.Record)
@@ -128,7 +129,12 @@ export const layer = (options: {
             HttpClientRequest.setHeaders({ ...headers, authorization: `Bearer ${token}` }),
             HttpClientRequest.bodyText(body, "application/json")
           )
-        ).pipe(Effect.scoped, Effect.timeout(timeout))
+        ).pipe(
+          // The answer's body is read and dropped, so that the connection serves the next delivery.
+          Effect.tap((response) => Stream.runDrain(response.stream)),
+          Effect.scoped,
+          Effect.timeout(timeout)
+        )
         return response.status >= 200 && response.status < 300 ? undefined : `the sink answered ${response.status}`
       }).pipe(Effect.catchAll((error) => Effect.succeed(`${error}`)))
 

@@ -88,8 +88,24 @@ const bodyOf = (body: HttpClientRequest.HttpClientRequest["body"]): Uint8Array |
 const nullBodyStatuses = new Set([101, 204, 205, 304])
 
 /** An HttpClient whose connections go only to checked addresses. */
-export const make = (resolve: Resolve, allowLoopback: boolean): HttpClient.HttpClient =>
-  HttpClient.make((request, url) =>
+export const make = (
+  resolve: Resolve,
+  allowLoopback: boolean,
+  options: {
+    /**
+     * Keep connections open for the next request to the same host (webhook sinks). A connection is only ever made
+     * to a checked address, so keeping it is as safe as making it; without this, every request connects anew.
+     */
+    readonly keepAlive?: boolean
+  } = {}
+): HttpClient.HttpClient => {
+  const agents = options.keepAlive === true
+    ? {
+      "http:": new http.Agent({ keepAlive: true, maxSockets: 16 }),
+      "https:": new https.Agent({ keepAlive: true, maxSockets: 16 })
+    }
+    : undefined
+  return HttpClient.make((request, url) =>
     Effect.async<HttpClientResponse.HttpClientResponse, HttpClientError.RequestError>((resume) => {
       const fail = (cause: unknown) =>
         resume(Effect.fail(new HttpClientError.RequestError({ request, reason: "Transport", cause })))
@@ -113,7 +129,7 @@ export const make = (resolve: Resolve, allowLoopback: boolean): HttpClient.HttpC
         method: request.method,
         headers: request.headers,
         lookup: guardedLookup(resolve, allowLoopback),
-        agent: false
+        agent: agents === undefined ? false : url.protocol === "https:" ? agents["https:"] : agents["http:"]
       })
       outgoing.on("error", fail)
       outgoing.on("response", (incoming) => {
@@ -134,6 +150,7 @@ export const make = (resolve: Resolve, allowLoopback: boolean): HttpClient.HttpC
       return Effect.sync(() => outgoing.destroy())
     })
   )
+}
 
 /** The HttpClient for issuers' documents, from the settings (loopback issuers) and the `Resolver`. */
 export const layer: Layer.Layer<HttpClient.HttpClient> = Layer.effect(
