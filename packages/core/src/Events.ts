@@ -4,7 +4,10 @@
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
+import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as ChangeLog from "./ChangeLog.js"
 import type { Internal } from "./Errors.js"
@@ -81,27 +84,69 @@ export class Events extends Effect.Service<Events>()("@arbor/core/Events", {
     })
 
     /**
-     * Every entry after `position` (from now on when undefined), as each becomes final, in the log's order: what
-     * this process commits at once, what others commit within `pollInterval`.
+     * The tail of the log: one reader per process finds the entries as they become final (at once after this
+     * process commits, within `pollInterval` of another's) and hands each batch to every follower, so that a hundred
+     * followers cost one read a commit, not a hundred.
+     */
+    const tail = yield* Effect.acquireRelease(PubSub.unbounded<ReadonlyArray<ChangeLog.Entry>>(), PubSub.shutdown)
+    let tailCursor: string | undefined
+    const reading = Effect.gen(function*() {
+      const woken = yield* PubSub.subscribe(commits)
+      for (;;) {
+        const found = yield* after(tailCursor)
+        if (found.length > 0) {
+          tailCursor = found[found.length - 1]!.position
+          yield* PubSub.publish(tail, found)
+        } else {
+          yield* Effect.raceFirst(woken.take, Effect.sleep(pollInterval))
+        }
+      }
+    }).pipe(
+      Effect.catchAllCause((cause) => Effect.logWarning("reading the change log's tail failed", cause)),
+      Effect.repeat(Schedule.spaced(pollInterval)),
+      Effect.scoped
+    )
+    // The tail is read only while someone follows: the first follower starts it, the last one stops it.
+    const scope = yield* Effect.scope
+    const followers = { count: 0, reader: undefined as Fiber.RuntimeFiber<unknown> | undefined }
+    const guard = yield* Effect.makeSemaphore(1)
+    const joined = guard.withPermits(1)(Effect.gen(function*() {
+      if (followers.count === 0) {
+        // The tail starts at the log's end as it is now: followers catch up to it from the store themselves.
+        tailCursor = yield* latest
+        followers.reader = yield* Effect.forkIn(Effect.interruptible(reading), scope)
+      }
+      followers.count++
+    }))
+    const left = guard.withPermits(1)(
+      Effect.suspend(() =>
+        --followers.count === 0 && followers.reader !== undefined ? Fiber.interrupt(followers.reader) : Effect.void
+      )
+    )
+
+    /**
+     * Every entry after `position` (from now on when undefined), as each becomes final, in the log's order: first
+     * what the store holds after it, then what the tail finds, each entry once.
      */
     const follow = (position?: string): Stream.Stream<ChangeLog.Entry, Internal | FailedPrecondition> =>
       Stream.unwrapScoped(Effect.gen(function*() {
-        const woken = yield* PubSub.subscribe(commits)
-        let cursor = position ?? (yield* latest)
-        /** The next entries: at once when there are some, else after this process commits or the poll interval. */
-        const next: Effect.Effect<ReadonlyArray<ChangeLog.Entry>, Internal | FailedPrecondition> = Effect.gen(
-          function*() {
-            for (;;) {
-              const found = yield* after(cursor)
-              if (found.length > 0) {
-                cursor = found[found.length - 1]!.position
-                return found
-              }
-              yield* Effect.raceFirst(woken.take, Effect.sleep(pollInterval))
-            }
-          }
+        // Subscribed before catching up: what the tail finds from now on is queued, so nothing falls between.
+        const live = yield* PubSub.subscribe(tail)
+        yield* Effect.acquireRelease(Effect.orDie(joined), () => left)
+        let cursor = position ?? tailCursor
+        const newer = (found: ReadonlyArray<ChangeLog.Entry>) => {
+          const fresh = cursor === undefined ? found : found.filter((entry) => entry.position > cursor!)
+          if (fresh.length > 0) cursor = fresh[fresh.length - 1]!.position
+          return fresh
+        }
+        const catchUp = Stream.repeatEffectOption(
+          Effect.flatMap(
+            Effect.mapError(Effect.suspend(() => after(cursor)), Option.some),
+            (found) => found.length === 0 ? Effect.fail(Option.none()) : Effect.succeed(newer(found))
+          )
         )
-        return Stream.repeatEffect(next).pipe(Stream.flattenIterables)
+        const following = Stream.fromQueue(live).pipe(Stream.map(newer))
+        return Stream.concat(catchUp, following).pipe(Stream.flattenIterables)
       }))
 
     return {

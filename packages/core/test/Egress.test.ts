@@ -140,7 +140,9 @@ describe("Egress", () => {
   const listener = Effect.acquireRelease(
     Effect.async<{ readonly port: number; readonly connections: () => number; close: () => void }>((resume) => {
       let connections = 0
-      const server = createServer((_, res) => res.end(JSON.stringify({ ok: true })))
+      const server = createServer((req, res) =>
+        req.url === "/empty" ? res.writeHead(204).end() : res.end(JSON.stringify({ ok: true }))
+      )
       server.on("connection", () => connections++)
       server.listen(0, "127.0.0.1", () =>
         resume(Effect.succeed({
@@ -229,6 +231,14 @@ describe("Egress", () => {
         assert.strictEqual(refusedBy(yield* get(client, `http://localhost:${target.port}/`)), "ok")
       }
       assert.strictEqual(target.connections(), 1, "one connection for three requests")
+      // Answers without a body free their connection too: more of them than the pool holds all go through.
+      for (let i = 0; i < 40; i++) {
+        const status = yield* Effect.scoped(
+          Effect.map(client.get(`http://localhost:${target.port}/empty`), (r) => r.status)
+        )
+          .pipe(Effect.timeout("2 seconds"))
+        assert.strictEqual(status, 204)
+      }
       // A name that resolves to loopback is still refused: keeping connections changes what is checked not at all.
       assert.strictEqual(refusedBy(yield* get(client, `http://internal.invalid:${target.port}/`)), Egress.refusedCode)
       assert.strictEqual(target.connections(), 1)

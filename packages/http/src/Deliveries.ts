@@ -99,8 +99,12 @@ export const layer = (options: {
             retryAt: 0,
             failingSince: null
           }
-          yield* states.insert(state).pipe(Effect.catchTag("UniqueViolation", () => Effect.void))
-          return state
+          // Another server inserting it at the same moment wins: a savepoint keeps the conflict from the rest.
+          const inserted = yield* store.transaction(states.insert(state)).pipe(
+            Effect.as(true),
+            Effect.catchTag("UniqueViolation", () => Effect.succeed(false))
+          )
+          return inserted ? state : undefined
         }
         const current = found.value
         if ((current.leaseOwner !== me && current.leaseUntil > now) || current.retryAt > now) return undefined
@@ -131,7 +135,8 @@ export const layer = (options: {
           )
         ).pipe(
           // The answer's body is read and dropped, so that the connection serves the next delivery.
-          Effect.tap((response) => Stream.runDrain(response.stream)),
+          // (A 204 has no body to read: draining it fails, which says nothing of the delivery.)
+          Effect.tap((response) => Effect.ignore(Stream.runDrain(response.stream))),
           Effect.scoped,
           Effect.timeout(timeout)
         )

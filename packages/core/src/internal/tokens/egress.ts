@@ -139,7 +139,10 @@ export const make = (
         }
         const status = incoming.statusCode ?? 0
         try {
-          const stream = nullBodyStatuses.has(status) ? null : Readable.toWeb(incoming) as ReadableStream<Uint8Array>
+          // An answer without a body is read to its end at once, which frees a kept-alive connection.
+          const stream = nullBodyStatuses.has(status)
+            ? (incoming.resume(), null)
+            : Readable.toWeb(incoming) as ReadableStream<Uint8Array>
           resume(Effect.succeed(HttpClientResponse.fromWeb(request, new Response(stream, { status, headers }))))
         } catch (e) {
           incoming.destroy()
