@@ -12,9 +12,18 @@ import * as Stream from "effect/Stream"
 
 const encodeEntry = Schema.encodeSync(Wire.ChangeEntry)
 
+/** Messages already made: every watch of this process is handed the same entries, each made into a message once. */
+const made = new WeakMap<ChangeLog.Entry, string>()
+
 /** One entry as a Server-Sent Events message. */
-export const message = (entry: ChangeLog.Entry): string =>
-  `id: ${entry.position}\nevent: ${entry.type}\ndata: ${JSON.stringify(encodeEntry(entry))}\n\n`
+export const message = (entry: ChangeLog.Entry): string => {
+  let text = made.get(entry)
+  if (text === undefined) {
+    text = `id: ${entry.position}\nevent: ${entry.type}\ndata: ${JSON.stringify(encodeEntry(entry))}\n\n`
+    made.set(entry, text)
+  }
+  return text
+}
 
 /** How often an idle stream sends a comment. */
 const keepAlive = "15 seconds"
