@@ -39,27 +39,19 @@ const entryShape: Output.Shape<ChangeLog.Entry> = {
   ]
 }
 
+/** `--<name> <placeholder>`, which may be left out. */
+const optionalText = (name: string, placeholder: string, description: string) =>
+  Options.text(name).pipe(Options.withPseudoName(placeholder), Options.withDescription(description), Options.optional)
+
 const filters = {
-  group: Options.text("group").pipe(
-    Options.withPseudoName("group"),
-    Options.withDescription("only entries of this group and the groups below it: a uid or a path of names"),
-    Options.optional
-  ),
+  group: optionalText("group", "group", "only entries of this group and the groups below it: a uid or a path of names"),
   types: Options.text("type").pipe(
     Options.withPseudoName("type"),
     Options.withDescription("only entries of this CloudEvent type (dev.chainguard.api.iam.group.created.v1)"),
     Options.repeated
   ),
-  subject: Options.text("subject").pipe(
-    Options.withPseudoName("uid"),
-    Options.withDescription("only entries about this resource"),
-    Options.optional
-  ),
-  actor: Options.text("actor").pipe(
-    Options.withPseudoName("identity"),
-    Options.withDescription("only entries whose actor is this identity uid, or system"),
-    Options.optional
-  )
+  subject: optionalText("subject", "uid", "only entries about this resource"),
+  actor: optionalText("actor", "identity", "only entries whose actor is this identity uid, or system")
 }
 
 type Filters = {
@@ -80,16 +72,8 @@ const parameters = (client: Parameters<typeof resolveGroup>[0], flags: Filters) 
     }
   })
 
-const since = Options.text("since").pipe(
-  Options.withPseudoName("time"),
-  Options.withDescription("only entries at or after this time (RFC 3339)"),
-  Options.optional
-)
-const until = Options.text("until").pipe(
-  Options.withPseudoName("time"),
-  Options.withDescription("only entries before this time (RFC 3339)"),
-  Options.optional
-)
+const since = optionalText("since", "time", "only entries at or after this time (RFC 3339)")
+const until = optionalText("until", "time", "only entries before this time (RFC 3339)")
 const newestFirst = Options.boolean("newest-first").pipe(Options.withDescription("newest entries first"))
 
 const list = Command.make(
@@ -138,11 +122,7 @@ const watch = Command.make(
     ...common,
     output,
     ...filters,
-    after: Options.text("after").pipe(
-      Options.withPseudoName("cursor"),
-      Options.withDescription("start after this entry's cursor (default: with what happens from now on)"),
-      Options.optional
-    )
+    after: optionalText("after", "cursor", "start after this entry's cursor (default: with what happens from now on)")
   },
   (flags) =>
     Effect.gen(function*() {
