@@ -4,7 +4,6 @@
  * `subscriptions.list` at its group or above; visibility is part of the query, so pages are never short.
  */
 import * as Chunk from "effect/Chunk"
-import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import * as ChangeLog from "./ChangeLog.js"
@@ -47,16 +46,6 @@ export interface WatchOptions extends EntryFilters {
   readonly after?: string | undefined
 }
 
-const time = (violations: Array<FieldViolation>, field: string, value: string | undefined) => {
-  if (value === undefined) return undefined
-  const parsed = DateTime.make(value)
-  if (parsed._tag === "None" || !/^\d{4}-\d{2}-\d{2}T/.test(value)) {
-    violations.push(new FieldViolation({ field, description: "must be an RFC 3339 timestamp" }))
-    return undefined
-  }
-  return DateTime.toEpochMillis(parsed.value)
-}
-
 /** The filters as store conditions, with the violations found reading them. */
 export const filters = (options: EntryFilters): Lists.Filters => {
   const conditions: Array<Condition> = []
@@ -69,8 +58,8 @@ export const filters = (options: EntryFilters): Lists.Filters => {
     conditions.push({ _tag: "Equals", column: "subject", value: options.subject })
   }
   if (options.actor !== undefined) conditions.push({ _tag: "Equals", column: "actorSubject", value: options.actor })
-  const since = time(violations, "since", options.since)
-  const until = time(violations, "until", options.until)
+  const since = Lists.timeFilter(violations, "since", options.since)
+  const until = Lists.timeFilter(violations, "until", options.until)
   if (since !== undefined) conditions.push({ _tag: "AtLeast", column: "time", value: since })
   if (until !== undefined) conditions.push({ _tag: "Below", column: "time", value: until })
   return {
@@ -152,8 +141,8 @@ export class AuditTrail extends Effect.Service<AuditTrail>()("@arbor/core/AuditT
       ): Effect.Effect<Stream.Stream<ChangeLog.Entry, Internal | FailedPrecondition>, ArborError> =>
         operation("AuditTrail.watch")(Effect.gen(function*() {
           yield* checkWatch(options)
-          const since = options.since === undefined ? undefined : time([], "since", options.since)
-          const until = options.until === undefined ? undefined : time([], "until", options.until)
+          const since = Lists.timeFilter([], "since", options.since)
+          const until = Lists.timeFilter([], "until", options.until)
           if (options.after !== undefined) yield* events.stillHeld(options.after)
           // A caller who may see no entry at all is refused at once, rather than left waiting for none.
           const scopes = (yield* ops.authorization.grants(principal)).scopes(capability)

@@ -188,11 +188,7 @@ const prunedThroughRow = "0000000000000000000000000000000000000002"
 
 /** The position of the newest entry pruned so far, or undefined before the first pruning. */
 export const prunedThrough = (store: StoreService): Effect.Effect<string | undefined, StoreError> =>
-  Effect.map(
-    store.get(Versions.table, prunedThroughRow),
-    (row) =>
-      row._tag === "Some" && typeof row.value.value === "string" && row.value.value !== "" ? row.value.value : undefined
-  )
+  Effect.map(Versions.of(store).current(prunedThroughRow), (value) => value === "" ? undefined : value)
 
 /** How many entries one pruning transaction removes at most. */
 const pruneBatch = 1_000
@@ -216,11 +212,7 @@ export const prune = (store: StoreService, before: number): Effect.Effect<number
         yield* store.delete(table, { conditions: [{ _tag: "In", column: "uid", values: rows.map((r) => r.uid) }] })
         const newest = String(rows[rows.length - 1]!.position)
         const previous = yield* prunedThrough(store)
-        if (previous === undefined || previous < newest) {
-          const row = { uid: prunedThroughRow, parent: null, value: newest }
-          const updated = yield* store.update(Versions.table, row).pipe(Effect.orDie)
-          if (!updated) yield* store.insert(Versions.table, row).pipe(Effect.orDie)
-        }
+        if (previous === undefined || previous < newest) yield* Versions.of(store).set(prunedThroughRow, newest)
         return rows.length
       }))
       removed += batch

@@ -3,6 +3,7 @@
  * cursors in authenticated page tokens, `skip`, `totalCount`, and page-size coercion. Authorization filtering is
  * part of the query, so pages are never short because of hidden items.
  */
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -82,6 +83,24 @@ export interface ListSpec<A, R = A> {
   readonly defaultOrder?: string
   /** Turns records into the items returned (hydration), or returns them as they are (`asIs`). */
   readonly load: (records: ReadonlyArray<R>, grants: Grants) => Effect.Effect<ReadonlyArray<A>, Internal>
+}
+
+/**
+ * A list filter that is a time (`updated_since`, `since`, `until`): RFC 3339, as epoch milliseconds; when it is not
+ * one, a violation naming `field` joins `violations`. Undefined when absent or refused.
+ */
+export const timeFilter = (
+  violations: Array<FieldViolation>,
+  field: string,
+  value: string | undefined
+): number | undefined => {
+  if (value === undefined) return undefined
+  const parsed = DateTime.make(value)
+  if (parsed._tag === "None" || !/^\d{4}-\d{2}-\d{2}T/.test(value)) {
+    violations.push(new FieldViolation({ field, description: "must be an RFC 3339 timestamp" }))
+    return undefined
+  }
+  return DateTime.toEpochMillis(parsed.value)
 }
 
 /** The `load` of a resource listed as it is stored. */

@@ -4,7 +4,7 @@
  */
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
-import { FieldViolation } from "./Errors.js"
+import type { FieldViolation } from "./Errors.js"
 import * as FieldMask from "./internal/lists/fieldMask.js"
 import { commit, operations, orNotFound, trusted } from "./internal/operations.js"
 import { syntheticDigest, upsertTag } from "./internal/registry.js"
@@ -36,14 +36,8 @@ export const filters = (options: TagListOptions): Lists.Filters => {
   const conditions: Array<Condition> = []
   const violations: Array<FieldViolation> = []
   if (options.digest !== undefined) conditions.push({ _tag: "Equals", column: "digest", value: options.digest })
-  if (options.updatedSince !== undefined) {
-    const since = DateTime.make(options.updatedSince)
-    if (since._tag === "None" || !/^\d{4}-\d{2}-\d{2}T/.test(options.updatedSince)) {
-      violations.push(new FieldViolation({ field: "updated_since", description: "must be an RFC 3339 timestamp" }))
-    } else {
-      conditions.push({ _tag: "AtLeast", column: "updateTime", value: DateTime.toEpochMillis(since.value) })
-    }
-  }
+  const since = Lists.timeFilter(violations, "updated_since", options.updatedSince)
+  if (since !== undefined) conditions.push({ _tag: "AtLeast", column: "updateTime", value: since })
   return { conditions, violations, digest: [options.digest, options.updatedSince] }
 }
 

@@ -115,21 +115,29 @@ const readable = <const Name extends string, A, I, QI extends Resources.Params>(
   )
 }
 
+/** The create and delete handlers of a resource, the create answered as `answered` answers it. */
+const createHandlers = <A>(
+  service: ResourceService.Creatable<A>,
+  answered: (value: A) => Effect.Effect<HttpServerResponse.HttpServerResponse>
+) => ({
+  create: ({ path, request }: UidRequest & { readonly request: HttpServerRequest.HttpServerRequest }) =>
+    write(request, (p, input) => service.create(p, path.uid, input), answered),
+  delete: ({ path }: UidRequest) => asCaller((p) => service.delete(p, path.uid))
+})
+
 /** The REST handlers of a resource the caller also creates and deletes, but never changes. */
 const creatable = <const Name extends string, A, I, QI extends Resources.Params, C, CI>(
   resource: Resources.Creatable<Name, A, I, Lists.ListOptions, QI, C, CI>,
   service: ResourceService.Creatable<A>
 ) => {
   const read = readHandlers(resource, service)
+  const created = createHandlers(service, read.answered)
   return HttpApiBuilder.group(
     serve(resource.group),
     resource.name,
     (h) =>
-      h.handle("list", read.list).handle("get", read.get)
-        .handleRaw("create", ({ path, request }) =>
-          write(request, (p, input) => service.create(p, path.uid, input), read.answered))
-        .handle("delete", ({ path }) =>
-          asCaller((p) => service.delete(p, path.uid)))
+      h.handle("list", read.list).handle("get", read.get).handleRaw("create", created.create)
+        .handle("delete", created.delete)
   )
 }
 
@@ -139,20 +147,16 @@ const writable = <const Name extends string, A, I, QI extends Resources.Params, 
   service: ResourceService.Writable<A>
 ) => {
   const read = readHandlers(resource, service)
+  const created = createHandlers(service, read.answered)
   return HttpApiBuilder.group(
     serve(resource.group),
     resource.name,
     (h) =>
-      h.handle("list", read.list).handle("get", read.get)
-        .handleRaw("create", ({ path, request }) =>
-          write(request, (p, input) => service.create(p, path.uid, input), read.answered))
+      h.handle("list", read.list).handle("get", read.get).handleRaw("create", created.create)
         .handleRaw("update", ({ path, request, urlParams }) =>
           write(request, (p, patch) =>
             service.update(p, path.uid, patch, urlParams.updateMask), read.answered))
-        .handle("delete", ({ path }) =>
-          asCaller((p) =>
-            service.delete(p, path.uid)
-          ))
+        .handle("delete", created.delete)
   )
 }
 

@@ -23,23 +23,29 @@ export const grants = "0000000000000000000000000000000000000001"
 const fresh = () => globalThis.crypto.randomUUID()
 
 /** The version rows of `store`: reading and replacing them there (no `Store` to provide on every call). */
-export const of = (store: StoreService) => ({
-  /** Replaces the version `name` with a new value (creating its row the first time). */
-  bump: (name: string): Effect.Effect<void, StoreError> => {
-    const row = { uid: name, parent: null, value: fresh() }
+export const of = (store: StoreService) => {
+  /** Sets the row `name` to `value` (creating it the first time); `again` is the value if a racer made it first. */
+  const write = (name: string, value: string, again: string): Effect.Effect<void, StoreError> => {
+    const row = { uid: name, parent: null, value }
     return store.update(table, row).pipe(
       Effect.flatMap((updated) => updated ? Effect.void : store.insert(table, row)),
-      // Two first writers raced to insert: replace the other's value once more.
-      Effect.catchTag("UniqueViolation", () => store.update(table, { ...row, value: fresh() })),
+      // Two first writers raced to insert: write over the other's value.
+      Effect.catchTag("UniqueViolation", () => store.update(table, { ...row, value: again })),
       // The table has no unique columns but its key, which an update keeps.
       Effect.catchTag("UniqueViolation", (e) => Effect.die(e)),
       Effect.asVoid
     )
-  },
-  /** The current version `name`: its value, or "" before the first write. */
-  current: (name: string): Effect.Effect<string, StoreError> =>
-    Effect.map(store.get(table, name), Option.match({ onNone: () => "", onSome: (row) => String(row.value) }))
-})
+  }
+  return {
+    /** Replaces the version `name` with a new value (creating its row the first time). */
+    bump: (name: string): Effect.Effect<void, StoreError> => write(name, fresh(), fresh()),
+    /** Sets the row `name` to `value`: a named value every process shares (not a version). */
+    set: (name: string, value: string): Effect.Effect<void, StoreError> => write(name, value, value),
+    /** The current version `name`: its value, or "" before the first write. */
+    current: (name: string): Effect.Effect<string, StoreError> =>
+      Effect.map(store.get(table, name), Option.match({ onNone: () => "", onSome: (row) => String(row.value) }))
+  }
+}
 
 /** Replaces the version `name` with a new value (creating its row the first time). */
 export const bump = (name: string): Effect.Effect<void, StoreError, Store> =>
