@@ -3,13 +3,11 @@
  * filters, and a watch that follows the log from a cursor. An entry is visible to callers holding
  * `subscriptions.list` at its group or above; visibility is part of the query, so pages are never short.
  */
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
-import * as Stream from "effect/Stream"
 import * as ChangeLog from "./ChangeLog.js"
 import type { ArborError, FailedPrecondition, Internal } from "./Errors.js"
 import { FieldViolation, InvalidArgument, PermissionDenied } from "./Errors.js"
-import { Events } from "./Events.js"
+import * as Events from "./Events.js"
 import { operations } from "./internal/operations.js"
 import { operation } from "./internal/tracing.js"
 import * as Lists from "./Lists.js"
@@ -88,11 +86,17 @@ const passes = (entry: ChangeLog.Entry, options: WatchOptions, since?: number, u
   (options.childrenOf === undefined || entry.group === options.childrenOf) &&
   (options.descendantsOf === undefined || Uid.isAncestorOrSelf(options.descendantsOf as Uid.Uid, entry.group))
 
+/** Hands a receiver the entries of a watch, until interrupted (`AuditTrail.follow`, `Events.relay`). */
+export type Relay = <E>(receiver: Events.Receiver<E>) => Effect.Effect<never, Internal | FailedPrecondition | E>
+
+/** The kinds whose writes change what callers hold (`Versions.grants`). */
+const changesGrants: ReadonlySet<ChangeLog.ResourceKind> = new Set(["role_binding", "role"])
+
 /** The audit trail. */
 export class AuditTrail extends Effect.Service<AuditTrail>()("@arbor/core/AuditTrail", {
   effect: Effect.gen(function*() {
     const ops = yield* operations
-    const events = yield* Events
+    const events = yield* Events.Events
     const spec: Lists.ListSpec<ChangeLog.Entry, ChangeLog.Record> = {
       repository: yield* Repository.make(ChangeLog.table, ChangeLog.Record),
       capability,
@@ -125,46 +129,69 @@ export class AuditTrail extends Effect.Service<AuditTrail>()("@arbor/core/AuditT
       return first === undefined ? Effect.void : Effect.fail(new InvalidArgument({ violations: [first, ...rest] }))
     }
 
+    const follow = (principal: Principal, options: WatchOptions = {}): Effect.Effect<Relay, ArborError> =>
+      operation("AuditTrail.follow")(Effect.gen(function*() {
+        yield* checkWatch(options)
+        const since = Lists.timeFilter([], "since", options.since)
+        const until = Lists.timeFilter([], "until", options.until)
+        if (options.after !== undefined) yield* events.stillHeld(options.after)
+        // A caller who may see no entry at all is refused at once, rather than left waiting for none.
+        const scopes = (yield* ops.authorization.grants(principal)).scopes(capability)
+        if (scopes !== "all" && scopes.length === 0) {
+          return yield* new PermissionDenied({
+            capability,
+            resource: options.childrenOf ?? options.descendantsOf ?? "events"
+          })
+        }
+        // What the caller may see changes only with a write to role bindings or roles, which the log carries: a
+        // batch holding one is declined by the tail's offer and taken in the follower's fiber, which reads it again.
+        let visible: typeof scopes | undefined
+        const changes = (batch: Events.Batch) => batch.some((entry) => changesGrants.has(entry.kind))
+        const see = (batch: Events.Batch) =>
+          visible === undefined || changes(batch)
+            ? Effect.map(ops.authorization.grants(principal), (grants) => visible = grants.scopes(capability))
+            : Effect.succeed(visible)
+        // The batch itself when all of it passes, so that it is made into a message once for every watch.
+        const shown = (at: typeof scopes, batch: Events.Batch) => {
+          const passed = batch.filter((entry) =>
+            (at === "all" || at.some((s) => Uid.isAncestorOrSelf(s, entry.group))) &&
+            passes(entry, options, since, until)
+          )
+          return passed.length === batch.length ? batch : passed
+        }
+        const relay: Relay = (receiver) =>
+          events.relay(options.after, {
+            offer: (batch) => {
+              if (batch.length === 0) return receiver.offer(batch)
+              if (visible === undefined || changes(batch)) return false
+              const passed = shown(visible, batch)
+              return passed.length === 0 || receiver.offer(passed)
+            },
+            take: (batch) =>
+              Effect.flatMap(see(batch), (scopes) => {
+                const passed = shown(scopes, batch)
+                return passed.length === 0 ? Effect.void : receiver.take(passed)
+              })
+          })
+        return relay
+      }))
+
     return {
       /** One page of the entries the caller may see, oldest first unless `order_by` says otherwise. */
       list: (principal: Principal, options: EntryListOptions = {}) =>
         operation("AuditTrail.list")(Lists.list(ops, spec, principal, options, filters(options))),
 
       /**
-       * The entries after `options.after` that the caller may see and the filters pass, then each new one as it
-       * becomes final, on any process sharing the store, in the log's order. The parameters are checked first; what
-       * the caller may see is read again for every batch, so a revoked binding stops the entries it showed.
+       * Checks the parameters, then returns a relay (`Events.relay`) of the entries after `options.after` that the
+       * caller may see and the filters pass, then each new one as it becomes final, on any process sharing the store,
+       * in the log's order, in batches; an empty batch is a heartbeat (`Events.Heartbeat`). What the caller may see is
+       * read again after each write to role bindings or roles, so a revoked binding stops the entries it showed.
        */
-      watch: (
-        principal: Principal,
-        options: WatchOptions = {}
-      ): Effect.Effect<Stream.Stream<ChangeLog.Entry, Internal | FailedPrecondition>, ArborError> =>
-        operation("AuditTrail.watch")(Effect.gen(function*() {
-          yield* checkWatch(options)
-          const since = Lists.timeFilter([], "since", options.since)
-          const until = Lists.timeFilter([], "until", options.until)
-          if (options.after !== undefined) yield* events.stillHeld(options.after)
-          // A caller who may see no entry at all is refused at once, rather than left waiting for none.
-          const scopes = (yield* ops.authorization.grants(principal)).scopes(capability)
-          if (scopes !== "all" && scopes.length === 0) {
-            return yield* new PermissionDenied({
-              capability,
-              resource: options.childrenOf ?? options.descendantsOf ?? "events"
-            })
-          }
-          return events.follow(options.after).pipe(
-            Stream.mapChunksEffect((chunk) =>
-              Effect.map(ops.authorization.grants(principal), (grants) => {
-                const scopes = grants.scopes(capability)
-                return Chunk.filter(chunk, (entry) =>
-                  (scopes === "all" || scopes.some((s) =>
-                    Uid.isAncestorOrSelf(s, entry.group)
-                  )) &&
-                  passes(entry, options, since, until))
-              })
-            )
-          )
-        }))
+      follow,
+
+      /** `follow` as a stream of batches. */
+      watch: (principal: Principal, options: WatchOptions = {}) =>
+        Effect.map(follow(principal, options), (relay) => Events.streamOf((receiver) => relay(receiver)))
     }
   })
 }) {}

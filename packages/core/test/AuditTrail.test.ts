@@ -1,9 +1,11 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
-import { Arbor, AuditTrail, Groups, Principal } from "../src/index.js"
+import { Arbor, AuditTrail, Events, Groups, Principal, RoleBindings } from "../src/index.js"
 import { folder, organization, principalWith } from "./fixtures.js"
 
 const created = "dev.chainguard.api.iam.group.created.v1"
@@ -75,6 +77,7 @@ describe("AuditTrail", () => {
       const first = yield* groups.create(Principal.system, a.uid, { name: "first" })
       const cursor = (yield* trail.list(Principal.system, { subject: first.uid })).items[0]!.position
       const watching = yield* Stream.unwrap(trail.watch(ownerOfA, { after: cursor })).pipe(
+        Stream.flattenIterables,
         Stream.take(2),
         Stream.runCollect,
         Effect.fork
@@ -86,6 +89,7 @@ describe("AuditTrail", () => {
       assert.deepStrictEqual(seen.map((e) => [e.type, e.subject]), [[created, second.uid], [updated, second.uid]])
 
       const typed = yield* Stream.unwrap(trail.watch(Principal.system, { after: cursor, types: [updated] })).pipe(
+        Stream.flattenIterables,
         Stream.take(1),
         Stream.runCollect
       )
@@ -93,4 +97,43 @@ describe("AuditTrail", () => {
       const bad = yield* Effect.flip(trail.watch(Principal.system, { after: "7" }))
       assert.strictEqual(bad._tag, "InvalidArgument")
     }).pipe(Effect.provide(Arbor.layerMemory)))
+
+  it.live("watch: a revoked binding stops the entries it showed, from the next batch on", () =>
+    Effect.gen(function*() {
+      const { a, ownerOfA } = yield* setUp
+      const groups = yield* Groups.Groups
+      const trail = yield* AuditTrail.AuditTrail
+      const bindings = yield* RoleBindings.RoleBindings
+      const first = yield* groups.create(Principal.system, a.uid, { name: "first" })
+      const cursor = (yield* trail.list(Principal.system, { subject: first.uid })).items[0]!.position
+      const seen: Array<string> = []
+      const watching = yield* Stream.unwrap(trail.watch(ownerOfA, { after: cursor })).pipe(
+        Stream.flattenIterables,
+        Stream.runForEach((entry) => Effect.sync(() => seen.push(entry.subject))),
+        Effect.fork
+      )
+      const before = yield* groups.create(Principal.system, a.uid, { name: "before" })
+      while (!seen.includes(before.uid)) yield* Effect.sleep("10 millis")
+      const [binding] = (yield* bindings.list(Principal.system, { descendantsOf: a.uid })).items
+      yield* bindings.delete(Principal.system, binding!.uid)
+      const after = yield* groups.create(Principal.system, a.uid, { name: "after" })
+      const marker = yield* trail.list(Principal.system, { subject: after.uid })
+      assert.lengthOf(marker.items, 1)
+      yield* Effect.sleep("500 millis")
+      yield* Fiber.interrupt(watching)
+      assert.notInclude(seen, after.uid)
+    }).pipe(Effect.provide(Arbor.layerMemory)))
+
+  it.live("watch: a quiet log still sends a heartbeat, an empty batch, every Events.Heartbeat", () =>
+    Effect.gen(function*() {
+      yield* setUp
+      const trail = yield* AuditTrail.AuditTrail
+      const start = Date.now()
+      const heard = yield* Stream.unwrap(trail.watch(Principal.system)).pipe(Stream.take(2), Stream.runCollect)
+      assert.deepStrictEqual(Chunk.toArray(heard), [[], []])
+      assert.isAtLeast(Date.now() - start, 300)
+    }).pipe(
+      Effect.provide(Arbor.layerMemory),
+      Effect.provide(Layer.succeed(Events.Heartbeat, Duration.millis(200)))
+    ))
 })

@@ -174,4 +174,42 @@ describe("the change log", () => {
       const seen = Chunk.toArray(yield* Fiber.join(following))
       assert.deepStrictEqual(seen.map((e) => e.body.name), ["a", "b"])
     }).pipe(Effect.provide(Arbor.layerMemory)))
+
+  it.live("Events.relay: a receiver that falls behind catches up from the store, missing and repeating nothing", () =>
+    Effect.gen(function*() {
+      const events = yield* Events.Events
+      const groups = yield* Groups.Groups
+      const org = yield* organization("acme")
+      const from = yield* events.latest
+      const received: Array<string> = []
+      let offers = 0
+      const relaying = yield* events.relay(from, {
+        // Declines every third batch the tail offers, and catches up with those after a pause.
+        offer: (batch) => {
+          if (batch.length === 0 || ++offers % 3 === 0) return batch.length === 0
+          batch.forEach((entry) => received.push(entry.position))
+          return true
+        },
+        take: (batch) =>
+          Effect.zipRight(Effect.sleep("1 millis"), Effect.sync(() => batch.forEach((e) => received.push(e.position))))
+      }).pipe(Effect.fork)
+      yield* Effect.sleep("50 millis")
+      // Writers, one at a time and eight at once, while it follows.
+      for (let i = 0; i < 40; i++) {
+        yield* groups.create(Principal.system, org.uid, { name: `one-${i}` })
+        yield* Effect.sleep("2 millis")
+      }
+      yield* Effect.forEach(
+        Array.from({ length: 80 }, (_, i) => i),
+        (i) => groups.create(Principal.system, org.uid, { name: `many-${i}` }),
+        { concurrency: 8, discard: true }
+      )
+      const written = (yield* events.after(from, 1000)).map((entry) => entry.position)
+      assert.lengthOf(written, 120)
+      while (received.length < written.length) yield* Effect.sleep("20 millis")
+      yield* Effect.sleep("100 millis")
+      yield* Fiber.interrupt(relaying)
+      assert.isAbove(offers, 10)
+      assert.deepStrictEqual(received, written)
+    }).pipe(Effect.provide(Arbor.layerMemory)))
 })

@@ -5,6 +5,7 @@
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
 import { assert, describe, it } from "@effect/vitest"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type { LookupAddress } from "node:dns"
@@ -141,7 +142,11 @@ describe("Egress", () => {
     Effect.async<{ readonly port: number; readonly connections: () => number; close: () => void }>((resume) => {
       let connections = 0
       const server = createServer((req, res) =>
-        req.url === "/empty" ? res.writeHead(204).end() : res.end(JSON.stringify({ ok: true }))
+        req.url === "/hang"
+          ? undefined
+          : req.url === "/empty"
+          ? res.writeHead(204).end()
+          : res.end(JSON.stringify({ ok: true }))
       )
       server.on("connection", () => connections++)
       server.listen(0, "127.0.0.1", () =>
@@ -242,5 +247,26 @@ describe("Egress", () => {
       // A name that resolves to loopback is still refused: keeping connections changes what is checked not at all.
       assert.strictEqual(refusedBy(yield* get(client, `http://internal.invalid:${target.port}/`)), Egress.refusedCode)
       assert.strictEqual(target.connections(), 1)
+    }))
+
+  it.scopedLive("a sender: the status of each answer over kept connections, checked addresses only, a time limit", () =>
+    Effect.gen(function*() {
+      const target = yield* listener
+      const { resolve } = resolverOf({ "localhost": ["127.0.0.1"], "internal.invalid": ["127.0.0.1"] })
+      const send = Egress.makeSender(resolve, true, { keepAlive: true, timeout: Duration.millis(300) })
+      const post = (url: string) =>
+        send(new URL(url), { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })
+      // Answers with and without a body, more than the pool holds, over one connection.
+      for (let i = 0; i < 40; i++) {
+        assert.strictEqual(yield* post(`http://localhost:${target.port}/empty`), 204)
+        assert.strictEqual(yield* post(`http://localhost:${target.port}/`), 200)
+      }
+      assert.strictEqual(target.connections(), 1)
+      const refused = yield* Effect.flip(post(`http://internal.invalid:${target.port}/`))
+      assert.strictEqual((refused as { code?: string }).code, Egress.refusedCode)
+      const private10 = yield* Effect.flip(post(`http://10.0.0.7:${target.port}/`))
+      assert.strictEqual((private10 as { code?: string }).code, Egress.refusedCode)
+      const hung = yield* Effect.flip(post(`http://localhost:${target.port}/hang`))
+      assert.match(hung.message, /no answer within 300 ms/)
     }))
 })

@@ -10,19 +10,26 @@
  */
 import * as Wire from "@arbor/api/Wire"
 import { ChangeLog, Egress, Events, Repository, Store, Subscription, TokenIssuer, Uid } from "@arbor/core"
-import { HttpClientRequest } from "@effect/platform"
 import { CloudEvent, HTTP } from "cloudevents"
+import * as Arr from "effect/Array"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
-import * as Stream from "effect/Stream"
 import { createHash, randomUUID } from "node:crypto"
 import * as Metrics from "./Metrics.js"
 
 /** How long a lease on a subscription's deliveries lasts without being renewed. */
 const leaseMillis = 30_000
+
+/** How many deliveries are signed at once, ahead of sending them. */
+const lookahead = 8
+
+/** How often the pending deliveries of each subscription are counted (`arbor_webhook_deliveries_pending`). */
+const pendingInterval = Duration.seconds(15)
 
 /** How long a sink has to answer. */
 const timeout = Duration.seconds(10)
@@ -72,27 +79,32 @@ export const layer = (options: {
     const store = yield* Store.Store
     const events = yield* Events.Events
     const tokens = yield* TokenIssuer.TokenIssuer
-    const client = Egress.make(yield* Egress.Resolver, options.allowLoopback, { keepAlive: true })
+    const send = Egress.makeSender(yield* Egress.Resolver, options.allowLoopback, { keepAlive: true, timeout })
     const states = yield* Repository.make(Subscription.deliveriesTable, Subscription.DeliveryState)
     const subscriptions = yield* Repository.make(Subscription.table, Subscription.Subscription)
     const log = yield* Repository.make(ChangeLog.table, ChangeLog.Record)
     /** This server, as a lease holder. */
     const me = randomUUID()
 
+    /** Where a new subscription starts: after its own creation's entry (or, were that pruned, at the log's start). */
+    const start = (subscription: Subscription.Subscription) =>
+      Effect.map(
+        log.find({
+          conditions: [{ _tag: "Equals", column: "subject", value: subscription.uid }],
+          order: [{ column: "position", direction: "asc" }, { column: "uid", direction: "asc" }],
+          limit: 1
+        }),
+        ([created]) => created?.position ?? ""
+      )
+
     /** Takes the lease on `subscription`'s deliveries when nobody else holds it and no retry is waiting. */
     const claim = (subscription: Subscription.Subscription, now: number) =>
       Repository.orInternal(store.transaction(Effect.gen(function*() {
         const found = yield* states.get(subscription.uid)
         if (Option.isNone(found)) {
-          // A new subscription starts after its own creation's entry (or, were that pruned, at the log's start).
-          const [created] = yield* log.find({
-            conditions: [{ _tag: "Equals", column: "subject", value: subscription.uid }],
-            order: [{ column: "position", direction: "asc" }, { column: "uid", direction: "asc" }],
-            limit: 1
-          })
           const state: State = {
             uid: subscription.uid,
-            delivered: created?.position ?? "",
+            delivered: yield* start(subscription),
             leaseOwner: me,
             leaseUntil: now + leaseMillis,
             attempts: 0,
@@ -122,68 +134,76 @@ export const layer = (options: {
         return true
       })))
 
-    /** POSTs one entry; the outcome. */
-    const post = (sink: string, entry: ChangeLog.Entry) =>
+    /** One entry's delivery, ready to send: the CloudEvent with its signed token. */
+    const prepare = (entry: ChangeLog.Entry) =>
       Effect.gen(function*() {
         const { body, headers } = cloudEvent(entry, options.source)
         const digest = `sha256:${createHash("sha256").update(body).digest("hex")}`
         const token = yield* tokens.signDelivery(entry.group, digest)
-        const response = yield* client.execute(
-          HttpClientRequest.post(sink).pipe(
-            HttpClientRequest.setHeaders({ ...headers, authorization: `Bearer ${token}` }),
-            HttpClientRequest.bodyText(body, "application/json")
-          )
-        ).pipe(
-          // The answer's body is read and dropped, so that the connection serves the next delivery.
-          // (A 204 has no body to read: draining it fails, which says nothing of the delivery.)
-          Effect.tap((response) => Effect.ignore(Stream.runDrain(response.stream))),
-          Effect.scoped,
-          Effect.timeout(timeout)
-        )
-        return response.status >= 200 && response.status < 300 ? undefined : `the sink answered ${response.status}`
-      }).pipe(Effect.catchAll((error) => Effect.succeed(`${error}`)))
+        return { method: "POST", headers: { ...headers, authorization: `Bearer ${token}` }, body }
+      })
+
+    /** POSTs one prepared delivery; why it failed, or undefined. */
+    const post = (sink: URL, delivery: Effect.Effect.Success<ReturnType<typeof prepare>>) =>
+      send(sink, delivery).pipe(
+        Effect.map((status) => status >= 200 && status < 300 ? undefined : `the sink answered ${status}`),
+        Effect.catchAll((error) => Effect.succeed(`${error}`))
+      )
 
     /** Delivers what `subscription` has waiting, in order, while its lease holds and its sink answers. */
     const deliver = (subscription: Subscription.Subscription, claimed: State) =>
       Effect.gen(function*() {
         let state = claimed
         const group = Uid.parentOrNull(subscription.uid) ?? subscription.uid
+        const sink = new URL(subscription.sink)
         for (;;) {
           const pending = yield* events.after(state.delivered === "" ? undefined : state.delivered, 100, group)
           if (pending.length === 0) break
-          for (const entry of pending) {
-            if (entry.subject === state.uid) {
+          // Deliveries are signed a window at a time, the next window while this one is sent. (Their tokens last 5
+          // minutes; one is sent at most two windows' worth of sink timeouts after it was signed.)
+          const prepareWindow = (window: ReadonlyArray<ChangeLog.Entry>) =>
+            Effect.forEach(window, (entry) =>
               // The subscription's own entries (its creation) are not sent to it.
-              state = { ...state, delivered: entry.position }
-              continue
-            }
-            const now = Date.now()
-            const failure = yield* post(subscription.sink, entry)
-            const delivered = failure === undefined
-            yield* Metrics.recordDelivery(delivered ? "delivered" : "failed", Date.now() - entry.time.epochMillis)
-            if (delivered) {
-              state = { ...state, delivered: entry.position, attempts: 0, retryAt: 0, failingSince: null }
-            } else if (state.failingSince !== null && now - state.failingSince > giveUpAfterMillis) {
-              yield* Metrics.recordDelivery("abandoned")
-              yield* Effect.logWarning("a delivery was given up on after 24 hours of failures").pipe(
-                Effect.annotateLogs({ subscription: state.uid, entry: entry.id })
-              )
-              state = { ...state, delivered: entry.position, attempts: 0, retryAt: 0, failingSince: null }
-            } else {
-              const attempts = state.attempts + 1
-              if (attempts === 1) {
-                yield* Effect.logWarning(`a delivery failed and will be retried: ${failure}`).pipe(
+              entry.subject === state.uid ? Effect.succeed(undefined) : prepare(entry), { concurrency: lookahead })
+          const windows = Arr.chunksOf(pending, lookahead)
+          let preparing = yield* Effect.fork(prepareWindow(windows[0]!))
+          for (const [w, window] of windows.entries()) {
+            const prepared = yield* Fiber.join(preparing)
+            if (w + 1 < windows.length) preparing = yield* Effect.fork(prepareWindow(windows[w + 1]!))
+            for (const [i, entry] of window.entries()) {
+              const delivery = prepared[i]
+              if (delivery === undefined) {
+                state = { ...state, delivered: entry.position }
+                continue
+              }
+              const now = Date.now()
+              const failure = yield* post(sink, delivery)
+              const delivered = failure === undefined
+              yield* Metrics.recordDelivery(delivered ? "delivered" : "failed", Date.now() - entry.time.epochMillis)
+              if (delivered) {
+                state = { ...state, delivered: entry.position, attempts: 0, retryAt: 0, failingSince: null }
+              } else if (state.failingSince !== null && now - state.failingSince > giveUpAfterMillis) {
+                yield* Metrics.recordDelivery("abandoned")
+                yield* Effect.logWarning("a delivery was given up on after 24 hours of failures").pipe(
                   Effect.annotateLogs({ subscription: state.uid, entry: entry.id })
                 )
+                state = { ...state, delivered: entry.position, attempts: 0, retryAt: 0, failingSince: null }
+              } else {
+                const attempts = state.attempts + 1
+                if (attempts === 1) {
+                  yield* Effect.logWarning(`a delivery failed and will be retried: ${failure}`).pipe(
+                    Effect.annotateLogs({ subscription: state.uid, entry: entry.id })
+                  )
+                }
+                state = {
+                  ...state,
+                  attempts,
+                  retryAt: now + backoffMillis(attempts),
+                  failingSince: state.failingSince ?? now
+                }
+                yield* record({ ...state, leaseOwner: null, leaseUntil: 0 })
+                return
               }
-              state = {
-                ...state,
-                attempts,
-                retryAt: now + backoffMillis(attempts),
-                failingSince: state.failingSince ?? now
-              }
-              yield* record({ ...state, leaseOwner: null, leaseUntil: 0 })
-              return
             }
           }
           // Recorded once a batch (at most 100 entries): a server that dies within one makes the next holder send
@@ -211,11 +231,48 @@ export const layer = (options: {
         Effect.gen(function*() {
           if (!(yield* due(subscription, Date.now()))) return
           const claimed = yield* claim(subscription, Date.now())
-          if (claimed !== undefined) yield* deliver(subscription, claimed)
+          if (claimed !== undefined) yield* Effect.zipRight(deliver(subscription, claimed), measure(subscription))
         }).pipe(
           Effect.catchAll((error) => Effect.logWarning("delivering failed", error))
         ), { concurrency: 8, discard: true })
     })
+
+    /** Sets `subscription`'s pending deliveries gauge: the entries of its group and below after the last delivered. */
+    const measure = (subscription: Subscription.Subscription) =>
+      Effect.gen(function*() {
+        const state = yield* states.get(subscription.uid)
+        const delivered = Option.isSome(state) ? state.value.delivered : yield* start(subscription)
+        const within = { ranges: [Uid.descendants(Uid.parentOrNull(subscription.uid) ?? subscription.uid)] }
+        // The entries at or after the last one delivered, less that one.
+        const pending = delivered === "" ? yield* log.count(within) : (yield* log.count({
+          ...within,
+          conditions: [{ _tag: "AtLeast", column: "position", value: delivered }]
+        })) - (yield* log.count({ ...within, conditions: [{ _tag: "Equals", column: "position", value: delivered }] }))
+        yield* Metrics.recordPending(subscription.uid, pending)
+      })
+
+    /**
+     * Measures every subscription, also those whose deliveries wait for a retry; a deleted subscription's gauge is
+     * set to 0 once.
+     */
+    const reported = new Set<Uid.Uid>()
+    const measureAll = Effect.gen(function*() {
+      const all = yield* subscriptions.find({ order: [{ column: "uid", direction: "asc" }] })
+      for (const subscription of all) {
+        yield* measure(subscription)
+        reported.add(subscription.uid)
+      }
+      const current = new Set(all.map((s) => s.uid))
+      for (const uid of [...reported].filter((uid) => !current.has(uid))) {
+        yield* Metrics.recordPending(uid, 0)
+        reported.delete(uid)
+      }
+    })
+    yield* measureAll.pipe(
+      Effect.catchAllCause((cause) => Effect.logWarning("measuring pending deliveries failed", cause)),
+      Effect.repeat(Schedule.spaced(pendingInterval)),
+      Effect.forkScoped
+    )
 
     // A round after each commit of this server, and at least every 200 ms for the others'.
     const woken = yield* events.wakeUps

@@ -275,8 +275,8 @@ export const layer = Layer.unwrapEffect(Effect.gen(function*() {
           ).pipe(Effect.flatMap((page) => entries(toEntries(page)))))
         .handleRaw("watch", ({ request, urlParams }) =>
           asCaller((p) =>
-            auditTrail.watch(p, { ...urlParams, after: request.headers["last-event-id"] ?? urlParams.after })
-          ).pipe(Effect.map(EventStream.response)))),
+            auditTrail.follow(p, { ...urlParams, after: request.headers["last-event-id"] ?? urlParams.after })
+          ).pipe(Effect.flatMap(EventStream.response)))),
     HttpApiBuilder.group(
       Api,
       "inviteCodes",

@@ -147,6 +147,14 @@ export const recordDelivery = (outcome: "delivered" | "failed" | "abandoned", la
     outcome === "delivered" && lagMillis !== undefined ? Metric.update(deliveryLag, lagMillis / 1000) : Effect.void
   )
 
+const pendingDeliveries = Metric.gauge("arbor_webhook_deliveries_pending", {
+  description: "change-log entries waiting to be delivered to a subscription, by subscription (its uid)"
+})
+
+/** Sets how many entries wait for `subscription`. */
+export const recordPending = (subscription: string, count: number) =>
+  Metric.set(Metric.taggedWithLabels(pendingDeliveries, labels({ subscription })), count)
+
 /** Counts change-log entries removed by the retention. */
 export const recordPruned = (count: number) => Metric.incrementBy(pruned, count)
 

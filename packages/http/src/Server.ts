@@ -45,6 +45,7 @@ import * as Bootstrap from "./Bootstrap.js"
 import * as DataDir from "./DataDir.js"
 import * as Deliveries from "./Deliveries.js"
 import * as Docs from "./Docs.js"
+import * as EventStream from "./EventStream.js"
 import * as Grpc from "./Grpc.js"
 import * as Handlers from "./Handlers.js"
 import * as Listener from "./Listener.js"
@@ -168,7 +169,9 @@ export const http = (config: ServerConfig, tracing?: Layer.Layer<never>) => {
     // Webhook deliveries run wherever the API is served: every server takes its share.
     Layer.merge(Deliveries.layer({ source: config.baseUrl, allowLoopback: config.allowLoopbackSinks })),
     HttpMiddleware.withTracerDisabledWhen(() => !traced),
-    Layer.provide(traced ? tracing ?? Tracing.layerOtlp(config.otlpEndpoint) : Layer.setTracerEnabled(false))
+    Layer.provide(traced ? tracing ?? Tracing.layerOtlp(config.otlpEndpoint) : Layer.setTracerEnabled(false)),
+    // Shutdown ends the watch streams before it waits for open requests (`drain`).
+    Layer.provideMerge(EventStream.Watches.Default)
   )
 }
 
@@ -176,23 +179,27 @@ export const http = (config: ServerConfig, tracing?: Layer.Layer<never>) => {
 export const drainMillis = 10_000
 
 /**
- * Stops accepting connections and waits until every open request has been answered (at most `drainMillis`), so
- * that shutdown never cuts a request off; runs before anything else is released.
+ * Ends the watch streams, stops accepting connections and waits until every open request has been answered (at most
+ * `drainMillis`), so that shutdown never cuts a request off; runs before anything else is released.
  */
 const drain = (server: NodeServer) =>
-  Layer.scopedDiscard(Effect.addFinalizer(() =>
-    Effect.async<void>((resume) => {
-      if (!server.listening) return resume(Effect.void)
-      const idle = setInterval(() => server.closeIdleConnections(), 50)
-      const deadline = setTimeout(() => server.closeAllConnections(), drainMillis)
-      server.close(() => {
-        clearInterval(idle)
-        clearTimeout(deadline)
-        resume(Effect.void)
-      })
-      server.closeIdleConnections()
-    })
-  ))
+  Layer.scopedDiscard(Effect.flatMap(EventStream.Watches, (watches) =>
+    Effect.addFinalizer(() =>
+      Effect.zipRight(
+        watches.end,
+        Effect.async<void>((resume) => {
+          if (!server.listening) return resume(Effect.void)
+          const idle = setInterval(() => server.closeIdleConnections(), 50)
+          const deadline = setTimeout(() => server.closeAllConnections(), drainMillis)
+          server.close(() => {
+            clearInterval(idle)
+            clearTimeout(deadline)
+            resume(Effect.void)
+          })
+          server.closeIdleConnections()
+        })
+      )
+    )))
 
 /** The answer to requests that arrive while the server is still starting: 503, google.rpc UNAVAILABLE. */
 const starting = (domain: string) => {

@@ -48,6 +48,21 @@ describe("webhook deliveries", () => {
   let owner: { org: string; identity: string; token: string }
   const rest = (method: string, path: string, body?: unknown) => fetchJson(server.url, method, path, owner.token, body)
 
+  /** The pending deliveries gauge of `subscription` once `done` holds of it (within 5 s), or its last reading. */
+  const pendingUntil = async (subscription: string, done: (n: number) => boolean) => {
+    let count = Number.NaN
+    for (let i = 0; i < 100; i++) {
+      const metrics = await (await fetch(`${server.url}/metrics`)).text()
+      const line = metrics.split("\n").find((l) =>
+        l.startsWith("arbor_webhook_deliveries_pending{") && l.includes(`subscription="${subscription}"`)
+      )
+      count = line === undefined ? Number.NaN : Number(line.split(" ").at(-1))
+      if (done(count)) break
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    return count
+  }
+
   beforeAll(async () => {
     server = await startServer(await freePort(), {})
     owner = await server.runtime.runPromise(member("acme"))
@@ -111,6 +126,9 @@ describe("webhook deliveries", () => {
         sink.statuses.push(500, 503)
         await rest("POST", `/iam/v2beta1/groups/${folder.body.uid}`, { name: "one" })
         await rest("POST", `/iam/v2beta1/groups/${folder.body.uid}`, { name: "two" })
+        // While the sink fails, the entries wait, and the gauge says how many.
+        await sink.until(1)
+        assert.isAtLeast(await pendingUntil(subscription.body.uid, (n) => n >= 1), 1)
         const received = await sink.until(4)
         const ids = received.map((r) => r.headers["ce-id"])
         assert.strictEqual(ids[0], ids[1])
@@ -119,6 +137,7 @@ describe("webhook deliveries", () => {
         assert.deepStrictEqual(received.map((r) => JSON.parse(r.body).body.name), ["one", "one", "one", "two"])
         // The first retry came within 2 s.
         assert.isBelow(received[1]!.at - received[0]!.at, 2_500)
+        assert.strictEqual(await pendingUntil(subscription.body.uid, (n) => n === 0), 0)
 
         await rest("DELETE", `/events/v2beta1/subscriptions/${subscription.body.uid}`)
         await rest("POST", `/iam/v2beta1/groups/${folder.body.uid}`, { name: "three" })

@@ -12,6 +12,7 @@ import { connect } from "node:http2"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { drainMillis } from "../src/Server.js"
 import { freePort, startServer } from "./processes.js"
 
 /**
@@ -74,6 +75,16 @@ describe("standalone server", () => {
       })).json() as { groups: Array<{ uid: string; name: string }> }
       assert.strictEqual(orgs.groups[0]!.name, "default")
 
+      // A watch stream, open when SIGTERM comes: it is ended at once rather than held until the drain gives up.
+      const watchEnded = new Promise<void>((resolve, reject) => {
+        request({
+          host: "127.0.0.1",
+          port,
+          path: "/events/v2beta1/events:watch",
+          headers: { authorization: `Bearer ${token}` }
+        }, (res) => res.resume().on("end", resolve).on("error", reject)).on("error", reject).end()
+      })
+      let stopping = 0
       // A request whose body is still arriving when SIGTERM comes.
       const reply = new Promise<{ status: number; body: string }>((resolve, reject) => {
         const req = request({
@@ -94,6 +105,7 @@ describe("standalone server", () => {
         req.on("error", reject)
         req.write("{\"name\": ")
         setTimeout(() => {
+          stopping = Date.now()
           child.kill("SIGTERM")
           setTimeout(() => req.end("\"in flight\"}"), 300)
         }, 300)
@@ -106,7 +118,9 @@ describe("standalone server", () => {
       const answered = await call
       assert.strictEqual(answered.status, "0", answered.message)
       assert.strictEqual(answered.group?.name, "grpc in flight")
+      await watchEnded
       assert.strictEqual(await exited, 0, logs())
+      assert.isBelow(Date.now() - stopping, drainMillis / 2, "the watch stream held shutdown")
       const last = JSON.parse(logs().trim().split("\n").at(-1)!)
       assert.deepInclude(last, { message: "stopped", logLevel: "INFO" })
       const afterwards = await fetch(`http://127.0.0.1:${port}/healthz`).then(() => "answered", () => "refused")

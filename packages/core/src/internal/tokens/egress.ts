@@ -10,6 +10,7 @@ import * as HttpClientError from "@effect/platform/HttpClientError"
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { LookupAddress } from "node:dns"
@@ -87,37 +88,60 @@ const bodyOf = (body: HttpClientRequest.HttpClientRequest["body"]): Uint8Array |
 
 const nullBodyStatuses = new Set([101, 204, 205, 304])
 
-/** An HttpClient whose connections go only to checked addresses. */
-export const make = (
-  resolve: Resolve,
-  allowLoopback: boolean,
-  options: {
-    /**
-     * Keep connections open for the next request to the same host (webhook sinks). A connection is only ever made
-     * to a checked address, so keeping it is as safe as making it; without this, every request connects anew.
-     */
-    readonly keepAlive?: boolean
-  } = {}
-): HttpClient.HttpClient => {
-  const agents = options.keepAlive === true
+/** How requests connect: kept alive or not. */
+interface Connecting {
+  readonly resolve: Resolve
+  readonly allowLoopback: boolean
+  readonly agents: { readonly "http:": http.Agent; readonly "https:": https.Agent } | undefined
+}
+
+const connecting = (resolve: Resolve, allowLoopback: boolean, keepAlive: boolean | undefined): Connecting => ({
+  resolve,
+  allowLoopback,
+  agents: keepAlive === true
     ? {
       "http:": new http.Agent({ keepAlive: true, maxSockets: 16 }),
       "https:": new https.Agent({ keepAlive: true, maxSockets: 16 })
     }
     : undefined
+})
+
+/** A request to `url` that connects only to checked addresses, not yet sent; or why it may not be made. */
+const outgoing = (
+  how: Connecting,
+  url: URL,
+  method: string,
+  headers: Readonly<Record<string, string>>
+): http.ClientRequest | Error => {
+  const host = url.hostname
+  if (url.protocol !== "https:" && url.protocol !== "http:") return new Error(`${url.protocol} is not an HTTP scheme`)
+  if (NetworkAddress.isLiteral(host) && !permitted(host, host.replace(/^\[|\]$/g, ""), how.allowLoopback)) {
+    return refusal(host, host)
+  }
+  return (url.protocol === "https:" ? https : http).request(url, {
+    method,
+    headers,
+    lookup: guardedLookup(how.resolve, how.allowLoopback),
+    agent: how.agents === undefined ? false : how.agents[url.protocol]
+  })
+}
+
+/** Options of outbound clients. */
+export interface Options {
+  /**
+   * Keep connections open for the next request to the same host (webhook sinks). A connection is only ever made
+   * to a checked address, so keeping it is as safe as making it; without this, every request connects anew.
+   */
+  readonly keepAlive?: boolean
+}
+
+/** An HttpClient whose connections go only to checked addresses. */
+export const make = (resolve: Resolve, allowLoopback: boolean, options: Options = {}): HttpClient.HttpClient => {
+  const how = connecting(resolve, allowLoopback, options.keepAlive)
   return HttpClient.make((request, url) =>
     Effect.async<HttpClientResponse.HttpClientResponse, HttpClientError.RequestError>((resume) => {
       const fail = (cause: unknown) =>
         resume(Effect.fail(new HttpClientError.RequestError({ request, reason: "Transport", cause })))
-      const host = url.hostname
-      if (url.protocol !== "https:" && url.protocol !== "http:") {
-        fail(new Error(`${url.protocol} is not an HTTP scheme`))
-        return
-      }
-      if (NetworkAddress.isLiteral(host) && !permitted(host, host.replace(/^\[|\]$/g, ""), allowLoopback)) {
-        fail(refusal(host, host))
-        return
-      }
       let body: Uint8Array | string | undefined
       try {
         body = bodyOf(request.body)
@@ -125,14 +149,10 @@ export const make = (
         fail(e)
         return
       }
-      const outgoing = (url.protocol === "https:" ? https : http).request(url, {
-        method: request.method,
-        headers: request.headers,
-        lookup: guardedLookup(resolve, allowLoopback),
-        agent: agents === undefined ? false : url.protocol === "https:" ? agents["https:"] : agents["http:"]
-      })
-      outgoing.on("error", fail)
-      outgoing.on("response", (incoming) => {
+      const sent = outgoing(how, url, request.method, request.headers)
+      if (sent instanceof Error) return fail(sent)
+      sent.on("error", fail)
+      sent.on("response", (incoming) => {
         const headers = new Headers()
         for (const [name, value] of Object.entries(incoming.headers)) {
           for (const v of Array.isArray(value) ? value : value === undefined ? [] : [value]) headers.append(name, v)
@@ -149,10 +169,53 @@ export const make = (
           fail(e)
         }
       })
-      outgoing.end(body)
-      return Effect.sync(() => outgoing.destroy())
+      sent.end(body)
+      return Effect.sync(() => sent.destroy())
     })
   )
+}
+
+/**
+ * Sends requests whose answers matter only by their status (webhook deliveries), through checked addresses like
+ * `make`'s client: the answer's body is read and dropped, which frees a kept-alive connection for the next. Cheaper
+ * than a full client, which hands the body over as a web stream.
+ */
+export const makeSender = (
+  resolve: Resolve,
+  allowLoopback: boolean,
+  options: Options & {
+    /** How long an answer may take, to its last byte. */
+    readonly timeout: Duration.Duration
+  }
+) => {
+  const how = connecting(resolve, allowLoopback, options.keepAlive)
+  const timeoutMillis = Duration.toMillis(options.timeout)
+  return (
+    url: URL,
+    request: { readonly method: string; readonly headers: Readonly<Record<string, string>>; readonly body: string }
+  ): Effect.Effect<number, Error> =>
+    Effect.async<number, Error>((resume) => {
+      const sent = outgoing(how, url, request.method, request.headers)
+      if (sent instanceof Error) return resume(Effect.fail(sent))
+      const timer = setTimeout(() => sent.destroy(new Error(`no answer within ${timeoutMillis} ms`)), timeoutMillis)
+      const fail = (error: Error) => {
+        clearTimeout(timer)
+        resume(Effect.fail(error))
+      }
+      sent.on("error", fail)
+      sent.on("response", (incoming) => {
+        incoming.on("error", fail)
+        incoming.on("end", () => {
+          clearTimeout(timer)
+          resume(Effect.succeed(incoming.statusCode ?? 0))
+        }).resume()
+      })
+      sent.end(request.body)
+      return Effect.sync(() => {
+        clearTimeout(timer)
+        sent.destroy()
+      })
+    })
 }
 
 /** The HttpClient for issuers' documents, from the settings (loopback issuers) and the `Resolver`. */
