@@ -149,7 +149,7 @@ export const run = async (scale: number): Promise<string> => {
         target: 1.1
       },
       {
-        name: "creates back to back with 100 watch streams open (the server's time a create)",
+        name: "creates back to back with 100 watch streams open (mean)",
         ours: median(backToBack.with),
         baseline: median(backToBack.without),
         baselineName: "with none"
