@@ -7,6 +7,7 @@
 import type { AdvisoryListOptions } from "@arbor/core/Advisories"
 import type { EntryListOptions, WatchOptions } from "@arbor/core/AuditTrail"
 import type { ListOptions } from "@arbor/core/Lists"
+import type { RoleBindingListOptions } from "@arbor/core/RoleBindings"
 import type { TagListOptions } from "@arbor/core/Tags"
 import * as Schema from "effect/Schema"
 
@@ -79,6 +80,18 @@ const tagListQuery = Schema.Struct({
 })
 /** The parameters of a list of tags. */
 export const TagListQuery: Schema.Schema<TagListOptions, Schema.Schema.Encoded<typeof tagListQuery>> = tagListQuery
+
+const roleBindingListQuery = Schema.Struct({
+  ...v2,
+  identity: parameter("identity", Schema.String, "only the bindings of this identity (its uid)"),
+  group: parameter("group", Schema.String, "only the bindings made in this group (its uid; not those below it)"),
+  role: parameter("role", Schema.String, "only the bindings of this role (its uid)")
+})
+/** The parameters of a list of role bindings. */
+export const RoleBindingListQuery: Schema.Schema<
+  RoleBindingListOptions,
+  Schema.Schema.Encoded<typeof roleBindingListQuery>
+> = roleBindingListQuery
 
 const advisoryListQuery = Schema.Struct({
   ...v2,

@@ -165,7 +165,7 @@ export const roleBindings = writable({
   description: "Role bindings: an identity holding a role in a group and everything below it.",
   prefix: iam,
   wire: Wire.RoleBinding.v2,
-  query: ListQuery.ListQuery,
+  query: ListQuery.RoleBindingListQuery,
   create: RoleBinding.CreateRoleBinding,
   permissions: RoleBinding.permissions,
   proto: {

@@ -732,6 +732,15 @@ describe("the rest of arbor's commands, as an owner", () => {
       role.uid
     )
     assert.include((await run("iam", "role-bindings", "list", "--parent", "rest", "-o", "id")).split("\n"), binding.uid)
+    // Which roles does this identity hold, and who holds this role (by uid or name)?
+    const ids = async (...filters: Array<string>) =>
+      (await run("iam", "role-bindings", "list", ...filters, "-o", "id")).split("\n").filter((line) => line !== "")
+    assert.deepStrictEqual(await ids("--identity", identity.uid), [binding.uid])
+    assert.deepStrictEqual(await ids("--role", role.uid, "--group", "rest"), [binding.uid])
+    assert.notInclude(await ids("--identity", identity.uid, "--role", "viewer"), binding.uid)
+    const badFilter = await arbor(env, "iam", "role-bindings", "list", "--identity", "agent")
+    assert.strictEqual(badFilter.code, 1)
+    assert.include(badFilter.stderr, "identity")
     await run("iam", "role-bindings", "delete", binding.uid)
     await run("iam", "roles", "delete", role.uid)
     await run("iam", "identities", "delete", identity.uid)

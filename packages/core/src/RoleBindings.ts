@@ -5,7 +5,7 @@
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import type { Grants } from "./Authorization.js"
-import { PermissionDenied } from "./Errors.js"
+import { FieldViolation, PermissionDenied } from "./Errors.js"
 import * as Group from "./Group.js"
 import * as Identity from "./Identity.js"
 import * as FieldMask from "./internal/lists/fieldMask.js"
@@ -19,8 +19,32 @@ import * as Repository from "./Repository.js"
 import type * as ResourceService from "./ResourceService.js"
 import * as Role from "./Role.js"
 import * as RoleBinding from "./RoleBinding.js"
+import type { Condition } from "./Store.js"
 import * as Uid from "./Uid.js"
 import * as Validation from "./Validation.js"
+
+/** The filters of a list of role bindings, beside the common list parameters. */
+export interface RoleBindingListOptions extends Lists.ListOptions {
+  /** Only the bindings of this identity. */
+  readonly identity?: string | undefined
+  /** Only the bindings made in this group (not those of the groups below it: `uidp.descendants_of` gives those). */
+  readonly group?: string | undefined
+  /** Only the bindings of this role. */
+  readonly role?: string | undefined
+}
+
+/** The filters as store conditions, with the violations found reading them. */
+export const filters = (options: RoleBindingListOptions): Lists.Filters => {
+  const conditions: Array<Condition> = []
+  const violations: Array<FieldViolation> = []
+  for (const [field, column] of [["identity", "identityUid"], ["group", "parent"], ["role", "roleUid"]] as const) {
+    const value = options[field]
+    if (value === undefined) continue
+    if (!Uid.isUid(value)) violations.push(new FieldViolation({ field, description: `'${value}' is not a valid uid` }))
+    conditions.push({ _tag: "Equals", column, value })
+  }
+  return { conditions, violations, digest: [options.identity, options.group, options.role] }
+}
 
 /** Role bindings: an identity holding a role in a group and everything below it. */
 export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/RoleBindings", {
@@ -129,9 +153,12 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
     }
 
     const service = {
-      /** Role bindings the caller may list (`role_bindings.list` at their group or above), hydrated. */
-      list: (principal: Principal, options: Lists.ListOptions = {}) =>
-        operation("RoleBindings.list")(Lists.list(ops, spec, principal, options)),
+      /**
+       * Role bindings the caller may list (`role_bindings.list` at their group or above), hydrated; of one identity,
+       * group or role when the filters say so.
+       */
+      list: (principal: Principal, options: RoleBindingListOptions = {}) =>
+        operation("RoleBindings.list")(Lists.list(ops, spec, principal, options, filters(options))),
 
       get: (principal: Principal, uid: string) =>
         operation("RoleBindings.get")(Resources.getPresented(ops, kind, principal, uid, hydrateOne)),
@@ -195,6 +222,6 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
           Resources.remove<RoleBinding.Record, never, never>(ops, kind, principal, uid, { idempotent: true })
         )
     }
-    return service satisfies ResourceService.Writable<RoleBinding.RoleBinding>
+    return service satisfies ResourceService.Writable<RoleBinding.RoleBinding, RoleBindingListOptions>
   })
 }) {}

@@ -35,6 +35,39 @@ describe("RoleBindings", () => {
       assert.deepStrictEqual(listed.items, [binding])
     })))
 
+  it.effect("filters by identity, group and role; a caller sees only the bindings it may list; bad uids named", () =>
+    withArbor(Effect.gen(function*() {
+      const org = yield* organization("acme")
+      const team = yield* folder(org.uid, "team")
+      const other = yield* folder(org.uid, "other")
+      const alice = yield* principalWith(org.uid, "alice", "viewer", [team.uid, other.uid])
+      const bob = yield* principalWith(org.uid, "bob", "owner", [team.uid])
+      const bindings = yield* RoleBindings.RoleBindings
+      yield* bindings.create(Principal.system, team.uid, { identityUid: alice.identityUid, roleUid: owner })
+      const shown = (options: RoleBindings.RoleBindingListOptions, as: Principal.Principal = Principal.system) =>
+        Effect.map(
+          bindings.list(as, options),
+          (page) => page.items.map((b) => `${b.identity.name}:${b.role.name}@${b.group.name}`).sort()
+        )
+      assert.deepStrictEqual(yield* shown({ identity: alice.identityUid }), [
+        "alice:owner@team",
+        "alice:viewer@other",
+        "alice:viewer@team"
+      ])
+      assert.deepStrictEqual(yield* shown({ role: owner }), ["alice:owner@team", "bob:owner@team"])
+      assert.deepStrictEqual(yield* shown({ group: team.uid, role: viewer }), ["alice:viewer@team"])
+      assert.deepStrictEqual(yield* shown({ group: org.uid }), [])
+      assert.strictEqual((yield* bindings.list(Principal.system, { identity: alice.identityUid })).totalCount, 3)
+      // Bob, an owner of team only, sees alice's bindings there and not in other (her identity, in acme, by uid).
+      assert.deepStrictEqual(yield* shown({ identity: alice.identityUid }, bob), [":owner@team", ":viewer@team"])
+      const refused = yield* Effect.flip(bindings.list(Principal.system, { identity: "alice", role: "viewer" }))
+      assert.strictEqual(refused._tag, "InvalidArgument")
+      assert.deepStrictEqual(
+        refused._tag === "InvalidArgument" ? refused.violations.map((v) => v.field) : [],
+        ["identity", "role"]
+      )
+    })))
+
   it.effect("one binding per group, identity and role; delete is idempotent", () =>
     withArbor(Effect.gen(function*() {
       const org = yield* organization("acme")

@@ -170,6 +170,17 @@ describe.runIf(referenceProtos !== undefined)("gRPC, by an independent client on
       [],
       ["identityUid", "roleUid"]
     )
+    const filtered = await bindings.ListRoleBindings({ identity: workload.uid, role: viewer }, token)
+    assert.deepStrictEqual(filtered.roleBindings.map((b: { uid: string }) => b.uid), [binding.uid])
+    await sameListAsRest(
+      filtered,
+      "roleBindings",
+      `/iam/v2beta1/roleBindings?identity=${workload.uid}&role=${viewer}`,
+      [],
+      ["identityUid", "roleUid"]
+    )
+    const none = await bindings.ListRoleBindings({ group: owner.org, role: viewer }, token)
+    assert.deepStrictEqual([none.roleBindings ?? [], none.totalCount], [[], "0"])
 
     // Identity providers
     const provider = await providers.CreateIdentityProvider({
@@ -503,7 +514,7 @@ describe.runIf(referenceProtos !== undefined)("gRPC, by an independent client on
       assert.strictEqual((await failure(bad)).code, 3)
     }
     const filtered = await failure(
-      clients.service(`${iam}.RoleBindingsService`).ListRoleBindings({ identity: owner.identity }, owner.token)
+      clients.service(`${iam}.RoleBindingsService`).ListRoleBindings({ identity: "alice" }, owner.token)
     )
     assert.strictEqual(filtered.code, 3)
     assert.match(JSON.stringify(filtered.details), /"field":"identity"/)

@@ -25,9 +25,9 @@ export const byUid = (singular: string): Ref<never> => ({
 })
 
 /** How the commands reach one kind of resource. */
-export interface Resource<A extends { readonly uid: string }, P, E, R = never> {
+export interface Resource<A extends { readonly uid: string }, P, E, R = never, O extends ListOptions = ListOptions> {
   readonly shape: Output.Shape<A>
-  readonly list: (client: Client, options: ListOptions) => Effect.Effect<P, E>
+  readonly list: (client: Client, options: O) => Effect.Effect<P, E>
   readonly items: (page: P) => ReadonlyArray<A>
   /** The order of `list` (by uid when absent). */
   readonly order?: string
@@ -37,13 +37,35 @@ export interface Resource<A extends { readonly uid: string }, P, E, R = never> {
 }
 
 /** A resource's commands' view of it, its types inferred from the functions given. */
-export const make = <A extends { readonly uid: string }, P, E, R = never>(resource: Resource<A, P, E, R>) => resource
+export const make = <A extends { readonly uid: string }, P, E, R = never, O extends ListOptions = ListOptions>(
+  resource: Resource<A, P, E, R, O>
+) => resource
 
 /** `--parent` of `list`: only what lies below that group. */
-const below = parent.pipe(
+export const below = parent.pipe(
   Options.withDescription("only those below this group (a uid or a path of names)"),
   Options.optional
 )
+
+/** Every page of `resource`'s list with `options`, in `resource.order`, up to `max` items. */
+export const pages = <
+  A extends { readonly uid: string },
+  P extends { readonly nextPageToken?: string | undefined },
+  E,
+  R,
+  O extends ListOptions
+>(
+  resource: Resource<A, P, E, R, O>,
+  client: Client,
+  options: O,
+  max: Option.Option<number>
+) =>
+  allPages(
+    (urlParams: O) => resource.list(client, urlParams),
+    resource.items,
+    { orderBy: resource.order, ...options },
+    max
+  )
 
 /**
  * `list`: every page, in `resource.order`, of those `filter` selects (all the caller sees when absent) and, unless
@@ -60,12 +82,7 @@ export const list = <
   filter?: ListOptions
 ) => {
   const run = (client: Client, options: ListOptions, max: Option.Option<number>) =>
-    allPages(
-      (urlParams: ListOptions) => resource.list(client, urlParams),
-      resource.items,
-      { orderBy: resource.order, ...options },
-      max
-    )
+    pages(resource, client, options, max)
   return filter === undefined
     ? Command.make("list", { ...common, output, limit, parent: below }, (flags) =>
       Effect.gen(function*() {
