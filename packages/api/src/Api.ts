@@ -5,7 +5,16 @@
  * from its declaration in `Resources`; the custom methods and the token service are declared here.
  */
 import * as GroupInvite from "@arbor/core/GroupInvite"
-import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import * as RoleBinding from "@arbor/core/RoleBinding"
+import {
+  HttpApi,
+  HttpApiEndpoint,
+  HttpApiGroup,
+  HttpApiSchema,
+  HttpClient,
+  HttpClientRequest,
+  OpenApi
+} from "@effect/platform"
 import type { OpenApiJsonSchema } from "@effect/platform"
 import * as Schema from "effect/Schema"
 import * as ErrorBody from "./ErrorBody.js"
@@ -53,6 +62,41 @@ export const InviteCodes = authenticated(
   ),
   "/iam/v2beta1",
   "Invite codes: redeemed by the identity they bind."
+)
+
+/**
+ * For a typed client (`HttpApiClient.make(Api, { transformClient })`): the paths of the custom methods
+ * (`/roleBindings:batchCreate`, `/groupInvites:redeem`, `/events:watch`) are declared with `::`, the router's literal
+ * colon, which the client would send as it is; this sends one colon.
+ */
+export const customMethodPaths = HttpClient.mapRequest(HttpClientRequest.updateUrl((url) => {
+  // Only the path: an IPv6 host (`http://[::1]:8080`) keeps its colons.
+  if (!URL.canParse(url)) return url.replaceAll("::", ":")
+  const parsed = new URL(url)
+  parsed.pathname = parsed.pathname.replaceAll("::", ":")
+  return parsed.toString()
+}))
+
+/** `POST /iam/v2beta1/roleBindings:batchCreate`: the AIP-233 batch create of role bindings. */
+export const RoleBindingBatches = authenticated(
+  HttpApiGroup.make("roleBindingBatches").add(
+    // `::` is a literal `:` to the router: the path is `/roleBindings:batchCreate`.
+    HttpApiEndpoint.post("create", "/roleBindings::batchCreate")
+      .setPayload(unchecked<typeof RoleBinding.BatchCreateRoleBindings.Encoded>(
+        "BatchCreateRoleBindings",
+        jsonShape(RoleBinding.BatchCreateRoleBindings)
+      ))
+      .addSuccess(Schema.Struct({ roleBindings: Schema.Array(Wire.RoleBinding.v2) }))
+      .annotate(OpenApi.Summary, "Create up to 25 role bindings in one group, all or none")
+      .annotate(
+        OpenApi.Description,
+        "Binds each request's identity to its role (or to the batch's roleUid) in the batch's parent group, in the " +
+          "order given, each as CreateRoleBinding would: the caller holds every capability of each role there. One " +
+          "that fails makes none. A request's parent, when set, is the batch's; its roleUid, when set, the batch's."
+      )
+  ),
+  "/iam/v2beta1",
+  "Role bindings made together."
 )
 
 /** The audit trail (docs/api.md §12): the change log, listed and followed. */
@@ -225,6 +269,7 @@ export const Api = ErrorBody.declareErrors(
     .add(Resources.identities.group)
     .add(Resources.roles.group)
     .add(Resources.roleBindings.group)
+    .add(RoleBindingBatches)
     .add(Resources.identityProviders.group)
     .add(Resources.accountAssociations.group)
     .add(Resources.groupInvites.group)

@@ -94,6 +94,10 @@ describe("the change log's event types", () => {
             )}
         }
       }
+      // A write of its own: the bindings a batch makes.
+      const batch = protos.lookupService("chainguard.platform.iam.v2beta1.RoleBindingsService").methods
+        .BatchCreateRoleBindings
+      assert.strictEqual(batch?.options?.["(chainguard.annotations.events).type"], RoleBinding.batchCreatedType)
     }
   )
 })

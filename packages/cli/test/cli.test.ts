@@ -741,6 +741,27 @@ describe("the rest of arbor's commands, as an owner", () => {
     const badFilter = await arbor(env, "iam", "role-bindings", "list", "--identity", "agent")
     assert.strictEqual(badFilter.code, 1)
     assert.include(badFilter.stderr, "identity")
+    // Several identities at once: one batch, all or none.
+    const [helper] = await json(
+      "iam",
+      "identities",
+      "create",
+      "kubernetes",
+      "helper",
+      "--parent",
+      "rest",
+      "--k8s-issuer",
+      "https://oidc.example.com",
+      "--k8s-service-account",
+      "tools:helper"
+    )
+    const batch = ["iam", "role-bindings", "create", "--parent", "rest", "--role", "viewer"] as const
+    const both = await json(...batch, "--identity", identity.uid, "--identity", helper.uid)
+    assert.deepStrictEqual(both.map((b: { identity: { uid: string } }) => b.identity.uid), [identity.uid, helper.uid])
+    const again = await arbor(env, ...batch, "--identity", helper.uid, "--identity", identity.uid)
+    assert.notStrictEqual(again.code, 0)
+    for (const made of both) await run("iam", "role-bindings", "delete", made.uid)
+    await run("iam", "identities", "delete", helper.uid)
     await run("iam", "role-bindings", "delete", binding.uid)
     await run("iam", "roles", "delete", role.uid)
     await run("iam", "identities", "delete", identity.uid)
@@ -791,7 +812,7 @@ describe("the rest of arbor's commands, as an owner", () => {
     const [advisory] = await json("advisories", "list", "--query", "cve-2024-0001")
     assert.strictEqual(advisory.advisoryId, "CGA-2222-3333-4444")
     assert.strictEqual((await json("advisories", "describe", advisory.uid))[0].latestEventType, "fixed")
-  }, 60_000)
+  }, 120_000)
 
   it("reaches a folder twelve levels down by path and by uid: create, describe, update, revoke, delete", async () => {
     const { env } = await asOwnerOf("deep")

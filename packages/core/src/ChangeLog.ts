@@ -234,6 +234,19 @@ export const attributedTo = (principal: Principal) => <A, E, R>(effect: Effect.E
 export const withRequestId = (id: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.locally(effect, currentRequestId, id)
 
+/** Event types that replace a kind's own for one change, where a method's write has a type of its own. */
+const currentTypes = FiberRef.unsafeMake<
+  ReadonlyArray<{ readonly kind: ResourceKind; readonly change: Change; readonly type: string }>
+>([])
+
+/**
+ * `effect`, its writes' entries of `kind` and `change` typed `type` instead of the kind's own: the type a method's
+ * events annotation gives the write as a whole (`BatchCreateRoleBindings`: `…rolebindings.created.batch.v1`).
+ */
+export const typedAs =
+  (kind: ResourceKind, change: Change, type: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    Effect.locallyWith(effect, currentTypes, (types) => [{ kind, change, type }, ...types])
+
 /** The group an entry about `uid` of `logged` belongs to. */
 const groupOf = (logged: Logged, uid: Uid.Uid): Uid.Uid =>
   logged.groupOf === undefined ? Uid.parentOrNull(uid) ?? uid : logged.groupOf(uid)
@@ -256,6 +269,8 @@ export const append = (
       Effect.withFiberRuntime((fiber) => {
         const actor = fiber.getFiberRef(currentActor)
         const requestId = fiber.getFiberRef(currentRequestId) ?? null
+        const typed = fiber.getFiberRef(currentTypes).find((t) => t.kind === logged.kind && t.change === change)
+        const type = typed?.type ?? logged.types[change]
         return Effect.forEach(rows, (row) =>
           Effect.flatMap(
             logged.body === undefined ? Effect.succeed(defaultBody(row)) : logged.body(row, store),
@@ -265,7 +280,7 @@ export const append = (
                 uid: Uid.makeChild(groupOf(logged, subject)),
                 parent: groupOf(logged, subject),
                 id: globalThis.crypto.randomUUID(),
-                type: logged.types[change],
+                type,
                 kind: logged.kind,
                 subject,
                 time,

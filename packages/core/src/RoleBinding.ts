@@ -51,6 +51,26 @@ export const CreateRoleBinding = Schema.Struct({
 })
 export type CreateRoleBinding = typeof CreateRoleBinding.Encoded
 
+/** The most bindings one `BatchCreateRoleBindings` makes. */
+export const maxBatch = 25
+
+/**
+ * The body of `BatchCreateRoleBindings`: bindings in one group, made all or none. A request's `parent` is the
+ * batch's or empty; its role is its own `roleUid` or the batch's, which it may omit but not contradict.
+ */
+export const BatchCreateRoleBindings = Schema.Struct({
+  parent: Schema.optional(Schema.String),
+  requests: Schema.Array(Schema.Struct({
+    parent: Schema.optional(Schema.String),
+    roleBinding: Schema.Struct({ identityUid: Uid, roleUid: Schema.optional(Uid) })
+  })).pipe(Schema.minItems(1), Schema.maxItems(maxBatch)),
+  roleUid: Schema.optional(Uid)
+})
+export type BatchCreateRoleBindings = typeof BatchCreateRoleBindings.Encoded
+
+/** Event type of the bindings a batch creates (the method's own, in the reference protos). */
+export const batchCreatedType = "dev.chainguard.api.iam.rolebindings.created.batch.v1"
+
 /** Fields an update may change. */
 export const fields = {
   mutable: ["identityUid", "roleUid"],

@@ -5,7 +5,8 @@
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import type { Grants } from "./Authorization.js"
-import { FieldViolation, PermissionDenied } from "./Errors.js"
+import * as ChangeLog from "./ChangeLog.js"
+import { FieldViolation, InvalidArgument, PermissionDenied } from "./Errors.js"
 import * as Group from "./Group.js"
 import * as Identity from "./Identity.js"
 import * as FieldMask from "./internal/lists/fieldMask.js"
@@ -152,6 +153,23 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
       groupOf: Resources.parentGroup
     }
 
+    /** Binds `identityUid` to `roleUid` in `group`, once its references are checked (in the caller's transaction). */
+    const bind = (grants: Grants, group: Uid.Uid, identityUid: Uid.Uid, roleUid: Uid.Uid) =>
+      Effect.gen(function*() {
+        const refs = yield* checkReferences(grants, group, identityUid, roleUid)
+        const now = yield* DateTime.now
+        const record: RoleBinding.Record = {
+          uid: Uid.makeChild(group),
+          parent: group,
+          identityUid,
+          roleUid,
+          createTime: now,
+          updateTime: now
+        }
+        yield* bindings.insert(record).pipe(conflict("role binding", duplicate(group)))
+        return embed(grants, record, refs)
+      })
+
     const service = {
       /**
        * Role bindings the caller may list (`role_bindings.list` at their group or above), hydrated; of one identity,
@@ -169,25 +187,62 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
         const grants = yield* authorization.grants(principal)
         yield* grants.require(RoleBinding.permissions.create, group)
         const fields = yield* Validation.decode(RoleBinding.CreateRoleBinding)(input)
+        return yield* commit(ops, principal, bind(grants, group, fields.identityUid, fields.roleUid))
+      }, operation("RoleBindings.create")),
+
+      /**
+       * Binds up to 25 identities to roles in one group, all or none (`BatchCreateRoleBindings`), in the order asked:
+       * each as `create` would, the caller holding every capability of each role. A request names its role or takes
+       * the batch's `roleUid`; its `parent`, when set, is the batch's.
+       */
+      batchCreate: Effect.fnUntraced(function*(principal: Principal, input: unknown) {
+        const batch = yield* Validation.decode(RoleBinding.BatchCreateRoleBindings)(input)
+        const group = yield* Uid.parse(batch.parent ?? "", "parent")
+        const violations: Array<FieldViolation> = []
+        const wanted: Array<{ readonly identityUid: Uid.Uid; readonly roleUid: Uid.Uid; readonly at: number }> = []
+        batch.requests.forEach((request, i) => {
+          const field = (name: string) => `requests[${i}].${name}`
+          if (request.parent !== undefined && request.parent !== "" && request.parent !== group) {
+            violations.push(new FieldViolation({ field: field("parent"), description: "must be the batch's parent" }))
+          }
+          const own = request.roleBinding.roleUid
+          const roleUid = own ?? batch.roleUid
+          if (own !== undefined && batch.roleUid !== undefined && own !== batch.roleUid) {
+            violations.push(
+              new FieldViolation({
+                field: field("roleBinding.roleUid"),
+                description: "differs from the batch's roleUid"
+              })
+            )
+          } else if (roleUid === undefined) {
+            violations.push(
+              new FieldViolation({
+                field: field("roleBinding.roleUid"),
+                description: "is required, here or as the batch's roleUid"
+              })
+            )
+          } else {
+            const first = wanted.find((w) => w.identityUid === request.roleBinding.identityUid && w.roleUid === roleUid)
+            if (first !== undefined) {
+              violations.push(
+                new FieldViolation({ field: `requests[${i}]`, description: `binds what requests[${first.at}] binds` })
+              )
+            }
+            wanted.push({ identityUid: request.roleBinding.identityUid, roleUid, at: i })
+          }
+        })
+        const [violation, ...more] = violations
+        if (violation !== undefined) return yield* new InvalidArgument({ violations: [violation, ...more] })
+        const grants = yield* authorization.grants(principal)
+        yield* grants.require(RoleBinding.permissions.create, group)
         return yield* commit(
           ops,
           principal,
-          Effect.gen(function*() {
-            const refs = yield* checkReferences(grants, group, fields.identityUid, fields.roleUid)
-            const now = yield* DateTime.now
-            const record: RoleBinding.Record = {
-              uid: Uid.makeChild(group),
-              parent: group,
-              ...fields,
-              createTime: now,
-              updateTime: now
-            }
-            yield* bindings.insert(record).pipe(conflict("role binding", duplicate(group)))
-            const binding = embed(grants, record, refs)
-            return binding
-          })
+          Effect.forEach(wanted, ({ identityUid, roleUid }) => bind(grants, group, identityUid, roleUid)).pipe(
+            ChangeLog.typedAs("role_binding", "created", RoleBinding.batchCreatedType)
+          )
         )
-      }, operation("RoleBindings.create")),
+      }, operation("RoleBindings.batchCreate")),
 
       /** Changes a binding's identity or role; the caller must hold every capability of the role. */
       update: (

@@ -1,6 +1,16 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { Arbor, Capability, Identities, Principal, Role, RoleBindings, Roles } from "../src/index.js"
+import {
+  Arbor,
+  AuditTrail,
+  Capability,
+  Identities,
+  Principal,
+  Role,
+  RoleBinding,
+  RoleBindings,
+  Roles
+} from "../src/index.js"
 import { claimMatch, folder, organization, principalWith } from "./fixtures.js"
 
 const withArbor = <A, E>(effect: Effect.Effect<A, E, Arbor.Services>) => Effect.provide(effect, Arbor.layerMemory)
@@ -66,6 +76,84 @@ describe("RoleBindings", () => {
         refused._tag === "InvalidArgument" ? refused.violations.map((v) => v.field) : [],
         ["identity", "role"]
       )
+    })))
+
+  it.effect("a batch binds up to 25 in one group, all or none, each under the no-escalation rule", () =>
+    withArbor(Effect.gen(function*() {
+      const org = yield* organization("acme")
+      const team = yield* folder(org.uid, "team")
+      const binderRole = yield* (yield* Roles.Roles).create(Principal.system, org.uid, {
+        name: "binder",
+        capabilities: [...Capability.all.filter((c) => c.endsWith(".list")), "role_bindings.create"]
+      })
+      const binder = yield* principalWith(org.uid, "binder", "viewer", [])
+      const bindings = yield* RoleBindings.RoleBindings
+      yield* bindings.create(Principal.system, org.uid, { identityUid: binder.identityUid, roleUid: binderRole.uid })
+      const [a, b, c] = yield* Effect.forEach(["a", "b", "c"], (name) => principalWith(org.uid, name, "viewer", []))
+      const bound = () => Effect.map(bindings.list(Principal.system, { group: team.uid }), (page) => page.totalCount)
+
+      // The shared role, or each request's own (the same), in the order asked.
+      const made = yield* bindings.batchCreate(binder, {
+        parent: team.uid,
+        roleUid: viewer,
+        requests: [
+          { roleBinding: { identityUid: a!.identityUid } },
+          { parent: team.uid, roleBinding: { identityUid: b!.identityUid, roleUid: viewer } }
+        ]
+      })
+      assert.deepStrictEqual(made.map((m) => [m.identity.uid, m.role.uid, m.group.uid]), [
+        [a!.identityUid, viewer, team.uid],
+        [b!.identityUid, viewer, team.uid]
+      ])
+      const logged = yield* (yield* AuditTrail.AuditTrail).list(Principal.system, {
+        types: [RoleBinding.batchCreatedType]
+      })
+      assert.sameMembers(logged.items.map((e) => e.subject), made.map((m) => m.uid))
+
+      // One request the binder may not make (an owner binding: escalation), or one that exists: nothing is made.
+      const escalating = yield* Effect.flip(bindings.batchCreate(binder, {
+        parent: team.uid,
+        requests: [
+          { roleBinding: { identityUid: c!.identityUid, roleUid: viewer } },
+          { roleBinding: { identityUid: c!.identityUid, roleUid: owner } }
+        ]
+      }))
+      assert.strictEqual(escalating._tag, "PermissionDenied")
+      const existing = yield* Effect.flip(bindings.batchCreate(binder, {
+        parent: team.uid,
+        roleUid: viewer,
+        requests: [{ roleBinding: { identityUid: c!.identityUid } }, { roleBinding: { identityUid: a!.identityUid } }]
+      }))
+      assert.strictEqual(existing._tag, "AlreadyExists")
+      assert.strictEqual(yield* bound(), 2)
+
+      // Bad batches are refused before anything is read, each fault named.
+      const fields = (input: unknown) =>
+        Effect.map(
+          Effect.flip(bindings.batchCreate(binder, input)),
+          (e) => e._tag === "InvalidArgument" ? e.violations.map((v) => v.field) : [e._tag]
+        )
+      const one = { roleBinding: { identityUid: c!.identityUid } }
+      assert.deepStrictEqual(yield* fields({ parent: team.uid, roleUid: viewer, requests: [] }), ["requests"])
+      assert.deepStrictEqual(
+        yield* fields({ parent: team.uid, roleUid: viewer, requests: Array.from({ length: 26 }, () => one) }),
+        ["requests"]
+      )
+      assert.deepStrictEqual(yield* fields({ roleUid: viewer, requests: [one] }), ["parent"])
+      assert.deepStrictEqual(
+        yield* fields({
+          parent: team.uid,
+          roleUid: viewer,
+          requests: [
+            { parent: org.uid, ...one },
+            { roleBinding: { identityUid: a!.identityUid, roleUid: owner } },
+            one
+          ]
+        }),
+        ["requests[0].parent", "requests[1].roleBinding.roleUid", "requests[2]"]
+      )
+      assert.deepStrictEqual(yield* fields({ parent: team.uid, requests: [one] }), ["requests[0].roleBinding.roleUid"])
+      assert.strictEqual(yield* bound(), 2)
     })))
 
   it.effect("one binding per group, identity and role; delete is idempotent", () =>

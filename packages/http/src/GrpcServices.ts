@@ -186,6 +186,13 @@ const beyond = (json: JsonObject, known: ReadonlySet<string>) => {
 
 const text = (value: JsonValue | undefined) => typeof value === "string" ? value : ""
 
+/** A resource as its message's proto3 JSON: its v2 wire JSON, adjusted by its declaration. */
+const protoJsonOf = <A, I>(resource: { readonly wire: Schema.Schema<A, I>; readonly proto: Resources.Proto<I> }) => {
+  const { toProto = (json) => json } = resource.proto
+  const encodeWire = Schema.encodeSync(resource.wire)
+  return (value: A) => toProto(encodeWire(value))
+}
+
 /**
  * The methods of a resource's service, from its declaration (`@arbor/api/Resources`): `Get<Message>`,
  * `List<Plural>`, `Create<Message>`, `Update<Message>` and `Delete<Message>` call the engine service's operation of
@@ -204,10 +211,9 @@ const serveResource = <A, I, Q extends Lists.ListOptions, QI>(
   },
   service: ResourceService.Readable<A, Q> | ResourceService.Writable<A, Q>
 ) => {
-  const { field, fromProto = (json) => json, toProto = (json) => json } = resource.proto
+  const { field, fromProto = (json) => json } = resource.proto
   const desc = protos.message(resource.proto.message)
-  const encodeWire = Schema.encodeSync(resource.wire)
-  const encode = (value: A) => toProto(encodeWire(value))
+  const encode = protoJsonOf(resource)
   const toMessage = (value: A) => message(desc, encode(value))
   /** The request's resource as the REST body: its proto3 JSON, adjusted; fields the engine lacks refused. */
   const input = (json: JsonObject): Effect.Effect<Record<string, unknown>, Errors.InvalidArgument> => {
@@ -397,6 +403,18 @@ export const routes = Effect.gen(function*() {
     })
     serveResource(router, run, Resources.identities, engine.identities)
     serveResource(router, run, Resources.roles, engine.roles)
+    // A batch's request is the REST body (its proto3 JSON); each binding leaves as the resource does.
+    const batchCreate = RoleBindingsService.method.batchCreateRoleBindings
+    const bindingJson = protoJsonOf(Resources.roleBindings)
+    router.rpc(
+      batchCreate,
+      (request, context) =>
+        run.asCaller(context, (p) =>
+          fieldsOf(batchCreate.input, request, "request").pipe(
+            Effect.flatMap((json) => engine.bindings.batchCreate(p, json)),
+            Effect.map((made) => message(batchCreate.output, { roleBindings: made.map(bindingJson) }))
+          ))
+    )
     serveResource(router, run, Resources.roleBindings, engine.bindings)
     serveResource(router, run, Resources.identityProviders, engine.providers)
     serveResource(router, run, Resources.accountAssociations, engine.associations)

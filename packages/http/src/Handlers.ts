@@ -279,6 +279,16 @@ export const layer = Layer.unwrapEffect(Effect.gen(function*() {
           ).pipe(Effect.flatMap(EventStream.response)))),
     HttpApiBuilder.group(
       Api,
+      "roleBindingBatches",
+      (h) =>
+        h.handle(
+          "create",
+          ({ payload }) =>
+            asCaller((p) => bindings.batchCreate(p, payload)).pipe(Effect.map((roleBindings) => ({ roleBindings })))
+        )
+    ),
+    HttpApiBuilder.group(
+      Api,
       "inviteCodes",
       (h) => h.handle("redeem", ({ payload }) => asCaller((p) => invites.redeemOwn(p, payload)))
     ),

@@ -181,6 +181,40 @@ describe.runIf(referenceProtos !== undefined)("gRPC, by an independent client on
     )
     const none = await bindings.ListRoleBindings({ group: owner.org, role: viewer }, token)
     assert.deepStrictEqual([none.roleBindings ?? [], none.totalCount], [[], "0"])
+    // A batch: the shared role, each binding as REST answers it, in the order asked; over REST, the same body.
+    const second = await identities.CreateIdentity({
+      parent: folder.uid,
+      identity: { name: "second", claimMatch: { issuer: "https://issuer.example.com", subject: "second" } }
+    }, token)
+    const batch = await bindings.BatchCreateRoleBindings({
+      parent: folder.uid,
+      roleUid: role.uid,
+      requests: [{ roleBinding: { identityUid: workload.uid } }, { roleBinding: { identityUid: second.uid } }]
+    }, token)
+    assert.deepStrictEqual(batch.roleBindings.map((b: { identityUid: string }) => b.identityUid), [
+      workload.uid,
+      second.uid
+    ])
+    for (const made of batch.roleBindings) {
+      await sameAsRest(made, `/iam/v2beta1/roleBindings/${made.uid}`, [], ["identityUid", "roleUid"])
+    }
+    const overRest = await rest("POST", "/iam/v2beta1/roleBindings:batchCreate", token, {
+      parent: folder.uid,
+      requests: [{ roleBinding: { identityUid: second.uid, roleUid: viewer } }]
+    })
+    assert.strictEqual(overRest.status, 200, JSON.stringify(overRest.body))
+    assert.deepStrictEqual(overRest.body.roleBindings.map((b: { role: { name: string } }) => b.role.name), ["viewer"])
+    const tooMany = await rest("POST", "/iam/v2beta1/roleBindings:batchCreate", token, {
+      parent: folder.uid,
+      roleUid: viewer,
+      requests: Array.from({ length: 26 }, () => ({ roleBinding: { identityUid: second.uid } }))
+    })
+    assert.strictEqual(tooMany.status, 400)
+    assert.match(JSON.stringify(tooMany.body), /"field":"requests"/)
+    for (const made of [...batch.roleBindings, ...overRest.body.roleBindings]) {
+      await bindings.DeleteRoleBinding({ uid: made.uid }, token)
+    }
+    await identities.DeleteIdentity({ uid: second.uid }, token)
 
     // Identity providers
     const provider = await providers.CreateIdentityProvider({
@@ -590,7 +624,6 @@ describe.runIf(referenceProtos !== undefined)("gRPC, by an independent client on
     const unimplemented = {
       [`${iam}.GroupsService`]: ["LookupGroup", "RequestGroupAccess", "CheckEligibility"],
       [`${iam}.IdentitiesService`]: ["LookupIdentity", "UpdateIdentityMetadata"],
-      [`${iam}.RoleBindingsService`]: ["BatchCreateRoleBindings"],
       [`${iam}.IdentityProvidersService`]: [
         "GenerateScimToken",
         "RegenerateScimToken",

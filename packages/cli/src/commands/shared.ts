@@ -76,7 +76,8 @@ export const apiClient = (where: Where.Endpoints) =>
   Effect.flatMap(Auth.token(where), (token) =>
     HttpApiClient.make(Api.Api, {
       baseUrl: where.api,
-      transformClient: HttpClient.mapRequest(HttpClientRequest.bearerToken(token))
+      transformClient: (client) =>
+        Api.customMethodPaths(HttpClient.mapRequest(client, HttpClientRequest.bearerToken(token)))
     }))
 
 /** The typed client. */

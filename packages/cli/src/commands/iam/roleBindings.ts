@@ -82,21 +82,32 @@ export const roleBindings = Command.make("role-bindings").pipe(
         ...common,
         output,
         parent,
-        identity: Options.text("identity").pipe(Options.withDescription("the identity's uid")),
+        identity: Options.text("identity").pipe(
+          Options.withDescription("the identity's uid; repeat it to bind several at once (up to 25, all or none)"),
+          Options.atLeast(1)
+        ),
         role: Options.text("role").pipe(Options.withDescription("the role's uid or name (viewer, editor, …)"))
       },
       (flags) =>
         Effect.gen(function*() {
           const client = yield* connect(flags)
-          const created = yield* client.roleBindings.create({
-            path: { uid: yield* resolveGroup(client, flags.parent) },
-            payload: { identityUid: flags.identity, roleUid: yield* resolveRole(client, flags.role) }
-          })
-          yield* printRows([created], bindingShape, flags.output)
+          const group = yield* resolveGroup(client, flags.parent)
+          const roleUid = yield* resolveRole(client, flags.role)
+          const [identity, ...more] = flags.identity
+          const created = more.length === 0
+            ? [yield* client.roleBindings.create({ path: { uid: group }, payload: { identityUid: identity, roleUid } })]
+            : (yield* client.roleBindingBatches.create({
+              payload: {
+                parent: group,
+                roleUid,
+                requests: flags.identity.map((identityUid) => ({ roleBinding: { identityUid } }))
+              }
+            })).roleBindings
+          yield* printRows(created, bindingShape, flags.output)
         })
     ).pipe(
       Command.withDescription(
-        "Bind an identity to a role in a group. Example: arbor iam role-bindings create --parent acme/platform --identity <uid> --role viewer"
+        "Bind identities to a role in a group. Example: arbor iam role-bindings create --parent acme/platform --identity <uid> --role viewer"
       )
     ),
     Resource.remove(bindingResource, "Delete a role binding. Example: arbor iam role-bindings delete <uid>")
