@@ -77,6 +77,31 @@ export const customMethodPaths = HttpClient.mapRequest(HttpClientRequest.updateU
   return parsed.toString()
 }))
 
+/** `GET /iam/v2beta1/identities:lookupIdentity`: a person's uid, before or after their first sign-in. */
+export const IdentityLookup = authenticated(
+  HttpApiGroup.make("identityLookup").add(
+    // `::` is a literal `:` to the router: the path is `/identities:lookupIdentity`.
+    HttpApiEndpoint.get("lookup", "/identities::lookupIdentity")
+      .setUrlParams(Schema.Struct({
+        issuer: Schema.optionalWith(Schema.String, { default: () => "" }).annotations({
+          description: "the OpenID issuer the person signs in with"
+        }),
+        subject: Schema.optionalWith(Schema.String, { default: () => "" }).annotations({
+          description: "their subject at that issuer"
+        })
+      }))
+      .addSuccess(Schema.Struct({ uid: Schema.String }))
+      .annotate(OpenApi.Summary, "Look up a person's identity uid")
+      .annotate(
+        OpenApi.Description,
+        "The uid of the person who signs in with this issuer and subject: theirs once they have signed in, and the " +
+          "one they will get before (a person's uid is derived from the two). Any signed-in caller may ask."
+      )
+  ),
+  "/iam/v2beta1",
+  "Identities by their sign-in."
+)
+
 /** `POST /iam/v2beta1/roleBindings:batchCreate`: the AIP-233 batch create of role bindings. */
 export const RoleBindingBatches = authenticated(
   HttpApiGroup.make("roleBindingBatches").add(
@@ -267,6 +292,7 @@ export const Api = ErrorBody.declareErrors(
     .add(Resources.groups.group)
     .add(Organizations)
     .add(Resources.identities.group)
+    .add(IdentityLookup)
     .add(Resources.roles.group)
     .add(Resources.roleBindings.group)
     .add(RoleBindingBatches)

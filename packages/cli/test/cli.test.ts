@@ -718,6 +718,7 @@ describe("the rest of arbor's commands, as an owner", () => {
     )
     assert.strictEqual(identity.claimMatch.subject, "system:serviceaccount:tools:agent")
     assert.strictEqual((await json("iam", "identities", "describe", identity.uid))[0].name, "agent")
+    assert.match(await run("iam", "identities", "lookup", "https://login.example.com", "ada"), /^[0-9a-f]{40}\n?$/)
     const [role] = await json("iam", "roles", "create", "reader", "--parent", "rest", "-c", "groups.list")
     assert.deepStrictEqual((await json("iam", "roles", "describe", role.uid))[0].capabilities, ["CAP_IAM_GROUPS_LIST"])
     const [binding] = await json(
@@ -1037,6 +1038,7 @@ describe("arbor's help", () => {
     "iam identities delete",
     "iam identities describe",
     "iam identities list",
+    "iam identities lookup",
     "iam identities update",
     "iam identity-providers create",
     "iam identity-providers delete",

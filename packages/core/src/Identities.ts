@@ -140,6 +140,21 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
           Effect.map(Resources.get(ops, kind, actingOn(principal, uid), uid), lastSeen.overlay)
         ),
 
+      /**
+       * The uid of the person who signs in with `issuer` and `subject`: theirs if they have signed in, else the one
+       * they will get (`LookupIdentity`). Any caller may ask.
+       */
+      lookup: (input: { readonly issuer: string; readonly subject: string }) =>
+        operation("Identities.lookup")(Effect.gen(function*() {
+          const violations = (["issuer", "subject"] as const).filter((field) => input[field] === "").map((field) =>
+            new FieldViolation({ field, description: "is required" })
+          )
+          const [first, ...rest] = violations
+          if (first !== undefined) return yield* new InvalidArgument({ violations: [first, ...rest] })
+          const known = yield* Person.find(ops.store, input.issuer, input.subject)
+          return { uid: known ?? Person.uidFor(input.issuer, input.subject) }
+        })),
+
       /** Creates an identity in group `groupUid`. */
       create: Effect.fnUntraced(function*(principal: Principal.Principal, groupUid: string, input: unknown) {
         const group = yield* Uid.parse(groupUid, "parent")

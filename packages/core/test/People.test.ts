@@ -52,6 +52,23 @@ describe("People", () => {
       )
     }).pipe(Effect.provide(Arbor.layerMemory)))
 
+  it.effect("a person's uid is known before their first sign-in (LookupIdentity), and stays theirs", () =>
+    Effect.gen(function*() {
+      const identities = yield* Identities.Identities
+      const before = yield* identities.lookup({ issuer, subject: "ada-1" })
+      assert.match(before.uid, /^[0-9a-f]{40}$/)
+      assert.notStrictEqual((yield* identities.lookup({ issuer, subject: "ada-2" })).uid, before.uid)
+      assert.notStrictEqual((yield* identities.lookup({ issuer: `${issuer}/other`, subject: "ada-1" })).uid, before.uid)
+      const signedIn = yield* (yield* people).signIn(ada)
+      assert.strictEqual(signedIn.uid, before.uid)
+      assert.deepStrictEqual(yield* identities.lookup({ issuer, subject: "ada-1" }), before)
+      const refused = yield* Effect.flip(identities.lookup({ issuer: "", subject: "" }))
+      assert.deepStrictEqual(
+        refused._tag === "InvalidArgument" ? refused.violations.map((v) => v.field) : [],
+        ["issuer", "subject"]
+      )
+    }).pipe(Effect.provide(Arbor.layerMemory)))
+
   it.effect("a new person holds nothing; a person reads, renames and deletes their own identity, nothing else of it", () =>
     Effect.gen(function*() {
       const identities = yield* Identities.Identities
@@ -76,8 +93,9 @@ describe("People", () => {
       assert.strictEqual((yield* Effect.flip(identities.get(me, org.uid)))._tag, "PermissionDenied")
       yield* identities.delete(me, person.uid)
       assert.strictEqual((yield* Effect.flip(identities.get(Principal.system, person.uid)))._tag, "NotFound")
-      // Signing in again makes a new identity.
-      assert.notStrictEqual((yield* (yield* people).signIn(ada)).uid, person.uid)
+      // Signing in again makes the identity anew: the same uid (LookupIdentity's), nothing of the deleted one.
+      const again = yield* (yield* people).signIn(ada)
+      assert.deepStrictEqual([again.uid, again.description], [person.uid, ""])
     }).pipe(Effect.provide(Arbor.layerMemory)))
 
   it.effect("an organization's provider binds its default role at the first sign-in only; invites need the email", () =>

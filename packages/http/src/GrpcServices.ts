@@ -401,6 +401,10 @@ export const routes = Effect.gen(function*() {
       create: (p, parent, body) =>
         parent === "" ? engine.groups.createRoot(p, body) : engine.groups.create(p, parent, body)
     })
+    router.rpc(
+      IdentitiesService.method.lookupIdentity,
+      (request, context) => run.asCaller(context, () => engine.identities.lookup(request))
+    )
     serveResource(router, run, Resources.identities, engine.identities)
     serveResource(router, run, Resources.roles, engine.roles)
     // A batch's request is the REST body (its proto3 JSON); each binding leaves as the resource does.

@@ -279,6 +279,11 @@ export const layer = Layer.unwrapEffect(Effect.gen(function*() {
           ).pipe(Effect.flatMap(EventStream.response)))),
     HttpApiBuilder.group(
       Api,
+      "identityLookup",
+      (h) => h.handle("lookup", ({ urlParams }) => asCaller(() => identities.lookup(urlParams)))
+    ),
+    HttpApiBuilder.group(
+      Api,
       "roleBindingBatches",
       (h) =>
         h.handle(

@@ -118,6 +118,16 @@ describe.runIf(referenceProtos !== undefined)("gRPC, by an independent client on
       }
     }, token)
     await sameAsRest(workload, `/iam/v2beta1/identities/${workload.uid}`)
+    // A person's uid, known before their first sign-in.
+    const looked = await identities.LookupIdentity({ issuer: "https://login.example.com", subject: "ada" }, token)
+    const lookedUp = await rest(
+      "GET",
+      "/iam/v2beta1/identities:lookupIdentity?issuer=https%3A%2F%2Flogin.example.com&subject=ada",
+      token
+    )
+    assert.match(looked.uid, /^[0-9a-f]{40}$/)
+    assert.deepStrictEqual(lookedUp.body, { uid: looked.uid })
+    assert.strictEqual((await failure(identities.LookupIdentity({ issuer: "https://x.example.com" }, token))).code, 3)
     await sameAsRest(
       await identities.UpdateIdentity({ identity: { uid: workload.uid, description: "ships" } }, token),
       `/iam/v2beta1/identities/${workload.uid}`
@@ -623,7 +633,7 @@ describe.runIf(referenceProtos !== undefined)("gRPC, by an independent client on
   it("answers UNIMPLEMENTED for the methods the engine has no feature for", async () => {
     const unimplemented = {
       [`${iam}.GroupsService`]: ["LookupGroup", "RequestGroupAccess", "CheckEligibility"],
-      [`${iam}.IdentitiesService`]: ["LookupIdentity", "UpdateIdentityMetadata"],
+      [`${iam}.IdentitiesService`]: ["UpdateIdentityMetadata"],
       [`${iam}.IdentityProvidersService`]: [
         "GenerateScimToken",
         "RegenerateScimToken",

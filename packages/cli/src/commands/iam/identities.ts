@@ -18,6 +18,7 @@ import {
   nameArg,
   output,
   parent,
+  print,
   printRows,
   resolveGroup,
   time
@@ -242,6 +243,28 @@ export const identities = Command.make("identities").pipe(
     Resource.remove(
       identityResource,
       "Delete an identity and its role bindings. Example: arbor iam identities delete <uid>"
+    ),
+    Command.make(
+      "lookup",
+      {
+        ...common,
+        signInIssuer: Args.text({ name: "issuer" }).pipe(
+          Args.withDescription("the OpenID issuer the person signs in with")
+        ),
+        subject: Args.text({ name: "subject" }).pipe(Args.withDescription("their subject at that issuer"))
+      },
+      (flags) =>
+        Effect.gen(function*() {
+          const client = yield* connect(flags)
+          const found = yield* client.identityLookup.lookup({
+            urlParams: { issuer: flags.signInIssuer, subject: flags.subject }
+          })
+          yield* print(found.uid)
+        })
+    ).pipe(
+      Command.withDescription(
+        "A person's identity uid, before or after their first sign-in. Example: arbor iam identities lookup https://accounts.google.com 1234"
+      )
     )
   ])
 )

@@ -74,7 +74,7 @@ export class People extends Effect.Service<People>()("@arbor/core/People", {
     const create = (claims: Person.Claims, access: Access, now: DateTime.Utc) =>
       Effect.gen(function*() {
         const identity = new Identity.Identity({
-          uid: Uid.makeRoot(),
+          uid: Person.uidFor(claims.issuer, claims.subject),
           name: yield* freeName(claims),
           description: "",
           claimMatch: { issuer: claims.issuer, subject: claims.subject },
@@ -132,15 +132,8 @@ export class People extends Effect.Service<People>()("@arbor/core/People", {
           Principal.system,
           Effect.gen(function*() {
             const now = yield* DateTime.now
-            const [known] = yield* Repository.orInternal(ops.store.find(Person.table, {
-              conditions: [
-                { _tag: "Equals", column: "issuer", value: claims.issuer },
-                { _tag: "Equals", column: "subject", value: claims.subject }
-              ],
-              order: [{ column: "uid", direction: "asc" }],
-              limit: 1
-            }))
-            const current = known === undefined ? Option.none() : yield* identities.get(known.uid)
+            const known = yield* Person.find(ops.store, claims.issuer, claims.subject)
+            const current = known === undefined ? Option.none() : yield* identities.get(known)
             if (Option.isNone(current)) return yield* create(claims, access, now)
             const { email: _e, emailUnverified: _u, ...rest } = current.value
             const identity = new Identity.Identity({

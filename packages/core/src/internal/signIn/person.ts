@@ -2,7 +2,11 @@
  * People: those who sign in through an OpenID provider. A person is a root-level identity (no parent group) made at
  * their first sign-in; the `people` table keeps them unique per (issuer, subject), its uid the identity's.
  */
-import type { Table } from "../../Store.js"
+import * as Effect from "effect/Effect"
+import { createHash } from "node:crypto"
+import * as Repository from "../../Repository.js"
+import type { StoreService, Table } from "../../Store.js"
+import { type Uid, unsafeMake } from "../../Uid.js"
 
 /** What a provider's verified ID token says of a person. */
 export interface Claims {
@@ -13,6 +17,13 @@ export interface Claims {
   /** The `name` claim. */
   readonly name?: string | undefined
 }
+
+/**
+ * The uid a person of `issuer` and `subject` gets at their first sign-in: the SHA-1 of the two, so that it is known
+ * before (`Identities.lookup`). A root uid is 40 hex characters, as a SHA-1 is.
+ */
+export const uidFor = (issuer: string, subject: string): Uid =>
+  unsafeMake(createHash("sha1").update(`${issuer}\n${subject}`).digest("hex"))
 
 /** The longest name an identity may have. */
 const maxName = 63
@@ -46,3 +57,17 @@ export const table: Table = {
   unique: [["issuer", "subject"]],
   indexes: []
 }
+
+/** The uid of the person of `issuer` and `subject` when they have signed in (and not been deleted since). */
+export const find = (store: StoreService, issuer: string, subject: string) =>
+  Effect.map(
+    Repository.orInternal(store.find(table, {
+      conditions: [
+        { _tag: "Equals", column: "issuer", value: issuer },
+        { _tag: "Equals", column: "subject", value: subject }
+      ],
+      order: [{ column: "uid", direction: "asc" }],
+      limit: 1
+    })),
+    ([known]) => known === undefined ? undefined : unsafeMake(String(known.uid))
+  )
