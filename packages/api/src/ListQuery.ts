@@ -6,6 +6,7 @@
  */
 import type { AdvisoryListOptions } from "@arbor/core/Advisories"
 import type { EntryListOptions, WatchOptions } from "@arbor/core/AuditTrail"
+import type { IdentityListOptions } from "@arbor/core/Identities"
 import type { ListOptions } from "@arbor/core/Lists"
 import type { RoleBindingListOptions } from "@arbor/core/RoleBindings"
 import type { TagListOptions } from "@arbor/core/Tags"
@@ -81,6 +82,20 @@ const tagListQuery = Schema.Struct({
 /** The parameters of a list of tags. */
 export const TagListQuery: Schema.Schema<TagListOptions, Schema.Schema.Encoded<typeof tagListQuery>> = tagListQuery
 
+const identityListQuery = Schema.Struct({
+  ...v2,
+  relationshipType: parameter(
+    "relationship_type",
+    Schema.String,
+    "only identities of this kind: RELATIONSHIP_TYPE_CLAIM_MATCH or RELATIONSHIP_TYPE_STATIC"
+  )
+})
+/** The parameters of a list of identities. */
+export const IdentityListQuery: Schema.Schema<
+  IdentityListOptions,
+  Schema.Schema.Encoded<typeof identityListQuery>
+> = identityListQuery
+
 const roleBindingListQuery = Schema.Struct({
   ...v2,
   identity: parameter("identity", Schema.String, "only the bindings of this identity (its uid)"),
@@ -140,6 +155,7 @@ export const aliases: Readonly<Record<string, string>> = {
   pageToken: "page_token",
   orderBy: "order_by",
   updatedSince: "updated_since",
+  relationshipType: "relationship_type",
   advisoryIds: "advisory_ids",
   packageNames: "package_names",
   eventTypes: "event_types",

@@ -134,7 +134,7 @@ export const identities = writable({
   description: "Identities: workloads and users, assumed through matching token claims.",
   prefix: iam,
   wire: Wire.Identity.v2,
-  query: ListQuery.ListQuery,
+  query: ListQuery.IdentityListQuery,
   create: Identity.CreateIdentity,
   permissions: Identity.permissions,
   proto: {

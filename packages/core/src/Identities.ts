@@ -23,8 +23,43 @@ import * as Principal from "./Principal.js"
 import * as Repository from "./Repository.js"
 import type * as ResourceService from "./ResourceService.js"
 import * as RoleBinding from "./RoleBinding.js"
+import type { Condition } from "./Store.js"
 import * as Uid from "./Uid.js"
 import * as Validation from "./Validation.js"
+
+/** The kinds of identity `relationship_type` names (the protos' `RelationshipType`), and the condition of each. */
+const relationships: Readonly<Record<string, Condition>> = {
+  RELATIONSHIP_TYPE_CLAIM_MATCH: { _tag: "Equals", column: "staticKeys", value: null },
+  RELATIONSHIP_TYPE_STATIC: { _tag: "Equals", column: "claimMatch", value: null },
+  // Kinds the engine has none of.
+  RELATIONSHIP_TYPE_AWS_IDENTITY: { _tag: "In", column: "parent", values: [] },
+  RELATIONSHIP_TYPE_SERVICE_PRINCIPAL: { _tag: "In", column: "parent", values: [] }
+}
+
+/** The filters of a list of identities, beside the common list parameters. */
+export interface IdentityListOptions extends Lists.ListOptions {
+  /** Only identities of this kind: `RELATIONSHIP_TYPE_CLAIM_MATCH` or `RELATIONSHIP_TYPE_STATIC` (the protos'). */
+  readonly relationshipType?: string | undefined
+}
+
+/** The filters as store conditions, with the violations found reading them. */
+export const filters = (options: IdentityListOptions): Lists.Filters => {
+  const type = options.relationshipType
+  if (type === undefined || type === "RELATIONSHIP_TYPE_UNSPECIFIED") return { conditions: [], digest: [] }
+  const condition = relationships[type]
+  return condition === undefined
+    ? {
+      conditions: [],
+      digest: [],
+      violations: [
+        new FieldViolation({
+          field: "relationship_type",
+          description: `'${type}' is not one of RELATIONSHIP_TYPE_UNSPECIFIED, ${Object.keys(relationships).join(", ")}`
+        })
+      ]
+    }
+    : { conditions: [condition], digest: [type] }
+}
 
 /** How long static keys are trusted at most, and by default. */
 export const maxStaticKeysLifetime = { days: 365 } as const
@@ -130,9 +165,9 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
     const ownFields = ["name", "description"]
 
     const service = {
-      /** Identities the caller may list (`identity.list` at their group or above). */
-      list: (principal: Principal.Principal, options: Lists.ListOptions = {}) =>
-        operation("Identities.list")(Lists.list(ops, spec, principal, options)),
+      /** Identities the caller may list (`identity.list` at their group or above), of one kind when asked. */
+      list: (principal: Principal.Principal, options: IdentityListOptions = {}) =>
+        operation("Identities.list")(Lists.list(ops, spec, principal, options, filters(options))),
 
       /** One identity: with `identity.list` at its group, or a person's own. */
       get: (principal: Principal.Principal, uid: string) =>
@@ -254,6 +289,6 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
           Resources.remove(ops, kind, actingOn(principal, uid), uid, { before: deleteBindings })
         )
     }
-    return service satisfies ResourceService.Writable<Identity.Identity>
+    return service satisfies ResourceService.Writable<Identity.Identity, IdentityListOptions>
   })
 }) {}

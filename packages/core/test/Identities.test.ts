@@ -123,6 +123,31 @@ describe("Identities", () => {
       }))
   })
 
+  it.effect("lists by relationship type: claim matches, static keys, the kinds the engine has none of", () =>
+    withArbor(Effect.gen(function*() {
+      const org = yield* organization("acme")
+      const identities = yield* Identities.Identities
+      yield* identities.create(Principal.system, org.uid, { name: "ci", claimMatch: claimMatch("repo:acme/app") })
+      yield* identities.create(Principal.system, org.uid, {
+        name: "offline",
+        staticKeys: { issuer: "https://offline.example", subject: "batch", issuerKeys: publicJwks }
+      })
+      const names = (relationshipType?: string) =>
+        Effect.map(
+          identities.list(Principal.system, { childrenOf: org.uid, relationshipType }),
+          (page) => page.items.map((i) => i.name).sort()
+        )
+      assert.deepStrictEqual(yield* names(), ["ci", "offline"])
+      assert.deepStrictEqual(yield* names("RELATIONSHIP_TYPE_UNSPECIFIED"), ["ci", "offline"])
+      assert.deepStrictEqual(yield* names("RELATIONSHIP_TYPE_CLAIM_MATCH"), ["ci"])
+      assert.deepStrictEqual(yield* names("RELATIONSHIP_TYPE_STATIC"), ["offline"])
+      assert.deepStrictEqual(yield* names("RELATIONSHIP_TYPE_AWS_IDENTITY"), [])
+      assert.deepStrictEqual(
+        fieldsOf(yield* Effect.flip(identities.list(Principal.system, { relationshipType: "static" }))),
+        ["relationship_type"]
+      )
+    })))
+
   describe("static keys", () => {
     it.effect("expire 365 days after creation by default, and no later", () =>
       withArbor(Effect.gen(function*() {

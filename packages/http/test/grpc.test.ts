@@ -137,6 +137,16 @@ describe.runIf(referenceProtos !== undefined)("gRPC, by an independent client on
       "identities",
       `/iam/v2beta1/identities?uidp.children_of=${folder.uid}`
     )
+    await sameListAsRest(
+      await identities.ListIdentities(
+        { uidp: { childrenOf: folder.uid }, relationshipType: "RELATIONSHIP_TYPE_CLAIM_MATCH" },
+        token
+      ),
+      "identities",
+      `/iam/v2beta1/identities?uidp.children_of=${folder.uid}&relationship_type=RELATIONSHIP_TYPE_CLAIM_MATCH`
+    )
+    const statics = await identities.ListIdentities({ relationshipType: "RELATIONSHIP_TYPE_STATIC" }, token)
+    assert.deepStrictEqual([statics.identities ?? [], statics.totalCount], [[], "0"])
 
     // Roles, their capabilities as the proto enum
     const role = await roles.CreateRole(
