@@ -176,7 +176,13 @@ const ExchangeParams = Schema.Struct({
   aud: Schema.optional(Schema.String).annotations({
     description: "the audience of the API token: the API's base URL or another configured audience"
   }),
-  identity: Schema.optional(Schema.String).annotations({ description: "the uid of the identity to assume" })
+  identity: Schema.optional(Schema.String).annotations({ description: "the uid of the identity to assume" }),
+  cap: Schema.optional(Schema.Union(Schema.String, Schema.Array(Schema.String))).annotations({
+    description: "narrows the API token to these capabilities (repeatable; groups.list or CAP_IAM_GROUPS_LIST)"
+  }),
+  scope: Schema.optional(Schema.Union(Schema.String, Schema.Array(Schema.String))).annotations({
+    description: "narrows the API token to these groups and those below them (repeatable; group uids)"
+  })
 })
 
 /** The answer of the token exchange: an API token and when it expires. */

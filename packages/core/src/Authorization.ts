@@ -12,7 +12,7 @@ import type { Internal } from "./Errors.js"
 import { PermissionDenied } from "./Errors.js"
 import * as Versions from "./internal/storage/versions.js"
 import { operation } from "./internal/tracing.js"
-import type { Principal } from "./Principal.js"
+import type { Narrowing, Principal } from "./Principal.js"
 import * as Repository from "./Repository.js"
 import { orInternal } from "./Repository.js"
 import * as Role from "./Role.js"
@@ -54,6 +54,34 @@ export class Grants {
     if (this.unrestricted) return "all"
     const groups = [...new Set(this.grants.filter((g) => g.capabilities.has(capability)).map((g) => g.group))]
     return groups.filter((g) => !groups.some((other) => isAncestor(other, g)))
+  }
+
+  /**
+   * These grants as far as `narrowing` lets them go: each grant's capabilities among the narrowing's, and each grant
+   * only where it meets a scope (at the grant's group when the scope is at or above it, at the scope when the scope is
+   * below it). Never more than these grants; the system's are never narrowed.
+   */
+  narrow(narrowing: Narrowing | undefined): Grants {
+    if (this.unrestricted || narrowing === undefined) return this
+    const { capabilities, scopes } = narrowing
+    const kept = capabilities === undefined ? undefined : new Set(capabilities)
+    return new Grants(
+      false,
+      this.grants.flatMap((grant) => {
+        const held = kept === undefined
+          ? grant.capabilities
+          : new Set([...grant.capabilities].filter((c) => kept.has(c)))
+        if (held.size === 0) return []
+        if (scopes === undefined) return [{ group: grant.group, capabilities: held }]
+        return scopes.flatMap((scope) =>
+          isAncestorOrSelf(scope, grant.group)
+            ? [{ group: grant.group, capabilities: held }]
+            : isAncestor(grant.group, scope)
+            ? [{ group: scope, capabilities: held }]
+            : []
+        )
+      })
+    )
   }
 
   /** Fails with PermissionDenied on `resource` unless `capability` is held at `group`. */
@@ -109,7 +137,13 @@ export class Authorization extends Effect.Service<Authorization>()("@arbor/core/
       })
 
     const grants = (principal: Principal): Effect.Effect<Grants, Internal> =>
-      principal._tag === "System" ? Effect.succeed(everything) : Effect.gen(function*() {
+      principal._tag === "System"
+        ? Effect.succeed(everything)
+        : Effect.map(held(principal), (grants) => grants.narrow(principal.narrowed))
+
+    /** What an identity's bindings give it, cached by identity (narrowing is applied after, per token). */
+    const held = (principal: Principal & { readonly _tag: "Identity" }): Effect.Effect<Grants, Internal> =>
+      Effect.gen(function*() {
         // The version is read before the bindings: grants cached under it are at least that recent.
         const current = yield* version
         const cached = cache.get(principal.uid)

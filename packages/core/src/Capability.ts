@@ -79,6 +79,9 @@ const byName: ReadonlyMap<string, Capability> = new Map(
   all.flatMap((c) => [[c, c], [toEnumName(c), c]] as const)
 )
 
+/** The capability `name` spells (either spelling), or undefined. */
+export const fromName = (name: string): Capability | undefined => byName.get(name)
+
 /** True when `name` is a capability in either spelling. */
 export const isCapabilityName = (name: unknown): name is string => typeof name === "string" && byName.has(name)
 

@@ -154,10 +154,11 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
 
     /**
      * The principal an operation on `uid` runs as: a person acting on their own (root-level) identity acts with full
-     * authority over it; anyone else as themselves.
+     * authority over it (not with a narrowed token); anyone else as themselves.
      */
     const actingOn = (principal: Principal.Principal, uid: string): Principal.Principal =>
-      principal._tag === "Identity" && principal.uid === uid && Uid.isUid(uid) && Uid.parentOrNull(uid) === null
+      principal._tag === "Identity" && principal.narrowed === undefined && principal.uid === uid && Uid.isUid(uid) &&
+        Uid.parentOrNull(uid) === null
         ? Principal.system
         : principal
 

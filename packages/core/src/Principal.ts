@@ -3,8 +3,18 @@
  * or an identity whose role bindings decide what it may do.
  */
 import * as Data from "effect/Data"
+import type { Capability } from "./Capability.js"
 import type { Act } from "./ChangeLog.js"
 import type { Uid } from "./Uid.js"
+
+/**
+ * What a token is narrowed to (the exchange's `cap` and `scopes`): only these capabilities, only in these groups and
+ * below. Either may be absent (not narrowed that way); narrowing only ever takes away.
+ */
+export interface Narrowing {
+  readonly capabilities?: ReadonlyArray<Capability> | undefined
+  readonly scopes?: ReadonlyArray<Uid> | undefined
+}
 
 /** Who is calling. */
 export type Principal = Data.TaggedEnum<{
@@ -14,7 +24,13 @@ export type Principal = Data.TaggedEnum<{
    * An identity, authorized by its current role bindings; with how it signed in when its token says (the upstream
    * token it was exchanged for, a person's verified email), which the change log records of its writes.
    */
-  Identity: { readonly uid: Uid; readonly act?: Act | undefined; readonly email?: string | undefined }
+  Identity: {
+    readonly uid: Uid
+    readonly act?: Act | undefined
+    readonly email?: string | undefined
+    /** When its token was narrowed: it may do only this much of what its bindings give. */
+    readonly narrowed?: Narrowing | undefined
+  }
 }>
 
 const { Identity, System } = Data.taggedEnum<Principal>()
@@ -25,5 +41,9 @@ export const system: Principal = System()
 /** The principal of an identity, with how it signed in when known. */
 export const identity = (
   uid: Uid,
-  signedIn: { readonly act?: Act | undefined; readonly email?: string | undefined } = {}
+  signedIn: {
+    readonly act?: Act | undefined
+    readonly email?: string | undefined
+    readonly narrowed?: Narrowing | undefined
+  } = {}
 ): Principal => Identity({ uid, ...signedIn })

@@ -16,6 +16,7 @@ import * as Schema from "effect/Schema"
 import * as jose from "jose"
 import { Unauthenticated } from "./Errors.js"
 import { operation } from "./internal/tracing.js"
+import type { Narrowing } from "./Principal.js"
 import type { Table } from "./Store.js"
 import { Store } from "./Store.js"
 import * as Uid from "./Uid.js"
@@ -294,19 +295,25 @@ export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/Toke
 
       /**
        * A token for `identity`, valid for the token lifetime, recording the upstream token it was exchanged for.
-       * Its audience is the API's unless another of `audiences` is given; a person's carries their verified email.
+       * Its audience is the API's unless another of `audiences` is given; a person's carries their verified email; a
+       * narrowed one its capabilities (`cap`) and groups (`scopes`).
        */
       mint: (
         identity: Uid.Uid,
         actor: Actor,
         audience: string = settings.audience,
-        person: { readonly email?: string | undefined } = {}
+        extra: { readonly email?: string | undefined; readonly narrowed?: Narrowing | undefined } = {}
       ) =>
         operation("TokenIssuer.mint")(Effect.gen(function*() {
           const { kid, privateKey } = yield* signing
           const issuedAt = Math.floor((yield* Clock.currentTimeMillis) / 1000)
           const token = yield* Effect.promise(() =>
-            new jose.SignJWT({ act: { ...actor }, ...(person.email === undefined ? {} : { email: person.email }) })
+            new jose.SignJWT({
+              act: { ...actor },
+              ...(extra.email === undefined ? {} : { email: extra.email }),
+              ...(extra.narrowed?.capabilities === undefined ? {} : { cap: extra.narrowed.capabilities }),
+              ...(extra.narrowed?.scopes === undefined ? {} : { scopes: extra.narrowed.scopes })
+            })
               .setProtectedHeader({ alg, kid, typ: "JWT" })
               .setIssuer(settings.issuer)
               .setSubject(identity)

@@ -38,6 +38,33 @@ describe("Authorization", () => {
       )
     })))
 
+  it.effect("a narrowed principal holds only its capabilities in its groups, never more than its bindings", () =>
+    withArbor(Effect.gen(function*() {
+      const groups = yield* Groups.Groups
+      const org = yield* organization("acme")
+      const team = yield* folder(org.uid, "team")
+      const deep = yield* folder(team.uid, "deep")
+      const sibling = yield* folder(org.uid, "sibling")
+      const owner = yield* principalWith(org.uid, "owner", "owner")
+      const narrowed = (narrowing: Principal.Narrowing) =>
+        Principal.identity(owner.identityUid, { narrowed: narrowing })
+      // A scope below the binding: the binding reaches only that far; capabilities only those named.
+      const reader = narrowed({ capabilities: ["groups.list"], scopes: [team.uid] })
+      assert.strictEqual((yield* groups.get(reader, deep.uid)).name, "deep")
+      for (const uid of [org.uid, sibling.uid]) {
+        assert.strictEqual((yield* Effect.flip(groups.get(reader, uid)))._tag, "PermissionDenied")
+      }
+      assert.strictEqual((yield* Effect.flip(groups.create(reader, team.uid, { name: "x" })))._tag, "PermissionDenied")
+      // Capabilities alone, or scopes alone.
+      assert.strictEqual((yield* groups.get(narrowed({ capabilities: ["groups.list"] }), org.uid)).name, "acme")
+      assert.strictEqual((yield* groups.create(narrowed({ scopes: [team.uid] }), team.uid, { name: "y" })).name, "y")
+      // A scope above what a binding reaches never widens it.
+      const viewer = yield* principalWith(org.uid, "viewer", "viewer", [team.uid])
+      const wide = Principal.identity(viewer.identityUid, { narrowed: { scopes: [org.uid] } })
+      assert.strictEqual((yield* Effect.flip(groups.get(wide, org.uid)))._tag, "PermissionDenied")
+      assert.strictEqual((yield* groups.get(wide, team.uid)).name, "team")
+    })))
+
   it.effect("permission is checked before validation and existence (AIP-211)", () =>
     withArbor(Effect.gen(function*() {
       const groups = yield* Groups.Groups

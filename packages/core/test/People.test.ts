@@ -61,6 +61,9 @@ describe("People", () => {
       assert.notStrictEqual((yield* identities.lookup({ issuer: `${issuer}/other`, subject: "ada-1" })).uid, before.uid)
       const signedIn = yield* (yield* people).signIn(ada)
       assert.strictEqual(signedIn.uid, before.uid)
+      // A narrowed token of the person does not act on their identity with the authority the person's own has.
+      const narrowedMe = Principal.identity(signedIn.uid, { narrowed: { capabilities: ["groups.list"] } })
+      assert.strictEqual((yield* Effect.flip(identities.delete(narrowedMe, signedIn.uid)))._tag, "PermissionDenied")
       assert.deepStrictEqual(yield* identities.lookup({ issuer, subject: "ada-1" }), before)
       const refused = yield* Effect.flip(identities.lookup({ issuer: "", subject: "" }))
       assert.deepStrictEqual(

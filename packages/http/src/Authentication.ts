@@ -3,7 +3,7 @@
  * with `WWW-Authenticate: Bearer`. What the principal may do is decided by the engine, per request.
  */
 import { Authentication, UpstreamBearer } from "@arbor/api/Api"
-import { ChangeLog, Errors, Principal, TokenIssuer } from "@arbor/core"
+import { Capability, ChangeLog, Errors, Principal, TokenIssuer, Uid } from "@arbor/core"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -19,9 +19,23 @@ export const bearerIn = (authorization: string | null | undefined): string =>
 
 const actOf = Schema.decodeUnknownOption(ChangeLog.Act)
 
+/** The strings of a claim; none when it is not an array of strings (a narrowing claim then narrows to nothing). */
+const strings = (claim: unknown): ReadonlyArray<string> =>
+  Array.isArray(claim) ? claim.filter((value): value is string => typeof value === "string") : []
+
+/** What a token is narrowed to (`cap`, `scopes`), when it is. */
+const narrowingOf = (claims: Record<string, unknown>): Principal.Narrowing | undefined =>
+  claims.cap === undefined && claims.scopes === undefined ? undefined : {
+    ...(claims.cap === undefined
+      ? {}
+      : { capabilities: strings(claims.cap).flatMap((name) => Capability.fromName(name) ?? []) }),
+    ...(claims.scopes === undefined ? {} : { scopes: strings(claims.scopes).filter(Uid.isUid) })
+  }
+
 /**
  * The caller a bearer token names, verified by `issuer`, with the upstream token it was exchanged for and a person's
- * verified email (which the change log records of its writes); a missing token is 401.
+ * verified email (which the change log records of its writes), and what the token was narrowed to; a missing token
+ * is 401.
  */
 export const principal = (issuer: TokenIssuer.TokenIssuer, token: string) =>
   token === ""
@@ -29,7 +43,8 @@ export const principal = (issuer: TokenIssuer.TokenIssuer, token: string) =>
     : Effect.map(issuer.verify(token), ({ claims, identity }) =>
       Principal.identity(identity, {
         act: Option.getOrUndefined(actOf(claims.act)),
-        email: typeof claims.email === "string" ? claims.email : undefined
+        email: typeof claims.email === "string" ? claims.email : undefined,
+        narrowed: narrowingOf(claims)
       }))
 
 /** The middleware, over the token issuer. */

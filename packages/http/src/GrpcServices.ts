@@ -462,18 +462,23 @@ export const routes = Effect.gen(function*() {
 
     router.service(SecurityTokenService, {
       exchange: (request, context) =>
-        run.withBearer(context, (upstream) =>
-          refusedUnless(firstSet({
-            cap: request.cap.length > 0,
-            scopes: request.scopes.length > 0,
-            identityProvider: request.identityProvider !== ""
-          })).pipe(
-            Effect.zipRight(audience(request.aud)),
-            Effect.flatMap((aud) =>
-              engine.sts.exchange({ token: upstream, audience: aud, identity: request.identity })
-            ),
-            Effect.map(rawToken)
-          )),
+        run.withBearer(
+          context,
+          (upstream) =>
+            refusedUnless(firstSet({ identityProvider: request.identityProvider !== "" })).pipe(
+              Effect.zipRight(audience(request.aud)),
+              Effect.flatMap((aud) =>
+                engine.sts.exchange({
+                  token: upstream,
+                  audience: aud,
+                  identity: request.identity,
+                  capabilities: request.cap,
+                  scopes: request.scopes
+                })
+              ),
+              Effect.map(rawToken)
+            )
+        ),
       exchangeRefreshToken: (request, context) =>
         run.withBearer(
           context,

@@ -231,13 +231,24 @@ export const layer = Layer.unwrapEffect(Effect.gen(function*() {
     tokens
   } = yield* EngineServices.services
 
+  const repeated = (value: string | ReadonlyArray<string> | undefined) =>
+    value === undefined ? undefined : typeof value === "string" ? [value] : value
   const exchange = ({ urlParams }: {
-    readonly urlParams: { readonly aud?: string | undefined; readonly identity?: string | undefined }
+    readonly urlParams: {
+      readonly aud?: string | undefined
+      readonly identity?: string | undefined
+      readonly cap?: string | ReadonlyArray<string> | undefined
+      readonly scope?: string | ReadonlyArray<string> | undefined
+    }
   }) =>
-    Effect.flatMap(
-      UpstreamToken,
-      (token) => sts.exchange({ token, audience: urlParams.aud, identity: urlParams.identity })
-    )
+    Effect.flatMap(UpstreamToken, (token) =>
+      sts.exchange({
+        token,
+        audience: urlParams.aud,
+        identity: urlParams.identity,
+        capabilities: repeated(urlParams.cap),
+        scopes: repeated(urlParams.scope)
+      }))
 
   const tag = readHandlers(Resources.tags, tags)
   const advisory = readHandlers(Resources.advisories, advisories)

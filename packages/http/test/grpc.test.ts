@@ -688,10 +688,18 @@ describe.runIf(referenceProtos !== undefined)("gRPC, by an independent client on
       "not-a-token"
     )
     assert.deepStrictEqual(comparable(refused), comparable(restRefused))
-    assert.strictEqual(
-      (await failure(sts.Exchange({ aud: [server.url], identity: workload.uid, cap: ["x"] }, upstream))).code,
-      3
+    // An unknown capability is named; a narrowed exchange carries its narrowing, as REST's does.
+    const unknownCap = await failure(sts.Exchange({ aud: [server.url], identity: workload.uid, cap: ["x"] }, upstream))
+    assert.strictEqual(unknownCap.code, 3)
+    assert.match(JSON.stringify(unknownCap.details), /"field":"cap"/)
+    const narrowed = await sts.Exchange(
+      { aud: [server.url], identity: workload.uid, cap: ["CAP_IAM_GROUPS_LIST"], scopes: [owner.org] },
+      await oidc.issuer.buildToken({
+        scopesOrTransform: (_, payload) => Object.assign(payload, { sub: "repo:acme/app", aud: server.url })
+      })
     )
+    const narrowedClaims = JSON.parse(Buffer.from(narrowed.token.split(".")[1]!, "base64url").toString())
+    assert.deepStrictEqual([narrowedClaims.cap, narrowedClaims.scopes], [["groups.list"], [owner.org]])
 
     const refresh = await server.runtime.runPromise(
       Effect.flatMap(RefreshTokens.RefreshTokens, (tokens) => tokens.issue(owner.identity as never, server.url))

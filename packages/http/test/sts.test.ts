@@ -232,6 +232,58 @@ describe("token exchange", () => {
       assert.isAtMost(seen.lastSeenTime.epochMillis, Date.now())
     }).pipe(Effect.provide(server)))
 
+  it.scopedLive("cap and scope narrow the API token to those capabilities in those groups; narrowing never widens", () =>
+    Effect.gen(function*() {
+      const oidc = yield* provider
+      const { folder, identity, org } = yield* assumable({ claimMatch: githubMatch(oidc.issuer.url!) })
+      // The identity is also an owner of the whole organization: the token is narrowed well below that.
+      yield* (yield* RoleBindings.RoleBindings).create(Principal.system, org, {
+        identityUid: identity,
+        roleUid: Role.builtInByName("owner")!.uid
+      }).pipe(Effect.orDie)
+      const upstream = yield* tokenOf(oidc, github())
+      const narrowed = (query: string) =>
+        call("GET", `/sts/exchange?aud=${encodeURIComponent(api)}&identity=${identity}&${query}`, { token: upstream })
+      const reply = yield* narrowed(`cap=groups.list&cap=CAP_IAM_GROUPS_LIST&scope=${folder}`)
+      assert.strictEqual(reply.status, 200, reply.text)
+      const token = reply.body.token as string
+      const claims = jose.decodeJwt(token)
+      assert.deepStrictEqual([claims.cap, claims.scopes], [["groups.list"], [folder]])
+      assert.strictEqual((yield* call("GET", `/iam/v2beta1/groups/${folder}`, { token })).status, 200)
+      assert.strictEqual((yield* call("GET", `/iam/v2beta1/groups/${org}`, { token })).status, 403)
+      const listed = (yield* call("GET", "/iam/v2beta1/groups", { token })).body
+      assert.deepStrictEqual(listed.groups.map((g: { uid: string }) => g.uid), [folder])
+      assert.strictEqual(
+        (yield* call("POST", `/iam/v2beta1/groups/${folder}`, { token, body: { name: "x" } })).status,
+        403
+      )
+      assert.strictEqual((yield* call("GET", "/iam/v2beta1/identities", { token })).body.identities.length, 0)
+
+      // A capability or a group the identity does not hold is not gained: the token holds only what both allow.
+      const viewerOnly = yield* (yield* RoleBindings.RoleBindings).list(Principal.system, { identity }).pipe(
+        Effect.orDie
+      )
+      for (const binding of viewerOnly.items.filter((b) => b.role.name === "owner")) {
+        yield* (yield* RoleBindings.RoleBindings).delete(Principal.system, binding.uid).pipe(Effect.orDie)
+      }
+      const wider = (yield* narrowed(`cap=groups.create&cap=groups.list&scope=${org}`)).body.token as string
+      assert.strictEqual(
+        (yield* call("POST", `/iam/v2beta1/groups/${folder}`, { token: wider, body: { name: "y" } })).status,
+        403
+      )
+      assert.strictEqual((yield* call("GET", `/iam/v2beta1/groups/${org}`, { token: wider })).status, 403)
+      assert.strictEqual((yield* call("GET", `/iam/v2beta1/groups/${folder}`, { token: wider })).status, 200)
+
+      // Unknown capabilities and malformed groups are named.
+      const refused = yield* narrowed("cap=groups.fly&scope=acme")
+      assert.strictEqual(refused.status, 400)
+      assert.sameMembers(
+        refused.body.details.find((d: { "@type": string }) => d["@type"].endsWith("BadRequest")).fieldViolations
+          .map((v: { field: string }) => v.field),
+        ["cap", "scopes"]
+      )
+    }).pipe(Effect.provide(server)))
+
   it.scopedLive("a read that starts after an exchange answered sees its lastSeenTime, before and after the write", () =>
     Effect.gen(function*() {
       const oidc = yield* provider
