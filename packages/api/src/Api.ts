@@ -172,17 +172,22 @@ export const Health = HttpApiGroup.make("health")
       .annotate(OpenApi.Summary, "Readiness: the store answers")
   )
 
-const ExchangeParams = Schema.Struct({
-  aud: Schema.optional(Schema.String).annotations({
-    description: "the audience of the API token: the API's base URL or another configured audience"
-  }),
-  identity: Schema.optional(Schema.String).annotations({ description: "the uid of the identity to assume" }),
+/** What narrows an exchange's API token (docs/api.md §8). */
+const narrowingParams = {
   cap: Schema.optional(Schema.Union(Schema.String, Schema.Array(Schema.String))).annotations({
     description: "narrows the API token to these capabilities (repeatable; groups.list or CAP_IAM_GROUPS_LIST)"
   }),
   scope: Schema.optional(Schema.Union(Schema.String, Schema.Array(Schema.String))).annotations({
     description: "narrows the API token to these groups and those below them (repeatable; group uids)"
   })
+}
+
+const ExchangeParams = Schema.Struct({
+  aud: Schema.optional(Schema.String).annotations({
+    description: "the audience of the API token: the API's base URL or another configured audience"
+  }),
+  identity: Schema.optional(Schema.String).annotations({ description: "the uid of the identity to assume" }),
+  ...narrowingParams
 })
 
 /** The answer of the token exchange: an API token and when it expires. */
@@ -227,7 +232,8 @@ export const TokenService = HttpApiGroup.make("sts")
       .setUrlParams(Schema.Struct({
         aud: Schema.optional(Schema.String).annotations({
           description: "the audience the refresh token is bound to (default: the API's base URL)"
-        })
+        }),
+        ...narrowingParams
       }))
       .addSuccess(Refreshed)
       .annotate(

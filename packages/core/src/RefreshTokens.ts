@@ -9,6 +9,7 @@ import * as Option from "effect/Option"
 import { createHash } from "node:crypto"
 import { Unauthenticated } from "./Errors.js"
 import * as Identity from "./Identity.js"
+import * as Narrowing from "./internal/tokens/narrowing.js"
 import * as RefreshToken from "./internal/tokens/refreshToken.js"
 import { operation } from "./internal/tracing.js"
 import * as Repository from "./Repository.js"
@@ -87,40 +88,42 @@ export class RefreshTokens extends Effect.Service<RefreshTokens>()("@arbor/core/
 
       /**
        * Exchanges a refresh token for an API token of its person for `audience` (its own; the API's when absent),
-       * and the token that replaces it. A token presented after its rotation revokes its whole family.
+       * narrowed as `narrowing` asks, and the token that replaces it. A token presented after its rotation revokes
+       * its whole family. A bad narrowing is refused before the refresh token is touched.
        */
-      exchange: (token: string, audience: string = tokens.audience) =>
+      exchange: (token: string, audience: string = tokens.audience, narrowing: Narrowing.Request = {}) =>
         operation("RefreshTokens.exchange")(
-          store.transaction(Effect.gen(function*() {
-            const row = yield* find(token)
-            const now = (yield* DateTime.now).epochMillis
-            if (row === undefined) return yield* Effect.fail(refused("REFRESH_TOKEN_UNKNOWN"))
-            if (row.revoked === true) return yield* Effect.fail(refused("REFRESH_TOKEN_REVOKED"))
-            if (row.rotatedTime !== null) {
-              yield* revokeFamily(String(row.family), now)
-              return yield* Effect.succeed(refused("REFRESH_TOKEN_REUSED"))
-            }
-            if (Number(row.expireTime) <= now) return yield* Effect.fail(refused("REFRESH_TOKEN_EXPIRED"))
-            if (row.audience !== audience) return yield* Effect.fail(refused("REFRESH_TOKEN_AUDIENCE"))
-            yield* store.update(RefreshToken.table, { ...row, rotatedTime: now, updateTime: now })
-            const person = yield* identities.get(String(row.parent))
-            if (Option.isNone(person)) return yield* Effect.fail(refused("REFRESH_TOKEN_UNKNOWN"))
-            const identity = person.value
-            const next = yield* insert(identity.uid, audience, String(row.family))
-            const minted = yield* tokens.mint(
-              identity.uid,
-              { iss: identity.issuer, sub: identity.subject },
-              audience,
-              { email: identity.email }
+          Effect.flatMap(Narrowing.read(narrowing), (narrowed) =>
+            store.transaction(Effect.gen(function*() {
+              const row = yield* find(token)
+              const now = (yield* DateTime.now).epochMillis
+              if (row === undefined) return yield* Effect.fail(refused("REFRESH_TOKEN_UNKNOWN"))
+              if (row.revoked === true) return yield* Effect.fail(refused("REFRESH_TOKEN_REVOKED"))
+              if (row.rotatedTime !== null) {
+                yield* revokeFamily(String(row.family), now)
+                return yield* Effect.succeed(refused("REFRESH_TOKEN_REUSED"))
+              }
+              if (Number(row.expireTime) <= now) return yield* Effect.fail(refused("REFRESH_TOKEN_EXPIRED"))
+              if (row.audience !== audience) return yield* Effect.fail(refused("REFRESH_TOKEN_AUDIENCE"))
+              yield* store.update(RefreshToken.table, { ...row, rotatedTime: now, updateTime: now })
+              const person = yield* identities.get(String(row.parent))
+              if (Option.isNone(person)) return yield* Effect.fail(refused("REFRESH_TOKEN_UNKNOWN"))
+              const identity = person.value
+              const next = yield* insert(identity.uid, audience, String(row.family))
+              const minted = yield* tokens.mint(
+                identity.uid,
+                { iss: identity.issuer, sub: identity.subject },
+                audience,
+                { email: identity.email, narrowed }
+              )
+              return { token: minted, refreshToken: next }
+            }))).pipe(
+              // A reuse is refused only after its family's revocation has committed.
+              Effect.flatMap((result) =>
+                result instanceof Unauthenticated ? Effect.fail(result) : Effect.succeed(result)
+              ),
+              Effect.catchTags({ StoreError: Effect.die, UniqueViolation: Effect.die })
             )
-            return { token: minted, refreshToken: next }
-          })).pipe(
-            // A reuse is refused only after its family's revocation has committed.
-            Effect.flatMap((result) =>
-              result instanceof Unauthenticated ? Effect.fail(result) : Effect.succeed(result)
-            ),
-            Effect.catchTags({ StoreError: Effect.die, UniqueViolation: Effect.die })
-          )
         ),
 
       /** Revokes one refresh token (RFC 7009: unknown tokens are no error). */

@@ -11,55 +11,28 @@ import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as jose from "jose"
-import { fromName, normalize } from "./Capability.js"
 import * as ClaimMatch from "./ClaimMatch.js"
 import type { Internal } from "./Errors.js"
-import { FieldViolation, InvalidArgument, PermissionDenied, Unauthenticated } from "./Errors.js"
+import { InvalidArgument, PermissionDenied, Unauthenticated } from "./Errors.js"
 import * as Identity from "./Identity.js"
 import { IssuerKeys } from "./internal/tokens/issuerKeys.js"
 import { LastSeen } from "./internal/tokens/lastSeen.js"
+import * as Narrowing from "./internal/tokens/narrowing.js"
 import { operation } from "./internal/tracing.js"
 import * as IssuerUrl from "./IssuerUrl.js"
-import type { Narrowing } from "./Principal.js"
 import * as Repository from "./Repository.js"
 import { Settings } from "./Settings.js"
 import { TokenIssuer } from "./TokenIssuer.js"
 import * as Uid from "./Uid.js"
 
 /** What a workload asks for. */
-export interface ExchangeRequest {
+export interface ExchangeRequest extends Narrowing.Request {
   /** The workload's own OIDC token (the bearer of the request). */
   readonly token: string
   /** The audience of the API token: the API's base URL or another configured audience. */
   readonly audience: string | undefined
   /** The uid of the identity to assume. */
   readonly identity: string | undefined
-  /** Narrows the API token to these capabilities (either spelling; `cap`). */
-  readonly capabilities?: ReadonlyArray<string> | undefined
-  /** Narrows the API token to these groups and those below them (uids; `scopes`). */
-  readonly scopes?: ReadonlyArray<string> | undefined
-}
-
-/** The narrowing an exchange asks for, read and checked: each unknown capability or malformed uid named. */
-const narrowingOf = (request: ExchangeRequest): Effect.Effect<Narrowing | undefined, InvalidArgument> => {
-  const names = request.capabilities ?? []
-  const capabilities = names.flatMap((name) => fromName(name) ?? [])
-  const scopes = (request.scopes ?? []).filter(Uid.isUid)
-  const violations = [
-    ...names.filter((c) => fromName(c) === undefined).map((c) =>
-      new FieldViolation({ field: "cap", description: `unknown capability ${JSON.stringify(c)}` })
-    ),
-    ...(request.scopes ?? []).filter((s) => !Uid.isUid(s)).map((s) =>
-      new FieldViolation({ field: "scopes", description: `'${s}' is not a valid uid` })
-    )
-  ]
-  const [first, ...rest] = violations
-  if (first !== undefined) return Effect.fail(new InvalidArgument({ violations: [first, ...rest] }))
-  if (capabilities.length === 0 && scopes.length === 0) return Effect.succeed(undefined)
-  return Effect.succeed({
-    ...(capabilities.length === 0 ? {} : { capabilities: normalize(capabilities) }),
-    ...(scopes.length === 0 ? {} : { scopes: [...new Set(scopes)] })
-  })
 }
 
 /** The API token an exchange gives. */
@@ -178,7 +151,7 @@ export class Sts extends Effect.Service<Sts>()("@arbor/core/Sts", {
             if (!Uid.isUid(request.identity)) {
               return yield* InvalidArgument.field("identity", "must be the uid of an identity")
             }
-            const narrowed = yield* narrowingOf(request)
+            const narrowed = yield* Narrowing.read(request)
             const uid = request.identity
             const deny = (reason: string, detail: string) =>
               new PermissionDenied({ capability: "identity.assume", resource: uid, logDetail: `${reason}: ${detail}` })

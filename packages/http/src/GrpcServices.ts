@@ -483,9 +483,11 @@ export const routes = Effect.gen(function*() {
         run.withBearer(
           context,
           (refresh) =>
-            refusedUnless(firstSet({ cap: request.cap.length > 0, scopes: request.scopes.length > 0 })).pipe(
-              Effect.zipRight(audience(request.aud)),
-              Effect.flatMap((aud) => engine.refreshTokens.exchange(refresh, aud)),
+            Effect.flatMap(
+              audience(request.aud),
+              (aud) =>
+                engine.refreshTokens.exchange(refresh, aud, { capabilities: request.cap, scopes: request.scopes })
+            ).pipe(
               Effect.map((refreshed) => ({
                 token: rawToken(refreshed.token),
                 refreshToken: rawToken(refreshed.refreshToken)

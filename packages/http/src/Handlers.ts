@@ -313,10 +313,15 @@ export const layer = Layer.unwrapEffect(Effect.gen(function*() {
         .handle("exchange", exchange)
         .handle("exchangePost", exchange)
         .handle("exchangeRefreshToken", ({ urlParams }) =>
-          Effect.flatMap(UpstreamToken, (token) => refreshTokens.exchange(token, urlParams.aud)))
+          Effect.flatMap(UpstreamToken, (token) =>
+            refreshTokens.exchange(token, urlParams.aud, {
+              capabilities: repeated(urlParams.cap),
+              scopes: repeated(urlParams.scope)
+            })))
         .handle("configuration", () =>
           Effect.succeed(SignIn.openIdConfiguration(tokens.issuer)))
-        .handle("jwks", () => tokens.jwks)),
+        .handle("jwks", () =>
+          tokens.jwks)),
     HttpApiBuilder.group(Api, "health", (h) =>
       h
         .handle("live", () => Effect.succeed({ status: "ok" as const }))

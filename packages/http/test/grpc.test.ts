@@ -704,8 +704,13 @@ describe.runIf(referenceProtos !== undefined)("gRPC, by an independent client on
     const refresh = await server.runtime.runPromise(
       Effect.flatMap(RefreshTokens.RefreshTokens, (tokens) => tokens.issue(owner.identity as never, server.url))
     )
-    const pair = await sts.ExchangeRefreshToken({ aud: [server.url] }, refresh.token)
+    const pair = await sts.ExchangeRefreshToken(
+      { aud: [server.url], cap: ["groups.list"], scopes: [owner.org] },
+      refresh.token
+    )
     assert.match(pair.token.token, /^ey/)
+    const refreshedClaims = JSON.parse(Buffer.from(pair.token.token.split(".")[1]!, "base64url").toString())
+    assert.deepStrictEqual([refreshedClaims.cap, refreshedClaims.scopes], [["groups.list"], [owner.org]])
     assert.notStrictEqual(pair.refreshToken.token, refresh.token)
     // Reuse revokes the family: REST then finds the same token revoked.
     const reused = await failure(sts.ExchangeRefreshToken({ aud: [server.url] }, refresh.token))

@@ -33,4 +33,25 @@ describe("refresh tokens over HTTP", () => {
       assert.strictEqual((yield* exchange(undefined)).status, 401)
       assert.strictEqual((yield* exchange("nope", "?aud=https%3A%2F%2Felsewhere.invalid")).status, 401)
     }).pipe(Effect.provide(testServer())))
+
+  it.scopedLive("narrows the API token as the exchange does; a bad narrowing leaves the refresh token unused", () =>
+    Effect.gen(function*() {
+      const { identity, org } = yield* member("acme")
+      const issued = yield* (yield* RefreshTokens.RefreshTokens).issue(identity as never, "http://localhost:8080")
+      const refused = yield* call("POST", "/sts/exchange_refresh_token?cap=groups.fly", { token: issued.token })
+      assert.strictEqual(refused.status, 400)
+      assert.match(JSON.stringify(refused.body), /"field":"cap"/)
+      const narrowed = yield* call("POST", `/sts/exchange_refresh_token?cap=groups.list&scope=${org}`, {
+        token: issued.token
+      })
+      assert.strictEqual(narrowed.status, 200, "the refused attempt did not use the refresh token")
+      const token = narrowed.body.token.token as string
+      const claims = JSON.parse(Buffer.from(token.split(".")[1]!, "base64url").toString())
+      assert.deepStrictEqual([claims.cap, claims.scopes], [["groups.list"], [org]])
+      assert.strictEqual((yield* call("GET", `/iam/v2beta1/groups/${org}`, { token })).status, 200)
+      assert.strictEqual(
+        (yield* call("POST", `/iam/v2beta1/groups/${org}`, { token, body: { name: "x" } })).status,
+        403
+      )
+    }).pipe(Effect.provide(testServer())))
 })
