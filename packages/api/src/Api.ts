@@ -174,10 +174,10 @@ export const Health = HttpApiGroup.make("health")
 
 /** What narrows an exchange's API token (docs/api.md §8). */
 const narrowingParams = {
-  cap: Schema.optional(Schema.Union(Schema.String, Schema.Array(Schema.String))).annotations({
+  cap: Schema.optional(ListQuery.Repeated).annotations({
     description: "narrows the API token to these capabilities (repeatable; groups.list or CAP_IAM_GROUPS_LIST)"
   }),
-  scope: Schema.optional(Schema.Union(Schema.String, Schema.Array(Schema.String))).annotations({
+  scope: Schema.optional(ListQuery.Repeated).annotations({
     description: "narrows the API token to these groups and those below them (repeatable; group uids)"
   })
 }

@@ -33,7 +33,7 @@ const Flag = Schema.transform(
 )
 
 /** A parameter that may be given more than once. */
-const Repeated = Schema.transform(
+export const Repeated = Schema.transform(
   Schema.Union(Schema.String, Schema.Array(Schema.String)),
   Schema.Array(Schema.String),
   { strict: true, decode: (v) => (typeof v === "string" ? [v] : v), encode: (v) => v }

@@ -231,14 +231,12 @@ export const layer = Layer.unwrapEffect(Effect.gen(function*() {
     tokens
   } = yield* EngineServices.services
 
-  const repeated = (value: string | ReadonlyArray<string> | undefined) =>
-    value === undefined ? undefined : typeof value === "string" ? [value] : value
   const exchange = ({ urlParams }: {
     readonly urlParams: {
       readonly aud?: string | undefined
       readonly identity?: string | undefined
-      readonly cap?: string | ReadonlyArray<string> | undefined
-      readonly scope?: string | ReadonlyArray<string> | undefined
+      readonly cap?: ReadonlyArray<string> | undefined
+      readonly scope?: ReadonlyArray<string> | undefined
     }
   }) =>
     Effect.flatMap(UpstreamToken, (token) =>
@@ -246,8 +244,8 @@ export const layer = Layer.unwrapEffect(Effect.gen(function*() {
         token,
         audience: urlParams.aud,
         identity: urlParams.identity,
-        capabilities: repeated(urlParams.cap),
-        scopes: repeated(urlParams.scope)
+        capabilities: urlParams.cap,
+        scopes: urlParams.scope
       }))
 
   const tag = readHandlers(Resources.tags, tags)
@@ -315,8 +313,8 @@ export const layer = Layer.unwrapEffect(Effect.gen(function*() {
         .handle("exchangeRefreshToken", ({ urlParams }) =>
           Effect.flatMap(UpstreamToken, (token) =>
             refreshTokens.exchange(token, urlParams.aud, {
-              capabilities: repeated(urlParams.cap),
-              scopes: repeated(urlParams.scope)
+              capabilities: urlParams.cap,
+              scopes: urlParams.scope
             })))
         .handle("configuration", () =>
           Effect.succeed(SignIn.openIdConfiguration(tokens.issuer)))
