@@ -5,15 +5,17 @@
  * slow and greedy clients: headers and whole requests must arrive within time limits, idle connections are closed,
  * HTTP/2 streams per connection and header sizes are bounded, and open connections are capped. At the cap a new
  * connection takes the place of the one that has been waiting longest without a request in progress (a client still
- * trickling its headers, or an idle keep-alive), so slow clients cannot lock everyone else out. Requests Node
- * refuses before they reach the API (headers over 16 KiB, broken HTTP) get the API's error body.
+ * trickling its headers, or an idle keep-alive), so slow clients cannot lock everyone else out. A connection closed
+ * after its answer while the request's body is still arriving reads that body to its end first, so that the client
+ * is not reset under the answer. Requests Node refuses before they reach the API (headers over 16 KiB, broken HTTP)
+ * get the API's error body.
  */
 import { render } from "@arbor/api/ErrorBody"
 import type { Errors } from "@arbor/core"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import { readFileSync } from "node:fs"
-import { createServer, type Server, STATUS_CODES } from "node:http"
+import { createServer, type IncomingMessage, type Server, STATUS_CODES } from "node:http"
 import * as Http2 from "node:http2"
 import type { Socket } from "node:net"
 import * as Metrics from "./Metrics.js"
@@ -39,6 +41,8 @@ export const defaults = {
   keepAliveTimeoutMillis: 5_000,
   /** The request line and headers, in bytes. */
   maxHeaderBytes: 16 * 1024,
+  /** How long a closing connection goes on reading a request body nobody reads (see `lingerOnClose`). */
+  lingerMillis: 5_000,
   /** How long an HTTP/2 connection stays open without a frame. */
   http2IdleTimeoutMillis: 60_000,
   /** Streams (calls) open at once on one HTTP/2 connection. */
@@ -101,6 +105,31 @@ const capConnections = (server: Server, max: number) => {
     response.once("close", () => busy(request.socket, -1))
   })
   return busy
+}
+
+/**
+ * Node closes a connection after an answer it sends as the last (the client said `Connection: close`) as soon as
+ * the answer is written, even while the client is still sending a request body the API did not read (a GET's, or
+ * one refused before it was read). Closing a socket with unread bytes resets it, and the client loses the part of
+ * the answer it had not read yet. Such a connection is closed as Apache's lingering close does: the answer ends
+ * with a FIN, the rest of the body is read and dropped until the client closes, for `lingerMillis` at most.
+ */
+const lingerOnClose = (server: Server) => {
+  const latest = new WeakMap<Socket, IncomingMessage>()
+  server.on("request", (request: IncomingMessage) => {
+    if (request.httpVersionMajor !== 1) return
+    const socket = request.socket
+    if (!latest.has(socket)) {
+      const destroySoon = socket.destroySoon.bind(socket)
+      socket.destroySoon = () => {
+        if (latest.get(socket)?.complete !== false) return destroySoon()
+        socket.end()
+        const timer = setTimeout(() => socket.destroy(), defaults.lingerMillis).unref()
+        socket.once("close", () => clearTimeout(timer))
+      }
+    }
+    latest.set(socket, request)
+  })
 }
 
 const preface = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
@@ -220,5 +249,6 @@ export const make = (options: Options): Server => {
   })
   const busy = capConnections(server, options.maxConnections)
   server.on("clientError", answerClientError(options.errorDomain))
+  lingerOnClose(server)
   return serveHttp2(server, options, busy)
 }

@@ -8,7 +8,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
-import { request as httpRequest } from "node:http"
+import { Agent, request as httpRequest } from "node:http"
 import { connect, type Socket } from "node:net"
 import { call, member, testConfig, testServer } from "./support.js"
 
@@ -177,6 +177,50 @@ describe("request limits", () => {
       assert.strictEqual(reply.status, 400)
       assert.strictEqual(reasonOf(reply.body), "REQUEST_TOO_LARGE")
       assert.strictEqual((yield* call("GET", "/healthz")).status, 200)
+    }).pipe(Effect.provide(testServer())))
+
+  it.scopedLive("a client closing after its answer gets all of it while still sending a body nobody reads", () =>
+    Effect.gen(function*() {
+      const p = yield* port
+      const { org, token } = yield* member("acme")
+      const agent = new Agent({ keepAlive: false })
+      yield* Effect.addFinalizer(() => Effect.sync(() => agent.destroy()))
+      /** Sends `body` with `Connection: close` and reads the whole answer, or how the connection broke. */
+      const send = (method: string, path: string, body: Buffer, contentType: string) =>
+        Effect.async<{ status: number; text: string } | { error: string }>((resume) => {
+          const req = httpRequest({
+            host: "127.0.0.1",
+            port: p,
+            method,
+            path,
+            agent,
+            headers: { authorization: `Bearer ${token}`, "content-type": contentType, "content-length": body.length }
+          }, (res) => {
+            let text = ""
+            res.on("data", (c) => (text += c))
+            res.on("end", () => resume(Effect.succeed({ status: res.statusCode ?? 0, text })))
+            res.on("error", (e) => resume(Effect.succeed({ error: `${e.message} after ${text.length} bytes` })))
+          })
+          req.on("error", (e) => resume(Effect.succeed({ error: e.message })))
+          req.end(body)
+        })
+      // The answer (240 KB) is written before the body (1 MiB) has arrived: closing then would reset the connection
+      // under it. An upload refused by its declared size is answered before it is sent, the same way.
+      for (let i = 0; i < 10; i++) {
+        const reply = yield* send("GET", "/openapi.json", Buffer.alloc(1024 * 1024 + 10, "x"), "text/plain")
+        assert.notProperty(reply, "error", `attempt ${i}: ${JSON.stringify(reply)}`)
+        if ("status" in reply) assert.property(JSON.parse(reply.text), "openapi")
+      }
+      for (let i = 0; i < 3; i++) {
+        const reply = yield* send(
+          "POST",
+          `/iam/v2beta1/groups/${org}`,
+          Buffer.alloc(2 * 1024 * 1024, "x"),
+          "application/json"
+        )
+        assert.notProperty(reply, "error", `attempt ${i}: ${JSON.stringify(reply)}`)
+        if ("status" in reply) assert.strictEqual(reasonOf(JSON.parse(reply.text)), "REQUEST_TOO_LARGE")
+      }
     }).pipe(Effect.provide(testServer())))
 
   it.scopedLive("slow clients: connections are capped, the slowest give way, /healthz answers, headers time out", () =>
