@@ -86,11 +86,20 @@ const tokenService = (where: Endpoints, bearer?: string) =>
     ...(bearer === undefined ? {} : { transformClient: HttpClient.mapRequest(HttpClientRequest.bearerToken(bearer)) })
   })
 
-/** Exchanges a workload's token for an API token of `identity`. */
-const exchange = (where: Endpoints, identity: string, identityToken: string) =>
+/** What narrows an API token (docs/api.md §8): capabilities, and groups (with those below them). */
+export interface Narrowing {
+  readonly capabilities: ReadonlyArray<string>
+  readonly scopes: ReadonlyArray<string>
+}
+
+const narrowingParams = (narrowing?: Narrowing) =>
+  narrowing === undefined ? {} : { cap: narrowing.capabilities, scope: narrowing.scopes }
+
+/** Exchanges a workload's token for an API token of `identity`, narrowed when `narrowing` says so. */
+const exchange = (where: Endpoints, identity: string, identityToken: string, narrowing?: Narrowing) =>
   Effect.flatMap(
     tokenService(where, identityToken),
-    (client) => client.sts.exchange({ urlParams: { aud: where.api, identity } })
+    (client) => client.sts.exchange({ urlParams: { aud: where.api, identity, ...narrowingParams(narrowing) } })
   )
 
 /** Posts an OAuth form to the token service and reads its JSON answer. */
@@ -264,6 +273,38 @@ export const token = (where: Endpoints) =>
       return yield* exchangeAndKeep(where, identity, yield* readIdentityToken(identityToken), identityToken)
     }
     return yield* new NotLoggedIn({ message: `not logged in to ${where.api}; run arbor auth login` })
+  })
+
+/**
+ * A new API token holding only `narrowing`'s capabilities in its groups (and below), never more than the signed-in
+ * identity holds: exchanged from the refresh token (a person; the refresh token is replaced as on every refresh) or
+ * the workload's token. It is not cached: the cached token keeps the identity's whole power for other commands.
+ */
+export const narrowedToken = (where: Endpoints, narrowing: Narrowing) =>
+  Effect.gen(function*() {
+    const cache = Where.cache(where.api)
+    const refresh = cache.read("refresh-token")
+    if (refresh !== undefined) {
+      const client = yield* tokenService(where, refresh)
+      const refreshed = yield* client.sts.exchangeRefreshToken({
+        urlParams: { aud: where.api, ...narrowingParams(narrowing) }
+      }).pipe(
+        Effect.catchTag("Unauthenticated", () =>
+          new NotLoggedIn({ message: "your sign-in has expired; run arbor auth login" }))
+      )
+      cache.write("refresh-token", refreshed.refreshToken.token)
+      return refreshed.token.token
+    }
+    const workload = cache.read("workload")
+    if (workload !== undefined) {
+      const { identity, identityToken } = yield* Schema.decodeUnknown(Workload)(workload)
+      const exchanged = yield* exchange(where, identity, yield* readIdentityToken(identityToken), narrowing)
+      return exchanged.token
+    }
+    return yield* new NotLoggedIn({
+      message: `narrowing needs a sign-in to ${where.api} (a token from ARBOR_TOKEN cannot be narrowed); ` +
+        "run arbor auth login"
+    })
   })
 
 /** Signs out: revokes the refresh token (if any) and forgets every token of this API. */

@@ -225,6 +225,32 @@ describe("arbor auth", () => {
     assert.notStrictEqual(again.stdout.trim(), "e30.eyJleHAiOjF9.x")
   })
 
+  it("auth token --capabilities/--scope prints a narrowed token and keeps the cached one whole", async () => {
+    const env = await asDeployer()
+    const whole = (await arbor(env, "auth", "token")).stdout.trim()
+    const narrowed = await arbor(env, "auth", "token", "--capabilities", "groups.list,repo.list", "--scope", org)
+    assert.strictEqual(narrowed.code, 0, narrowed.stderr)
+    const claims = JSON.parse(Buffer.from(narrowed.stdout.trim().split(".")[1]!, "base64url").toString())
+    assert.strictEqual(claims.sub, deployer)
+    assert.sameMembers(claims.cap, ["groups.list", "repo.list"])
+    assert.deepStrictEqual(claims.scopes, [org])
+    // The narrowed token reads and cannot write, though the deployer is an editor.
+    const withNarrowed = { ...env, ARBOR_TOKEN: narrowed.stdout.trim() }
+    assert.strictEqual((await arbor(withNarrowed, "iam", "folders", "list")).code, 0)
+    const create = await arbor(withNarrowed, "iam", "folders", "create", "blocked", "--parent", org)
+    assert.notStrictEqual(create.code, 0)
+    assert.include(create.stderr, "groups.create")
+    // Commands without the flags go on with the whole token.
+    assert.strictEqual((await arbor(env, "auth", "token")).stdout.trim(), whole)
+    const unknown = await arbor(env, "auth", "token", "--capabilities", "groups.fly")
+    assert.notStrictEqual(unknown.code, 0)
+    assert.include(unknown.stderr, "groups.fly")
+    // A token from ARBOR_TOKEN cannot be narrowed.
+    const given = await arbor({ ...home(), ARBOR_TOKEN: whole }, "auth", "token", "--scope", org)
+    assert.strictEqual(given.code, 3)
+    assert.include(given.stderr, "cannot be narrowed")
+  })
+
   it("without a login, commands exit 3 and say how to log in; logout forgets the tokens", async () => {
     const env = home()
     const none = await arbor(env, "iam", "folders", "list")
@@ -276,6 +302,13 @@ describe("arbor auth", () => {
         JSON.parse(Buffer.from(refreshed.stdout.split(".")[1]!, "base64url").toString()).sub,
         status.identity
       )
+      assert.notStrictEqual(readFileSync(join(cache, "refresh-token"), "utf8").trim(), firstRefresh)
+      // A narrowed token comes through the refresh token too, which rotates again.
+      const narrowed = await arbor(env, "auth", "token", "--capabilities", "groups.list")
+      assert.strictEqual(narrowed.code, 0, narrowed.stderr)
+      assert.deepStrictEqual(JSON.parse(Buffer.from(narrowed.stdout.split(".")[1]!, "base64url").toString()).cap, [
+        "groups.list"
+      ])
       const secondRefresh = readFileSync(join(cache, "refresh-token"), "utf8").trim()
       assert.notStrictEqual(secondRefresh, firstRefresh)
       // Logging out revokes the refresh token.
@@ -567,6 +600,11 @@ describe("arbor iam, as an owner", () => {
     assert.match(bound.stdout, /^IDENTITY +ROLE +GROUP +UID\ndeployer +viewer +octo +[0-9a-f]{40}\/[0-9a-f]{16}\n$/)
     const listed = await arbor(env, "iam", "identities", "list", "--parent", "octo", "-o", "id")
     assert.strictEqual(listed.stdout.trim().split("\n").length, 2)
+    // Both are assumed through claims; neither holds static keys.
+    const claimMatched = await arbor(env, "iam", "identities", "list", "--parent", "octo", "--kind", "claim-match")
+    assert.strictEqual(claimMatched.stdout.trim().split("\n").length, 3, claimMatched.stderr)
+    const withKeys = await arbor(env, "iam", "identities", "list", "--parent", "octo", "--kind", "static", "-o", "id")
+    assert.strictEqual(withKeys.stdout, "", withKeys.stderr)
   })
 
   it("creates a custom role from capabilities in either spelling; lists every capability", async () => {

@@ -59,12 +59,35 @@ const login = Command.make(
     "Example: arbor auth login --identity <uid> --identity-token /var/run/secrets/token"
 ))
 
+/** Values of a repeatable flag, each also split at commas. */
+const list = (values: ReadonlyArray<string>) =>
+  values.flatMap((v) => v.split(",")).map((v) => v.trim()).filter((v) => v !== "")
+
 const token = Command.make(
   "token",
-  common,
-  (flags) => Effect.flatMap(Where.endpoints(flags), (where) => Effect.flatMap(Auth.token(where), print))
+  {
+    ...common,
+    capabilities: Options.text("capabilities").pipe(
+      Options.withDescription("a new token holding only these capabilities (repeatable or comma-separated)"),
+      Options.repeated
+    ),
+    scope: Options.text("scope").pipe(
+      Options.withDescription("a new token usable only in these groups and below (repeatable or comma-separated)"),
+      Options.repeated
+    )
+  },
+  (flags) =>
+    Effect.gen(function*() {
+      const where = yield* Where.endpoints(flags)
+      const narrowing = { capabilities: list(flags.capabilities), scopes: list(flags.scope) }
+      const narrowed = narrowing.capabilities.length > 0 || narrowing.scopes.length > 0
+      yield* print(narrowed ? yield* Auth.narrowedToken(where, narrowing) : yield* Auth.token(where))
+    })
 ).pipe(
-  Command.withDescription("Print a valid API token, refreshing it when needed. Example: arbor auth token")
+  Command.withDescription(
+    "Print a valid API token, refreshing it when needed; with --capabilities or --scope, a new token holding only " +
+      "those. Example: arbor auth token --capabilities groups.list --scope <group uid>"
+  )
 )
 
 const status = Command.make("status", { ...common, output }, (flags) =>

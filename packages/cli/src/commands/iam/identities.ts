@@ -15,6 +15,7 @@ import {
   connect,
   description,
   given,
+  limit,
   nameArg,
   output,
   parent,
@@ -188,6 +189,12 @@ const createIdentity = <K extends keyof typeof kinds>(kind: K) => {
   ).pipe(Command.withDescription(`An identity for ${spec.description}. Example: ${spec.example}`))
 }
 
+/** `--kind` of `list`, as the protos' `RelationshipType`. */
+const relationshipTypes = {
+  "claim-match": "RELATIONSHIP_TYPE_CLAIM_MATCH",
+  static: "RELATIONSHIP_TYPE_STATIC"
+} as const
+
 const identityResource = Resource.make({
   shape: identityShape,
   list: (client, urlParams) => client.identities.list({ urlParams }),
@@ -202,7 +209,34 @@ const identityResource = Resource.make({
 export const identities = Command.make("identities").pipe(
   Command.withDescription("Identities: what workloads and people are, assumed through their tokens' claims."),
   Help.withSubcommands([
-    Resource.list(identityResource, "List identities. Example: arbor iam identities list --parent acme"),
+    Command.make(
+      "list",
+      {
+        ...common,
+        output,
+        limit,
+        parent: Resource.below,
+        kind: Options.choice("kind", ["claim-match", "static"]).pipe(
+          Options.withDescription(
+            "only identities assumed through claims (claim-match) or holding static keys (static)"
+          ),
+          Options.optional
+        )
+      },
+      (flags) =>
+        Effect.gen(function*() {
+          const client = yield* connect(flags)
+          const options = {
+            descendantsOf: Option.isSome(flags.parent) ? yield* resolveGroup(client, flags.parent.value) : undefined,
+            relationshipType: Option.getOrUndefined(Option.map(flags.kind, (kind) => relationshipTypes[kind]))
+          }
+          yield* printRows(
+            yield* Resource.pages(identityResource, client, options, flags.limit),
+            identityShape,
+            flags.output
+          )
+        })
+    ).pipe(Command.withDescription("List identities. Example: arbor iam identities list --parent acme --kind static")),
     Command.make("create").pipe(
       Command.withDescription("Create an identity that a workload's tokens assume."),
       Help.withSubcommands([
