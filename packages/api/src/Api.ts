@@ -6,6 +6,7 @@
  */
 import * as GroupInvite from "@arbor/core/GroupInvite"
 import * as RoleBinding from "@arbor/core/RoleBinding"
+import * as TermsAcceptance from "@arbor/core/TermsAcceptance"
 import {
   HttpApi,
   HttpApiEndpoint,
@@ -18,7 +19,7 @@ import {
 import type { OpenApiJsonSchema } from "@effect/platform"
 import * as Schema from "effect/Schema"
 import * as ErrorBody from "./ErrorBody.js"
-import { authenticated, jsonShape, unchecked } from "./internal/declaration.js"
+import { authenticated, jsonShape, UidPath, unchecked } from "./internal/declaration.js"
 import * as ListQuery from "./ListQuery.js"
 import * as OAuth from "./OAuth.js"
 import * as Resources from "./Resources.js"
@@ -66,7 +67,7 @@ export const InviteCodes = authenticated(
 
 /**
  * For a typed client (`HttpApiClient.make(Api, { transformClient })`): the paths of the custom methods
- * (`/roleBindings:batchCreate`, `/groupInvites:redeem`, `/events:watch`) are declared with `::`, the router's literal
+ * (`/roleBindings:batchCreate`, `/identities:updateIdentityMetadata`, …) are declared with `::`, the router's literal
  * colon, which the client would send as it is; this sends one colon.
  */
 export const customMethodPaths = HttpClient.mapRequest(HttpClientRequest.updateUrl((url) => {
@@ -102,6 +103,31 @@ export const IdentityLookup = authenticated(
   "Identities by their sign-in."
 )
 
+/** `PATCH /iam/v2beta1/identities:updateIdentityMetadata`: the caller's own metadata. */
+export const OwnMetadata = authenticated(
+  HttpApiGroup.make("ownMetadata").add(
+    // `::` is a literal `:` to the router: the path is `/identities:updateIdentityMetadata`.
+    HttpApiEndpoint.patch("update", "/identities::updateIdentityMetadata")
+      .setPayload(Schema.Struct({
+        identityMetadata: Schema.optional(Schema.Unknown).annotations({
+          description: "the fields to set: company, updatesOptIn, product, jobTitle, utm*, latest*Url, selfServe"
+        }),
+        updateMask: Schema.optional(Schema.String).annotations({
+          description: "the fields to change, comma-separated (`*`: all of them); without it, those present"
+        })
+      }))
+      .addSuccess(Wire.IdentityMetadata)
+      .annotate(OpenApi.Summary, "Update your own identity's metadata")
+      .annotate(
+        OpenApi.Description,
+        "Sets profile fields on the calling identity (any identity, on itself only; not with a narrowed token) and " +
+          "answers them with the identity's name. Strings up to 256 characters, URLs up to 2048."
+      )
+  ),
+  "/iam/v2beta1",
+  "The calling identity's own metadata."
+)
+
 /** `POST /iam/v2beta1/roleBindings:batchCreate`: the AIP-233 batch create of role bindings. */
 export const RoleBindingBatches = authenticated(
   HttpApiGroup.make("roleBindingBatches").add(
@@ -122,6 +148,39 @@ export const RoleBindingBatches = authenticated(
   ),
   "/iam/v2beta1",
   "Role bindings made together."
+)
+
+/** The legal documents a group has accepted (the protos' TermsService; docs/api.md §13). */
+export const Terms = authenticated(
+  HttpApiGroup.make("terms")
+    .add(
+      HttpApiEndpoint.post("accept", "/terms/:uid")
+        .setPath(UidPath)
+        .setPayload(unchecked<typeof TermsAcceptance.AcceptTerms.Encoded>(
+          "AcceptTerms",
+          jsonShape(TermsAcceptance.AcceptTerms)
+        ))
+        .addSuccess(Schema.Struct({ group: Wire.Uid, documentIds: Schema.Array(Schema.String) }))
+        .annotate(OpenApi.Summary, "Accept legal documents for a group")
+        .annotate(
+          OpenApi.Description,
+          "Records that the group accepts each document (`terms.accept` there). A document the group has accepted " +
+            "stays accepted as it was; the answer names every document of the request."
+        )
+    )
+    .add(
+      HttpApiEndpoint.get("list", "/terms/:uid")
+        .setPath(UidPath)
+        .setUrlParams(ListQuery.ListQuery)
+        .addSuccess(Wire.listEnvelope("termsAcceptances", Wire.TermsAcceptance))
+        .annotate(OpenApi.Summary, "List the documents a group has accepted")
+        .annotate(
+          OpenApi.Description,
+          "The acceptances of the group and of the groups above it (`terms.list` at the group), oldest first."
+        )
+    ),
+  "/iam/v2beta1",
+  "Terms: the legal documents each group has accepted."
 )
 
 /** The audit trail (docs/api.md §12): the change log, listed and followed. */
@@ -305,6 +364,7 @@ export const Api = ErrorBody.declareErrors(
     .add(Organizations)
     .add(Resources.identities.group)
     .add(IdentityLookup)
+    .add(OwnMetadata)
     .add(Resources.roles.group)
     .add(Resources.roleBindings.group)
     .add(RoleBindingBatches)
@@ -317,6 +377,7 @@ export const Api = ErrorBody.declareErrors(
     .add(Resources.advisories.group)
     .add(AuditTrail)
     .add(Resources.subscriptions.group)
+    .add(Terms)
     .add(Resources.groupsV1.group)
     .add(Resources.identitiesV1.group)
     .add(Resources.rolesV1.group)

@@ -12,12 +12,14 @@ import { ClaimMatch, StaticKeys as CoreStaticKeys } from "@arbor/core/ClaimMatch
 import { Group as CoreGroup } from "@arbor/core/Group"
 import { GroupInvite as CoreGroupInvite } from "@arbor/core/GroupInvite"
 import { Identity as CoreIdentity } from "@arbor/core/Identity"
+import { IdentityMetadata as CoreIdentityMetadata } from "@arbor/core/IdentityMetadata"
 import { IdentityProvider as CoreIdentityProvider, Oidc } from "@arbor/core/IdentityProvider"
 import { CatalogTier, Repo as CoreRepo } from "@arbor/core/Repo"
 import { Role as CoreRole } from "@arbor/core/Role"
 import { RoleBinding as CoreRoleBinding } from "@arbor/core/RoleBinding"
 import { Subscription as CoreSubscription } from "@arbor/core/Subscription"
 import { Tag as CoreTag } from "@arbor/core/Tag"
+import { TermsAcceptance as CoreTermsAcceptance } from "@arbor/core/TermsAcceptance"
 import { Uid as CoreUid } from "@arbor/core/Uid"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
@@ -271,6 +273,47 @@ export const Subscription = resource(
   (subscription) => subscription
 )
 
+/** A group's acceptance of a legal document (v2beta1 only; its proto message has no uid, which REST adds). */
+export const TermsAcceptance = shape(
+  "TermsAcceptance",
+  Schema.typeSchema(CoreTermsAcceptance),
+  Schema.Struct({
+    uid: Uid,
+    docId: Schema.String.annotations({ description: "the document's id" }),
+    acceptedBy: Schema.String.annotations({ description: "the uid of the identity that accepted it" }),
+    orgUid: Uid.annotations({ description: "the group that accepted it" }),
+    createTime: Time
+  }),
+  (acceptance) => new CoreTermsAcceptance(acceptance, true),
+  (acceptance) => acceptance
+)
+
+/** The caller's own metadata (`UpdateIdentityMetadata`): names from the identity, the rest as the caller set it. */
+export const IdentityMetadata = shape(
+  "IdentityMetadata",
+  Schema.typeSchema(CoreIdentityMetadata),
+  Schema.Struct({
+    uid: Uid,
+    name: Schema.String,
+    givenName: Schema.String,
+    familyName: Schema.String,
+    company: Schema.String,
+    updatesOptIn: Schema.Boolean,
+    product: Schema.String,
+    jobTitle: Schema.String,
+    utmCampaign: Schema.String,
+    utmContent: Schema.String,
+    utmMedium: Schema.String,
+    utmSource: Schema.String,
+    utmTerm: Schema.String,
+    latestFormSubmitUrl: Schema.String,
+    latestInternalReferringUrl: Schema.String,
+    selfServe: Schema.Boolean
+  }),
+  (metadata) => new CoreIdentityMetadata(metadata, true),
+  (metadata) => metadata
+)
+
 /** An advisory event: its type, its time, and the data of its type under the type's camelCase name. */
 const Event = eventOf(Time)
 
@@ -313,7 +356,10 @@ const bodiesByKind: { readonly [K in ChangeLog.ResourceKind]: ReturnType<typeof 
   repo: bodies(CoreRepo, Repo.v2),
   tag: bodies(CoreTag, Tag.v2),
   advisory: bodies(CoreAdvisory, Advisory.v2),
-  subscription: bodies(CoreSubscription, Subscription.v2)
+  subscription: bodies(CoreSubscription, Subscription.v2),
+  terms_acceptance: bodies(CoreTermsAcceptance, TermsAcceptance),
+  // The fields as they are: the same in the engine and on the wire.
+  identity_metadata: { toWire: (body) => body, fromWire: (body) => body }
 }
 
 /** An entry of the change log (docs/api.md §12): its body the resource's v2 JSON. */

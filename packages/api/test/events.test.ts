@@ -14,7 +14,8 @@ import {
   Role,
   RoleBinding,
   Subscription,
-  Tag
+  Tag,
+  TermsAcceptance
 } from "@arbor/core"
 import type { Table } from "@arbor/core/Store"
 import { assert, describe, it } from "@effect/vitest"
@@ -98,6 +99,12 @@ describe("the change log's event types", () => {
       const batch = protos.lookupService("chainguard.platform.iam.v2beta1.RoleBindingsService").methods
         .BatchCreateRoleBindings
       assert.strictEqual(batch?.options?.["(chainguard.annotations.events).type"], RoleBinding.batchCreatedType)
+      // Terms are accepted, never created: AcceptTerms' type is an acceptance's; the other two are ours.
+      protos.loadSync("chainguard/platform/iam/v2beta1/terms.proto", { keepCase: true })
+      const accept = protos.lookupService("chainguard.platform.iam.v2beta1.TermsService").methods.AcceptTerms
+      const terms = TermsAcceptance.table.events!.types
+      assert.strictEqual(accept?.options?.["(chainguard.annotations.events).type"], terms.created)
+      for (const type of [terms.updated, terms.deleted]) assert.include(docs, `\`${type}\``)
     }
   )
 })

@@ -607,6 +607,67 @@ describe("arbor iam, as an owner", () => {
     assert.strictEqual(withKeys.stdout, "", withKeys.stderr)
   })
 
+  it("accepts terms for a group, once; a folder lists what its organization accepted", async () => {
+    const { env, identity } = await asOwnerOf("terms-org")
+    const accepted = await arbor(
+      env,
+      "iam",
+      "terms",
+      "accept",
+      "tos.v1",
+      "dpa.v2",
+      "--group",
+      "terms-org",
+      "-o",
+      "json"
+    )
+    assert.strictEqual(accepted.code, 0, accepted.stderr)
+    const rows = JSON.parse(accepted.stdout)
+    assert.sameMembers(rows.map((r: any) => r.docId), ["tos.v1", "dpa.v2"])
+    assert.isTrue(rows.every((r: any) => r.acceptedBy === identity))
+    // Accepted again: as it was.
+    const again = await arbor(env, "iam", "terms", "accept", "tos.v1", "--group", "terms-org", "-o", "json")
+    assert.deepStrictEqual(JSON.parse(again.stdout), rows.filter((r: any) => r.docId === "tos.v1"))
+    assert.strictEqual((await arbor(env, "iam", "folders", "create", "legal", "--parent", "terms-org")).code, 0)
+    const listed = await arbor(env, "iam", "terms", "list", "--group", "terms-org/legal")
+    assert.strictEqual(listed.code, 0, listed.stderr)
+    assert.match(listed.stdout, /^DOCUMENT +ACCEPTED BY +GROUP +ACCEPTED\n/)
+    assert.strictEqual(listed.stdout.trim().split("\n").length, 3)
+    const bad = await arbor(env, "iam", "terms", "accept", "not ok", "--group", "terms-org")
+    assert.strictEqual(bad.code, 1)
+    assert.include(bad.stderr, "documentIds[0]")
+  })
+
+  it("sets the caller's own metadata; a flag given empty clears its field", async () => {
+    const { env, identity } = await asOwnerOf("metadata-org")
+    const none = await arbor(env, "iam", "identities", "update-metadata")
+    assert.strictEqual(none.code, 2)
+    const set = await arbor(
+      env,
+      "iam",
+      "identities",
+      "update-metadata",
+      "--company",
+      "Acme",
+      "--job-title",
+      "builder",
+      "--updates",
+      "yes",
+      "-o",
+      "json"
+    )
+    assert.strictEqual(set.code, 0, set.stderr)
+    assert.deepInclude(JSON.parse(set.stdout)[0], {
+      uid: identity,
+      company: "Acme",
+      jobTitle: "builder",
+      updatesOptIn: true
+    })
+    const cleared = await arbor(env, "iam", "identities", "update-metadata", "--company", "", "--updates", "no")
+    assert.strictEqual(cleared.code, 0, cleared.stderr)
+    assert.match(cleared.stdout, /^NAME +COMPANY +JOB TITLE +PRODUCT +UPDATES\nowner +builder +no\n$/)
+  })
+
   it("creates a custom role from capabilities in either spelling; lists every capability", async () => {
     const { env } = await asOwnerOf("roles-org")
     const capabilities = (await arbor(env, "iam", "roles", "capabilities")).stdout.trim().split("\n")

@@ -19,6 +19,7 @@ import { GroupInvites } from "./GroupInvites.js"
 import { Groups } from "./Groups.js"
 import { Identities } from "./Identities.js"
 import * as Identity from "./Identity.js"
+import * as IdentityMetadata from "./IdentityMetadata.js"
 import * as IdentityProvider from "./IdentityProvider.js"
 import { IdentityProviders } from "./IdentityProviders.js"
 import { People } from "./internal/signIn/people.js"
@@ -40,6 +41,8 @@ import * as Subscription from "./Subscription.js"
 import { Subscriptions } from "./Subscriptions.js"
 import * as Tag from "./Tag.js"
 import { Tags } from "./Tags.js"
+import { Terms } from "./Terms.js"
+import * as TermsAcceptance from "./TermsAcceptance.js"
 import * as TokenIssuer from "./TokenIssuer.js"
 
 /** Every table the engine keeps its resources in, each after the tables its rows refer to. */
@@ -55,7 +58,9 @@ export const resourceTables: ReadonlyArray<Table> = [
   Tag.table,
   Advisory.table,
   Subscription.table,
-  Person.table
+  Person.table,
+  TermsAcceptance.table,
+  IdentityMetadata.table
 ]
 
 /**
@@ -88,6 +93,7 @@ export type Services =
   | Advisories
   | AuditTrail
   | Subscriptions
+  | Terms
   | People
   | Authorization
   | Events
@@ -105,6 +111,7 @@ export const layer: Layer.Layer<Services, never, Store | Secrets.Secrets> = Laye
   Advisories.Default,
   AuditTrail.Default,
   Subscriptions.Default,
+  Terms.Default,
   People.Default
 ).pipe(
   Layer.provideMerge(GroupInvites.Default),

@@ -19,7 +19,9 @@ export const all = [
   ...crud("repo"),
   ...crud("tag"),
   "advisories.list",
-  ...crud("subscriptions")
+  ...crud("subscriptions"),
+  "terms.accept",
+  "terms.list"
 ] as const
 
 /** A capability in its dotted spelling. */

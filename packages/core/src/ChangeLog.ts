@@ -31,7 +31,9 @@ export const ResourceKind = Schema.Literal(
   "repo",
   "tag",
   "advisory",
-  "subscription"
+  "subscription",
+  "terms_acceptance",
+  "identity_metadata"
 )
 export type ResourceKind = typeof ResourceKind.Type
 

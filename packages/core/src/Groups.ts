@@ -23,6 +23,7 @@ import * as Role from "./Role.js"
 import * as RoleBinding from "./RoleBinding.js"
 import type { Table } from "./Store.js"
 import * as Subscription from "./Subscription.js"
+import * as TermsAcceptance from "./TermsAcceptance.js"
 import * as Uid from "./Uid.js"
 import * as Validation from "./Validation.js"
 
@@ -57,6 +58,7 @@ export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
   effect: Effect.gen(function*() {
     const ops = yield* operations
     const groups = yield* Repository.make(Group.table, Group.Group)
+    const acceptances = yield* Repository.make(TermsAcceptance.table, TermsAcceptance.TermsAcceptance)
     const authorization = ops.authorization
     const kind: Resources.Kind<Group.Group> = {
       resourceType: "group",
@@ -104,7 +106,10 @@ export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
         )
       })
 
-    /** Refuses to delete a group while anything lives below it, naming the first kind found. */
+    /**
+     * Refuses to delete a group while anything lives below it, naming the first kind found; else removes the terms
+     * it accepted, which are records of the group rather than resources in it.
+     */
     const refuseIfNotEmpty = (group: Group.Group) =>
       Effect.gen(function*() {
         for (const child of childKinds) {
@@ -122,6 +127,8 @@ export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
             })
           }
         }
+        // What the group accepted goes with it.
+        yield* acceptances.delete({ conditions: [{ _tag: "Equals", column: "parent", value: group.uid }] })
         return []
       })
 

@@ -9,8 +9,9 @@ import type { StaticKeys } from "./ClaimMatch.js"
 import { FieldViolation, InvalidArgument, PermissionDenied } from "./Errors.js"
 import * as Group from "./Group.js"
 import * as Identity from "./Identity.js"
+import * as IdentityMetadata from "./IdentityMetadata.js"
 import * as FieldMask from "./internal/lists/fieldMask.js"
-import { commit, conflict, operations, orNotFound, trusted } from "./internal/operations.js"
+import { commit, conflict, operations, orNotFound, trusted, unexpectedConflict } from "./internal/operations.js"
 import * as Resources from "./internal/resources.js"
 import { requireAll } from "./internal/roles.js"
 import * as Person from "./internal/signIn/person.js"
@@ -72,6 +73,7 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
     const identities = yield* Repository.make(Identity.table, Identity.Identity)
     const groups = yield* Repository.make(Group.table, Group.Group)
     const bindings = yield* Repository.make(RoleBinding.table, RoleBinding.Record)
+    const metadata = yield* Repository.make(IdentityMetadata.table, IdentityMetadata.Stored)
     const authorization = ops.authorization
     const spec: Lists.ListSpec<Identity.Identity> = {
       repository: identities,
@@ -131,7 +133,10 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
       groupOf: Resources.parentGroup
     }
 
-    /** Deletes the identity's refresh tokens, its sign-in record and its role bindings, wherever they are. */
+    /**
+     * Deletes the identity's refresh tokens, its sign-in record, its metadata and its role bindings, wherever they
+     * are.
+     */
     const deleteBindings = (identity: Identity.Identity) =>
       Effect.gen(function*() {
         yield* ops.store.delete(RefreshToken.table, {
@@ -139,6 +144,7 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
         })
         yield* ops.store.delete(Person.table, { ranges: [Uid.only(identity.uid)] })
         yield* bindings.delete({ conditions: [{ _tag: "Equals", column: "identityUid", value: identity.uid }] })
+        yield* metadata.delete({ ranges: [Uid.only(identity.uid)] })
       })
 
     /**
@@ -190,6 +196,53 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
           const known = yield* Person.find(ops.store, input.issuer, input.subject)
           return { uid: known ?? Person.uidFor(input.issuer, input.subject) }
         })),
+
+      /**
+       * Updates the caller's own metadata (`UpdateIdentityMetadata`): any identity may, on itself only, but not with a
+       * narrowed token. `request` is `{identityMetadata, updateMask}`; without a mask, the fields present change.
+       */
+      updateMetadata: Effect.fnUntraced(function*(principal: Principal.Principal, request: {
+        readonly identityMetadata?: unknown
+        readonly updateMask?: string | undefined
+      }) {
+        if (principal._tag !== "Identity" || principal.narrowed !== undefined) {
+          return yield* new PermissionDenied({ capability: "identity.update", resource: "identity metadata" })
+        }
+        const patch = request.identityMetadata ?? {}
+        if (typeof patch !== "object" || patch === null || Array.isArray(patch)) {
+          return yield* InvalidArgument.field("identityMetadata", "must be an object")
+        }
+        const mask = yield* FieldMask.parse(request.updateMask, IdentityMetadata.fields)
+        return yield* commit(
+          ops,
+          principal,
+          Effect.gen(function*() {
+            const identity = yield* orNotFound(identities.get(principal.uid), "identity", principal.uid)
+            const current = yield* metadata.get(identity.uid)
+            const before = current._tag === "Some" ? current.value.fields : undefined
+            const fields = yield* Validation.decode(IdentityMetadata.Fields, "identityMetadata")(
+              FieldMask.apply(before ?? {}, patch as Record<string, unknown>, mask, IdentityMetadata.fields)
+            )
+            const changed = before === undefined ||
+              Object.keys(fields).some((k) => fields[k as keyof typeof fields] !== before[k as keyof typeof fields])
+            if (changed) {
+              const stored = new IdentityMetadata.Stored(
+                { uid: identity.uid, fields, updateTime: yield* DateTime.now },
+                trusted
+              )
+              yield* (before === undefined ? metadata.insert(stored) : metadata.update(stored)).pipe(
+                unexpectedConflict
+              )
+            }
+            return new IdentityMetadata.IdentityMetadata({
+              uid: identity.uid,
+              name: identity.name,
+              ...IdentityMetadata.namesOf(identity.name),
+              ...fields
+            }, trusted)
+          })
+        )
+      }, operation("Identities.updateMetadata")),
 
       /** Creates an identity in group `groupUid`. */
       create: Effect.fnUntraced(function*(principal: Principal.Principal, groupUid: string, input: unknown) {

@@ -5,7 +5,7 @@ import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
 import { generateKeyPairSync } from "node:crypto"
 import type { Errors } from "../src/index.js"
-import { Arbor, Identities, Principal, Role, RoleBindings, Roles, Settings } from "../src/index.js"
+import { Arbor, AuditTrail, Identities, Principal, Role, RoleBindings, Roles, Settings } from "../src/index.js"
 import { claimMatch, folder, organization, principalWith } from "./fixtures.js"
 
 const withArbor = <A, E>(effect: Effect.Effect<A, E, Arbor.Services>) => Effect.provide(effect, Arbor.layerMemory)
@@ -295,5 +295,78 @@ describe("Identities", () => {
       const left = yield* bindings.list(Principal.system)
       assert.deepStrictEqual(left.items.map((x) => x.identity.uid), [other.uid, other.uid])
       assert.strictEqual((yield* Effect.flip(identities.get(Principal.system, identity.uid)))._tag, "NotFound")
+    })))
+})
+
+describe("Identities.updateMetadata", () => {
+  it.effect("an identity sets its own metadata: the fields present, or those the mask names; each change logged", () =>
+    withArbor(Effect.gen(function*() {
+      const identities = yield* Identities.Identities
+      const org = yield* organization("acme")
+      const ada = yield* principalWith(org.uid, "ada lovelace", "viewer")
+      const first = yield* identities.updateMetadata(ada, {
+        identityMetadata: { company: "Analytical Engines", updatesOptIn: true, name: "ignored", hubspotUtk: "x" }
+      })
+      assert.deepInclude(first, {
+        uid: ada.identityUid,
+        name: "ada lovelace",
+        givenName: "ada",
+        familyName: "lovelace",
+        company: "Analytical Engines",
+        updatesOptIn: true,
+        jobTitle: ""
+      })
+      // Without a mask, only the fields present change.
+      const second = yield* identities.updateMetadata(ada, { identityMetadata: { jobTitle: "analyst" } })
+      assert.deepInclude(second, { company: "Analytical Engines", jobTitle: "analyst", updatesOptIn: true })
+      // A listed field absent from the body is cleared; snake_case names the same field.
+      const third = yield* identities.updateMetadata(ada, {
+        identityMetadata: { product: "engines" },
+        updateMask: "company,updates_opt_in,product"
+      })
+      assert.deepInclude(third, { company: "", updatesOptIn: false, product: "engines", jobTitle: "analyst" })
+      // The same values again change nothing and log nothing.
+      yield* identities.updateMetadata(ada, { identityMetadata: { product: "engines" } })
+      const logged = yield* (yield* AuditTrail.AuditTrail).list(Principal.system, { subject: ada.identityUid })
+      assert.deepStrictEqual(
+        logged.items.filter((e) => e.kind === "identity_metadata").map((e) => [e.type, e.body.company]),
+        [
+          ["dev.chainguard.api.iam.identity.metadata.updated.v1", "Analytical Engines"],
+          ["dev.chainguard.api.iam.identity.metadata.updated.v1", "Analytical Engines"],
+          ["dev.chainguard.api.iam.identity.metadata.updated.v1", ""]
+        ]
+      )
+      // Deleting the identity removes its metadata.
+      yield* identities.delete(Principal.system, ada.identityUid)
+      const deleted = yield* (yield* AuditTrail.AuditTrail).list(Principal.system, {
+        types: ["dev.chainguard.api.iam.identity.metadata.deleted.v1"]
+      })
+      assert.strictEqual(deleted.totalCount, 1)
+    })))
+
+  it.effect("bad input names the field and changes nothing; the system and narrowed tokens are refused", () =>
+    withArbor(Effect.gen(function*() {
+      const identities = yield* Identities.Identities
+      const org = yield* organization("acme")
+      const ada = yield* principalWith(org.uid, "ada", "owner")
+      yield* identities.updateMetadata(ada, { identityMetadata: { company: "kept" } })
+      for (
+        const [request, field] of [
+          [{ identityMetadata: { company: "x".repeat(257) } }, "identityMetadata.company"],
+          [{ identityMetadata: { updatesOptIn: "yes" } }, "identityMetadata.updatesOptIn"],
+          [{ identityMetadata: [] }, "identityMetadata"],
+          [{ identityMetadata: {}, updateMask: "company,shoeSize" }, "updateMask"]
+        ] as const
+      ) {
+        const refused = yield* Effect.flip(identities.updateMetadata(ada, request))
+        assert.deepStrictEqual(fieldsOf(refused), [field], JSON.stringify(request))
+      }
+      const unchanged = yield* identities.updateMetadata(ada, { identityMetadata: {} })
+      assert.strictEqual(unchanged.company, "kept")
+      const system = yield* Effect.flip(identities.updateMetadata(Principal.system, { identityMetadata: {} }))
+      assert.strictEqual(system._tag, "PermissionDenied")
+      const narrowed = Principal.identity(ada.identityUid, { narrowed: { capabilities: ["groups.list"] } })
+      const refused = yield* Effect.flip(identities.updateMetadata(narrowed, { identityMetadata: { company: "x" } }))
+      assert.strictEqual(refused._tag, "PermissionDenied")
     })))
 })

@@ -17,6 +17,7 @@ import {
   Sts,
   Subscriptions,
   Tags,
+  Terms,
   TokenIssuer
 } from "@arbor/core"
 import * as Effect from "effect/Effect"
@@ -35,6 +36,7 @@ export const services = Effect.all({
   advisories: Advisories.Advisories,
   auditTrail: AuditTrail.AuditTrail,
   subscriptions: Subscriptions.Subscriptions,
+  terms: Terms.Terms,
   store: Store.Store,
   sts: Sts.Sts,
   refreshTokens: RefreshTokens.RefreshTokens,

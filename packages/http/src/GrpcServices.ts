@@ -10,10 +10,14 @@ import { SubscriptionsService } from "@arbor/api/proto/chainguard/platform/event
 import { AccountAssociationsService } from "@arbor/api/proto/chainguard/platform/iam/v2beta1/account_associations_pb"
 import { GroupInvitesService } from "@arbor/api/proto/chainguard/platform/iam/v2beta1/group_invites_pb"
 import { GroupsService } from "@arbor/api/proto/chainguard/platform/iam/v2beta1/groups_pb"
-import { IdentitiesService } from "@arbor/api/proto/chainguard/platform/iam/v2beta1/identities_pb"
+import {
+  IdentitiesService,
+  IdentityMetadataSchema
+} from "@arbor/api/proto/chainguard/platform/iam/v2beta1/identities_pb"
 import { IdentityProvidersService } from "@arbor/api/proto/chainguard/platform/iam/v2beta1/identity_providers_pb"
 import { RoleBindingsService } from "@arbor/api/proto/chainguard/platform/iam/v2beta1/role_bindings_pb"
 import { RolesService } from "@arbor/api/proto/chainguard/platform/iam/v2beta1/roles_pb"
+import { TermsAcceptanceSchema, TermsService } from "@arbor/api/proto/chainguard/platform/iam/v2beta1/terms_pb"
 import { ReposService } from "@arbor/api/proto/chainguard/platform/registry/v2beta1/repos_pb"
 import { TagsService } from "@arbor/api/proto/chainguard/platform/registry/v2beta1/tags_pb"
 import type { AdvisoryEventSchema } from "@arbor/api/proto/chainguard/platform/vulnerabilities/v2beta1/advisories_pb"
@@ -27,6 +31,7 @@ import {
 import type { UIDPFilter } from "@arbor/api/proto/platform/common/v1/uidp.platform_pb"
 import { SecurityTokenService } from "@arbor/api/proto/platform/oidc/v1/oidc.platform_pb"
 import * as Resources from "@arbor/api/Resources"
+import * as Wire from "@arbor/api/Wire"
 import type { Lists, Principal, ResourceService } from "@arbor/core"
 import { Errors, Validation } from "@arbor/core"
 import type { Advisory } from "@arbor/core/Advisory"
@@ -77,6 +82,7 @@ export const served = [
   TagsService,
   AdvisoriesService,
   SubscriptionsService,
+  TermsService,
   SecurityTokenService
 ] as const
 
@@ -405,6 +411,23 @@ export const routes = Effect.gen(function*() {
       IdentitiesService.method.lookupIdentity,
       (request, context) => run.asCaller(context, () => engine.identities.lookup(request))
     )
+    // The request is the REST body (its proto3 JSON: the mask a comma-separated string), the answer REST's.
+    const updateMetadata = IdentitiesService.method.updateIdentityMetadata
+    const metadataJson = Schema.encodeSync(Wire.IdentityMetadata)
+    router.rpc(
+      updateMetadata,
+      (request, context) =>
+        run.asCaller(context, (p) =>
+          fieldsOf(updateMetadata.input, request, "request").pipe(
+            Effect.flatMap((json) =>
+              engine.identities.updateMetadata(p, {
+                identityMetadata: json.identityMetadata,
+                updateMask: typeof json.updateMask === "string" ? json.updateMask : undefined
+              })
+            ),
+            Effect.map((updated) => message(IdentityMetadataSchema, metadataJson(updated)))
+          ))
+    )
     serveResource(router, run, Resources.identities, engine.identities)
     serveResource(router, run, Resources.roles, engine.roles)
     // A batch's request is the REST body (its proto3 JSON); each binding leaves as the resource does.
@@ -426,6 +449,22 @@ export const routes = Effect.gen(function*() {
     serveResource(router, run, Resources.repos, engine.repos)
     serveResource(router, run, Resources.tags, engine.tags)
     serveResource(router, run, Resources.subscriptions, engine.subscriptions)
+
+    const acceptance = Schema.encodeSync(Wire.TermsAcceptance)
+    router.service(TermsService, {
+      acceptTerms: (request, context) =>
+        run.asCaller(context, (p) => engine.terms.accept(p, request.group, { documentIds: request.documentIds })),
+      listTermsAcceptances: (request, context) =>
+        run.asCaller(context, (p) =>
+          Effect.map(
+            engine.terms.list(p, request.group, listOptions({ ...request, uidp: undefined })),
+            (page) =>
+              listResponse("termsAcceptances", page, (a) => {
+                const { uid: _, ...json } = acceptance(a)
+                return message(TermsAcceptanceSchema, json)
+              })
+          ))
+    })
 
     router.service(AdvisoriesService, {
       getAdvisory: (request, context) =>

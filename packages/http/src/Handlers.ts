@@ -225,6 +225,7 @@ export const layer = Layer.unwrapEffect(Effect.gen(function*() {
     advisories,
     auditTrail,
     subscriptions,
+    terms,
     store,
     sts,
     refreshTokens,
@@ -286,10 +287,22 @@ export const layer = Layer.unwrapEffect(Effect.gen(function*() {
           asCaller((p) =>
             auditTrail.follow(p, { ...urlParams, after: request.headers["last-event-id"] ?? urlParams.after })
           ).pipe(Effect.flatMap(EventStream.response)))),
+    HttpApiBuilder.group(Api, "terms", (h) =>
+      h
+        .handle("accept", ({ path, payload }) => asCaller((p) => terms.accept(p, path.uid, payload)))
+        .handle("list", ({ path, urlParams }) =>
+          asCaller((p) =>
+            terms.list(p, path.uid, urlParams)
+          ).pipe(Effect.map(envelope("termsAcceptances"))))),
     HttpApiBuilder.group(
       Api,
       "identityLookup",
       (h) => h.handle("lookup", ({ urlParams }) => asCaller(() => identities.lookup(urlParams)))
+    ),
+    HttpApiBuilder.group(
+      Api,
+      "ownMetadata",
+      (h) => h.handle("update", ({ payload }) => asCaller((p) => identities.updateMetadata(p, payload)))
     ),
     HttpApiBuilder.group(
       Api,

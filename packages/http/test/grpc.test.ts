@@ -640,10 +640,69 @@ describe.runIf(referenceProtos !== undefined)("gRPC, by an independent client on
     assert.strictEqual(changedOrder.code, 3)
   })
 
+  it("serves TermsService as REST's /iam/v2beta1/terms answers it", async () => {
+    const terms = clients.service(`${iam}.TermsService`)
+    const groups = clients.service(`${iam}.GroupsService`)
+    const { org, token } = owner
+    const team = await groups.CreateGroup({ parent: org, group: { name: "terms-team" } }, token)
+    const accepted = await terms.AcceptTerms({ group: org, documentIds: ["tos.v1", "dpa.v2"] }, token)
+    assert.deepStrictEqual(accepted, { group: org, documentIds: ["tos.v1", "dpa.v2"] })
+    const overRest = await rest("POST", `/iam/v2beta1/terms/${team.uid}`, token, { documentIds: ["team.v1"] })
+    assert.deepStrictEqual(overRest.body, { group: team.uid, documentIds: ["team.v1"] })
+    const listed = await terms.ListTermsAcceptances({ group: team.uid }, token)
+    const twin = await rest("GET", `/iam/v2beta1/terms/${team.uid}`, token)
+    assert.strictEqual(twin.status, 200)
+    assert.strictEqual(listed.totalCount, "3")
+    assert.strictEqual(twin.body.totalCount, "3")
+    assert.deepStrictEqual(
+      listed.termsAcceptances.map((a: any) => [a.docId, a.acceptedBy, a.orgUid]),
+      twin.body.termsAcceptances.map((a: any) => [a.docId, a.acceptedBy, a.orgUid])
+    )
+    assert.sameMembers(listed.termsAcceptances.map((a: any) => a.docId), ["tos.v1", "dpa.v2", "team.v1"])
+    assert.isTrue(listed.termsAcceptances.every((a: any) => a.acceptedBy === owner.identity))
+    const bad = await failure(terms.AcceptTerms({ group: org, documentIds: ["not ok"] }, token))
+    assert.strictEqual(bad.code, 3)
+    assert.strictEqual((bad.details[1] as any).fieldViolations[0].field, "documentIds[0]")
+    assert.strictEqual((await failure(terms.ListTermsAcceptances({ group: org }, stranger.token))).code, 7)
+  })
+
+  it("serves UpdateIdentityMetadata as REST's PATCH /iam/v2beta1/identities:updateIdentityMetadata", async () => {
+    const identities = clients.service(`${iam}.IdentitiesService`)
+    const { token } = owner
+    const viaGrpc = await identities.UpdateIdentityMetadata(
+      { identityMetadata: { company: "Acme", jobTitle: "builder", updatesOptIn: true } },
+      token
+    )
+    assert.deepInclude(viaGrpc, { uid: owner.identity, company: "Acme", jobTitle: "builder", updatesOptIn: true })
+    // The mask clears what it names and the body leaves out: over gRPC a false or empty field is not sent at all.
+    const cleared = await identities.UpdateIdentityMetadata(
+      { identityMetadata: { product: "arbor" }, updateMask: { paths: ["updates_opt_in", "product"] } },
+      token
+    )
+    assert.deepInclude(cleared, { company: "Acme", product: "arbor" })
+    assert.notStrictEqual(cleared.updatesOptIn, true)
+    const viaRest = await rest("PATCH", "/iam/v2beta1/identities:updateIdentityMetadata", token, {
+      identityMetadata: { jobTitle: "maker" },
+      updateMask: "job_title"
+    })
+    assert.strictEqual(viaRest.status, 200, JSON.stringify(viaRest.body))
+    assert.deepInclude(viaRest.body, {
+      uid: owner.identity,
+      company: "Acme",
+      jobTitle: "maker",
+      product: "arbor",
+      updatesOptIn: false
+    })
+    const bad = await failure(
+      identities.UpdateIdentityMetadata({ identityMetadata: { company: "x".repeat(300) } }, token)
+    )
+    assert.strictEqual(bad.code, 3)
+    assert.strictEqual((bad.details[1] as any).fieldViolations[0].field, "identityMetadata.company")
+  })
+
   it("answers UNIMPLEMENTED for the methods the engine has no feature for", async () => {
     const unimplemented = {
       [`${iam}.GroupsService`]: ["LookupGroup", "RequestGroupAccess", "CheckEligibility"],
-      [`${iam}.IdentitiesService`]: ["UpdateIdentityMetadata"],
       [`${iam}.IdentityProvidersService`]: [
         "GenerateScimToken",
         "RegenerateScimToken",

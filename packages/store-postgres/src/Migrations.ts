@@ -356,6 +356,29 @@ const changes = [
   `CREATE INDEX changes__subject ON changes (subject, uid)`
 ]
 
+/** Migration 9: the legal documents each group has accepted, and identities' own metadata (docs/api.md §13). */
+const termsAndMetadata = [
+  `CREATE TABLE terms_acceptances (
+  uid text COLLATE "C" NOT NULL,
+  parent text COLLATE "C",
+  doc_id text COLLATE "C" NOT NULL,
+  accepted_by text COLLATE "C" NOT NULL,
+  org_uid text COLLATE "C" NOT NULL,
+  create_time bigint NOT NULL,
+  CONSTRAINT terms_acceptances__pkey PRIMARY KEY (uid)
+)`,
+  `CREATE UNIQUE INDEX terms_acceptances__unique__parent__doc_id ON terms_acceptances (parent, doc_id) NULLS NOT DISTINCT`,
+  `CREATE INDEX terms_acceptances__parent ON terms_acceptances (parent, uid)`,
+  `CREATE INDEX terms_acceptances__create_time ON terms_acceptances (create_time, uid)`,
+  `CREATE TABLE identity_metadata (
+  uid text COLLATE "C" NOT NULL,
+  parent text COLLATE "C",
+  fields jsonb NOT NULL,
+  update_time bigint NOT NULL,
+  CONSTRAINT identity_metadata__pkey PRIMARY KEY (uid)
+)`
+]
+
 /** The migrations, by `<id>_<name>`. */
 export const migrations: Migrations.Migrations = {
   "0001_initial": Migrations.statements(initial),
@@ -365,7 +388,8 @@ export const migrations: Migrations.Migrations = {
   "0005_sign_in": Migrations.statements(signIn),
   "0006_versions": Migrations.statements(versions),
   "0007_granted_by": Migrations.statements(grantedBy),
-  "0008_changes": Migrations.statements(changes)
+  "0008_changes": Migrations.statements(changes),
+  "0009_terms_and_metadata": Migrations.statements(termsAndMetadata)
 }
 
 /** The newest schema version this code knows. */

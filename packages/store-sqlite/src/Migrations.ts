@@ -334,6 +334,27 @@ const changes = [
   `CREATE INDEX changes__subject ON changes (subject, uid)`
 ]
 
+/** Migration 9: the legal documents each group has accepted, and identities' own metadata (docs/api.md §13). */
+const termsAndMetadata = [
+  `CREATE TABLE terms_acceptances (
+  uid TEXT PRIMARY KEY NOT NULL,
+  parent TEXT,
+  doc_id TEXT NOT NULL,
+  accepted_by TEXT NOT NULL,
+  org_uid TEXT NOT NULL,
+  create_time INTEGER NOT NULL
+) STRICT`,
+  `CREATE UNIQUE INDEX terms_acceptances__unique__parent__doc_id ON terms_acceptances (parent, doc_id)`,
+  `CREATE INDEX terms_acceptances__parent ON terms_acceptances (parent, uid)`,
+  `CREATE INDEX terms_acceptances__create_time ON terms_acceptances (create_time, uid)`,
+  `CREATE TABLE identity_metadata (
+  uid TEXT PRIMARY KEY NOT NULL,
+  parent TEXT,
+  fields TEXT NOT NULL,
+  update_time INTEGER NOT NULL
+) STRICT`
+]
+
 /** The migrations, by `<id>_<name>`. */
 export const migrations: Migrations.Migrations = {
   "0001_initial": Migrations.statements(initial),
@@ -343,7 +364,8 @@ export const migrations: Migrations.Migrations = {
   "0005_sign_in": Migrations.statements(signIn),
   "0006_versions": Migrations.statements(versions),
   "0007_granted_by": Migrations.statements(grantedBy),
-  "0008_changes": Migrations.statements(changes)
+  "0008_changes": Migrations.statements(changes),
+  "0009_terms_and_metadata": Migrations.statements(termsAndMetadata)
 }
 
 /** The newest schema version this code knows. */

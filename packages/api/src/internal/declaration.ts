@@ -71,7 +71,8 @@ const UidParam = Schema.transform(Schema.String, Schema.String, {
   encode: (uid) => uid.split("/").map(encodeURIComponent).join("/")
 }).annotations({ description: "a uid; its slashes travel unescaped (%2F works too)" })
 
-const UidPath = Schema.Struct({ uid: UidParam })
+/** A path whose last segment is a uid (`/:uid`). */
+export const UidPath = Schema.Struct({ uid: UidParam })
 
 const MaskParams = Schema.Struct({
   updateMask: Schema.optional(Schema.String.annotations({

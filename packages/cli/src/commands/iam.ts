@@ -1,7 +1,7 @@
 /**
  * `arbor iam`: organizations, folders, identities (with `create github|gitlab|kubernetes`, which build the claim
- * match from flags), roles (and `capabilities`), role bindings, invites, identity providers and account
- * associations; one module a resource under `iam/`, their `list`, `describe` and `delete` from `iam/resource`.
+ * match from flags), roles (and `capabilities`), role bindings, invites, identity providers, account associations
+ * and terms; one module a resource under `iam/`, their `list`, `describe` and `delete` from `iam/resource`.
  */
 import { Command } from "@effect/cli"
 import * as Help from "../Help.js"
@@ -12,11 +12,13 @@ import { identityProviders } from "./iam/identityProviders.js"
 import { invites } from "./iam/invites.js"
 import { roleBindings } from "./iam/roleBindings.js"
 import { roles } from "./iam/roles.js"
+import { terms } from "./iam/terms.js"
 
 /** `arbor iam`. */
 export const iam = Command.make("iam").pipe(
   Command.withDescription(
-    "Organizations, folders, identities, roles, role bindings, invites, identity providers and account associations."
+    "Organizations, folders, identities, roles, role bindings, invites, identity providers, account associations " +
+      "and terms."
   ),
   Help.withSubcommands([
     organizations,
@@ -26,6 +28,7 @@ export const iam = Command.make("iam").pipe(
     roleBindings,
     invites,
     identityProviders,
-    accountAssociations
+    accountAssociations,
+    terms
   ])
 )

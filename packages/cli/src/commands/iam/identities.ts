@@ -4,6 +4,7 @@
  */
 import { Wire } from "@arbor/api"
 import type { Identity } from "@arbor/core/Identity"
+import type { IdentityMetadata } from "@arbor/core/IdentityMetadata"
 import { Args, Command, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -189,6 +190,18 @@ const createIdentity = <K extends keyof typeof kinds>(kind: K) => {
   ).pipe(Command.withDescription(`An identity for ${spec.description}. Example: ${spec.example}`))
 }
 
+const metadataShape: Output.Shape<IdentityMetadata> = {
+  json: Wire.IdentityMetadata,
+  columns: [
+    { heading: "NAME", value: (m) => m.name },
+    { heading: "COMPANY", value: (m) => m.company },
+    { heading: "JOB TITLE", value: (m) => m.jobTitle },
+    { heading: "PRODUCT", value: (m) => m.product },
+    { heading: "UPDATES", value: (m) => (m.updatesOptIn ? "yes" : "no") },
+    { heading: "UID", value: (m) => m.uid, wide: true }
+  ]
+}
+
 /** `--kind` of `list`, as the protos' `RelationshipType`. */
 const relationshipTypes = {
   "claim-match": "RELATIONSHIP_TYPE_CLAIM_MATCH",
@@ -272,6 +285,46 @@ export const identities = Command.make("identities").pipe(
     ).pipe(
       Command.withDescription(
         "Rename an identity or change its description (your own, as a person). Example: arbor iam identities update <uid> --name ada"
+      )
+    ),
+    Command.make(
+      "update-metadata",
+      {
+        ...common,
+        output,
+        company: Options.text("company").pipe(Options.withDescription("your company"), Options.optional),
+        jobTitle: Options.text("job-title").pipe(Options.withDescription("your job title"), Options.optional),
+        product: Options.text("product").pipe(
+          Options.withDescription("the product you are interested in"),
+          Options.optional
+        ),
+        updatesOptIn: Options.choice("updates", ["yes", "no"]).pipe(
+          Options.withDescription("whether you want to receive updates"),
+          Options.optional
+        )
+      },
+      (flags) =>
+        Effect.gen(function*() {
+          const identityMetadata = {
+            ...given("company", flags.company),
+            ...given("jobTitle", flags.jobTitle),
+            ...given("product", flags.product),
+            ...given("updatesOptIn", Option.map(flags.updatesOptIn, (answer) => answer === "yes"))
+          }
+          const changed = Object.keys(identityMetadata)
+          if (changed.length === 0) {
+            return yield* new UsageError({ message: "give --company, --job-title, --product or --updates" })
+          }
+          const client = yield* connect(flags)
+          // The mask names the fields given, so that `--updates no` and an empty `--company ""` clear them.
+          const updated = yield* client.ownMetadata.update({
+            payload: { identityMetadata, updateMask: changed.join(",") }
+          })
+          yield* printRows([updated], metadataShape, flags.output)
+        })
+    ).pipe(
+      Command.withDescription(
+        "Set your own identity's metadata (company, job title, product, updates). Example: arbor iam identities update-metadata --company Acme --updates yes"
       )
     ),
     Resource.remove(
