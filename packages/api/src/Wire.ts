@@ -15,6 +15,7 @@ import { Identity as CoreIdentity } from "@arbor/core/Identity"
 import { IdentityMetadata as CoreIdentityMetadata } from "@arbor/core/IdentityMetadata"
 import { IdentityProvider as CoreIdentityProvider, Oidc } from "@arbor/core/IdentityProvider"
 import { CatalogTier, Repo as CoreRepo } from "@arbor/core/Repo"
+import { RepoReadme as CoreRepoReadme } from "@arbor/core/RepoReadme"
 import { Role as CoreRole } from "@arbor/core/Role"
 import { RoleBinding as CoreRoleBinding } from "@arbor/core/RoleBinding"
 import { Subscription as CoreSubscription } from "@arbor/core/Subscription"
@@ -314,6 +315,18 @@ export const IdentityMetadata = shape(
   (metadata) => metadata
 )
 
+/** A repo's README: Markdown. */
+export const RepoReadme = shape(
+  "RepoReadme",
+  Schema.typeSchema(CoreRepoReadme),
+  Schema.Struct({
+    uid: Uid.annotations({ description: "the repo's uid" }),
+    content: Schema.String.annotations({ description: "Markdown; empty when the repo has no README" })
+  }),
+  (readme) => new CoreRepoReadme(readme, true),
+  (readme) => readme
+)
+
 /** An advisory event: its type, its time, and the data of its type under the type's camelCase name. */
 const Event = eventOf(Time)
 
@@ -358,8 +371,9 @@ const bodiesByKind: { readonly [K in ChangeLog.ResourceKind]: ReturnType<typeof 
   advisory: bodies(CoreAdvisory, Advisory.v2),
   subscription: bodies(CoreSubscription, Subscription.v2),
   terms_acceptance: bodies(CoreTermsAcceptance, TermsAcceptance),
-  // The fields as they are: the same in the engine and on the wire.
-  identity_metadata: { toWire: (body) => body, fromWire: (body) => body }
+  // These two are the same in the engine and on the wire.
+  identity_metadata: { toWire: (body) => body, fromWire: (body) => body },
+  repo_readme: { toWire: (body) => body, fromWire: (body) => body }
 }
 
 /** An entry of the change log (docs/api.md §12): its body the resource's v2 JSON. */

@@ -668,6 +668,24 @@ describe("arbor iam, as an owner", () => {
     assert.match(cleared.stdout, /^NAME +COMPANY +JOB TITLE +PRODUCT +UPDATES\nowner +builder +no\n$/)
   })
 
+  it("prints a repo's README and replaces it from a file; unsafe HTML is refused with the reason", async () => {
+    const { env, org } = await asOwnerOf("readme-org")
+    const repo = await server.runtime.runPromise(
+      Effect.flatMap(Repos.Repos, (r) => r.upsert(Principal.system, org, { name: "demo" })).pipe(Effect.orDie)
+    )
+    const file = join(env.dir, "README.md")
+    writeFileSync(file, "# demo\n\nAn image.\n")
+    const set = await arbor(env, "images", "repos", "set-readme", repo.uid, "--file", file)
+    assert.strictEqual(set.code, 0, set.stderr)
+    const printed = await arbor(env, "images", "repos", "readme", repo.uid)
+    assert.strictEqual(printed.stdout, "# demo\n\nAn image.\n")
+    writeFileSync(file, "<img src=x onerror=alert(1)>")
+    const unsafe = await arbor(env, "images", "repos", "set-readme", repo.uid, "--file", file)
+    assert.strictEqual(unsafe.code, 1)
+    assert.include(unsafe.stderr, "onerror")
+    assert.strictEqual((await arbor(env, "images", "repos", "readme", repo.uid)).stdout, "# demo\n\nAn image.\n")
+  })
+
   it("creates a custom role from capabilities in either spelling; lists every capability", async () => {
     const { env } = await asOwnerOf("roles-org")
     const capabilities = (await arbor(env, "iam", "roles", "capabilities")).stdout.trim().split("\n")

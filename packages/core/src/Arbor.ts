@@ -29,6 +29,7 @@ import { LastSeen } from "./internal/tokens/lastSeen.js"
 import * as RefreshToken from "./internal/tokens/refreshToken.js"
 import * as MemoryStore from "./MemoryStore.js"
 import * as Repo from "./Repo.js"
+import * as RepoReadme from "./RepoReadme.js"
 import { Repos } from "./Repos.js"
 import * as Role from "./Role.js"
 import * as RoleBinding from "./RoleBinding.js"
@@ -60,7 +61,8 @@ export const resourceTables: ReadonlyArray<Table> = [
   Subscription.table,
   Person.table,
   TermsAcceptance.table,
-  IdentityMetadata.table
+  IdentityMetadata.table,
+  RepoReadme.table
 ]
 
 /**

@@ -33,7 +33,8 @@ export const ResourceKind = Schema.Literal(
   "advisory",
   "subscription",
   "terms_acceptance",
-  "identity_metadata"
+  "identity_metadata",
+  "repo_readme"
 )
 export type ResourceKind = typeof ResourceKind.Type
 

@@ -9,14 +9,16 @@ import { InvalidArgument } from "./Errors.js"
 import * as Group from "./Group.js"
 import * as Import from "./Import.js"
 import * as FieldMask from "./internal/lists/fieldMask.js"
-import { commit, operations, orNotFound, trusted } from "./internal/operations.js"
+import { commit, operations, orNotFound, trusted, unexpectedConflict } from "./internal/operations.js"
 import { upsertRepo, upsertTag } from "./internal/registry.js"
+import * as Readme from "./internal/registry/readme.js"
 import * as RepoCatalog from "./internal/registry/repoCatalog.js"
 import * as Resources from "./internal/resources.js"
 import { operation } from "./internal/tracing.js"
 import * as Lists from "./Lists.js"
 import type { Principal } from "./Principal.js"
 import * as Repo from "./Repo.js"
+import * as RepoReadme from "./RepoReadme.js"
 import * as Repository from "./Repository.js"
 import type * as ResourceService from "./ResourceService.js"
 import * as Tag from "./Tag.js"
@@ -37,6 +39,7 @@ export class Repos extends Effect.Service<Repos>()("@arbor/core/Repos", {
     const repos = yield* Repository.make(Repo.table, Repo.Repo)
     const tags = yield* Repository.make(Tag.table, Tag.Tag)
     const groups = yield* Repository.make(Group.table, Group.Group)
+    const readmes = yield* Repository.make(RepoReadme.table, RepoReadme.Stored)
     const authorization = ops.authorization
     const kind: Resources.Kind<Repo.Repo> = {
       resourceType: "repo",
@@ -51,8 +54,12 @@ export class Repos extends Effect.Service<Repos>()("@arbor/core/Repos", {
       load: Lists.asIs
     }
 
-    /** Deletes a repo's tags. */
-    const deleteTags = (repo: Repo.Repo) => tags.delete({ ranges: [Uid.descendants(repo.uid)] })
+    /** Deletes a repo's tags and its README. */
+    const deleteContents = (repo: Repo.Repo) =>
+      Effect.zipRight(
+        tags.delete({ ranges: [Uid.descendants(repo.uid)] }),
+        readmes.delete({ ranges: [Uid.only(repo.uid)] })
+      )
 
     const service = {
       /** Repos the caller may list (`repo.list` at their group or above). */
@@ -101,9 +108,58 @@ export class Repos extends Effect.Service<Repos>()("@arbor/core/Repos", {
           duplicate: (next) => `a repo named '${next.name}' already exists beside ${next.uid}`
         })),
 
-      /** Deletes a repo and, atomically, its tags. */
+      /** Deletes a repo and, atomically, its tags and README. */
       delete: (principal: Principal, uid: string) =>
-        operation("Repos.delete")(Resources.remove(ops, kind, principal, uid, { before: deleteTags })),
+        operation("Repos.delete")(Resources.remove(ops, kind, principal, uid, { before: deleteContents })),
+
+      /** The README of repo `uid` (`repo.list` at its group); empty when it has none. */
+      readme: (principal: Principal, uid: string) =>
+        operation("Repos.readme")(
+          Effect.flatMap(Resources.get(ops, kind, principal, uid), (repo) =>
+            Effect.map(readmes.get(repo.uid), (stored) =>
+              new RepoReadme.RepoReadme({
+                uid: repo.uid,
+                content: stored._tag === "Some" ? stored.value.content : ""
+              }, trusted)))
+        ),
+
+      /**
+       * Replaces the README of repo `uid` (`repo.update` at its group) with `patch.content` (`updateMask`: only
+       * `content`, which a mask without it in the body clears). Refused, changing nothing, unless it is Markdown
+       * whose HTML a sanitizer leaves as it is.
+       */
+      updateReadme: Effect.fnUntraced(function*(
+        principal: Principal,
+        uid: string,
+        patch: unknown,
+        updateMask?: string
+      ) {
+        const repoUid = yield* Uid.parse(uid, "uid")
+        const grants = yield* authorization.grants(principal)
+        yield* grants.require(Repo.permissions.list, Uid.parentOrNull(repoUid) ?? repoUid, repoUid)
+        yield* grants.require(Repo.permissions.update, Uid.parentOrNull(repoUid) ?? repoUid, repoUid)
+        const body = yield* Validation.decode(Schema.Struct({ content: Schema.optional(Schema.String) }))(patch)
+        const mask = yield* FieldMask.parse(updateMask, RepoReadme.fields)
+        if (body.content !== undefined) yield* Readme.check(body.content)
+        return yield* commit(
+          ops,
+          principal,
+          Effect.gen(function*() {
+            const repo = yield* orNotFound(repos.get(repoUid), "repo", repoUid)
+            const current = yield* readmes.get(repo.uid)
+            const before = current._tag === "Some" ? current.value.content : ""
+            const next = FieldMask.apply({ content: before }, body, mask, RepoReadme.fields).content
+            const content = typeof next === "string" ? next : ""
+            if (current._tag === "None" ? content !== "" : before !== content) {
+              const stored = new RepoReadme.Stored({ uid: repo.uid, content, updateTime: yield* DateTime.now }, trusted)
+              yield* (current._tag === "None" ? readmes.insert(stored) : readmes.update(stored)).pipe(
+                unexpectedConflict
+              )
+            }
+            return new RepoReadme.RepoReadme({ uid: repo.uid, content }, trusted)
+          })
+        )
+      }, operation("Repos.updateReadme")),
 
       /**
        * Imports a catalog (a parsed JSON array like `repos.json`) into `groupUid`: each entry's repo and tags are

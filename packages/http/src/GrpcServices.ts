@@ -18,7 +18,7 @@ import { IdentityProvidersService } from "@arbor/api/proto/chainguard/platform/i
 import { RoleBindingsService } from "@arbor/api/proto/chainguard/platform/iam/v2beta1/role_bindings_pb"
 import { RolesService } from "@arbor/api/proto/chainguard/platform/iam/v2beta1/roles_pb"
 import { TermsAcceptanceSchema, TermsService } from "@arbor/api/proto/chainguard/platform/iam/v2beta1/terms_pb"
-import { ReposService } from "@arbor/api/proto/chainguard/platform/registry/v2beta1/repos_pb"
+import { RepoReadmeSchema, ReposService } from "@arbor/api/proto/chainguard/platform/registry/v2beta1/repos_pb"
 import { TagsService } from "@arbor/api/proto/chainguard/platform/registry/v2beta1/tags_pb"
 import type { AdvisoryEventSchema } from "@arbor/api/proto/chainguard/platform/vulnerabilities/v2beta1/advisories_pb"
 import {
@@ -446,6 +446,27 @@ export const routes = Effect.gen(function*() {
     serveResource(router, run, Resources.identityProviders, engine.providers)
     serveResource(router, run, Resources.accountAssociations, engine.associations)
     serveResource(router, run, Resources.groupInvites, engine.invites)
+    const readmeJson = Schema.encodeSync(Wire.RepoReadme)
+    const readme = (value: Parameters<typeof readmeJson>[0]) => message(RepoReadmeSchema, readmeJson(value))
+    router.rpc(
+      ReposService.method.getRepoReadme,
+      (request, context) => run.asCaller(context, (p) => Effect.map(engine.repos.readme(p, request.uid), readme))
+    )
+    router.rpc(
+      ReposService.method.updateRepoReadme,
+      (request, context) =>
+        run.asCaller(context, (p) =>
+          Effect.map(
+            engine.repos.updateReadme(
+              p,
+              request.repoReadme?.uid ?? "",
+              // A message leaves out an empty content: only a mask naming it clears the README.
+              request.repoReadme?.content === "" ? {} : { content: request.repoReadme?.content },
+              request.updateMask?.paths.join(",") || undefined
+            ),
+            readme
+          ))
+    )
     serveResource(router, run, Resources.repos, engine.repos)
     serveResource(router, run, Resources.tags, engine.tags)
     serveResource(router, run, Resources.subscriptions, engine.subscriptions)

@@ -287,6 +287,13 @@ export const layer = Layer.unwrapEffect(Effect.gen(function*() {
           asCaller((p) =>
             auditTrail.follow(p, { ...urlParams, after: request.headers["last-event-id"] ?? urlParams.after })
           ).pipe(Effect.flatMap(EventStream.response)))),
+    HttpApiBuilder.group(Api, "repoReadmes", (h) =>
+      h
+        .handle("get", ({ path }) => asCaller((p) => repos.readme(p, path.uid)))
+        .handle("update", ({ path, payload, urlParams }) =>
+          asCaller((p) =>
+            repos.updateReadme(p, path.uid, payload, urlParams.updateMask)
+          ))),
     HttpApiBuilder.group(Api, "terms", (h) =>
       h
         .handle("accept", ({ path, payload }) => asCaller((p) => terms.accept(p, path.uid, payload)))

@@ -128,15 +128,15 @@ describe("ConnectRPC clients of the project's protos", () => {
     assert.strictEqual(unknown.status, 404)
     assert.strictEqual(await calls(12, "unknown"), unknownBefore + 1)
     // A method the engine has no feature for: UNIMPLEMENTED, counted so (it was counted as OK).
-    const readme = "chainguard.platform.registry.v2beta1.ReposService/GetRepoReadme"
-    const readmeBefore = await calls(12, readme)
-    const unimplemented = await fetch(`${server.url}/${readme}`, {
+    const unfeatured = "chainguard.platform.iam.v2beta1.AccountAssociationsService/CheckAccountAssociation"
+    const unimplementedBefore = await calls(12, unfeatured)
+    const unimplemented = await fetch(`${server.url}/${unfeatured}`, {
       method: "POST",
       headers: { "content-type": "application/json", authorization },
       body: "{}"
     })
     assert.strictEqual(((await unimplemented.json()) as { code: string }).code, "unimplemented")
-    assert.strictEqual(await calls(12, readme), readmeBefore + 1)
+    assert.strictEqual(await calls(12, unfeatured), unimplementedBefore + 1)
   })
 
   it("the README's gRPC example runs against the server", async () => {

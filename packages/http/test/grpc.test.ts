@@ -3,7 +3,7 @@
  * every served method against its REST twin on the same data, errors with their decoded details, authentication,
  * page walks across both surfaces, and the methods that answer UNIMPLEMENTED.
  */
-import { Advisories, Groups, Identities, Principal, RefreshTokens, Role, TokenIssuer } from "@arbor/core"
+import { Advisories, Groups, Identities, Principal, RefreshTokens, Repos, Role, TokenIssuer } from "@arbor/core"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as grpc from "@grpc/grpc-js"
 import * as protoLoader from "@grpc/proto-loader"
@@ -640,6 +640,35 @@ describe.runIf(referenceProtos !== undefined)("gRPC, by an independent client on
     assert.strictEqual(changedOrder.code, 3)
   })
 
+  it("serves GetRepoReadme and UpdateRepoReadme as REST's /registry/v2beta1/repos/<uid>/readme", async () => {
+    const repos = clients.service(`${registry}.ReposService`)
+    const { org, token } = owner
+    const repo = await server.runtime.runPromise(
+      Effect.flatMap(Repos.Repos, (r) => r.upsert(Principal.system, org, { name: "readme-demo" })).pipe(Effect.orDie)
+    )
+    assert.deepStrictEqual(await repos.GetRepoReadme({ uid: repo.uid }, token), { uid: repo.uid })
+    const updated = await repos.UpdateRepoReadme({ repoReadme: { uid: repo.uid, content: "# demo\n" } }, token)
+    assert.deepStrictEqual(updated, { uid: repo.uid, content: "# demo\n" })
+    // REST takes the uid's slashes as they are, before the /readme segment.
+    const read = await rest("GET", `/registry/v2beta1/repos/${repo.uid}/readme`, token)
+    assert.deepStrictEqual(read.body, { uid: repo.uid, content: "# demo\n" })
+    const patched = await rest("PATCH", `/registry/v2beta1/repos/${repo.uid}/readme`, token, { content: "**bold**" })
+    assert.deepStrictEqual(patched.body, { uid: repo.uid, content: "**bold**" })
+    assert.strictEqual((await repos.GetRepoReadme({ uid: repo.uid }, token)).content, "**bold**")
+    const unsafe = await failure(
+      repos.UpdateRepoReadme({ repoReadme: { uid: repo.uid, content: "<script>x</script>" } }, token)
+    )
+    assert.strictEqual(unsafe.code, 3)
+    assert.strictEqual((unsafe.details[1] as any).fieldViolations[0].field, "content")
+    // Only a mask clears it over gRPC, where an empty content is not sent.
+    const cleared = await repos.UpdateRepoReadme(
+      { repoReadme: { uid: repo.uid }, updateMask: { paths: ["content"] } },
+      token
+    )
+    assert.deepStrictEqual(cleared, { uid: repo.uid })
+    assert.strictEqual((await failure(repos.GetRepoReadme({ uid: repo.uid }, stranger.token))).code, 7)
+  })
+
   it("serves TermsService as REST's /iam/v2beta1/terms answers it", async () => {
     const terms = clients.service(`${iam}.TermsService`)
     const groups = clients.service(`${iam}.GroupsService`)
@@ -709,8 +738,7 @@ describe.runIf(referenceProtos !== undefined)("gRPC, by an independent client on
         "RevokeScimToken",
         "SetScimEnabled"
       ],
-      [`${iam}.AccountAssociationsService`]: ["CheckAccountAssociation"],
-      [`${registry}.ReposService`]: ["GetRepoReadme", "UpdateRepoReadme"]
+      [`${iam}.AccountAssociationsService`]: ["CheckAccountAssociation"]
     }
     for (const [name, methods] of Object.entries(unimplemented)) {
       const service = clients.service(name)

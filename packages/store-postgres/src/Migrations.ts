@@ -356,8 +356,11 @@ const changes = [
   `CREATE INDEX changes__subject ON changes (subject, uid)`
 ]
 
-/** Migration 9: the legal documents each group has accepted, and identities' own metadata (docs/api.md §13). */
-const termsAndMetadata = [
+/**
+ * Migration 9: the legal documents each group has accepted, identities' own metadata and repos' READMEs (docs/api.md
+ * §13).
+ */
+const termsMetadataReadmes = [
   `CREATE TABLE terms_acceptances (
   uid text COLLATE "C" NOT NULL,
   parent text COLLATE "C",
@@ -376,6 +379,13 @@ const termsAndMetadata = [
   fields jsonb NOT NULL,
   update_time bigint NOT NULL,
   CONSTRAINT identity_metadata__pkey PRIMARY KEY (uid)
+)`,
+  `CREATE TABLE repo_readmes (
+  uid text COLLATE "C" NOT NULL,
+  parent text COLLATE "C",
+  content text COLLATE "C" NOT NULL,
+  update_time bigint NOT NULL,
+  CONSTRAINT repo_readmes__pkey PRIMARY KEY (uid)
 )`
 ]
 
@@ -389,7 +399,7 @@ export const migrations: Migrations.Migrations = {
   "0006_versions": Migrations.statements(versions),
   "0007_granted_by": Migrations.statements(grantedBy),
   "0008_changes": Migrations.statements(changes),
-  "0009_terms_and_metadata": Migrations.statements(termsAndMetadata)
+  "0009_terms_metadata_readmes": Migrations.statements(termsMetadataReadmes)
 }
 
 /** The newest schema version this code knows. */

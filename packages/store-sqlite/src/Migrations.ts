@@ -334,8 +334,11 @@ const changes = [
   `CREATE INDEX changes__subject ON changes (subject, uid)`
 ]
 
-/** Migration 9: the legal documents each group has accepted, and identities' own metadata (docs/api.md §13). */
-const termsAndMetadata = [
+/**
+ * Migration 9: the legal documents each group has accepted, identities' own metadata and repos' READMEs (docs/api.md
+ * §13).
+ */
+const termsMetadataReadmes = [
   `CREATE TABLE terms_acceptances (
   uid TEXT PRIMARY KEY NOT NULL,
   parent TEXT,
@@ -352,6 +355,12 @@ const termsAndMetadata = [
   parent TEXT,
   fields TEXT NOT NULL,
   update_time INTEGER NOT NULL
+) STRICT`,
+  `CREATE TABLE repo_readmes (
+  uid TEXT PRIMARY KEY NOT NULL,
+  parent TEXT,
+  content TEXT NOT NULL,
+  update_time INTEGER NOT NULL
 ) STRICT`
 ]
 
@@ -365,7 +374,7 @@ export const migrations: Migrations.Migrations = {
   "0006_versions": Migrations.statements(versions),
   "0007_granted_by": Migrations.statements(grantedBy),
   "0008_changes": Migrations.statements(changes),
-  "0009_terms_and_metadata": Migrations.statements(termsAndMetadata)
+  "0009_terms_metadata_readmes": Migrations.statements(termsMetadataReadmes)
 }
 
 /** The newest schema version this code knows. */

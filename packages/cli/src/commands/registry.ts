@@ -1,4 +1,4 @@
-/** `arbor images` and `arbor advisories`: the registry's repos and tags, and vulnerability advisories (read only). */
+/** `arbor images` and `arbor advisories`: the registry's repos (and their READMEs) and tags, and vulnerability advisories. */
 import { Wire } from "@arbor/api"
 import type { AdvisoryListOptions } from "@arbor/core/Advisories"
 import type { Advisory } from "@arbor/core/Advisory"
@@ -9,6 +9,8 @@ import type { TagListOptions } from "@arbor/core/Tags"
 import { Args, Command, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { readFileSync } from "node:fs"
+import { CommandFailed } from "../Failure.js"
 import * as Help from "../Help.js"
 import type * as Output from "../Output.js"
 import { allPages, common, connect, limit, output, parent, printRows, resolveGroup, time } from "./shared.js"
@@ -45,6 +47,8 @@ const advisoryShape: Output.Shape<Advisory> = {
   ]
 }
 
+const repoUid = Args.text({ name: "uid" }).pipe(Args.withDescription("the repo's uid"))
+
 /** `arbor images`. */
 export const images = Command.make("images").pipe(
   Command.withDescription("The registry's images: repos and their tags."),
@@ -69,7 +73,41 @@ export const images = Command.make("images").pipe(
               )
               yield* printRows(rows, repoShape, flags.output)
             })
-        ).pipe(Command.withDescription("List repos. Example: arbor images repos list --parent acme"))
+        ).pipe(Command.withDescription("List repos. Example: arbor images repos list --parent acme")),
+        Command.make("readme", { ...common, uid: repoUid }, (flags) =>
+          Effect.gen(function*() {
+            const client = yield* connect(flags)
+            const readme = yield* client.repoReadmes.get({ path: { uid: flags.uid } })
+            yield* Effect.sync(() => process.stdout.write(readme.content))
+          })).pipe(
+            Command.withDescription("Print a repo's README (Markdown). Example: arbor images repos readme <uid>")
+          ),
+        Command.make(
+          "set-readme",
+          {
+            ...common,
+            uid: repoUid,
+            file: Options.file("file", { exists: "yes" }).pipe(
+              Options.withDescription("the Markdown file to make the README (an empty file removes it)")
+            )
+          },
+          (flags) =>
+            Effect.gen(function*() {
+              const content = yield* Effect.try({
+                try: () => readFileSync(flags.file, "utf8"),
+                catch: (e) => new CommandFailed({ message: `cannot read ${flags.file}: ${e}` })
+              })
+              const client = yield* connect(flags)
+              yield* client.repoReadmes.update({
+                path: { uid: flags.uid },
+                urlParams: { updateMask: "content" },
+                payload: { content }
+              })
+              yield* Effect.sync(() => process.stderr.write(`Updated the README of ${flags.uid}\n`))
+            })
+        ).pipe(Command.withDescription(
+          "Replace a repo's README with a Markdown file. Example: arbor images repos set-readme <uid> --file README.md"
+        ))
       ])
     ),
     Command.make("tags").pipe(
