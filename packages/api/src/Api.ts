@@ -66,17 +66,74 @@ export const InviteCodes = authenticated(
 )
 
 /**
+ * The custom methods that follow a uid (`/groups/<uid>:requestGroupAccess`). The router cannot end a parameter at a
+ * colon, so each is declared as a segment of its own (`/groups/:uid/requestGroupAccess`); the server moves it there
+ * before routing (`UidPaths`), and clients and the OpenAPI document put the colon back.
+ */
+export const uidCustomMethods: ReadonlyArray<string> = ["requestGroupAccess"]
+
+const afterUid = new RegExp(`/(${uidCustomMethods.join("|")})$`)
+
+/** A path with a custom method declared as the segment after a uid written as the protos write it. */
+const customMethodAfterUid = (path: string) => path.replace(afterUid, ":$1")
+
+/**
  * For a typed client (`HttpApiClient.make(Api, { transformClient })`): the paths of the custom methods
  * (`/roleBindings:batchCreate`, `/identities:updateIdentityMetadata`, …) are declared with `::`, the router's literal
  * colon, which the client would send as it is; this sends one colon.
  */
 export const customMethodPaths = HttpClient.mapRequest(HttpClientRequest.updateUrl((url) => {
+  const colons = (path: string) => customMethodAfterUid(path.replaceAll("::", ":"))
   // Only the path: an IPv6 host (`http://[::1]:8080`) keeps its colons.
-  if (!URL.canParse(url)) return url.replaceAll("::", ":")
+  if (!URL.canParse(url)) return colons(url)
   const parsed = new URL(url)
-  parsed.pathname = parsed.pathname.replaceAll("::", ":")
+  parsed.pathname = colons(parsed.pathname)
   return parsed.toString()
 }))
+
+/** Verified organizations (docs/api.md §13): found and asked for access by people at their domain. */
+export const VerifiedOrganizations = authenticated(
+  HttpApiGroup.make("verifiedOrganizations")
+    .add(
+      // `::` is a literal `:` to the router: the path is `/groups:lookupGroup`.
+      HttpApiEndpoint.get("lookup", "/groups::lookupGroup")
+        .addSuccess(Schema.Struct({ group: Wire.Group.v2 }))
+        .annotate(OpenApi.Summary, "Find the verified organization of your email's domain")
+        .annotate(
+          OpenApi.Description,
+          "The verified organization named by the domain of the caller's email, as the server's own provider " +
+            "verified it. NOT_FOUND when there is none, when the caller is not eligible (no verified email, a free " +
+            "mail domain, a narrowed token) or anything else: the cases cannot be told apart."
+        )
+    )
+    .add(
+      // `::` is a literal `:` to the router: the path is `/groups:checkEligibility`.
+      HttpApiEndpoint.get("checkEligibility", "/groups::checkEligibility")
+        .addSuccess(Schema.Struct({ eligible: Schema.Boolean }))
+        .annotate(OpenApi.Summary, "Whether your email's domain may look for its organization")
+        .annotate(
+          OpenApi.Description,
+          "True when the caller has an email the server's own provider verified, at a domain that is not a free " +
+            "mail service, and signed in with a token that is not narrowed. It says nothing of whether an " +
+            "organization is found."
+        )
+    )
+    .add(
+      // The path is `/groups/<uid>:requestGroupAccess`; the router takes the custom method as a segment.
+      HttpApiEndpoint.post("requestAccess", "/groups/:uid/requestGroupAccess")
+        .setPath(UidPath)
+        .addSuccess(Schema.Struct({}))
+        .annotate(OpenApi.Summary, "Ask a verified organization's owners for access")
+        .annotate(
+          OpenApi.Description,
+          "Records the request in the organization's change log, where its owners' subscriptions and audit trail " +
+            "see it. NOT_FOUND unless the uid is the verified organization LookupGroup finds for the caller; " +
+            "RESOURCE_EXHAUSTED (429) when the caller asked the same organization within the last day."
+        )
+    ),
+  "/iam/v2beta1",
+  "Verified organizations: found by people at their domain."
+)
 
 /** `GET /iam/v2beta1/identities:lookupIdentity`: a person's uid, before or after their first sign-in. */
 export const IdentityLookup = authenticated(
@@ -368,7 +425,7 @@ const truthful = (spec: OpenApi.OpenAPISpec): OpenApi.OpenAPISpec => {
       }
     }
     // `/groupInvites::redeem` (a literal colon to the router) reaches here as `/groupInvites:{redeem}`.
-    paths[path.replace(/:\{(\w+)\}$/, ":$1")] = item
+    paths[customMethodAfterUid(path.replace(/:\{(\w+)\}$/, ":$1"))] = item
   }
   const schemas = { ...spec.components.schemas }
   for (const internal of ["HttpApiDecodeError", "Issue", "PropertyKey"]) delete schemas[internal]
@@ -395,6 +452,7 @@ export const Api = ErrorBody.declareErrors(
   HttpApi.make("arbor")
     .add(Resources.groups.group)
     .add(Organizations)
+    .add(VerifiedOrganizations)
     .add(Resources.identities.group)
     .add(IdentityLookup)
     .add(OwnMetadata)

@@ -10,6 +10,7 @@ import * as Capability from "@arbor/core/Capability"
 import * as ChangeLog from "@arbor/core/ChangeLog"
 import { ClaimMatch, StaticKeys as CoreStaticKeys } from "@arbor/core/ClaimMatch"
 import { Group as CoreGroup } from "@arbor/core/Group"
+import { GroupAccessRequest as CoreGroupAccessRequest } from "@arbor/core/GroupAccessRequest"
 import { GroupInvite as CoreGroupInvite } from "@arbor/core/GroupInvite"
 import { Identity as CoreIdentity } from "@arbor/core/Identity"
 import { IdentityMetadata as CoreIdentityMetadata } from "@arbor/core/IdentityMetadata"
@@ -327,6 +328,20 @@ export const RepoReadme = shape(
   (readme) => readme
 )
 
+/** A person's request for access to a verified organization, as its change-log entry carries it. */
+export const GroupAccessRequest = shape(
+  "GroupAccessRequest",
+  Schema.typeSchema(CoreGroupAccessRequest),
+  Schema.Struct({
+    uid: Uid,
+    requester: Uid.annotations({ description: "the uid of the person's identity" }),
+    email: Schema.String.annotations({ description: "their verified email" }),
+    createTime: Time
+  }),
+  (request) => new CoreGroupAccessRequest(request, true),
+  (request) => request
+)
+
 /** An advisory event: its type, its time, and the data of its type under the type's camelCase name. */
 const Event = eventOf(Time)
 
@@ -373,7 +388,8 @@ const bodiesByKind: { readonly [K in ChangeLog.ResourceKind]: ReturnType<typeof 
   terms_acceptance: bodies(CoreTermsAcceptance, TermsAcceptance),
   // These two are the same in the engine and on the wire.
   identity_metadata: { toWire: (body) => body, fromWire: (body) => body },
-  repo_readme: { toWire: (body) => body, fromWire: (body) => body }
+  repo_readme: { toWire: (body) => body, fromWire: (body) => body },
+  group_access_request: bodies(CoreGroupAccessRequest, GroupAccessRequest)
 }
 
 /** An entry of the change log (docs/api.md §12): its body the resource's v2 JSON. */

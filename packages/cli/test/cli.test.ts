@@ -322,6 +322,35 @@ describe("arbor auth", () => {
     30_000
   )
 
+  it("a person finds the verified organization of their email's domain and asks its owners for access", async () => {
+    const org = await server.runtime.runPromise(
+      Effect.flatMap(Groups.Groups, (g) => g.createRoot(Principal.system, { name: "example.com" })).pipe(Effect.orDie)
+    )
+    // Only platform admins verify: an owner is refused.
+    const { env: ownerEnv } = await asOwnerOf("notadmin.dev")
+    const refused = await arbor(ownerEnv, "iam", "organizations", "verify", "notadmin.dev")
+    assert.strictEqual(refused.code, 4, refused.stderr)
+    await server.runtime.runPromise(
+      Effect.flatMap(Groups.Groups, (g) => g.update(Principal.system, org.uid, { verified: true })).pipe(Effect.orDie)
+    )
+    const env = home()
+    assert.strictEqual((await loginHeadless(env, "hopper")).code, 0)
+    assert.match((await arbor(env, "iam", "organizations", "eligibility")).stdout, /^eligible/)
+    const found = await arbor(env, "iam", "organizations", "lookup", "-o", "json")
+    assert.strictEqual(found.code, 0, found.stderr)
+    assert.deepInclude(JSON.parse(found.stdout)[0], { uid: org.uid, name: "example.com", verified: true })
+    const asked = await arbor(env, "iam", "organizations", "request-access", org.uid)
+    assert.strictEqual(asked.code, 0, asked.stderr)
+    assert.include(asked.stderr, "sent to the organization's owners")
+    const again = await arbor(env, "iam", "organizations", "request-access", org.uid)
+    assert.strictEqual(again.code, 1)
+    assert.include(again.stderr, "within the last day")
+    // A workload has no email: not eligible, and finds nothing.
+    const workload = await asDeployer()
+    assert.match((await arbor(workload, "iam", "organizations", "eligibility")).stdout, /^not eligible/)
+    assert.strictEqual((await arbor(workload, "iam", "organizations", "lookup")).code, 5)
+  }, 30_000)
+
   it("a person logs in with a browser: the loopback callback receives the tokens", async () => {
     const env = home()
     const { address, done } = await loginWithBrowser(env)

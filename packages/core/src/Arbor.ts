@@ -14,6 +14,7 @@ import * as ChangeLog from "./ChangeLog.js"
 import { Unavailable } from "./Errors.js"
 import { Events } from "./Events.js"
 import * as Group from "./Group.js"
+import * as GroupAccessRequest from "./GroupAccessRequest.js"
 import * as GroupInvite from "./GroupInvite.js"
 import { GroupInvites } from "./GroupInvites.js"
 import { Groups } from "./Groups.js"
@@ -62,7 +63,8 @@ export const resourceTables: ReadonlyArray<Table> = [
   Person.table,
   TermsAcceptance.table,
   IdentityMetadata.table,
-  RepoReadme.table
+  RepoReadme.table,
+  GroupAccessRequest.table
 ]
 
 /**

@@ -34,7 +34,8 @@ export const ResourceKind = Schema.Literal(
   "subscription",
   "terms_acceptance",
   "identity_metadata",
-  "repo_readme"
+  "repo_readme",
+  "group_access_request"
 )
 export type ResourceKind = typeof ResourceKind.Type
 

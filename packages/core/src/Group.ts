@@ -28,18 +28,26 @@ export class Group extends Schema.Class<Group>("@arbor/core/Group")({
  */
 export const maxDepth = 32
 
-/** What a caller gives to create a group. */
+/**
+ * What a caller gives to create a group. `verified` is set only by platform admins, on an organization named by a
+ * domain (docs/api.md §13).
+ */
 export const CreateGroup = Schema.Struct({
   name: RequiredName,
-  description: OptionalDescription
+  description: OptionalDescription,
+  verified: Schema.optionalWith(Schema.Boolean, { default: () => false })
 })
 export type CreateGroup = typeof CreateGroup.Encoded
 
-/** Fields an update may change; the rest are output only. */
+/**
+ * Fields an update may change (`verified`: platform admins, on organizations; a whole replacement, `*` and v1's,
+ * leaves it as it is); the rest are output only.
+ */
 export const fields = {
-  mutable: ["name", "description"],
+  mutable: ["name", "description", "verified"],
   immutable: [],
-  outputOnly: ["uid", "verified", "resourceLimits", "createTime", "updateTime"]
+  outputOnly: ["uid", "resourceLimits", "createTime", "updateTime"],
+  namedOnly: ["verified"]
 } as const
 
 /** How groups are stored. */

@@ -7,11 +7,12 @@ import * as AccountAssociation from "./AccountAssociation.js"
 import * as Advisory from "./Advisory.js"
 import * as Errors from "./Errors.js"
 import * as Group from "./Group.js"
+import * as GroupAccessRequest from "./GroupAccessRequest.js"
 import * as GroupInvite from "./GroupInvite.js"
 import * as Identity from "./Identity.js"
 import * as IdentityProvider from "./IdentityProvider.js"
 import * as FieldMask from "./internal/lists/fieldMask.js"
-import { commit, conflict, exists, operations, orNotFound, trusted } from "./internal/operations.js"
+import { commit, conflict, exists, operations, orNotFound, trusted, unexpectedConflict } from "./internal/operations.js"
 import * as Resources from "./internal/resources.js"
 import { operation } from "./internal/tracing.js"
 import * as Lists from "./Lists.js"
@@ -59,6 +60,7 @@ export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
     const ops = yield* operations
     const groups = yield* Repository.make(Group.table, Group.Group)
     const acceptances = yield* Repository.make(TermsAcceptance.table, TermsAcceptance.TermsAcceptance)
+    const accessRequests = yield* Repository.make(GroupAccessRequest.table, GroupAccessRequest.GroupAccessRequest)
     const authorization = ops.authorization
     const kind: Resources.Kind<Group.Group> = {
       resourceType: "group",
@@ -82,6 +84,8 @@ export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
           )
         }
         const fields = yield* Validation.decode(Group.CreateGroup)(input)
+        const uid = parent === null ? Uid.makeRoot() : Uid.makeChild(parent)
+        if (fields.verified) yield* mayVerify(principal, uid, fields.name)
         return yield* commit(
           ops,
           principal,
@@ -89,9 +93,8 @@ export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
             if (parent !== null) yield* orNotFound(groups.get(parent), "group", parent)
             const now = yield* DateTime.now
             const group = new Group.Group({
-              uid: parent === null ? Uid.makeRoot() : Uid.makeChild(parent),
+              uid,
               ...fields,
-              verified: false,
               createTime: now,
               updateTime: now
             }, trusted)
@@ -108,7 +111,7 @@ export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
 
     /**
      * Refuses to delete a group while anything lives below it, naming the first kind found; else removes the terms
-     * it accepted, which are records of the group rather than resources in it.
+     * it accepted and the requests for access to it, which are records of the group rather than resources in it.
      */
     const refuseIfNotEmpty = (group: Group.Group) =>
       Effect.gen(function*() {
@@ -127,10 +130,74 @@ export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
             })
           }
         }
-        // What the group accepted goes with it.
+        // What the group accepted, and the requests for access to it, go with it.
         yield* acceptances.delete({ conditions: [{ _tag: "Equals", column: "parent", value: group.uid }] })
+        yield* accessRequests.delete({ conditions: [{ _tag: "Equals", column: "parent", value: group.uid }] })
         return []
       })
+
+    /** The domain of the caller's verified email, when it may look for its organization. */
+    const eligibleDomain = (principal: Principal) =>
+      principal._tag === "Identity" && principal.narrowed === undefined
+        ? GroupAccessRequest.eligibleDomain(principal.email)
+        : undefined
+
+    /** The verified organization named by the caller's email domain, if they are eligible and there is one. */
+    const verifiedFor = (principal: Principal) =>
+      Effect.gen(function*() {
+        const domain = eligibleDomain(principal)
+        if (domain === undefined) return undefined
+        const [found] = yield* groups.find({
+          order: [{ column: "uid", direction: "asc" }],
+          conditions: [
+            { _tag: "Equals", column: "parent", value: null },
+            { _tag: "Equals", column: "name", value: domain },
+            { _tag: "Equals", column: "verified", value: true }
+          ],
+          limit: 1
+        })
+        return found
+      })
+
+    const notFoundForDomain = () =>
+      new Errors.NotFound({ resourceType: "verified organization", uid: "for your email's domain" })
+
+    /** The system, or a platform admin's own token (not a narrowed one). */
+    const isPlatformAdmin = (principal: Principal) =>
+      principal._tag === "System" ||
+      (principal.narrowed === undefined && ops.settings.platformAdmins.includes(principal.uid))
+
+    /**
+     * Whether a group is verified after an update (docs/api.md §13): only a platform admin changes it, and only an
+     * organization named by a domain is verified. A verified organization renamed by anyone else, or to a name that
+     * is not a domain, is verified no more: its name is what people at that domain find it by.
+     */
+    const verifiedAfter = (principal: Principal, current: Group.Group, wanted: boolean, name: string) =>
+      Effect.gen(function*() {
+        if (wanted !== current.verified) {
+          if (wanted) yield* mayVerify(principal, current.uid, name)
+          else if (!isPlatformAdmin(principal)) yield* adminOnly(current.uid)
+          return wanted
+        }
+        const renamed = name !== current.name
+        return current.verified && !(renamed && (!isPlatformAdmin(principal) || !GroupAccessRequest.isDomain(name)))
+      })
+
+    const adminOnly = (uid: string) =>
+      new Errors.PermissionDenied({
+        capability: "groups.update",
+        resource: uid,
+        reason: "PLATFORM_ADMIN_REQUIRED",
+        logDetail: "only platform admins verify organizations"
+      })
+
+    /** Fails unless the caller may mark group `uid`, named `name`, verified. */
+    const mayVerify = (principal: Principal, uid: Uid.Uid, name: string) =>
+      !isPlatformAdmin(principal)
+        ? Effect.fail(adminOnly(uid))
+        : Uid.parentOrNull(uid) !== null || !GroupAccessRequest.isDomain(name)
+        ? Errors.InvalidArgument.field("verified", "only an organization named by a domain (acme.com) can be verified")
+        : Effect.void
 
     const service = {
       /** Groups the caller may list (`groups.list` at the group or above). */
@@ -167,11 +234,83 @@ export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
           updateMask,
           fields: Group.fields,
           apply: (current, { body, mask, updateTime }) =>
-            Validation.decode(Group.CreateGroup)(
-              FieldMask.apply({ name: current.name, description: current.description }, body, mask, Group.fields)
-            ).pipe(Effect.map((fields) => new Group.Group({ ...current, ...fields, updateTime }, trusted))),
+            Effect.gen(function*() {
+              const fields = yield* Validation.decode(Group.CreateGroup)(FieldMask.apply(
+                { name: current.name, description: current.description, verified: current.verified },
+                body,
+                mask,
+                Group.fields
+              ))
+              const verified = yield* verifiedAfter(principal, current, fields.verified, fields.name)
+              return new Group.Group({ ...current, ...fields, verified, updateTime }, trusted)
+            }),
           duplicate: (next) => `a group named '${next.name}' already exists beside ${next.uid}`
         })),
+
+      /**
+       * Whether the caller may look for the verified organization of their email's domain (`CheckEligibility`): a
+       * person whose email the server's own provider verified, at a domain that is not a free mail service.
+       */
+      checkEligibility: (principal: Principal) =>
+        operation("Groups.checkEligibility")(Effect.succeed({ eligible: eligibleDomain(principal) !== undefined })),
+
+      /**
+       * The verified organization named by the caller's email domain (`LookupGroup`). Every reason there is none (no
+       * such organization, not eligible) is the same NotFound, so that none can be told from another.
+       */
+      lookupVerified: (principal: Principal) =>
+        operation("Groups.lookupVerified")(Effect.flatMap(verifiedFor(principal), (group) =>
+          group === undefined
+            ? Effect.fail(notFoundForDomain())
+            : Effect.succeed(group))),
+
+      /**
+       * Asks the owners of the verified organization `groupUid` for access (`RequestGroupAccess`): it must be the
+       * one the caller's email domain names (else NotFound, as for `lookupVerified`). The request is a change-log
+       * entry of the organization; the same caller's next one within a day is ResourceExhausted.
+       */
+      requestAccess: Effect.fnUntraced(function*(principal: Principal, groupUid: string) {
+        if (groupUid === "") return yield* Errors.InvalidArgument.field("group_uid", "is required")
+        const group = yield* verifiedFor(principal)
+        if (group === undefined || group.uid !== groupUid || principal._tag !== "Identity") {
+          return yield* notFoundForDomain()
+        }
+        const requester = principal.uid
+        return yield* commit(
+          ops,
+          principal,
+          Effect.gen(function*() {
+            const now = yield* DateTime.now
+            const recent = yield* accessRequests.count({
+              ranges: [Uid.descendants(group.uid)],
+              conditions: [
+                { _tag: "Equals", column: "requester", value: requester },
+                {
+                  _tag: "AtLeast",
+                  column: "createTime",
+                  value: DateTime.toEpochMillis(now) - GroupAccessRequest.repeatAfterMillis
+                }
+              ]
+            })
+            if (recent > 0) {
+              return yield* new Errors.ResourceExhausted({
+                description: "you asked this organization for access within the last day; its owners have been told",
+                retryAfterSeconds: GroupAccessRequest.repeatAfterMillis / 1000,
+                reason: "ACCESS_ALREADY_REQUESTED"
+              })
+            }
+            yield* accessRequests.insert(
+              new GroupAccessRequest.GroupAccessRequest({
+                uid: Uid.makeChild(group.uid),
+                requester,
+                email: principal.email ?? "",
+                createTime: now
+              }, trusted)
+            ).pipe(unexpectedConflict)
+            return {}
+          })
+        )
+      }, operation("Groups.requestAccess")),
 
       /** Deletes a group that has nothing below it. */
       delete: (principal: Principal, uid: string) =>

@@ -115,7 +115,7 @@ describe("Groups", () => {
     it.effect("output-only and unknown fields are ignored", () =>
       withArbor(Effect.gen(function*() {
         const org = yield* organization("acme")
-        const body = { name: "x", uid: "ffff", createTime: "1999-01-01T00:00:00Z", verified: true, color: "red" }
+        const body = { name: "x", uid: "ffff", createTime: "1999-01-01T00:00:00Z", color: "red" }
         const group = yield* (yield* Groups.Groups).create(Principal.system, org.uid, body as any)
         assert.notStrictEqual(group.uid, "ffff")
         assert.isFalse(group.verified)

@@ -401,6 +401,25 @@ export const routes = Effect.gen(function*() {
     refusal === undefined ? Effect.void : Effect.fail(refusal)
 
   return (run: Runner) => (router: ConnectRouter) => {
+    const groupJson = protoJsonOf(Resources.groups)
+    router.rpc(
+      GroupsService.method.lookupGroup,
+      (_, context) =>
+        run.asCaller(
+          context,
+          (p) =>
+            Effect.map(engine.groups.lookupVerified(p), (group) =>
+              message(GroupsService.method.lookupGroup.output, { group: groupJson(group) }))
+        )
+    )
+    router.rpc(
+      GroupsService.method.checkEligibility,
+      (_, context) => run.asCaller(context, (p) => engine.groups.checkEligibility(p))
+    )
+    router.rpc(
+      GroupsService.method.requestGroupAccess,
+      (request, context) => run.asCaller(context, (p) => engine.groups.requestAccess(p, request.groupUid))
+    )
     // A group created without a parent is an organization, which REST creates at its own path.
     serveResource(router, run, Resources.groups, {
       ...engine.groups,

@@ -287,6 +287,11 @@ export const layer = Layer.unwrapEffect(Effect.gen(function*() {
           asCaller((p) =>
             auditTrail.follow(p, { ...urlParams, after: request.headers["last-event-id"] ?? urlParams.after })
           ).pipe(Effect.flatMap(EventStream.response)))),
+    HttpApiBuilder.group(Api, "verifiedOrganizations", (h) =>
+      h
+        .handle("lookup", () => asCaller((p) => Effect.map(groups.lookupVerified(p), (group) => ({ group }))))
+        .handle("checkEligibility", () => asCaller((p) => groups.checkEligibility(p)))
+        .handle("requestAccess", ({ path }) => asCaller((p) => groups.requestAccess(p, path.uid)))),
     HttpApiBuilder.group(Api, "repoReadmes", (h) =>
       h
         .handle("get", ({ path }) => asCaller((p) => repos.readme(p, path.uid)))

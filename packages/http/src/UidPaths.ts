@@ -1,10 +1,12 @@
 /**
  * Uids travel unescaped in paths (docs/api.md §3): `/iam/v2beta1/groups/<root>/<child>` names the uid
  * `<root>/<child>`. The API's routes take a uid as their last segment (`/groups/:uid`), or before a fixed last one
- * (`/repos/:uid/readme`), so before routing the uid's part of such a path is folded into one segment, its slashes
- * escaped (`%2F`, which the router decodes again).
+ * (`/repos/:uid/readme`), or before a custom method (`/groups/<uid>:requestGroupAccess`, declared as
+ * `/groups/:uid/requestGroupAccess`: `Api.uidCustomMethods`), so before routing the uid's part of such a path is
+ * folded into one segment, its slashes escaped (`%2F`, which the router decodes again), and a custom method is moved
+ * into a segment of its own.
  */
-import { Api } from "@arbor/api/Api"
+import { Api, uidCustomMethods } from "@arbor/api/Api"
 import { HttpApi } from "@effect/platform"
 
 /** The paths before a `:uid` segment, such as `/iam/v2beta1/groups/`, and the fixed segments after one, if any. */
@@ -37,7 +39,12 @@ export const fold = (path: string): string => {
   if (suffixes === undefined) return path
   // A trailing slash is the same path (the router ignores it).
   const rest = path.slice(end + 1).replace(/\/$/, "")
-  const suffix = [...suffixes].find((s) => s !== "" && rest.endsWith(s)) ?? ""
-  const uid = rest.slice(0, rest.length - suffix.length)
-  return uid.includes("/") ? path.slice(0, end + 1) + uid.replaceAll("/", "%2F") + suffix : path
+  const suffix = [...suffixes].find((s) => s !== "" && rest.endsWith(onTheWire(s))) ?? ""
+  const uid = rest.slice(0, rest.length - onTheWire(suffix).length)
+  return uid.includes("/") || suffix !== onTheWire(suffix)
+    ? path.slice(0, end + 1) + uid.replaceAll("/", "%2F") + suffix
+    : path
 }
+
+/** A suffix as a client sends it: a custom method (`/requestGroupAccess`) follows the uid with a colon. */
+const onTheWire = (suffix: string) => uidCustomMethods.includes(suffix.slice(1)) ? `:${suffix.slice(1)}` : suffix

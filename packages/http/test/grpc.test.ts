@@ -3,7 +3,17 @@
  * every served method against its REST twin on the same data, errors with their decoded details, authentication,
  * page walks across both surfaces, and the methods that answer UNIMPLEMENTED.
  */
-import { Advisories, Groups, Identities, Principal, RefreshTokens, Repos, Role, TokenIssuer } from "@arbor/core"
+import {
+  Advisories,
+  AuditTrail,
+  Groups,
+  Identities,
+  Principal,
+  RefreshTokens,
+  Repos,
+  Role,
+  TokenIssuer
+} from "@arbor/core"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as grpc from "@grpc/grpc-js"
 import * as protoLoader from "@grpc/proto-loader"
@@ -640,6 +650,72 @@ describe.runIf(referenceProtos !== undefined)("gRPC, by an independent client on
     assert.strictEqual(changedOrder.code, 3)
   })
 
+  it("serves LookupGroup, CheckEligibility and RequestGroupAccess as REST does, for verified organizations", async () => {
+    const groups = clients.service(`${iam}.GroupsService`)
+    const { ada, adaUid, org } = await server.runtime.runPromise(
+      Effect.gen(function*() {
+        const org = yield* (yield* Groups.Groups).createRoot(Principal.system, { name: "verified.dev" })
+        const person = yield* (yield* Identities.Identities).create(Principal.system, org.uid, {
+          name: "ada",
+          claimMatch: { issuer: "https://login.example.com", subject: "ada" }
+        })
+        const issuer = yield* TokenIssuer.TokenIssuer
+        const minted = yield* issuer.mint(
+          person.uid,
+          { iss: "https://login.example.com", sub: "ada" },
+          issuer.audience,
+          {
+            email: "ada@verified.dev"
+          }
+        )
+        return { org, ada: minted.token, adaUid: person.uid }
+      }).pipe(Effect.orDie)
+    )
+    // Only a platform admin verifies an organization: its owner may not.
+    const byOwner = await rest("PATCH", `/iam/v2beta1/groups/${owner.org}`, owner.token, { verified: true })
+    assert.strictEqual(byOwner.status, 403)
+    assert.deepStrictEqual(await groups.CheckEligibility({}, ada), { eligible: true })
+    assert.strictEqual((await failure(groups.LookupGroup({}, ada))).code, 5)
+    await server.runtime.runPromise(
+      Effect.flatMap(Groups.Groups, (g) => g.update(Principal.system, org.uid, { verified: true })).pipe(Effect.orDie)
+    )
+    const found = await groups.LookupGroup({}, ada)
+    assert.strictEqual(found.group.uid, org.uid)
+    const overRest = await rest("GET", "/iam/v2beta1/groups:lookupGroup", ada)
+    assert.deepStrictEqual(overRest.body.group.uid, org.uid)
+    assert.isTrue(overRest.body.group.verified)
+    assert.deepStrictEqual((await rest("GET", "/iam/v2beta1/groups:checkEligibility", ada)).body, { eligible: true })
+    assert.deepStrictEqual(await groups.RequestGroupAccess({ groupUid: org.uid }, ada), {})
+    const repeat = await rest("POST", `/iam/v2beta1/groups/${org.uid}:requestGroupAccess`, ada)
+    assert.strictEqual(repeat.status, 429)
+    assert.strictEqual(repeat.body.details[0].reason, "ACCESS_ALREADY_REQUESTED")
+    assert.strictEqual((await failure(groups.RequestGroupAccess({ groupUid: org.uid }, ada))).code, 8)
+    // Anyone else: the same NOT_FOUND, whatever the reason.
+    const notEligible = await rest("GET", "/iam/v2beta1/groups:lookupGroup", owner.token)
+    assert.strictEqual(notEligible.status, 404)
+    assert.deepStrictEqual((await rest("GET", "/iam/v2beta1/groups:checkEligibility", owner.token)).body, {
+      eligible: false
+    })
+    assert.strictEqual(
+      (await rest("POST", `/iam/v2beta1/groups/${org.uid}:requestGroupAccess`, owner.token)).status,
+      404
+    )
+    assert.strictEqual((await failure(groups.RequestGroupAccess({ groupUid: "" }, ada))).code, 3)
+    // The request is in the organization's change log, for its owners' subscriptions and audit trail.
+    const logged = await server.runtime.runPromise(
+      Effect.flatMap(
+        AuditTrail.AuditTrail,
+        (trail) => trail.list(Principal.system, { types: ["dev.chainguard.api.iam.group.access_requested.v1"] })
+      ).pipe(
+        Effect.orDie
+      )
+    )
+    assert.deepStrictEqual(
+      logged.items.map((e) => [e.group, e.body.requester, e.body.email]),
+      [[org.uid, adaUid, "ada@verified.dev"]]
+    )
+  })
+
   it("serves GetRepoReadme and UpdateRepoReadme as REST's /registry/v2beta1/repos/<uid>/readme", async () => {
     const repos = clients.service(`${registry}.ReposService`)
     const { org, token } = owner
@@ -731,7 +807,6 @@ describe.runIf(referenceProtos !== undefined)("gRPC, by an independent client on
 
   it("answers UNIMPLEMENTED for the methods the engine has no feature for", async () => {
     const unimplemented = {
-      [`${iam}.GroupsService`]: ["LookupGroup", "RequestGroupAccess", "CheckEligibility"],
       [`${iam}.IdentityProvidersService`]: [
         "GenerateScimToken",
         "RegenerateScimToken",

@@ -357,10 +357,10 @@ const changes = [
 ]
 
 /**
- * Migration 9: the legal documents each group has accepted, identities' own metadata and repos' READMEs (docs/api.md
- * §13).
+ * Migration 9: the legal documents each group has accepted, identities' own metadata, repos' READMEs and requests
+ * for access to verified organizations (docs/api.md §13).
  */
-const termsMetadataReadmes = [
+const migration9 = [
   `CREATE TABLE terms_acceptances (
   uid text COLLATE "C" NOT NULL,
   parent text COLLATE "C",
@@ -386,7 +386,18 @@ const termsMetadataReadmes = [
   content text COLLATE "C" NOT NULL,
   update_time bigint NOT NULL,
   CONSTRAINT repo_readmes__pkey PRIMARY KEY (uid)
-)`
+)`,
+  `CREATE TABLE group_access_requests (
+  uid text COLLATE "C" NOT NULL,
+  parent text COLLATE "C",
+  requester text COLLATE "C" NOT NULL,
+  email text COLLATE "C" NOT NULL,
+  create_time bigint NOT NULL,
+  CONSTRAINT group_access_requests__pkey PRIMARY KEY (uid)
+)`,
+  `CREATE INDEX group_access_requests__parent ON group_access_requests (parent, uid)`,
+  `CREATE INDEX group_access_requests__requester ON group_access_requests (requester, uid)`,
+  `CREATE INDEX group_access_requests__create_time ON group_access_requests (create_time, uid)`
 ]
 
 /** The migrations, by `<id>_<name>`. */
@@ -399,7 +410,7 @@ export const migrations: Migrations.Migrations = {
   "0006_versions": Migrations.statements(versions),
   "0007_granted_by": Migrations.statements(grantedBy),
   "0008_changes": Migrations.statements(changes),
-  "0009_terms_metadata_readmes": Migrations.statements(termsMetadataReadmes)
+  "0009_terms_metadata_readmes_access": Migrations.statements(migration9)
 }
 
 /** The newest schema version this code knows. */

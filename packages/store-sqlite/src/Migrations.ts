@@ -335,10 +335,10 @@ const changes = [
 ]
 
 /**
- * Migration 9: the legal documents each group has accepted, identities' own metadata and repos' READMEs (docs/api.md
- * §13).
+ * Migration 9: the legal documents each group has accepted, identities' own metadata, repos' READMEs and requests
+ * for access to verified organizations (docs/api.md §13).
  */
-const termsMetadataReadmes = [
+const migration9 = [
   `CREATE TABLE terms_acceptances (
   uid TEXT PRIMARY KEY NOT NULL,
   parent TEXT,
@@ -361,7 +361,17 @@ const termsMetadataReadmes = [
   parent TEXT,
   content TEXT NOT NULL,
   update_time INTEGER NOT NULL
-) STRICT`
+) STRICT`,
+  `CREATE TABLE group_access_requests (
+  uid TEXT PRIMARY KEY NOT NULL,
+  parent TEXT,
+  requester TEXT NOT NULL,
+  email TEXT NOT NULL,
+  create_time INTEGER NOT NULL
+) STRICT`,
+  `CREATE INDEX group_access_requests__parent ON group_access_requests (parent, uid)`,
+  `CREATE INDEX group_access_requests__requester ON group_access_requests (requester, uid)`,
+  `CREATE INDEX group_access_requests__create_time ON group_access_requests (create_time, uid)`
 ]
 
 /** The migrations, by `<id>_<name>`. */
@@ -374,7 +384,7 @@ export const migrations: Migrations.Migrations = {
   "0006_versions": Migrations.statements(versions),
   "0007_granted_by": Migrations.statements(grantedBy),
   "0008_changes": Migrations.statements(changes),
-  "0009_terms_metadata_readmes": Migrations.statements(termsMetadataReadmes)
+  "0009_terms_metadata_readmes_access": Migrations.statements(migration9)
 }
 
 /** The newest schema version this code knows. */

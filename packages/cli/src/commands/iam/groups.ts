@@ -14,6 +14,7 @@ import {
   nameArg,
   output,
   parent,
+  print,
   printRows,
   resolveGroup,
   time
@@ -71,7 +72,61 @@ export const organizations = Command.make("organizations").pipe(
       )
     ),
     Resource.describe(groups, "Show one organization. Example: arbor iam organizations describe acme"),
-    Resource.remove(groups, "Delete an empty organization. Example: arbor iam organizations delete acme")
+    Resource.remove(groups, "Delete an empty organization. Example: arbor iam organizations delete acme"),
+    ...([["verify", true], ["unverify", false]] as const).map(([name, verified]) =>
+      Command.make(
+        name,
+        { ...common, output, group: Args.text({ name: "organization" }) },
+        (flags) =>
+          Effect.gen(function*() {
+            const client = yield* connect(flags)
+            const group = yield* client.groups.update({
+              path: { uid: yield* resolveGroup(client, flags.group) },
+              urlParams: { updateMask: "verified" },
+              payload: { verified }
+            })
+            yield* printRows([group], groupShape, flags.output)
+          })
+      ).pipe(Command.withDescription(
+        verified
+          ? "Mark an organization named by a domain as verified, so people at that domain find it (platform admins only). Example: arbor iam organizations verify acme.com"
+          : "Mark an organization as not verified (platform admins only). Example: arbor iam organizations unverify acme.com"
+      ))
+    ),
+    Command.make("lookup", { ...common, output }, (flags) =>
+      Effect.gen(function*() {
+        const client = yield* connect(flags)
+        const found = yield* client.verifiedOrganizations.lookup()
+        yield* printRows([found.group], groupShape, flags.output)
+      })).pipe(Command.withDescription(
+        "Find the verified organization of your email's domain. Example: arbor iam organizations lookup"
+      )),
+    Command.make("eligibility", common, (flags) =>
+      Effect.gen(function*() {
+        const client = yield* connect(flags)
+        const { eligible } = yield* client.verifiedOrganizations.checkEligibility()
+        yield* print(
+          eligible
+            ? "eligible: your email's domain may look for its verified organization"
+            : "not eligible: no email verified by this server's sign-in, a free mail domain, or a narrowed token"
+        )
+      })).pipe(Command.withDescription(
+        "Whether your email's domain may look for its verified organization. Example: arbor iam organizations eligibility"
+      )),
+    Command.make(
+      "request-access",
+      { ...common, group: Args.text({ name: "organization-uid" }) },
+      (flags) =>
+        Effect.gen(function*() {
+          const client = yield* connect(flags)
+          yield* client.verifiedOrganizations.requestAccess({ path: { uid: flags.group } })
+          yield* Effect.sync(() =>
+            process.stderr.write("Your request for access was sent to the organization's owners.\n")
+          )
+        })
+    ).pipe(Command.withDescription(
+      "Ask the owners of your domain's verified organization for access. Example: arbor iam organizations request-access <uid>"
+    ))
   ])
 )
 

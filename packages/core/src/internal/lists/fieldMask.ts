@@ -12,6 +12,8 @@ export interface Fields {
   readonly immutable: ReadonlyArray<string>
   /** Computed by the engine: ignored in a mask and in a request. */
   readonly outputOnly: ReadonlyArray<string>
+  /** Mutable fields that `*` leaves as they are: changed only where named (a group's `verified`). */
+  readonly namedOnly?: ReadonlyArray<string>
 }
 
 /** The fields an update changes: those present in the request (no mask), or the listed ones. */
@@ -28,7 +30,7 @@ export const parse = (mask: string | undefined, fields: Fields): Effect.Effect<F
   const listed = new Set<string>()
   for (const raw of names) {
     if (raw === "*") {
-      for (const f of fields.mutable) listed.add(f)
+      for (const f of fields.mutable) if (fields.namedOnly?.includes(f) !== true) listed.add(f)
       continue
     }
     const name = camel(raw)
