@@ -273,6 +273,30 @@ export const RepoReadmes = authenticated(
   "READMEs: the Markdown that describes a repo."
 )
 
+/** `POST /iam/v2beta1/externalGroupRoleMappings:batchDelete`: the AIP-235 batch delete of a provider's mappings. */
+export const MappingBatches = authenticated(
+  HttpApiGroup.make("mappingBatches").add(
+    // `::` is a literal `:` to the router: the path is `/externalGroupRoleMappings:batchDelete`.
+    HttpApiEndpoint.post("delete", "/externalGroupRoleMappings::batchDelete")
+      .setPayload(Schema.Struct({
+        parent: Schema.String.annotations({ description: "the identity provider's uid" }),
+        names: Schema.Array(Schema.String).annotations({ description: "the uids of its mappings to delete (1 to 100)" })
+      }))
+      .addSuccess(Schema.Struct({
+        parent: Wire.Uid,
+        externalGroupRoleMappings: Schema.Array(Wire.ExternalGroupRoleMapping)
+      }))
+      .annotate(OpenApi.Summary, "Delete several mappings of an identity provider at once")
+      .annotate(
+        OpenApi.Description,
+        "Deletes the named mappings of the provider (`identity_providers.delete`) and answers those deleted; names " +
+          "already gone are skipped, a name of another provider is INVALID_ARGUMENT and deletes nothing."
+      )
+  ),
+  "/iam/v2beta1",
+  "External group role mappings deleted together."
+)
+
 /** The audit trail (docs/api.md §12): the change log, listed and followed. */
 export const AuditTrail = authenticated(
   HttpApiGroup.make("auditTrail")
@@ -462,6 +486,8 @@ export const Api = ErrorBody.declareErrors(
     .add(Resources.identityProviders.group)
     .add(Resources.accountAssociations.group)
     .add(Resources.groupInvites.group)
+    .add(Resources.externalGroupRoleMappings.group)
+    .add(MappingBatches)
     .add(InviteCodes)
     .add(Resources.repos.group)
     .add(RepoReadmes)

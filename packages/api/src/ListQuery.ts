@@ -6,6 +6,7 @@
  */
 import type { AdvisoryListOptions } from "@arbor/core/Advisories"
 import type { EntryListOptions, WatchOptions } from "@arbor/core/AuditTrail"
+import type { MappingListOptions } from "@arbor/core/ExternalGroupRoleMappings"
 import type { IdentityListOptions } from "@arbor/core/Identities"
 import type { ListOptions } from "@arbor/core/Lists"
 import type { RoleBindingListOptions } from "@arbor/core/RoleBindings"
@@ -108,6 +109,16 @@ export const RoleBindingListQuery: Schema.Schema<
   Schema.Schema.Encoded<typeof roleBindingListQuery>
 > = roleBindingListQuery
 
+const mappingListQuery = Schema.Struct({
+  ...v2,
+  identityProviderUid: parameter("identity_provider_uid", Schema.String, "only the mappings of this identity provider")
+})
+/** The parameters of a list of external group role mappings. */
+export const MappingListQuery: Schema.Schema<
+  MappingListOptions,
+  Schema.Schema.Encoded<typeof mappingListQuery>
+> = mappingListQuery
+
 const advisoryListQuery = Schema.Struct({
   ...v2,
   advisoryIds: parameter("advisory_ids", Repeated, "only these advisory ids (CGA-…; repeatable)"),
@@ -156,6 +167,7 @@ export const aliases: Readonly<Record<string, string>> = {
   orderBy: "order_by",
   updatedSince: "updated_since",
   relationshipType: "relationship_type",
+  identityProviderUid: "identity_provider_uid",
   advisoryIds: "advisory_ids",
   packageNames: "package_names",
   eventTypes: "event_types",

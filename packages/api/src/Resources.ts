@@ -6,6 +6,7 @@
  */
 import * as AccountAssociation from "@arbor/core/AccountAssociation"
 import * as Advisory from "@arbor/core/Advisory"
+import * as ExternalGroupRoleMapping from "@arbor/core/ExternalGroupRoleMapping"
 import * as Group from "@arbor/core/Group"
 import * as GroupInvite from "@arbor/core/GroupInvite"
 import * as Identity from "@arbor/core/Identity"
@@ -329,6 +330,24 @@ export const tagsV1 = v1(tags, {
   prefix: "/registry/v1",
   wire: Wire.Tag.v1,
   create: Tag.CreateTag
+})
+
+export const externalGroupRoleMappings = creatable({
+  name: "externalGroupRoleMappings",
+  one: "external group role mapping",
+  many: "external group role mappings",
+  description: "External group role mappings: an identity provider's groups given roles at each sign-in through it, " +
+    "for that session only. Never changed: delete one and create another.",
+  prefix: iam,
+  wire: Wire.ExternalGroupRoleMapping,
+  query: ListQuery.MappingListQuery,
+  create: ExternalGroupRoleMapping.CreateExternalGroupRoleMapping,
+  permissions: ExternalGroupRoleMapping.permissions,
+  proto: {
+    service: `${iamProto}.ExternalGroupRoleMappingsService`,
+    message: `${iamProto}.ExternalGroupRoleMapping`,
+    field: "externalGroupRoleMapping"
+  }
 })
 
 const eventsProto = "chainguard.platform.events.v2beta1"

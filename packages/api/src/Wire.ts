@@ -9,6 +9,7 @@ import { Advisory as CoreAdvisory, eventOf, EventType } from "@arbor/core/Adviso
 import * as Capability from "@arbor/core/Capability"
 import * as ChangeLog from "@arbor/core/ChangeLog"
 import { ClaimMatch, StaticKeys as CoreStaticKeys } from "@arbor/core/ClaimMatch"
+import { ExternalGroupRoleMapping as CoreExternalGroupRoleMapping } from "@arbor/core/ExternalGroupRoleMapping"
 import { Group as CoreGroup } from "@arbor/core/Group"
 import { GroupAccessRequest as CoreGroupAccessRequest } from "@arbor/core/GroupAccessRequest"
 import { GroupInvite as CoreGroupInvite } from "@arbor/core/GroupInvite"
@@ -328,6 +329,22 @@ export const RepoReadme = shape(
   (readme) => readme
 )
 
+/** An identity provider's group mapped to a role at a group (v2beta1 only). */
+export const ExternalGroupRoleMapping = shape(
+  "ExternalGroupRoleMapping",
+  Schema.typeSchema(CoreExternalGroupRoleMapping),
+  Schema.Struct({
+    uid: Uid,
+    identityProviderUid: Uid,
+    externalGroupId: Schema.String.annotations({ description: "a value of the provider's groups claim" }),
+    roleUid: Uid,
+    scope: Uid.annotations({ description: "the group where the role applies" }),
+    createTime: Time
+  }),
+  (mapping) => new CoreExternalGroupRoleMapping(mapping, true),
+  (mapping) => mapping
+)
+
 /** A person's request for access to a verified organization, as its change-log entry carries it. */
 export const GroupAccessRequest = shape(
   "GroupAccessRequest",
@@ -389,7 +406,8 @@ const bodiesByKind: { readonly [K in ChangeLog.ResourceKind]: ReturnType<typeof 
   // These two are the same in the engine and on the wire.
   identity_metadata: { toWire: (body) => body, fromWire: (body) => body },
   repo_readme: { toWire: (body) => body, fromWire: (body) => body },
-  group_access_request: bodies(CoreGroupAccessRequest, GroupAccessRequest)
+  group_access_request: bodies(CoreGroupAccessRequest, GroupAccessRequest),
+  external_group_role_mapping: bodies(CoreExternalGroupRoleMapping, ExternalGroupRoleMapping)
 }
 
 /** An entry of the change log (docs/api.md §12): its body the resource's v2 JSON. */

@@ -929,10 +929,44 @@ describe("the rest of arbor's commands, as an owner", () => {
       "--client-id",
       "arbor",
       "--default-role",
-      "viewer"
+      "viewer",
+      "--groups-claim",
+      "groups"
     )
+    assert.strictEqual(idp.oidc.groupsClaim, "groups")
     assert.strictEqual((await run("iam", "identity-providers", "list", "--parent", "rest", "-o", "id")).trim(), idp.uid)
+    // Its group mappings: created, listed by provider, deleted; the provider's deletion takes the rest.
+    const mappings = ["iam", "external-group-role-mappings"] as const
+    const [mapping] = await json(
+      ...mappings,
+      "create",
+      "--provider",
+      idp.uid,
+      "--external-group",
+      "eng",
+      "--role",
+      "editor"
+    )
+    assert.deepInclude(mapping, { externalGroupId: "eng", identityProviderUid: idp.uid })
+    await json(
+      ...mappings,
+      "create",
+      "--provider",
+      idp.uid,
+      "--external-group",
+      "ops",
+      "--role",
+      "viewer",
+      "--scope",
+      "rest"
+    )
+    const listed = await run(...mappings, "list", "--provider", idp.uid)
+    assert.match(listed, /^EXTERNAL GROUP +ROLE +SCOPE +UID\n/)
+    assert.strictEqual(listed.trim().split("\n").length, 3)
+    await run(...mappings, "delete", mapping.uid)
+    assert.strictEqual((await json(...mappings, "list", "--provider", idp.uid)).length, 1)
     await run("iam", "identity-providers", "delete", idp.uid)
+    assert.deepStrictEqual(await json(...mappings, "list"), [])
     // Repos, tags and advisories, written in process, read through arbor.
     const repo = await server.runtime.runPromise(
       Effect.gen(function*() {
@@ -1172,6 +1206,10 @@ describe("arbor's help", () => {
     "iam account-associations create",
     "iam account-associations delete",
     "iam account-associations list",
+    "iam external-group-role-mappings create",
+    "iam external-group-role-mappings delete",
+    "iam external-group-role-mappings describe",
+    "iam external-group-role-mappings list",
     "iam folders create",
     "iam folders delete",
     "iam folders describe",
@@ -1186,6 +1224,7 @@ describe("arbor's help", () => {
     "iam identities list",
     "iam identities lookup",
     "iam identities update",
+    "iam identities update-metadata",
     "iam identity-providers create",
     "iam identity-providers delete",
     "iam identity-providers list",
@@ -1195,7 +1234,12 @@ describe("arbor's help", () => {
     "iam organizations create",
     "iam organizations delete",
     "iam organizations describe",
+    "iam organizations eligibility",
     "iam organizations list",
+    "iam organizations lookup",
+    "iam organizations request-access",
+    "iam organizations unverify",
+    "iam organizations verify",
     "iam role-bindings create",
     "iam role-bindings delete",
     "iam role-bindings list",
@@ -1204,7 +1248,11 @@ describe("arbor's help", () => {
     "iam roles delete",
     "iam roles describe",
     "iam roles list",
+    "iam terms accept",
+    "iam terms list",
     "images repos list",
+    "images repos readme",
+    "images repos set-readme",
     "images tags list"
   ]
 

@@ -13,6 +13,8 @@ import { Authorization } from "./Authorization.js"
 import * as ChangeLog from "./ChangeLog.js"
 import { Unavailable } from "./Errors.js"
 import { Events } from "./Events.js"
+import * as ExternalGroupRoleMapping from "./ExternalGroupRoleMapping.js"
+import { ExternalGroupRoleMappings } from "./ExternalGroupRoleMappings.js"
 import * as Group from "./Group.js"
 import * as GroupAccessRequest from "./GroupAccessRequest.js"
 import * as GroupInvite from "./GroupInvite.js"
@@ -64,7 +66,8 @@ export const resourceTables: ReadonlyArray<Table> = [
   TermsAcceptance.table,
   IdentityMetadata.table,
   RepoReadme.table,
-  GroupAccessRequest.table
+  GroupAccessRequest.table,
+  ExternalGroupRoleMapping.table
 ]
 
 /**
@@ -98,6 +101,7 @@ export type Services =
   | AuditTrail
   | Subscriptions
   | Terms
+  | ExternalGroupRoleMappings
   | People
   | Authorization
   | Events
@@ -116,6 +120,7 @@ export const layer: Layer.Layer<Services, never, Store | Secrets.Secrets> = Laye
   AuditTrail.Default,
   Subscriptions.Default,
   Terms.Default,
+  ExternalGroupRoleMappings.Default,
   People.Default
 ).pipe(
   Layer.provideMerge(GroupInvites.Default),

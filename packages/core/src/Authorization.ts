@@ -1,6 +1,6 @@
 /**
  * Authorization (docs/api.md §7): an identity holds capability C at group G when a role binding at G or at any
- * ancestor of G gives it a role containing C. Decided from the current bindings on every call: each principal's
+ * ancestor of G gives it a role containing C (or, for a token whose sign-in it gave, a group mapping does, §13). Decided from the current bindings on every call: each principal's
  * grants are cached with the version of the role bindings and roles they were read at (`Versions.grants`), which
  * every write to those tables replaces in its own transaction, so one read of that version row tells a current
  * cache from a stale one, whichever process wrote.
@@ -10,6 +10,7 @@ import * as Metric from "effect/Metric"
 import type { Capability } from "./Capability.js"
 import type { Internal } from "./Errors.js"
 import { PermissionDenied } from "./Errors.js"
+import * as ExternalGroupRoleMapping from "./ExternalGroupRoleMapping.js"
 import * as Versions from "./internal/storage/versions.js"
 import { operation } from "./internal/tracing.js"
 import type { Narrowing, Principal } from "./Principal.js"
@@ -84,6 +85,11 @@ export class Grants {
     )
   }
 
+  /** These grants and `more`. */
+  with(more: ReadonlyArray<Grant>): Grants {
+    return this.unrestricted || more.length === 0 ? this : new Grants(false, [...this.grants, ...more])
+  }
+
   /** Fails with PermissionDenied on `resource` unless `capability` is held at `group`. */
   require(capability: Capability, group: string, resource: string = group): Effect.Effect<void, PermissionDenied> {
     return this.holds(capability, group) ? Effect.void : Effect.fail(new PermissionDenied({ capability, resource }))
@@ -108,6 +114,7 @@ export class Authorization extends Effect.Service<Authorization>()("@arbor/core/
   effect: Effect.gen(function*() {
     const bindings = yield* Repository.make(RoleBinding.table, RoleBinding.Record)
     const roles = yield* Repository.make(Role.table, Role.Role)
+    const mappings = yield* Repository.make(ExternalGroupRoleMapping.table, ExternalGroupRoleMapping.Record)
     const builtIn: ReadonlyMap<string, ReadonlySet<Capability>> = new Map(
       Role.builtIns.map((r) => [r.uid, new Set(r.capabilities)])
     )
@@ -123,23 +130,48 @@ export class Authorization extends Effect.Service<Authorization>()("@arbor/core/
           conditions: [{ _tag: "Equals", column: "identityUid", value: principal.uid }],
           order: [{ column: "uid", direction: "asc" }]
         })
-        const customUids = [...new Set(held.map((b) => b.roleUid))].filter((uid) => !builtIn.has(uid))
-        const custom = new Map(
-          (yield* roles.getMany(customUids)).map((r) => [r.uid, new Set(r.capabilities)] as const)
-        )
+        const capabilities = yield* capabilitiesOf(held.map((b) => b.roleUid))
         return new Grants(
           false,
           held.flatMap((b) => {
-            const caps = builtIn.get(b.roleUid) ?? custom.get(b.roleUid)
+            const caps = capabilities(b.roleUid)
             return caps === undefined ? [] : [{ group: b.parent, capabilities: caps }]
           })
         )
       })
 
+    /** The capabilities of roles, built-in or custom (those gone give none). */
+    const capabilitiesOf = (roleUids: ReadonlyArray<string>) =>
+      Effect.map(
+        roles.getMany([...new Set(roleUids)].filter((uid) => !builtIn.has(uid))),
+        (custom) => {
+          const found = new Map(custom.map((r) => [r.uid as string, new Set(r.capabilities)] as const))
+          return (uid: string) => builtIn.get(uid) ?? found.get(uid)
+        }
+      )
+
+    /**
+     * What the group mappings a sign-in gave a token hold now: each still there gives its role at its scope (one
+     * deleted since gives nothing from the next call on).
+     */
+    const mapped = (uids: ReadonlyArray<Uid> | undefined): Effect.Effect<ReadonlyArray<Grant>, Internal> =>
+      uids === undefined || uids.length === 0 ? Effect.succeed([]) : Effect.gen(function*() {
+        const found = yield* mappings.getMany(uids)
+        const capabilities = yield* capabilitiesOf(found.map((m) => m.roleUid))
+        return found.flatMap((m) => {
+          const caps = capabilities(m.roleUid)
+          return caps === undefined ? [] : [{ group: m.scope, capabilities: caps }]
+        })
+      })
+
     const grants = (principal: Principal): Effect.Effect<Grants, Internal> =>
       principal._tag === "System"
         ? Effect.succeed(everything)
-        : Effect.map(held(principal), (grants) => grants.narrow(principal.narrowed))
+        : Effect.zipWith(
+          held(principal),
+          mapped(principal.mappings),
+          (grants, session) => grants.with(session).narrow(principal.narrowed)
+        )
 
     /** What an identity's bindings give it, cached by identity (narrowing is applied after, per token). */
     const held = (principal: Principal & { readonly _tag: "Identity" }): Effect.Effect<Grants, Internal> =>

@@ -35,7 +35,8 @@ export const ResourceKind = Schema.Literal(
   "terms_acceptance",
   "identity_metadata",
   "repo_readme",
-  "group_access_request"
+  "group_access_request",
+  "external_group_role_mapping"
 )
 export type ResourceKind = typeof ResourceKind.Type
 

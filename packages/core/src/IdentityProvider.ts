@@ -18,7 +18,9 @@ export const Oidc = Schema.Struct({
   issuer: Schema.String,
   clientId: Schema.String,
   additionalScopes: Schema.Array(Schema.String),
-  pkceEnabled: Schema.Boolean
+  pkceEnabled: Schema.Boolean,
+  /** The ID token claim that lists the person's groups at the provider, for group mappings; empty: none read. */
+  groupsClaim: Schema.optionalWith(Schema.String, { default: () => "" })
 })
 
 /** An identity provider. */
@@ -69,7 +71,15 @@ export const CreateIdentityProvider = Schema.Struct({
       Schema.Array(Scope).pipe(Schema.filter((a) => a.length <= 32 || "may hold at most 32 scopes")),
       { default: () => [] }
     ),
-    pkceEnabled: Schema.optionalWith(Schema.Boolean, { default: () => false })
+    pkceEnabled: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+    groupsClaim: Schema.optionalWith(
+      Schema.String.pipe(
+        Schema.filter((s) => /^[\x21-\x7E]{0,128}$/.test(s), {
+          message: () => "must be a claim name of at most 128 characters"
+        })
+      ),
+      { default: () => "" }
+    )
   })
 })
 export type CreateIdentityProvider = typeof CreateIdentityProvider.Encoded

@@ -4,7 +4,9 @@
  */
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import type { Internal } from "./Errors.js"
 import { InvalidArgument } from "./Errors.js"
+import * as ExternalGroupRoleMapping from "./ExternalGroupRoleMapping.js"
 import * as Group from "./Group.js"
 import * as IdentityProvider from "./IdentityProvider.js"
 import * as FieldMask from "./internal/lists/fieldMask.js"
@@ -34,6 +36,7 @@ export class IdentityProviders extends Effect.Service<IdentityProviders>()("@arb
     const providers = yield* Repository.make(IdentityProvider.table, IdentityProvider.Record)
     const groups = yield* Repository.make(Group.table, Group.Group)
     const roles = yield* Repository.make(Role.table, Role.Role)
+    const mappings = yield* Repository.make(ExternalGroupRoleMapping.table, ExternalGroupRoleMapping.Record)
     const authorization = ops.authorization
     const { sealing } = yield* Secrets
     /** The validated fields as stored: the client secret sealed. */
@@ -131,9 +134,12 @@ export class IdentityProviders extends Effect.Service<IdentityProviders>()("@arb
           )
         ),
 
+      /** Deletes a provider and, atomically, its group mappings. */
       delete: (principal: Principal, uid: string) =>
         operation("IdentityProviders.delete")(
-          Resources.remove<IdentityProvider.Record, never, never>(ops, kind, principal, uid)
+          Resources.remove<IdentityProvider.Record, Internal, never>(ops, kind, principal, uid, {
+            before: (provider) => mappings.delete({ ranges: [Uid.descendants(provider.uid)] })
+          })
         ),
 
       /**

@@ -30,6 +30,11 @@ export type Principal = Data.TaggedEnum<{
     readonly email?: string | undefined
     /** When its token was narrowed: it may do only this much of what its bindings give. */
     readonly narrowed?: Narrowing | undefined
+    /**
+     * The external group role mappings its sign-in gave it (docs/api.md §13): their roles at their scopes, beside its
+     * bindings, for this token only.
+     */
+    readonly mappings?: ReadonlyArray<Uid> | undefined
   }
 }>
 
@@ -45,5 +50,6 @@ export const identity = (
     readonly act?: Act | undefined
     readonly email?: string | undefined
     readonly narrowed?: Narrowing | undefined
+    readonly mappings?: ReadonlyArray<Uid> | undefined
   } = {}
 ): Principal => Identity({ uid, ...signedIn })

@@ -5,6 +5,7 @@
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Errors from "./Errors.js"
+import * as ExternalGroupRoleMapping from "./ExternalGroupRoleMapping.js"
 import * as Group from "./Group.js"
 import * as GroupInvite from "./GroupInvite.js"
 import * as IdentityProvider from "./IdentityProvider.js"
@@ -67,14 +68,15 @@ export class Roles extends Effect.Service<Roles>()("@arbor/core/Roles", {
       groupOf: Resources.parentGroup
     }
 
-    /** Refuses to delete a role that bindings, invites or identity providers still grant. */
+    /** Refuses to delete a role that bindings, invites, identity providers or group mappings still grant. */
     const refuseIfInUse = (role: Role.Role) =>
       Effect.gen(function*() {
         for (
           const [table, column, what] of [
             [RoleBinding.table, "roleUid", "role bindings"],
             [GroupInvite.table, "roleUid", "group invites"],
-            [IdentityProvider.table, "defaultRole", "identity providers"]
+            [IdentityProvider.table, "defaultRole", "identity providers"],
+            [ExternalGroupRoleMapping.table, "roleUid", "external group role mappings"]
           ] as const
         ) {
           if (yield* exists(ops, table, { conditions: [{ _tag: "Equals", column, value: role.uid }] })) {

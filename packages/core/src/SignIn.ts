@@ -94,7 +94,9 @@ export const devicesTable: Table = {
     lastPollTime: { type: "integer", nullable: true },
     expireTime: { type: "integer" },
     createTime: { type: "integer" },
-    updateTime: { type: "integer" }
+    updateTime: { type: "integer" },
+    /** The group mappings their sign-in gave. */
+    mappings: { type: "json", nullable: true }
   },
   unique: [["deviceCodeHash"], ["userCode"]],
   indexes: [["expireTime"]]

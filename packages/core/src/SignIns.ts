@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { ArborError } from "./Errors.js"
 import { InvalidArgument } from "./Errors.js"
+import { ExternalGroupRoleMappings } from "./ExternalGroupRoleMappings.js"
 import * as Identity from "./Identity.js"
 import * as CodeFlow from "./internal/signIn/codeFlow.js"
 import * as DeviceFlow from "./internal/signIn/deviceFlow.js"
@@ -23,6 +24,7 @@ import { RefreshTokens } from "./RefreshTokens.js"
 import * as Repository from "./Repository.js"
 import * as SignIn from "./SignIn.js"
 import { TokenIssuer } from "./TokenIssuer.js"
+import type * as Uid from "./Uid.js"
 
 /** What a sign-in asks for. */
 export interface SignInRequest {
@@ -77,6 +79,7 @@ export class SignIns extends Effect.Service<SignIns>()("@arbor/core/SignIns", {
   effect: Effect.gen(function*() {
     const tokens = yield* TokenIssuer
     const refreshTokens = yield* RefreshTokens
+    const mappings = yield* ExternalGroupRoleMappings
     const people = yield* People
     const login = yield* SignIn.LoginSettings
     const identities = yield* Repository.make(Identity.table, Identity.Identity)
@@ -100,15 +103,21 @@ export class SignIns extends Effect.Service<SignIns>()("@arbor/core/SignIns", {
 
     /**
      * The API token of a person (recording the provider's issuer and their subject there, and carrying their
-     * verified email) and, when asked, a refresh token.
+     * verified email and the group mappings this sign-in gave) and, when asked, a refresh token (whose API tokens
+     * carry no mappings: they are this sign-in's only).
      */
-    const handOut = (identity: Identity.Identity, audience: string, refresh: boolean) =>
+    const handOut = (
+      identity: Identity.Identity,
+      audience: string,
+      refresh: boolean,
+      mappings: ReadonlyArray<Uid.Uid> | null
+    ) =>
       Effect.gen(function*() {
         const minted = yield* tokens.mint(
           identity.uid,
           { iss: identity.issuer, sub: identity.subject },
           audience,
-          { email: identity.email }
+          { email: identity.email, mappings: mappings ?? undefined }
         )
         const refreshToken = refresh ? yield* refreshTokens.issue(identity.uid, audience) : undefined
         return { ...minted, refreshToken } satisfies Tokens
@@ -145,13 +154,17 @@ export class SignIns extends Effect.Service<SignIns>()("@arbor/core/SignIns", {
               provider: provider.record,
               invite: transaction.invite ?? undefined
             })
+            // The groups claim of an organization's provider: the roles its group mappings give, for this sign-in.
+            const mapped = provider.record === undefined || claims.groups === undefined
+              ? null
+              : (yield* mappings.forSignIn(provider.record.uid, claims.groups)).map((m) => m.uid)
             if (device !== undefined) {
-              if (!(yield* devices.decide(device, { status: "approved", identity: person.uid }))) {
+              if (!(yield* devices.decide(device, { status: "approved", identity: person.uid, mappings: mapped }))) {
                 return yield* DeviceFlow.alreadyDecided()
               }
               return { _tag: "Device", account: claims.email ?? claims.name ?? claims.subject } as const
             }
-            const handed = yield* handOut(person, transaction.audience, transaction.refresh)
+            const handed = yield* handOut(person, transaction.audience, transaction.refresh, mapped)
             return { _tag: "Browser", callback: to!, tokens: handed } as const
           })
           return yield* steps.pipe(
@@ -213,7 +226,7 @@ export class SignIns extends Effect.Service<SignIns>()("@arbor/core/SignIns", {
               description: "the person's identity is gone"
             })
           }
-          return yield* handOut(person.value, approved.audience, approved.refresh)
+          return yield* handOut(person.value, approved.audience, approved.refresh, approved.mappings)
         }))
     }
   }),

@@ -296,13 +296,18 @@ export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/Toke
       /**
        * A token for `identity`, valid for the token lifetime, recording the upstream token it was exchanged for.
        * Its audience is the API's unless another of `audiences` is given; a person's carries their verified email; a
-       * narrowed one its capabilities (`cap`) and groups (`scopes`).
+       * narrowed one its capabilities (`cap`) and groups (`scopes`); a sign-in's, the group mappings it gave
+       * (`mappings`).
        */
       mint: (
         identity: Uid.Uid,
         actor: Actor,
         audience: string = settings.audience,
-        extra: { readonly email?: string | undefined; readonly narrowed?: Narrowing | undefined } = {}
+        extra: {
+          readonly email?: string | undefined
+          readonly narrowed?: Narrowing | undefined
+          readonly mappings?: ReadonlyArray<Uid.Uid> | undefined
+        } = {}
       ) =>
         operation("TokenIssuer.mint")(Effect.gen(function*() {
           const { kid, privateKey } = yield* signing
@@ -312,7 +317,8 @@ export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/Toke
               act: { ...actor },
               ...(extra.email === undefined ? {} : { email: extra.email }),
               ...(extra.narrowed?.capabilities === undefined ? {} : { cap: extra.narrowed.capabilities }),
-              ...(extra.narrowed?.scopes === undefined ? {} : { scopes: extra.narrowed.scopes })
+              ...(extra.narrowed?.scopes === undefined ? {} : { scopes: extra.narrowed.scopes }),
+              ...(extra.mappings === undefined || extra.mappings.length === 0 ? {} : { mappings: extra.mappings })
             })
               .setProtectedHeader({ alg, kid, typ: "JWT" })
               .setIssuer(settings.issuer)

@@ -48,7 +48,8 @@ describe("IdentityProviders", () => {
         issuer: "https://login.example.com",
         clientId: "arbor",
         additionalScopes: ["email"],
-        pkceEnabled: false
+        pkceEnabled: false,
+        groupsClaim: ""
       })
       // Stored sealed (`Sealing`): opened here with the engine's key.
       const { sealing } = yield* Secrets.Secrets

@@ -34,8 +34,8 @@ const narrowingOf = (claims: Record<string, unknown>): Principal.Narrowing | und
 
 /**
  * The caller a bearer token names, verified by `issuer`, with the upstream token it was exchanged for and a person's
- * verified email (which the change log records of its writes), and what the token was narrowed to; a missing token
- * is 401.
+ * verified email (which the change log records of its writes), what the token was narrowed to and the group mappings
+ * its sign-in gave; a missing token is 401.
  */
 export const principal = (issuer: TokenIssuer.TokenIssuer, token: string) =>
   token === ""
@@ -44,7 +44,8 @@ export const principal = (issuer: TokenIssuer.TokenIssuer, token: string) =>
       Principal.identity(identity, {
         act: Option.getOrUndefined(actOf(claims.act)),
         email: typeof claims.email === "string" ? claims.email : undefined,
-        narrowed: narrowingOf(claims)
+        narrowed: narrowingOf(claims),
+        mappings: claims.mappings === undefined ? undefined : strings(claims.mappings).filter(Uid.isUid)
       }))
 
 /** The middleware, over the token issuer. */

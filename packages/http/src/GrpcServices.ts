@@ -8,6 +8,7 @@
 import * as ListQuery from "@arbor/api/ListQuery"
 import { SubscriptionsService } from "@arbor/api/proto/chainguard/platform/events/v2beta1/subscriptions_pb"
 import { AccountAssociationsService } from "@arbor/api/proto/chainguard/platform/iam/v2beta1/account_associations_pb"
+import { ExternalGroupRoleMappingsService } from "@arbor/api/proto/chainguard/platform/iam/v2beta1/external_group_role_mappings_pb"
 import { GroupInvitesService } from "@arbor/api/proto/chainguard/platform/iam/v2beta1/group_invites_pb"
 import { GroupsService } from "@arbor/api/proto/chainguard/platform/iam/v2beta1/groups_pb"
 import {
@@ -78,6 +79,7 @@ export const served = [
   IdentityProvidersService,
   AccountAssociationsService,
   GroupInvitesService,
+  ExternalGroupRoleMappingsService,
   ReposService,
   TagsService,
   AdvisoriesService,
@@ -465,6 +467,23 @@ export const routes = Effect.gen(function*() {
     serveResource(router, run, Resources.identityProviders, engine.providers)
     serveResource(router, run, Resources.accountAssociations, engine.associations)
     serveResource(router, run, Resources.groupInvites, engine.invites)
+    // A batch's request is the REST body; each mapping leaves as the resource does.
+    const batchDelete = ExternalGroupRoleMappingsService.method.batchDeleteExternalGroupRoleMappings
+    const mappingJson = protoJsonOf(Resources.externalGroupRoleMappings)
+    router.rpc(
+      batchDelete,
+      (request, context) =>
+        run.asCaller(context, (p) =>
+          Effect.map(
+            engine.mappings.batchDelete(p, { parent: request.parent, names: request.names }),
+            (deleted) =>
+              message(batchDelete.output, {
+                parent: deleted.parent,
+                externalGroupRoleMappings: deleted.externalGroupRoleMappings.map(mappingJson)
+              })
+          ))
+    )
+    serveResource(router, run, Resources.externalGroupRoleMappings, engine.mappings)
     const readmeJson = Schema.encodeSync(Wire.RepoReadme)
     const readme = (value: Parameters<typeof readmeJson>[0]) => message(RepoReadmeSchema, readmeJson(value))
     router.rpc(

@@ -226,6 +226,7 @@ export const layer = Layer.unwrapEffect(Effect.gen(function*() {
     auditTrail,
     subscriptions,
     terms,
+    mappings,
     store,
     sts,
     refreshTokens,
@@ -263,6 +264,12 @@ export const layer = Layer.unwrapEffect(Effect.gen(function*() {
     writable(Resources.groupInvites, invites),
     readable(Resources.repos, repos),
     creatable(Resources.subscriptions, subscriptions),
+    creatable(Resources.externalGroupRoleMappings, mappings),
+    HttpApiBuilder.group(
+      Api,
+      "mappingBatches",
+      (h) => h.handle("delete", ({ payload }) => asCaller((p) => mappings.batchDelete(p, payload)))
+    ),
     // Their lists take queries of their own, which the framework's request types cannot carry through `readable`.
     HttpApiBuilder.group(Api, "tags", (h) => h.handle("list", tag.list).handle("get", tag.get)),
     HttpApiBuilder.group(Api, "advisories", (h) => h.handle("list", advisory.list).handle("get", advisory.get)),

@@ -745,6 +745,60 @@ describe.runIf(referenceProtos !== undefined)("gRPC, by an independent client on
     assert.strictEqual((await failure(repos.GetRepoReadme({ uid: repo.uid }, stranger.token))).code, 7)
   })
 
+  it("serves ExternalGroupRoleMappingsService as REST's /iam/v2beta1/externalGroupRoleMappings answers it", async () => {
+    const mappings = clients.service(`${iam}.ExternalGroupRoleMappingsService`)
+    const { org, token } = owner
+    const provider = await rest("POST", `/iam/v2beta1/identityProviders/${org}`, token, {
+      name: "mapped sso",
+      defaultRole: Role.builtInByName("viewer")!.uid,
+      oidc: { issuer: "https://login.example.com", clientId: "arbor", clientSecret: "s", groupsClaim: "groups" }
+    })
+    assert.strictEqual(provider.status, 200, JSON.stringify(provider.body))
+    assert.strictEqual(provider.body.oidc.groupsClaim, "groups")
+    const editor = Role.builtInByName("editor")!.uid
+    const created = await mappings.CreateExternalGroupRoleMapping({
+      parent: provider.body.uid,
+      externalGroupRoleMapping: { externalGroupId: "engineers", roleUid: editor }
+    }, token)
+    assert.deepInclude(created, { externalGroupId: "engineers", roleUid: editor, scope: org })
+    const viaRest = await rest("POST", `/iam/v2beta1/externalGroupRoleMappings/${provider.body.uid}`, token, {
+      externalGroupId: "sales",
+      roleUid: Role.builtInByName("viewer")!.uid
+    })
+    assert.strictEqual(viaRest.status, 200, JSON.stringify(viaRest.body))
+    const got = await mappings.GetExternalGroupRoleMapping({ uid: created.uid }, token)
+    const twin = await rest("GET", `/iam/v2beta1/externalGroupRoleMappings/${created.uid}`, token)
+    assert.deepStrictEqual(comparable(got), comparable(twin.body))
+    const listed = await mappings.ListExternalGroupRoleMappings({ identityProviderUid: provider.body.uid }, token)
+    const listedRest = await rest(
+      "GET",
+      `/iam/v2beta1/externalGroupRoleMappings?identity_provider_uid=${provider.body.uid}`,
+      token
+    )
+    assert.strictEqual(listed.totalCount, "2")
+    assert.deepStrictEqual(
+      comparable(listed.externalGroupRoleMappings),
+      comparable(listedRest.body.externalGroupRoleMappings)
+    )
+    const escalation = await failure(mappings.CreateExternalGroupRoleMapping({
+      parent: provider.body.uid,
+      externalGroupRoleMapping: { externalGroupId: "x", roleUid: Role.builtInByName("viewer")!.uid }
+    }, stranger.token))
+    assert.strictEqual(escalation.code, 7)
+    const batch = await rest("POST", "/iam/v2beta1/externalGroupRoleMappings:batchDelete", token, {
+      parent: provider.body.uid,
+      names: [viaRest.body.uid]
+    })
+    assert.deepStrictEqual(batch.body.externalGroupRoleMappings.map((m: any) => m.uid), [viaRest.body.uid])
+    const batchGrpc = await mappings.BatchDeleteExternalGroupRoleMappings(
+      { parent: provider.body.uid, names: [created.uid] },
+      token
+    )
+    assert.deepStrictEqual(batchGrpc.externalGroupRoleMappings.map((m: any) => m.uid), [created.uid])
+    assert.deepStrictEqual(await mappings.DeleteExternalGroupRoleMapping({ uid: created.uid }, token), {})
+    assert.strictEqual((await rest("DELETE", `/iam/v2beta1/identityProviders/${provider.body.uid}`, token)).status, 200)
+  })
+
   it("serves TermsService as REST's /iam/v2beta1/terms answers it", async () => {
     const terms = clients.service(`${iam}.TermsService`)
     const groups = clients.service(`${iam}.GroupsService`)

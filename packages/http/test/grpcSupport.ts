@@ -20,6 +20,7 @@ const files = [
   "chainguard/platform/iam/v2beta1/account_associations.proto",
   "chainguard/platform/iam/v2beta1/group_invites.proto",
   "chainguard/platform/iam/v2beta1/terms.proto",
+  "chainguard/platform/iam/v2beta1/external_group_role_mappings.proto",
   "chainguard/platform/registry/v2beta1/repos.proto",
   "chainguard/platform/registry/v2beta1/tags.proto",
   "chainguard/platform/vulnerabilities/v2beta1/advisories.proto",

@@ -3,7 +3,15 @@
  * callback, the headless flow through the verification page, invites and organizations' providers, refresh and
  * revocation; and every attack the flows must refuse.
  */
-import { GroupInvites, Groups, IdentityProviders, Principal, Role, RoleBindings } from "@arbor/core"
+import {
+  ExternalGroupRoleMappings,
+  GroupInvites,
+  Groups,
+  IdentityProviders,
+  Principal,
+  Role,
+  RoleBindings
+} from "@arbor/core"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import { spawn } from "node:child_process"
@@ -110,6 +118,61 @@ describe("the browser flow", () => {
     assert.deepStrictEqual(groups.groups.map((g: { uid: string }) => g.uid), [org])
     const again = await signIn("grace", { invite: code })
     assert.match(again.searchParams.get("error")!, /already been used/)
+  })
+
+  it("through an organization's provider, its group mappings give their roles for the session only", async () => {
+    const { org, mapping } = await run(Effect.gen(function*() {
+      const org = yield* (yield* Groups.Groups).createRoot(Principal.system, { name: "mapped-org" })
+      const idp = yield* (yield* IdentityProviders.IdentityProviders).create(Principal.system, org.uid, {
+        name: "corporate",
+        defaultRole: Role.builtInByName("viewer")!.uid,
+        oidc: {
+          issuer: provider.issuer,
+          clientId: provider.clientId,
+          clientSecret: provider.clientSecret,
+          additionalScopes: ["groups"],
+          groupsClaim: "groups"
+        }
+      })
+      const mapping = yield* (yield* ExternalGroupRoleMappings.ExternalGroupRoleMappings).create(
+        Principal.system,
+        idp.uid,
+        { externalGroupId: "eng", roleUid: Role.builtInByName("owner")!.uid }
+      )
+      return { org: org.uid, mapping: mapping.uid }
+    }))
+    const createFolder = (token: string, name: string) =>
+      api(`/iam/v2beta1/groups/${org}`, token, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ name })
+      })
+    // An engineer: the mapping's owner role, for this token; nothing is bound beyond the default viewer.
+    const engineer = await signIn("eng-ann", { idp_id: "mapped-org", create_refresh_token: "true" })
+    const token = engineer.searchParams.get("token")!
+    assert.deepStrictEqual(claimsOf(token).mappings, [mapping])
+    assert.strictEqual((await createFolder(token, "built")).status, 200)
+    const bound = await run(
+      Effect.flatMap(RoleBindings.RoleBindings, (b) => b.list(Principal.system, { identity: claimsOf(token).sub }))
+    )
+    assert.deepStrictEqual(bound.items.map((b) => b.role.name), ["viewer"])
+    // Its refresh token's API tokens carry no mappings.
+    const refreshed = await json(fetch(`${server.url}/sts/exchange_refresh_token`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${engineer.searchParams.get("refresh_token")!}` }
+    }))
+    assert.isUndefined(claimsOf(refreshed.token.token).mappings)
+    assert.strictEqual((await createFolder(refreshed.token.token, "refreshed")).status, 403)
+    // Someone of another group gets nothing of it.
+    const sales = (await signIn("sales-bob", { idp_id: "mapped-org" })).searchParams.get("token")!
+    assert.isUndefined(claimsOf(sales).mappings)
+    assert.strictEqual((await createFolder(sales, "sold")).status, 403)
+    // A deleted mapping gives nothing from the next call on, to tokens that named it too.
+    await run(Effect.flatMap(
+      ExternalGroupRoleMappings.ExternalGroupRoleMappings,
+      (m) => m.delete(Principal.system, mapping)
+    ))
+    assert.strictEqual((await createFolder(token, "after")).status, 403)
   })
 
   it("through an organization's identity provider, binds its default role at the first sign-in", async () => {

@@ -28,18 +28,22 @@ export const freePort = () =>
     })
   })
 
-/** A person the provider knows: any login works, and this is what it says of them. */
+/**
+ * A person the provider knows: any login works, and this is what it says of them. Their groups (the `groups` claim,
+ * for the `groups` scope) are the words of their login before the last: `eng-ops-ann` is in `eng` and `ops`.
+ */
 export const account = (login: string) => ({
   sub: `sub-${login}`,
   email: `${login}@example.com`,
   email_verified: !login.startsWith("unverified"),
-  name: login
+  name: login,
+  groups: login.split("-").slice(0, -1)
 })
 
 /**
  * An OpenID provider on loopback with one confidential client whose redirect URI is `redirectUri`. Its ID tokens
- * carry the email and name, as Google's do, unless `claimsInIdToken` is false: then only its userinfo endpoint has
- * them.
+ * carry the email and name (and the groups, when the `groups` scope is asked for), as Google's do, unless
+ * `claimsInIdToken` is false: then only its userinfo endpoint has them.
  */
 export const startProvider = async (redirectUri: string, options: { readonly claimsInIdToken?: boolean } = {}) => {
   const port = await freePort()
@@ -53,7 +57,7 @@ export const startProvider = async (redirectUri: string, options: { readonly cla
       grant_types: ["authorization_code"],
       response_types: ["code"]
     }],
-    claims: { openid: ["sub"], email: ["email", "email_verified"], profile: ["name"] },
+    claims: { openid: ["sub"], email: ["email", "email_verified"], profile: ["name"], groups: ["groups"] },
     conformIdTokenClaims: options.claimsInIdToken === false,
     findAccount: (_ctx, id) => ({ accountId: id, claims: () => ({ ...account(id.replace(/^sub-/, "")), sub: id }) }),
     cookies: { keys: ["sign-in tests"] },

@@ -357,8 +357,9 @@ const changes = [
 ]
 
 /**
- * Migration 9: the legal documents each group has accepted, identities' own metadata, repos' READMEs and requests
- * for access to verified organizations (docs/api.md §13).
+ * Migration 9: the legal documents each group has accepted, identities' own metadata, repos' READMEs, requests for
+ * access to verified organizations and identity providers' group mappings, which a device sign-in keeps until its
+ * poll (docs/api.md §13).
  */
 const migration9 = [
   `CREATE TABLE terms_acceptances (
@@ -397,7 +398,23 @@ const migration9 = [
 )`,
   `CREATE INDEX group_access_requests__parent ON group_access_requests (parent, uid)`,
   `CREATE INDEX group_access_requests__requester ON group_access_requests (requester, uid)`,
-  `CREATE INDEX group_access_requests__create_time ON group_access_requests (create_time, uid)`
+  `CREATE INDEX group_access_requests__create_time ON group_access_requests (create_time, uid)`,
+  `CREATE TABLE external_group_role_mappings (
+  uid text COLLATE "C" NOT NULL,
+  parent text COLLATE "C",
+  identity_provider_uid text COLLATE "C" NOT NULL,
+  external_group_id text COLLATE "C" NOT NULL,
+  role_uid text COLLATE "C" NOT NULL,
+  scope text COLLATE "C" NOT NULL,
+  granted_by text COLLATE "C",
+  key text COLLATE "C" NOT NULL,
+  create_time bigint NOT NULL,
+  CONSTRAINT external_group_role_mappings__pkey PRIMARY KEY (uid)
+)`,
+  `CREATE UNIQUE INDEX external_group_role_mappings__unique__parent__key ON external_group_role_mappings (parent, key) NULLS NOT DISTINCT`,
+  `CREATE INDEX external_group_role_mappings__parent ON external_group_role_mappings (parent, uid)`,
+  `CREATE INDEX external_group_role_mappings__create_time ON external_group_role_mappings (create_time, uid)`,
+  `ALTER TABLE device_authorizations ADD COLUMN mappings jsonb`
 ]
 
 /** The migrations, by `<id>_<name>`. */
@@ -410,7 +427,7 @@ export const migrations: Migrations.Migrations = {
   "0006_versions": Migrations.statements(versions),
   "0007_granted_by": Migrations.statements(grantedBy),
   "0008_changes": Migrations.statements(changes),
-  "0009_terms_metadata_readmes_access": Migrations.statements(migration9)
+  "0009_iam_surface": Migrations.statements(migration9)
 }
 
 /** The newest schema version this code knows. */

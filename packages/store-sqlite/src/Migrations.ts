@@ -335,8 +335,9 @@ const changes = [
 ]
 
 /**
- * Migration 9: the legal documents each group has accepted, identities' own metadata, repos' READMEs and requests
- * for access to verified organizations (docs/api.md §13).
+ * Migration 9: the legal documents each group has accepted, identities' own metadata, repos' READMEs, requests for
+ * access to verified organizations and identity providers' group mappings, which a device sign-in keeps until its
+ * poll (docs/api.md §13).
  */
 const migration9 = [
   `CREATE TABLE terms_acceptances (
@@ -371,7 +372,22 @@ const migration9 = [
 ) STRICT`,
   `CREATE INDEX group_access_requests__parent ON group_access_requests (parent, uid)`,
   `CREATE INDEX group_access_requests__requester ON group_access_requests (requester, uid)`,
-  `CREATE INDEX group_access_requests__create_time ON group_access_requests (create_time, uid)`
+  `CREATE INDEX group_access_requests__create_time ON group_access_requests (create_time, uid)`,
+  `CREATE TABLE external_group_role_mappings (
+  uid TEXT PRIMARY KEY NOT NULL,
+  parent TEXT,
+  identity_provider_uid TEXT NOT NULL,
+  external_group_id TEXT NOT NULL,
+  role_uid TEXT NOT NULL,
+  scope TEXT NOT NULL,
+  granted_by TEXT,
+  key TEXT NOT NULL,
+  create_time INTEGER NOT NULL
+) STRICT`,
+  `CREATE UNIQUE INDEX external_group_role_mappings__unique__parent__key ON external_group_role_mappings (parent, key)`,
+  `CREATE INDEX external_group_role_mappings__parent ON external_group_role_mappings (parent, uid)`,
+  `CREATE INDEX external_group_role_mappings__create_time ON external_group_role_mappings (create_time, uid)`,
+  `ALTER TABLE device_authorizations ADD COLUMN mappings TEXT`
 ]
 
 /** The migrations, by `<id>_<name>`. */
@@ -384,7 +400,7 @@ export const migrations: Migrations.Migrations = {
   "0006_versions": Migrations.statements(versions),
   "0007_granted_by": Migrations.statements(grantedBy),
   "0008_changes": Migrations.statements(changes),
-  "0009_terms_metadata_readmes_access": Migrations.statements(migration9)
+  "0009_iam_surface": Migrations.statements(migration9)
 }
 
 /** The newest schema version this code knows. */

@@ -1,11 +1,12 @@
 /**
  * `arbor iam`: organizations, folders, identities (with `create github|gitlab|kubernetes`, which build the claim
- * match from flags), roles (and `capabilities`), role bindings, invites, identity providers, account associations
- * and terms; one module a resource under `iam/`, their `list`, `describe` and `delete` from `iam/resource`.
+ * match from flags), roles (and `capabilities`), role bindings, invites, identity providers and their group mappings,
+ * account associations and terms; one module a resource under `iam/`, their `list`, `describe` and `delete` from `iam/resource`.
  */
 import { Command } from "@effect/cli"
 import * as Help from "../Help.js"
 import { accountAssociations } from "./iam/accountAssociations.js"
+import { externalGroupRoleMappings } from "./iam/externalGroupRoleMappings.js"
 import { folders, organizations } from "./iam/groups.js"
 import { identities } from "./iam/identities.js"
 import { identityProviders } from "./iam/identityProviders.js"
@@ -17,8 +18,8 @@ import { terms } from "./iam/terms.js"
 /** `arbor iam`. */
 export const iam = Command.make("iam").pipe(
   Command.withDescription(
-    "Organizations, folders, identities, roles, role bindings, invites, identity providers, account associations " +
-      "and terms."
+    "Organizations, folders, identities, roles, role bindings, invites, identity providers (and their group " +
+      "mappings), account associations and terms."
   ),
   Help.withSubcommands([
     organizations,
@@ -28,6 +29,7 @@ export const iam = Command.make("iam").pipe(
     roleBindings,
     invites,
     identityProviders,
+    externalGroupRoleMappings,
     accountAssociations,
     terms
   ])

@@ -76,7 +76,11 @@ export const organizations = Command.make("organizations").pipe(
     ...([["verify", true], ["unverify", false]] as const).map(([name, verified]) =>
       Command.make(
         name,
-        { ...common, output, group: Args.text({ name: "organization" }) },
+        {
+          ...common,
+          output,
+          group: Args.text({ name: "organization" }).pipe(Args.withDescription(groupRef.description))
+        },
         (flags) =>
           Effect.gen(function*() {
             const client = yield* connect(flags)
@@ -115,7 +119,12 @@ export const organizations = Command.make("organizations").pipe(
       )),
     Command.make(
       "request-access",
-      { ...common, group: Args.text({ name: "organization-uid" }) },
+      {
+        ...common,
+        group: Args.text({ name: "organization-uid" }).pipe(
+          Args.withDescription("the uid lookup gave for your domain's organization")
+        )
+      },
       (flags) =>
         Effect.gen(function*() {
           const client = yield* connect(flags)

@@ -57,6 +57,10 @@ export const identityProviders = Command.make("identity-providers").pipe(
         scopes: Options.text("scope").pipe(
           Options.repeated,
           Options.withDescription("a scope to ask for beside openid email profile (repeat)")
+        ),
+        groupsClaim: Options.text("groups-claim").pipe(
+          Options.withDescription("the ID token claim listing a person's groups there, for group mappings"),
+          Options.optional
         )
       },
       (flags) =>
@@ -75,7 +79,8 @@ export const identityProviders = Command.make("identity-providers").pipe(
                 issuer: flags.oidcIssuer,
                 clientId: flags.clientId,
                 ...(secret === undefined ? {} : { clientSecret: secret }),
-                additionalScopes: flags.scopes
+                additionalScopes: flags.scopes,
+                ...given("groupsClaim", flags.groupsClaim)
               }
             }
           })

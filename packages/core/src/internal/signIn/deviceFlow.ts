@@ -37,7 +37,9 @@ export const alreadyDecided = () => {
 }
 
 /** A decision on a device authorization. */
-export type Decision = { readonly status: "approved"; readonly identity: string } | { readonly status: "denied" }
+export type Decision =
+  | { readonly status: "approved"; readonly identity: string; readonly mappings: ReadonlyArray<Uid.Uid> | null }
+  | { readonly status: "denied" }
 
 export const make = (records: Effect.Effect.Success<typeof Records.make>) =>
   Effect.gen(function*() {
@@ -84,6 +86,7 @@ export const make = (records: Effect.Effect.Success<typeof Records.make>) =>
                 refresh: request.refresh === true,
                 status: "pending",
                 identity: null,
+                mappings: null,
                 interval: Duration.toSeconds(SignIn.pollInterval),
                 lastPollTime: null,
                 expireTime: now + Duration.toMillis(SignIn.deviceLifetime),

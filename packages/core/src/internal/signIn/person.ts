@@ -16,6 +16,8 @@ export interface Claims {
   readonly emailVerified: boolean
   /** The `name` claim. */
   readonly name?: string | undefined
+  /** The person's groups at an organization's provider: the values of its groups claim, when it names one. */
+  readonly groups?: ReadonlyArray<string> | undefined
 }
 
 /**

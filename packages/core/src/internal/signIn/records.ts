@@ -45,6 +45,8 @@ export class Device extends Schema.Class<Device>("@arbor/core/SignIn/Device")({
   status: Schema.Literal("pending", "approved", "denied"),
   /** The person who approved it. */
   identity: Schema.NullOr(Schema.String),
+  /** The group mappings their sign-in gave (docs/api.md §13), for the API token the poll hands out. */
+  mappings: Schema.optionalWith(Schema.NullOr(Schema.Array(Uid)), { default: () => null }),
   /** Seconds the client must wait between polls. */
   interval: Schema.Number,
   lastPollTime: Schema.NullOr(Millis),

@@ -209,14 +209,22 @@ export const make = Effect.gen(function*() {
           "NO_USERINFO"
         ).pipe(Effect.catchAll((error) => Effect.as(Effect.logInfo("no userinfo", error.message), claims)))
       const email = typeof profile.email === "string" && profile.email.length <= 320 ? profile.email : undefined
+      const groupsClaim = provider.record?.oidc.groupsClaim ?? ""
       return {
         issuer: provider.issuer,
         subject: claims.sub,
         email,
         emailVerified: email !== undefined && profile.email_verified === true,
-        name: typeof profile.name === "string" ? profile.name.slice(0, 256) : undefined
+        name: typeof profile.name === "string" ? profile.name.slice(0, 256) : undefined,
+        ...(groupsClaim === "" ? {} : { groups: groupsOf(claims[groupsClaim] ?? profile[groupsClaim]) })
       } satisfies Claims
     })
 
   return { authorizationUrl, redeem }
 })
+
+/** The values of a groups claim: its strings (one string is one group), at most 1,000 of at most 256 characters. */
+const groupsOf = (claim: unknown): ReadonlyArray<string> =>
+  (Array.isArray(claim) ? claim : [claim])
+    .filter((group): group is string => typeof group === "string" && group.length > 0 && group.length <= 256)
+    .slice(0, 1000)
