@@ -357,6 +357,33 @@ describe("the headless flow", () => {
     assert.strictEqual(revoked.status, 401)
   })
 
+  it("through an organization's provider, the polled token carries the mappings of the person's groups", async () => {
+    const mapping = await run(Effect.gen(function*() {
+      const org = yield* (yield* Groups.Groups).createRoot(Principal.system, { name: "mapped-devices" })
+      const idp = yield* (yield* IdentityProviders.IdentityProviders).create(Principal.system, org.uid, {
+        name: "corporate",
+        defaultRole: Role.builtInByName("viewer")!.uid,
+        oidc: {
+          issuer: provider.issuer,
+          clientId: provider.clientId,
+          clientSecret: provider.clientSecret,
+          additionalScopes: ["groups"],
+          groupsClaim: "groups"
+        }
+      })
+      return (yield* (yield* ExternalGroupRoleMappings.ExternalGroupRoleMappings).create(Principal.system, idp.uid, {
+        externalGroupId: "ops",
+        roleUid: Role.builtInByName("editor")!.uid
+      })).uid
+    }))
+    const authorization = await json(form("/oauth/device/code", { idp_id: "mapped-devices" }))
+    const browser = new Browser()
+    const link = await confirmDevice(browser, authorization.verification_uri_complete)
+    assert.include((await browser.visit(link, { login: "ops-dora", provider: provider.issuer })).text, "signed in")
+    const tokens = await json(form("/oauth/token", { grant_type: deviceGrant, device_code: authorization.device_code }))
+    assert.deepStrictEqual(claimsOf(tokens.access_token).mappings, [mapping])
+  })
+
   it("answers a client that polls too fast with slow_down, and an unknown code with invalid_grant", async () => {
     const authorization = await json(form("/oauth/device/code", {}))
     const poll = () => json(form("/oauth/token", { grant_type: deviceGrant, device_code: authorization.device_code }))
