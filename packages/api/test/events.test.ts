@@ -6,6 +6,7 @@
 import {
   AccountAssociation,
   Advisory,
+  ExternalGroupRoleMapping,
   Group,
   GroupInvite,
   Identity,
@@ -40,7 +41,8 @@ const served: ReadonlyArray<
   [Resources.repos, Repo.table],
   [Resources.tags, Tag.table],
   [Resources.advisories, Advisory.table],
-  [Resources.subscriptions, Subscription.table]
+  [Resources.subscriptions, Subscription.table],
+  [Resources.externalGroupRoleMappings, ExternalGroupRoleMapping.table]
 ]
 
 const operations = ["created", "updated", "deleted"] as const
@@ -99,6 +101,12 @@ describe("the change log's event types", () => {
       const batch = protos.lookupService("chainguard.platform.iam.v2beta1.RoleBindingsService").methods
         .BatchCreateRoleBindings
       assert.strictEqual(batch?.options?.["(chainguard.annotations.events).type"], RoleBinding.batchCreatedType)
+      const batchDelete = protos.lookupService("chainguard.platform.iam.v2beta1.ExternalGroupRoleMappingsService")
+        .methods.BatchDeleteExternalGroupRoleMappings
+      assert.strictEqual(
+        batchDelete?.options?.["(chainguard.annotations.events).type"],
+        ExternalGroupRoleMapping.batchDeletedType
+      )
       // Terms are accepted, never created: AcceptTerms' type is an acceptance's; the other two are ours.
       protos.loadSync("chainguard/platform/iam/v2beta1/terms.proto", { keepCase: true })
       const accept = protos.lookupService("chainguard.platform.iam.v2beta1.TermsService").methods.AcceptTerms
