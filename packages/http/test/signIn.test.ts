@@ -66,6 +66,35 @@ const json = async (response: Response | Promise<Response>): Promise<any> => (aw
 
 const claimsOf = (token: string) => JSON.parse(Buffer.from(token.split(".")[1]!, "base64url").toString())
 
+/**
+ * An organization `name` whose own provider (the test's, asked for the `groups` claim) maps the provider's group
+ * `group` to the built-in role `role` at the organization: its uid and the mapping's.
+ */
+const mappedOrganization = (name: string, group: string, role: string) =>
+  run(Effect.gen(function*() {
+    const org = yield* (yield* Groups.Groups).createRoot(Principal.system, { name })
+    const idp = yield* (yield* IdentityProviders.IdentityProviders).create(Principal.system, org.uid, {
+      name: "corporate",
+      defaultRole: Role.builtInByName("viewer")!.uid,
+      oidc: {
+        issuer: provider.issuer,
+        clientId: provider.clientId,
+        clientSecret: provider.clientSecret,
+        additionalScopes: ["groups"],
+        groupsClaim: "groups"
+      }
+    })
+    const mapping = yield* (yield* ExternalGroupRoleMappings.ExternalGroupRoleMappings).create(
+      Principal.system,
+      idp.uid,
+      {
+        externalGroupId: group,
+        roleUid: Role.builtInByName(role)!.uid
+      }
+    )
+    return { org: org.uid, mapping: mapping.uid }
+  }))
+
 describe("the browser flow", () => {
   it("signs a person in: an API token and a refresh token on the loopback callback, a root identity of theirs", async () => {
     const landed = await signIn("ada", { create_refresh_token: "true" })
@@ -121,26 +150,7 @@ describe("the browser flow", () => {
   })
 
   it("through an organization's provider, its group mappings give their roles for the session only", async () => {
-    const { org, mapping } = await run(Effect.gen(function*() {
-      const org = yield* (yield* Groups.Groups).createRoot(Principal.system, { name: "mapped-org" })
-      const idp = yield* (yield* IdentityProviders.IdentityProviders).create(Principal.system, org.uid, {
-        name: "corporate",
-        defaultRole: Role.builtInByName("viewer")!.uid,
-        oidc: {
-          issuer: provider.issuer,
-          clientId: provider.clientId,
-          clientSecret: provider.clientSecret,
-          additionalScopes: ["groups"],
-          groupsClaim: "groups"
-        }
-      })
-      const mapping = yield* (yield* ExternalGroupRoleMappings.ExternalGroupRoleMappings).create(
-        Principal.system,
-        idp.uid,
-        { externalGroupId: "eng", roleUid: Role.builtInByName("owner")!.uid }
-      )
-      return { org: org.uid, mapping: mapping.uid }
-    }))
+    const { mapping, org } = await mappedOrganization("mapped-org", "eng", "owner")
     const createFolder = (token: string, name: string) =>
       api(`/iam/v2beta1/groups/${org}`, token, {
         method: "POST",
@@ -358,24 +368,7 @@ describe("the headless flow", () => {
   })
 
   it("through an organization's provider, the polled token carries the mappings of the person's groups", async () => {
-    const mapping = await run(Effect.gen(function*() {
-      const org = yield* (yield* Groups.Groups).createRoot(Principal.system, { name: "mapped-devices" })
-      const idp = yield* (yield* IdentityProviders.IdentityProviders).create(Principal.system, org.uid, {
-        name: "corporate",
-        defaultRole: Role.builtInByName("viewer")!.uid,
-        oidc: {
-          issuer: provider.issuer,
-          clientId: provider.clientId,
-          clientSecret: provider.clientSecret,
-          additionalScopes: ["groups"],
-          groupsClaim: "groups"
-        }
-      })
-      return (yield* (yield* ExternalGroupRoleMappings.ExternalGroupRoleMappings).create(Principal.system, idp.uid, {
-        externalGroupId: "ops",
-        roleUid: Role.builtInByName("editor")!.uid
-      })).uid
-    }))
+    const { mapping } = await mappedOrganization("mapped-devices", "ops", "editor")
     const authorization = await json(form("/oauth/device/code", { idp_id: "mapped-devices" }))
     const browser = new Browser()
     const link = await confirmDevice(browser, authorization.verification_uri_complete)
