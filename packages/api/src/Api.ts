@@ -4,8 +4,10 @@
  * with the engine's resource classes as results and the engine's errors as failures. Each resource's endpoints come
  * from its declaration in `Resources`; the custom methods and the token service are declared here.
  */
+import * as AccountAssociationCheck from "@arbor/core/AccountAssociationCheck"
 import * as GroupInvite from "@arbor/core/GroupInvite"
 import * as RoleBinding from "@arbor/core/RoleBinding"
+import * as ScimCredential from "@arbor/core/ScimCredential"
 import * as TermsAcceptance from "@arbor/core/TermsAcceptance"
 import {
   HttpApi,
@@ -70,7 +72,14 @@ export const InviteCodes = authenticated(
  * colon, so each is declared as a segment of its own (`/groups/:uid/requestGroupAccess`); the server moves it there
  * before routing (`UidPaths`), and clients and the OpenAPI document put the colon back.
  */
-export const uidCustomMethods: ReadonlyArray<string> = ["requestGroupAccess"]
+export const uidCustomMethods: ReadonlyArray<string> = [
+  "requestGroupAccess",
+  "generateScimToken",
+  "regenerateScimToken",
+  "revokeScimToken",
+  "setScimEnabled",
+  "checkAccountAssociation"
+]
 
 const afterUid = new RegExp(`/(${uidCustomMethods.join("|")})$`)
 
@@ -238,6 +247,138 @@ export const Terms = authenticated(
     ),
   "/iam/v2beta1",
   "Terms: the legal documents each group has accepted."
+)
+
+/** A SCIM token as handed out, once: `GenerateScimTokenResponse`. */
+export const ScimTokenIssued = Schema.Struct({
+  token: Schema.String.annotations({ description: "the token, shown this once: cgscim_ and 64 hex characters" }),
+  endpointUrl: Schema.String.annotations({ description: "where the provider's SCIM client sends its requests" }),
+  expireTime: Schema.optionalWith(Wire.Time, { exact: true }).annotations({
+    description: "when the token stops working; absent for one that never expires"
+  }),
+  identityProviderUid: Wire.Uid,
+  etag: Schema.String
+}).annotations({ identifier: "GenerateScimTokenResponse" })
+
+/** A replacement SCIM token, once: `RegenerateScimTokenResponse`. */
+export const ScimTokenRegenerated = Schema.Struct({
+  ...ScimTokenIssued.fields,
+  previousTokenExpireTime: Schema.optionalWith(Wire.Time, { exact: true }).annotations({
+    description: "until when the previous token works; absent when it already did not, or overlap was 0s"
+  }),
+  requestedOverlap: Schema.optionalWith(Wire.Duration, { exact: true }).annotations({
+    description: "the overlap asked for, after the default"
+  })
+}).annotations({ identifier: "RegenerateScimTokenResponse" })
+
+/** `RevokeScimTokenResponse`. */
+export const ScimTokenRevoked = Schema.Struct({
+  identityProviderUid: Wire.Uid,
+  etag: Schema.String,
+  enabled: Schema.Boolean,
+  revokeTime: Wire.Time
+}).annotations({ identifier: "RevokeScimTokenResponse" })
+
+/** `SetScimEnabledResponse`. */
+export const ScimEnabledSet = Schema.Struct({
+  identityProviderUid: Wire.Uid,
+  enabled: Schema.Boolean,
+  etag: Schema.String
+}).annotations({ identifier: "SetScimEnabledResponse" })
+
+/**
+ * An identity provider's SCIM credential and switch (the protos' four SCIM methods of IdentityProvidersService;
+ * docs/api.md §13): `identity_providers.scim.manage` and `identity_providers.list` at the provider's group.
+ */
+export const ScimCredentials = authenticated(
+  HttpApiGroup.make("scimCredentials")
+    .add(
+      // The path is `/identityProviders/<uid>:generateScimToken`; the router takes the custom method as a segment.
+      HttpApiEndpoint.post("generate", "/identityProviders/:uid/generateScimToken")
+        .setPath(UidPath)
+        .setPayload(unchecked<typeof ScimCredential.GenerateScimToken.Encoded>(
+          "GenerateScimToken",
+          jsonShape(ScimCredential.GenerateScimToken)
+        ))
+        .addSuccess(ScimTokenIssued)
+        .annotate(OpenApi.Summary, "Generate an identity provider's first SCIM token")
+        .annotate(
+          OpenApi.Description,
+          "The token is shown once and kept only as its SHA-256. It expires in a year unless expireTime (at most two " +
+            "years ahead) or neverExpires says otherwise. Provisioning stays off until SetScimEnabled. " +
+            "FAILED_PRECONDITION when the provider has had a token: regenerate it instead."
+        )
+    )
+    .add(
+      HttpApiEndpoint.post("regenerate", "/identityProviders/:uid/regenerateScimToken")
+        .setPath(UidPath)
+        .setPayload(unchecked<typeof ScimCredential.RegenerateScimToken.Encoded>(
+          "RegenerateScimToken",
+          jsonShape(ScimCredential.RegenerateScimToken)
+        ))
+        .addSuccess(ScimTokenRegenerated)
+        .annotate(OpenApi.Summary, "Replace an identity provider's SCIM token")
+        .annotate(
+          OpenApi.Description,
+          "A new token, shown once. The previous one keeps working for overlap (\"3600s\" by default, a day at " +
+            "most, never past its own expiry) when it still worked. NOT_FOUND when the provider never had a token; " +
+            "ABORTED when etag is not the configuration's current one."
+        )
+    )
+    .add(
+      HttpApiEndpoint.post("revoke", "/identityProviders/:uid/revokeScimToken")
+        .setPath(UidPath)
+        .setPayload(Schema.Struct({}))
+        .addSuccess(ScimTokenRevoked)
+        .annotate(OpenApi.Summary, "Revoke an identity provider's SCIM tokens")
+        .annotate(
+          OpenApi.Description,
+          "The current and the previous token stop working at once; whether provisioning is enabled does not " +
+            "change. NOT_FOUND when the provider never had a token."
+        )
+    )
+    .add(
+      HttpApiEndpoint.post("setEnabled", "/identityProviders/:uid/setScimEnabled")
+        .setPath(UidPath)
+        .setPayload(unchecked<typeof ScimCredential.SetScimEnabled.Encoded>(
+          "SetScimEnabled",
+          jsonShape(ScimCredential.SetScimEnabled)
+        ))
+        .addSuccess(ScimEnabledSet)
+        .annotate(OpenApi.Summary, "Start or pause an identity provider's SCIM provisioning")
+        .annotate(
+          OpenApi.Description,
+          "Enabling needs at least two owner bindings at the organization of identities this provider does not " +
+            "provision (FAILED_PRECONDITION otherwise); it needs no live token. ABORTED when etag is not current."
+        )
+    ),
+  "/iam/v2beta1",
+  "SCIM provisioning: an identity provider's credential and switch."
+)
+
+/** `CheckAccountAssociation` (docs/api.md §13): whether a cloud accepts this server's canary token. */
+export const AccountAssociationChecks = authenticated(
+  HttpApiGroup.make("accountAssociationChecks").add(
+    // The path is `/accountAssociations/<uid>:checkAccountAssociation`; the router takes the method as a segment.
+    HttpApiEndpoint.post("check", "/accountAssociations/:uid/checkAccountAssociation")
+      .setPath(UidPath)
+      .setPayload(unchecked<typeof AccountAssociationCheck.CheckAccountAssociation.Encoded>(
+        "CheckAccountAssociationRequest",
+        jsonShape(AccountAssociationCheck.CheckAccountAssociation)
+      ))
+      .addSuccess(Wire.AccountAssociationCheckResult)
+      .annotate(OpenApi.Summary, "Check a cloud account association with a live credential exchange")
+      .annotate(
+        OpenApi.Description,
+        "Signs a token of this server (subject canary:<group>) and exchanges it at the cloud's token service for " +
+          "the association's canary role (AWS: role chainguard-canary; Google Cloud: pool chainguard-pool, provider " +
+          "chainguard-provider, service account chainguard-canary; Azure: the client id named canary). " +
+          "CHECK_STATUS_READY when the cloud accepts it; CHECK_STATUS_NOT_READY with the reason otherwise. " +
+          "`account_associations.list` at the group."
+      )
+  ),
+  "/iam/v2beta1",
+  "Account association checks."
 )
 
 /** A repo's README (the protos' `RepoReadme`, a singleton sub-resource of the repo; docs/api.md §13). */
@@ -484,7 +625,9 @@ export const Api = ErrorBody.declareErrors(
     .add(Resources.roleBindings.group)
     .add(RoleBindingBatches)
     .add(Resources.identityProviders.group)
+    .add(ScimCredentials)
     .add(Resources.accountAssociations.group)
+    .add(AccountAssociationChecks)
     .add(Resources.groupInvites.group)
     .add(Resources.externalGroupRoleMappings.group)
     .add(MappingBatches)

@@ -5,6 +5,7 @@
  * `createTime` and `updateTime` to `id`, `createdAt` and `updatedAt` and spells capabilities dotted, v2 as enum names.
  */
 import { AccountAssociation as CoreAccountAssociation, Amazon, Azure, Google } from "@arbor/core/AccountAssociation"
+import * as AccountAssociationCheck from "@arbor/core/AccountAssociationCheck"
 import { Advisory as CoreAdvisory, eventOf, EventType } from "@arbor/core/Advisory"
 import * as Capability from "@arbor/core/Capability"
 import * as ChangeLog from "@arbor/core/ChangeLog"
@@ -20,18 +21,33 @@ import { CatalogTier, Repo as CoreRepo } from "@arbor/core/Repo"
 import { RepoReadme as CoreRepoReadme } from "@arbor/core/RepoReadme"
 import { Role as CoreRole } from "@arbor/core/Role"
 import { RoleBinding as CoreRoleBinding } from "@arbor/core/RoleBinding"
+import * as ScimCredential from "@arbor/core/ScimCredential"
+import { ScimUser as CoreScimUser } from "@arbor/core/ScimUser"
 import { Subscription as CoreSubscription } from "@arbor/core/Subscription"
 import { Tag as CoreTag } from "@arbor/core/Tag"
 import { TermsAcceptance as CoreTermsAcceptance } from "@arbor/core/TermsAcceptance"
 import { Uid as CoreUid } from "@arbor/core/Uid"
+import * as EffectDuration from "effect/Duration"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import * as Struct from "effect/Struct"
 
 /** A time: RFC 3339 UTC with milliseconds. */
 export const Time = Schema.DateTimeUtc.annotations({
   jsonSchema: { type: "string", format: "date-time", description: "RFC 3339 UTC with milliseconds" }
 })
+
+/** A duration as protobuf's JSON writes one: seconds, with up to nine decimals, and `s` (`"3600s"`). */
+export const Duration = Schema.transform(
+  Schema.String.pipe(Schema.pattern(/^\d{1,12}(\.\d{1,9})?s$/)),
+  Schema.DurationFromSelf,
+  {
+    strict: true,
+    decode: (json) => EffectDuration.millis(Number(json.slice(0, -1)) * 1000),
+    encode: (duration) => `${EffectDuration.toMillis(duration) / 1000}s`
+  }
+).annotations({ jsonSchema: { type: "string", description: "seconds and 's', as \"3600s\"" } })
 
 /** A uid (docs/api.md §1). */
 export const Uid = CoreUid.annotations({
@@ -201,10 +217,54 @@ export const RoleBinding = resource(
   (binding) => binding
 )
 
+/** SCIM credential states by their protos' enum spelling (`CREDENTIAL_STATE_LIVE`). */
+const credentialStates = {
+  CREDENTIAL_STATE_NOT_ISSUED: "NOT_ISSUED",
+  CREDENTIAL_STATE_LIVE: "LIVE",
+  CREDENTIAL_STATE_EXPIRED: "EXPIRED",
+  CREDENTIAL_STATE_REVOKED: "REVOKED",
+  CREDENTIAL_STATE_ROTATING: "ROTATING"
+} as const satisfies Record<string, ScimCredential.CredentialState>
+
+/** A SCIM credential's state in the protos' enum spelling. */
+const CredentialState = Schema.transform(
+  Schema.Literal(...Struct.keys(credentialStates)),
+  ScimCredential.CredentialState,
+  {
+    strict: true,
+    decode: (state) => credentialStates[state],
+    encode: (state) => `CREDENTIAL_STATE_${state}` as const
+  }
+)
+
+/** An identity provider's SCIM provisioning status (output only; on a get, not in a list). */
+export const ScimStatus = shape(
+  "IdentityProviderScim",
+  Schema.typeSchema(ScimCredential.Status),
+  Schema.Struct({
+    enabled: Schema.Boolean,
+    endpointUrl: Schema.String.annotations({ description: "where the provider's SCIM client sends its requests" }),
+    tokenExpireTime: Schema.optionalWith(Time, { exact: true }),
+    previousTokenExpireTime: Schema.optionalWith(Time, { exact: true }),
+    credentialState: CredentialState,
+    etag: Schema.String.annotations({ description: "what RegenerateScimToken and SetScimEnabled must name" })
+  }),
+  (status) => new ScimCredential.Status(status, true),
+  (status) => status
+)
+
 export const IdentityProvider = resource(
   "IdentityProvider",
   Schema.typeSchema(CoreIdentityProvider),
-  { uid: Uid, name: Schema.String, description: Schema.String, defaultRole: Uid, oidc: Oidc, ...times },
+  {
+    uid: Uid,
+    name: Schema.String,
+    description: Schema.String,
+    defaultRole: Uid,
+    oidc: Oidc,
+    ...times,
+    scim: Schema.optionalWith(ScimStatus, { exact: true })
+  },
   (provider) => new CoreIdentityProvider(provider, true),
   (provider) => provider
 )
@@ -359,6 +419,64 @@ export const GroupAccessRequest = shape(
   (request) => request
 )
 
+/** An account association's check (`CheckAccountAssociationResponse`), its status in the protos' spelling. */
+export const AccountAssociationCheckResult = shape(
+  "CheckAccountAssociationResponse",
+  Schema.typeSchema(AccountAssociationCheck.CheckResult),
+  Schema.Struct({
+    status: Schema.Literal("CHECK_STATUS_READY", "CHECK_STATUS_NOT_READY"),
+    reason: Schema.String.annotations({
+      description: "a short reason code: not configured, error exchanging credentials"
+    }),
+    message: Schema.String.annotations({ description: "the cloud's own words, if any" })
+  }),
+  (result) =>
+    new AccountAssociationCheck.CheckResult({
+      ...result,
+      status: result.status === "CHECK_STATUS_READY" ? "READY" : "NOT_READY"
+    }, true),
+  (result) => ({
+    reason: result.reason,
+    message: result.message,
+    status: result.status === "READY" ? "CHECK_STATUS_READY" as const : "CHECK_STATUS_NOT_READY" as const
+  })
+)
+
+/** A provider's SCIM configuration, as its change-log entries carry it: no digest. */
+export const ScimCredentialChange = shape(
+  "ScimCredentialChange",
+  Schema.typeSchema(ScimCredential.Logged),
+  Schema.Struct({
+    identityProviderUid: Uid,
+    enabled: Schema.Boolean,
+    tokenExpireTime: Schema.NullOr(Time),
+    previousTokenExpireTime: Schema.NullOr(Time),
+    revokeTime: Schema.NullOr(Time),
+    etag: Schema.String,
+    updateTime: Time
+  }),
+  (change) => new ScimCredential.Logged(change, true),
+  (change) => change
+)
+
+/** A user a provider's SCIM client provisioned, as its change-log entries carry it. */
+export const ScimUser = shape(
+  "ScimUser",
+  Schema.typeSchema(CoreScimUser),
+  Schema.Struct({
+    uid: Uid,
+    identityUid: Uid.annotations({ description: "the person's identity: the user's SCIM id" }),
+    externalId: Schema.String,
+    userName: Schema.String,
+    active: Schema.Boolean,
+    attributes: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+    version: Schema.Int,
+    ...times
+  }),
+  (user) => new CoreScimUser(user, true),
+  (user) => user
+)
+
 /** An advisory event: its type, its time, and the data of its type under the type's camelCase name. */
 const Event = eventOf(Time)
 
@@ -407,7 +525,9 @@ const bodiesByKind: { readonly [K in ChangeLog.ResourceKind]: ReturnType<typeof 
   identity_metadata: { toWire: (body) => body, fromWire: (body) => body },
   repo_readme: { toWire: (body) => body, fromWire: (body) => body },
   group_access_request: bodies(CoreGroupAccessRequest, GroupAccessRequest),
-  external_group_role_mapping: bodies(CoreExternalGroupRoleMapping, ExternalGroupRoleMapping)
+  external_group_role_mapping: bodies(CoreExternalGroupRoleMapping, ExternalGroupRoleMapping),
+  scim_credential: bodies(ScimCredential.Logged, ScimCredentialChange),
+  scim_user: bodies(CoreScimUser, ScimUser)
 }
 
 /** An entry of the change log (docs/api.md §12): its body the resource's v2 JSON. */

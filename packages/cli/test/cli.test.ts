@@ -715,6 +715,63 @@ describe("arbor iam, as an owner", () => {
     assert.strictEqual((await arbor(env, "images", "repos", "readme", repo.uid)).stdout, "# demo\n\nAn image.\n")
   })
 
+  it("runs an identity provider's SCIM provisioning: a token shown once, enabled with two owners, rotated, revoked", async () => {
+    const { env, org } = await asOwnerOf("provisioned")
+    const { json, run } = succeeding(env)
+    const [idp] = await json(
+      "iam",
+      "identity-providers",
+      "create",
+      "okta",
+      "--parent",
+      "provisioned",
+      "--oidc-issuer",
+      "https://provisioned.okta.invalid",
+      "--client-id",
+      "arbor",
+      "--client-secret",
+      "s",
+      "--default-role",
+      "viewer"
+    )
+    const scim = ["iam", "identity-providers", "scim"] as const
+    assert.match(
+      await run(...scim, "status", idp.uid),
+      new RegExp(`^IDENTITY PROVIDER +ENABLED +TOKEN +EXPIRES\n${idp.uid} +false +NOT_ISSUED *\n$`)
+    )
+    const generated = await arbor(env, ...scim, "token", "generate", idp.uid)
+    assert.strictEqual(generated.code, 0, generated.stderr)
+    assert.match(generated.stdout, /^cgscim_[0-9a-f]{64}\n$/)
+    assert.include(generated.stderr, `${server.url}/scim/v2/${idp.uid}`)
+    const users = `${server.url}/scim/v2/${idp.uid}/Users`
+    const scimGet = (token: string) => fetch(users, { headers: { authorization: `Bearer ${token.trim()}` } })
+    // One owner is too few to enable provisioning; with a second it is on.
+    const tooFew = await arbor(env, ...scim, "enable", idp.uid)
+    assert.strictEqual(tooFew.code, 1)
+    assert.match(tooFew.stderr, /at least 2 owners/)
+    await server.runtime.runPromise(
+      Effect.gen(function*() {
+        const second = yield* (yield* Identities.Identities).create(Principal.system, org, {
+          name: "second owner",
+          claimMatch: { issuer: "https://second.invalid", subject: "second" }
+        })
+        yield* (yield* RoleBindings.RoleBindings).create(Principal.system, org, {
+          identityUid: second.uid,
+          roleUid: Role.builtInByName("owner")!.uid
+        })
+      }).pipe(Effect.orDie)
+    )
+    assert.match(await run(...scim, "enable", idp.uid), / true +LIVE /)
+    assert.strictEqual((await scimGet(generated.stdout)).status, 200)
+    // Rotated with no overlap: only the new token works.
+    const [rotated] = [JSON.parse(await run(...scim, "token", "regenerate", idp.uid, "--overlap", "0", "-o", "json"))]
+    assert.strictEqual((await scimGet(generated.stdout)).status, 401)
+    assert.strictEqual((await scimGet(rotated.token)).status, 200)
+    assert.match(await run(...scim, "token", "revoke", idp.uid), / true +REVOKED /)
+    assert.strictEqual((await scimGet(rotated.token)).status, 401)
+    assert.match(await run(...scim, "disable", idp.uid), / false +REVOKED /)
+  })
+
   it("creates a custom role from capabilities in either spelling; lists every capability", async () => {
     const { env } = await asOwnerOf("roles-org")
     const capabilities = (await arbor(env, "iam", "roles", "capabilities")).stdout.trim().split("\n")
@@ -803,10 +860,22 @@ describe("an organization's own provider, through arbor", () => {
         "--parent",
         "idp-org",
         "--amazon-account",
-        "123456789012"
+        "123456789012",
+        "--azure-tenant-id",
+        "0a21f0f2-8d2a-4f8e-bf98-7363c4aed4ef",
+        "--azure-client-id",
+        "canary=6b0d5d1a-3c0e-4d2b-9a39-0d6c7e7b9a11",
+        "-o",
+        "json"
       )
       assert.strictEqual(associated.code, 0, associated.stderr)
+      assert.deepStrictEqual(JSON.parse(associated.stdout)[0].azure.clientIds, {
+        canary: "6b0d5d1a-3c0e-4d2b-9a39-0d6c7e7b9a11"
+      })
       assert.match((await arbor(env, "iam", "account-associations", "list")).stdout, /prod +[0-9a-f]{40} +123456789012/)
+      // A cloud the association names no account of is not ready, without a call to it.
+      const checked = await arbor(env, "iam", "account-associations", "check", "idp-org", "--cloud", "google")
+      assert.strictEqual(checked.stdout, "NOT_READY: not configured: the association names no Google Cloud project\n")
       assert.strictEqual((await arbor(env, "iam", "account-associations", "delete", "idp-org")).code, 0)
 
       const person = home()
@@ -1203,6 +1272,7 @@ describe("arbor's help", () => {
     "auth token",
     "config set",
     "config view",
+    "iam account-associations check",
     "iam account-associations create",
     "iam account-associations delete",
     "iam account-associations list",
@@ -1228,6 +1298,12 @@ describe("arbor's help", () => {
     "iam identity-providers create",
     "iam identity-providers delete",
     "iam identity-providers list",
+    "iam identity-providers scim disable",
+    "iam identity-providers scim enable",
+    "iam identity-providers scim status",
+    "iam identity-providers scim token generate",
+    "iam identity-providers scim token regenerate",
+    "iam identity-providers scim token revoke",
     "iam invites create",
     "iam invites delete",
     "iam invites list",

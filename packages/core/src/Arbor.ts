@@ -38,6 +38,9 @@ import * as Role from "./Role.js"
 import * as RoleBinding from "./RoleBinding.js"
 import { RoleBindings } from "./RoleBindings.js"
 import { Roles } from "./Roles.js"
+import * as ScimCredential from "./ScimCredential.js"
+import { ScimProvisioning } from "./ScimProvisioning.js"
+import * as ScimUser from "./ScimUser.js"
 import * as Secrets from "./Secrets.js"
 import * as SignIn from "./SignIn.js"
 import type { Store, StoreService, Table } from "./Store.js"
@@ -67,7 +70,9 @@ export const resourceTables: ReadonlyArray<Table> = [
   IdentityMetadata.table,
   RepoReadme.table,
   GroupAccessRequest.table,
-  ExternalGroupRoleMapping.table
+  ExternalGroupRoleMapping.table,
+  ScimCredential.table,
+  ScimUser.table
 ]
 
 /**
@@ -102,6 +107,7 @@ export type Services =
   | Subscriptions
   | Terms
   | ExternalGroupRoleMappings
+  | ScimProvisioning
   | People
   | Authorization
   | Events
@@ -121,8 +127,9 @@ export const layer: Layer.Layer<Services, never, Store | Secrets.Secrets> = Laye
   Subscriptions.Default,
   Terms.Default,
   ExternalGroupRoleMappings.Default,
-  People.Default
+  ScimProvisioning.Default
 ).pipe(
+  Layer.provideMerge(People.Default),
   Layer.provideMerge(GroupInvites.Default),
   Layer.provideMerge(RoleBindings.Default),
   Layer.provideMerge(Layer.mergeAll(Authorization.Default, Events.Default, LastSeen.Default))

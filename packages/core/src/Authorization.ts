@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import type { Capability } from "./Capability.js"
 import type { Internal } from "./Errors.js"
-import { PermissionDenied } from "./Errors.js"
+import { PermissionDenied, Unauthenticated } from "./Errors.js"
 import * as ExternalGroupRoleMapping from "./ExternalGroupRoleMapping.js"
 import * as Versions from "./internal/storage/versions.js"
 import { operation } from "./internal/tracing.js"
@@ -18,8 +18,9 @@ import * as Repository from "./Repository.js"
 import { orInternal } from "./Repository.js"
 import * as Role from "./Role.js"
 import * as RoleBinding from "./RoleBinding.js"
+import * as ScimUser from "./ScimUser.js"
 import { Store } from "./Store.js"
-import { isAncestor, isAncestorOrSelf } from "./Uid.js"
+import { isAncestor, isAncestorOrSelf, parentOrNull } from "./Uid.js"
 import type { Uid } from "./Uid.js"
 
 /** One binding's contribution: the capabilities held at `group` and below. */
@@ -98,6 +99,20 @@ export class Grants {
 
 const everything = new Grants(true, [])
 
+/** An identity's grants as cached: what its bindings give, and the providers that deprovisioned it. */
+interface Held {
+  readonly grants: Grants
+  /** Identity providers whose SCIM clients deactivated or deleted the identity. */
+  readonly stopped: ReadonlyArray<Uid>
+}
+
+/** `grants` without what they hold in the groups of the identity providers `stopped` (and below). */
+const withdrawn = (grants: Grants, stopped: ReadonlyArray<Uid>): Grants => {
+  if (stopped.length === 0) return grants
+  const groups = stopped.flatMap((provider) => parentOrNull(provider) ?? [])
+  return new Grants(false, grants.grants.filter((g) => !groups.some((group) => isAncestorOrSelf(group, g.group))))
+}
+
 /** How many principals' grants are cached at most. */
 const cacheSize = 10_000
 
@@ -115,29 +130,51 @@ export class Authorization extends Effect.Service<Authorization>()("@arbor/core/
     const bindings = yield* Repository.make(RoleBinding.table, RoleBinding.Record)
     const roles = yield* Repository.make(Role.table, Role.Role)
     const mappings = yield* Repository.make(ExternalGroupRoleMapping.table, ExternalGroupRoleMapping.Record)
+    const scimUsers = yield* Repository.make(ScimUser.table, ScimUser.Record)
     const builtIn: ReadonlyMap<string, ReadonlySet<Capability>> = new Map(
       Role.builtIns.map((r) => [r.uid, new Set(r.capabilities)])
     )
 
     const store = yield* Store
     /** Grants by principal uid, each with the version it was read at; emptied when it holds `cacheSize`. */
-    const cache = new Map<string, { readonly version: string; readonly grants: Grants }>()
+    const cache = new Map<string, { readonly version: string; readonly held: Held }>()
     const version = orInternal(Versions.of(store).current(Versions.grants))
 
-    const load = (principal: Principal & { readonly _tag: "Identity" }): Effect.Effect<Grants, Internal> =>
+    /**
+     * An identity's bindings, and the providers whose SCIM clients deactivated or deleted it: its bindings in their
+     * organizations' groups give nothing (docs/api.md §13).
+     */
+    const load = (principal: Principal & { readonly _tag: "Identity" }): Effect.Effect<Held, Internal> =>
       Effect.gen(function*() {
-        const held = yield* bindings.find({
-          conditions: [{ _tag: "Equals", column: "identityUid", value: principal.uid }],
-          order: [{ column: "uid", direction: "asc" }]
-        })
-        const capabilities = yield* capabilitiesOf(held.map((b) => b.roleUid))
-        return new Grants(
-          false,
-          held.flatMap((b) => {
-            const caps = capabilities(b.roleUid)
-            return caps === undefined ? [] : [{ group: b.parent, capabilities: caps }]
+        const [held, stoppedUsers] = yield* Effect.all([
+          bindings.find({
+            conditions: [{ _tag: "Equals", column: "identityUid", value: principal.uid }],
+            order: [{ column: "uid", direction: "asc" }]
+          }),
+          scimUsers.findRows({
+            conditions: [{ _tag: "Equals", column: "identityUid", value: principal.uid }, {
+              _tag: "Equals",
+              column: "active",
+              value: false
+            }],
+            order: [{ column: "uid", direction: "asc" }]
           })
-        )
+        ])
+        const stopped = stoppedUsers.flatMap((row) => row.parent === null ? [] : [row.parent as Uid])
+        const capabilities = yield* capabilitiesOf(held.map((b) => b.roleUid))
+        return {
+          stopped,
+          grants: withdrawn(
+            new Grants(
+              false,
+              held.flatMap((b) => {
+                const caps = capabilities(b.roleUid)
+                return caps === undefined ? [] : [{ group: b.parent, capabilities: caps }]
+              })
+            ),
+            stopped
+          )
+        }
       })
 
     /** The capabilities of roles, built-in or custom (those gone give none). */
@@ -170,27 +207,44 @@ export class Authorization extends Effect.Service<Authorization>()("@arbor/core/
         : Effect.zipWith(
           held(principal),
           mapped(principal.mappings),
-          (grants, session) => grants.with(session).narrow(principal.narrowed)
+          (held, session) =>
+            held.grants.with(withdrawn(new Grants(false, session), held.stopped).grants).narrow(principal.narrowed)
         )
 
     /** What an identity's bindings give it, cached by identity (narrowing is applied after, per token). */
-    const held = (principal: Principal & { readonly _tag: "Identity" }): Effect.Effect<Grants, Internal> =>
+    const held = (principal: Principal & { readonly _tag: "Identity" }): Effect.Effect<Held, Internal> =>
       Effect.gen(function*() {
         // The version is read before the bindings: grants cached under it are at least that recent.
         const current = yield* version
         const cached = cache.get(principal.uid)
         if (cached !== undefined && cached.version === current) {
           yield* Metric.increment(hit)
-          return cached.grants
+          return cached.held
         }
         yield* Metric.increment(miss)
         const loaded = yield* load(principal)
         if (cache.size >= cacheSize) cache.clear()
-        cache.set(principal.uid, { version: current, grants: loaded })
+        cache.set(principal.uid, { version: current, held: loaded })
         return loaded
       })
 
     return {
+      /**
+       * `principal`, unless its token came from a sign-in through an identity provider whose SCIM client has since
+       * deactivated or deleted it: that token no longer authenticates (docs/api.md §13).
+       */
+      admit: (principal: Principal): Effect.Effect<Principal, Unauthenticated | Internal> =>
+        principal._tag === "System" || principal.provider === undefined
+          ? Effect.succeed(principal)
+          : Effect.flatMap(held(principal), ({ stopped }) =>
+            stopped.includes(principal.provider!)
+              ? Effect.fail(
+                new Unauthenticated({
+                  why: "the identity provider this token's sign-in came through has deprovisioned its person",
+                  reason: "DEPROVISIONED"
+                })
+              )
+              : Effect.succeed(principal)),
       /** What `principal` holds, from its current bindings. */
       grants: (principal: Principal) => operation("Authorization.grants")(grants(principal)),
       /** Fails unless `principal` holds `capability` at `group`. */

@@ -21,7 +21,8 @@ export const all = [
   "advisories.list",
   ...crud("subscriptions"),
   "terms.accept",
-  "terms.list"
+  "terms.list",
+  "identity_providers.scim.manage"
 ] as const
 
 /** A capability in its dotted spelling. */
@@ -70,8 +71,15 @@ const iamPrefixes = new Set([
 /** Enum names that do not follow the scheme: the protos' events domain names subscriptions in the singular. */
 const enumNames: Readonly<Record<string, string>> = { subscriptions: "EVENTS_SUBSCRIPTION" }
 
+/** Capabilities whose enum spelling is not derived from their dotted one. */
+const irregular: Readonly<Partial<Record<Capability, string>>> = {
+  "identity_providers.scim.manage": "CAP_IAM_SCIM_MANAGE"
+}
+
 /** The v2 enum spelling of a capability: `groups.list` is `CAP_IAM_GROUPS_LIST`. */
 export const toEnumName = (capability: Capability): string => {
+  const named = irregular[capability]
+  if (named !== undefined) return named
   const [resource, action] = capability.split(".") as [string, string]
   const name = enumNames[resource] ?? `${iamPrefixes.has(resource) ? "IAM_" : ""}${resource.toUpperCase()}`
   return `CAP_${name}_${action.toUpperCase()}`

@@ -36,7 +36,9 @@ export const ResourceKind = Schema.Literal(
   "identity_metadata",
   "repo_readme",
   "group_access_request",
-  "external_group_role_mapping"
+  "external_group_role_mapping",
+  "scim_credential",
+  "scim_user"
 )
 export type ResourceKind = typeof ResourceKind.Type
 
@@ -234,6 +236,10 @@ const currentRequestId = FiberRef.unsafeMake<string | undefined>(undefined)
 /** `effect`, its writes attributed to `principal`. */
 export const attributedTo = (principal: Principal) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.locally(effect, currentActor, actorOf(principal))
+
+/** `effect`, its writes attributed to `actor`: for writers that are no identity (a provider's SCIM client). */
+export const actingAs = (actor: Actor) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.locally(effect, currentActor, actor)
 
 /** `effect`, its writes recorded as made answering the request `id`. */
 export const withRequestId = (id: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>

@@ -3,10 +3,12 @@
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import * as Struct from "effect/Struct"
 import * as Capability from "./Capability.js"
 import * as ChangeLog from "./ChangeLog.js"
 import { IssuerUrl } from "./ClaimMatch.js"
 import { OptionalDescription, RequiredName, Timestamp } from "./internal/fields.js"
+import * as ScimCredential from "./ScimCredential.js"
 import type { Table } from "./Store.js"
 import { Uid } from "./Uid.js"
 
@@ -31,7 +33,9 @@ export class IdentityProvider extends Schema.Class<IdentityProvider>("@arbor/cor
   defaultRole: Uid,
   oidc: Oidc,
   createTime: Timestamp,
-  updateTime: Timestamp
+  updateTime: Timestamp,
+  /** SCIM provisioning's status (output only): on a get, not in a list. */
+  scim: Schema.optionalWith(ScimCredential.Status, { exact: true })
 }) {}
 
 /**
@@ -39,7 +43,7 @@ export class IdentityProvider extends Schema.Class<IdentityProvider>("@arbor/cor
  * or last changed it, null for the system (docs/api.md §7).
  */
 export const Record = Schema.Struct({
-  ...IdentityProvider.fields,
+  ...Struct.omit(IdentityProvider.fields, "scim"),
   oidc: Schema.Struct({ ...Oidc.fields, clientSecret: Schema.String }),
   grantedBy: Schema.NullOr(Uid)
 })
@@ -88,7 +92,7 @@ export type CreateIdentityProvider = typeof CreateIdentityProvider.Encoded
 export const fields = {
   mutable: ["name", "description", "defaultRole", "oidc"],
   immutable: [],
-  outputOnly: ["uid", "createTime", "updateTime"]
+  outputOnly: ["uid", "createTime", "updateTime", "scim"]
 } as const
 
 /** How identity providers are stored. */

@@ -4,6 +4,7 @@
  */
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type { Internal } from "./Errors.js"
 import { InvalidArgument } from "./Errors.js"
 import * as ExternalGroupRoleMapping from "./ExternalGroupRoleMapping.js"
@@ -20,6 +21,8 @@ import type { Principal } from "./Principal.js"
 import * as Repository from "./Repository.js"
 import type * as ResourceService from "./ResourceService.js"
 import * as Role from "./Role.js"
+import * as ScimCredential from "./ScimCredential.js"
+import * as ScimUser from "./ScimUser.js"
 import * as Sealing from "./Sealing.js"
 import { Secrets } from "./Secrets.js"
 import * as Uid from "./Uid.js"
@@ -37,6 +40,8 @@ export class IdentityProviders extends Effect.Service<IdentityProviders>()("@arb
     const groups = yield* Repository.make(Group.table, Group.Group)
     const roles = yield* Repository.make(Role.table, Role.Role)
     const mappings = yield* Repository.make(ExternalGroupRoleMapping.table, ExternalGroupRoleMapping.Record)
+    const credentials = yield* Repository.make(ScimCredential.table, ScimCredential.Record)
+    const scimUsers = yield* Repository.make(ScimUser.table, ScimUser.Record)
     const authorization = ops.authorization
     const { sealing } = yield* Secrets
     /** The validated fields as stored: the client secret sealed. */
@@ -71,8 +76,17 @@ export class IdentityProviders extends Effect.Service<IdentityProviders>()("@arb
       list: (principal: Principal, options: Lists.ListOptions = {}) =>
         operation("IdentityProviders.list")(Lists.list(ops, spec, principal, options)),
 
+      /** A provider, with its SCIM provisioning's status. */
       get: (principal: Principal, uid: string) =>
-        operation("IdentityProviders.get")(Effect.map(Resources.get(ops, kind, principal, uid), withoutSecret)),
+        operation("IdentityProviders.get")(Effect.gen(function*() {
+          const record = yield* Resources.get(ops, kind, principal, uid)
+          const scim = yield* Effect.map(credentials.get(record.uid), Option.getOrUndefined)
+          const endpoint = ScimCredential.endpointOf(ops.settings.apiUrl ?? "", record.uid)
+          return new IdentityProvider.IdentityProvider({
+            ...withoutSecret(record),
+            scim: ScimCredential.statusOf(scim, endpoint, yield* DateTime.now)
+          }, trusted)
+        })),
 
       /** Creates a provider in `groupUid`; its default role must be grantable there by the caller. */
       create: Effect.fnUntraced(function*(principal: Principal, groupUid: string, input: unknown) {
@@ -134,11 +148,16 @@ export class IdentityProviders extends Effect.Service<IdentityProviders>()("@arb
           )
         ),
 
-      /** Deletes a provider and, atomically, its group mappings. */
+      /** Deletes a provider and, atomically, its group mappings, SCIM configuration and provisioned users. */
       delete: (principal: Principal, uid: string) =>
         operation("IdentityProviders.delete")(
           Resources.remove<IdentityProvider.Record, Internal, never>(ops, kind, principal, uid, {
-            before: (provider) => mappings.delete({ ranges: [Uid.descendants(provider.uid)] })
+            before: (provider) =>
+              Effect.all([
+                mappings.delete({ ranges: [Uid.descendants(provider.uid)] }),
+                scimUsers.delete({ ranges: [Uid.descendants(provider.uid)] }),
+                credentials.delete({ ranges: [Uid.only(provider.uid)] })
+              ], { discard: true })
           })
         ),
 

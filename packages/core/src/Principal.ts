@@ -35,6 +35,11 @@ export type Principal = Data.TaggedEnum<{
      * bindings, for this token only.
      */
     readonly mappings?: ReadonlyArray<Uid> | undefined
+    /**
+     * The organization's identity provider its sign-in came through: the token stops working once that provider's
+     * SCIM client deprovisions the person (docs/api.md §13).
+     */
+    readonly provider?: Uid | undefined
   }
 }>
 
@@ -51,5 +56,6 @@ export const identity = (
     readonly email?: string | undefined
     readonly narrowed?: Narrowing | undefined
     readonly mappings?: ReadonlyArray<Uid> | undefined
+    readonly provider?: Uid | undefined
   } = {}
 ): Principal => Identity({ uid, ...signedIn })

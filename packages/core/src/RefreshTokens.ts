@@ -13,6 +13,7 @@ import * as Narrowing from "./internal/tokens/narrowing.js"
 import * as RefreshToken from "./internal/tokens/refreshToken.js"
 import { operation } from "./internal/tracing.js"
 import * as Repository from "./Repository.js"
+import { ScimProvisioning } from "./ScimProvisioning.js"
 import type { Row } from "./Store.js"
 import { Store } from "./Store.js"
 import { TokenIssuer } from "./TokenIssuer.js"
@@ -36,9 +37,10 @@ export class RefreshTokens extends Effect.Service<RefreshTokens>()("@arbor/core/
     const store = yield* Store
     const tokens = yield* TokenIssuer
     const identities = yield* Repository.make(Identity.table, Identity.Identity)
+    const scim = yield* ScimProvisioning
 
     /** A new token for `identity` and `audience`, in `family` (a new one when absent). */
-    const insert = (identity: string, audience: string, family?: string) =>
+    const insert = (identity: string, audience: string, provider: string | null, family?: string) =>
       Effect.gen(function*() {
         const token = secret()
         const now = (yield* DateTime.now).epochMillis
@@ -54,7 +56,8 @@ export class RefreshTokens extends Effect.Service<RefreshTokens>()("@arbor/core/
           rotatedTime: null,
           revoked: false,
           createTime: now,
-          updateTime: now
+          updateTime: now,
+          provider
         })
         return { token, expiry: DateTime.unsafeMake(expireTime) } satisfies Issued
       })
@@ -83,8 +86,10 @@ export class RefreshTokens extends Effect.Service<RefreshTokens>()("@arbor/core/
 
     return {
       /** A new refresh token for `identity`, bound to `audience`. */
-      issue: (identity: Uid.Uid, audience: string): Effect.Effect<Issued> =>
-        operation("RefreshTokens.issue")(store.transaction(insert(identity, audience)).pipe(Effect.orDie)),
+      issue: (identity: Uid.Uid, audience: string, provider?: Uid.Uid | undefined): Effect.Effect<Issued> =>
+        operation("RefreshTokens.issue")(
+          store.transaction(insert(identity, audience, provider ?? null)).pipe(Effect.orDie)
+        ),
 
       /**
        * Exchanges a refresh token for an API token of its person for `audience` (its own; the API's when absent),
@@ -109,12 +114,16 @@ export class RefreshTokens extends Effect.Service<RefreshTokens>()("@arbor/core/
               const person = yield* identities.get(String(row.parent))
               if (Option.isNone(person)) return yield* Effect.fail(refused("REFRESH_TOKEN_UNKNOWN"))
               const identity = person.value
-              const next = yield* insert(identity.uid, audience, String(row.family))
+              const provider = Uid.isUid(row.provider) ? row.provider : undefined
+              if (provider !== undefined && (yield* scim.refuses(provider, identity.subject))) {
+                return yield* Effect.fail(refused("DEPROVISIONED"))
+              }
+              const next = yield* insert(identity.uid, audience, provider ?? null, String(row.family))
               const minted = yield* tokens.mint(
                 identity.uid,
                 { iss: identity.issuer, sub: identity.subject },
                 audience,
-                { email: identity.email, narrowed }
+                { email: identity.email, narrowed, provider }
               )
               return { token: minted, refreshToken: next }
             }))).pipe(

@@ -12,6 +12,8 @@ export interface SettingsService {
   readonly allowLoopbackSinks?: boolean
   /** Identities that may create root groups (organizations), beside the system principal. */
   readonly platformAdmins: ReadonlyArray<Uid>
+  /** The API's base URL, which the URLs the engine derives start with (a provider's SCIM endpoint); "" by default. */
+  readonly apiUrl?: string
 }
 
 /** The engine's settings, defaulting to the strictest values. */

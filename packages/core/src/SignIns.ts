@@ -9,7 +9,7 @@ import type * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { ArborError } from "./Errors.js"
-import { InvalidArgument } from "./Errors.js"
+import { InvalidArgument, Unauthenticated } from "./Errors.js"
 import { ExternalGroupRoleMappings } from "./ExternalGroupRoleMappings.js"
 import * as Identity from "./Identity.js"
 import * as CodeFlow from "./internal/signIn/codeFlow.js"
@@ -22,9 +22,10 @@ import { IssuerKeys } from "./internal/tokens/issuerKeys.js"
 import { operation } from "./internal/tracing.js"
 import { RefreshTokens } from "./RefreshTokens.js"
 import * as Repository from "./Repository.js"
+import { ScimProvisioning } from "./ScimProvisioning.js"
 import * as SignIn from "./SignIn.js"
 import { TokenIssuer } from "./TokenIssuer.js"
-import type * as Uid from "./Uid.js"
+import * as Uid from "./Uid.js"
 
 /** What a sign-in asks for. */
 export interface SignInRequest {
@@ -81,6 +82,7 @@ export class SignIns extends Effect.Service<SignIns>()("@arbor/core/SignIns", {
     const refreshTokens = yield* RefreshTokens
     const mappings = yield* ExternalGroupRoleMappings
     const people = yield* People
+    const scim = yield* ScimProvisioning
     const login = yield* SignIn.LoginSettings
     const identities = yield* Repository.make(Identity.table, Identity.Identity)
     const records = yield* Records.make
@@ -93,6 +95,18 @@ export class SignIns extends Effect.Service<SignIns>()("@arbor/core/SignIns", {
       relyingParty,
       redirectUri: login.redirectUri ?? `${tokens.issuer}/oauth/callback`
     })
+
+    /** Fails when the provider's SCIM client has deactivated or deleted the person `subject` (docs/api.md §13). */
+    const admitted = (provider: Uid.Uid, subject: string) =>
+      Effect.flatMap(scim.refuses(provider, subject), (refused) =>
+        refused
+          ? Effect.fail(
+            new Unauthenticated({
+              why: "your organization's identity provider has deactivated your account here",
+              reason: "DEPROVISIONED"
+            })
+          )
+          : Effect.void)
 
     const audienceOf = (audience: string | undefined) =>
       audience === undefined || audience === ""
@@ -110,16 +124,17 @@ export class SignIns extends Effect.Service<SignIns>()("@arbor/core/SignIns", {
       identity: Identity.Identity,
       audience: string,
       refresh: boolean,
-      mappings: ReadonlyArray<Uid.Uid> | null
+      mappings: ReadonlyArray<Uid.Uid> | null,
+      provider: Uid.Uid | undefined
     ) =>
       Effect.gen(function*() {
         const minted = yield* tokens.mint(
           identity.uid,
           { iss: identity.issuer, sub: identity.subject },
           audience,
-          { email: identity.email, mappings: mappings ?? undefined }
+          { email: identity.email, mappings: mappings ?? undefined, provider }
         )
-        const refreshToken = refresh ? yield* refreshTokens.issue(identity.uid, audience) : undefined
+        const refreshToken = refresh ? yield* refreshTokens.issue(identity.uid, audience, provider) : undefined
         return { ...minted, refreshToken } satisfies Tokens
       })
 
@@ -150,6 +165,7 @@ export class SignIns extends Effect.Service<SignIns>()("@arbor/core/SignIns", {
           const device = transaction.device ?? undefined
           const steps = Effect.gen(function*() {
             const { claims, provider } = yield* code.redeem(transaction, callback)
+            if (provider.record !== undefined) yield* admitted(provider.record.uid, claims.subject)
             const person = yield* people.signIn(claims, {
               provider: provider.record,
               invite: transaction.invite ?? undefined
@@ -164,7 +180,13 @@ export class SignIns extends Effect.Service<SignIns>()("@arbor/core/SignIns", {
               }
               return { _tag: "Device", account: claims.email ?? claims.name ?? claims.subject } as const
             }
-            const handed = yield* handOut(person, transaction.audience, transaction.refresh, mapped)
+            const handed = yield* handOut(
+              person,
+              transaction.audience,
+              transaction.refresh,
+              mapped,
+              provider.record?.uid
+            )
             return { _tag: "Browser", callback: to!, tokens: handed } as const
           })
           return yield* steps.pipe(
@@ -226,7 +248,18 @@ export class SignIns extends Effect.Service<SignIns>()("@arbor/core/SignIns", {
               description: "the person's identity is gone"
             })
           }
-          return yield* handOut(person.value, approved.audience, approved.refresh, approved.mappings)
+          const provider = Uid.isUid(approved.provider) && Uid.parentOrNull(approved.provider) !== null
+            ? approved.provider
+            : undefined
+          if (provider !== undefined) {
+            yield* admitted(provider, person.value.subject).pipe(
+              Effect.catchTag(
+                "Unauthenticated",
+                (e) => new SignIn.DeviceGrantError({ error: "access_denied", description: e.why })
+              )
+            )
+          }
+          return yield* handOut(person.value, approved.audience, approved.refresh, approved.mappings, provider)
         }))
     }
   }),

@@ -297,7 +297,7 @@ export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/Toke
        * A token for `identity`, valid for the token lifetime, recording the upstream token it was exchanged for.
        * Its audience is the API's unless another of `audiences` is given; a person's carries their verified email; a
        * narrowed one its capabilities (`cap`) and groups (`scopes`); a sign-in's, the group mappings it gave
-       * (`mappings`).
+       * (`mappings`) and the organization's identity provider it came through (`idp`).
        */
       mint: (
         identity: Uid.Uid,
@@ -307,6 +307,7 @@ export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/Toke
           readonly email?: string | undefined
           readonly narrowed?: Narrowing | undefined
           readonly mappings?: ReadonlyArray<Uid.Uid> | undefined
+          readonly provider?: Uid.Uid | undefined
         } = {}
       ) =>
         operation("TokenIssuer.mint")(Effect.gen(function*() {
@@ -318,7 +319,8 @@ export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/Toke
               ...(extra.email === undefined ? {} : { email: extra.email }),
               ...(extra.narrowed?.capabilities === undefined ? {} : { cap: extra.narrowed.capabilities }),
               ...(extra.narrowed?.scopes === undefined ? {} : { scopes: extra.narrowed.scopes }),
-              ...(extra.mappings === undefined || extra.mappings.length === 0 ? {} : { mappings: extra.mappings })
+              ...(extra.mappings === undefined || extra.mappings.length === 0 ? {} : { mappings: extra.mappings }),
+              ...(extra.provider === undefined ? {} : { idp: extra.provider })
             })
               .setProtectedHeader({ alg, kid, typ: "JWT" })
               .setIssuer(settings.issuer)
@@ -371,6 +373,28 @@ export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/Toke
               .setAudience("customer")
               .setIssuedAt(issuedAt)
               .setExpirationTime(issuedAt + 300)
+              .sign(privateKey)
+          )
+        }),
+
+      /**
+       * The token of an account association's check (docs/api.md §13): `iss` this issuer, `sub` `canary:<group>`,
+       * `aud` the cloud's (`amazon`, `google`, or Azure's token exchange), five minutes, as the cloud's canary role
+       * trusts. Its audience and subject keep it from ever passing as an API token.
+       */
+      signCanary: (group: Uid.Uid, audience: string) =>
+        Effect.gen(function*() {
+          const { kid, privateKey } = yield* signing
+          const issuedAt = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+          return yield* Effect.promise(() =>
+            new jose.SignJWT({})
+              .setProtectedHeader({ alg, kid, typ: "JWT" })
+              .setIssuer(settings.issuer)
+              .setSubject(`canary:${group}`)
+              .setAudience(audience)
+              .setIssuedAt(issuedAt)
+              .setExpirationTime(issuedAt + 300)
+              .setJti(crypto.randomUUID())
               .sign(privateKey)
           )
         }),

@@ -3,7 +3,7 @@
  * with `WWW-Authenticate: Bearer`. What the principal may do is decided by the engine, per request.
  */
 import { Authentication, UpstreamBearer } from "@arbor/api/Api"
-import { Capability, ChangeLog, Errors, Principal, TokenIssuer, Uid } from "@arbor/core"
+import { Authorization, Capability, ChangeLog, Errors, Principal, TokenIssuer, Uid } from "@arbor/core"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -34,25 +34,33 @@ const narrowingOf = (claims: Record<string, unknown>): Principal.Narrowing | und
 
 /**
  * The caller a bearer token names, verified by `issuer`, with the upstream token it was exchanged for and a person's
- * verified email (which the change log records of its writes), what the token was narrowed to and the group mappings
- * its sign-in gave; a missing token is 401.
+ * verified email (which the change log records of its writes), what the token was narrowed to, the group mappings
+ * its sign-in gave and the organization's provider it came through; a missing token, or one whose sign-in's provider
+ * has since deprovisioned its person, is 401.
  */
-export const principal = (issuer: TokenIssuer.TokenIssuer, token: string) =>
+export const principal = (
+  issuer: TokenIssuer.TokenIssuer,
+  authorization: Authorization.Authorization,
+  token: string
+) =>
   token === ""
     ? Effect.fail(missing())
-    : Effect.map(issuer.verify(token), ({ claims, identity }) =>
-      Principal.identity(identity, {
+    : Effect.flatMap(issuer.verify(token), ({ claims, identity }) =>
+      authorization.admit(Principal.identity(identity, {
         act: Option.getOrUndefined(actOf(claims.act)),
         email: typeof claims.email === "string" ? claims.email : undefined,
         narrowed: narrowingOf(claims),
-        mappings: claims.mappings === undefined ? undefined : strings(claims.mappings).filter(Uid.isUid)
-      }))
+        mappings: claims.mappings === undefined ? undefined : strings(claims.mappings).filter(Uid.isUid),
+        provider: Uid.isUid(claims.idp) ? claims.idp : undefined
+      })))
 
-/** The middleware, over the token issuer. */
+/** The middleware, over the token issuer and authorization. */
 export const layer = Layer.effect(
   Authentication,
-  Effect.map(TokenIssuer.TokenIssuer, (issuer) => ({
-    bearer: (token: Redacted.Redacted) => principal(issuer, Redacted.value(token).trim())
+  Effect.zipWith(TokenIssuer.TokenIssuer, Authorization.Authorization, (issuer, authorization) => ({
+    // The middleware may fail only as 401: a store that fails is a defect, rendered as 500.
+    bearer: (token: Redacted.Redacted) =>
+      principal(issuer, authorization, Redacted.value(token).trim()).pipe(Effect.catchTag("Internal", Effect.die))
   }))
 )
 

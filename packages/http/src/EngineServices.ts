@@ -2,6 +2,7 @@
  * The engine's services that the API's two surfaces call, the REST handlers and the gRPC mapping, gathered once.
  */
 import {
+  AccountAssociationChecks,
   AccountAssociations,
   Advisories,
   AuditTrail,
@@ -14,6 +15,7 @@ import {
   Repos,
   RoleBindings,
   Roles,
+  ScimProvisioning,
   Store,
   Sts,
   Subscriptions,
@@ -31,6 +33,7 @@ export const services = Effect.all({
   bindings: RoleBindings.RoleBindings,
   providers: IdentityProviders.IdentityProviders,
   associations: AccountAssociations.AccountAssociations,
+  checks: AccountAssociationChecks.AccountAssociationChecks,
   invites: GroupInvites.GroupInvites,
   repos: Repos.Repos,
   tags: Tags.Tags,
@@ -39,6 +42,7 @@ export const services = Effect.all({
   subscriptions: Subscriptions.Subscriptions,
   mappings: ExternalGroupRoleMappings.ExternalGroupRoleMappings,
   terms: Terms.Terms,
+  scim: ScimProvisioning.ScimProvisioning,
   store: Store.Store,
   sts: Sts.Sts,
   refreshTokens: RefreshTokens.RefreshTokens,

@@ -7,7 +7,7 @@
 import { render } from "@arbor/api/ErrorBody"
 import { file_google_rpc_error_details } from "@arbor/api/proto/google/rpc/error_details_pb"
 import { ServerReflection } from "@arbor/api/proto/grpc/reflection/v1/reflection_pb"
-import { Errors, TokenIssuer } from "@arbor/core"
+import { Authorization, Errors, TokenIssuer } from "@arbor/core"
 import { createRegistry, type DescMessage, fromJson, type JsonValue } from "@bufbuild/protobuf"
 import {
   Code,
@@ -163,6 +163,7 @@ export const layer = (domain: string) =>
     Grpc,
     Effect.gen(function*() {
       const issuer = yield* TokenIssuer.TokenIssuer
+      const authorization = yield* Authorization.Authorization
       const routes = yield* GrpcServices.routes
 
       /** Runs a call's engine operation with the runtime of the request's fiber; an error becomes its status. */
@@ -196,7 +197,11 @@ export const layer = (domain: string) =>
           run(
             context,
             Effect.flatMap(
-              Authentication.principal(issuer, Authentication.bearerIn(context.requestHeader.get("authorization"))),
+              Authentication.principal(
+                issuer,
+                authorization,
+                Authentication.bearerIn(context.requestHeader.get("authorization"))
+              ),
               operation
             )
           ),

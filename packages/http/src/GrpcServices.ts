@@ -2,9 +2,10 @@
  * The gRPC surface's mapping (docs/api.md §11): each served method of the protos in `@arbor/api/proto` calls the
  * engine operation of its REST twin, with the same principal, list options, request body and wire encoding. A
  * resource leaves the engine through its v2 wire schema (`Wire`), whose JSON is the proto3 JSON of its message, and a
- * request body enters the engine as the proto3 JSON of its message, which is the REST body. Methods left out here
- * answer `UNIMPLEMENTED`.
+ * request body enters the engine as the proto3 JSON of its message, which is the REST body. A method left out here
+ * would answer `UNIMPLEMENTED`; none is (a test calls each).
  */
+import * as Api from "@arbor/api/Api"
 import * as ListQuery from "@arbor/api/ListQuery"
 import { SubscriptionsService } from "@arbor/api/proto/chainguard/platform/events/v2beta1/subscriptions_pb"
 import { AccountAssociationsService } from "@arbor/api/proto/chainguard/platform/iam/v2beta1/account_associations_pb"
@@ -70,7 +71,7 @@ export interface Runner {
 
 const isUnary = (method: DescMethod): method is DescMethodUnary => method.methodKind === "unary"
 
-/** The services served, every method of each: those without an engine feature answer `UNIMPLEMENTED`. */
+/** The services served, every method of each. */
 export const served = [
   GroupsService,
   IdentitiesService,
@@ -464,7 +465,37 @@ export const routes = Effect.gen(function*() {
           ))
     )
     serveResource(router, run, Resources.roleBindings, engine.bindings)
+    // The SCIM methods' requests are their REST bodies (proto3 JSON) beside the provider's uid; answers REST's.
+    const scimMethod = <A, I>(
+      method: DescMethodUnary,
+      answer: Schema.Schema<A, I>,
+      operation: (p: Principal.Principal, provider: string, body: JsonObject) => Effect.Effect<A, E>
+    ) => {
+      const encode = Schema.encodeSync(answer)
+      router.rpc(
+        method,
+        (request: Message, context: HandlerContext) =>
+          run.asCaller(context, (p) =>
+            fieldsOf(method.input, request, "request").pipe(
+              Effect.flatMap(({ identityProviderUid, ...body }) => operation(p, text(identityProviderUid), body)),
+              Effect.map((answered) => message(method.output, encode(answered)))
+            ))
+      )
+    }
+    const scimMethods = IdentityProvidersService.method
+    scimMethod(scimMethods.generateScimToken, Api.ScimTokenIssued, engine.scim.generateToken)
+    scimMethod(scimMethods.regenerateScimToken, Api.ScimTokenRegenerated, engine.scim.regenerateToken)
+    scimMethod(scimMethods.revokeScimToken, Api.ScimTokenRevoked, (p, provider) => engine.scim.revokeToken(p, provider))
+    scimMethod(scimMethods.setScimEnabled, Api.ScimEnabledSet, engine.scim.setEnabled)
     serveResource(router, run, Resources.identityProviders, engine.providers)
+    const check = AccountAssociationsService.method.checkAccountAssociation
+    const checked = Schema.encodeSync(Wire.AccountAssociationCheckResult)
+    router.rpc(check, (request, context) =>
+      run.asCaller(context, (p) =>
+        fieldsOf(check.input, request, "request").pipe(
+          Effect.flatMap(({ uid, ...body }) => engine.checks.check(p, text(uid), body)),
+          Effect.map((result) => message(check.output, checked(result)))
+        )))
     serveResource(router, run, Resources.accountAssociations, engine.associations)
     serveResource(router, run, Resources.groupInvites, engine.invites)
     // A batch's request is the REST body; each mapping leaves as the resource does.

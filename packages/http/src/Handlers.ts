@@ -219,6 +219,7 @@ export const layer = Layer.unwrapEffect(Effect.gen(function*() {
     bindings,
     providers,
     associations,
+    checks,
     invites,
     repos,
     tags,
@@ -227,6 +228,7 @@ export const layer = Layer.unwrapEffect(Effect.gen(function*() {
     subscriptions,
     terms,
     mappings,
+    scim,
     store,
     sts,
     refreshTokens,
@@ -299,6 +301,17 @@ export const layer = Layer.unwrapEffect(Effect.gen(function*() {
         .handle("lookup", () => asCaller((p) => Effect.map(groups.lookupVerified(p), (group) => ({ group }))))
         .handle("checkEligibility", () => asCaller((p) => groups.checkEligibility(p)))
         .handle("requestAccess", ({ path }) => asCaller((p) => groups.requestAccess(p, path.uid)))),
+    HttpApiBuilder.group(
+      Api,
+      "accountAssociationChecks",
+      (h) => h.handle("check", ({ path, payload }) => asCaller((p) => checks.check(p, path.uid, payload)))
+    ),
+    HttpApiBuilder.group(Api, "scimCredentials", (h) =>
+      h
+        .handle("generate", ({ path, payload }) => asCaller((p) => scim.generateToken(p, path.uid, payload)))
+        .handle("regenerate", ({ path, payload }) => asCaller((p) => scim.regenerateToken(p, path.uid, payload)))
+        .handle("revoke", ({ path }) => asCaller((p) => scim.revokeToken(p, path.uid)))
+        .handle("setEnabled", ({ path, payload }) => asCaller((p) => scim.setEnabled(p, path.uid, payload)))),
     HttpApiBuilder.group(Api, "repoReadmes", (h) =>
       h
         .handle("get", ({ path }) => asCaller((p) => repos.readme(p, path.uid)))

@@ -1,12 +1,14 @@
 /**
  * What a request may be, checked before anything else reads it: the request target (length, no `;` or `#` in the
  * path, duplicate slashes folded in the path only and a uid's slashes escaped (`UidPaths`), the query as sent but
- * for parameters named by their camelCase aliases, renamed), the body's media type (JSON; forms for the sign-in endpoints under `/oauth/`) and
- * charset, its size (declared or streamed), its encoding (UTF-8) and how deeply its JSON nests. A body over the
+ * for parameters named by their camelCase aliases, renamed), the body's media type (JSON; forms for the sign-in
+ * endpoints under `/oauth/`; SCIM's JSON too under `/scim/`) and charset, its size (declared or streamed; 256 KiB
+ * under `/scim/`), its encoding (UTF-8) and how deeply its JSON nests. A body over the
  * limit is answered at once while the rest of it is read and dropped, so the client sees the answer instead of a
  * reset connection.
  */
 import * as ListQuery from "@arbor/api/ListQuery"
+import * as Scim from "@arbor/api/Scim"
 import { Errors } from "@arbor/core"
 import { type HttpApp, HttpServerError, HttpServerRequest } from "@effect/platform"
 import * as Effect from "effect/Effect"
@@ -28,8 +30,19 @@ const methodsWithBodies = new Set(["POST", "PUT", "PATCH"])
 const invalid = (field: string, description: string, reason: string) =>
   new Errors.InvalidArgument({ violations: [new Errors.FieldViolation({ field, description })], reason })
 
-/** The answer to a body over `maxBodyBytes`. */
-export const tooLarge = () => invalid("body", `must be at most ${maxBodyBytes} bytes`, "REQUEST_TOO_LARGE")
+/** The answer to a body over `limit` bytes. */
+export const tooLarge = (limit = maxBodyBytes) => invalid("body", `must be at most ${limit} bytes`, "REQUEST_TOO_LARGE")
+
+/** The largest body a path accepts: SCIM's endpoints take at most 256 KiB, the rest `maxBodyBytes`. */
+const bodyLimitOf = (url: string) => url.startsWith("/scim/") ? Scim.maxBodyBytes : maxBodyBytes
+
+/** The media types a path's bodies may have: OAuth's forms, SCIM's JSON (or plain), or JSON. */
+const mediaTypesOf = (url: string): ReadonlyArray<string> =>
+  url.startsWith("/oauth/")
+    ? ["application/x-www-form-urlencoded"]
+    : url.startsWith("/scim/")
+    ? [Scim.mediaType, "application/json"]
+    : ["application/json"]
 
 /** The answer to request line and headers over Node's limit. */
 export const headersTooLarge = (limit: number) =>
@@ -106,11 +119,12 @@ const safeDecode = (text: string) => {
 /** Refusals that need only the headers: declared size, media type and charset of a body. */
 const precheck = (request: HttpServerRequest.HttpServerRequest): Errors.InvalidArgument | undefined => {
   if (!hasBody(request)) return undefined
-  if (Number(request.headers["content-length"] ?? "0") > maxBodyBytes) return tooLarge()
+  const limit = bodyLimitOf(request.url)
+  if (Number(request.headers["content-length"] ?? "0") > limit) return tooLarge(limit)
   const [type = "", ...parameters] = (request.headers["content-type"] ?? "").split(";").map((p) => p.trim())
-  const expected = request.url.startsWith("/oauth/") ? "application/x-www-form-urlencoded" : "application/json"
-  if (type.toLowerCase() !== expected) {
-    return invalid("Content-Type", `must be ${expected}`, "UNSUPPORTED_MEDIA_TYPE")
+  const expected = mediaTypesOf(request.url)
+  if (!expected.includes(type.toLowerCase())) {
+    return invalid("Content-Type", `must be ${expected.join(" or ")}`, "UNSUPPORTED_MEDIA_TYPE")
   }
   for (const parameter of parameters) {
     const [name = "", value = ""] = parameter.split("=").map((p) => p.trim().toLowerCase())
@@ -148,16 +162,16 @@ export const withinDepth = (json: string, limit: number): boolean => {
 const utf8 = new TextDecoder("utf-8", { fatal: true })
 
 /**
- * Reads a Node body up to `maxBodyBytes`. Past the limit it stops keeping bytes but goes on reading them, so the
+ * Reads a Node body up to `limit` bytes. Past the limit it stops keeping bytes but goes on reading them, so the
  * early answer reaches the client; the server's request timeout bounds how long that may last.
  */
-const readNode = (source: Readable) =>
+const readNode = (source: Readable, limit: number) =>
   Effect.async<Uint8Array | "too large", Error>((resume) => {
     const chunks: Array<Buffer> = []
     let size = 0
     const onData = (chunk: Buffer) => {
       size += chunk.length
-      if (size <= maxBodyBytes) return chunks.push(chunk)
+      if (size <= limit) return chunks.push(chunk)
       source.off("data", onData).off("end", onEnd).off("error", onError)
       source.resume()
       resume(Effect.succeed("too large"))
@@ -176,13 +190,14 @@ const readBody = (
   request: HttpServerRequest.HttpServerRequest
 ): Effect.Effect<HttpServerRequest.HttpServerRequest | Errors.InvalidArgument> => {
   if (!hasBody(request)) return Effect.succeed(request)
+  const limit = bodyLimitOf(request.url)
   const malformed = (description: string) => invalid("body", description, "MALFORMED_BODY")
   const read: Effect.Effect<Uint8Array | "too large", unknown> = request.source instanceof Readable
-    ? readNode(request.source)
-    : Effect.map(request.arrayBuffer, (b) => b.byteLength > maxBodyBytes ? "too large" as const : new Uint8Array(b))
+    ? readNode(request.source, limit)
+    : Effect.map(request.arrayBuffer, (b) => b.byteLength > limit ? "too large" as const : new Uint8Array(b))
   return read.pipe(
     Effect.map((bytes) => {
-      if (bytes === "too large") return tooLarge()
+      if (bytes === "too large") return tooLarge(limit)
       let text: string
       try {
         text = utf8.decode(bytes)

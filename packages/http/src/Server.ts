@@ -5,6 +5,8 @@
 import { Api } from "@arbor/api/Api"
 import { render } from "@arbor/api/ErrorBody"
 import {
+  AccountAssociationCheck,
+  AccountAssociationChecks,
   Arbor,
   Errors,
   Events,
@@ -52,6 +54,7 @@ import * as Listener from "./Listener.js"
 import * as Metrics from "./Metrics.js"
 import * as Middleware from "./Middleware.js"
 import * as RequestLimits from "./RequestLimits.js"
+import * as ScimRoutes from "./ScimRoutes.js"
 import type { ServerConfig } from "./ServerConfig.js"
 import * as SignInRoutes from "./SignInRoutes.js"
 import * as Tracing from "./Tracing.js"
@@ -103,7 +106,8 @@ export const engine = (config: ServerConfig) => {
   const settings = Layer.succeed(Settings.Settings, {
     allowLoopbackHttpIssuers: config.allowLoopbackIssuers,
     allowLoopbackSinks: config.allowLoopbackSinks,
-    platformAdmins: config.platformAdmins.filter(Uid.isUid)
+    platformAdmins: config.platformAdmins.filter(Uid.isUid),
+    apiUrl: config.baseUrl
   })
   const tokens = TokenIssuer.TokenIssuer.Default.pipe(
     Layer.provide(signingKeys),
@@ -115,8 +119,9 @@ export const engine = (config: ServerConfig) => {
       })
     )
   )
-  return SignIns.SignIns.Default.pipe(
+  return Layer.merge(SignIns.SignIns.Default, AccountAssociationChecks.AccountAssociationChecks.Default).pipe(
     Layer.provideMerge(Layer.merge(Sts.Sts.Default, RefreshTokens.RefreshTokens.Default)),
+    Layer.provide(Layer.succeed(AccountAssociationCheck.CloudEndpoints, config.cloudEndpoints)),
     Layer.provide(Layer.succeed(SignIn.LoginSettings, { provider: config.login })),
     Layer.provideMerge(Arbor.layer),
     Layer.provideMerge(tokens),
@@ -144,6 +149,7 @@ export const app = (config: ServerConfig) =>
     HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
     Docs.layer,
     SignInRoutes.layer(config),
+    ScimRoutes.layer({ requestsPerMinute: config.scimRequestsPerMinute }),
     Metrics.layer(config.metricsToken, config.clientAddressHeader),
     Middleware.layer(config.errorDomain).pipe(Layer.provide(Grpc.layer(config.errorDomain))),
     // Once for every request: the framework's own limit on bodies it reads, behind `RequestLimits`.

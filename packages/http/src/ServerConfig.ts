@@ -1,7 +1,7 @@
 /**
  * The server's configuration, from the environment; every setting has a default, so nothing needs to be set.
  */
-import { ChangeLog, IssuerUrl, Secrets } from "@arbor/core"
+import { AccountAssociationCheck, ChangeLog, IssuerUrl, Secrets } from "@arbor/core"
 import type { SignIn } from "@arbor/core"
 import * as Config from "effect/Config"
 import * as ConfigError from "effect/ConfigError"
@@ -44,6 +44,13 @@ export interface ServerConfig {
   readonly allowLoopbackSinks: boolean
   /** Open connections at most (`ARBOR_MAX_CONNECTIONS`). */
   readonly maxConnections: number
+  /**
+   * The clouds' token services an account association's check calls (`ARBOR_AWS_STS_URL`, `ARBOR_GOOGLE_STS_URL`,
+   * `ARBOR_GOOGLE_IAM_CREDENTIALS_URL`, `ARBOR_AZURE_LOGIN_URL`): the public ones unless set.
+   */
+  readonly cloudEndpoints: AccountAssociationCheck.CloudEndpointsService
+  /** Requests each SCIM token may make a minute (`ARBOR_SCIM_REQUESTS_PER_MINUTE`); past it, 429. */
+  readonly scimRequestsPerMinute: number
   /** The server's own sign-in provider (`ARBOR_LOGIN_ISSUER`, `ARBOR_LOGIN_CLIENT_ID`, …), if any. */
   readonly login: SignIn.LoginProvider | undefined
   /** Where traces go (`OTEL_EXPORTER_OTLP_ENDPOINT`); none are made without it. */
@@ -65,6 +72,24 @@ export interface ServerConfig {
    * and a start seals all of it again under `secretsKey`.
    */
   readonly retiredSecretsKeys: ReadonlyArray<Redacted.Redacted<Uint8Array>>
+}
+
+/** Requests a SCIM token may make a minute unless `ARBOR_SCIM_REQUESTS_PER_MINUTE` says otherwise. */
+export const defaultScimRequestsPerMinute = 600
+
+/** The clouds' token services: each one set, else the public one; without a trailing slash. */
+const cloudEndpointsOf = (
+  c: { readonly [K in keyof AccountAssociationCheck.CloudEndpointsService]: string | undefined }
+): AccountAssociationCheck.CloudEndpointsService => {
+  const defaults = AccountAssociationCheck.CloudEndpoints.defaultValue()
+  const pick = (key: keyof AccountAssociationCheck.CloudEndpointsService) =>
+    (c[key] ?? defaults[key]).replace(/\/+$/, "")
+  return {
+    amazonSts: pick("amazonSts"),
+    googleSts: pick("googleSts"),
+    googleIamCredentials: pick("googleIamCredentials"),
+    azureLogin: pick("azureLogin")
+  }
 }
 
 /** The server's own sign-in provider from its settings: none without `ARBOR_LOGIN_ISSUER`. */
@@ -157,6 +182,14 @@ export const config: Config.Config<ServerConfig> = Config.all({
     Config.validate({ message: "must be at least 1", validation: (n) => n >= 1 }),
     Config.option
   ),
+  amazonSts: optional("ARBOR_AWS_STS_URL"),
+  googleSts: optional("ARBOR_GOOGLE_STS_URL"),
+  googleIamCredentials: optional("ARBOR_GOOGLE_IAM_CREDENTIALS_URL"),
+  azureLogin: optional("ARBOR_AZURE_LOGIN_URL"),
+  scimRequestsPerMinute: Config.integer("ARBOR_SCIM_REQUESTS_PER_MINUTE").pipe(
+    Config.validate({ message: "must be at least 1", validation: (n) => n >= 1 }),
+    Config.withDefault(defaultScimRequestsPerMinute)
+  ),
   loginIssuer: optional("ARBOR_LOGIN_ISSUER"),
   loginClientId: optional("ARBOR_LOGIN_CLIENT_ID"),
   loginClientSecret: Config.option(Config.redacted("ARBOR_LOGIN_CLIENT_SECRET")),
@@ -214,6 +247,8 @@ export const config: Config.Config<ServerConfig> = Config.all({
         allowLoopbackIssuers: c.allowInsecureIssuers === "loopback",
         allowLoopbackSinks: c.allowInsecureSinks === "loopback",
         maxConnections: Option.getOrElse(c.maxConnections, Listener.defaultMaxConnections),
+        scimRequestsPerMinute: c.scimRequestsPerMinute,
+        cloudEndpoints: cloudEndpointsOf(c),
         login: login.right,
         otlpEndpoint: c.otlpEndpoint,
         metricsToken: Option.getOrUndefined(c.metricsToken),

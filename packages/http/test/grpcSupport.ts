@@ -11,7 +11,8 @@ import protobuf from "protobufjs"
 /** Where the reference protos are, when the tests have them. */
 export const referenceProtos = process.env.ARBOR_TEST_PROTOS
 
-const files = [
+/** The reference protos' files of the services the server serves. */
+export const files = [
   "chainguard/platform/iam/v2beta1/groups.proto",
   "chainguard/platform/iam/v2beta1/identities.proto",
   "chainguard/platform/iam/v2beta1/roles.proto",

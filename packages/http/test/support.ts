@@ -1,4 +1,4 @@
-import { Groups, Identities, Principal, Role, RoleBindings, TokenIssuer } from "@arbor/core"
+import { AccountAssociationCheck, Groups, Identities, Principal, Role, RoleBindings, TokenIssuer } from "@arbor/core"
 import { HttpClient, HttpClientRequest, HttpServer } from "@effect/platform"
 import { NodeHttpClient, NodeHttpServer } from "@effect/platform-node"
 import * as Duration from "effect/Duration"
@@ -38,6 +38,8 @@ export const testConfig = (overrides: Partial<ServerConfig> = {}): ServerConfig 
   allowLoopbackIssuers: true,
   allowLoopbackSinks: true,
   maxConnections: 1000,
+  scimRequestsPerMinute: 600,
+  cloudEndpoints: AccountAssociationCheck.CloudEndpoints.defaultValue(),
   login: undefined,
   otlpEndpoint: undefined,
   metricsToken: undefined,

@@ -1,9 +1,11 @@
 /**
- * The piece of the server's middleware that renders every failure as a google.rpc.Status body: engine errors,
+ * The piece of the server's middleware that renders every failure as a google.rpc.Status body (SCIM's error body
+ * under `/scim/`): engine errors,
  * undecodable parameters and bodies, unknown routes and methods, defects. No framework default error body reaches
  * a client.
  */
 import { isArborError, render } from "@arbor/api/ErrorBody"
+import * as Scim from "@arbor/api/Scim"
 import { Errors, Validation } from "@arbor/core"
 import { type HttpApp, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import * as Cause from "effect/Cause"
@@ -72,7 +74,7 @@ export const middleware = (domain: string) => <E, R>(app: HttpApp.Default<E, R>)
       const current = CurrentRequest.of(request)
       const respond = (error: Errors.ArborError) => {
         if (error._tag === "PermissionDenied" && current !== undefined) current.denied = error.logDetail
-        const rendered = render(error, domain)
+        const rendered = request.url.startsWith("/scim/") ? Scim.error(error) : render(error, domain)
         return HttpServerResponse.unsafeJson(rendered.body, { status: rendered.status, headers: rendered.headers })
       }
       // Some request errors (a malformed JSON body) arrive as defects: classify those too.

@@ -10,6 +10,7 @@ import type * as Output from "../../Output.js"
 import { common, connect, description, given, nameArg, output, parent, printRows, resolveGroup } from "../shared.js"
 import * as Resource from "./resource.js"
 import { resolveRole } from "./roles.js"
+import { scim } from "./scim.js"
 
 const providerShape: Output.Shape<IdentityProvider> = {
   json: Wire.IdentityProvider.v2,
@@ -91,6 +92,10 @@ export const identityProviders = Command.make("identity-providers").pipe(
         "Example: arbor iam identity-providers create okta --parent acme --oidc-issuer https://acme.okta.com " +
         "--client-id arbor --default-role viewer"
     )),
-    Resource.remove(providerResource, "Delete an identity provider. Example: arbor iam identity-providers delete <uid>")
+    Resource.remove(
+      providerResource,
+      "Delete an identity provider. Example: arbor iam identity-providers delete <uid>"
+    ),
+    scim
   ])
 )

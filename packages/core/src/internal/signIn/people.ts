@@ -118,7 +118,24 @@ export class People extends Effect.Service<People>()("@arbor/core/People", {
         return identity
       })
 
+    /** The identity of the person `claims` names, when they have one. */
+    const known = (claims: Person.Claims) =>
+      Effect.flatMap(
+        Person.find(ops.store, claims.issuer, claims.subject),
+        (uid) => uid === undefined ? Effect.succeedNone : identities.get(uid)
+      )
+
     return {
+      /**
+       * The person's identity, made as at a first sign-in (with their provider's default role) when they have none:
+       * a person provisioned before they sign in. Runs in the caller's transaction.
+       */
+      provision: (claims: Person.Claims, access: Access) =>
+        Effect.flatMap(known(claims), (current) =>
+          Option.isSome(current)
+            ? Effect.succeed(current.value)
+            : Effect.flatMap(DateTime.now, (now) => create(claims, access, now))),
+
       /**
        * Signs a person in: their identity, made at the first sign-in of their (issuer, subject), with this sign-in's
        * time and email; then the invite redeemed for them, if one is given (refused as `redeem` refuses it; an invite
@@ -132,8 +149,7 @@ export class People extends Effect.Service<People>()("@arbor/core/People", {
           Principal.system,
           Effect.gen(function*() {
             const now = yield* DateTime.now
-            const known = yield* Person.find(ops.store, claims.issuer, claims.subject)
-            const current = known === undefined ? Option.none() : yield* identities.get(known)
+            const current = yield* known(claims)
             if (Option.isNone(current)) return yield* create(claims, access, now)
             const { email: _e, emailUnverified: _u, ...rest } = current.value
             const identity = new Identity.Identity({

@@ -20,7 +20,9 @@ export const table: Table = {
     rotatedTime: { type: "integer", nullable: true },
     revoked: { type: "boolean" },
     createTime: { type: "integer" },
-    updateTime: { type: "integer" }
+    updateTime: { type: "integer" },
+    /** The organization's identity provider the sign-in came through, whose SCIM client may deprovision the person. */
+    provider: { type: "text", nullable: true }
   },
   unique: [["hash"]],
   indexes: [["parent"], ["family"]]

@@ -1,0 +1,157 @@
+/**
+ * SCIM 2.0 on the wire (RFC 7643, RFC 7644; docs/api.md §13): the User resource as an identity provider's SCIM
+ * client reads it, list responses, PATCH requests, and SCIM's own error body, each engine error rendered once.
+ */
+import type * as Errors from "@arbor/core/Errors"
+import * as ScimUser from "@arbor/core/ScimUser"
+import * as DateTime from "effect/DateTime"
+import * as Schema from "effect/Schema"
+
+/** The URNs of the messages this server reads and writes. */
+export const schemas = {
+  user: ScimUser.userSchema,
+  listResponse: "urn:ietf:params:scim:api:messages:2.0:ListResponse",
+  patchOp: "urn:ietf:params:scim:api:messages:2.0:PatchOp",
+  error: "urn:ietf:params:scim:api:messages:2.0:Error",
+  serviceProviderConfig: "urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig"
+} as const
+
+/** SCIM's media type (RFC 7644 §3.1); plain JSON is accepted too. */
+export const mediaType = "application/scim+json"
+
+/** The largest request body a SCIM endpoint accepts. */
+export const maxBodyBytes = 256 * 1024
+
+/** The path of a provider's endpoint below the API's base URL. */
+export const endpointPath = (provider: string) => `/scim/v2/${provider}`
+
+/** A user's `meta.version`: a weak ETag of its change count. */
+export const versionOf = (user: ScimUser.ScimUser) => `W/"${user.version}"`
+
+/** A user as its resource (RFC 7643 §4.1), at `location`. */
+export const user = (value: ScimUser.ScimUser, location: string) => ({
+  ...value.attributes,
+  schemas: [
+    schemas.user,
+    ...Object.keys(value.attributes).filter((key) => key.startsWith("urn:") && key !== schemas.user)
+  ],
+  id: value.identityUid,
+  externalId: value.externalId,
+  userName: value.userName,
+  active: value.active,
+  meta: {
+    resourceType: "User",
+    created: DateTime.formatIso(value.createTime),
+    lastModified: DateTime.formatIso(value.updateTime),
+    location,
+    version: versionOf(value)
+  }
+})
+
+/** A page of resources (RFC 7644 §3.4.2). */
+export const listResponse = (total: number, startIndex: number, resources: ReadonlyArray<unknown>) => ({
+  schemas: [schemas.listResponse],
+  totalResults: total,
+  startIndex,
+  itemsPerPage: resources.length,
+  Resources: resources
+})
+
+/** The most operations one PATCH may carry. */
+export const maxOperations = 100
+
+/** A PATCH request (RFC 7644 §3.5.2): its operations as the clients send them (`"op": "Replace"` too). */
+export const PatchRequest = Schema.Struct({
+  schemas: Schema.Array(Schema.String).pipe(
+    Schema.filter((urns) => urns.includes(schemas.patchOp) || `must include ${schemas.patchOp}`)
+  ),
+  Operations: Schema.Array(
+    Schema.Struct({
+      op: Schema.String.pipe(
+        Schema.filter((op) => /^(add|remove|replace)$/i.test(op) || "must be add, remove or replace")
+      ),
+      path: Schema.optional(Schema.String),
+      value: Schema.optional(Schema.Unknown)
+    })
+  ).pipe(
+    Schema.filter((ops) =>
+      (ops.length > 0 && ops.length <= maxOperations) || `must hold 1 to ${maxOperations} operations`
+    )
+  )
+})
+export type PatchRequest = typeof PatchRequest.Type
+
+/** What this server supports (RFC 7643 §5), for clients that ask. */
+export const serviceProviderConfig = (documentationUri: string) => ({
+  schemas: [schemas.serviceProviderConfig],
+  documentationUri,
+  patch: { supported: true },
+  bulk: { supported: false, maxOperations: 0, maxPayloadSize: 0 },
+  filter: { supported: true, maxResults: 200 },
+  changePassword: { supported: false },
+  sort: { supported: false },
+  etag: { supported: false },
+  authenticationSchemes: [{
+    type: "oauthbearertoken",
+    name: "OAuth Bearer Token",
+    description: "the identity provider's SCIM token (GenerateScimToken)"
+  }]
+})
+
+/** SCIM's `scimType`s (RFC 7644 §3.12) that an engine error's UPPER_SNAKE reason may name. */
+const scimTypes: ReadonlyArray<string> = [
+  "invalidFilter",
+  "tooMany",
+  "uniqueness",
+  "mutability",
+  "invalidSyntax",
+  "invalidPath",
+  "noTarget",
+  "invalidValue",
+  "invalidVers",
+  "sensitive"
+]
+
+/** `INVALID_PATH` as SCIM spells it: `invalidPath`. */
+const camel = (reason: string) => reason.toLowerCase().replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())
+
+/** An engine error as SCIM's error (RFC 7644 §3.12): its HTTP status, `scimType` when one fits, headers. */
+export const error = (
+  failure: Errors.ArborError
+): { readonly status: number; readonly body: unknown; readonly headers: Record<string, string> } => {
+  const body = (status: number, scimType?: string) => ({
+    schemas: [schemas.error],
+    status: String(status),
+    ...(scimType === undefined ? {} : { scimType }),
+    detail: failure.message
+  })
+  switch (failure._tag) {
+    case "InvalidArgument": {
+      const named = failure.reason === undefined ? undefined : camel(failure.reason)
+      const type = named !== undefined && scimTypes.includes(named)
+        ? named
+        : failure.violations[0].field === "filter"
+        ? "invalidFilter"
+        : "invalidValue"
+      return { status: 400, body: body(400, type), headers: {} }
+    }
+    case "Unauthenticated":
+      return { status: 401, body: body(401), headers: { "www-authenticate": "Bearer" } }
+    case "PermissionDenied":
+      return { status: 403, body: body(403), headers: {} }
+    case "NotFound":
+      return { status: 404, body: body(404), headers: {} }
+    case "AlreadyExists":
+      return { status: 409, body: body(409, "uniqueness"), headers: {} }
+    case "Aborted":
+      return { status: 409, body: body(409), headers: {} }
+    case "FailedPrecondition":
+      return { status: 400, body: body(400), headers: {} }
+    case "ResourceExhausted":
+      return { status: 429, body: body(429), headers: { "retry-after": String(failure.retryAfterSeconds) } }
+    case "Unavailable":
+      return { status: 503, body: body(503), headers: {} }
+    case "Internal":
+      return { status: 500, body: body(500), headers: {} }
+  }
+}

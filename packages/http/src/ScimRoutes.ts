@@ -1,0 +1,205 @@
+/**
+ * The SCIM 2.0 endpoint of each identity provider (docs/api.md §13): `/scim/v2/<provider uid>/Users` (RFC 7644's
+ * create, get, list with `filter`, `startIndex` and `count`, replace, PATCH and delete) and its
+ * `/ServiceProviderConfig`, the provider's SCIM token as bearer. A token past its rate is answered 429 with
+ * `Retry-After`. Every failure is rendered in SCIM's error format by the server's error middleware (`ErrorRendering`).
+ */
+import * as Scim from "@arbor/api/Scim"
+import { Errors, ScimProvisioning } from "@arbor/core"
+import type { ScimUser } from "@arbor/core"
+import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import { createHash } from "node:crypto"
+import { ScimError, scimPatch } from "scim-patch"
+import type { ScimPatchOperation, ScimResource } from "scim-patch"
+import { parse as parseFilter } from "scim2-parse-filter"
+import * as Authentication from "./Authentication.js"
+import { Windows } from "./FixedWindows.js"
+
+/** The paths below `/scim/v2/`: a provider's uid, then `Users`, `Users/<id>` or `ServiceProviderConfig`. */
+const route = /^\/scim\/v2\/([0-9a-f]{40}(?:\/[0-9a-f]{16})+)\/(Users|ServiceProviderConfig)(?:\/([^/]+))?\/?$/
+
+/** The default number of users a page holds when `count` is absent. */
+const defaultCount = 100
+
+const invalid = (field: string, description: string, reason?: string) =>
+  new Errors.InvalidArgument({
+    violations: [new Errors.FieldViolation({ field, description })],
+    ...(reason === undefined ? {} : { reason })
+  })
+
+/**
+ * The one filter the store answers: `userName eq "…"` or `externalId eq "…"` (what Okta and Microsoft Entra send);
+ * anything else is `invalidFilter`.
+ */
+const filterOf = (text: string | null): Effect.Effect<ScimProvisioning.Filter | undefined, Errors.InvalidArgument> => {
+  if (text === null || text.trim() === "") return Effect.succeed(undefined)
+  const refused = invalid(
+    "filter",
+    "must be userName eq \"…\" or externalId eq \"…\"",
+    "INVALID_FILTER"
+  )
+  return Effect.try({ try: () => parseFilter(text), catch: () => refused }).pipe(
+    Effect.flatMap((parsed): Effect.Effect<ScimProvisioning.Filter, Errors.InvalidArgument> => {
+      if (parsed.op !== "eq" || !("attrPath" in parsed) || typeof parsed.compValue !== "string") {
+        return Effect.fail(refused)
+      }
+      const attribute = parsed.attrPath.toLowerCase()
+      return attribute === "username"
+        ? Effect.succeed({ attribute: "userName", value: parsed.compValue })
+        : attribute === "externalid"
+        ? Effect.succeed({ attribute: "externalId", value: parsed.compValue })
+        : Effect.fail(refused)
+    })
+  )
+}
+
+/** A positive integer parameter, `fallback` when absent; a negative `count` counts as 0 (RFC 7644 §3.4.2.4). */
+const integer = (text: string | null, field: string, fallback: number) => {
+  if (text === null || text === "") return Effect.succeed(fallback)
+  return /^-?\d{1,9}$/.test(text)
+    ? Effect.succeed(Number(text))
+    : Effect.fail(invalid(field, "must be an integer"))
+}
+
+/** SCIM's JSON answer. */
+const scimJson = (body: unknown, status = 200, headers: Record<string, string> = {}) =>
+  HttpServerResponse.unsafeJson(body, { status, contentType: Scim.mediaType, headers })
+
+const decodePatch = Schema.decodeUnknown(Scim.PatchRequest)
+
+/** An operation as scim-patch takes it: its `op` in lower case (Microsoft Entra sends `"Replace"`). */
+const operationOf = (operation: Scim.PatchRequest["Operations"][number]): ScimPatchOperation => {
+  const value = operation.value === undefined ? {} : { value: operation.value }
+  const path = operation.path === undefined ? {} : { path: operation.path }
+  switch (operation.op.toLowerCase()) {
+    case "remove":
+      return { op: "remove", path: operation.path ?? "", ...value }
+    case "add":
+      return { op: "add", ...path, ...value }
+    default:
+      return { op: "replace", ...path, ...value }
+  }
+}
+
+/** The endpoints, each SCIM token limited to `requestsPerMinute`. */
+export const layer = (options: { readonly requestsPerMinute: number }) =>
+  HttpApiBuilder.Router.use((router) =>
+    Effect.gen(function*() {
+      const scim = yield* ScimProvisioning.ScimProvisioning
+      const perToken = new Windows(60_000)
+
+      /** The client a request's bearer names at `provider`, once its token is within its rate. */
+      const client = (request: HttpServerRequest.HttpServerRequest, provider: string) =>
+        Effect.gen(function*() {
+          const token = Authentication.bearerIn(request.headers.authorization)
+          if (token === "") return yield* Authentication.missing()
+          const key = createHash("sha256").update(token).digest("base64url")
+          const now = Date.now()
+          if (perToken.count(key, now) >= options.requestsPerMinute) {
+            return yield* new Errors.ResourceExhausted({
+              description: `at most ${options.requestsPerMinute} requests a minute for each SCIM token`,
+              retryAfterSeconds: perToken.retryAfter(key, now),
+              reason: "TOO_MANY_REQUESTS"
+            })
+          }
+          perToken.add(key, now)
+          return yield* scim.authenticate(provider, token)
+        })
+
+      const body = (request: HttpServerRequest.HttpServerRequest) =>
+        Effect.flatMap(request.json, (json) =>
+          typeof json === "object" && json !== null && !Array.isArray(json)
+            ? Effect.succeed(json)
+            : Effect.fail(invalid("body", "must be a JSON object", "INVALID_SYNTAX")))
+
+      /** A PATCH's operations applied to `user` (as its resource) by scim-patch; what is left is the new user. */
+      const patched = (operations: ReadonlyArray<ScimPatchOperation>, location: string) => (user: ScimUser.ScimUser) =>
+        Effect.try({
+          try: () => {
+            const resource: ScimResource = {
+              ...Scim.user(user, location),
+              meta: { created: new Date(), lastModified: new Date() }
+            }
+            const { id: _id, meta: _meta, schemas: _schemas, ...rest } = scimPatch(resource, [...operations], {
+              mutateDocument: false,
+              treatMissingAsAdd: true
+            })
+            return rest
+          },
+          catch: (error) =>
+            error instanceof ScimError
+              ? invalid(
+                "Operations",
+                error.message,
+                (error.scimCode ?? "invalidSyntax").replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()
+              )
+              : invalid("Operations", "could not be applied", "INVALID_SYNTAX")
+        })
+
+      const serve = Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const url = new URL(request.url, "http://localhost")
+        const match = route.exec(url.pathname)
+        if (match === null) {
+          return yield* new Errors.NotFound({ resourceType: "SCIM endpoint", uid: url.pathname })
+        }
+        const [, provider = "", resource, id] = match
+        const authenticated = yield* client(request, provider)
+        const base = `${url.protocol}//${request.headers.host ?? url.host}${Scim.endpointPath(provider)}/Users`
+        const location = (user: ScimUser.ScimUser) => `${base}/${user.identityUid}`
+        const answer = (user: ScimUser.ScimUser, status = 200) =>
+          scimJson(Scim.user(user, location(user)), status, {
+            etag: Scim.versionOf(user),
+            ...(status === 201 ? { location: location(user) } : {})
+          })
+        const method = request.method
+        if (resource === "ServiceProviderConfig") {
+          if (method !== "GET" || id !== undefined) return yield* notAllowed(method)
+          return scimJson(Scim.serviceProviderConfig(`${base.slice(0, base.indexOf("/scim/"))}/docs`))
+        }
+        if (id === undefined) {
+          if (method === "POST") return answer(yield* scim.createUser(authenticated, yield* body(request)), 201)
+          if (method !== "GET") return yield* notAllowed(method)
+          const query = url.searchParams
+          const filter = yield* filterOf(query.get("filter"))
+          const startIndex = Math.max(1, yield* integer(query.get("startIndex"), "startIndex", 1))
+          const count = Math.min(
+            ScimProvisioning.maxPageSize,
+            Math.max(0, yield* integer(query.get("count"), "count", defaultCount))
+          )
+          const page = yield* scim.listUsers(authenticated, filter, { startIndex, count })
+          return scimJson(
+            Scim.listResponse(page.total, startIndex, page.users.map((user) => Scim.user(user, location(user))))
+          )
+        }
+        switch (method) {
+          case "GET":
+            return answer(yield* scim.getUser(authenticated, id))
+          case "PUT":
+            return answer(yield* scim.replaceUser(authenticated, id, yield* body(request)))
+          case "PATCH": {
+            const patch = yield* Effect.mapError(
+              decodePatch(yield* body(request)),
+              (error) => invalid("Operations", error.message, "INVALID_SYNTAX")
+            )
+            const operations = patch.Operations.map(operationOf)
+            return answer(yield* scim.patchUser(authenticated, id, patched(operations, `${base}/${id}`)))
+          }
+          case "DELETE":
+            yield* scim.deleteUser(authenticated, id)
+            return HttpServerResponse.empty({ status: 204 })
+          default:
+            return yield* notAllowed(method)
+        }
+      })
+
+      yield* router.all("/scim/v2/*", serve)
+    })
+  )
+
+const notAllowed = (method: string) =>
+  Effect.fail(
+    new Errors.NotFound({ resourceType: "SCIM operation", uid: method })
+  )
