@@ -20,6 +20,7 @@ import * as Repository from "./Repository.js"
 import type * as ResourceService from "./ResourceService.js"
 import * as Role from "./Role.js"
 import * as RoleBinding from "./RoleBinding.js"
+import * as ScimUser from "./ScimUser.js"
 import type { Condition } from "./Store.js"
 import * as Uid from "./Uid.js"
 import * as Validation from "./Validation.js"
@@ -55,6 +56,7 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
     const identities = yield* Repository.make(Identity.table, Identity.Identity)
     const groups = yield* Repository.make(Group.table, Group.Group)
     const roles = yield* Repository.make(Role.table, Role.Role)
+    const scimUsers = yield* Repository.make(ScimUser.table, ScimUser.Record)
     const authorization = ops.authorization
 
     /** What of a binding's references the caller may read; the others are embedded with their uid only. */
@@ -128,6 +130,24 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
     }
 
     /**
+     * The group of the identity provider whose SCIM client provisioned person `identityUid`, when it is `group` or
+     * above it: a person is bound only there, by those who may list that group's identities (docs/api.md §13).
+     */
+    const provisionedFor = (identityUid: Uid.Uid, group: Uid.Uid) =>
+      Effect.map(
+        scimUsers.find({
+          conditions: [
+            { _tag: "Equals", column: "identityUid", value: identityUid },
+            { _tag: "Equals", column: "deleted", value: false }
+          ],
+          order: [{ column: "uid", direction: "asc" }]
+        }),
+        (users) =>
+          users.map((user) => Uid.parentOrNull(Uid.parentOrNull(user.uid) ?? user.uid))
+            .find((providerGroup) => providerGroup !== null && Uid.isAncestorOrSelf(providerGroup, group)) ?? null
+      )
+
+    /**
      * Checks what a binding at `group` may reference: the group exists, the caller may see the identity and it
      * exists, the caller may see the role, it is built in or defined at `group` or above, and the caller holds every
      * capability of the role.
@@ -135,7 +155,7 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
     const checkReferences = (grants: Grants, group: Uid.Uid, identityUid: Uid.Uid, roleUid: Uid.Uid) =>
       Effect.gen(function*() {
         const groupValue = yield* orNotFound(groups.get(group), "group", group)
-        const identityGroup = Uid.parentOrNull(identityUid)
+        const identityGroup = Uid.parentOrNull(identityUid) ?? (yield* provisionedFor(identityUid, group))
         if (identityGroup === null) return yield* orNotFound(Effect.succeedNone, "identity", identityUid)
         if (!grants.holds(Identity.permissions.list, identityGroup)) {
           return yield* new PermissionDenied({ capability: Identity.permissions.list, resource: identityUid })

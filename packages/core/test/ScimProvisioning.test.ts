@@ -192,6 +192,36 @@ describe("ScimProvisioning: users", () => {
       )
     })))
 
+  it.effect("an owner binds a provisioned person at the organization or below, before they sign in; nowhere else", () =>
+    withArbor(Effect.gen(function*() {
+      const scim = yield* ScimProvisioning.ScimProvisioning
+      const bindings = yield* RoleBindings.RoleBindings
+      const { client, org, owner, viewing } = yield* provisioned
+      const team = yield* folder(org.uid, "team")
+      const elsewhere = yield* organization("elsewhere")
+      const user = yield* scim.createUser(client, { userName: "ada", externalId: "00u1" })
+      const editor = Role.builtInByName("editor")!.uid
+      const bound = yield* bindings.create(owner, team.uid, { identityUid: user.identityUid, roleUid: editor })
+      assert.strictEqual(bound.group.uid, team.uid)
+      // Not by someone who may not create bindings there, not outside the provider's organization.
+      assert.strictEqual(
+        yield* tagOf(bindings.create(viewing, team.uid, { identityUid: user.identityUid, roleUid: viewer })),
+        "PermissionDenied"
+      )
+      assert.strictEqual(
+        yield* tagOf(
+          bindings.create(Principal.system, elsewhere.uid, { identityUid: user.identityUid, roleUid: viewer })
+        ),
+        "NotFound"
+      )
+      // Deleted by the client: no longer bound anew.
+      yield* scim.deleteUser(client, user.identityUid)
+      assert.strictEqual(
+        yield* tagOf(bindings.create(owner, org.uid, { identityUid: user.identityUid, roleUid: editor })),
+        "NotFound"
+      )
+    })))
+
   it.effect("deactivated or deleted: nothing held in the organization, its provider's tokens refused; back when active", () =>
     withArbor(Effect.gen(function*() {
       const scim = yield* ScimProvisioning.ScimProvisioning

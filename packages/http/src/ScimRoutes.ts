@@ -83,18 +83,22 @@ const operationOf = (operation: Scim.PatchRequest["Operations"][number]): ScimPa
   }
 }
 
-/** The endpoints, each SCIM token limited to `requestsPerMinute`. */
-export const layer = (options: { readonly requestsPerMinute: number }) =>
+/** The endpoints below the API's `baseUrl`, each SCIM token limited to `requestsPerMinute`. */
+export const layer = (options: { readonly baseUrl: string; readonly requestsPerMinute: number }) =>
   HttpApiBuilder.Router.use((router) =>
     Effect.gen(function*() {
       const scim = yield* ScimProvisioning.ScimProvisioning
       const perToken = new Windows(60_000)
 
-      /** The client a request's bearer names at `provider`, once its token is within its rate. */
+      /**
+       * The client a request's bearer names at `provider`, once its token is within its rate. Only tokens that
+       * authenticate are counted, so the counts stay as few as the tokens issued.
+       */
       const client = (request: HttpServerRequest.HttpServerRequest, provider: string) =>
         Effect.gen(function*() {
           const token = Authentication.bearerIn(request.headers.authorization)
           if (token === "") return yield* Authentication.missing()
+          const authenticated = yield* scim.authenticate(provider, token)
           const key = createHash("sha256").update(token).digest("base64url")
           const now = Date.now()
           if (perToken.count(key, now) >= options.requestsPerMinute) {
@@ -105,7 +109,7 @@ export const layer = (options: { readonly requestsPerMinute: number }) =>
             })
           }
           perToken.add(key, now)
-          return yield* scim.authenticate(provider, token)
+          return authenticated
         })
 
       const body = (request: HttpServerRequest.HttpServerRequest) =>
@@ -147,7 +151,8 @@ export const layer = (options: { readonly requestsPerMinute: number }) =>
         }
         const [, provider = "", resource, id] = match
         const authenticated = yield* client(request, provider)
-        const base = `${url.protocol}//${request.headers.host ?? url.host}${Scim.endpointPath(provider)}/Users`
+        // Locations are the configured base URL's, never the Host header's.
+        const base = `${options.baseUrl}${Scim.endpointPath(provider)}/Users`
         const location = (user: ScimUser.ScimUser) => `${base}/${user.identityUid}`
         const answer = (user: ScimUser.ScimUser, status = 200) =>
           scimJson(Scim.user(user, location(user)), status, {
@@ -157,7 +162,7 @@ export const layer = (options: { readonly requestsPerMinute: number }) =>
         const method = request.method
         if (resource === "ServiceProviderConfig") {
           if (method !== "GET" || id !== undefined) return yield* notAllowed(method)
-          return scimJson(Scim.serviceProviderConfig(`${base.slice(0, base.indexOf("/scim/"))}/docs`))
+          return scimJson(Scim.serviceProviderConfig(`${options.baseUrl}/docs`))
         }
         if (id === undefined) {
           if (method === "POST") return answer(yield* scim.createUser(authenticated, yield* body(request)), 201)

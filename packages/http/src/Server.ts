@@ -149,7 +149,7 @@ export const app = (config: ServerConfig) =>
     HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
     Docs.layer,
     SignInRoutes.layer(config),
-    ScimRoutes.layer({ requestsPerMinute: config.scimRequestsPerMinute }),
+    ScimRoutes.layer({ baseUrl: config.baseUrl, requestsPerMinute: config.scimRequestsPerMinute }),
     Metrics.layer(config.metricsToken, config.clientAddressHeader),
     Middleware.layer(config.errorDomain).pipe(Layer.provide(Grpc.layer(config.errorDomain))),
     // Once for every request: the framework's own limit on bodies it reads, behind `RequestLimits`.
