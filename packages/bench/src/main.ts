@@ -5,6 +5,7 @@
 import Database from "better-sqlite3"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
+import * as Decisions from "./decisions.js"
 import * as Events from "./events.js"
 import * as Grpc from "./grpc.js"
 import { machine } from "./Harness.js"
@@ -23,6 +24,7 @@ const suites: Record<string, (scale: number) => Promise<string>> = {
   grpc: Grpc.run,
   sts: Sts.run,
   events: Events.run,
+  decisions: Decisions.run,
   launch: Launch.run
 }
 

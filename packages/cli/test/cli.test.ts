@@ -213,11 +213,19 @@ describe("arbor auth", () => {
     const claims = JSON.parse(Buffer.from(token.stdout.trim().split(".")[1]!, "base64url").toString())
     assert.strictEqual(claims.sub, deployer)
     const status = await arbor(env, "auth", "status", "-o", "json")
-    assert.deepInclude(JSON.parse(status.stdout), {
-      identity: deployer,
-      organizations: ["acme"],
-      roles: ["editor in acme"]
-    })
+    const described = JSON.parse(status.stdout)
+    assert.deepInclude(described, { identity: deployer, organizations: ["acme"] })
+    // An editor's capabilities, as the server decides them.
+    assert.includeMembers(described.capabilities.acme, ["groups.list", "repo.create", "tag.update"])
+    assert.notInclude(described.capabilities.acme, "role_bindings.create")
+    assert.match((await arbor(env, "auth", "status")).stdout, /\ncapabilities:\n {2}acme: groups\.list /)
+    // The same decisions, one at a time: allowed (and by what), or exit 1.
+    const allowed = await arbor(env, "iam", "check", deployer, "repo.create", "acme", "--explain")
+    assert.strictEqual(allowed.code, 0, allowed.stderr)
+    assert.match(allowed.stdout, /^allowed\n {2}by binding [0-9a-f/]+: role [0-9a-f]{40} at [0-9a-f]{40}\n$/)
+    const denied = await arbor(env, "iam", "check", deployer, "CAP_IAM_ROLE_BINDINGS_CREATE", "acme")
+    assert.deepStrictEqual([denied.code, denied.stdout], [1, ""])
+    assert.match(denied.stderr, /denied: .* does not hold CAP_IAM_ROLE_BINDINGS_CREATE in acme/)
     // An expired API token is exchanged again from the token file.
     writeFileSync(join(cache, "token"), "e30.eyJleHAiOjF9.x\n")
     const again = await arbor(env, "auth", "token")
@@ -1273,6 +1281,7 @@ describe("arbor's help", () => {
     "config set",
     "config view",
     "iam account-associations check",
+    "iam check",
     "iam account-associations create",
     "iam account-associations delete",
     "iam account-associations list",

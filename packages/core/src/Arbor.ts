@@ -4,6 +4,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import { Access } from "./Access.js"
 import * as AccountAssociation from "./AccountAssociation.js"
 import { AccountAssociations } from "./AccountAssociations.js"
 import { Advisories } from "./Advisories.js"
@@ -108,6 +109,7 @@ export type Services =
   | Terms
   | ExternalGroupRoleMappings
   | ScimProvisioning
+  | Access
   | People
   | Authorization
   | Events
@@ -127,7 +129,8 @@ export const layer: Layer.Layer<Services, never, Store | Secrets.Secrets> = Laye
   Subscriptions.Default,
   Terms.Default,
   ExternalGroupRoleMappings.Default,
-  ScimProvisioning.Default
+  ScimProvisioning.Default,
+  Access.Default
 ).pipe(
   Layer.provideMerge(People.Default),
   Layer.provideMerge(GroupInvites.Default),

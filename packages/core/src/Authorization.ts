@@ -7,7 +7,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
-import type { Capability } from "./Capability.js"
+import { all, type Capability } from "./Capability.js"
 import type { Internal } from "./Errors.js"
 import { PermissionDenied, Unauthenticated } from "./Errors.js"
 import * as ExternalGroupRoleMapping from "./ExternalGroupRoleMapping.js"
@@ -27,6 +27,8 @@ import type { Uid } from "./Uid.js"
 export interface Grant {
   readonly group: Uid
   readonly capabilities: ReadonlySet<Capability>
+  /** What gave it: a role binding or a sign-in's group mapping, and its role (for explanations). */
+  readonly source?: { readonly role: Uid; readonly binding?: Uid; readonly mapping?: Uid } | undefined
 }
 
 /** What a principal may do, as of the moment it was loaded. */
@@ -41,6 +43,20 @@ export class Grants {
   holds(capability: Capability, group: string): boolean {
     return this.unrestricted ||
       this.grants.some((g) => g.capabilities.has(capability) && isAncestorOrSelf(g.group, group))
+  }
+
+  /** The grants that give `capability` at `group`: at it or above it. */
+  giving(capability: Capability, group: string): ReadonlyArray<Grant> {
+    return this.grants.filter((g) => g.capabilities.has(capability) && isAncestorOrSelf(g.group, group))
+  }
+
+  /** Every capability held at `group`, in the canonical order. */
+  heldAt(group: string): ReadonlyArray<Capability> {
+    if (this.unrestricted) return all
+    const held = new Set(
+      this.grants.filter((g) => isAncestorOrSelf(g.group, group)).flatMap((g) => [...g.capabilities])
+    )
+    return all.filter((c) => held.has(c))
   }
 
   /** True when every one of `capabilities` is held at `group`. */
@@ -74,12 +90,12 @@ export class Grants {
           ? grant.capabilities
           : new Set([...grant.capabilities].filter((c) => kept.has(c)))
         if (held.size === 0) return []
-        if (scopes === undefined) return [{ group: grant.group, capabilities: held }]
+        if (scopes === undefined) return [{ ...grant, capabilities: held }]
         return scopes.flatMap((scope) =>
           isAncestorOrSelf(scope, grant.group)
-            ? [{ group: grant.group, capabilities: held }]
+            ? [{ ...grant, capabilities: held }]
             : isAncestor(grant.group, scope)
-            ? [{ group: scope, capabilities: held }]
+            ? [{ ...grant, group: scope, capabilities: held }]
             : []
         )
       })
@@ -169,7 +185,9 @@ export class Authorization extends Effect.Service<Authorization>()("@arbor/core/
               false,
               held.flatMap((b) => {
                 const caps = capabilities(b.roleUid)
-                return caps === undefined ? [] : [{ group: b.parent, capabilities: caps }]
+                return caps === undefined
+                  ? []
+                  : [{ group: b.parent, capabilities: caps, source: { role: b.roleUid, binding: b.uid } }]
               })
             ),
             stopped
@@ -197,7 +215,9 @@ export class Authorization extends Effect.Service<Authorization>()("@arbor/core/
         const capabilities = yield* capabilitiesOf(found.map((m) => m.roleUid))
         return found.flatMap((m) => {
           const caps = capabilities(m.roleUid)
-          return caps === undefined ? [] : [{ group: m.scope, capabilities: caps }]
+          return caps === undefined
+            ? []
+            : [{ group: m.scope, capabilities: caps, source: { role: m.roleUid, mapping: m.uid } }]
         })
       })
 

@@ -1,4 +1,6 @@
 /** @arbor/core: an embeddable IAM engine on Effect. */
+export * as Access from "./Access.js"
+export * as AccessEvaluation from "./AccessEvaluation.js"
 export * as AccountAssociation from "./AccountAssociation.js"
 export * as AccountAssociationCheck from "./AccountAssociationCheck.js"
 export * as AccountAssociationChecks from "./AccountAssociationChecks.js"

@@ -2,6 +2,7 @@
  * The engine's services that the API's two surfaces call, the REST handlers and the gRPC mapping, gathered once.
  */
 import {
+  Access,
   AccountAssociationChecks,
   AccountAssociations,
   Advisories,
@@ -43,6 +44,7 @@ export const services = Effect.all({
   mappings: ExternalGroupRoleMappings.ExternalGroupRoleMappings,
   terms: Terms.Terms,
   scim: ScimProvisioning.ScimProvisioning,
+  access: Access.Access,
   store: Store.Store,
   sts: Sts.Sts,
   refreshTokens: RefreshTokens.RefreshTokens,

@@ -5,7 +5,7 @@
  * into envelopes, and answers with each endpoint's success schema compiled (`CompiledSchema`), as the framework would
  * with the general encoder, which a 50-item page cost 160 µs.
  */
-import { Api, CurrentPrincipal, UpstreamToken } from "@arbor/api/Api"
+import { Api, authzenPaths, CurrentPrincipal, UpstreamToken } from "@arbor/api/Api"
 import * as ErrorBody from "@arbor/api/ErrorBody"
 import * as Resources from "@arbor/api/Resources"
 import * as Wire from "@arbor/api/Wire"
@@ -229,6 +229,7 @@ export const layer = Layer.unwrapEffect(Effect.gen(function*() {
     terms,
     mappings,
     scim,
+    access,
     store,
     sts,
     refreshTokens,
@@ -365,6 +366,22 @@ export const layer = Layer.unwrapEffect(Effect.gen(function*() {
           Effect.succeed(SignIn.openIdConfiguration(tokens.issuer)))
         .handle("jwks", () =>
           tokens.jwks)),
+    HttpApiBuilder.group(Api, "decisions", (h) =>
+      h
+        .handle("evaluate", ({ payload }) => asCaller((p) => access.evaluate(p, payload)))
+        .handle("evaluateMany", ({ payload }) => asCaller((p) => access.evaluateMany(p, payload)))
+        .handle("searchActions", ({ payload }) =>
+          asCaller((p) => access.searchActions(p, payload)).pipe(
+            Effect.map((capabilities) => ({ results: capabilities.map((name) => ({ name })) }))
+          ))),
+    HttpApiBuilder.group(Api, "decisionsMetadata", (h) =>
+      h.handle("configuration", () =>
+        Effect.succeed({
+          policy_decision_point: tokens.audience,
+          access_evaluation_endpoint: `${tokens.audience}${authzenPaths.evaluation}`,
+          access_evaluations_endpoint: `${tokens.audience}${authzenPaths.evaluations}`,
+          search_action_endpoint: `${tokens.audience}${authzenPaths.searchAction}`
+        }))),
     HttpApiBuilder.group(Api, "health", (h) =>
       h
         .handle("live", () => Effect.succeed({ status: "ok" as const }))

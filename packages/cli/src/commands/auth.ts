@@ -102,35 +102,38 @@ const status = Command.make("status", { ...common, output }, (flags) =>
       { inRoot: true, orderBy: "name" },
       Option.none()
     )
-    // The bindings the caller may see that are its own: who may not list bindings sees none.
-    const bindings = yield* allPages(
-      (urlParams: ListOptions) => client.roleBindings.list({ urlParams }),
-      (page) => page.roleBindings,
-      {},
-      Option.some(1000)
-    ).pipe(Effect.catchTag("PermissionDenied", () => Effect.succeed([])))
+    // What the caller holds in each organization, as the server decides it (its own question: always allowed).
+    const capabilities = yield* Effect.forEach(organizations, (organization) =>
+      Effect.map(
+        client.decisions.searchActions({
+          payload: {
+            subject: { type: "identity", id: me },
+            resource: { type: "group", id: organization.uid }
+          }
+        }),
+        ({ results }) => [organization.name, results.map((r) => r.name)] as const
+      ), { concurrency: 4 })
     const status = {
       api: where.api,
       identity: me,
       ...(typeof claims.email === "string" ? { email: claims.email } : {}),
       expiry: new Date(Number(claims.exp) * 1000).toISOString(),
-      organizations: organizations.map((g) => g.name),
-      roles: bindings.filter((b) => b.identity.uid === me).map((b) =>
-        `${b.role.name || b.role.uid} in ${b.group.name || b.group.uid}`
-      )
+      organizations: organizations.map((g) => g.name)
     }
     yield* print(
       flags.output === "json"
-        ? JSON.stringify(status, null, 2)
-        : Object.entries(status).map(([k, v]) =>
-          `${`${k}:`.padEnd(15)}${Array.isArray(v) ? v.join(", ") || "none" : v}`
-        ).join(
-          "\n"
-        )
+        ? JSON.stringify({ ...status, capabilities: Object.fromEntries(capabilities) }, null, 2)
+        : [
+          ...Object.entries(status).map(([k, v]) =>
+            `${`${k}:`.padEnd(15)}${Array.isArray(v) ? v.join(", ") || "none" : v}`
+          ),
+          "capabilities:",
+          ...capabilities.map(([name, held]) => `  ${name}: ${held.join(" ") || "none"}`)
+        ].join("\n")
     )
   })).pipe(
     Command.withDescription(
-      "Who you are logged in as, until when, your organizations and your roles. Example: arbor auth status"
+      "Who you are logged in as, until when, your organizations and what you may do in each. Example: arbor auth status"
     )
   )
 

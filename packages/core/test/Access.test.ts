@@ -1,0 +1,134 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import { Access, Arbor, Principal, Role, RoleBindings, Uid } from "../src/index.js"
+import { folder, organization, principalWith } from "./fixtures.js"
+
+const withArbor = <A, E>(effect: Effect.Effect<A, E, Arbor.Services>) => Effect.provide(effect, Arbor.layerMemory)
+
+const fieldsOf = (e: unknown) =>
+  (e as { violations?: ReadonlyArray<{ field: string }> }).violations?.map((v) => v.field)
+
+/** An organization with a folder, its owner, and a viewer of the folder. */
+const setUp = Effect.gen(function*() {
+  const org = yield* organization("acme")
+  const team = yield* folder(org.uid, "team")
+  return {
+    org,
+    team,
+    owner: yield* principalWith(org.uid, "owner", "owner"),
+    reader: yield* principalWith(org.uid, "reader", "viewer", [team.uid])
+  }
+})
+
+const ask = (subject: string, action: string, type: string, id: string, context?: object) => ({
+  subject: { type: "identity", id: subject },
+  action: { name: action },
+  resource: { type, id },
+  ...(context === undefined ? {} : { context })
+})
+
+describe("Access", () => {
+  it.effect("decides as the API does: can, evaluate about oneself, explain names the binding, a revocation flips it", () =>
+    withArbor(Effect.gen(function*() {
+      const access = yield* Access.Access
+      const { org, reader, team } = yield* setUp
+      assert.isTrue(yield* access.can(reader, "groups.list", team.uid))
+      assert.isFalse(yield* access.can(reader, "groups.list", org.uid))
+      assert.isFalse(yield* access.can(reader, "groups.create", team.uid))
+      const subfolder = yield* folder(team.uid, "sub")
+      const held = yield* access.evaluate(
+        reader,
+        ask(reader.identityUid, "CAP_IAM_GROUPS_LIST", "group", subfolder.uid)
+      )
+      assert.isTrue(held.decision)
+      const explained = yield* access.evaluate(
+        reader,
+        ask(reader.identityUid, "groups.list", "group", subfolder.uid, { explain: true })
+      )
+      const [grant] = explained.grantedBy!
+      assert.deepInclude(grant, { group: team.uid, role: Role.builtInByName("viewer")!.uid })
+      // A resource's group is where its capabilities are held: an identity in the folder is the folder's.
+      const notHeld = yield* access.evaluate(
+        reader,
+        ask(reader.identityUid, "identity.delete", "identity", `${team.uid}/0123456789abcdef`, { explain: true })
+      )
+      assert.deepStrictEqual([notHeld.decision, notHeld.grantedBy], [false, []])
+      // Revoked: the next decision is false.
+      yield* (yield* RoleBindings.RoleBindings).delete(Principal.system, grant!.binding!)
+      assert.isFalse(
+        (yield* access.evaluate(reader, ask(reader.identityUid, "groups.list", "group", team.uid))).decision
+      )
+    })))
+
+  it.effect("about another identity only with role_bindings.list there; an unknown one is a false decision", () =>
+    withArbor(Effect.gen(function*() {
+      const access = yield* Access.Access
+      const { org, owner, reader, team } = yield* setUp
+      const refused = yield* Effect.flip(
+        access.evaluate(reader, ask(owner.identityUid, "groups.list", "group", org.uid))
+      )
+      assert.strictEqual(refused._tag, "PermissionDenied")
+      assert.isTrue((yield* access.evaluate(owner, ask(reader.identityUid, "groups.list", "group", team.uid))).decision)
+      const nobody = Uid.makeChild(org.uid)
+      assert.isFalse((yield* access.evaluate(owner, ask(nobody, "groups.list", "group", team.uid))).decision)
+      // A narrowed token decides as it is narrowed.
+      const narrowed = Principal.identity(owner.identityUid, { narrowed: { capabilities: ["groups.list"] } })
+      assert.isFalse(
+        (yield* access.evaluate(narrowed, ask(owner.identityUid, "groups.create", "group", org.uid))).decision
+      )
+      assert.deepStrictEqual(
+        yield* access.searchActions(narrowed, {
+          subject: { type: "identity", id: owner.identityUid },
+          resource: { type: "group", id: team.uid }
+        }),
+        ["groups.list"]
+      )
+    })))
+
+  it.effect("bad requests name the field: subject type, capability, resource type, uids, each batch item", () =>
+    withArbor(Effect.gen(function*() {
+      const access = yield* Access.Access
+      const { owner, team } = yield* setUp
+      const bad = (input: unknown) => Effect.map(Effect.flip(access.evaluate(owner, input)), fieldsOf)
+      assert.deepStrictEqual(
+        yield* bad({ ...ask(owner.identityUid, "groups.list", "group", team.uid), subject: { type: "user", id: "x" } }),
+        ["subject.type", "subject.id"]
+      )
+      assert.deepStrictEqual(yield* bad(ask(owner.identityUid, "groups.fly", "group", team.uid)), ["action.name"])
+      assert.deepStrictEqual(yield* bad(ask(owner.identityUid, "groups.list", "document", team.uid)), ["resource.type"])
+      assert.deepStrictEqual(yield* bad({}), ["subject", "action", "resource"])
+      const batch = yield* Effect.flip(access.evaluateMany(owner, {
+        subject: { type: "identity", id: owner.identityUid },
+        resource: { type: "group", id: team.uid },
+        evaluations: [{ action: { name: "groups.list" } }, { action: { name: "nope" } }]
+      }))
+      assert.deepStrictEqual(fieldsOf(batch), ["evaluations[1].action.name"])
+    })))
+
+  it.effect("batches take the batch's defaults and stop as their semantic says", () =>
+    withArbor(Effect.gen(function*() {
+      const access = yield* Access.Access
+      const { org, owner, reader, team } = yield* setUp
+      const batch = (semantic?: string) =>
+        access.evaluateMany(owner, {
+          subject: { type: "identity", id: reader.identityUid },
+          resource: { type: "group", id: team.uid },
+          evaluations: [
+            { action: { name: "groups.list" } },
+            { action: { name: "groups.delete" } },
+            { action: { name: "groups.list" }, resource: { type: "group", id: org.uid } },
+            { action: { name: "repo.list" } }
+          ],
+          ...(semantic === undefined ? {} : { options: { evaluations_semantic: semantic } })
+        })
+      const decisions = (answer: unknown) =>
+        (answer as { evaluations: ReadonlyArray<{ decision: boolean }> }).evaluations.map((d) => d.decision)
+      assert.deepStrictEqual(decisions(yield* batch()), [true, false, false, true])
+      assert.deepStrictEqual(decisions(yield* batch("deny_on_first_deny")), [true, false])
+      assert.deepStrictEqual(decisions(yield* batch("permit_on_first_permit")), [true])
+      const single = yield* access.evaluateMany(owner, ask(reader.identityUid, "groups.list", "group", team.uid))
+      // Without items, one decision.
+      assert.deepInclude(single, { decision: true })
+      assert.notProperty(single, "evaluations")
+    })))
+})

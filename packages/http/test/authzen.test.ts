@@ -1,0 +1,105 @@
+/**
+ * The OpenID AuthZEN Authorization API 1.0 (docs/api.md §14): the requests of its examples, in this server's
+ * vocabulary (subject type `identity`, actions are capabilities, resources the API's kinds), over HTTP.
+ */
+import { Principal, RoleBindings } from "@arbor/core"
+import * as Effect from "effect/Effect"
+import { afterAll, assert, beforeAll, describe, it } from "vitest"
+import { freePort, startServer } from "./signInSupport.js"
+import { fetchJson, member } from "./support.js"
+
+let server: Awaited<ReturnType<typeof startServer>>
+let owner: { org: string; identity: string; token: string }
+let viewer: { org: string; identity: string; token: string }
+
+beforeAll(async () => {
+  server = await startServer(await freePort(), {})
+  owner = await server.runtime.runPromise(member("decided"))
+  viewer = await server.runtime.runPromise(member("decided", "viewer"))
+}, 30_000)
+
+afterAll(async () => {
+  await server?.close()
+})
+
+const post = (path: string, token: string, body: unknown) => fetchJson(server.url, "POST", path, token, body)
+
+const evaluation = (subject: string, action: string, context?: object) => ({
+  subject: { type: "identity", id: subject },
+  action: { name: action },
+  resource: { type: "group", id: owner.org },
+  ...(context === undefined ? {} : { context })
+})
+
+describe("AuthZEN", () => {
+  it("publishes its endpoints at /.well-known/authzen-configuration, to anyone", async () => {
+    const response = await fetch(`${server.url}/.well-known/authzen-configuration`)
+    assert.strictEqual(response.status, 200)
+    assert.deepStrictEqual(await response.json(), {
+      policy_decision_point: server.url,
+      access_evaluation_endpoint: `${server.url}/access/v1/evaluation`,
+      access_evaluations_endpoint: `${server.url}/access/v1/evaluations`,
+      search_action_endpoint: `${server.url}/access/v1/search/action`
+    })
+  })
+
+  it("an evaluation: 200 with the decision, false included; explain names the binding; a revocation flips it", async () => {
+    const held = await post("/access/v1/evaluation", viewer.token, evaluation(viewer.identity, "groups.list"))
+    assert.deepStrictEqual([held.status, held.body], [200, { decision: true }])
+    const notHeld = await post("/access/v1/evaluation", viewer.token, evaluation(viewer.identity, "groups.delete"))
+    assert.deepStrictEqual([notHeld.status, notHeld.body], [200, { decision: false }])
+    const explained = await post(
+      "/access/v1/evaluation",
+      viewer.token,
+      evaluation(viewer.identity, "CAP_IAM_GROUPS_LIST", { explain: true })
+    )
+    const [grant] = explained.body.context.grantedBy
+    assert.deepInclude(grant, { group: owner.org })
+    // The owner asks about the viewer (role_bindings.list there); someone of another organization may not.
+    assert.isTrue(
+      (await post("/access/v1/evaluation", owner.token, evaluation(viewer.identity, "groups.list"))).body.decision
+    )
+    const stranger = await server.runtime.runPromise(member("undecided"))
+    const refused = await post("/access/v1/evaluation", stranger.token, evaluation(owner.identity, "groups.list"))
+    assert.strictEqual(refused.status, 403)
+    await server.runtime.runPromise(
+      Effect.flatMap(RoleBindings.RoleBindings, (bindings) => bindings.delete(Principal.system, grant.binding))
+    )
+    const revoked = await post("/access/v1/evaluation", viewer.token, evaluation(viewer.identity, "groups.list"))
+    assert.deepStrictEqual(revoked.body, { decision: false })
+  })
+
+  it("evaluations with each semantic; search/action lists what is held; bad input names the field; 401 without a token", async () => {
+    const batch = (semantic: string) =>
+      post("/access/v1/evaluations", owner.token, {
+        subject: { type: "identity", id: owner.identity },
+        resource: { type: "group", id: owner.org },
+        evaluations: [
+          { action: { name: "groups.list" } },
+          { action: { name: "groups.delete" }, resource: { type: "group", id: viewer.identity.split("/")[0] } },
+          { action: { name: "repo.create" } }
+        ],
+        options: { evaluations_semantic: semantic }
+      })
+    const decisions = async (semantic: string) =>
+      (await batch(semantic)).body.evaluations.map((d: { decision: boolean }) => d.decision)
+    assert.deepStrictEqual(await decisions("execute_all"), [true, true, true])
+    const searched = await post("/access/v1/search/action", owner.token, {
+      subject: { type: "identity", id: owner.identity },
+      resource: { type: "repo", id: `${owner.org}/0123456789abcdef` }
+    })
+    assert.include(searched.body.results.map((r: { name: string }) => r.name), "repo.update")
+    const bad = await post("/access/v1/evaluation", owner.token, {
+      ...evaluation(owner.identity, "groups.list"),
+      resource: { type: "document", id: owner.org }
+    })
+    assert.strictEqual(bad.status, 400)
+    assert.strictEqual(bad.body.details[1].fieldViolations[0].field, "resource.type")
+    const anonymous = await fetch(`${server.url}/access/v1/evaluation`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(evaluation(owner.identity, "groups.list"))
+    })
+    assert.strictEqual(anonymous.status, 401)
+  })
+})
