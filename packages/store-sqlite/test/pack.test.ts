@@ -17,6 +17,9 @@ const packages = fileURLToPath(new URL("../..", import.meta.url))
 /** The Effect release the project installs: a 3.x release other than the workspace's own. */
 const effectRelease = "3.22.2"
 
+/** The embedder's own test runner, for the test kit's example suite. */
+const vitestRelease = "3.2.7"
+
 /** The environment without the test runner's and pnpm's own variables, as a user's shell would have it. */
 const env = Object.fromEntries(
   Object.entries(process.env).filter(([k]) => !/^(VITEST|VITE_|NODE_OPTIONS|TEST$|NODE_ENV$|npm_|PNPM_|ARBOR_)/.test(k))
@@ -72,6 +75,7 @@ describe("packed packages", () => {
               "@connectrpc/connect": "2.2.0",
               "@connectrpc/connect-node": "2.2.0",
               "typescript": "5.9.3",
+              "vitest": vitestRelease,
               "@types/node": "20.19.43"
             }
           })
@@ -93,6 +97,7 @@ describe("packed packages", () => {
           })
         )
         cpSync(join(packages, "core/test/examples/embed.ts"), join(project, "src/embed.ts"))
+        cpSync(join(packages, "core/test/examples/testKit.test.ts"), join(project, "src/testKit.test.ts"))
         for (const example of ["client.ts", "grpcClient.ts"]) {
           cpSync(join(packages, "http/test/examples", example), join(project, "src", example))
         }
@@ -116,6 +121,9 @@ console.log(JSON.stringify({ names: await names, organizations: await organizati
         // The examples run as the README shows them: no setting, their files in the project's directory.
         const { stdout } = await run("node", ["run.js"], project)
         assert.deepStrictEqual(JSON.parse(stdout), { names: ["platform"], organizations: ["acme"] })
+        // The test kit's example suite passes in the embedder's own vitest.
+        const suite = await run("npx", ["vitest", "run", "src/testKit.test.ts"], project)
+        assert.match(suite.stdout, /2 passed/)
       } finally {
         rmSync(dir, { recursive: true, force: true })
       }

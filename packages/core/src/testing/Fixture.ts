@@ -1,0 +1,234 @@
+/**
+ * A test kit for embedders' suites: a fixture (organizations, their folders, custom roles, identities and bindings,
+ * as a TypeScript object or YAML) seeded into a fresh in-memory engine, and `expectAllowed` / `expectDenied`, which
+ * ask the engine's own decision (`Access`) and say what the identity does hold when they fail. For `@effect/vitest`,
+ * `layer(fixture)` and the Effect helpers; for plain vitest (or any runner), `start(fixture)`, whose helpers return
+ * promises.
+ *
+ * ```yaml
+ * organizations:
+ *   acme:
+ *     folders: { prod: { folders: { web: {} } }, staging: {} }
+ *     roles: { deployer: [repo.create, repo.update, repo.list] }
+ *     identities:
+ *       ci: { issuer: https://token.actions.githubusercontent.com, subject: "repo:acme/app:ref:refs/heads/main" }
+ *     bindings:
+ *       - { identity: ci, role: deployer, group: prod }
+ * ```
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Schema from "effect/Schema"
+import { parse } from "yaml"
+import { Access } from "../Access.js"
+import * as Arbor from "../Arbor.js"
+import * as Capability from "../Capability.js"
+import type { ArborError } from "../Errors.js"
+import { Groups } from "../Groups.js"
+import { Identities } from "../Identities.js"
+import * as Principal from "../Principal.js"
+import * as Role from "../Role.js"
+import { RoleBindings } from "../RoleBindings.js"
+import { Roles } from "../Roles.js"
+import * as Uid from "../Uid.js"
+import * as Validation from "../Validation.js"
+
+interface FolderEncoded {
+  readonly description?: string | undefined
+  readonly folders?: { readonly [name: string]: FolderEncoded } | undefined
+}
+
+interface FolderType {
+  readonly description?: string | undefined
+  readonly folders?: { readonly [name: string]: FolderType } | undefined
+}
+
+/** A folder: a description, and the folders below it, by name. */
+const Folder: Schema.Schema<FolderType, FolderEncoded> = Schema.Struct({
+  description: Schema.optional(Schema.String),
+  folders: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.suspend(() => Folder) }))
+})
+
+/** An organization of a fixture. */
+const Organization = Schema.Struct({
+  description: Schema.optional(Schema.String),
+  folders: Schema.optional(Schema.Record({ key: Schema.String, value: Folder })),
+  /** Custom roles defined at the organization: their capabilities, in either spelling. */
+  roles: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Array(Schema.String) })),
+  /** Identities of the organization by name, each assumed by a token of that issuer and subject. */
+  identities: Schema.optional(
+    Schema.Record({
+      key: Schema.String,
+      value: Schema.Struct({
+        issuer: Schema.String,
+        subject: Schema.String,
+        /** The folder it lives in, as a path below the organization (`prod/web`); the organization by default. */
+        group: Schema.optional(Schema.String)
+      })
+    })
+  ),
+  /** Bindings: an identity's name, a role's name (built in or the organization's), and where (the organization by default). */
+  bindings: Schema.optional(
+    Schema.Array(Schema.Struct({ identity: Schema.String, role: Schema.String, group: Schema.optional(Schema.String) }))
+  )
+})
+
+/** A fixture: organizations by name. Identity names are unique across it. */
+export const Fixture = Schema.Struct({ organizations: Schema.Record({ key: Schema.String, value: Organization }) })
+export type Fixture = typeof Fixture.Encoded
+
+/** What a seeded fixture names: its groups by path (`acme/prod/web`) and its identities by name. */
+export interface SeededService {
+  /** The uid of a group by its path of names (`acme`, `acme/prod`), or a uid as it is. */
+  readonly group: (path: string) => Uid.Uid
+  /** The uid of an identity by its name. */
+  readonly identity: (name: string) => Uid.Uid
+  /** The principal of an identity by its name: what it may do is decided from its bindings on every call. */
+  readonly principal: (name: string) => Principal.Principal
+}
+
+/** The seeded fixture's names. */
+export class Seeded extends Context.Tag("@arbor/core/testing/Fixture/Seeded")<Seeded, SeededService>() {}
+
+/** A fixture failed to seed: the reason, and where in the fixture. */
+export class FixtureError extends Schema.TaggedError<FixtureError>()("FixtureError", { message: Schema.String }) {}
+
+const unknown = (what: string, name: string) => new FixtureError({ message: `the fixture names no ${what} '${name}'` })
+
+/** A fixture given as YAML, or as an object. */
+const decode = (fixture: Fixture | string) =>
+  Validation.decode(Fixture)(typeof fixture === "string" ? parse(fixture) : fixture).pipe(
+    Effect.mapError((error) => new FixtureError({ message: `the fixture is not valid: ${error.message}` }))
+  )
+
+/** Seeds `fixture` as the system principal; answers its names. */
+export const seed = (fixture: Fixture | string) =>
+  Effect.gen(function*() {
+    const decoded = yield* decode(fixture)
+    const groupsService = yield* Groups
+    const identitiesService = yield* Identities
+    const rolesService = yield* Roles
+    const bindingsService = yield* RoleBindings
+    const groups = new Map<string, Uid.Uid>()
+    const identities = new Map<string, Uid.Uid>()
+    const folders = (
+      parentPath: string,
+      children: { readonly [name: string]: FolderType } | undefined
+    ): Effect.Effect<void, ArborError> =>
+      Effect.forEach(Object.entries(children ?? {}), ([name, folder]) =>
+        Effect.gen(function*() {
+          const created = yield* groupsService.create(Principal.system, groups.get(parentPath)!, {
+            name,
+            ...(folder.description === undefined ? {} : { description: folder.description })
+          })
+          groups.set(`${parentPath}/${name}`, created.uid)
+          yield* folders(`${parentPath}/${name}`, folder.folders)
+        }), { discard: true })
+    for (const [orgName, organization] of Object.entries(decoded.organizations)) {
+      const org = yield* groupsService.createRoot(Principal.system, {
+        name: orgName,
+        ...(organization.description === undefined ? {} : { description: organization.description })
+      })
+      groups.set(orgName, org.uid)
+      yield* folders(orgName, organization.folders)
+      const where = (path: string | undefined) => {
+        const full = path === undefined || path === "" ? orgName : `${orgName}/${path}`
+        const uid = groups.get(full)
+        return uid === undefined ? Effect.fail(unknown("group", full)) : Effect.succeed(uid)
+      }
+      const roles = new Map<string, Uid.Uid>()
+      for (const [name, capabilities] of Object.entries(organization.roles ?? {})) {
+        const role = yield* rolesService.create(Principal.system, org.uid, { name, capabilities })
+        roles.set(name, role.uid)
+      }
+      for (const [name, spec] of Object.entries(organization.identities ?? {})) {
+        if (identities.has(name)) return yield* new FixtureError({ message: `two identities are named '${name}'` })
+        const identity = yield* identitiesService.create(Principal.system, yield* where(spec.group), {
+          name,
+          claimMatch: { issuer: spec.issuer, subject: spec.subject }
+        })
+        identities.set(name, identity.uid)
+      }
+      for (const binding of organization.bindings ?? []) {
+        const identityUid = identities.get(binding.identity)
+        if (identityUid === undefined) return yield* unknown("identity", binding.identity)
+        const roleUid = roles.get(binding.role) ?? Role.builtInByName(binding.role)?.uid
+        if (roleUid === undefined) return yield* unknown("role", binding.role)
+        yield* bindingsService.create(Principal.system, yield* where(binding.group), { identityUid, roleUid })
+      }
+    }
+    const named = (map: ReadonlyMap<string, Uid.Uid>, what: string) => (name: string): Uid.Uid => {
+      const uid = map.get(name)
+      if (uid === undefined) throw unknown(what, name)
+      return uid
+    }
+    const group = (path: string) => groups.get(path) ?? (Uid.isUid(path) ? path : named(groups, "group")(path))
+    const identity = named(identities, "identity")
+    return { group, identity, principal: (name: string) => Principal.identity(identity(name)) } satisfies SeededService
+  }).pipe(
+    Effect.mapError((error) =>
+      error instanceof FixtureError
+        ? error
+        : new FixtureError({ message: `the fixture cannot be seeded: ${error.message}` })
+    )
+  )
+
+/** A fresh in-memory engine seeded with `fixture`, and its names (`Seeded`): for `@effect/vitest`'s `layer`. */
+export const layer = (fixture: Fixture | string) =>
+  Layer.effect(Seeded, seed(fixture)).pipe(Layer.provideMerge(Arbor.layerMemory))
+
+/** A decision that went the other way than a test expected. */
+export class UnexpectedDecision extends Schema.TaggedError<UnexpectedDecision>()("UnexpectedDecision", {
+  message: Schema.String
+}) {}
+
+const expectDecision = (expected: boolean) => (identity: string, capability: string, group: string) =>
+  Effect.gen(function*() {
+    const names = yield* Seeded
+    const access = yield* Access
+    const held = Capability.fromName(capability)
+    if (held === undefined) return yield* new UnexpectedDecision({ message: `'${capability}' is not a capability` })
+    const principal = names.principal(identity)
+    const at = names.group(group)
+    if ((yield* access.can(principal, held, at)) === expected) return
+    const grants = yield* access.searchActions(principal, {
+      subject: { type: "identity", id: names.identity(identity) },
+      resource: { type: "group", id: at }
+    })
+    return yield* new UnexpectedDecision({
+      message: `expected ${identity} ${expected ? "to hold" : "not to hold"} ${held} at ${group}; it holds there: ${
+        grants.join(", ") || "nothing"
+      }`
+    })
+  })
+
+/** Fails unless the fixture's identity `identity` holds `capability` at `group` (a path of names, or a uid). */
+export const expectAllowed = expectDecision(true)
+
+/** Fails if the fixture's identity `identity` holds `capability` at `group` (a path of names, or a uid). */
+export const expectDenied = expectDecision(false)
+
+/** A seeded engine for any test runner: its names, the helpers as promises, and `run` for anything else. */
+export interface Started extends SeededService {
+  readonly expectAllowed: (identity: string, capability: string, group: string) => Promise<void>
+  readonly expectDenied: (identity: string, capability: string, group: string) => Promise<void>
+  /** Runs an effect against the engine (its services, `Seeded`). */
+  readonly run: <A, E>(effect: Effect.Effect<A, E, Arbor.Services | Seeded>) => Promise<A>
+  /** Frees the engine. */
+  readonly dispose: () => Promise<void>
+}
+
+/** Seeds `fixture` into a fresh in-memory engine: for plain vitest (`beforeAll(() => start(fixture))`). */
+export const start = async (fixture: Fixture | string): Promise<Started> => {
+  const runtime = ManagedRuntime.make(layer(fixture))
+  const names = await runtime.runPromise(Seeded)
+  return {
+    ...names,
+    expectAllowed: (identity, capability, group) => runtime.runPromise(expectAllowed(identity, capability, group)),
+    expectDenied: (identity, capability, group) => runtime.runPromise(expectDenied(identity, capability, group)),
+    run: (effect) => runtime.runPromise(effect),
+    dispose: () => runtime.dispose()
+  }
+}
