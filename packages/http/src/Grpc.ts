@@ -7,7 +7,7 @@
 import { render } from "@arbor/api/ErrorBody"
 import { file_google_rpc_error_details } from "@arbor/api/proto/google/rpc/error_details_pb"
 import { ServerReflection } from "@arbor/api/proto/grpc/reflection/v1/reflection_pb"
-import { Authorization, Errors, TokenIssuer } from "@arbor/core"
+import { Authentication as Engine, Errors } from "@arbor/core"
 import { createRegistry, type DescMessage, fromJson, type JsonValue } from "@bufbuild/protobuf"
 import {
   Code,
@@ -162,8 +162,7 @@ export const layer = (domain: string) =>
   Layer.effect(
     Grpc,
     Effect.gen(function*() {
-      const issuer = yield* TokenIssuer.TokenIssuer
-      const authorization = yield* Authorization.Authorization
+      const authentication = yield* Engine.Authentication
       const routes = yield* GrpcServices.routes
 
       /** Runs a call's engine operation with the runtime of the request's fiber; an error becomes its status. */
@@ -197,11 +196,7 @@ export const layer = (domain: string) =>
           run(
             context,
             Effect.flatMap(
-              Authentication.principal(
-                issuer,
-                authorization,
-                Authentication.bearerIn(context.requestHeader.get("authorization"))
-              ),
+              authentication.authenticate(Authentication.bearerIn(context.requestHeader.get("authorization"))),
               operation
             )
           ),

@@ -8,6 +8,7 @@ import {
   AccountAssociationCheck,
   AccountAssociationChecks,
   Arbor,
+  Authentication as EngineAuthentication,
   Errors,
   Events,
   IdentityProviders,
@@ -119,7 +120,11 @@ export const engine = (config: ServerConfig) => {
       })
     )
   )
-  return Layer.merge(SignIns.SignIns.Default, AccountAssociationChecks.AccountAssociationChecks.Default).pipe(
+  return Layer.mergeAll(
+    SignIns.SignIns.Default,
+    AccountAssociationChecks.AccountAssociationChecks.Default,
+    EngineAuthentication.Authentication.Default
+  ).pipe(
     Layer.provideMerge(Layer.merge(Sts.Sts.Default, RefreshTokens.RefreshTokens.Default)),
     Layer.provide(Layer.succeed(AccountAssociationCheck.CloudEndpoints, config.cloudEndpoints)),
     Layer.provide(Layer.succeed(SignIn.LoginSettings, { provider: config.login })),
