@@ -219,3 +219,10 @@ describe("a guard", () => {
     )
   })
 })
+
+describe("the packed packages' example", () => {
+  it("guards an Express route: 401 without a token or with a forged one, 200 with the engine's", async () => {
+    const { statuses } = await import("./examples/guarded.js")
+    assert.deepStrictEqual(await statuses(), { withoutToken: 401, withToken: 200, withForgedToken: 401 })
+  })
+})

@@ -44,11 +44,11 @@ const copies = (dir: string, name: string): Array<string> =>
 
 describe("packed packages", () => {
   it(
-    "install on another Effect 3 release with one copy of effect, and the README's examples compile and run",
+    "install on another Effect 3 release with one copy of effect; the README's examples, the test kit's suite and a guarded Express route compile and run",
     async () => {
       const dir = mkdtempSync(join(tmpdir(), "arbor-pack-"))
       try {
-        for (const name of ["schema-compiler", "core", "store-sql", "store-sqlite", "api"]) {
+        for (const name of ["schema-compiler", "core", "store-sql", "store-sqlite", "api", "guards"]) {
           await run("npx", ["-y", "pnpm@10", "pack", "--pack-destination", dir], join(packages, name))
         }
         const project = join(dir, "project")
@@ -67,6 +67,9 @@ describe("packed packages", () => {
               "@arbor/store-sql": `file:../arbor-store-sql-${version("store-sql")}.tgz`,
               "@arbor/store-sqlite": `file:../arbor-store-sqlite-${version("store-sqlite")}.tgz`,
               "@arbor/api": `file:../arbor-api-${version("api")}.tgz`,
+              "@arbor/guards": `file:../arbor-guards-${version("guards")}.tgz`,
+              "express": "5.1.0",
+              "@types/express": "5.0.6",
               "effect": effectRelease,
               "@effect/platform": "0.97.2",
               "@effect/sql": "0.52.1",
@@ -98,6 +101,7 @@ describe("packed packages", () => {
         )
         cpSync(join(packages, "core/test/examples/embed.ts"), join(project, "src/embed.ts"))
         cpSync(join(packages, "core/test/examples/testKit.test.ts"), join(project, "src/testKit.test.ts"))
+        cpSync(join(packages, "guards/test/examples/guarded.ts"), join(project, "src/guarded.ts"))
         for (const example of ["client.ts", "grpcClient.ts"]) {
           cpSync(join(packages, "http/test/examples", example), join(project, "src", example))
         }
@@ -124,6 +128,17 @@ console.log(JSON.stringify({ names: await names, organizations: await organizati
         // The test kit's example suite passes in the embedder's own vitest.
         const suite = await run("npx", ["vitest", "run", "src/testKit.test.ts"], project)
         assert.match(suite.stdout, /2 passed/)
+        // An Express route guarded by the engine, from the packed @arbor/guards.
+        const guarded = await run(
+          "node",
+          [
+            "--input-type=module",
+            "-e",
+            "console.log(JSON.stringify(await (await import('./dist/guarded.js')).statuses()))"
+          ],
+          project
+        )
+        assert.deepStrictEqual(JSON.parse(guarded.stdout), { withoutToken: 401, withToken: 200, withForgedToken: 401 })
       } finally {
         rmSync(dir, { recursive: true, force: true })
       }
