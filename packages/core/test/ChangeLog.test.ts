@@ -183,15 +183,24 @@ describe("the change log", () => {
       const from = yield* events.latest
       const received: Array<string> = []
       let offers = 0
+      let caughtUp = 0
       const relaying = yield* events.relay(from, {
-        // Declines every third batch the tail offers, and catches up with those after a pause.
+        // Declines the first batch the tail offers and every third after it, and catches up with those after a
+        // pause: however the tail batches the writes (fewer, larger batches on a loaded machine), one is declined.
         offer: (batch) => {
-          if (batch.length === 0 || ++offers % 3 === 0) return batch.length === 0
+          if (batch.length === 0) return true
+          if (++offers === 1 || offers % 3 === 0) return false
           batch.forEach((entry) => received.push(entry.position))
           return true
         },
         take: (batch) =>
-          Effect.zipRight(Effect.sleep("1 millis"), Effect.sync(() => batch.forEach((e) => received.push(e.position))))
+          Effect.zipRight(
+            Effect.sleep("1 millis"),
+            Effect.sync(() => {
+              caughtUp++
+              batch.forEach((e) => received.push(e.position))
+            })
+          )
       }).pipe(Effect.fork)
       yield* Effect.sleep("50 millis")
       // Writers, one at a time and eight at once, while it follows.
@@ -209,7 +218,7 @@ describe("the change log", () => {
       while (received.length < written.length) yield* Effect.sleep("20 millis")
       yield* Effect.sleep("100 millis")
       yield* Fiber.interrupt(relaying)
-      assert.isAbove(offers, 10)
+      assert.isAbove(caughtUp, 0)
       assert.deepStrictEqual(received, written)
     }).pipe(Effect.provide(Arbor.layerMemory)))
 })
