@@ -6,7 +6,7 @@ export default defineProject({
   test: {
     name: "http",
     include: ["test/**/*.test.ts"],
-    // A PostgreSQL server for the tests of several servers on one database.
-    globalSetup: ["../store-postgres/test/globalSetup.ts"]
+    // A PostgreSQL server for the tests of several servers on one database; the console their servers serve.
+    globalSetup: ["../store-postgres/test/globalSetup.ts", "../console/test/globalSetup.mjs"]
   }
 })

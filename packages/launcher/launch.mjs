@@ -7,12 +7,14 @@
  * The program's entry, the workspace packages it imports (from their sources) and its other dependencies are bundled
  * by esbuild into one file in `build/launch/` of the program's package (about 2.5 s for the server); the bundle is
  * used again as long as none of its sources, the install and this launcher changed since. Packages with native code
- * stay outside, imported from where pnpm installed them. The packed `arbor` is the same bundle (`cli/bundle.mjs`).
+ * stay outside, imported from where pnpm installed them. The packed `arbor` is the same bundle (`cli/bundle.mjs`). The
+ * server's launch also builds the console it serves when a source of it changed (`console/build.mjs`).
  */
 import * as esbuild from "esbuild"
 import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
+import { ensureBuilt } from "../console/build.mjs"
 
 const packages = fileURLToPath(new URL("..", import.meta.url))
 
@@ -105,6 +107,8 @@ const writeWhole = (path, contents) => {
 /** Bundles `name` when its bundle is missing or stale, then runs it with `args` as its arguments. */
 export const launch = async (name, args) => {
   if (!isFresh(name)) await bundle(name)
+  // The server serves the console's built assets.
+  if (name === "server") await ensureBuilt()
   process.argv = [process.argv[0], output(name).bundle, ...args]
   await import(pathToFileURL(output(name).bundle).href)
 }

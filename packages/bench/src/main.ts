@@ -5,6 +5,7 @@
 import Database from "better-sqlite3"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
+import * as Console from "./console.js"
 import * as Decisions from "./decisions.js"
 import * as Events from "./events.js"
 import * as Grpc from "./grpc.js"
@@ -25,6 +26,7 @@ const suites: Record<string, (scale: number) => Promise<string>> = {
   sts: Sts.run,
   events: Events.run,
   decisions: Decisions.run,
+  console: Console.run,
   launch: Launch.run
 }
 

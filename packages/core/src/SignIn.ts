@@ -120,6 +120,11 @@ export interface LoginSettingsService {
    * `{auth_url}/oauth/callback`.
    */
   readonly redirectUri?: string | undefined
+  /**
+   * Pages of the server itself that a browser sign-in may return to beside loopback callbacks (the console's,
+   * `{base_url}/console/`): the edge names them, a client never does.
+   */
+  readonly ownCallbacks?: ReadonlyArray<string> | undefined
 }
 
 /** How people sign in: by default with no server-wide provider, only organizations' own. */

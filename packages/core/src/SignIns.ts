@@ -142,7 +142,8 @@ export class SignIns extends Effect.Service<SignIns>()("@arbor/core/SignIns", {
       begin: (request: SignInRequest) =>
         operation("SignIns.begin")(Effect.gen(function*() {
           const audience = yield* audienceOf(request.audience)
-          if (!SignIn.isLoopbackCallback(request.callback ?? "")) {
+          const callback = request.callback ?? ""
+          if (!SignIn.isLoopbackCallback(callback) && !(login.ownCallbacks ?? []).includes(callback)) {
             return yield* InvalidArgument.field(
               "redirect",
               "must be a loopback address: http://localhost:<port>/…, http://127.0.0.1:<port>/… or http://[::1]:<port>/…"

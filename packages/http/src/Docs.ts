@@ -1,10 +1,8 @@
 /**
  * The API reference at `/docs`: Swagger UI, served with its assets from the installed `swagger-ui-dist` package,
- * reading `/openapi.json`. Nothing is loaded from elsewhere, so it works offline. A browser at the server's address
- * (`GET /` asking for HTML) is sent there; an API client there gets the JSON 404 of any unknown route.
+ * reading `/openapi.json`. Nothing is loaded from elsewhere, so it works offline.
  */
-import { Errors } from "@arbor/core"
-import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import * as Effect from "effect/Effect"
 import { readFileSync } from "node:fs"
 import { createRequire } from "node:module"
@@ -45,13 +43,6 @@ export const layer = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
     const dir = dirname(createRequire(import.meta.url).resolve("swagger-ui-dist/package.json"))
     yield* router.get("/docs", Effect.succeed(HttpServerResponse.html(page)))
-    yield* router.get(
-      "/",
-      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-        (request.headers.accept ?? "").includes("text/html")
-          ? Effect.succeed(HttpServerResponse.redirect("/docs", { status: 303 }))
-          : Effect.fail(new Errors.NotFound({ resourceType: "route", uid: "GET /" })))
-    )
     yield* router.get(
       "/docs/init.js",
       Effect.succeed(HttpServerResponse.text(init, { contentType: "text/javascript; charset=utf-8" }))

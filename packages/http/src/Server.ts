@@ -45,6 +45,7 @@ import type { IncomingMessage, Server as NodeServer, ServerResponse } from "node
 import { join } from "node:path"
 import * as Authentication from "./Authentication.js"
 import * as Bootstrap from "./Bootstrap.js"
+import * as Console from "./Console.js"
 import * as DataDir from "./DataDir.js"
 import * as Deliveries from "./Deliveries.js"
 import * as Docs from "./Docs.js"
@@ -127,7 +128,10 @@ export const engine = (config: ServerConfig) => {
   ).pipe(
     Layer.provideMerge(Layer.merge(Sts.Sts.Default, RefreshTokens.RefreshTokens.Default)),
     Layer.provide(Layer.succeed(AccountAssociationCheck.CloudEndpoints, config.cloudEndpoints)),
-    Layer.provide(Layer.succeed(SignIn.LoginSettings, { provider: config.login })),
+    Layer.provide(Layer.succeed(SignIn.LoginSettings, {
+      provider: config.login,
+      ownCallbacks: [Console.addressOf(config.baseUrl)]
+    })),
     Layer.provideMerge(Arbor.layer),
     Layer.provideMerge(tokens),
     Layer.provide(secrets),
@@ -153,7 +157,8 @@ export const app = (config: ServerConfig) =>
     }),
     HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
     Docs.layer,
-    SignInRoutes.layer(config),
+    Console.layer,
+    SignInRoutes.layer({ ...config, consoleUrl: Console.addressOf(config.baseUrl) }),
     ScimRoutes.layer({ baseUrl: config.baseUrl, requestsPerMinute: config.scimRequestsPerMinute }),
     Metrics.layer(config.metricsToken, config.clientAddressHeader),
     Middleware.layer(config.errorDomain).pipe(Layer.provide(Grpc.layer(config.errorDomain))),

@@ -40,10 +40,16 @@ const redirect = (location: string) =>
     HttpServerResponse.setHeaders({ "cache-control": "no-store", "referrer-policy": "no-referrer" })
   )
 
-/** `callback` with `params` added to its query. */
-const withParams = (callback: string, params: Record<string, string | undefined>) => {
+/**
+ * `callback` with `params` added: to its query for a loopback callback; in its fragment for the console
+ * (`ownCallback`), so that a token never reaches a log or a `Referer` of the server's own pages.
+ */
+const withParams = (callback: string, params: Record<string, string | undefined>, ownCallback: string) => {
   const url = new URL(callback)
-  for (const [key, value] of Object.entries(params)) if (value !== undefined) url.searchParams.set(key, value)
+  const given = new URLSearchParams()
+  for (const [key, value] of Object.entries(params)) if (value !== undefined) given.set(key, value)
+  if (callback === ownCallback) url.hash = given.toString()
+  else for (const [key, value] of given) url.searchParams.set(key, value)
   return url.href
 }
 
@@ -59,6 +65,8 @@ const oauthJson = (body: unknown, status = 200) =>
  */
 export const layer = (options: {
   readonly authUrl: string
+  /** The console's address, where `exit=console` returns (`Console.addressOf`). */
+  readonly consoleUrl: string
   readonly errorDomain: string
   readonly clientAddressHeader: string | undefined
 }) =>
@@ -111,7 +119,11 @@ export const layer = (options: {
           logged(error),
           callback === undefined
             ? Pages.error(server, statusOf(error), error.message)
-            : redirect(withParams(callback, { error: error.message, status_code: String(statusOf(error)) }))
+            : redirect(withParams(
+              callback,
+              { error: error.message, status_code: String(statusOf(error)) },
+              options.consoleUrl
+            ))
         )
       const verificationUri = `${options.authUrl}${OAuth.paths.verification}`
 
@@ -120,11 +132,12 @@ export const layer = (options: {
         Effect.gen(function*() {
           const request = yield* HttpServerRequest.HttpServerRequest
           const query = queryOf(request)
-          const callback = optional(query.get("redirect"))
           const exit = query.get("exit")
-          if (exit !== null && exit !== "redirect") {
-            return Pages.error(server, 400, "Invalid argument: exit: must be redirect")
+          if (exit !== null && exit !== "redirect" && exit !== "console") {
+            return Pages.error(server, 400, "Invalid argument: exit: must be redirect or console")
           }
+          // The console's sign-in returns to the console, at the address the server was configured with.
+          const callback = exit === "console" ? options.consoleUrl : optional(query.get("redirect"))
           const refused = limits.start(addressOf(request))
           if (refused !== undefined) {
             return yield* tooMany(refused, "page")
@@ -138,7 +151,12 @@ export const layer = (options: {
           }).pipe(
             Effect.map(({ location, transaction }) => setLogin(transaction)(redirect(location))),
             Effect.catchAll((error) =>
-              failed(error, callback !== undefined && SignIn.isLoopbackCallback(callback) ? callback : undefined)
+              failed(
+                error,
+                callback !== undefined && (SignIn.isLoopbackCallback(callback) || callback === options.consoleUrl)
+                  ? callback
+                  : undefined
+              )
             )
           )
         })
@@ -160,7 +178,7 @@ export const layer = (options: {
               done._tag === "Device" ? Pages.signedIn(server, done.account) : redirect(withParams(done.callback, {
                 token: done.tokens.token,
                 refresh_token: done.tokens.refreshToken?.token
-              }))
+              }, options.consoleUrl))
             ),
             Effect.catchAll((failure) => failed(failure.cause, failure.callback))
           )

@@ -206,13 +206,13 @@ describe("OpenAPI", () => {
       assert.include(init.text, "validatorUrl: null")
     }).pipe(Effect.provide(testServer())))
 
-  it.scopedLive("a browser at the server's address is sent to the reference; an API client gets the JSON 404", () =>
+  it.scopedLive("a browser at the server's address is sent to the console; an API client gets the JSON 404", () =>
     Effect.gen(function*() {
       const browser = yield* call("GET", "/", {
         headers: { accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8" }
       })
       assert.strictEqual(browser.status, 303)
-      assert.strictEqual(browser.headers["location"], "/docs")
+      assert.strictEqual(browser.headers["location"], "/console/")
       for (const accept of [undefined, "application/json"]) {
         const client = yield* call("GET", "/", accept === undefined ? {} : { headers: { accept } })
         const unknown = yield* call("GET", "/nowhere", accept === undefined ? {} : { headers: { accept } })

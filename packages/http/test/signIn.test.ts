@@ -257,6 +257,27 @@ describe("the browser flow", () => {
     }
   })
 
+  it("the console's sign-in returns to the console only, the token in the fragment, whatever redirect says", async () => {
+    const browser = new Browser()
+    const landed = await browser.visit(
+      `${server.url}/oauth?${new URLSearchParams({ exit: "console", redirect: "https://evil.example/cb" })}`,
+      {
+        login: "console-person",
+        provider: provider.issuer,
+        stopBefore: (url) => url.startsWith(`${server.url}/console/`)
+      }
+    )
+    const url = new URL(landed.url)
+    assert.strictEqual(`${url.origin}${url.pathname}`, `${server.url}/console/`)
+    assert.strictEqual(url.search, "", "nothing in the query, which servers and logs see")
+    const token = new URLSearchParams(url.hash.slice(1)).get("token")!
+    assert.strictEqual((await api("/iam/v2beta1/groups", token)).status, 200)
+    // A console address on another host is not the server's own: refused like any callback that is not loopback.
+    const elsewhere = await new Browser().load(signInUrl({ redirect: "https://evil.example/console/" }))
+    assert.strictEqual(elsewhere.status, 400)
+    assert.isNull(elsewhere.headers.get("location"))
+  })
+
   it("refuses a callback without the browser's login cookie (login CSRF), and a replayed one", async () => {
     // The attacker runs a sign-in of their own up to the provider's answer…
     const attacker = new Browser()

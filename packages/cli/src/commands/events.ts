@@ -3,7 +3,7 @@
  * Server-Sent Events, printing each entry as it arrives, and reconnects from the last entry it printed when the
  * connection drops; `subscriptions` creates, lists and deletes webhooks.
  */
-import { Wire } from "@arbor/api"
+import { EventStream, Wire } from "@arbor/api"
 import * as ErrorBody from "@arbor/api/ErrorBody"
 import type { EntryListOptions, WatchOptions } from "@arbor/core/AuditTrail"
 import type * as ChangeLog from "@arbor/core/ChangeLog"
@@ -98,14 +98,6 @@ const list = Command.make(
 ).pipe(Command.withDescription("List who changed what. Example: arbor events list --group acme --limit 20"))
 
 /** One Server-Sent Events message's fields. */
-const fieldsOf = (block: string): Record<string, string> =>
-  Object.fromEntries(
-    block.split("\n").filter((line) => line !== "" && !line.startsWith(":")).map((line) => {
-      const colon = line.indexOf(":")
-      return [line.slice(0, colon), line.slice(colon + 1).replace(/^ /, "")]
-    })
-  )
-
 const decodeEntry = Schema.decodeUnknown(Schema.parseJson(Wire.ChangeEntry))
 
 /** An entry as one line: a table row without headings, or its JSON. */
@@ -155,22 +147,16 @@ const watch = Command.make(
             error ?? new Failure.CommandFailed({ message: `the server answered ${response.status}` })
           )
         }
-        let buffer = ""
+        const messagesOf = EventStream.reader()
         yield* response.stream.pipe(
           Stream.decodeText(),
           Stream.runForEach((chunk) =>
-            Effect.gen(function*() {
-              buffer += chunk.replace(/\r\n/g, "\n")
-              let end: number
-              while ((end = buffer.indexOf("\n\n")) >= 0) {
-                const fields = fieldsOf(buffer.slice(0, end))
-                buffer = buffer.slice(end + 2)
-                if (fields.data === undefined) continue
-                const entry = yield* decodeEntry(fields.data)
+            Effect.forEach(messagesOf(chunk), (message) =>
+              Effect.gen(function*() {
+                const entry = yield* decodeEntry(message.data)
                 yield* print(line(entry, flags.output))
-                cursor = fields.id ?? entry.position
-              }
-            })
+                cursor = message.id ?? entry.position
+              }))
           )
         )
       }).pipe(Effect.scoped)

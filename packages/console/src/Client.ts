@@ -1,0 +1,83 @@
+/**
+ * The API's typed client in the browser (`@arbor/api`'s declaration over `fetch`), as the signed-in person: every
+ * request carries their token and nothing else, so the console can do exactly what they may. `run` turns a call into
+ * a promise whose failure is the API's own message.
+ */
+import { Api, EventStream, Wire } from "@arbor/api"
+import type * as ChangeLog from "@arbor/core/ChangeLog"
+import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+
+/** The typed client for `token`, calling the server that served the console. */
+export const make = (token: string) =>
+  HttpApiClient.make(Api.Api, {
+    baseUrl: location.origin,
+    transformClient: (client) =>
+      Api.customMethodPaths(HttpClient.mapRequest(client, HttpClientRequest.bearerToken(token)))
+  }).pipe(Effect.provide(FetchHttpClient.layer))
+
+/** The typed client. */
+export type Client = Effect.Effect.Success<ReturnType<typeof make>>
+
+/** What a failed call says to a person: the API's message (an error body's), else what went wrong on the way. */
+export const messageOf = (error: unknown): string =>
+  typeof error === "object" && error !== null && "message" in error && typeof error.message === "string" &&
+    error.message !== ""
+    ? error.message
+    : String(error)
+
+/** Runs a call of `client`; its failure becomes an `Error` with the API's message. */
+export const run = <A, E>(effect: Effect.Effect<A, E>): Promise<A> =>
+  Effect.runPromise(Effect.mapError(effect, (error) => new Error(messageOf(error))))
+
+const decodeEntry = Schema.decodeUnknownSync(Schema.parseJson(Wire.ChangeEntry))
+
+/**
+ * Follows the change log (`events:watch`) below `group` after the entry at `after` (from now on without it),
+ * calling `onOpen` once the server streams and `onEntry` with each entry as it commits, until `signal` aborts; a
+ * dropped connection is taken up again from the last entry received. Fails with the API's message when the server
+ * refuses.
+ */
+export const watch = async (options: {
+  readonly token: string
+  readonly group: string
+  readonly after: string | undefined
+  readonly onOpen: () => void
+  readonly onEntry: (entry: ChangeLog.Entry) => void
+  readonly signal: AbortSignal
+}): Promise<void> => {
+  const { group, onEntry, signal, token } = options
+  let cursor = options.after
+  while (!signal.aborted) {
+    const url = new URL("/events/v2beta1/events:watch", location.origin)
+    url.searchParams.set("uidp.descendants_of", group)
+    if (cursor !== undefined) url.searchParams.set("after", cursor)
+    try {
+      const response = await fetch(url, {
+        headers: { authorization: `Bearer ${token}`, accept: "text/event-stream" },
+        signal
+      })
+      if (response.status !== 200 || response.body === null) {
+        const body: unknown = await response.json().catch(() => undefined)
+        throw new Refused(messageOf(body))
+      }
+      options.onOpen()
+      const messagesOf = EventStream.reader()
+      const text = response.body.pipeThrough(new TextDecoderStream()).getReader()
+      for (let chunk = await text.read(); !chunk.done; chunk = await text.read()) {
+        for (const message of messagesOf(chunk.value)) {
+          const entry = decodeEntry(message.data)
+          cursor = message.id ?? entry.position
+          onEntry(entry)
+        }
+      }
+    } catch (error) {
+      if (error instanceof Refused || signal.aborted) throw error
+      await new Promise((resume) => setTimeout(resume, 2000))
+    }
+  }
+}
+
+/** The server refused to stream. */
+class Refused extends Error {}

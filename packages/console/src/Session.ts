@@ -1,0 +1,81 @@
+/**
+ * Who is signed in: an API token of this server, kept in the tab's session storage (gone when the tab closes), and
+ * what its claims say (the identity, the email, the expiry). A sign-in through the server's provider hands the token
+ * over in the page's fragment (`#token=…`), which never reaches a server or a log; it is taken from there at once.
+ */
+
+/** A signed-in person (or workload, when a token was pasted). */
+export interface Session {
+  readonly token: string
+  /** The identity's uid (the token's `sub`). */
+  readonly identity: string
+  readonly email?: string | undefined
+  /** When the token expires, in milliseconds since the epoch. */
+  readonly expiresAt: number
+}
+
+const storageKey = "arbor.console.token"
+
+/** The claims of a JWT, unverified (the server verifies every call); undefined when it is not one. */
+const claimsOf = (token: string): Record<string, unknown> | undefined => {
+  const payload = token.split(".")[1]
+  if (payload === undefined) return undefined
+  try {
+    const bytes = Uint8Array.from(atob(payload.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0))
+    const claims: unknown = JSON.parse(new TextDecoder().decode(bytes))
+    return typeof claims === "object" && claims !== null ? claims as Record<string, unknown> : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** The session a token opens, or why it cannot. */
+export const fromToken = (token: string): Session | string => {
+  const trimmed = token.trim().replace(/^Bearer\s+/i, "")
+  const claims = claimsOf(trimmed)
+  if (claims === undefined || typeof claims.sub !== "string" || typeof claims.exp !== "number") {
+    return "This is not an API token of this server: paste the token `arbor auth token` prints."
+  }
+  if (claims.exp * 1000 <= Date.now()) return "This token has expired: get a fresh one."
+  return {
+    token: trimmed,
+    identity: claims.sub,
+    email: typeof claims.email === "string" ? claims.email : undefined,
+    expiresAt: claims.exp * 1000
+  }
+}
+
+/** Keeps `session` for this tab. */
+export const save = (session: Session) => sessionStorage.setItem(storageKey, session.token)
+
+/** Forgets the tab's session. */
+export const clear = () => sessionStorage.removeItem(storageKey)
+
+/** What a sign-in's return left in the fragment: a session, or the server's refusal. */
+const fromFragment = (): Session | { readonly error: string } | undefined => {
+  const params = new URLSearchParams(location.hash.slice(1))
+  const token = params.get("token")
+  const error = params.get("error")
+  if (token === null && error === null) return undefined
+  history.replaceState(null, "", `${location.pathname}${location.search}#/`)
+  if (error !== null) return { error }
+  const session = fromToken(token!)
+  return typeof session === "string" ? { error: session } : session
+}
+
+/** The session at start: one a sign-in just handed over, else the tab's (while it is valid); or a sign-in error. */
+export const initial = (): Session | { readonly error: string } | undefined => {
+  const returned = fromFragment()
+  if (returned !== undefined) {
+    if ("token" in returned) save(returned)
+    return returned
+  }
+  const kept = sessionStorage.getItem(storageKey)
+  if (kept === null) return undefined
+  const session = fromToken(kept)
+  if (typeof session === "string") {
+    clear()
+    return undefined
+  }
+  return session
+}

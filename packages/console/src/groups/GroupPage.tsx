@@ -1,0 +1,87 @@
+/**
+ * A group's page: where it sits (its ancestors), its name and description, and its sections, each the resources of
+ * one kind in it. A section the person may not read says so (the API's message) and the others still work.
+ */
+import type { Group } from "@arbor/core/Group"
+import * as Client from "../Client.js"
+import { useConnection } from "../Connection.js"
+import { Identities } from "../identities/Identities.js"
+import { Providers } from "../identityProviders/Providers.js"
+import { Invites } from "../invites/Invites.js"
+import { Bindings } from "../roleBindings/Bindings.js"
+import { Roles } from "../roles/Roles.js"
+import * as Route from "../Route.js"
+import { Subscriptions } from "../subscriptions/Subscriptions.js"
+import { ErrorMessage, Uid } from "../ui/components.js"
+import { useLoaded } from "../ui/hooks.js"
+import { Folders } from "./Folders.js"
+
+const Section = ({ group, onChanged, section, uid }: {
+  readonly uid: string
+  readonly group: Group | undefined
+  readonly section: Route.Section
+  readonly onChanged: () => void
+}) => {
+  switch (section) {
+    case "folders":
+      return <Folders uid={uid} group={group} onChanged={onChanged} />
+    case "identities":
+      return <Identities group={uid} />
+    case "bindings":
+      return <Bindings group={uid} />
+    case "roles":
+      return <Roles group={uid} />
+    case "invites":
+      return <Invites group={uid} />
+    case "providers":
+      return <Providers group={uid} />
+    case "subscriptions":
+      return <Subscriptions group={uid} />
+  }
+}
+
+export const GroupPage = ({ uid, section }: { readonly uid: string; readonly section: Route.Section }) => {
+  const { client } = useConnection()
+  const group = useLoaded(() => Client.run(client.groups.get({ path: { uid } })), [uid])
+  const ancestors = useLoaded(
+    () => Client.run(client.groups.list({ urlParams: { ancestorsOf: uid, pageSize: 200 } })),
+    [uid]
+  )
+  const path = (ancestors.value?.groups ?? []).filter((g) => g.uid !== uid).sort((a, b) => a.uid.length - b.uid.length)
+  return (
+    <section>
+      <nav aria-label="Breadcrumb" class="crumbs">
+        <ol>
+          <li>
+            <a href="#/">Hierarchy</a>
+          </li>
+          {path.map((g) => (
+            <li key={g.uid}>
+              <a href={Route.href(Route.group(g.uid))}>{g.name}</a>
+            </li>
+          ))}
+        </ol>
+      </nav>
+      <h1>{group.value?.name ?? (group.loading ? "…" : "Group")}</h1>
+      <ErrorMessage error={group.error} />
+      {group.value === undefined ? null : (
+        <p class="muted">
+          {group.value.description === "" ? null : <>{group.value.description} ·</>}
+          <Uid uid={uid} /> · <a href={Route.href({ _tag: "Audit", group: uid })}>Audit trail</a>
+        </p>
+      )}
+      <nav aria-label="Sections" class="tabs">
+        {Route.sections.map(([name, text]) => (
+          <a
+            key={name}
+            href={Route.href(Route.group(uid, name))}
+            aria-current={name === section ? "page" : undefined}
+          >
+            {text}
+          </a>
+        ))}
+      </nav>
+      <Section uid={uid} group={group.value} section={section} onChanged={group.reload} />
+    </section>
+  )
+}

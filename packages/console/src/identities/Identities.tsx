@@ -1,0 +1,84 @@
+/**
+ * A group's identities (workloads that assume them through their tokens' claims), and a form for a new one whose
+ * claim match is built from what a person knows of the workload (`claimMatch.ts`), shown before it is sent.
+ */
+import { useState } from "preact/hooks"
+import * as Client from "../Client.js"
+import { useConnection } from "../Connection.js"
+import * as Route from "../Route.js"
+import { Choice, DeleteButton, ErrorMessage, Field, Form, Table, Uid } from "../ui/components.js"
+import { useAction, useLoaded } from "../ui/hooks.js"
+import { claimMatchOf, type Kind, kinds } from "./claimMatch.js"
+
+export const Identities = ({ group }: { readonly group: string }) => {
+  const { client } = useConnection()
+  const list = useLoaded(
+    () => Client.run(client.identities.list({ urlParams: { childrenOf: group, orderBy: "name", pageSize: 200 } })),
+    [group]
+  )
+  const [kind, setKind] = useState<Kind>("github")
+  const [values, setValues] = useState<Record<string, string>>({})
+  const claimMatch = claimMatchOf(kind, values)
+  const create = useAction((form: Record<string, string>) =>
+    Client.run(client.identities.create({
+      path: { uid: group },
+      payload: { name: form.name ?? "", description: form.description ?? "", claimMatch }
+    })).then(list.reload)
+  )
+  const remove = useAction((uid: string) => Client.run(client.identities.delete({ path: { uid } })).then(list.reload))
+  return (
+    <div class="columns">
+      <div>
+        <h2>Identities</h2>
+        <ErrorMessage error={list.error ?? remove.error} />
+        <Table
+          caption="Identities in this group"
+          items={list.value?.identities ?? []}
+          keyOf={(i) => i.uid}
+          empty={list.loading ? "Loading…" : "No identities here yet."}
+          columns={[
+            ["Name", (i) => <a href={Route.href({ _tag: "Identity", uid: i.uid })}>{i.name}</a>],
+            ["Issuer", (i) => i.issuer],
+            ["Subject", (i) => i.subject || i.claimMatch?.subjectPattern],
+            ["Uid", (i) => <Uid uid={i.uid} />],
+            ["Actions", (i) => (
+              <DeleteButton
+                what={i.name}
+                busy={remove.busy}
+                onDelete={() => void remove.start(i.uid)}
+              />
+            )]
+          ]}
+        />
+      </div>
+      <Form
+        title="New identity"
+        submit="Create identity"
+        busy={create.busy}
+        error={create.error}
+        onSubmit={create.start}
+      >
+        <Field label="Name" name="name" required autocomplete="off" />
+        <Field label="Description" name="description" autocomplete="off" />
+        <Choice
+          label="Assumed by"
+          value={kind}
+          options={Object.entries(kinds).map(([k, v]) => [k, v.title] as const)}
+          onChange={(k) => setKind(k as Kind)}
+        />
+        {kinds[kind].fields.map(([name, label, hint]) => (
+          <Field
+            key={`${kind}.${name}`}
+            label={label}
+            hint={hint}
+            value={values[name] ?? ""}
+            autocomplete="off"
+            onInput={(e: Event) => setValues({ ...values, [name]: (e.currentTarget as HTMLInputElement).value })}
+          />
+        ))}
+        <p class="muted">Claim match sent:</p>
+        <pre class="preview" aria-label="Claim match">{JSON.stringify(claimMatch, null, 2)}</pre>
+      </Form>
+    </div>
+  )
+}

@@ -1,0 +1,89 @@
+/**
+ * The claim matches of the usual workloads, built from what a person knows of them (a repository and a branch, a
+ * namespace and a service account) in the subject formats their issuers document. The server checks the result.
+ */
+import type { ClaimMatchInput } from "@arbor/core/ClaimMatch"
+
+/** The workloads the builder knows, and the fields each asks for. */
+export const kinds = {
+  github: {
+    title: "GitHub Actions",
+    fields: [
+      ["repository", "Repository", "owner/name, e.g. acme/app"],
+      ["branch", "Branch", "e.g. main; empty for every ref of the repository"]
+    ]
+  },
+  gitlab: {
+    title: "GitLab CI",
+    fields: [
+      ["issuer", "GitLab address", "https://gitlab.com, or your instance's"],
+      ["project", "Project path", "group/project"],
+      ["branch", "Branch", "e.g. main; empty for every ref of the project"]
+    ]
+  },
+  kubernetes: {
+    title: "Kubernetes service account",
+    fields: [
+      ["issuer", "Cluster issuer", "the cluster's service-account issuer URL"],
+      ["namespace", "Namespace", "e.g. default"],
+      ["serviceAccount", "Service account", "e.g. deployer"]
+    ]
+  },
+  custom: {
+    title: "Any OIDC issuer",
+    fields: [
+      ["issuer", "Issuer", "the token's iss, an https:// URL"],
+      ["subject", "Subject", "the token's sub"],
+      ["audience", "Audience", "the token's aud (optional)"]
+    ]
+  }
+} as const
+
+export type Kind = keyof typeof kinds
+
+/** A claim match as the API takes it. */
+export type ClaimMatch = typeof ClaimMatchInput.Encoded
+
+/** Escapes `text` for use inside an RE2 pattern. */
+const literal = (text: string) => text.replace(/[\\^$.|?*+()[\]{}]/g, "\\$&")
+
+const given = (values: Readonly<Record<string, string>>, name: string) => (values[name] ?? "").trim()
+
+/** The claim match of a workload of `kind` described by `values` (by the kind's field names). */
+export const claimMatchOf = (kind: Kind, values: Readonly<Record<string, string>>): ClaimMatch => {
+  switch (kind) {
+    case "github": {
+      const repository = given(values, "repository")
+      const branch = given(values, "branch")
+      return {
+        issuer: "https://token.actions.githubusercontent.com",
+        ...(branch === ""
+          ? { subjectPattern: `repo:${literal(repository)}:.+` }
+          : { subject: `repo:${repository}:ref:refs/heads/${branch}` })
+      }
+    }
+    case "gitlab": {
+      const project = given(values, "project")
+      const branch = given(values, "branch")
+      return {
+        issuer: given(values, "issuer").replace(/\/+$/, "") || "https://gitlab.com",
+        ...(branch === ""
+          ? { subjectPattern: `project_path:${literal(project)}:.+` }
+          : { subject: `project_path:${project}:ref_type:branch:ref:${branch}` })
+      }
+    }
+    case "kubernetes":
+      return {
+        issuer: given(values, "issuer"),
+        subject: `system:serviceaccount:${given(values, "namespace")}:${given(values, "serviceAccount")}`
+      }
+    case "custom": {
+      const audience = given(values, "audience")
+      return {
+        issuer: given(values, "issuer"),
+        subject: given(values, "subject"),
+        ...(audience === "" ? {} : { audience })
+      }
+    }
+  }
+}

@@ -1,0 +1,226 @@
+/**
+ * A group's identity providers (where its people sign in), a form for a new one, and for each: the group mappings
+ * that give roles to the provider's groups at sign-in, and its SCIM provisioning (on or off, and a token shown once).
+ */
+import type { IdentityProvider } from "@arbor/core/IdentityProvider"
+import { useState } from "preact/hooks"
+import * as Client from "../Client.js"
+import { useConnection } from "../Connection.js"
+import { Choice, CopyButton, DeleteButton, ErrorMessage, Field, Form, Table } from "../ui/components.js"
+import { useAction, useLoaded } from "../ui/hooks.js"
+
+/** The roles the person can see, for pickers. */
+const useRoles = () => {
+  const { client } = useConnection()
+  return useLoaded(() => Client.run(client.roles.list({ urlParams: { orderBy: "name", pageSize: 200 } })), [])
+}
+
+const Mappings = ({ provider }: { readonly provider: IdentityProvider }) => {
+  const { client } = useConnection()
+  const roles = useRoles()
+  const [role, setRole] = useState("")
+  const roleChoices = roles.value?.roles ?? []
+  const list = useLoaded(
+    () =>
+      Client.run(client.externalGroupRoleMappings.list({
+        urlParams: { identityProviderUid: provider.uid, pageSize: 200 }
+      })),
+    [provider.uid]
+  )
+  const create = useAction((form: Record<string, string>) =>
+    Client.run(client.externalGroupRoleMappings.create({
+      path: { uid: provider.uid },
+      payload: { externalGroupId: form.externalGroupId ?? "", roleUid: role || roleChoices[0]?.uid || "" }
+    })).then(list.reload)
+  )
+  const remove = useAction((uid: string) =>
+    Client.run(client.externalGroupRoleMappings.delete({ path: { uid } })).then(list.reload)
+  )
+  const nameOf = (uid: string) => roleChoices.find((r) => r.uid === uid)?.name ?? uid
+  return (
+    <div>
+      <h4>Group mappings</h4>
+      <ErrorMessage error={list.error ?? remove.error} />
+      <Table
+        caption={`Group mappings of ${provider.name}`}
+        items={list.value?.externalGroupRoleMappings ?? []}
+        keyOf={(m) => m.uid}
+        empty={list.loading ? "Loading…" : "No group mappings."}
+        columns={[
+          ["Provider's group", (m) => m.externalGroupId],
+          ["Role", (m) => nameOf(m.roleUid)],
+          ["Actions", (m) => (
+            <DeleteButton
+              what="this mapping"
+              busy={remove.busy}
+              onDelete={() => void remove.start(m.uid)}
+            />
+          )]
+        ]}
+      />
+      <Form title="New group mapping" submit="Map" busy={create.busy} error={create.error} onSubmit={create.start}>
+        <Field label="Provider's group" name="externalGroupId" required autocomplete="off" />
+        <Choice
+          label="Role"
+          value={role}
+          options={roleChoices.map((r) => [r.uid, r.name] as const)}
+          onChange={setRole}
+        />
+      </Form>
+    </div>
+  )
+}
+
+const Scim = ({ provider }: { readonly provider: IdentityProvider }) => {
+  const { client } = useConnection()
+  const status = useLoaded(
+    () => Client.run(client.identityProviders.get({ path: { uid: provider.uid } })).then((p) => p.scim),
+    [provider.uid]
+  )
+  const [token, setToken] = useState<string | undefined>(undefined)
+  const toggle = useAction((enabled: boolean, etag: string) =>
+    Client.run(client.scimCredentials.setEnabled({ path: { uid: provider.uid }, payload: { enabled, etag } }))
+      .then(status.reload)
+  )
+  const generate = useAction(() =>
+    Client.run(client.scimCredentials.generate({ path: { uid: provider.uid }, payload: {} })).then((issued) => {
+      setToken(issued.token)
+      status.reload()
+    })
+  )
+  const scim = status.value
+  return (
+    <div>
+      <h4>SCIM provisioning</h4>
+      <ErrorMessage error={status.error ?? toggle.error ?? generate.error} />
+      {scim === undefined ? null : (
+        <>
+          <p>
+            {scim.enabled ? "On" : "Off"} · token {scim.credentialState.toLowerCase().replace(/_/g, " ")} · endpoint
+            {" "}
+            <code>{scim.endpointUrl}</code>
+          </p>
+          <div class="actions">
+            <button type="button" disabled={toggle.busy} onClick={() => void toggle.start(!scim.enabled, scim.etag)}>
+              {scim.enabled ? "Turn SCIM off" : "Turn SCIM on"}
+            </button>
+            {scim.credentialState === "NOT_ISSUED"
+              ? (
+                <button type="button" disabled={generate.busy} onClick={() => void generate.start()}>
+                  Generate a token
+                </button>
+              )
+              : null}
+          </div>
+        </>
+      )}
+      {token === undefined ? null : (
+        <div class="card notice" role="status">
+          <p>The SCIM token, shown this once: give it to the provider's SCIM client.</p>
+          <pre class="code" aria-label="SCIM token">{token}</pre>
+          <CopyButton text={token} label="Copy the token" />
+        </div>
+      )}
+    </div>
+  )
+}
+
+export const Providers = ({ group }: { readonly group: string }) => {
+  const { client } = useConnection()
+  const list = useLoaded(
+    () =>
+      Client.run(client.identityProviders.list({ urlParams: { childrenOf: group, orderBy: "name", pageSize: 200 } })),
+    [group]
+  )
+  const roles = useRoles()
+  const [role, setRole] = useState("")
+  const [open, setOpen] = useState<string | undefined>(undefined)
+  const roleChoices = roles.value?.roles ?? []
+  const create = useAction((form: Record<string, string>) =>
+    Client.run(client.identityProviders.create({
+      path: { uid: group },
+      payload: {
+        name: form.name ?? "",
+        description: form.description ?? "",
+        defaultRole: role || roleChoices[0]?.uid || "",
+        oidc: {
+          issuer: form.issuer ?? "",
+          clientId: form.clientId ?? "",
+          clientSecret: form.clientSecret ?? "",
+          ...(form.groupsClaim ? { groupsClaim: form.groupsClaim } : {})
+        }
+      }
+    })).then(list.reload)
+  )
+  const remove = useAction((uid: string) =>
+    Client.run(client.identityProviders.delete({ path: { uid } })).then(list.reload)
+  )
+  const providers = list.value?.identityProviders ?? []
+  return (
+    <div class="columns">
+      <div>
+        <h2>Identity providers</h2>
+        <ErrorMessage error={list.error ?? remove.error} />
+        <Table
+          caption="Identity providers of this group"
+          items={providers}
+          keyOf={(p) => p.uid}
+          empty={list.loading ? "Loading…" : "No identity providers here."}
+          columns={[
+            ["Name", (p) => p.name],
+            ["Issuer", (p) => p.oidc.issuer],
+            ["Manage", (p) => (
+              <button
+                type="button"
+                aria-expanded={open === p.uid}
+                onClick={() => setOpen(open === p.uid ? undefined : p.uid)}
+              >
+                Mappings and SCIM
+              </button>
+            )],
+            ["Actions", (p) => (
+              <DeleteButton
+                what={p.name}
+                busy={remove.busy}
+                onDelete={() => void remove.start(p.uid)}
+              />
+            )]
+          ]}
+        />
+        {providers.filter((p) => p.uid === open).map((p) => (
+          <section key={p.uid} class="card" aria-label={`${p.name}: mappings and SCIM`}>
+            <h3>{p.name}</h3>
+            <Mappings provider={p} />
+            <Scim provider={p} />
+          </section>
+        ))}
+      </div>
+      <Form
+        title="New identity provider"
+        submit="Create provider"
+        busy={create.busy}
+        error={create.error}
+        onSubmit={create.start}
+      >
+        <Field label="Name" name="name" required autocomplete="off" />
+        <Field label="Description" name="description" autocomplete="off" />
+        <Field label="Issuer" name="issuer" required autocomplete="off" placeholder="https://…" />
+        <Field label="Client id" name="clientId" required autocomplete="off" />
+        <Field label="Client secret" name="clientSecret" type="password" autocomplete="off" />
+        <Field
+          label="Groups claim"
+          name="groupsClaim"
+          autocomplete="off"
+          hint="The claim that lists a person's groups (optional)"
+        />
+        <ErrorMessage error={roles.error} />
+        <Choice
+          label="Default role"
+          value={role}
+          options={roleChoices.map((r) => [r.uid, r.name] as const)}
+          onChange={setRole}
+        />
+      </Form>
+    </div>
+  )
+}

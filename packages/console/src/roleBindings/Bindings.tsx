@@ -1,0 +1,109 @@
+/**
+ * Role bindings: those made in a group (an identity holding a role there and below), a form for a new one, and the
+ * table an identity's page shows too.
+ */
+import type { RoleBinding } from "@arbor/core/RoleBinding"
+import { useState } from "preact/hooks"
+import * as Client from "../Client.js"
+import { useConnection } from "../Connection.js"
+import * as Route from "../Route.js"
+import { Choice, DeleteButton, ErrorMessage, Field, Form, Table } from "../ui/components.js"
+import { useAction, useLoaded } from "../ui/hooks.js"
+
+/** Bindings as rows: who holds which role, and where or by whom (`show`). */
+export const BindingsTable = (props: {
+  readonly bindings: ReadonlyArray<RoleBinding>
+  readonly loading: boolean
+  readonly show: "group" | "identity"
+  readonly onDeleted: () => void
+}) => {
+  const { client } = useConnection()
+  const remove = useAction((uid: string) =>
+    Client.run(client.roleBindings.delete({ path: { uid } })).then(props.onDeleted)
+  )
+  return (
+    <>
+      <ErrorMessage error={remove.error} />
+      <Table
+        caption="Role bindings"
+        items={props.bindings}
+        keyOf={(b) => b.uid}
+        empty={props.loading ? "Loading…" : "No role bindings."}
+        columns={[
+          props.show === "identity"
+            ? ["Identity", (b) => <a href={Route.href({ _tag: "Identity", uid: b.identity.uid })}>{b.identity.name}</a>]
+            : ["Group", (b) => <a href={Route.href(Route.group(b.group.uid, "bindings"))}>{b.group.name}</a>],
+          ["Role", (b) => b.role.name],
+          ["Actions", (b) => (
+            <DeleteButton
+              what={`the binding of ${b.identity.name} to ${b.role.name}`}
+              busy={remove.busy}
+              onDelete={() => void remove.start(b.uid)}
+            />
+          )]
+        ]}
+      />
+    </>
+  )
+}
+
+export const Bindings = ({ group }: { readonly group: string }) => {
+  const { client } = useConnection()
+  const bindings = useLoaded(
+    () => Client.run(client.roleBindings.list({ urlParams: { group, pageSize: 200 } })),
+    [group]
+  )
+  const identities = useLoaded(
+    () => Client.run(client.identities.list({ urlParams: { childrenOf: group, orderBy: "name", pageSize: 200 } })),
+    [group]
+  )
+  const roles = useLoaded(() => Client.run(client.roles.list({ urlParams: { orderBy: "name", pageSize: 200 } })), [])
+  const [identity, setIdentity] = useState("")
+  const [role, setRole] = useState("")
+  const identityChoices = identities.value?.identities ?? []
+  const roleChoices = roles.value?.roles ?? []
+  const create = useAction((form: Record<string, string>) =>
+    Client.run(client.roleBindings.create({
+      path: { uid: group },
+      payload: {
+        identityUid: (form.identityUid ?? "").trim() || identity || identityChoices[0]?.uid || "",
+        roleUid: role || roleChoices[0]?.uid || ""
+      }
+    })).then(bindings.reload)
+  )
+  return (
+    <div class="columns">
+      <div>
+        <h2>Role bindings in this group</h2>
+        <ErrorMessage error={bindings.error} />
+        <BindingsTable
+          bindings={bindings.value?.roleBindings ?? []}
+          loading={bindings.loading}
+          show="identity"
+          onDeleted={bindings.reload}
+        />
+      </div>
+      <Form title="Bind a role" submit="Bind" busy={create.busy} error={create.error} onSubmit={create.start}>
+        <ErrorMessage error={roles.error} />
+        <Choice
+          label="Identity in this group"
+          value={identity}
+          options={identityChoices.map((i) => [i.uid, i.name] as const)}
+          onChange={setIdentity}
+        />
+        <Field
+          label="Or any identity's uid"
+          name="identityUid"
+          autocomplete="off"
+          hint="A person's uid, or an identity's in another group"
+        />
+        <Choice
+          label="Role"
+          value={role}
+          options={roleChoices.map((r) => [r.uid, r.name] as const)}
+          onChange={setRole}
+        />
+      </Form>
+    </div>
+  )
+}

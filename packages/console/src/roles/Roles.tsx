@@ -1,0 +1,90 @@
+/**
+ * Roles: the built-in ones and those made in a group, and a form for a new one whose capabilities are picked from
+ * every capability the engine knows, by the resource they act on.
+ */
+import * as Capability from "@arbor/core/Capability"
+import * as Client from "../Client.js"
+import { useConnection } from "../Connection.js"
+import { DeleteButton, ErrorMessage, Field, Form, Table } from "../ui/components.js"
+import { useAction, useLoaded } from "../ui/hooks.js"
+
+/** Every capability, by what it acts on (`groups.list` under `groups`). */
+const byResource: ReadonlyArray<readonly [string, ReadonlyArray<Capability.Capability>]> = [
+  ...Capability.all.reduce((groups, capability) => {
+    const resource = capability.slice(0, capability.lastIndexOf("."))
+    groups.set(resource, [...(groups.get(resource) ?? []), capability])
+    return groups
+  }, new Map<string, ReadonlyArray<Capability.Capability>>())
+]
+
+export const Roles = ({ group }: { readonly group: string }) => {
+  const { client } = useConnection()
+  const custom = useLoaded(
+    () => Client.run(client.roles.list({ urlParams: { childrenOf: group, orderBy: "name", pageSize: 200 } })),
+    [group]
+  )
+  const builtIn = useLoaded(
+    () => Client.run(client.roles.list({ urlParams: { inRoot: true, orderBy: "name", pageSize: 200 } })),
+    []
+  )
+  const create = useAction((form: Record<string, string>) =>
+    Client.run(client.roles.create({
+      path: { uid: group },
+      payload: {
+        name: form.name ?? "",
+        description: form.description ?? "",
+        capabilities: Capability.all.filter((c) => form[`capability:${c}`] === "on")
+      }
+    })).then(custom.reload)
+  )
+  const remove = useAction((uid: string) => Client.run(client.roles.delete({ path: { uid } })).then(custom.reload))
+  return (
+    <div class="columns">
+      <div>
+        <h2>Roles made here</h2>
+        <ErrorMessage error={custom.error ?? remove.error} />
+        <Table
+          caption="Roles made in this group"
+          items={custom.value?.roles ?? []}
+          keyOf={(r) => r.uid}
+          empty={custom.loading ? "Loading…" : "No custom roles here."}
+          columns={[
+            ["Name", (r) => r.name],
+            ["Capabilities", (r) => r.capabilities.join(", ")],
+            ["Actions", (r) => (
+              <DeleteButton
+                what={r.name}
+                busy={remove.busy}
+                onDelete={() => void remove.start(r.uid)}
+              />
+            )]
+          ]}
+        />
+        <h2>Built-in roles</h2>
+        <ErrorMessage error={builtIn.error} />
+        <Table
+          caption="Built-in roles"
+          items={builtIn.value?.roles ?? []}
+          keyOf={(r) => r.uid}
+          empty={builtIn.loading ? "Loading…" : "None."}
+          columns={[["Name", (r) => r.name], ["Description", (r) => r.description]]}
+        />
+      </div>
+      <Form title="New role" submit="Create role" busy={create.busy} error={create.error} onSubmit={create.start}>
+        <Field label="Name" name="name" required autocomplete="off" />
+        <Field label="Description" name="description" autocomplete="off" />
+        {byResource.map(([resource, capabilities]) => (
+          <fieldset key={resource} class="capabilities">
+            <legend>{resource}</legend>
+            {capabilities.map((c) => (
+              <label key={c} class="check">
+                <input type="checkbox" name={`capability:${c}`} />
+                {c.slice(resource.length + 1)}
+              </label>
+            ))}
+          </fieldset>
+        ))}
+      </Form>
+    </div>
+  )
+}

@@ -1,0 +1,71 @@
+/**
+ * Signing in: through the server's provider (the server runs the flow and hands the console its token), or by
+ * pasting an API token (`arbor auth token`, a workload's, the bootstrap token).
+ */
+import { useState } from "preact/hooks"
+import * as Session from "../Session.js"
+import { ErrorMessage, Field } from "../ui/components.js"
+
+export const SignIn = (props: {
+  readonly error: string | undefined
+  readonly onSignedIn: (session: Session.Session) => void
+}) => {
+  const [error, setError] = useState(props.error)
+  return (
+    <main id="main" class="sign-in">
+      <h1>Sign in to Arbor</h1>
+      <ErrorMessage error={error} />
+      <form
+        class="card"
+        aria-label="Sign in with your identity provider"
+        onSubmit={(e) => {
+          e.preventDefault()
+          // A navigation, not a form submission: the policy's form-action would refuse the provider's redirect.
+          const invite = String(new FormData(e.currentTarget).get("invite") ?? "").trim()
+          location.assign(`/oauth?${new URLSearchParams({ exit: "console", ...(invite === "" ? {} : { invite }) })}`)
+        }}
+      >
+        <h2>With your identity provider</h2>
+        <p>Sign in through the provider this server trusts; you come back here signed in.</p>
+        <Field
+          label="Invite code"
+          name="invite"
+          autocomplete="off"
+          spellcheck={false}
+          hint="If someone invited you: their code binds you to the role they chose (optional)."
+        />
+        <button type="submit" class="primary">Sign in</button>
+      </form>
+      <form
+        class="card"
+        aria-label="Sign in with an API token"
+        onSubmit={(e) => {
+          e.preventDefault()
+          const token = String(new FormData(e.currentTarget).get("token") ?? "")
+          const session = Session.fromToken(token)
+          if (typeof session === "string") return setError(session)
+          Session.save(session)
+          props.onSignedIn(session)
+        }}
+      >
+        <h2>With an API token</h2>
+        <div class="field">
+          <label for="token">API token</label>
+          <textarea
+            id="token"
+            name="token"
+            rows={4}
+            required
+            autocomplete="off"
+            spellcheck={false}
+            aria-describedby="token-hint"
+          />
+          <small id="token-hint">
+            For example what <code>arbor auth token</code> prints. It stays in this tab only.
+          </small>
+        </div>
+        <button type="submit" class="primary">Use this token</button>
+      </form>
+    </main>
+  )
+}

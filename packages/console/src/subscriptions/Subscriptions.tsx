@@ -1,0 +1,49 @@
+/** A group's webhook subscriptions: each receives, as signed CloudEvents, every change of the group and below it. */
+import * as Client from "../Client.js"
+import { useConnection } from "../Connection.js"
+import { DeleteButton, ErrorMessage, Field, Form, Table, Time } from "../ui/components.js"
+import { useAction, useLoaded } from "../ui/hooks.js"
+
+export const Subscriptions = ({ group }: { readonly group: string }) => {
+  const { client } = useConnection()
+  const list = useLoaded(
+    () => Client.run(client.subscriptions.list({ urlParams: { childrenOf: group, pageSize: 200 } })),
+    [group]
+  )
+  const create = useAction((form: Record<string, string>) =>
+    Client.run(client.subscriptions.create({ path: { uid: group }, payload: { sink: form.sink ?? "" } })).then(
+      list.reload
+    )
+  )
+  const remove = useAction((uid: string) =>
+    Client.run(client.subscriptions.delete({ path: { uid } })).then(list.reload)
+  )
+  return (
+    <div class="columns">
+      <div>
+        <h2>Subscriptions</h2>
+        <ErrorMessage error={list.error ?? remove.error} />
+        <Table
+          caption="Subscriptions of this group"
+          items={list.value?.subscriptions ?? []}
+          keyOf={(s) => s.uid}
+          empty={list.loading ? "Loading…" : "No subscriptions."}
+          columns={[
+            ["Sink", (s) => <code>{s.sink}</code>],
+            ["Since", (s) => <Time at={s.createTime} />],
+            ["Actions", (s) => (
+              <DeleteButton
+                what={`the subscription to ${s.sink}`}
+                busy={remove.busy}
+                onDelete={() => void remove.start(s.uid)}
+              />
+            )]
+          ]}
+        />
+      </div>
+      <Form title="New subscription" submit="Subscribe" busy={create.busy} error={create.error} onSubmit={create.start}>
+        <Field label="Sink" name="sink" type="url" required autocomplete="off" placeholder="https://…" />
+      </Form>
+    </div>
+  )
+}

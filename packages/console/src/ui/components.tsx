@@ -1,0 +1,154 @@
+/** The console's small set of building blocks: messages, forms, tables, buttons. */
+import type { ComponentChildren, InputHTMLAttributes } from "preact"
+import { useId, useState } from "preact/hooks"
+
+/** The API's refusal, read out by screen readers as it appears. */
+export const ErrorMessage = ({ error }: { readonly error: string | undefined }) =>
+  error === undefined ? null : <p class="error" role="alert">{error}</p>
+
+/** A labelled input; its hint describes it (read after its name), never names it. */
+export const Field = (
+  props: {
+    readonly label: string
+    readonly hint?: string
+  } & InputHTMLAttributes<HTMLInputElement>
+) => {
+  const { hint, label, ...input } = props
+  const id = useId()
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <input id={id} aria-describedby={hint === undefined ? undefined : `${id}-hint`} {...input} />
+      {hint === undefined ? null : <small id={`${id}-hint`}>{hint}</small>}
+    </div>
+  )
+}
+
+/** A labelled choice among options (value and what a person reads). */
+export const Choice = (props: {
+  readonly label: string
+  readonly value: string
+  readonly options: ReadonlyArray<readonly [string, string]>
+  readonly onChange: (value: string) => void
+}) => {
+  const id = useId()
+  return (
+    <div class="field">
+      <label for={id}>{props.label}</label>
+      <select
+        id={id}
+        value={props.value}
+        onChange={(e) => props.onChange((e.currentTarget as HTMLSelectElement).value)}
+      >
+        {props.options.map(([value, text]) => <option key={value} value={value}>{text}</option>)}
+      </select>
+    </div>
+  )
+}
+
+/**
+ * A form that runs `onSubmit` with its fields' values, shows the API's refusal, and is busy meanwhile; emptied once
+ * it succeeded.
+ */
+export const Form = (props: {
+  readonly title: string
+  readonly submit: string
+  readonly busy: boolean
+  readonly error: string | undefined
+  readonly onSubmit: (values: Record<string, string>) => Promise<boolean>
+  /** Keep what was typed after a success (a form asked again and again). */
+  readonly keep?: boolean
+  readonly children: ComponentChildren
+}) => (
+  <form
+    class="card"
+    aria-label={props.title}
+    onSubmit={(e) => {
+      e.preventDefault()
+      const form = e.currentTarget
+      const data = new FormData(form)
+      props.onSubmit(Object.fromEntries([...data.entries()].map(([k, v]) => [k, String(v)]))).then((done) =>
+        done && props.keep !== true && form.reset()
+      )
+    }}
+  >
+    <h3>{props.title}</h3>
+    {props.children}
+    <ErrorMessage error={props.error} />
+    <button type="submit" class="primary" disabled={props.busy}>{props.busy ? "Working…" : props.submit}</button>
+  </form>
+)
+
+/** A table with a caption (its accessible name) and a row per item. */
+export function Table<A>(props: {
+  readonly caption: string
+  readonly columns: ReadonlyArray<readonly [string, (item: A) => ComponentChildren]>
+  readonly items: ReadonlyArray<A>
+  readonly empty: string
+  readonly keyOf: (item: A) => string
+}) {
+  return props.items.length === 0 ? <p class="empty">{props.empty}</p> : (
+    <div class="table">
+      <table>
+        <caption>{props.caption}</caption>
+        <thead>
+          <tr>{props.columns.map(([name]) => <th key={name} scope="col">{name}</th>)}</tr>
+        </thead>
+        <tbody>
+          {props.items.map((item) => (
+            <tr key={props.keyOf(item)}>
+              {props.columns.map(([name, cell]) => <td key={name} data-label={name}>{cell(item)}</td>)}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  )
+}
+
+/** Copies `text` to the clipboard, saying so. */
+export const CopyButton = ({ text, label }: { readonly text: string; readonly label: string }) => {
+  const [copied, setCopied] = useState(false)
+  return (
+    <button
+      type="button"
+      onClick={() =>
+        navigator.clipboard.writeText(text).then(() => {
+          setCopied(true)
+          setTimeout(() => setCopied(false), 2000)
+        })}
+    >
+      {copied ? "Copied" : label}
+    </button>
+  )
+}
+
+/** A delete button that asks first. */
+export const DeleteButton = (props: {
+  readonly what: string
+  readonly onDelete: () => void
+  readonly busy?: boolean
+}) => (
+  <button
+    type="button"
+    class="danger"
+    disabled={props.busy}
+    aria-label={`Delete ${props.what}`}
+    onClick={() => {
+      if (confirm(`Delete ${props.what}?`)) props.onDelete()
+    }}
+  >
+    Delete
+  </button>
+)
+
+/** A uid, shortened for reading, whole for copying and screen readers. */
+export const Uid = ({ uid }: { readonly uid: string }) => (
+  <code class="uid" title={uid}>{uid.length > 24 ? `…${uid.slice(-16)}` : uid}</code>
+)
+
+/** A time as the person's locale shows it. */
+export const Time = ({ at }: { readonly at: { readonly epochMillis: number } | undefined }) =>
+  at === undefined
+    ? null
+    : <time dateTime={new Date(at.epochMillis).toISOString()}>{new Date(at.epochMillis).toLocaleString()}</time>

@@ -1,0 +1,56 @@
+/** State that comes from the API: loaded when the component mounts (and again on `reload`), with its error. */
+import { useCallback, useEffect, useState } from "preact/hooks"
+
+/** A value being loaded: `value` once it is, `error` (the API's message) when it failed. */
+export interface Loaded<A> {
+  readonly value: A | undefined
+  readonly error: string | undefined
+  readonly loading: boolean
+  readonly reload: () => void
+}
+
+/** Loads `load()` now and whenever `deps` change or `reload` is called; the last answer wins. */
+export const useLoaded = <A>(load: () => Promise<A>, deps: ReadonlyArray<unknown>): Loaded<A> => {
+  const [state, setState] = useState<{ value: A | undefined; error: string | undefined; loading: boolean }>({
+    value: undefined,
+    error: undefined,
+    loading: true
+  })
+  const [round, setRound] = useState(0)
+  useEffect(() => {
+    let current = true
+    setState((s) => ({ ...s, loading: true }))
+    load().then(
+      (value) => current && setState({ value, error: undefined, loading: false }),
+      (error: unknown) =>
+        current &&
+        setState({ value: undefined, error: error instanceof Error ? error.message : String(error), loading: false })
+    )
+    return () => {
+      current = false
+    }
+  }, [...deps, round])
+  const reload = useCallback(() => setRound((r) => r + 1), [])
+  return { ...state, reload }
+}
+
+/** An action a person starts (a form's submit, a delete): busy while it runs, its error kept until the next try. */
+export const useAction = <Args extends ReadonlyArray<unknown>>(act: (...args: Args) => Promise<unknown>) => {
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState<string | undefined>(undefined)
+  /** Runs the action; true when it succeeded. */
+  const start = async (...args: Args): Promise<boolean> => {
+    setBusy(true)
+    setError(undefined)
+    try {
+      await act(...args)
+      return true
+    } catch (e) {
+      setError(e instanceof Error ? e.message : String(e))
+      return false
+    } finally {
+      setBusy(false)
+    }
+  }
+  return { busy, error, start }
+}

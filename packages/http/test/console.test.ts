@@ -1,0 +1,251 @@
+/**
+ * The console in a real browser (Debian's `chromium` through `playwright-core`, as the sign-in tests drive it): a
+ * person invited to an organization signs in through a real OpenID provider (`oidc-provider`), creates a folder and
+ * an identity (with the GitHub Actions builder), binds a role and sees the binding, sees an audit entry arrive live
+ * and runs an access check that explains itself. Every page is scanned with `axe-core` (no serious or critical
+ * violation), none breaks the Content-Security-Policy, and each is kept as a screenshot at 1280 and 390 px under
+ * `packages/http/test-results/console/`. Without Chromium the tests are skipped, except in CI.
+ */
+import { GroupInvites, Groups, Principal, Role } from "@arbor/core"
+import axe from "axe-core"
+import * as Effect from "effect/Effect"
+import { execFileSync } from "node:child_process"
+import { mkdirSync } from "node:fs"
+import { join } from "node:path"
+import { type Browser as Chromium, chromium, type Page } from "playwright-core"
+import { afterAll, assert, beforeAll, describe, it } from "vitest"
+import { freePort, loginWith, startProvider, startServer } from "./signInSupport.js"
+
+const executable = (() => {
+  if (process.env.ARBOR_CHROMIUM) return process.env.ARBOR_CHROMIUM
+  try {
+    return execFileSync("sh", ["-c", "command -v chromium || command -v chromium-browser"], { encoding: "utf8" }).trim()
+  } catch {
+    return undefined
+  }
+})()
+if (executable === undefined && process.env.CI) throw new Error("Chromium is required in CI; .ci/run installs it")
+
+const screenshots = join(import.meta.dirname, "..", "test-results", "console")
+
+let provider: Awaited<ReturnType<typeof startProvider>>
+let server: Awaited<ReturnType<typeof startServer>>
+let browser: Chromium
+let invite: { readonly code: string; readonly org: string }
+
+beforeAll(async () => {
+  if (executable === undefined) return
+  mkdirSync(screenshots, { recursive: true })
+  const port = await freePort()
+  provider = await startProvider(`http://127.0.0.1:${port}/oauth/callback`)
+  server = await startServer(port, { login: loginWith(provider) })
+  invite = await server.runtime.runPromise(Effect.gen(function*() {
+    const org = yield* (yield* Groups.Groups).createRoot(Principal.system, { name: "acme" })
+    const created = yield* (yield* GroupInvites.GroupInvites).create(Principal.system, org.uid, {
+      roleUid: Role.builtInByName("owner")!.uid
+    })
+    return { code: created.code!, org: org.uid }
+  }))
+  browser = await chromium.launch({
+    executablePath: executable,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
+    ]
+  })
+}, 60_000)
+
+afterAll(async () => {
+  await browser?.close()
+  await server?.close()
+  await provider?.close()
+})
+
+/** A page in a fresh context, at a desktop's or a phone's size, which keeps what the CSP refused. */
+const open = async (width: 1280 | 390) => {
+  const context = await browser.newContext(
+    width === 390
+      ? { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true }
+      : { viewport: { width: 1280, height: 900 } }
+  )
+  const page = await context.newPage()
+  const refused: Array<string> = []
+  page.on("console", (m) => /Content Security Policy|Refused to/.test(m.text()) && refused.push(m.text()))
+  page.on("dialog", (dialog) => void dialog.accept())
+  return { page, refused }
+}
+
+/** Serious or critical accessibility violations on the page as it stands, by rule and element. */
+const violations = async (page: Page): Promise<ReadonlyArray<string>> => {
+  // Evaluated through the DevTools protocol, which the page's CSP does not govern (it would refuse a script tag).
+  await page.evaluate(axe.source)
+  const results = await page.evaluate<axe.AxeResults>("axe.run(document, { resultTypes: ['violations'] })")
+  return results.violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .flatMap((v) => v.nodes.map((n) => `${v.id} (${v.impact}): ${n.target.join(" ")}: ${n.failureSummary ?? ""}`))
+}
+
+/** Checks the page (accessibility, CSP, no page wider than the screen) and keeps its screenshot. */
+const look = async (page: Page, refused: ReadonlyArray<string>, name: string, width: number) => {
+  await page.screenshot({ path: join(screenshots, `${name}-${width}.png`), fullPage: true })
+  assert.deepStrictEqual(await violations(page), [], name)
+  assert.deepStrictEqual(refused, [], name)
+  const overflow = await page.evaluate<number>(
+    "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+  )
+  assert.isAtMost(overflow, 0, `${name} is wider than the screen`)
+}
+
+/** Signs in at the provider's development pages: any login, then consent. */
+const atProvider = async (page: Page, login: string) => {
+  await page.waitForURL((url) => url.origin === provider.issuer)
+  await page.fill("input[name=login]", `sub-${login}`)
+  await page.fill("input[name=password]", "any")
+  await page.click("button[type=submit]")
+  await page.click("button[type=submit]:has-text('Continue')")
+}
+
+/**
+ * Waits until `expression` is true in the page: evaluated through the DevTools protocol, as the policy refuses the
+ * string evaluation of `waitForFunction`.
+ */
+const until = async (page: Page, expression: string) => {
+  for (let i = 0; i < 200; i++) {
+    if (await page.evaluate<boolean>(expression)) return
+    await new Promise((resume) => setTimeout(resume, 50))
+  }
+  throw new Error(`never true: ${expression}`)
+}
+
+/** The token the console holds for the signed-in person. */
+const tokenOf = (page: Page) => page.evaluate<string>("sessionStorage.getItem('arbor.console.token')")
+
+describe.skipIf(executable === undefined)("the console in Chromium", { timeout: 120_000 }, () => {
+  it("a browser at the server's address is sent to the console, served with a strict policy", async () => {
+    const { page } = await open(1280)
+    const response = await page.goto(server.url)
+    assert.strictEqual(new URL(page.url()).pathname, "/console/")
+    const policy = response!.headers()["content-security-policy"] ?? ""
+    assert.include(policy, "default-src 'none'")
+    assert.include(policy, "script-src 'self'")
+    assert.notInclude(policy, "unsafe")
+    await page.getByRole("heading", { name: "Sign in to Arbor" }).waitFor()
+    await page.context().close()
+  })
+
+  for (const width of [1280, 390] as const) {
+    it(`walks through signing in, a folder, an identity, a binding, the audit trail and a check (${width} px)`, async () => {
+      const { page, refused } = await open(width)
+      await page.goto(`${server.url}/console/`)
+      await look(page, refused, "sign-in", width)
+
+      // Signing in with the invite to acme: the person comes back signed in, an owner of acme.
+      await page.getByLabel("Invite code").fill(invite.code)
+      await page.getByRole("button", { name: "Sign in", exact: true }).click()
+      await atProvider(page, `ada${width}`)
+      await page.waitForURL((url) => url.pathname === "/console/")
+      await page.getByRole("heading", { name: "Hierarchy" }).waitFor()
+      assert.notInclude(page.url(), "token=", "the token left the address bar")
+      await page.getByRole("link", { name: "acme" }).waitFor()
+      await look(page, refused, "hierarchy", width)
+
+      // A folder, made on the organization's page, appears in its tree.
+      await page.getByRole("link", { name: "acme" }).click()
+      await page.getByRole("heading", { name: "acme" }).waitFor()
+      const folder = `platform-${width}`
+      const newFolder = page.getByRole("form", { name: "New folder" })
+      await newFolder.getByLabel("Name").fill(folder)
+      await newFolder.getByRole("button", { name: "Create folder" }).click()
+      await page.getByRole("link", { name: folder }).waitFor()
+      await look(page, refused, "group-folders", width)
+
+      // An identity for a GitHub Actions workflow, in the folder.
+      await page.getByRole("link", { name: folder }).click()
+      await page.getByRole("heading", { name: folder }).waitFor()
+      await page.getByRole("link", { name: "Identities" }).click()
+      const newIdentity = page.getByRole("form", { name: "New identity" })
+      await newIdentity.getByLabel("Name", { exact: true }).fill("deployer")
+      await newIdentity.getByLabel("Repository").fill("acme/app")
+      await newIdentity.getByLabel("Branch").fill("main")
+      assert.include(
+        await page.getByLabel("Claim match").textContent(),
+        "repo:acme/app:ref:refs/heads/main"
+      )
+      await newIdentity.getByRole("button", { name: "Create identity" }).click()
+      await page.getByRole("link", { name: "deployer" }).waitFor()
+      await look(page, refused, "group-identities", width)
+
+      // A bad name gets the API's message, and nothing is made.
+      await newIdentity.getByLabel("Name", { exact: true }).fill("Not A Name!")
+      await newIdentity.getByRole("button", { name: "Create identity" }).click()
+      await newIdentity.getByRole("alert").waitFor()
+      assert.match(await newIdentity.getByRole("alert").textContent() ?? "", /name/i)
+
+      // The identity bound to viewer in the folder: the binding is listed.
+      await page.getByRole("link", { name: "Role bindings" }).click()
+      const bind = page.getByRole("form", { name: "Bind a role" })
+      await bind.getByLabel("Identity in this group").selectOption({ label: "deployer" })
+      await bind.getByLabel("Role").selectOption({ label: "viewer" })
+      await bind.getByRole("button", { name: "Bind" }).click()
+      const bindings = page.getByRole("table", { name: "Role bindings" })
+      await bindings.getByRole("link", { name: "deployer" }).waitFor()
+      assert.include(await bindings.textContent(), "viewer")
+      await look(page, refused, "group-bindings", width)
+      const folderUid = decodeURIComponent(new URL(page.url()).hash.split("/")[2]!)
+      const deployerHref = await bindings.getByRole("link", { name: "deployer" }).getAttribute("href")
+      const deployer = decodeURIComponent(deployerHref!.split("/")[2]!)
+
+      // The other sections of the group, each scanned.
+      for (const section of ["Roles", "Invites", "Identity providers", "Subscriptions"]) {
+        await page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name: section }).click()
+        await page.getByRole("heading", { level: 2 }).first().waitFor()
+        // Loaded: nothing says "Loading…", and every choice has its options (the roles).
+        await until(
+          page,
+          "!document.body.textContent.includes('Loading…') && !document.querySelector('select:not(:has(option))')"
+        )
+        await look(page, refused, `group-${section.toLowerCase().replace(/ /g, "-")}`, width)
+      }
+
+      // The identity's page lists its binding.
+      await page.goto(`${server.url}/console/#/identities/${encodeURIComponent(deployer)}`)
+      await page.getByRole("heading", { name: "deployer" }).waitFor()
+      await page.getByRole("table", { name: "Role bindings" }).getByText("viewer").waitFor()
+      await look(page, refused, "identity", width)
+
+      // The audit trail, live: a change made elsewhere arrives without a reload.
+      await page.getByRole("link", { name: "Audit trail", exact: true }).click()
+      await page.getByRole("heading", { name: "Audit trail" }).waitFor()
+      await page.getByText(/^Live:/).waitFor()
+      const trail = page.getByRole("table", { name: "Audit trail, newest first" })
+      await trail.getByText("rolebindings created").first().waitFor()
+      const elsewhere = await fetch(`${server.url}/iam/v2beta1/groups/${folderUid}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${await tokenOf(page)}`, "content-type": "application/json" },
+        body: JSON.stringify({ name: "made-elsewhere" })
+      })
+      assert.strictEqual(elsewhere.status, 200)
+      const made = ((await elsewhere.json()) as { uid: string }).uid
+      await page.getByText("(1 so far)").waitFor()
+      await trail.locator(`[title="${made}"]`).waitFor()
+      await look(page, refused, "audit", width)
+
+      // An access check: the deployer may list groups in the folder, because of its viewer binding there.
+      await page.getByRole("link", { name: "Access check" }).click()
+      const check = page.getByRole("form", { name: "May this identity do that here?" })
+      await check.getByLabel("Identity (uid)").fill(deployer)
+      await check.getByLabel("Capability").selectOption("groups.list")
+      await check.getByLabel("Resource (uid)").fill(folderUid)
+      await check.getByRole("button", { name: "Check" }).click()
+      await page.getByRole("heading", { name: "Allowed" }).waitFor()
+      assert.include(await page.locator(".decision").textContent(), "A role binding")
+      await check.getByLabel("Capability").selectOption("groups.delete")
+      await check.getByRole("button", { name: "Check" }).click()
+      await page.getByRole("heading", { name: "Denied" }).waitFor()
+      await look(page, refused, "access", width)
+      await page.context().close()
+    })
+  }
+})
