@@ -12,6 +12,7 @@ export const sections = [
   ["roles", "Roles"],
   ["invites", "Invites"],
   ["providers", "Identity providers"],
+  ["accounts", "Cloud accounts"],
   ["subscriptions", "Subscriptions"]
 ] as const
 

@@ -9,22 +9,12 @@
 import { GroupInvites, Groups, Principal, Role } from "@arbor/core"
 import axe from "axe-core"
 import * as Effect from "effect/Effect"
-import { execFileSync } from "node:child_process"
 import { mkdirSync } from "node:fs"
 import { join } from "node:path"
-import { type Browser as Chromium, chromium, type Page } from "playwright-core"
+import type { Browser as Chromium, Page } from "playwright-core"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
+import { atProvider, executable, launch } from "./chromium.js"
 import { freePort, loginWith, startProvider, startServer } from "./signInSupport.js"
-
-const executable = (() => {
-  if (process.env.ARBOR_CHROMIUM) return process.env.ARBOR_CHROMIUM
-  try {
-    return execFileSync("sh", ["-c", "command -v chromium || command -v chromium-browser"], { encoding: "utf8" }).trim()
-  } catch {
-    return undefined
-  }
-})()
-if (executable === undefined && process.env.CI) throw new Error("Chromium is required in CI; .ci/run installs it")
 
 const screenshots = join(import.meta.dirname, "..", "test-results", "console")
 
@@ -46,15 +36,7 @@ beforeAll(async () => {
     })
     return { code: created.code!, org: org.uid }
   }))
-  browser = await chromium.launch({
-    executablePath: executable,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
-    ]
-  })
+  browser = await launch()
 }, 60_000)
 
 afterAll(async () => {
@@ -98,15 +80,6 @@ const look = async (page: Page, refused: ReadonlyArray<string>, name: string, wi
   assert.isAtMost(overflow, 0, `${name} is wider than the screen`)
 }
 
-/** Signs in at the provider's development pages: any login, then consent. */
-const atProvider = async (page: Page, login: string) => {
-  await page.waitForURL((url) => url.origin === provider.issuer)
-  await page.fill("input[name=login]", `sub-${login}`)
-  await page.fill("input[name=password]", "any")
-  await page.click("button[type=submit]")
-  await page.click("button[type=submit]:has-text('Continue')")
-}
-
 /**
  * Waits until `expression` is true in the page: evaluated through the DevTools protocol, as the policy refuses the
  * string evaluation of `waitForFunction`.
@@ -144,7 +117,7 @@ describe.skipIf(executable === undefined)("the console in Chromium", { timeout: 
       // Signing in with the invite to acme: the person comes back signed in, an owner of acme.
       await page.getByLabel("Invite code").fill(invite.code)
       await page.getByRole("button", { name: "Sign in", exact: true }).click()
-      await atProvider(page, `ada${width}`)
+      await atProvider(page, provider.issuer, `ada${width}`)
       await page.waitForURL((url) => url.pathname === "/console/")
       await page.getByRole("heading", { name: "Hierarchy" }).waitFor()
       assert.notInclude(page.url(), "token=", "the token left the address bar")
@@ -198,7 +171,7 @@ describe.skipIf(executable === undefined)("the console in Chromium", { timeout: 
       const deployer = decodeURIComponent(deployerHref!.split("/")[2]!)
 
       // The other sections of the group, each scanned.
-      for (const section of ["Roles", "Invites", "Identity providers", "Subscriptions"]) {
+      for (const section of ["Roles", "Invites", "Identity providers", "Cloud accounts", "Subscriptions"]) {
         await page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name: section }).click()
         await page.getByRole("heading", { level: 2 }).first().waitFor()
         // Loaded: nothing says "Loading…", and every choice has its options (the roles).
@@ -208,6 +181,17 @@ describe.skipIf(executable === undefined)("the console in Chromium", { timeout: 
         )
         await look(page, refused, `group-${section.toLowerCase().replace(/ /g, "-")}`, width)
       }
+
+      // An invite to the folder: its code is shown once, with a button that copies it.
+      await page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name: "Invites" }).click()
+      const newInvite = page.getByRole("form", { name: "New invite" })
+      await newInvite.getByLabel("Role").selectOption({ label: "viewer" })
+      await newInvite.getByRole("button", { name: "Create invite" }).click()
+      const code = await page.getByLabel("Invite code").textContent()
+      assert.isAbove(code?.length ?? 0, 20)
+      await page.getByRole("button", { name: "Copy the code" }).waitFor()
+      await page.getByRole("table", { name: "Invites to this group" }).getByText("viewer").waitFor()
+      assert.notInclude(await page.getByRole("table", { name: "Invites to this group" }).textContent(), code!)
 
       // The identity's page lists its binding.
       await page.goto(`${server.url}/console/#/identities/${encodeURIComponent(deployer)}`)

@@ -5,22 +5,12 @@
  * saved as a screenshot under `packages/http/test-results/sign-in/`. Without Chromium the tests are skipped, except
  * in CI (`CI` set), where `.ci/run` installs it and its absence fails.
  */
-import { execFileSync } from "node:child_process"
 import { mkdirSync } from "node:fs"
 import { join } from "node:path"
-import { type Browser as Chromium, chromium, type Page } from "playwright-core"
+import type { Browser as Chromium, Page } from "playwright-core"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
+import { atProvider, executable, launch } from "./chromium.js"
 import { freePort, loginWith, postForm, startCallback, startProvider, startServer } from "./signInSupport.js"
-
-const executable = (() => {
-  if (process.env.ARBOR_CHROMIUM) return process.env.ARBOR_CHROMIUM
-  try {
-    return execFileSync("sh", ["-c", "command -v chromium || command -v chromium-browser"], { encoding: "utf8" }).trim()
-  } catch {
-    return undefined
-  }
-})()
-if (executable === undefined && process.env.CI) throw new Error("Chromium is required in CI; .ci/run installs it")
 
 const screenshots = join(import.meta.dirname, "..", "test-results", "sign-in")
 
@@ -36,16 +26,7 @@ beforeAll(async () => {
   provider = await startProvider(`http://127.0.0.1:${port}/oauth/callback`)
   server = await startServer(port, { login: loginWith(provider) })
   callback = await startCallback()
-  browser = await chromium.launch({
-    executablePath: executable,
-    // Loopback only: no other name resolves (the provider's development pages link a web font), no background calls.
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
-    ]
-  })
+  browser = await launch()
 }, 60_000)
 
 afterAll(async () => {
@@ -71,23 +52,13 @@ const open = async (phone = false) => {
 
 const shot = (page: Page, name: string) => page.screenshot({ path: join(screenshots, `${name}.png`), fullPage: true })
 
-/** Signs in at the provider's development pages: any login, then consent. */
-const atProvider = async (page: Page, login: string) => {
-  await page.waitForURL((url) => url.origin === provider.issuer)
-  await page.fill("input[name=login]", `sub-${login}`)
-  await page.fill("input[name=password]", "any")
-  await page.click("button[type=submit]")
-  // The consent page follows the login page; its button says Continue.
-  await page.click("button[type=submit]:has-text('Continue')")
-}
-
 // A real browser's first pages take seconds on a loaded machine: each test gets 30.
 describe.skipIf(executable === undefined)("signing in with Chromium", { timeout: 30_000 }, () => {
   it("the browser flow lands on the loopback callback with a token", async () => {
     const { page } = await open()
     const params = new URLSearchParams({ exit: "redirect", redirect: callback.url, create_refresh_token: "true" })
     await page.goto(`${server.url}/oauth?${params}`)
-    await atProvider(page, "ada")
+    await atProvider(page, provider.issuer, "ada")
     await page.waitForURL((url) => url.href.startsWith(callback.url))
     await shot(page, "browser-flow-callback")
     const landed = callback.seen.filter((url) => url.pathname === "/callback").at(-1)!
@@ -142,7 +113,7 @@ describe.skipIf(executable === undefined)("signing in with Chromium", { timeout:
     assert.include(await page.locator("main").textContent(), `A device asks to be signed in to ${host}.`)
     await shot(page, "device-confirm-code")
     await page.click("button[value=approve]")
-    await atProvider(page, "hopper")
+    await atProvider(page, provider.issuer, "hopper")
     await page.waitForURL((url) => url.origin === server.url && url.pathname === "/oauth/callback")
     assert.strictEqual(await page.locator("h1").textContent(), "Signed in")
     // And which account was signed in.

@@ -664,7 +664,8 @@ describe("token exchange refuses", () => {
     }).pipe(Effect.provide(server)))
 })
 
-describe("token exchange fetches nothing a caller could aim inside", () => {
+// Each refusal is held to the denial floor: a test of a dozen refusals outlasts vitest's default 5 s on a loaded machine.
+describe("token exchange fetches nothing a caller could aim inside", { timeout: 30_000 }, () => {
   /** A loopback server standing for an internal service: counts every connection it receives. */
   const internalService = Effect.acquireRelease(
     Effect.async<{ readonly port: number; readonly connections: () => number; readonly server: Server }>((resume) => {

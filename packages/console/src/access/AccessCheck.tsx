@@ -7,17 +7,17 @@ import * as Capability from "@arbor/core/Capability"
 import { useState } from "preact/hooks"
 import * as Client from "../Client.js"
 import { useConnection } from "../Connection.js"
+import { useRoleChoice } from "../roles/RoleChoice.js"
 import * as Route from "../Route.js"
 import { Choice, Field, Form, Uid } from "../ui/components.js"
-import { useAction, useLoaded } from "../ui/hooks.js"
+import { useAction } from "../ui/hooks.js"
 
 export const AccessCheck = () => {
   const { client, session } = useConnection()
   const [capability, setCapability] = useState<string>("groups.list")
   const [type, setType] = useState<AccessEvaluation.ResourceType>("group")
   const [decision, setDecision] = useState<AccessEvaluation.Decision | undefined>(undefined)
-  const roles = useLoaded(() => Client.run(client.roles.list({ urlParams: { pageSize: 200 } })), [])
-  const roleName = (uid: string) => roles.value?.roles.find((r) => r.uid === uid)?.name
+  const roles = useRoleChoice()
   const check = useAction((form: Record<string, string>) => {
     setDecision(undefined)
     return Client.run(client.decisions.evaluate({
@@ -66,7 +66,7 @@ export const AccessCheck = () => {
                     {(decision.grantedBy ?? []).map((g) => (
                       <li key={`${g.group}.${g.role}`}>
                         {g.binding === undefined ? "A group mapping" : "A role binding"} of role{" "}
-                        {roleName(g.role) ?? <Uid uid={g.role} />} at{" "}
+                        {roles.nameOf(g.role) ?? <Uid uid={g.role} />} at{" "}
                         <a href={Route.href(Route.group(g.group, "bindings"))}>
                           <Uid uid={g.group} />
                         </a>

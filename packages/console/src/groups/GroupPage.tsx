@@ -3,6 +3,7 @@
  * one kind in it. A section the person may not read says so (the API's message) and the others still work.
  */
 import type { Group } from "@arbor/core/Group"
+import { Accounts } from "../accountAssociations/Accounts.js"
 import * as Client from "../Client.js"
 import { useConnection } from "../Connection.js"
 import { Identities } from "../identities/Identities.js"
@@ -12,7 +13,7 @@ import { Bindings } from "../roleBindings/Bindings.js"
 import { Roles } from "../roles/Roles.js"
 import * as Route from "../Route.js"
 import { Subscriptions } from "../subscriptions/Subscriptions.js"
-import { ErrorMessage, Uid } from "../ui/components.js"
+import { Breadcrumbs, ErrorMessage, Uid } from "../ui/components.js"
 import { useLoaded } from "../ui/hooks.js"
 import { Folders } from "./Folders.js"
 
@@ -35,6 +36,8 @@ const Section = ({ group, onChanged, section, uid }: {
       return <Invites group={uid} />
     case "providers":
       return <Providers group={uid} />
+    case "accounts":
+      return <Accounts group={uid} />
     case "subscriptions":
       return <Subscriptions group={uid} />
   }
@@ -50,18 +53,7 @@ export const GroupPage = ({ uid, section }: { readonly uid: string; readonly sec
   const path = (ancestors.value?.groups ?? []).filter((g) => g.uid !== uid).sort((a, b) => a.uid.length - b.uid.length)
   return (
     <section>
-      <nav aria-label="Breadcrumb" class="crumbs">
-        <ol>
-          <li>
-            <a href="#/">Hierarchy</a>
-          </li>
-          {path.map((g) => (
-            <li key={g.uid}>
-              <a href={Route.href(Route.group(g.uid))}>{g.name}</a>
-            </li>
-          ))}
-        </ol>
-      </nav>
+      <Breadcrumbs trail={path.map((g) => [g.name, Route.href(Route.group(g.uid))] as const)} />
       <h1>{group.value?.name ?? (group.loading ? "…" : "Group")}</h1>
       <ErrorMessage error={group.error} />
       {group.value === undefined ? null : (

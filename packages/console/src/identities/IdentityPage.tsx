@@ -1,10 +1,13 @@
-/** An identity: what assumes it, and every role it holds where the person may see the bindings. */
+/**
+ * An identity: what assumes it, every role it holds where the person may see the bindings, its name and description
+ * to change, and its delete.
+ */
 import * as Client from "../Client.js"
 import { useConnection } from "../Connection.js"
 import { BindingsTable } from "../roleBindings/Bindings.js"
 import * as Route from "../Route.js"
-import { ErrorMessage, Uid } from "../ui/components.js"
-import { useLoaded } from "../ui/hooks.js"
+import { Breadcrumbs, DeleteButton, ErrorMessage, Field, Form, Uid } from "../ui/components.js"
+import { useAction, useLoaded } from "../ui/hooks.js"
 
 export const IdentityPage = ({ uid }: { readonly uid: string }) => {
   const { client } = useConnection()
@@ -14,20 +17,23 @@ export const IdentityPage = ({ uid }: { readonly uid: string }) => {
     [uid]
   )
   const parent = uid.includes("/") ? uid.slice(0, uid.lastIndexOf("/")) : undefined
+  const update = useAction((form: Record<string, string>) =>
+    Client.run(client.identities.update({
+      path: { uid },
+      urlParams: { updateMask: "name,description" },
+      payload: { name: form.name ?? "", description: form.description ?? "" }
+    })).then(identity.reload)
+  )
+  const remove = useAction(() =>
+    Client.run(client.identities.delete({ path: { uid } })).then(() => {
+      location.hash = parent === undefined
+        ? Route.href({ _tag: "Home" })
+        : Route.href(Route.group(parent, "identities"))
+    })
+  )
   return (
     <section>
-      <nav aria-label="Breadcrumb" class="crumbs">
-        <ol>
-          <li>
-            <a href="#/">Hierarchy</a>
-          </li>
-          {parent === undefined ? null : (
-            <li>
-              <a href={Route.href(Route.group(parent, "identities"))}>Its group</a>
-            </li>
-          )}
-        </ol>
-      </nav>
+      <Breadcrumbs trail={parent === undefined ? [] : [["Its group", Route.href(Route.group(parent, "identities"))]]} />
       <h1>{identity.value?.name ?? "Identity"}</h1>
       <ErrorMessage error={identity.error} />
       {identity.value === undefined ? null : (
@@ -48,14 +54,45 @@ export const IdentityPage = ({ uid }: { readonly uid: string }) => {
           <dd>{identity.value.subject || identity.value.claimMatch?.subjectPattern}</dd>
         </dl>
       )}
-      <h2>Role bindings</h2>
-      <ErrorMessage error={bindings.error} />
-      <BindingsTable
-        bindings={bindings.value?.roleBindings ?? []}
-        loading={bindings.loading}
-        show="group"
-        onDeleted={bindings.reload}
-      />
+      <div class="columns">
+        <div>
+          <h2>Role bindings</h2>
+          <ErrorMessage error={bindings.error} />
+          <BindingsTable
+            bindings={bindings.value?.roleBindings ?? []}
+            loading={bindings.loading}
+            show="group"
+            onDeleted={bindings.reload}
+          />
+        </div>
+        {identity.value === undefined ? null : (
+          <div>
+            <Form
+              key={identity.value.updateTime.epochMillis}
+              title="Rename"
+              submit="Save"
+              busy={update.busy}
+              error={update.error}
+              onSubmit={update.start}
+              keep
+            >
+              <Field label="Name" name="name" required autocomplete="off" defaultValue={identity.value.name} />
+              <Field
+                label="Description"
+                name="description"
+                autocomplete="off"
+                defaultValue={identity.value.description}
+              />
+            </Form>
+            <div class="card">
+              <h3>Delete this identity</h3>
+              <p class="muted">Its role bindings go with it.</p>
+              <ErrorMessage error={remove.error} />
+              <DeleteButton what={identity.value.name} busy={remove.busy} onDelete={() => void remove.start()} />
+            </div>
+          </div>
+        )}
+      </div>
     </section>
   )
 }

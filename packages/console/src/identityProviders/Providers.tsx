@@ -6,20 +6,13 @@ import type { IdentityProvider } from "@arbor/core/IdentityProvider"
 import { useState } from "preact/hooks"
 import * as Client from "../Client.js"
 import { useConnection } from "../Connection.js"
-import { Choice, CopyButton, DeleteButton, ErrorMessage, Field, Form, Table } from "../ui/components.js"
+import { useRoleChoice } from "../roles/RoleChoice.js"
+import { CopyButton, DeleteButton, ErrorMessage, Field, Form, Table } from "../ui/components.js"
 import { useAction, useLoaded } from "../ui/hooks.js"
-
-/** The roles the person can see, for pickers. */
-const useRoles = () => {
-  const { client } = useConnection()
-  return useLoaded(() => Client.run(client.roles.list({ urlParams: { orderBy: "name", pageSize: 200 } })), [])
-}
 
 const Mappings = ({ provider }: { readonly provider: IdentityProvider }) => {
   const { client } = useConnection()
-  const roles = useRoles()
-  const [role, setRole] = useState("")
-  const roleChoices = roles.value?.roles ?? []
+  const role = useRoleChoice()
   const list = useLoaded(
     () =>
       Client.run(client.externalGroupRoleMappings.list({
@@ -30,13 +23,12 @@ const Mappings = ({ provider }: { readonly provider: IdentityProvider }) => {
   const create = useAction((form: Record<string, string>) =>
     Client.run(client.externalGroupRoleMappings.create({
       path: { uid: provider.uid },
-      payload: { externalGroupId: form.externalGroupId ?? "", roleUid: role || roleChoices[0]?.uid || "" }
+      payload: { externalGroupId: form.externalGroupId ?? "", roleUid: role.chosen() }
     })).then(list.reload)
   )
   const remove = useAction((uid: string) =>
     Client.run(client.externalGroupRoleMappings.delete({ path: { uid } })).then(list.reload)
   )
-  const nameOf = (uid: string) => roleChoices.find((r) => r.uid === uid)?.name ?? uid
   return (
     <div>
       <h4>Group mappings</h4>
@@ -48,7 +40,7 @@ const Mappings = ({ provider }: { readonly provider: IdentityProvider }) => {
         empty={list.loading ? "Loading…" : "No group mappings."}
         columns={[
           ["Provider's group", (m) => m.externalGroupId],
-          ["Role", (m) => nameOf(m.roleUid)],
+          ["Role", (m) => role.nameOf(m.roleUid) ?? m.roleUid],
           ["Actions", (m) => (
             <DeleteButton
               what="this mapping"
@@ -60,12 +52,7 @@ const Mappings = ({ provider }: { readonly provider: IdentityProvider }) => {
       />
       <Form title="New group mapping" submit="Map" busy={create.busy} error={create.error} onSubmit={create.start}>
         <Field label="Provider's group" name="externalGroupId" required autocomplete="off" />
-        <Choice
-          label="Role"
-          value={role}
-          options={roleChoices.map((r) => [r.uid, r.name] as const)}
-          onChange={setRole}
-        />
+        {role.field}
       </Form>
     </div>
   )
@@ -88,11 +75,22 @@ const Scim = ({ provider }: { readonly provider: IdentityProvider }) => {
       status.reload()
     })
   )
+  const regenerate = useAction((etag: string) =>
+    Client.run(client.scimCredentials.regenerate({ path: { uid: provider.uid }, payload: { etag } })).then(
+      (issued) => {
+        setToken(issued.token)
+        status.reload()
+      }
+    )
+  )
+  const revoke = useAction(() =>
+    Client.run(client.scimCredentials.revoke({ path: { uid: provider.uid }, payload: {} })).then(status.reload)
+  )
   const scim = status.value
   return (
     <div>
       <h4>SCIM provisioning</h4>
-      <ErrorMessage error={status.error ?? toggle.error ?? generate.error} />
+      <ErrorMessage error={status.error ?? toggle.error ?? generate.error ?? regenerate.error ?? revoke.error} />
       {scim === undefined ? null : (
         <>
           <p>
@@ -110,7 +108,16 @@ const Scim = ({ provider }: { readonly provider: IdentityProvider }) => {
                   Generate a token
                 </button>
               )
-              : null}
+              : (
+                <>
+                  <button type="button" disabled={regenerate.busy} onClick={() => void regenerate.start(scim.etag)}>
+                    Replace the token
+                  </button>
+                  <button type="button" class="danger" disabled={revoke.busy} onClick={() => void revoke.start()}>
+                    Revoke the tokens
+                  </button>
+                </>
+              )}
           </div>
         </>
       )}
@@ -132,17 +139,15 @@ export const Providers = ({ group }: { readonly group: string }) => {
       Client.run(client.identityProviders.list({ urlParams: { childrenOf: group, orderBy: "name", pageSize: 200 } })),
     [group]
   )
-  const roles = useRoles()
-  const [role, setRole] = useState("")
+  const role = useRoleChoice("Default role")
   const [open, setOpen] = useState<string | undefined>(undefined)
-  const roleChoices = roles.value?.roles ?? []
   const create = useAction((form: Record<string, string>) =>
     Client.run(client.identityProviders.create({
       path: { uid: group },
       payload: {
         name: form.name ?? "",
         description: form.description ?? "",
-        defaultRole: role || roleChoices[0]?.uid || "",
+        defaultRole: role.chosen(),
         oidc: {
           issuer: form.issuer ?? "",
           clientId: form.clientId ?? "",
@@ -213,13 +218,7 @@ export const Providers = ({ group }: { readonly group: string }) => {
           autocomplete="off"
           hint="The claim that lists a person's groups (optional)"
         />
-        <ErrorMessage error={roles.error} />
-        <Choice
-          label="Default role"
-          value={role}
-          options={roleChoices.map((r) => [r.uid, r.name] as const)}
-          onChange={setRole}
-        />
+        {role.field}
       </Form>
     </div>
   )

@@ -5,7 +5,8 @@
 import { useState } from "preact/hooks"
 import * as Client from "../Client.js"
 import { useConnection } from "../Connection.js"
-import { Choice, CopyButton, DeleteButton, ErrorMessage, Field, Form, Table, Time } from "../ui/components.js"
+import { useRoleChoice } from "../roles/RoleChoice.js"
+import { CopyButton, DeleteButton, ErrorMessage, Field, Form, Table, Time } from "../ui/components.js"
 import { useAction, useLoaded } from "../ui/hooks.js"
 
 export const Invites = ({ group }: { readonly group: string }) => {
@@ -14,15 +15,13 @@ export const Invites = ({ group }: { readonly group: string }) => {
     () => Client.run(client.groupInvites.list({ urlParams: { childrenOf: group, pageSize: 200 } })),
     [group]
   )
-  const roles = useLoaded(() => Client.run(client.roles.list({ urlParams: { orderBy: "name", pageSize: 200 } })), [])
-  const [role, setRole] = useState("")
+  const role = useRoleChoice()
   const [code, setCode] = useState<string | undefined>(undefined)
-  const roleChoices = roles.value?.roles ?? []
   const create = useAction((form: Record<string, string>) =>
     Client.run(client.groupInvites.create({
       path: { uid: group },
       payload: {
-        roleUid: role || roleChoices[0]?.uid || "",
+        roleUid: role.chosen(),
         ...(form.email ? { email: form.email } : {}),
         ...(form.ttl ? { ttl: form.ttl } : {}),
         singleUse: form.singleUse === "on"
@@ -64,13 +63,7 @@ export const Invites = ({ group }: { readonly group: string }) => {
         />
       </div>
       <Form title="New invite" submit="Create invite" busy={create.busy} error={create.error} onSubmit={create.start}>
-        <ErrorMessage error={roles.error} />
-        <Choice
-          label="Role"
-          value={role}
-          options={roleChoices.map((r) => [r.uid, r.name] as const)}
-          onChange={setRole}
-        />
+        {role.field}
         <Field
           label="Email"
           name="email"

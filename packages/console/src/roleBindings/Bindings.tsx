@@ -6,6 +6,7 @@ import type { RoleBinding } from "@arbor/core/RoleBinding"
 import { useState } from "preact/hooks"
 import * as Client from "../Client.js"
 import { useConnection } from "../Connection.js"
+import { useRoleChoice } from "../roles/RoleChoice.js"
 import * as Route from "../Route.js"
 import { Choice, DeleteButton, ErrorMessage, Field, Form, Table } from "../ui/components.js"
 import { useAction, useLoaded } from "../ui/hooks.js"
@@ -57,17 +58,15 @@ export const Bindings = ({ group }: { readonly group: string }) => {
     () => Client.run(client.identities.list({ urlParams: { childrenOf: group, orderBy: "name", pageSize: 200 } })),
     [group]
   )
-  const roles = useLoaded(() => Client.run(client.roles.list({ urlParams: { orderBy: "name", pageSize: 200 } })), [])
+  const role = useRoleChoice()
   const [identity, setIdentity] = useState("")
-  const [role, setRole] = useState("")
   const identityChoices = identities.value?.identities ?? []
-  const roleChoices = roles.value?.roles ?? []
   const create = useAction((form: Record<string, string>) =>
     Client.run(client.roleBindings.create({
       path: { uid: group },
       payload: {
         identityUid: (form.identityUid ?? "").trim() || identity || identityChoices[0]?.uid || "",
-        roleUid: role || roleChoices[0]?.uid || ""
+        roleUid: role.chosen()
       }
     })).then(bindings.reload)
   )
@@ -84,7 +83,6 @@ export const Bindings = ({ group }: { readonly group: string }) => {
         />
       </div>
       <Form title="Bind a role" submit="Bind" busy={create.busy} error={create.error} onSubmit={create.start}>
-        <ErrorMessage error={roles.error} />
         <Choice
           label="Identity in this group"
           value={identity}
@@ -97,12 +95,7 @@ export const Bindings = ({ group }: { readonly group: string }) => {
           autocomplete="off"
           hint="A person's uid, or an identity's in another group"
         />
-        <Choice
-          label="Role"
-          value={role}
-          options={roleChoices.map((r) => [r.uid, r.name] as const)}
-          onChange={setRole}
-        />
+        {role.field}
       </Form>
     </div>
   )

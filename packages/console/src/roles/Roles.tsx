@@ -1,8 +1,10 @@
 /**
- * Roles: the built-in ones and those made in a group, and a form for a new one whose capabilities are picked from
- * every capability the engine knows, by the resource they act on.
+ * Roles: the built-in ones and those made in a group, and a form for a new one (or for changing one) whose
+ * capabilities are picked from every capability the engine knows, by the resource they act on.
  */
 import * as Capability from "@arbor/core/Capability"
+import type { Role } from "@arbor/core/Role"
+import { useState } from "preact/hooks"
 import * as Client from "../Client.js"
 import { useConnection } from "../Connection.js"
 import { DeleteButton, ErrorMessage, Field, Form, Table } from "../ui/components.js"
@@ -27,16 +29,27 @@ export const Roles = ({ group }: { readonly group: string }) => {
     () => Client.run(client.roles.list({ urlParams: { inRoot: true, orderBy: "name", pageSize: 200 } })),
     []
   )
-  const create = useAction((form: Record<string, string>) =>
-    Client.run(client.roles.create({
-      path: { uid: group },
-      payload: {
-        name: form.name ?? "",
-        description: form.description ?? "",
-        capabilities: Capability.all.filter((c) => form[`capability:${c}`] === "on")
-      }
-    })).then(custom.reload)
-  )
+  // The role being changed, or none: a new one.
+  const [editing, setEditing] = useState<Role | undefined>(undefined)
+  const save = useAction((form: Record<string, string>) => {
+    const payload = {
+      name: form.name ?? "",
+      description: form.description ?? "",
+      capabilities: Capability.all.filter((c) => form[`capability:${c}`] === "on")
+    }
+    return Client.run(
+      editing === undefined
+        ? client.roles.create({ path: { uid: group }, payload })
+        : client.roles.update({
+          path: { uid: editing.uid },
+          urlParams: { updateMask: "name,description,capabilities" },
+          payload
+        })
+    ).then(() => {
+      setEditing(undefined)
+      custom.reload()
+    })
+  })
   const remove = useAction((uid: string) => Client.run(client.roles.delete({ path: { uid } })).then(custom.reload))
   return (
     <div class="columns">
@@ -52,11 +65,10 @@ export const Roles = ({ group }: { readonly group: string }) => {
             ["Name", (r) => r.name],
             ["Capabilities", (r) => r.capabilities.join(", ")],
             ["Actions", (r) => (
-              <DeleteButton
-                what={r.name}
-                busy={remove.busy}
-                onDelete={() => void remove.start(r.uid)}
-              />
+              <div class="actions">
+                <button type="button" aria-label={`Change ${r.name}`} onClick={() => setEditing(r)}>Change</button>
+                <DeleteButton what={r.name} busy={remove.busy} onDelete={() => void remove.start(r.uid)} />
+              </div>
             )]
           ]}
         />
@@ -70,20 +82,28 @@ export const Roles = ({ group }: { readonly group: string }) => {
           columns={[["Name", (r) => r.name], ["Description", (r) => r.description]]}
         />
       </div>
-      <Form title="New role" submit="Create role" busy={create.busy} error={create.error} onSubmit={create.start}>
-        <Field label="Name" name="name" required autocomplete="off" />
-        <Field label="Description" name="description" autocomplete="off" />
+      <Form
+        key={editing?.uid ?? "new"}
+        title={editing === undefined ? "New role" : `Change ${editing.name}`}
+        submit={editing === undefined ? "Create role" : "Save role"}
+        busy={save.busy}
+        error={save.error}
+        onSubmit={save.start}
+      >
+        <Field label="Name" name="name" required autocomplete="off" defaultValue={editing?.name} />
+        <Field label="Description" name="description" autocomplete="off" defaultValue={editing?.description} />
         {byResource.map(([resource, capabilities]) => (
           <fieldset key={resource} class="capabilities">
             <legend>{resource}</legend>
             {capabilities.map((c) => (
               <label key={c} class="check">
-                <input type="checkbox" name={`capability:${c}`} />
+                <input type="checkbox" name={`capability:${c}`} defaultChecked={editing?.capabilities.includes(c)} />
                 {c.slice(resource.length + 1)}
               </label>
             ))}
           </fieldset>
         ))}
+        {editing === undefined ? null : <button type="button" onClick={() => setEditing(undefined)}>Cancel</button>}
       </Form>
     </div>
   )

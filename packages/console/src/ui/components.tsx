@@ -152,3 +152,16 @@ export const Time = ({ at }: { readonly at: { readonly epochMillis: number } | u
   at === undefined
     ? null
     : <time dateTime={new Date(at.epochMillis).toISOString()}>{new Date(at.epochMillis).toLocaleString()}</time>
+
+/** Where a page sits: links from the hierarchy down to the page's parent, each `[text, href]`. */
+export const Breadcrumbs = ({ trail }: { readonly trail: ReadonlyArray<readonly [string, string]> }) => (
+  <nav aria-label="Breadcrumb" class="crumbs">
+    <ol>
+      {[["Hierarchy", "#/"] as const, ...trail].map(([text, href]) => (
+        <li key={href}>
+          <a href={href}>{text}</a>
+        </li>
+      ))}
+    </ol>
+  </nav>
+)
