@@ -182,6 +182,21 @@ describe.skipIf(executable === undefined)("the console in Chromium", { timeout: 
         await look(page, refused, `group-${section.toLowerCase().replace(/ /g, "-")}`, width)
       }
 
+      // A custom role, made with the capability picker, then changed.
+      await page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name: "Roles" }).click()
+      const newRole = page.getByRole("form", { name: "New role" })
+      await newRole.getByLabel("Name", { exact: true }).fill("auditor")
+      await newRole.getByRole("group", { name: "subscriptions" }).getByLabel("list").check()
+      await newRole.getByRole("button", { name: "Create role" }).click()
+      const roles = page.getByRole("table", { name: "Roles made in this group" })
+      await roles.getByText("subscriptions.list").waitFor()
+      await roles.getByRole("button", { name: "Change auditor" }).click()
+      const changeRole = page.getByRole("form", { name: "Change auditor" })
+      assert.isTrue(await changeRole.getByRole("group", { name: "subscriptions" }).getByLabel("list").isChecked())
+      await changeRole.getByRole("group", { name: "groups" }).getByLabel("list").check()
+      await changeRole.getByRole("button", { name: "Save role" }).click()
+      await roles.getByText("groups.list, subscriptions.list").waitFor()
+
       // An invite to the folder: its code is shown once, with a button that copies it.
       await page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name: "Invites" }).click()
       const newInvite = page.getByRole("form", { name: "New invite" })

@@ -2,13 +2,12 @@
  * A group's identities (workloads that assume them through their tokens' claims), and a form for a new one whose
  * claim match is built from what a person knows of the workload (`claimMatch.ts`), shown before it is sent.
  */
-import { useState } from "preact/hooks"
 import * as Client from "../Client.js"
 import { useConnection } from "../Connection.js"
 import * as Route from "../Route.js"
-import { Choice, DeleteButton, ErrorMessage, Field, Form, Table, Uid } from "../ui/components.js"
+import { DeleteButton, ErrorMessage, Field, Form, Table, Uid } from "../ui/components.js"
 import { useAction, useLoaded } from "../ui/hooks.js"
-import { claimMatchOf, type Kind, kinds } from "./claimMatch.js"
+import { useClaimMatchBuilder } from "./ClaimMatchBuilder.js"
 
 export const Identities = ({ group }: { readonly group: string }) => {
   const { client } = useConnection()
@@ -16,9 +15,8 @@ export const Identities = ({ group }: { readonly group: string }) => {
     () => Client.run(client.identities.list({ urlParams: { childrenOf: group, orderBy: "name", pageSize: 200 } })),
     [group]
   )
-  const [kind, setKind] = useState<Kind>("github")
-  const [values, setValues] = useState<Record<string, string>>({})
-  const claimMatch = claimMatchOf(kind, values)
+  const builder = useClaimMatchBuilder()
+  const claimMatch = builder.claimMatch
   const create = useAction((form: Record<string, string>) =>
     Client.run(client.identities.create({
       path: { uid: group },
@@ -60,24 +58,7 @@ export const Identities = ({ group }: { readonly group: string }) => {
       >
         <Field label="Name" name="name" required autocomplete="off" />
         <Field label="Description" name="description" autocomplete="off" />
-        <Choice
-          label="Assumed by"
-          value={kind}
-          options={Object.entries(kinds).map(([k, v]) => [k, v.title] as const)}
-          onChange={(k) => setKind(k as Kind)}
-        />
-        {kinds[kind].fields.map(([name, label, hint]) => (
-          <Field
-            key={`${kind}.${name}`}
-            label={label}
-            hint={hint}
-            value={values[name] ?? ""}
-            autocomplete="off"
-            onInput={(e: Event) => setValues({ ...values, [name]: (e.currentTarget as HTMLInputElement).value })}
-          />
-        ))}
-        <p class="muted">Claim match sent:</p>
-        <pre class="preview" aria-label="Claim match">{JSON.stringify(claimMatch, null, 2)}</pre>
+        {builder.fields}
       </Form>
     </div>
   )

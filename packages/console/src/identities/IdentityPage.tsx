@@ -2,12 +2,36 @@
  * An identity: what assumes it, every role it holds where the person may see the bindings, its name and description
  * to change, and its delete.
  */
+import type { Identity } from "@arbor/core/Identity"
 import * as Client from "../Client.js"
 import { useConnection } from "../Connection.js"
 import { BindingsTable } from "../roleBindings/Bindings.js"
 import * as Route from "../Route.js"
 import { Breadcrumbs, DeleteButton, ErrorMessage, Field, Form, Uid } from "../ui/components.js"
 import { useAction, useLoaded } from "../ui/hooks.js"
+import { useClaimMatchBuilder } from "./ClaimMatchBuilder.js"
+
+/** A workload identity's claim match, rebuilt from any issuer's fields (a person's is their sign-in's, never changed). */
+const Assumption = ({ identity, onChanged }: { readonly identity: Identity; readonly onChanged: () => void }) => {
+  const { client } = useConnection()
+  const current = identity.claimMatch
+  const builder = useClaimMatchBuilder({
+    kind: "custom",
+    values: { issuer: current?.issuer ?? "", subject: current?.subject ?? "", audience: current?.audience ?? "" }
+  })
+  const change = useAction(() =>
+    Client.run(client.identities.update({
+      path: { uid: identity.uid },
+      urlParams: { updateMask: "claimMatch" },
+      payload: { claimMatch: builder.claimMatch }
+    })).then(onChanged)
+  )
+  return (
+    <Form title="What assumes it" submit="Save" busy={change.busy} error={change.error} onSubmit={change.start} keep>
+      {builder.fields}
+    </Form>
+  )
+}
 
 export const IdentityPage = ({ uid }: { readonly uid: string }) => {
   const { client } = useConnection()
@@ -84,6 +108,15 @@ export const IdentityPage = ({ uid }: { readonly uid: string }) => {
                 defaultValue={identity.value.description}
               />
             </Form>
+            {identity.value.email === undefined && identity.value.emailUnverified === undefined
+              ? (
+                <Assumption
+                  key={identity.value.updateTime.epochMillis}
+                  identity={identity.value}
+                  onChanged={identity.reload}
+                />
+              )
+              : null}
             <div class="card">
               <h3>Delete this identity</h3>
               <p class="muted">Its role bindings go with it.</p>

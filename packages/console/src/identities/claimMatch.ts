@@ -41,6 +41,9 @@ export const kinds = {
 
 export type Kind = keyof typeof kinds
 
+/** True when `name` names a kind of workload the builder knows. */
+export const isKind = (name: string): name is Kind => Object.hasOwn(kinds, name)
+
 /** A claim match as the API takes it. */
 export type ClaimMatch = typeof ClaimMatchInput.Encoded
 

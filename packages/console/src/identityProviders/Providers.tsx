@@ -139,24 +139,34 @@ export const Providers = ({ group }: { readonly group: string }) => {
       Client.run(client.identityProviders.list({ urlParams: { childrenOf: group, orderBy: "name", pageSize: 200 } })),
     [group]
   )
-  const role = useRoleChoice("Default role")
+  // The provider being changed, or none: a new one.
+  const [editing, setEditing] = useState<IdentityProvider | undefined>(undefined)
+  const role = useRoleChoice("Default role", editing?.defaultRole)
   const [open, setOpen] = useState<string | undefined>(undefined)
-  const create = useAction((form: Record<string, string>) =>
-    Client.run(client.identityProviders.create({
-      path: { uid: group },
-      payload: {
-        name: form.name ?? "",
-        description: form.description ?? "",
-        defaultRole: role.chosen(),
-        oidc: {
-          issuer: form.issuer ?? "",
-          clientId: form.clientId ?? "",
-          clientSecret: form.clientSecret ?? "",
-          ...(form.groupsClaim ? { groupsClaim: form.groupsClaim } : {})
-        }
-      }
-    })).then(list.reload)
-  )
+  const save = useAction((form: Record<string, string>) => {
+    const oidc = {
+      issuer: form.issuer ?? "",
+      clientId: form.clientId ?? "",
+      groupsClaim: form.groupsClaim ?? ""
+    }
+    const base = { name: form.name ?? "", description: form.description ?? "", defaultRole: role.chosen() }
+    return Client.run(
+      editing === undefined
+        ? client.identityProviders.create({
+          path: { uid: group },
+          payload: { ...base, oidc: { ...oidc, clientSecret: form.clientSecret ?? "" } }
+        })
+        : client.identityProviders.update({
+          path: { uid: editing.uid },
+          urlParams: { updateMask: "name,description,defaultRole,oidc" },
+          // Without a new secret, the stored one stays.
+          payload: { ...base, oidc: form.clientSecret ? { ...oidc, clientSecret: form.clientSecret } : oidc }
+        })
+    ).then(() => {
+      setEditing(undefined)
+      list.reload()
+    })
+  })
   const remove = useAction((uid: string) =>
     Client.run(client.identityProviders.delete({ path: { uid } })).then(list.reload)
   )
@@ -184,11 +194,10 @@ export const Providers = ({ group }: { readonly group: string }) => {
               </button>
             )],
             ["Actions", (p) => (
-              <DeleteButton
-                what={p.name}
-                busy={remove.busy}
-                onDelete={() => void remove.start(p.uid)}
-              />
+              <div class="actions">
+                <button type="button" aria-label={`Change ${p.name}`} onClick={() => setEditing(p)}>Change</button>
+                <DeleteButton what={p.name} busy={remove.busy} onDelete={() => void remove.start(p.uid)} />
+              </div>
             )]
           ]}
         />
@@ -201,24 +210,40 @@ export const Providers = ({ group }: { readonly group: string }) => {
         ))}
       </div>
       <Form
-        title="New identity provider"
-        submit="Create provider"
-        busy={create.busy}
-        error={create.error}
-        onSubmit={create.start}
+        key={editing?.uid ?? "new"}
+        title={editing === undefined ? "New identity provider" : `Change ${editing.name}`}
+        submit={editing === undefined ? "Create provider" : "Save provider"}
+        busy={save.busy}
+        error={save.error}
+        onSubmit={save.start}
       >
-        <Field label="Name" name="name" required autocomplete="off" />
-        <Field label="Description" name="description" autocomplete="off" />
-        <Field label="Issuer" name="issuer" required autocomplete="off" placeholder="https://…" />
-        <Field label="Client id" name="clientId" required autocomplete="off" />
-        <Field label="Client secret" name="clientSecret" type="password" autocomplete="off" />
+        <Field label="Name" name="name" required autocomplete="off" defaultValue={editing?.name} />
+        <Field label="Description" name="description" autocomplete="off" defaultValue={editing?.description} />
+        <Field
+          label="Issuer"
+          name="issuer"
+          required
+          autocomplete="off"
+          placeholder="https://…"
+          defaultValue={editing?.oidc.issuer}
+        />
+        <Field label="Client id" name="clientId" required autocomplete="off" defaultValue={editing?.oidc.clientId} />
+        <Field
+          label="Client secret"
+          name="clientSecret"
+          type="password"
+          autocomplete="off"
+          hint={editing === undefined ? undefined : "Empty keeps the current secret"}
+        />
         <Field
           label="Groups claim"
           name="groupsClaim"
           autocomplete="off"
           hint="The claim that lists a person's groups (optional)"
+          defaultValue={editing?.oidc.groupsClaim}
         />
         {role.field}
+        {editing === undefined ? null : <button type="button" onClick={() => setEditing(undefined)}>Cancel</button>}
       </Form>
     </div>
   )

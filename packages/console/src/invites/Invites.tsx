@@ -2,6 +2,7 @@
  * A group's invites: the codes that bind whoever redeems them to a role there. A new invite's code is shown once,
  * with a button that copies it; the list never shows codes.
  */
+import type { GroupInvite } from "@arbor/core/GroupInvite"
 import { useState } from "preact/hooks"
 import * as Client from "../Client.js"
 import { useConnection } from "../Connection.js"
@@ -17,20 +18,27 @@ export const Invites = ({ group }: { readonly group: string }) => {
   )
   const role = useRoleChoice()
   const [code, setCode] = useState<string | undefined>(undefined)
-  const create = useAction((form: Record<string, string>) =>
-    Client.run(client.groupInvites.create({
-      path: { uid: group },
-      payload: {
-        roleUid: role.chosen(),
-        ...(form.email ? { email: form.email } : {}),
-        ...(form.ttl ? { ttl: form.ttl } : {}),
-        singleUse: form.singleUse === "on"
-      }
-    })).then((invite) => {
-      setCode(invite.code)
-      list.reload()
-    })
-  )
+  // The invite being changed (its email and single use), or none: a new one.
+  const [editing, setEditing] = useState<GroupInvite | undefined>(undefined)
+  const save = useAction((form: Record<string, string>) => {
+    const changes = { ...(form.email ? { email: form.email } : {}), singleUse: form.singleUse === "on" }
+    return editing === undefined
+      ? Client.run(client.groupInvites.create({
+        path: { uid: group },
+        payload: { roleUid: role.chosen(), ...(form.ttl ? { ttl: form.ttl } : {}), ...changes }
+      })).then((invite) => {
+        setCode(invite.code)
+        list.reload()
+      })
+      : Client.run(client.groupInvites.update({
+        path: { uid: editing.uid },
+        urlParams: { updateMask: "email,singleUse" },
+        payload: changes
+      })).then(() => {
+        setEditing(undefined)
+        list.reload()
+      })
+  })
   const remove = useAction((uid: string) => Client.run(client.groupInvites.delete({ path: { uid } })).then(list.reload))
   return (
     <div class="columns">
@@ -55,27 +63,48 @@ export const Invites = ({ group }: { readonly group: string }) => {
             ["For", (i) => i.email ?? "anyone"],
             ["Expires", (i) => <Time at={i.expirationTime} />],
             ["Single use", (i) => (i.singleUse ? "yes" : "no")],
-            [
-              "",
-              (i) => <DeleteButton what="this invite" busy={remove.busy} onDelete={() => void remove.start(i.uid)} />
-            ]
+            ["Actions", (i) => (
+              <div class="actions">
+                <button type="button" aria-label="Change this invite" onClick={() => setEditing(i)}>Change</button>
+                <DeleteButton what="this invite" busy={remove.busy} onDelete={() => void remove.start(i.uid)} />
+              </div>
+            )]
           ]}
         />
       </div>
-      <Form title="New invite" submit="Create invite" busy={create.busy} error={create.error} onSubmit={create.start}>
-        {role.field}
+      <Form
+        key={editing?.uid ?? "new"}
+        title={editing === undefined ? "New invite" : "Change the invite"}
+        submit={editing === undefined ? "Create invite" : "Save invite"}
+        busy={save.busy}
+        error={save.error}
+        onSubmit={save.start}
+      >
+        {editing === undefined ? role.field : <p>Role: {editing.role.name}</p>}
         <Field
           label="Email"
           name="email"
           type="email"
           autocomplete="off"
           hint="Only this person may redeem it (optional)"
+          defaultValue={editing?.email}
         />
-        <Field label="Valid for" name="ttl" autocomplete="off" placeholder="e.g. 86400s" hint="Default: the server's" />
+        {editing === undefined
+          ? (
+            <Field
+              label="Valid for"
+              name="ttl"
+              autocomplete="off"
+              placeholder="e.g. 86400s"
+              hint="Default: the server's"
+            />
+          )
+          : null}
         <label class="check">
-          <input type="checkbox" name="singleUse" />
+          <input type="checkbox" name="singleUse" defaultChecked={editing?.singleUse} />
           Single use
         </label>
+        {editing === undefined ? null : <button type="button" onClick={() => setEditing(undefined)}>Cancel</button>}
       </Form>
     </div>
   )

@@ -21,12 +21,23 @@ export const SignIn = (props: {
         onSubmit={(e) => {
           e.preventDefault()
           // A navigation, not a form submission: the policy's form-action would refuse the provider's redirect.
-          const invite = String(new FormData(e.currentTarget).get("invite") ?? "").trim()
-          location.assign(`/oauth?${new URLSearchParams({ exit: "console", ...(invite === "" ? {} : { invite }) })}`)
+          const form = new FormData(e.currentTarget)
+          const params = new URLSearchParams({ exit: "console" })
+          for (const name of ["idp_id", "invite"]) {
+            const value = String(form.get(name) ?? "").trim()
+            if (value !== "") params.set(name, value)
+          }
+          location.assign(`/oauth?${params}`)
         }}
       >
         <h2>With your identity provider</h2>
         <p>Sign in through the provider this server trusts; you come back here signed in.</p>
+        <Field
+          label="Organization"
+          name="idp_id"
+          autocomplete="organization"
+          hint="To sign in through your organization's own identity provider: its name (optional)."
+        />
         <Field
           label="Invite code"
           name="invite"

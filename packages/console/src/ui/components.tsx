@@ -10,7 +10,7 @@ export const ErrorMessage = ({ error }: { readonly error: string | undefined }) 
 export const Field = (
   props: {
     readonly label: string
-    readonly hint?: string
+    readonly hint?: string | undefined
   } & InputHTMLAttributes<HTMLInputElement>
 ) => {
   const { hint, label, ...input } = props
