@@ -16,6 +16,9 @@ export interface Session {
 
 const storageKey = "arbor.console.token"
 
+/** Set while a sign-in this tab started is under way: only its return is taken (`begin`). */
+const pendingKey = "arbor.console.signingIn"
+
 /** The claims of a JWT, unverified (the server verifies every call); undefined when it is not one. */
 const claimsOf = (token: string): Record<string, unknown> | undefined => {
   const payload = token.split(".")[1]
@@ -51,13 +54,26 @@ export const save = (session: Session) => sessionStorage.setItem(storageKey, ses
 /** Forgets the tab's session. */
 export const clear = () => sessionStorage.removeItem(storageKey)
 
-/** What a sign-in's return left in the fragment: a session, or the server's refusal. */
+/** Sends the tab to the server's sign-in (`/oauth?…`), noting that this tab started it. */
+export const begin = (params: URLSearchParams) => {
+  sessionStorage.setItem(pendingKey, "1")
+  location.assign(`/oauth?${params}`)
+}
+
+/**
+ * What a sign-in's return left in the fragment: a session, or the server's refusal. A token in an address this tab
+ * did not come back to from its own sign-in is ignored: a link carrying someone else's token must not sign a person
+ * in as them (login CSRF).
+ */
 const fromFragment = (): Session | { readonly error: string } | undefined => {
   const params = new URLSearchParams(location.hash.slice(1))
   const token = params.get("token")
   const error = params.get("error")
   if (token === null && error === null) return undefined
   history.replaceState(null, "", `${location.pathname}${location.search}#/`)
+  const started = sessionStorage.getItem(pendingKey) !== null
+  sessionStorage.removeItem(pendingKey)
+  if (!started) return { error: "A sign-in this tab did not start was ignored: sign in here." }
   if (error !== null) return { error }
   const session = fromToken(token!)
   return typeof session === "string" ? { error: session } : session

@@ -1,9 +1,10 @@
 /**
  * The console (docs/console.md) at `/console`: the static assets `@arbor/console` builds (its page, script and
  * style), served with a strict Content-Security-Policy that lets the page load its own script and style and talk
- * to this server only; the console routes in the page's fragment (`/console/#/groups/…`). A browser at the server's address (`GET /` asking for HTML) is sent there; an API client there gets the JSON 404 of
- * any unknown route. Without a built console (`pnpm build` builds it; the launcher and the tests do too) `/console`
- * answers 503 saying so.
+ * to this server only; the console routes in the page's fragment (`/console/#/groups/…`). A browser at the
+ * server's address (`GET /` asking for HTML) is sent there; an API client there gets the JSON 404 of any unknown
+ * route. Without a built console (`pnpm build` builds it; the launcher and the tests do too) `/console` answers 503
+ * saying so.
  */
 import { Errors } from "@arbor/core"
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"

@@ -6,7 +6,7 @@
  * violation), none breaks the Content-Security-Policy, and each is kept as a screenshot at 1280 and 390 px under
  * `packages/http/test-results/console/`. Without Chromium the tests are skipped, except in CI.
  */
-import { GroupInvites, Groups, Principal, Role } from "@arbor/core"
+import { GroupInvites, Groups, Identities, Principal, Role, TokenIssuer } from "@arbor/core"
 import axe from "axe-core"
 import * as Effect from "effect/Effect"
 import { mkdirSync } from "node:fs"
@@ -105,6 +105,27 @@ describe.skipIf(executable === undefined)("the console in Chromium", { timeout: 
     assert.include(policy, "script-src 'self'")
     assert.notInclude(policy, "unsafe")
     await page.getByRole("heading", { name: "Sign in to Arbor" }).waitFor()
+    await page.context().close()
+  })
+
+  it("a token in a link the tab did not sign in for is ignored: no one is signed in as someone else (login CSRF)", async () => {
+    const planted = await server.runtime.runPromise(Effect.gen(function*() {
+      const identity = yield* (yield* Identities.Identities).create(Principal.system, invite.org, {
+        name: "attacker",
+        claimMatch: { issuer: "https://attacker.invalid", subject: "attacker" }
+      })
+      const minted = yield* (yield* TokenIssuer.TokenIssuer).mint(identity.uid, {
+        iss: "https://attacker.invalid",
+        sub: "attacker"
+      })
+      return minted.token
+    }))
+    const { page } = await open(1280)
+    await page.goto(`${server.url}/console/#token=${planted}`)
+    await page.getByRole("heading", { name: "Sign in to Arbor" }).waitFor()
+    assert.include(await page.getByRole("alert").textContent(), "did not start was ignored")
+    assert.isNull(await page.evaluate<string | null>("sessionStorage.getItem('arbor.console.token')"))
+    assert.notInclude(page.url(), planted)
     await page.context().close()
   })
 

@@ -97,7 +97,6 @@ const list = Command.make(
     })
 ).pipe(Command.withDescription("List who changed what. Example: arbor events list --group acme --limit 20"))
 
-/** One Server-Sent Events message's fields. */
 const decodeEntry = Schema.decodeUnknown(Schema.parseJson(Wire.ChangeEntry))
 
 /** An entry as one line: a table row without headings, or its JSON. */

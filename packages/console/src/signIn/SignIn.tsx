@@ -27,7 +27,7 @@ export const SignIn = (props: {
             const value = String(form.get(name) ?? "").trim()
             if (value !== "") params.set(name, value)
           }
-          location.assign(`/oauth?${params}`)
+          Session.begin(params)
         }}
       >
         <h2>With your identity provider</h2>
