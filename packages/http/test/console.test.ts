@@ -6,7 +6,7 @@
  * violation), none breaks the Content-Security-Policy, and each is kept as a screenshot at 1280 and 390 px under
  * `packages/http/test-results/console/`. Without Chromium the tests are skipped, except in CI.
  */
-import { GroupInvites, Groups, Identities, Principal, Role, TokenIssuer } from "@arbor/core"
+import { GroupInvites, Groups, Identities, Principal, Role, RoleBindings, TokenIssuer } from "@arbor/core"
 import axe from "axe-core"
 import * as Effect from "effect/Effect"
 import { mkdirSync } from "node:fs"
@@ -126,6 +126,48 @@ describe.skipIf(executable === undefined)("the console in Chromium", { timeout: 
     assert.include(await page.getByRole("alert").textContent(), "did not start was ignored")
     assert.isNull(await page.evaluate<string | null>("sessionStorage.getItem('arbor.console.token')"))
     assert.notInclude(page.url(), planted)
+    await page.context().close()
+  })
+
+  it("signs in with a pasted token, and shows a long list a page at a time", async () => {
+    const { org, token } = await server.runtime.runPromise(Effect.gen(function*() {
+      const org = yield* (yield* Groups.Groups).createRoot(Principal.system, { name: "paged" })
+      const identities = yield* Identities.Identities
+      for (let i = 0; i < 55; i++) {
+        yield* identities.create(Principal.system, org.uid, {
+          name: `workload-${String(i).padStart(2, "0")}`,
+          claimMatch: { issuer: "https://issuer.invalid", subject: `workload-${i}` }
+        })
+      }
+      const owner = yield* identities.create(Principal.system, org.uid, {
+        name: "owner",
+        claimMatch: { issuer: "https://issuer.invalid", subject: "owner" }
+      })
+      yield* (yield* RoleBindings.RoleBindings).create(Principal.system, org.uid, {
+        identityUid: owner.uid,
+        roleUid: Role.builtInByName("owner")!.uid
+      })
+      const minted = yield* (yield* TokenIssuer.TokenIssuer).mint(owner.uid, {
+        iss: "https://issuer.invalid",
+        sub: "owner"
+      })
+      return { org: org.uid, token: minted.token }
+    }))
+    const { page, refused } = await open(1280)
+    await page.goto(`${server.url}/console/`)
+    await page.getByLabel("API token", { exact: true }).fill(token)
+    await page.getByRole("button", { name: "Use this token" }).click()
+    await page.getByRole("link", { name: "paged" }).waitFor()
+    await page.goto(`${server.url}/console/#/groups/${encodeURIComponent(org)}/identities`)
+    const table = page.getByRole("table", { name: "Identities in this group" })
+    await table.getByRole("link", { name: "owner" }).waitFor()
+    // The first page holds 50 of the 56, in name order; the rest come with "Show more", once.
+    assert.strictEqual(await table.getByRole("row").count(), 1 + 50)
+    await page.getByRole("button", { name: "Show more" }).click()
+    await table.getByRole("link", { name: "workload-54" }).waitFor()
+    assert.strictEqual(await table.getByRole("row").count(), 1 + 56)
+    assert.strictEqual(await page.getByRole("button", { name: "Show more" }).count(), 0)
+    assert.deepStrictEqual(refused, [])
     await page.context().close()
   })
 

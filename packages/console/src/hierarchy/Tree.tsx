@@ -4,11 +4,12 @@
  * `aria-expanded` says whether it is open) and a link to the group's page, so the tree is walked with Tab and Enter.
  */
 import type { Group } from "@arbor/core/Group"
-import { useEffect, useState } from "preact/hooks"
+import { useState } from "preact/hooks"
 import * as Client from "../Client.js"
 import { useConnection } from "../Connection.js"
 import * as Route from "../Route.js"
-import { ErrorMessage } from "../ui/components.js"
+import { ErrorMessage, ShowMore } from "../ui/components.js"
+import { usePages } from "../ui/hooks.js"
 
 /** How many groups a level shows before "Show more". */
 export const pageSize = 100
@@ -19,40 +20,30 @@ export const Level = (props: {
   readonly label: string
 }) => {
   const { client } = useConnection()
-  const [groups, setGroups] = useState<ReadonlyArray<Group>>([])
-  const [next, setNext] = useState<string | undefined>(undefined)
-  const [state, setState] = useState<"loading" | "ready" | { readonly error: string }>("loading")
-  const load = (pageToken: string | undefined) => {
-    setState("loading")
-    Client.run(client.groups.list({ urlParams: { ...props.where, pageSize, orderBy: "name", pageToken } })).then(
-      (page) => {
-        setGroups((shown) => [...shown, ...page.groups])
-        setNext(page.nextPageToken === "" ? undefined : page.nextPageToken)
-        setState("ready")
-      },
-      (error: Error) => setState({ error: error.message })
-    )
-  }
-  useEffect(() => load(undefined), [])
+  const groups = usePages(
+    (pageToken) =>
+      Client.run(client.groups.list({ urlParams: { ...props.where, pageSize, orderBy: "name", pageToken } })).then(
+        (page) => ({ items: page.groups, next: page.nextPageToken })
+      ),
+    []
+  )
   return (
-    <ul class="tree" aria-label={props.label} aria-busy={state === "loading"}>
-      {groups.map((group) => <Node key={group.uid} group={group} />)}
-      {state === "loading" ? <li class="muted">Loading…</li> : null}
-      {typeof state === "object"
-        ? (
-          <li>
-            <ErrorMessage error={state.error} />
-          </li>
-        )
+    <ul class="tree" aria-label={props.label} aria-busy={groups.loading}>
+      {groups.items.map((group) => <Node key={group.uid} group={group} />)}
+      {groups.loading ? <li class="muted">Loading…</li> : null}
+      {groups.error === undefined ? null : (
+        <li>
+          <ErrorMessage error={groups.error} />
+        </li>
+      )}
+      {!groups.loading && groups.error === undefined && groups.items.length === 0
+        ? <li class="muted">No folders</li>
         : null}
-      {state === "ready" && groups.length === 0 ? <li class="muted">No folders</li> : null}
-      {state === "ready" && next !== undefined
-        ? (
-          <li>
-            <button type="button" class="link" onClick={() => load(next)}>Show more</button>
-          </li>
-        )
-        : null}
+      {groups.more === undefined ? null : (
+        <li>
+          <ShowMore more={groups.more} />
+        </li>
+      )}
     </ul>
   )
 }

@@ -5,14 +5,17 @@
 import * as Client from "../Client.js"
 import { useConnection } from "../Connection.js"
 import * as Route from "../Route.js"
-import { DeleteButton, ErrorMessage, Field, Form, Table, Uid } from "../ui/components.js"
-import { useAction, useLoaded } from "../ui/hooks.js"
+import { DeleteButton, ErrorMessage, Field, Form, ShowMore, Table, Uid } from "../ui/components.js"
+import { useAction, usePages } from "../ui/hooks.js"
 import { useClaimMatchBuilder } from "./ClaimMatchBuilder.js"
 
 export const Identities = ({ group }: { readonly group: string }) => {
   const { client } = useConnection()
-  const list = useLoaded(
-    () => Client.run(client.identities.list({ urlParams: { childrenOf: group, orderBy: "name", pageSize: 200 } })),
+  const list = usePages(
+    (pageToken) =>
+      Client.run(client.identities.list({ urlParams: { childrenOf: group, orderBy: "name", pageToken } })).then(
+        (page) => ({ items: page.identities, next: page.nextPageToken })
+      ),
     [group]
   )
   const builder = useClaimMatchBuilder()
@@ -31,7 +34,7 @@ export const Identities = ({ group }: { readonly group: string }) => {
         <ErrorMessage error={list.error ?? remove.error} />
         <Table
           caption="Identities in this group"
-          items={list.value?.identities ?? []}
+          items={list.items}
           keyOf={(i) => i.uid}
           empty={list.loading ? "Loading…" : "No identities here yet."}
           columns={[
@@ -48,6 +51,7 @@ export const Identities = ({ group }: { readonly group: string }) => {
             )]
           ]}
         />
+        <ShowMore more={list.more} />
       </div>
       <Form
         title="New identity"

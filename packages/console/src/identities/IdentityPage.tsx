@@ -7,8 +7,8 @@ import * as Client from "../Client.js"
 import { useConnection } from "../Connection.js"
 import { BindingsTable } from "../roleBindings/Bindings.js"
 import * as Route from "../Route.js"
-import { Breadcrumbs, DeleteButton, ErrorMessage, Field, Form, Uid } from "../ui/components.js"
-import { useAction, useLoaded } from "../ui/hooks.js"
+import { Breadcrumbs, DeleteButton, ErrorMessage, Field, Form, ShowMore, Uid } from "../ui/components.js"
+import { useAction, useLoaded, usePages } from "../ui/hooks.js"
 import { useClaimMatchBuilder } from "./ClaimMatchBuilder.js"
 
 /** A workload identity's claim match, rebuilt from any issuer's fields (a person's is their sign-in's, never changed). */
@@ -36,8 +36,12 @@ const Assumption = ({ identity, onChanged }: { readonly identity: Identity; read
 export const IdentityPage = ({ uid }: { readonly uid: string }) => {
   const { client } = useConnection()
   const identity = useLoaded(() => Client.run(client.identities.get({ path: { uid } })), [uid])
-  const bindings = useLoaded(
-    () => Client.run(client.roleBindings.list({ urlParams: { identity: uid, pageSize: 200 } })),
+  const bindings = usePages(
+    (pageToken) =>
+      Client.run(client.roleBindings.list({ urlParams: { identity: uid, pageToken } })).then((page) => ({
+        items: page.roleBindings,
+        next: page.nextPageToken
+      })),
     [uid]
   )
   const parent = uid.includes("/") ? uid.slice(0, uid.lastIndexOf("/")) : undefined
@@ -83,11 +87,12 @@ export const IdentityPage = ({ uid }: { readonly uid: string }) => {
           <h2>Role bindings</h2>
           <ErrorMessage error={bindings.error} />
           <BindingsTable
-            bindings={bindings.value?.roleBindings ?? []}
+            bindings={bindings.items}
             loading={bindings.loading}
             show="group"
             onDeleted={bindings.reload}
           />
+          <ShowMore more={bindings.more} />
         </div>
         {identity.value === undefined ? null : (
           <div>

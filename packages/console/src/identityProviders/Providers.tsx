@@ -7,8 +7,8 @@ import { useState } from "preact/hooks"
 import * as Client from "../Client.js"
 import { useConnection } from "../Connection.js"
 import { useRoleChoice } from "../roles/RoleChoice.js"
-import { CopyButton, DeleteButton, ErrorMessage, Field, Form, Table } from "../ui/components.js"
-import { useAction, useLoaded } from "../ui/hooks.js"
+import { CopyButton, DeleteButton, ErrorMessage, Field, Form, ShowMore, Table } from "../ui/components.js"
+import { useAction, useLoaded, usePages } from "../ui/hooks.js"
 
 const Mappings = ({ provider }: { readonly provider: IdentityProvider }) => {
   const { client } = useConnection()
@@ -134,9 +134,11 @@ const Scim = ({ provider }: { readonly provider: IdentityProvider }) => {
 
 export const Providers = ({ group }: { readonly group: string }) => {
   const { client } = useConnection()
-  const list = useLoaded(
-    () =>
-      Client.run(client.identityProviders.list({ urlParams: { childrenOf: group, orderBy: "name", pageSize: 200 } })),
+  const list = usePages(
+    (pageToken) =>
+      Client.run(client.identityProviders.list({ urlParams: { childrenOf: group, orderBy: "name", pageToken } })).then(
+        (page) => ({ items: page.identityProviders, next: page.nextPageToken })
+      ),
     [group]
   )
   // The provider being changed, or none: a new one.
@@ -170,7 +172,7 @@ export const Providers = ({ group }: { readonly group: string }) => {
   const remove = useAction((uid: string) =>
     Client.run(client.identityProviders.delete({ path: { uid } })).then(list.reload)
   )
-  const providers = list.value?.identityProviders ?? []
+  const providers = list.items
   return (
     <div class="columns">
       <div>
@@ -201,6 +203,7 @@ export const Providers = ({ group }: { readonly group: string }) => {
             )]
           ]}
         />
+        <ShowMore more={list.more} />
         {providers.filter((p) => p.uid === open).map((p) => (
           <section key={p.uid} class="card" aria-label={`${p.name}: mappings and SCIM`}>
             <h3>{p.name}</h3>

@@ -7,13 +7,17 @@ import { useState } from "preact/hooks"
 import * as Client from "../Client.js"
 import { useConnection } from "../Connection.js"
 import { useRoleChoice } from "../roles/RoleChoice.js"
-import { CopyButton, DeleteButton, ErrorMessage, Field, Form, Table, Time } from "../ui/components.js"
-import { useAction, useLoaded } from "../ui/hooks.js"
+import { CopyButton, DeleteButton, ErrorMessage, Field, Form, ShowMore, Table, Time } from "../ui/components.js"
+import { useAction, usePages } from "../ui/hooks.js"
 
 export const Invites = ({ group }: { readonly group: string }) => {
   const { client } = useConnection()
-  const list = useLoaded(
-    () => Client.run(client.groupInvites.list({ urlParams: { childrenOf: group, pageSize: 200 } })),
+  const list = usePages(
+    (pageToken) =>
+      Client.run(client.groupInvites.list({ urlParams: { childrenOf: group, pageToken } })).then((page) => ({
+        items: page.groupInvites,
+        next: page.nextPageToken
+      })),
     [group]
   )
   const role = useRoleChoice()
@@ -55,7 +59,7 @@ export const Invites = ({ group }: { readonly group: string }) => {
         <ErrorMessage error={list.error ?? remove.error} />
         <Table
           caption="Invites to this group"
-          items={list.value?.groupInvites ?? []}
+          items={list.items}
           keyOf={(i) => i.uid}
           empty={list.loading ? "Loading…" : "No invites."}
           columns={[
@@ -71,6 +75,7 @@ export const Invites = ({ group }: { readonly group: string }) => {
             )]
           ]}
         />
+        <ShowMore more={list.more} />
       </div>
       <Form
         key={editing?.uid ?? "new"}

@@ -8,8 +8,8 @@ import * as Client from "../Client.js"
 import { useConnection } from "../Connection.js"
 import { useRoleChoice } from "../roles/RoleChoice.js"
 import * as Route from "../Route.js"
-import { Choice, DeleteButton, ErrorMessage, Field, Form, Table } from "../ui/components.js"
-import { useAction, useLoaded } from "../ui/hooks.js"
+import { Choice, DeleteButton, ErrorMessage, Field, Form, ShowMore, Table } from "../ui/components.js"
+import { useAction, useLoaded, usePages } from "../ui/hooks.js"
 
 /** Bindings as rows: who holds which role, and where or by whom (`show`). */
 export const BindingsTable = (props: {
@@ -50,8 +50,12 @@ export const BindingsTable = (props: {
 
 export const Bindings = ({ group }: { readonly group: string }) => {
   const { client } = useConnection()
-  const bindings = useLoaded(
-    () => Client.run(client.roleBindings.list({ urlParams: { group, pageSize: 200 } })),
+  const bindings = usePages(
+    (pageToken) =>
+      Client.run(client.roleBindings.list({ urlParams: { group, pageToken } })).then((page) => ({
+        items: page.roleBindings,
+        next: page.nextPageToken
+      })),
     [group]
   )
   const identities = useLoaded(
@@ -76,11 +80,12 @@ export const Bindings = ({ group }: { readonly group: string }) => {
         <h2>Role bindings in this group</h2>
         <ErrorMessage error={bindings.error} />
         <BindingsTable
-          bindings={bindings.value?.roleBindings ?? []}
+          bindings={bindings.items}
           loading={bindings.loading}
           show="identity"
           onDeleted={bindings.reload}
         />
+        <ShowMore more={bindings.more} />
       </div>
       <Form title="Bind a role" submit="Bind" busy={create.busy} error={create.error} onSubmit={create.start}>
         <Choice

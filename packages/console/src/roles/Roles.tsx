@@ -7,8 +7,8 @@ import type { Role } from "@arbor/core/Role"
 import { useState } from "preact/hooks"
 import * as Client from "../Client.js"
 import { useConnection } from "../Connection.js"
-import { DeleteButton, ErrorMessage, Field, Form, Table } from "../ui/components.js"
-import { useAction, useLoaded } from "../ui/hooks.js"
+import { DeleteButton, ErrorMessage, Field, Form, ShowMore, Table } from "../ui/components.js"
+import { useAction, useLoaded, usePages } from "../ui/hooks.js"
 
 /** Every capability, by what it acts on (`groups.list` under `groups`). */
 const byResource: ReadonlyArray<readonly [string, ReadonlyArray<Capability.Capability>]> = [
@@ -21,8 +21,11 @@ const byResource: ReadonlyArray<readonly [string, ReadonlyArray<Capability.Capab
 
 export const Roles = ({ group }: { readonly group: string }) => {
   const { client } = useConnection()
-  const custom = useLoaded(
-    () => Client.run(client.roles.list({ urlParams: { childrenOf: group, orderBy: "name", pageSize: 200 } })),
+  const custom = usePages(
+    (pageToken) =>
+      Client.run(client.roles.list({ urlParams: { childrenOf: group, orderBy: "name", pageToken } })).then(
+        (page) => ({ items: page.roles, next: page.nextPageToken })
+      ),
     [group]
   )
   const builtIn = useLoaded(
@@ -58,7 +61,7 @@ export const Roles = ({ group }: { readonly group: string }) => {
         <ErrorMessage error={custom.error ?? remove.error} />
         <Table
           caption="Roles made in this group"
-          items={custom.value?.roles ?? []}
+          items={custom.items}
           keyOf={(r) => r.uid}
           empty={custom.loading ? "Loading…" : "No custom roles here."}
           columns={[
@@ -72,6 +75,7 @@ export const Roles = ({ group }: { readonly group: string }) => {
             )]
           ]}
         />
+        <ShowMore more={custom.more} />
         <h2>Built-in roles</h2>
         <ErrorMessage error={builtIn.error} />
         <Table

@@ -1,13 +1,17 @@
 /** A group's webhook subscriptions: each receives, as signed CloudEvents, every change of the group and below it. */
 import * as Client from "../Client.js"
 import { useConnection } from "../Connection.js"
-import { DeleteButton, ErrorMessage, Field, Form, Table, Time } from "../ui/components.js"
-import { useAction, useLoaded } from "../ui/hooks.js"
+import { DeleteButton, ErrorMessage, Field, Form, ShowMore, Table, Time } from "../ui/components.js"
+import { useAction, usePages } from "../ui/hooks.js"
 
 export const Subscriptions = ({ group }: { readonly group: string }) => {
   const { client } = useConnection()
-  const list = useLoaded(
-    () => Client.run(client.subscriptions.list({ urlParams: { childrenOf: group, pageSize: 200 } })),
+  const list = usePages(
+    (pageToken) =>
+      Client.run(client.subscriptions.list({ urlParams: { childrenOf: group, pageToken } })).then((page) => ({
+        items: page.subscriptions,
+        next: page.nextPageToken
+      })),
     [group]
   )
   const create = useAction((form: Record<string, string>) =>
@@ -25,7 +29,7 @@ export const Subscriptions = ({ group }: { readonly group: string }) => {
         <ErrorMessage error={list.error ?? remove.error} />
         <Table
           caption="Subscriptions of this group"
-          items={list.value?.subscriptions ?? []}
+          items={list.items}
           keyOf={(s) => s.uid}
           empty={list.loading ? "Loading…" : "No subscriptions."}
           columns={[
@@ -40,6 +44,7 @@ export const Subscriptions = ({ group }: { readonly group: string }) => {
             )]
           ]}
         />
+        <ShowMore more={list.more} />
       </div>
       <Form title="New subscription" submit="Subscribe" busy={create.busy} error={create.error} onSubmit={create.start}>
         <Field label="Sink" name="sink" type="url" required autocomplete="off" placeholder="https://…" />

@@ -165,3 +165,7 @@ export const Breadcrumbs = ({ trail }: { readonly trail: ReadonlyArray<readonly 
     </ol>
   </nav>
 )
+
+/** The button that loads a list's next page, while it has one. */
+export const ShowMore = ({ more }: { readonly more: (() => void) | undefined }) =>
+  more === undefined ? null : <button type="button" class="link" onClick={more}>Show more</button>

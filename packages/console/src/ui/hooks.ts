@@ -1,5 +1,5 @@
 /** State that comes from the API: loaded when the component mounts (and again on `reload`), with its error. */
-import { useCallback, useEffect, useState } from "preact/hooks"
+import { useCallback, useEffect, useRef, useState } from "preact/hooks"
 
 /** A value being loaded: `value` once it is, `error` (the API's message) when it failed. */
 export interface Loaded<A> {
@@ -32,6 +32,56 @@ export const useLoaded = <A>(load: () => Promise<A>, deps: ReadonlyArray<unknown
   }, [...deps, round])
   const reload = useCallback(() => setRound((r) => r + 1), [])
   return { ...state, reload }
+}
+
+/** One page of a list: its items, and the token of the next page when there is one. */
+export interface Page<A> {
+  readonly items: ReadonlyArray<A>
+  readonly next?: string | undefined
+}
+
+/**
+ * A list loaded a page at a time: the items so far, `more` (to load the next page) while there is one, and `reload`
+ * (from the first page again). Loaded now and whenever `deps` change; answers for earlier `deps` are dropped.
+ */
+export const usePages = <A>(
+  load: (pageToken: string | undefined) => Promise<Page<A>>,
+  deps: ReadonlyArray<unknown>
+) => {
+  const [state, setState] = useState<{
+    items: ReadonlyArray<A>
+    next: string | undefined
+    error: string | undefined
+    loading: boolean
+  }>({ items: [], next: undefined, error: undefined, loading: true })
+  const [round, setRound] = useState(0)
+  const generation = useRef(0)
+  const fetchPage = (pageToken: string | undefined) => {
+    const mine = generation.current
+    setState((s) => ({ ...s, loading: true }))
+    load(pageToken).then(
+      (page) =>
+        mine === generation.current && setState((s) => ({
+          items: pageToken === undefined ? page.items : [...s.items, ...page.items],
+          next: page.next === "" ? undefined : page.next,
+          error: undefined,
+          loading: false
+        })),
+      (error: unknown) =>
+        mine === generation.current &&
+        setState((s) => ({ ...s, error: error instanceof Error ? error.message : String(error), loading: false }))
+    )
+  }
+  useEffect(() => {
+    generation.current++
+    fetchPage(undefined)
+  }, [...deps, round])
+  const next = state.next
+  return {
+    ...state,
+    more: next === undefined || state.loading ? undefined : () => fetchPage(next),
+    reload: useCallback(() => setRound((r) => r + 1), [])
+  }
 }
 
 /** An action a person starts (a form's submit, a delete): busy while it runs, its error kept until the next try. */
