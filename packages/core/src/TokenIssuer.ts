@@ -143,6 +143,20 @@ export interface Verified {
 
 const alg = "ES256"
 
+/**
+ * What a webhook delivery's token vouches for (its `webhook` claim): the subscription it is for, the CloudEvent's
+ * `id`, `type`, `subject`, `group` and `time` (RFC 3339, as `ce-time`), and the body's digest (`sha256:<hex>`).
+ */
+export interface DeliveryClaims {
+  readonly subscription: Uid.Uid
+  readonly id: string
+  readonly type: string
+  readonly subject: string
+  readonly group: string
+  readonly time: string
+  readonly digest: string
+}
+
 /** How often at most tokens of unknown keys make the issuer reload the stored keys. */
 const reloadCooldownMillis = 10_000
 
@@ -358,18 +372,20 @@ export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/Toke
 
       /**
        * The bearer token of a webhook delivery (docs/api.md §12): `iss` this issuer, `aud` `customer`, `sub`
-       * `webhook:<group>`, five minutes, and the claim `webhook.digest` naming the body's SHA-256. Its audience and
-       * subject keep it from ever passing as an API token.
+       * `webhook:<the subscription's group>`, five minutes, and the claim `webhook` naming the subscription, the
+       * CloudEvent's `id`, `type`, `subject`, `group` and `time`, and the body's SHA-256: a receiver that checks them
+       * against its own subscription and the event's headers cannot be handed a delivery meant for another, or one
+       * relabelled. Its audience and subject keep it from ever passing as an API token.
        */
-      signDelivery: (group: Uid.Uid, digest: string) =>
+      signDelivery: (delivery: DeliveryClaims) =>
         Effect.gen(function*() {
           const { kid, privateKey } = yield* signing
           const issuedAt = Math.floor((yield* Clock.currentTimeMillis) / 1000)
           return yield* Effect.promise(() =>
-            new jose.SignJWT({ webhook: { digest } })
+            new jose.SignJWT({ webhook: delivery })
               .setProtectedHeader({ alg, kid, typ: "JWT" })
               .setIssuer(settings.issuer)
-              .setSubject(`webhook:${group}`)
+              .setSubject(`webhook:${Uid.parentOrNull(delivery.subscription) ?? delivery.subscription}`)
               .setAudience("customer")
               .setIssuedAt(issuedAt)
               .setExpirationTime(issuedAt + 300)

@@ -1,15 +1,22 @@
 /**
  * Webhook deliveries (docs/api.md §12): every change-log entry of a subscription's group and of the groups below it,
- * POSTed to its sink as a CloudEvent 1.0 in binary mode, with a JWT of the server's own keys carrying the body's
- * digest. Each subscription's entries go one at a time, in the log's order; a sink that fails holds back only its
- * own, retried with backoff (the same `ce-id`) until it answers 2xx or, after 24 hours, is given up on.
+ * POSTed to its sink as a CloudEvent 1.0 in binary mode, with a JWT of the server's own keys naming the subscription,
+ * the event and the body's digest. Each subscription's entries go one at a time, in the log's order; a sink that
+ * fails holds back only its own, retried with backoff (the same `ce-id`) until it answers 2xx or, after 24 hours, is
+ * given up on.
+ *
+ * Each subscription has its own worker, so no sink, however slow, delays another subscription's deliveries. Workers
+ * sleep until there is something to send: the log's tail (`Events`, one read per commit of this server and one per
+ * poll for the others') wakes the workers of the subscriptions an entry concerns, and a retry waits in its own
+ * worker's timer. Nothing is read for a subscription with nothing due.
  *
  * Any number of servers share the work through one row per subscription (`Subscription.deliveriesTable`): a server
- * delivers for a subscription only while it holds that row's lease, and records each delivery there before the next,
- * so while nothing fails every entry reaches every subscription once.
+ * delivers for a subscription only while it holds that row's lease, and records its progress there as it goes (one
+ * write at a time, beside the next delivery), so a server that dies makes the next holder send again only the entries
+ * of its last moments. A server keeps its name across restarts (`holder`), so it takes its own leases back at once.
  */
 import * as Wire from "@arbor/api/Wire"
-import { ChangeLog, Egress, Events, Repository, Store, Subscription, TokenIssuer, Uid } from "@arbor/core"
+import { ChangeLog, Egress, type Errors, Events, Repository, Store, Subscription, TokenIssuer, Uid } from "@arbor/core"
 import { CloudEvent, HTTP } from "cloudevents"
 import * as Arr from "effect/Array"
 import * as Duration from "effect/Duration"
@@ -17,19 +24,23 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Schedule from "effect/Schedule"
+import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import { createHash, randomUUID } from "node:crypto"
 import * as Metrics from "./Metrics.js"
 
-/** How long a lease on a subscription's deliveries lasts without being renewed. */
+/** How long a lease on a subscription's deliveries lasts without being renewed (each recorded delivery renews it). */
 const leaseMillis = 30_000
 
 /** How many deliveries are signed at once, ahead of sending them. */
 const lookahead = 8
 
-/** How often the pending deliveries of each subscription are counted (`arbor_webhook_deliveries_pending`). */
-const pendingInterval = Duration.seconds(15)
+/** How many entries a worker reads from the log at once. */
+const batch = 100
+
+/** How many workers look at the store at once to see whether they have something to send (at start-up: all). */
+const lookingAtOnce = 4
 
 /** How long a sink has to answer. */
 const timeout = Duration.seconds(10)
@@ -45,7 +56,7 @@ export const backoffMillis = (attempt: number): number => {
 
 const encodeEntry = Schema.encodeSync(Wire.ChangeEntry)
 
-/** One entry as its delivery: the CloudEvent's headers and body. */
+/** One entry as its delivery: the CloudEvent's headers and body, and its time as `ce-time` gives it. */
 export const cloudEvent = (entry: ChangeLog.Entry, source: string) => {
   const wire = encodeEntry(entry)
   const event = new CloudEvent({
@@ -62,10 +73,19 @@ export const cloudEvent = (entry: ChangeLog.Entry, source: string) => {
   const named = Object.entries(headers).flatMap(([name, value]): Array<[string, string]> =>
     typeof value === "string" ? [[name, value]] : []
   )
-  return { headers: Object.fromEntries(named), body: String(body) }
+  const fields = Object.fromEntries(named)
+  return { headers: fields, body: String(body), time: fields["ce-time"] ?? wire.time }
 }
 
 type State = Subscription.DeliveryState
+
+type Failure = Errors.Internal | Errors.FailedPrecondition
+
+/** The group whose entries (and those below it) `subscription` receives. */
+const groupOf = (subscription: Subscription.Subscription) => Uid.parentOrNull(subscription.uid) ?? subscription.uid
+
+/** What a look at a subscription's deliveries found: its lease taken, or when to look again (undefined: on a wake). */
+type Claim = { readonly claimed: State } | { readonly lookAgainAt: number | undefined }
 
 /** Delivers every subscription's entries, from this server as one of any number. */
 export const layer = (options: {
@@ -73,7 +93,12 @@ export const layer = (options: {
   readonly source: string
   /** Sinks on loopback, over http too (`ARBOR_ALLOW_INSECURE_SINKS=loopback`). */
   readonly allowLoopback: boolean
-  readonly interval?: Duration.DurationInput
+  /**
+   * This server's name as a lease holder, the same across its restarts and different from every other server's
+   * sharing the store (the standalone server's: its host name and address). Random when not given: a restarted
+   * server then waits for its old leases to expire.
+   */
+  readonly holder?: string
 }) =>
   Layer.scopedDiscard(Effect.gen(function*() {
     const store = yield* Store.Store
@@ -83,8 +108,8 @@ export const layer = (options: {
     const states = yield* Repository.make(Subscription.deliveriesTable, Subscription.DeliveryState)
     const subscriptions = yield* Repository.make(Subscription.table, Subscription.Subscription)
     const log = yield* Repository.make(ChangeLog.table, ChangeLog.Record)
-    /** This server, as a lease holder. */
-    const me = randomUUID()
+    const me = options.holder ?? randomUUID()
+    const looking = yield* Effect.makeSemaphore(lookingAtOnce)
 
     /** Where a new subscription starts: after its own creation's entry (or, were that pruned, at the log's start). */
     const start = (subscription: Subscription.Subscription) =>
@@ -97,33 +122,62 @@ export const layer = (options: {
         ([created]) => created?.position ?? ""
       )
 
-    /** Takes the lease on `subscription`'s deliveries when nobody else holds it and no retry is waiting. */
-    const claim = (subscription: Subscription.Subscription, now: number) =>
-      Repository.orInternal(store.transaction(Effect.gen(function*() {
+    /** Whether entries of `subscription`'s group wait after `delivered`: reads only. */
+    const waiting = (subscription: Subscription.Subscription, delivered: string) =>
+      Effect.map(
+        events.after(delivered === "" ? undefined : delivered, 1, groupOf(subscription)),
+        (found) => found.length > 0
+      )
+
+    /**
+     * Takes the lease on `subscription`'s deliveries when something waits, nobody else holds it and no retry is due
+     * later; reads only unless it takes the lease.
+     */
+    const claim = (subscription: Subscription.Subscription, now: number): Effect.Effect<Claim, Failure> =>
+      Effect.gen(function*() {
         const found = yield* states.get(subscription.uid)
-        if (Option.isNone(found)) {
-          const state: State = {
-            uid: subscription.uid,
-            delivered: yield* start(subscription),
-            leaseOwner: me,
-            leaseUntil: now + leaseMillis,
-            attempts: 0,
-            retryAt: 0,
-            failingSince: null
+        if (Option.isSome(found)) {
+          const current = found.value
+          if (current.leaseOwner !== null && current.leaseOwner !== me && current.leaseUntil > now) {
+            // Another server delivers: look again when its lease would run out, should it have died.
+            return { lookAgainAt: current.leaseUntil + Math.random() * 1_000 }
           }
-          // Another server inserting it at the same moment wins: a savepoint keeps the conflict from the rest.
-          const inserted = yield* store.transaction(states.insert(state)).pipe(
-            Effect.as(true),
-            Effect.catchTag("UniqueViolation", () => Effect.succeed(false))
-          )
-          return inserted ? state : undefined
+          if (current.retryAt > now) return { lookAgainAt: current.retryAt }
+          if (!(yield* waiting(subscription, current.delivered))) {
+            // A lease of ours from before a restart is handed back.
+            if (current.leaseOwner === me) yield* release(current)
+            return { lookAgainAt: undefined }
+          }
         }
-        const current = found.value
-        if ((current.leaseOwner !== me && current.leaseUntil > now) || current.retryAt > now) return undefined
-        const state: State = { ...current, leaseOwner: me, leaseUntil: now + leaseMillis }
-        yield* states.update(state).pipe(Effect.orDie)
-        return state
-      })))
+        return yield* Repository.orInternal(store.transaction(Effect.gen(function*() {
+          const found = yield* states.get(subscription.uid)
+          if (Option.isNone(found)) {
+            const state: State = {
+              uid: subscription.uid,
+              delivered: yield* start(subscription),
+              leaseOwner: me,
+              leaseUntil: now + leaseMillis,
+              attempts: 0,
+              retryAt: 0,
+              failingSince: null
+            }
+            // Another server inserting it at the same moment wins: a savepoint keeps the conflict from the rest.
+            const inserted = yield* store.transaction(states.insert(state)).pipe(
+              Effect.as(true),
+              Effect.catchTag("UniqueViolation", () => Effect.succeed(false))
+            )
+            return inserted ? { claimed: state } : { lookAgainAt: now + 1_000 }
+          }
+          const current = found.value
+          if (current.leaseOwner !== null && current.leaseOwner !== me && current.leaseUntil > now) {
+            return { lookAgainAt: current.leaseUntil + Math.random() * 1_000 }
+          }
+          if (current.retryAt > now) return { lookAgainAt: current.retryAt }
+          const state: State = { ...current, leaseOwner: me, leaseUntil: now + leaseMillis }
+          yield* states.update(state).pipe(Effect.orDie)
+          return { claimed: state }
+        })))
+      })
 
     /** Records `next` if the lease is still ours; false when another server has taken it over. */
     const record = (next: State) =>
@@ -134,12 +188,49 @@ export const layer = (options: {
         return true
       })))
 
-    /** One entry's delivery, ready to send: the CloudEvent with its signed token. */
-    const prepare = (entry: ChangeLog.Entry) =>
+    /** Records `state` with the lease handed back. */
+    const release = (state: State) => record({ ...state, leaseOwner: null, leaseUntil: 0 })
+
+    /**
+     * Progress recorded as deliveries succeed, one write at a time beside the next delivery: `mark` notes a state
+     * (written now when no write is under way, else with the next mark or `flush`); false once the lease is lost.
+     */
+    const progress = () => {
+      let writing: Fiber.RuntimeFiber<boolean, Failure> | undefined
+      let unwritten: State | undefined
+      const written = Effect.suspend(() => writing === undefined ? Effect.succeed(true) : Fiber.join(writing))
+      const mark = (state: State) =>
+        Effect.gen(function*() {
+          unwritten = state
+          if (writing !== undefined) {
+            const done = yield* Fiber.poll(writing)
+            if (Option.isNone(done)) return true
+            if (!(yield* written)) return false
+          }
+          const next = { ...unwritten, leaseOwner: me, leaseUntil: Date.now() + leaseMillis }
+          unwritten = undefined
+          writing = yield* Effect.fork(record(next))
+          return true
+        })
+      /** Waits for the write under way, then records `state`. */
+      const flush = (state: State) => Effect.zipRight(written, record(state))
+      return { mark, flush }
+    }
+
+    /** One entry's delivery to `subscription`, ready to send: the CloudEvent with its signed token. */
+    const prepare = (subscription: Uid.Uid, entry: ChangeLog.Entry) =>
       Effect.gen(function*() {
-        const { body, headers } = cloudEvent(entry, options.source)
+        const { body, headers, time } = cloudEvent(entry, options.source)
         const digest = `sha256:${createHash("sha256").update(body).digest("hex")}`
-        const token = yield* tokens.signDelivery(entry.group, digest)
+        const token = yield* tokens.signDelivery({
+          subscription,
+          id: entry.id,
+          type: entry.type,
+          subject: entry.subject,
+          group: entry.group,
+          time,
+          digest
+        })
         return { method: "POST", headers: { ...headers, authorization: `Bearer ${token}` }, body }
       })
 
@@ -150,21 +241,27 @@ export const layer = (options: {
         Effect.catchAll((error) => Effect.succeed(`${error}`))
       )
 
-    /** Delivers what `subscription` has waiting, in order, while its lease holds and its sink answers. */
-    const deliver = (subscription: Subscription.Subscription, claimed: State) =>
-      Effect.gen(function*() {
-        let state = claimed
-        const group = Uid.parentOrNull(subscription.uid) ?? subscription.uid
-        const sink = new URL(subscription.sink)
+    /**
+     * Delivers what `subscription` has waiting, in order, while its lease holds and its sink answers, then hands the
+     * lease back; when to look again (a retry), or undefined. Interrupted, it records where it got to.
+     */
+    const deliver = (subscription: Subscription.Subscription, claimed: State) => {
+      let state = claimed
+      const recorded = progress()
+      const group = groupOf(subscription)
+      const sink = new URL(subscription.sink)
+      return Effect.gen(function*() {
         for (;;) {
-          const pending = yield* events.after(state.delivered === "" ? undefined : state.delivered, 100, group)
+          const pending = yield* events.after(state.delivered === "" ? undefined : state.delivered, batch, group)
           if (pending.length === 0) break
           // Deliveries are signed a window at a time, the next window while this one is sent. (Their tokens last 5
           // minutes; one is sent at most two windows' worth of sink timeouts after it was signed.)
           const prepareWindow = (window: ReadonlyArray<ChangeLog.Entry>) =>
             Effect.forEach(window, (entry) =>
               // The subscription's own entries (its creation) are not sent to it.
-              entry.subject === state.uid ? Effect.succeed(undefined) : prepare(entry), { concurrency: lookahead })
+              entry.subject === state.uid ? Effect.succeed(undefined) : prepare(state.uid, entry), {
+              concurrency: lookahead
+            })
           const windows = Arr.chunksOf(pending, lookahead)
           let preparing = yield* Effect.fork(prepareWindow(windows[0]!))
           for (const [w, window] of windows.entries()) {
@@ -201,48 +298,28 @@ export const layer = (options: {
                   retryAt: now + backoffMillis(attempts),
                   failingSince: state.failingSince ?? now
                 }
-                yield* record({ ...state, leaseOwner: null, leaseUntil: 0 })
-                return
+                yield* Fiber.interrupt(preparing)
+                yield* recorded.flush({ ...state, leaseOwner: null, leaseUntil: 0 })
+                yield* measure(subscription, state.delivered)
+                return state.retryAt
               }
+              // Another server took the lease over (this one was too slow to renew it): it goes on from here.
+              if (!(yield* recorded.mark(state))) return undefined
             }
           }
-          // Recorded once a batch (at most 100 entries): a server that dies within one makes the next holder send
-          // its entries again, which at-least-once allows; while nothing fails, each is sent once.
-          state = { ...state, leaseUntil: Date.now() + leaseMillis }
-          if (!(yield* record(state))) return
         }
-        yield* record({ ...state, leaseOwner: null, leaseUntil: 0 })
-      })
+        yield* recorded.flush({ ...state, leaseOwner: null, leaseUntil: 0 })
+        yield* Metrics.recordPending(subscription.uid, 0)
+        return undefined
+      }).pipe(
+        Effect.onInterrupt(() => Effect.ignore(release(state)))
+      )
+    }
 
-    /** True when `subscription` may have entries waiting that this server could send now: reads only. */
-    const due = (subscription: Subscription.Subscription, now: number) =>
+    /** Sets `subscription`'s pending deliveries gauge: the entries of its group and below after `delivered`. */
+    const measure = (subscription: Subscription.Subscription, delivered: string) =>
       Effect.gen(function*() {
-        const found = yield* states.get(subscription.uid)
-        if (Option.isNone(found)) return true
-        const state = found.value
-        if ((state.leaseOwner !== me && state.leaseUntil > now) || state.retryAt > now) return false
-        const group = Uid.parentOrNull(subscription.uid) ?? subscription.uid
-        return (yield* events.after(state.delivered === "" ? undefined : state.delivered, 1, group)).length > 0
-      })
-
-    const round = Effect.gen(function*() {
-      const all = yield* subscriptions.find({ order: [{ column: "uid", direction: "asc" }] })
-      yield* Effect.forEach(all, (subscription) =>
-        Effect.gen(function*() {
-          if (!(yield* due(subscription, Date.now()))) return
-          const claimed = yield* claim(subscription, Date.now())
-          if (claimed !== undefined) yield* Effect.zipRight(deliver(subscription, claimed), measure(subscription))
-        }).pipe(
-          Effect.catchAll((error) => Effect.logWarning("delivering failed", error))
-        ), { concurrency: 8, discard: true })
-    })
-
-    /** Sets `subscription`'s pending deliveries gauge: the entries of its group and below after the last delivered. */
-    const measure = (subscription: Subscription.Subscription) =>
-      Effect.gen(function*() {
-        const state = yield* states.get(subscription.uid)
-        const delivered = Option.isSome(state) ? state.value.delivered : yield* start(subscription)
-        const within = { ranges: [Uid.descendants(Uid.parentOrNull(subscription.uid) ?? subscription.uid)] }
+        const within = { ranges: [Uid.descendants(groupOf(subscription))] }
         // The entries at or after the last one delivered, less that one.
         const pending = delivered === "" ? yield* log.count(within) : (yield* log.count({
           ...within,
@@ -251,35 +328,99 @@ export const layer = (options: {
         yield* Metrics.recordPending(subscription.uid, pending)
       })
 
-    /**
-     * Measures every subscription, also those whose deliveries wait for a retry; a deleted subscription's gauge is
-     * set to 0 once.
-     */
-    const reported = new Set<Uid.Uid>()
-    const measureAll = Effect.gen(function*() {
-      const all = yield* subscriptions.find({ order: [{ column: "uid", direction: "asc" }] })
-      for (const subscription of all) {
-        yield* measure(subscription)
-        reported.add(subscription.uid)
-      }
-      const current = new Set(all.map((s) => s.uid))
-      for (const uid of [...reported].filter((uid) => !current.has(uid))) {
-        yield* Metrics.recordPending(uid, 0)
-        reported.delete(uid)
-      }
-    })
-    yield* measureAll.pipe(
-      Effect.catchAllCause((cause) => Effect.logWarning("measuring pending deliveries failed", cause)),
-      Effect.repeat(Schedule.spaced(pendingInterval)),
-      Effect.forkScoped
-    )
+    /** Looks at `subscription`'s deliveries and sends what waits; when to look again without a wake, if ever. */
+    const run = (subscription: Subscription.Subscription) =>
+      Effect.gen(function*() {
+        const found = yield* looking.withPermits(1)(claim(subscription, Date.now()))
+        return "claimed" in found ? yield* deliver(subscription, found.claimed) : found.lookAgainAt
+      })
 
-    // A round after each commit of this server, and at least every 200 ms for the others'.
-    const woken = yield* events.wakeUps
-    yield* round.pipe(
-      Effect.catchAllCause((cause) => Effect.logWarning("a delivery round failed", cause)),
-      Effect.zipRight(Effect.raceFirst(woken.take, Effect.sleep(options.interval ?? "200 millis"))),
-      Effect.forever,
-      Effect.forkScoped
+    /**
+     * A subscription's worker: sleeps until woken (an entry it may receive) or until the time it was told to look
+     * again, then looks, one run at a time.
+     */
+    const worker = (subscription: Subscription.Subscription, wakes: Queue.Dequeue<void>) =>
+      Effect.gen(function*() {
+        let due = true
+        let notBefore = 0
+        for (;;) {
+          for (;;) {
+            const now = Date.now()
+            if (due && now >= notBefore) break
+            if (due) yield* Effect.sleep(notBefore - now)
+            else {
+              yield* Queue.take(wakes)
+              due = true
+            }
+          }
+          // A wake from before this run is answered by it.
+          yield* Queue.takeAll(wakes)
+          const next = yield* run(subscription).pipe(
+            Effect.catchAllCause((cause) =>
+              Effect.as(Effect.logWarning("delivering failed", cause), Date.now() + 1_000 + Math.random() * 4_000)
+            )
+          )
+          due = next !== undefined
+          notBefore = next ?? 0
+        }
+      })
+
+    // The workers of this server, and which subscriptions each group's entries wake.
+    const scope = yield* Effect.scope
+    const workers = new Map<Uid.Uid, { readonly fiber: Fiber.RuntimeFiber<never>; readonly wakes: Queue.Queue<void> }>()
+    const byGroup = new Map<Uid.Uid, Set<Uid.Uid>>()
+    const started = (subscription: Subscription.Subscription) =>
+      Effect.gen(function*() {
+        if (workers.has(subscription.uid)) return
+        const wakes = yield* Queue.sliding<void>(1)
+        const fiber = yield* Effect.forkIn(worker(subscription, wakes), scope)
+        workers.set(subscription.uid, { fiber, wakes })
+        const group = groupOf(subscription)
+        byGroup.set(group, (byGroup.get(group) ?? new Set()).add(subscription.uid))
+      })
+    const stopped = (uid: Uid.Uid) =>
+      Effect.gen(function*() {
+        const running = workers.get(uid)
+        if (running === undefined) return
+        workers.delete(uid)
+        const group = Uid.parentOrNull(uid) ?? uid
+        byGroup.get(group)?.delete(uid)
+        if (byGroup.get(group)?.size === 0) byGroup.delete(group)
+        yield* Fiber.interrupt(running.fiber)
+        yield* Metrics.recordPending(uid, 0)
+      })
+    /** Wakes the workers of the subscriptions of `group` and of the groups above it. */
+    const wake = (group: Uid.Uid) => {
+      for (let at: Uid.Uid | null = group; at !== null; at = Uid.parentOrNull(at)) {
+        byGroup.get(at)?.forEach((uid) => workers.get(uid)?.wakes.unsafeOffer(undefined))
+      }
+    }
+    const types = Subscription.table.events!.types
+    const dispatch = (entries: Events.Batch) =>
+      Effect.forEach(entries, (entry) =>
+        Effect.gen(function*() {
+          if (entry.type === types.created) {
+            const created = yield* subscriptions.get(entry.subject)
+            if (Option.isSome(created)) yield* started(created.value)
+          } else if (entry.type === types.deleted) {
+            yield* stopped(entry.subject)
+          }
+          wake(entry.group)
+        }), { discard: true })
+
+    // Follow the log from its end as it is now, then start a worker for each subscription: one created meanwhile
+    // arrives as an entry too. Should following fail, it starts again from the log's end, and every worker looks.
+    const follow = (position: string | undefined) =>
+      events.batches(position).pipe(
+        Stream.runForEach(dispatch),
+        Effect.catchAllCause((cause) => Effect.logWarning("following the change log for deliveries failed", cause))
+      )
+    const again = Effect.sleep("1 second").pipe(
+      Effect.zipRight(Effect.sync(() => workers.forEach(({ wakes }) => wakes.unsafeOffer(undefined)))),
+      Effect.zipRight(Effect.flatMap(Effect.orDie(events.latest), follow))
     )
+    yield* Effect.forkScoped(Effect.zipRight(follow(yield* events.latest), Effect.forever(again)))
+    yield* Effect.forEach(yield* subscriptions.find({ order: [{ column: "uid", direction: "asc" }] }), started, {
+      discard: true
+    })
   }))

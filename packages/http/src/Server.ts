@@ -42,6 +42,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import type { IncomingMessage, Server as NodeServer, ServerResponse } from "node:http"
+import { hostname } from "node:os"
 import { join } from "node:path"
 import * as Authentication from "./Authentication.js"
 import * as Bootstrap from "./Bootstrap.js"
@@ -183,7 +184,12 @@ export const http = (config: ServerConfig, tracing?: Layer.Layer<never>) => {
   return HttpApiBuilder.serve().pipe(
     Layer.provide(app(config)),
     // Webhook deliveries run wherever the API is served: every server takes its share.
-    Layer.merge(Deliveries.layer({ source: config.baseUrl, allowLoopback: config.allowLoopbackSinks })),
+    Layer.merge(Deliveries.layer({
+      source: config.baseUrl,
+      allowLoopback: config.allowLoopbackSinks,
+      // No two running servers share a host name and an address; a restarted one takes its own leases back at once.
+      ...(config.port === 0 ? {} : { holder: `${hostname()} ${config.host}:${config.port}` })
+    })),
     HttpMiddleware.withTracerDisabledWhen(() => !traced),
     Layer.provide(traced ? tracing ?? Tracing.layerOtlp(config.otlpEndpoint) : Layer.setTracerEnabled(false)),
     // Shutdown ends the watch streams before it waits for open requests (`drain`).

@@ -8,7 +8,7 @@ import { HTTP } from "cloudevents"
 import * as jose from "jose"
 import { createHash } from "node:crypto"
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
-import type { AddressInfo } from "node:net"
+import { type AddressInfo, createServer as createNetServer, type Socket } from "node:net"
 import { freePort, startServer } from "./signInSupport.js"
 import { fetchJson, member } from "./support.js"
 
@@ -40,6 +40,23 @@ const receiver = async () => {
       return received
     },
     close: () => new Promise((resolve) => server.close(resolve))
+  }
+}
+
+/** A sink on 127.0.0.1 that accepts every connection and request and never answers (until closed). */
+const hangingSink = async () => {
+  const sockets = new Set<Socket>()
+  const server = createNetServer((socket) => {
+    sockets.add(socket)
+    socket.on("data", () => {}).on("close", () => sockets.delete(socket))
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    close: () => {
+      sockets.forEach((socket) => socket.destroy())
+      return new Promise((resolve) => server.close(resolve))
+    }
   }
 }
 
@@ -102,10 +119,19 @@ describe("webhook deliveries", () => {
 
         const token = /^Bearer (.+)$/.exec(delivery.headers.authorization ?? "")![1]!
         const { payload } = await jose.jwtVerify(token, jwks, { issuer: server.config.authUrl, audience: "customer" })
-        assert.strictEqual(payload.sub, `webhook:${expected[i].group}`)
+        // The subscription's group, not the entry's: a deeper entry is delivered as the subscription's.
+        assert.strictEqual(payload.sub, `webhook:${folder.body.uid}`)
         assert.isAtMost(payload.exp! - payload.iat!, 300)
         const digest = `sha256:${createHash("sha256").update(delivery.body).digest("hex")}`
-        assert.deepStrictEqual(payload.webhook, { digest })
+        assert.deepStrictEqual(payload.webhook, {
+          subscription: subscription.body.uid,
+          id: single.id,
+          type: single.type,
+          subject: single.subject,
+          group: single["group"],
+          time: delivery.headers["ce-time"],
+          digest
+        })
         // The delivery's token is not an API token.
         assert.strictEqual((await fetchJson(server.url, "GET", `/iam/v2beta1/groups/${owner.org}`, token)).status, 401)
       }
@@ -149,4 +175,42 @@ describe("webhook deliveries", () => {
     },
     30_000
   )
+
+  it("sinks that never answer hold back no other subscription, of the same group or another", async () => {
+    const healthy = await receiver()
+    const hanging = await hangingSink()
+    try {
+      const folder = await rest("POST", `/iam/v2beta1/groups/${owner.org}`, { name: "crowded" })
+      const stuck = await Promise.all(
+        Array.from(
+          { length: 16 },
+          () => rest("POST", `/events/v2beta1/subscriptions/${folder.body.uid}`, { sink: hanging.url })
+        )
+      )
+      assert.deepStrictEqual(stuck.map((s) => s.status), stuck.map(() => 200))
+      const subscription = await rest("POST", `/events/v2beta1/subscriptions/${folder.body.uid}`, {
+        sink: healthy.url
+      })
+      // Writes a second apart: each reaches the healthy sink at once, while the others' first deliveries hang.
+      const lags: Array<number> = []
+      for (let i = 0; i < 5; i++) {
+        const written = Date.now()
+        await rest("POST", `/iam/v2beta1/groups/${folder.body.uid}`, { name: `write ${i}` })
+        const arrived = await healthy.until(i + 1)
+        lags.push(arrived[i]!.at - written)
+        await new Promise((r) => setTimeout(r, 200))
+      }
+      assert.deepStrictEqual(
+        healthy.received.map((r) => JSON.parse(r.body).body.name),
+        [0, 1, 2, 3, 4].map((i) => `write ${i}`)
+      )
+      assert.isBelow(Math.max(...lags), 1_000, `lags: ${lags.join(", ")} ms`)
+      await Promise.all(
+        [subscription, ...stuck].map((s) => rest("DELETE", `/events/v2beta1/subscriptions/${s.body.uid}`))
+      )
+    } finally {
+      await hanging.close()
+      await healthy.close()
+    }
+  }, 30_000)
 })

@@ -6,9 +6,12 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { execFile, spawn } from "node:child_process"
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
+import { waitFor } from "./processes.js"
 import { freePort, startServer } from "./signInSupport.js"
 import { fetchJson, member, startedLikePnpmStart } from "./support.js"
 
@@ -71,7 +74,7 @@ curl -sf -H "Authorization: Bearer $TOKEN" "$ARBOR/iam/v2beta1/groups?uidp.in_ro
       assert.deepStrictEqual(JSON.parse(stdout).groups.map((g: { name: string }) => g.name), ["default"])
     }), { timeout: 180_000 })
 
-  it("the webhook receiver verifies and prints a delivery, as written", async () => {
+  it("the webhook receiver prints its own deliveries and refuses one replayed or relabelled, as written", async () => {
     const code = /## Webhooks[\s\S]*?```js\n([\s\S]*?)```/.exec(readme)![1]!
     // Beside the server's package, so that its `cloudevents` and `jose` resolve.
     mkdirSync(join(packageDir, "build"), { recursive: true })
@@ -79,12 +82,19 @@ curl -sf -H "Authorization: Bearer $TOKEN" "$ARBOR/iam/v2beta1/groups?uidp.in_ro
     writeFileSync(file, code)
     const server = await startServer(await freePort(), {})
     const port = await freePort()
-    const receiver = spawn(process.execPath, [file], {
-      env: { PATH: process.env.PATH!, PORT: String(port), ARBOR_ISSUER: server.config.authUrl }
+    // Another tenant's sink, which keeps what it is sent.
+    const captured: Array<{ headers: Record<string, string>; body: string }> = []
+    const capturing = createServer((request, response) => {
+      let body = ""
+      request.setEncoding("utf8").on("data", (c) => (body += c)).on("end", () => {
+        captured.push({ headers: request.headers as Record<string, string>, body })
+        response.writeHead(204).end()
+      })
     })
+    await new Promise<void>((resolve) => capturing.listen(0, "127.0.0.1", resolve))
+    let receiver: ReturnType<typeof spawn> | undefined
+    let theirReceiver: ReturnType<typeof spawn> | undefined
     try {
-      let out = ""
-      receiver.stdout.on("data", (chunk) => (out += chunk))
       const owner = await server.runtime.runPromise(member("acme"))
       const subscribed = await fetchJson(
         server.url,
@@ -96,13 +106,87 @@ curl -sf -H "Authorization: Bearer $TOKEN" "$ARBOR/iam/v2beta1/groups?uidp.in_ro
         }
       )
       assert.strictEqual(subscribed.status, 200, JSON.stringify(subscribed.body))
+      receiver = spawn(process.execPath, [file], {
+        env: {
+          PATH: process.env.PATH!,
+          PORT: String(port),
+          ARBOR_ISSUER: server.config.authUrl,
+          ARBOR_SUBSCRIPTION: subscribed.body.uid
+        }
+      })
+      let out = ""
+      let err = ""
+      receiver.stdout!.on("data", (chunk) => (out += chunk))
+      receiver.stderr!.on("data", (chunk) => (err += chunk))
+      await waitFor(async () => (await fetch(`http://localhost:${port}/`, { method: "POST" })).status === 401, 10_000)
+
       const folder = await fetchJson(server.url, "POST", `/iam/v2beta1/groups/${owner.org}`, owner.token, {
         name: "watched"
       })
       for (let i = 0; i < 200 && !out.includes("\n"); i++) await new Promise((r) => setTimeout(r, 50))
       assert.strictEqual(out, `dev.chainguard.api.iam.group.created.v1 ${folder.body.uid} ${owner.identity}\n`)
+
+      // The other tenant captures one of its own deliveries…
+      const other = await server.runtime.runPromise(member("globex"))
+      const address = capturing.address() as AddressInfo
+      const theirs = await fetchJson(server.url, "POST", `/events/v2beta1/subscriptions/${other.org}`, other.token, {
+        sink: `http://127.0.0.1:${address.port}/`
+      })
+      await fetchJson(server.url, "POST", `/iam/v2beta1/groups/${other.org}`, other.token, { name: "bait" })
+      await waitFor(async () => captured.length > 0, 10_000)
+      const [stolen] = captured
+      // …and replays it to acme's receiver: as it is, and relabelled as a deletion of acme's folder.
+      const replay = (headers: Record<string, string>) =>
+        fetch(`http://localhost:${port}/`, { method: "POST", headers, body: stolen!.body }).then((r) => r.status)
+      const { host: _host, "content-length": _length, connection: _connection, ...sent } = stolen!.headers
+      assert.strictEqual(await replay(sent), 401)
+      assert.strictEqual(
+        await replay({
+          ...sent,
+          "ce-subject": folder.body.uid,
+          "ce-group": owner.org,
+          "ce-type": "dev.chainguard.api.iam.group.deleted.v1"
+        }),
+        401
+      )
+      assert.include(err, "refused: the delivery is for another subscription")
+      assert.strictEqual(out.split("\n").length, 2, "nothing more was printed")
+
+      // The same receiver for the other tenant's subscription takes the delivery as it was sent, never relabelled.
+      const theirPort = await freePort()
+      theirReceiver = spawn(process.execPath, [file], {
+        env: {
+          PATH: process.env.PATH!,
+          PORT: String(theirPort),
+          ARBOR_ISSUER: server.config.authUrl,
+          ARBOR_SUBSCRIPTION: theirs.body.uid
+        }
+      })
+      let theirErr = ""
+      theirReceiver.stderr!.on("data", (chunk) => (theirErr += chunk))
+      const toTheirs = (headers: Record<string, string>) =>
+        fetch(`http://localhost:${theirPort}/`, { method: "POST", headers, body: stolen!.body }).then((r) => r.status)
+      await waitFor(
+        async () => (await fetch(`http://localhost:${theirPort}/`, { method: "POST" })).status === 401,
+        10_000
+      )
+      assert.strictEqual(await toTheirs(sent), 204)
+      for (
+        const [header, value] of [
+          ["ce-type", "dev.chainguard.api.iam.group.deleted.v1"],
+          ["ce-subject", folder.body.uid],
+          ["ce-group", owner.org],
+          ["ce-id", "00000000-0000-4000-8000-000000000000"],
+          ["ce-time", "2020-01-01T00:00:00.000Z"]
+        ] as const
+      ) {
+        assert.strictEqual(await toTheirs({ ...sent, [header]: value }), 401, header)
+        assert.include(theirErr, `refused: ${header} is not the one signed`)
+      }
     } finally {
-      receiver.kill()
+      receiver?.kill()
+      theirReceiver?.kill()
+      capturing.close()
       await server.close()
       rmSync(file, { force: true })
     }
