@@ -4,6 +4,12 @@
  * the stream through it.
  */
 
+/**
+ * The event of a stream's last message when the server ends it because a request of the caller's would now be
+ * refused (its token expired, its binding revoked, its person deprovisioned): its data is the refusal's error body.
+ */
+export const endEvent = "end"
+
 /** One message of the stream; comments (keep-alives) carry no data and are never given. */
 export interface Message {
   readonly id?: string | undefined

@@ -7,6 +7,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import * as Console from "./console.js"
 import * as Decisions from "./decisions.js"
+import * as Deliveries from "./deliveries.js"
 import * as Events from "./events.js"
 import * as Grpc from "./grpc.js"
 import { machine } from "./Harness.js"
@@ -25,6 +26,7 @@ const suites: Record<string, (scale: number) => Promise<string>> = {
   grpc: Grpc.run,
   sts: Sts.run,
   events: Events.run,
+  deliveries: Deliveries.run,
   decisions: Decisions.run,
   console: Console.run,
   launch: Launch.run

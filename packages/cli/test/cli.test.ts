@@ -533,6 +533,41 @@ describe("arbor iam", () => {
     assert.match(refused.stderr, /after: is not a cursor of this change log/)
   })
 
+  it("events watch ends, exit 4 with the reason, once the caller's binding is revoked", async () => {
+    const { env, identity, org: orgUid } = await asOwnerOf("revoking")
+    const child = spawn(process.execPath, [executable, "events", "watch", "--group", "revoking", "-o", "json"], {
+      env: { PATH: process.env.PATH!, ARBOR_API: server.url, NO_COLOR: "1", ...env }
+    })
+    let out = ""
+    let err = ""
+    child.stdout.on("data", (chunk) => (out += chunk))
+    child.stderr.on("data", (chunk) => (err += chunk))
+    const exited = new Promise<number | null>((resolve) => child.on("exit", resolve))
+    onTestFinished(() => {
+      child.kill("SIGINT")
+    })
+    const create = (name: string) =>
+      server.runtime.runPromise(
+        Effect.flatMap(Groups.Groups, (groups) => groups.create(Principal.system, orgUid, { name })).pipe(Effect.orDie)
+      )
+    // Until the watch is open, a folder made now may come before it: make folders until one is printed.
+    for (let i = 0; i < 50 && !out.includes("\n"); i++) {
+      await create(`seen ${i}`)
+      await new Promise((r) => setTimeout(r, 200))
+    }
+    assert.include(out, "iam.group.created")
+    await server.runtime.runPromise(
+      Effect.gen(function*() {
+        const bindings = yield* RoleBindings.RoleBindings
+        const [binding] = (yield* bindings.list(Principal.system, { identity })).items
+        yield* bindings.delete(Principal.system, binding!.uid)
+      }).pipe(Effect.orDie)
+    )
+    const code = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r("still running"), 10_000))])
+    assert.strictEqual(code, 4)
+    assert.match(err, /^arbor: Permission 'subscriptions.list' denied/m)
+  })
+
   it("exits 5 for what does not exist, 2 for a bad command line", async () => {
     const env = await asDeployer()
     const missing = await arbor(env, "iam", "folders", "describe", "acme/nowhere")

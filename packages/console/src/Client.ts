@@ -67,6 +67,8 @@ export const watch = async (options: {
       const text = response.body.pipeThrough(new TextDecoderStream()).getReader()
       for (let chunk = await text.read(); !chunk.done; chunk = await text.read()) {
         for (const message of messagesOf(chunk.value)) {
+          // The server ended the stream: a request of this person's would now be refused, and says why.
+          if (message.event === EventStream.endEvent) throw new Refused(messageOf(JSON.parse(message.data)))
           const entry = decodeEntry(message.data)
           cursor = message.id ?? entry.position
           onEntry(entry)

@@ -48,24 +48,41 @@ export const principalOf = (identity: Uid.Uid, claims: Record<string, unknown>):
     provider: Uid.isUid(claims.idp) ? claims.idp : undefined
   })
 
+/**
+ * A caller's authority as its token gives it, for what outlives one request (a watch stream): the principal as a
+ * request with the same token would find it now, failing once such a request would be refused, and when the token
+ * expires (epoch milliseconds).
+ */
+export interface Authority {
+  readonly current: Effect.Effect<Principal.Principal, Unauthenticated | Internal>
+  readonly expiresAt: number
+}
+
 /** Bearer tokens as principals. */
 export class Authentication extends Effect.Service<Authentication>()("@arbor/core/Authentication", {
   effect: Effect.gen(function*() {
     const issuer = yield* TokenIssuer
     const authorization = yield* Authorization
+    /**
+     * The caller `token` names: `Unauthenticated` when it is missing (""), not this issuer's, expired, or from a
+     * sign-in whose identity provider has since deprovisioned its person.
+     */
+    const authenticate = (token: string): Effect.Effect<Principal.Principal, Unauthenticated | Internal> =>
+      operation("Authentication.authenticate")(
+        token === ""
+          ? Effect.fail(missing())
+          : Effect.flatMap(
+            issuer.verify(token),
+            ({ claims, identity }) => authorization.admit(principalOf(identity, claims))
+          )
+      )
     return {
-      /**
-       * The caller `token` names: `Unauthenticated` when it is missing (""), not this issuer's, expired, or from a
-       * sign-in whose identity provider has since deprovisioned its person.
-       */
-      authenticate: (token: string): Effect.Effect<Principal.Principal, Unauthenticated | Internal> =>
-        operation("Authentication.authenticate")(
-          token === ""
-            ? Effect.fail(missing())
-            : Effect.flatMap(
-              issuer.verify(token),
-              ({ claims, identity }) => authorization.admit(principalOf(identity, claims))
-            )
+      authenticate,
+      /** `token`'s authority, checked again by `current` with the same function as every request (`authenticate`). */
+      authority: (token: string): Effect.Effect<Authority, Unauthenticated | Internal> =>
+        Effect.map(
+          Effect.zipRight(authenticate(token), issuer.verify(token)),
+          ({ claims }) => ({ current: authenticate(token), expiresAt: (claims.exp ?? 0) * 1000 })
         )
     }
   })

@@ -8,6 +8,7 @@
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import { all, type Capability } from "./Capability.js"
+import type * as ChangeLog from "./ChangeLog.js"
 import type { Internal } from "./Errors.js"
 import { PermissionDenied, Unauthenticated } from "./Errors.js"
 import * as ExternalGroupRoleMapping from "./ExternalGroupRoleMapping.js"
@@ -38,6 +39,11 @@ export class Grants {
     readonly unrestricted: boolean,
     readonly grants: ReadonlyArray<Grant>
   ) {}
+
+  /** Every capability at `group` and below: what the group itself may see (a subscription's deliveries). */
+  static everythingAt(group: Uid): Grants {
+    return new Grants(false, [{ group, capabilities: new Set(all) }])
+  }
 
   /** True when `capability` is held at `group`. */
   holds(capability: Capability, group: string): boolean {
@@ -139,6 +145,22 @@ export const cacheLookups = Metric.counter("arbor_authorization_cache_lookups", 
 })
 const hit = cacheLookups.pipe(Metric.tagged("result", "hit"))
 const miss = cacheLookups.pipe(Metric.tagged("result", "miss"))
+
+/**
+ * The kinds of write that may change what a caller may do, or whether it may act at all: bindings and roles (its
+ * grants), SCIM users (deprovisioning), group mappings (a sign-in's session roles), identities and identity
+ * providers (whose deletion takes the rest with it). A stream re-checks its caller after each of them.
+ */
+export const changesAuthority = (kind: ChangeLog.ResourceKind): boolean => authorityKinds.has(kind)
+
+const authorityKinds: ReadonlySet<ChangeLog.ResourceKind> = new Set([
+  "role_binding",
+  "role",
+  "scim_user",
+  "external_group_role_mapping",
+  "identity",
+  "identity_provider"
+])
 
 /** Loads grants from the current role bindings. */
 export class Authorization extends Effect.Service<Authorization>()("@arbor/core/Authorization", {

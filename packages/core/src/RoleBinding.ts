@@ -2,16 +2,12 @@
  * Role bindings: an identity holding a role within a group, and so in every group below it.
  */
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Capability from "./Capability.js"
 import * as ChangeLog from "./ChangeLog.js"
-import * as Group from "./Group.js"
-import * as Identity from "./Identity.js"
 import { Timestamp } from "./internal/fields.js"
 import * as Versions from "./internal/storage/versions.js"
-import * as Role from "./Role.js"
-import type { Row, Table } from "./Store.js"
+import type { Table } from "./Store.js"
 import { Uid } from "./Uid.js"
 
 /** The capability each operation on role bindings needs (docs/api.md §7). */
@@ -82,39 +78,17 @@ export const fields = {
 export const table: Table = {
   name: "role_bindings",
   events: ChangeLog.logged("role_binding", "dev.chainguard.api.iam.rolebindings", {
-    // As role bindings are returned: with their identity, group and role embedded.
-    body: (row, store) =>
-      Effect.map(
-        Effect.all([
-          store.get(Identity.table, String(row.identityUid)),
-          store.get(Group.table, String(row.parent)),
-          store.get(Role.table, String(row.roleUid))
-        ]),
-        ([identity, group, role]) => {
-          const named = (uid: unknown, found: Option.Option<Row>) =>
-            Option.match(found, {
-              onNone: () => ({ uid, name: "", description: "" }),
-              onSome: (r) => ({ uid, name: r.name, description: r.description })
-            })
-          const literal = (column: string, key: string) =>
-            Option.match(identity, {
-              onNone: () => "",
-              onSome: (r) => ChangeLog.fieldsOf(r[column])[key] ?? ""
-            })
-          return {
-            uid: row.uid,
-            identity: {
-              ...named(row.identityUid, identity),
-              subject: literal("claimMatch", "subject") || literal("staticKeys", "subject"),
-              issuer: literal("claimMatch", "issuer") || literal("staticKeys", "issuer")
-            },
-            group: named(row.parent, group),
-            role: named(row.roleUid, role),
-            createTime: row.createTime,
-            updateTime: row.updateTime
-          }
-        }
-      )
+    // References as uids: each reader sees the identity, group and role embedded as `GET` would show them to it
+    // (`internal/embedding`), never as the writer saw them.
+    body: (row) =>
+      Effect.succeed({
+        uid: row.uid,
+        identity: { uid: row.identityUid, name: "", description: "", subject: "", issuer: "" },
+        group: { uid: row.parent, name: "", description: "" },
+        role: { uid: row.roleUid, name: "", description: "" },
+        createTime: row.createTime,
+        updateTime: row.updateTime
+      })
   }),
   columns: {
     identityUid: { type: "text" },

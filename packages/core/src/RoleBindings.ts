@@ -9,10 +9,11 @@ import * as ChangeLog from "./ChangeLog.js"
 import { FieldViolation, InvalidArgument, PermissionDenied } from "./Errors.js"
 import * as Group from "./Group.js"
 import * as Identity from "./Identity.js"
+import * as Embedding from "./internal/embedding.js"
 import * as FieldMask from "./internal/lists/fieldMask.js"
-import { commit, conflict, operations, orNotFound, trusted } from "./internal/operations.js"
+import { commit, conflict, operations, orNotFound } from "./internal/operations.js"
 import * as Resources from "./internal/resources.js"
-import { canReadRole, grantable } from "./internal/roles.js"
+import { grantable } from "./internal/roles.js"
 import { operation } from "./internal/tracing.js"
 import * as Lists from "./Lists.js"
 import type { Principal } from "./Principal.js"
@@ -59,66 +60,9 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
     const scimUsers = yield* Repository.make(ScimUser.table, ScimUser.Record)
     const authorization = ops.authorization
 
-    /** What of a binding's references the caller may read; the others are embedded with their uid only. */
-    const readable = (grants: Grants, r: RoleBinding.Record) => {
-      const identityGroup = Uid.parentOrNull(r.identityUid)
-      return {
-        identity: identityGroup === null || grants.holds(Identity.permissions.list, identityGroup),
-        group: grants.holds(Group.permissions.list, r.parent),
-        role: canReadRole(grants, r.roleUid)
-      }
-    }
-
-    /**
-     * A binding with its identity, group and role embedded: blank but for the uid where the caller may not read it,
-     * or where it is absent (a concurrent delete).
-     */
-    const embed = (
-      grants: Grants,
-      r: RoleBinding.Record,
-      found: {
-        readonly identity: Identity.Identity | undefined
-        readonly group: Group.Group | undefined
-        readonly role: Role.Role | undefined
-      }
-    ) => {
-      const may = readable(grants, r)
-      const identity = may.identity ? found.identity : undefined
-      const group = may.group ? found.group : undefined
-      const role = may.role ? found.role : undefined
-      return new RoleBinding.RoleBinding({
-        uid: r.uid,
-        identity: {
-          uid: r.identityUid,
-          name: identity?.name ?? "",
-          description: identity?.description ?? "",
-          subject: identity?.subject ?? "",
-          issuer: identity?.issuer ?? ""
-        },
-        group: { uid: r.parent, name: group?.name ?? "", description: group?.description ?? "" },
-        role: { uid: r.roleUid, name: role?.name ?? "", description: role?.description ?? "" },
-        createTime: r.createTime,
-        updateTime: r.updateTime
-      }, trusted)
-    }
-
-    /**
-     * Embeds each binding's identity, group and role as far as the caller may read them, reading each referenced
-     * resource once.
-     */
-    const hydrate = (records: ReadonlyArray<RoleBinding.Record>, grants: Grants) =>
-      Effect.gen(function*() {
-        const unique = (f: (r: RoleBinding.Record) => string) => [...new Set(records.map(f))]
-        const byUid = <A extends { readonly uid: string }>(xs: ReadonlyArray<A>) => new Map(xs.map((x) => [x.uid, x]))
-        const [is, gs, rs] = yield* Effect.all([
-          Effect.map(identities.getMany(unique((r) => r.identityUid)), byUid),
-          Effect.map(groups.getMany(unique((r) => r.parent)), byUid),
-          Effect.map(roles.getMany(unique((r) => r.roleUid)), byUid)
-        ])
-        return records.map((r) =>
-          embed(grants, r, { identity: is.get(r.identityUid), group: gs.get(r.parent), role: rs.get(r.roleUid) })
-        )
-      })
+    /** Embeds each binding's identity, group and role as far as the caller may read them. */
+    const embedding = yield* Embedding.make
+    const hydrate = embedding.bindings
     const hydrateOne = (record: RoleBinding.Record, grants: Grants) =>
       Effect.map(hydrate([record], grants), (bs) => bs[0]!)
 
@@ -187,7 +131,7 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
           updateTime: now
         }
         yield* bindings.insert(record).pipe(conflict("role binding", duplicate(group)))
-        return embed(grants, record, refs)
+        return embedding.embed(grants, record, refs)
       })
 
     const service = {

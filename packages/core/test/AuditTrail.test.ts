@@ -4,8 +4,23 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { Arbor, AuditTrail, Events, Groups, Principal, RoleBindings } from "../src/index.js"
+import type { ChangeLog } from "../src/index.js"
+import {
+  Arbor,
+  AuditTrail,
+  Errors,
+  Events,
+  ExternalGroupRoleMappings,
+  Groups,
+  Identities,
+  IdentityProviders,
+  Principal,
+  Role,
+  RoleBinding,
+  RoleBindings
+} from "../src/index.js"
 import { folder, organization, principalWith } from "./fixtures.js"
 
 const created = "dev.chainguard.api.iam.group.created.v1"
@@ -119,9 +134,165 @@ describe("AuditTrail", () => {
       const after = yield* groups.create(Principal.system, a.uid, { name: "after" })
       const marker = yield* trail.list(Principal.system, { subject: after.uid })
       assert.lengthOf(marker.items, 1)
-      yield* Effect.sleep("500 millis")
-      yield* Fiber.interrupt(watching)
+      // The caller may see nothing now, as a request of theirs would be told: the watch ends with that refusal.
+      const ended = yield* Effect.flip(Fiber.join(watching).pipe(Effect.timeout("2 seconds")))
+      assert.strictEqual(ended._tag, "PermissionDenied")
       assert.notInclude(seen, after.uid)
+    }).pipe(Effect.provide(Arbor.layerMemory)))
+
+  it.live("watch: checks its caller's authority again after a write that may change it, and ends once refused", () =>
+    Effect.gen(function*() {
+      const { a, org, ownerOfA } = yield* setUp
+      const groups = yield* Groups.Groups
+      const trail = yield* AuditTrail.AuditTrail
+      let checks = 0
+      let refused = false
+      const authority = {
+        current: Effect.suspend(() => {
+          checks++
+          return refused
+            ? Effect.fail(new Errors.Unauthenticated({ why: "deprovisioned", reason: "DEPROVISIONED" }))
+            : Effect.succeed(ownerOfA)
+        }),
+        expiresAt: Date.now() + 60_000
+      }
+      const seen: Array<string> = []
+      const after = yield* (yield* Events.Events).latest
+      const watching = yield* Stream.unwrap(trail.watch(ownerOfA, { after }, authority)).pipe(
+        Stream.flattenIterables,
+        Stream.runForEach((entry) => Effect.sync(() => seen.push(entry.subject))),
+        Effect.fork
+      )
+      while (checks < 1) yield* Effect.sleep("10 millis")
+      assert.strictEqual(checks, 1, "checked once as the watch starts")
+      // A folder changes nobody's authority: shown without a check.
+      const shown = yield* groups.create(Principal.system, a.uid, { name: "shown" })
+      while (!seen.includes(shown.uid)) yield* Effect.sleep("10 millis")
+      assert.strictEqual(checks, 1)
+      // An identity's write may (its deletion takes its bindings): checked, still admitted.
+      yield* (yield* Identities.Identities).create(Principal.system, org.uid, {
+        name: "new hire",
+        claimMatch: { issuer: "https://issuer.example.com", subject: "new-hire" }
+      })
+      while (checks < 2) yield* Effect.sleep("10 millis")
+      const next = yield* groups.create(Principal.system, a.uid, { name: "next" })
+      while (!seen.includes(next.uid)) yield* Effect.sleep("10 millis")
+      // Once a request would be refused (here: the person deprovisioned), the next such write ends the watch.
+      refused = true
+      yield* (yield* Identities.Identities).create(Principal.system, org.uid, {
+        name: "another hire",
+        claimMatch: { issuer: "https://issuer.example.com", subject: "another-hire" }
+      })
+      const last = yield* groups.create(Principal.system, a.uid, { name: "last" })
+      const ended = yield* Effect.flip(Fiber.join(watching).pipe(Effect.timeout("2 seconds")))
+      assert.deepStrictEqual([ended._tag, "reason" in ended ? ended.reason : undefined], [
+        "Unauthenticated",
+        "DEPROVISIONED"
+      ])
+      assert.notInclude(seen, last.uid)
+    }).pipe(Effect.provide(Arbor.layerMemory)))
+
+  it.live("watch: a sign-in's group mapping that gave its visibility, deleted, ends it", () =>
+    Effect.gen(function*() {
+      const { a, org } = yield* setUp
+      const provider = yield* (yield* IdentityProviders.IdentityProviders).create(Principal.system, org.uid, {
+        name: "okta",
+        defaultRole: Role.builtInByName("viewer")!.uid,
+        oidc: { issuer: "https://login.example.com", clientId: "arbor", clientSecret: "s", groupsClaim: "groups" }
+      })
+      const mappings = yield* ExternalGroupRoleMappings.ExternalGroupRoleMappings
+      const mapping = yield* mappings.create(Principal.system, provider.uid, {
+        externalGroupId: "auditors",
+        roleUid: Role.builtInByName("viewer")!.uid
+      })
+      const person = yield* (yield* Identities.Identities).create(Principal.system, org.uid, {
+        name: "person",
+        claimMatch: { issuer: "https://login.example.com", subject: "person" }
+      })
+      // Visibility from the mapping alone: the person holds no binding.
+      const caller = Principal.identity(person.uid, { mappings: [mapping.uid] })
+      const trail = yield* AuditTrail.AuditTrail
+      const groups = yield* Groups.Groups
+      const seen: Array<string> = []
+      const after = yield* (yield* Events.Events).latest
+      const watching = yield* Stream.unwrap(trail.watch(caller, { after })).pipe(
+        Stream.flattenIterables,
+        Stream.runForEach((entry) => Effect.sync(() => seen.push(entry.subject))),
+        Effect.fork
+      )
+      const shown = yield* groups.create(Principal.system, a.uid, { name: "shown" })
+      while (!seen.includes(shown.uid)) yield* Effect.sleep("10 millis")
+      yield* mappings.delete(Principal.system, mapping.uid)
+      const hidden = yield* groups.create(Principal.system, a.uid, { name: "hidden" })
+      const ended = yield* Effect.flip(Fiber.join(watching).pipe(Effect.timeout("2 seconds")))
+      assert.strictEqual(ended._tag, "PermissionDenied")
+      assert.notInclude(seen, hidden.uid)
+    }).pipe(Effect.provide(Arbor.layerMemory)))
+
+  it.live("watch: never outlives its token: it ends at the token's expiry, saying so", () =>
+    Effect.gen(function*() {
+      const { ownerOfA } = yield* setUp
+      const trail = yield* AuditTrail.AuditTrail
+      const start = Date.now()
+      const ended = yield* Effect.flip(
+        Stream.unwrap(trail.watch(ownerOfA, {}, { current: Effect.succeed(ownerOfA), expiresAt: start + 300 })).pipe(
+          Stream.runDrain,
+          Effect.timeout("2 seconds")
+        )
+      )
+      assert.deepStrictEqual([ended._tag, "reason" in ended ? ended.reason : undefined], [
+        "Unauthenticated",
+        "ERR_JWT_EXPIRED"
+      ])
+      assert.isAtLeast(Date.now() - start, 290)
+    }).pipe(Effect.provide(Arbor.layerMemory)))
+
+  it.live("a role binding's entry shows each reader its identity, group and role as GET shows them to that reader", () =>
+    Effect.gen(function*() {
+      const { a, org, ownerOfA } = yield* setUp
+      const trail = yield* AuditTrail.AuditTrail
+      const bindings = yield* RoleBindings.RoleBindings
+      // An identity of the organization, bound in folder a, whose owner may not list the organization's identities.
+      const outsider = yield* (yield* Identities.Identities).create(Principal.system, org.uid, {
+        name: "org robot",
+        description: "kept at the organization",
+        claimMatch: { issuer: "https://issuer.example.com", subject: "org-robot" }
+      })
+      const after = yield* (yield* Events.Events).latest
+      const watched: Array<ChangeLog.Entry> = []
+      const watching = yield* Stream.unwrap(trail.watch(ownerOfA, { after })).pipe(
+        Stream.flattenIterables,
+        Stream.runForEach((entry) => Effect.sync(() => watched.push(entry))),
+        Effect.fork
+      )
+      const binding = yield* bindings.create(Principal.system, a.uid, {
+        identityUid: outsider.uid,
+        roleUid: Role.builtInByName("viewer")!.uid
+      })
+      const asGet = Schema.encodeSync(RoleBinding.RoleBinding)(yield* bindings.get(ownerOfA, binding.uid))
+      assert.deepStrictEqual(asGet.identity, {
+        uid: outsider.uid,
+        name: "",
+        description: "",
+        subject: "",
+        issuer: ""
+      })
+      assert.strictEqual(asGet.group.name, "a")
+      const listed = (yield* trail.list(ownerOfA, { subject: binding.uid })).items
+      assert.deepStrictEqual(listed.map((e) => e.body), [asGet])
+      while (!watched.some((e) => e.subject === binding.uid)) yield* Effect.sleep("10 millis")
+      assert.deepStrictEqual(watched.filter((e) => e.subject === binding.uid).map((e) => e.body), [asGet])
+      yield* Fiber.interrupt(watching)
+      // Whoever may list the identity sees it whole, as GET shows it to them.
+      const whole = (yield* trail.list(Principal.system, { subject: binding.uid })).items[0]!.body
+      assert.deepInclude(whole.identity as object, { name: "org robot", subject: "org-robot" })
+      // Deliveries of folder a's subscriptions show what a reader holding everything at a may see.
+      const [delivered] = yield* trail.seenFrom(
+        a.uid,
+        (yield* trail.list(Principal.system, { subject: binding.uid }))
+          .items
+      )
+      assert.deepStrictEqual(delivered!.body, asGet)
     }).pipe(Effect.provide(Arbor.layerMemory)))
 
   it.live("watch: a quiet log still sends a heartbeat, an empty batch, every Events.Heartbeat", () =>

@@ -64,16 +64,20 @@ describe("the change log", () => {
       ])
       assert.deepStrictEqual(new Set(entries.map((e) => e.id)).size, entries.length, "ids are unique")
       assert.deepStrictEqual(entries.map((e) => e.position), entries.map((e) => e.position).sort())
-      // The body is the resource after the write; for a delete, as it was, hydrated as it is returned.
+      // The body is the resource after the write; for a delete, as it was. A binding's references are kept as uids,
+      // rendered for each reader as GET would render them (here: the identity is gone, the role is there).
       assert.strictEqual(entries[2]!.body.description, "d")
       assert.deepStrictEqual(entries[5]!.body.identity, {
         uid: identity.uid,
-        name: "ci",
+        name: "",
         description: "",
-        subject: "ci",
-        issuer: "https://issuer.example.com"
+        subject: "",
+        issuer: ""
       })
-      assert.strictEqual((entries[5]!.body.role as { name: string }).name, "viewer")
+      assert.deepStrictEqual(entries[5]!.body.role, { uid: viewer, name: "", description: "" })
+      const read = (yield* (yield* AuditTrail.AuditTrail).list(Principal.system, { subject: binding.uid })).items
+      assert.deepStrictEqual(read.map((e) => (e.body.identity as { name: string }).name), ["", ""])
+      assert.deepStrictEqual(read.map((e) => (e.body.role as { name: string }).name), ["viewer", "viewer"])
     }).pipe(Effect.provide(Arbor.layerMemory)))
 
   it.scoped("names the actor, how it signed in, and the request", () =>

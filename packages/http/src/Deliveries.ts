@@ -16,7 +16,18 @@
  * of its last moments. A server keeps its name across restarts (`holder`), so it takes its own leases back at once.
  */
 import * as Wire from "@arbor/api/Wire"
-import { ChangeLog, Egress, type Errors, Events, Repository, Store, Subscription, TokenIssuer, Uid } from "@arbor/core"
+import {
+  AuditTrail,
+  ChangeLog,
+  Egress,
+  type Errors,
+  Events,
+  Repository,
+  Store,
+  Subscription,
+  TokenIssuer,
+  Uid
+} from "@arbor/core"
 import { CloudEvent, HTTP } from "cloudevents"
 import * as Arr from "effect/Array"
 import * as Duration from "effect/Duration"
@@ -103,6 +114,7 @@ export const layer = (options: {
   Layer.scopedDiscard(Effect.gen(function*() {
     const store = yield* Store.Store
     const events = yield* Events.Events
+    const auditTrail = yield* AuditTrail.AuditTrail
     const tokens = yield* TokenIssuer.TokenIssuer
     const send = Egress.makeSender(yield* Egress.Resolver, options.allowLoopback, { keepAlive: true, timeout })
     const states = yield* Repository.make(Subscription.deliveriesTable, Subscription.DeliveryState)
@@ -252,7 +264,10 @@ export const layer = (options: {
       const sink = new URL(subscription.sink)
       return Effect.gen(function*() {
         for (;;) {
-          const pending = yield* events.after(state.delivered === "" ? undefined : state.delivered, batch, group)
+          const pending = yield* events.after(state.delivered === "" ? undefined : state.delivered, batch, group).pipe(
+            // Embedded resources as the subscription's group may see them.
+            Effect.flatMap((found) => auditTrail.seenFrom(group, found))
+          )
           if (pending.length === 0) break
           // Deliveries are signed a window at a time, the next window while this one is sent. (Their tokens last 5
           // minutes; one is sent at most two windows' worth of sink timeouts after it was signed.)

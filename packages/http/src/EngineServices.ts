@@ -7,6 +7,7 @@ import {
   AccountAssociations,
   Advisories,
   AuditTrail,
+  Authentication,
   ExternalGroupRoleMappings,
   GroupInvites,
   Groups,
@@ -48,5 +49,6 @@ export const services = Effect.all({
   store: Store.Store,
   sts: Sts.Sts,
   refreshTokens: RefreshTokens.RefreshTokens,
-  tokens: TokenIssuer.TokenIssuer
+  tokens: TokenIssuer.TokenIssuer,
+  authentication: Authentication.Authentication
 })

@@ -24,6 +24,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import type * as AST from "effect/SchemaAST"
+import * as Authentication from "./Authentication.js"
 import * as EngineServices from "./EngineServices.js"
 import * as EventStream from "./EventStream.js"
 
@@ -233,7 +234,8 @@ export const layer = Layer.unwrapEffect(Effect.gen(function*() {
     store,
     sts,
     refreshTokens,
-    tokens
+    tokens,
+    authentication
   } = yield* EngineServices.services
 
   const exchange = ({ urlParams }: {
@@ -295,8 +297,18 @@ export const layer = Layer.unwrapEffect(Effect.gen(function*() {
           ).pipe(Effect.flatMap((page) => entries(toEntries(page)))))
         .handleRaw("watch", ({ request, urlParams }) =>
           asCaller((p) =>
-            auditTrail.follow(p, { ...urlParams, after: request.headers["last-event-id"] ?? urlParams.after })
-          ).pipe(Effect.flatMap(EventStream.response)))),
+            Effect.gen(function*() {
+              // The stream's caller is checked again, as a request with its token would be, before each batch that
+              // may change its authority, and the stream ends at the token's expiry.
+              const authority = yield* authentication.authority(Authentication.bearerIn(request.headers.authorization))
+              const relay = yield* auditTrail.follow(
+                p,
+                { ...urlParams, after: request.headers["last-event-id"] ?? urlParams.after },
+                authority
+              )
+              return { relay, caller: p }
+            })
+          ).pipe(Effect.flatMap(({ caller, relay }) => EventStream.response(relay, caller))))),
     HttpApiBuilder.group(Api, "verifiedOrganizations", (h) =>
       h
         .handle("lookup", () => asCaller((p) => Effect.map(groups.lookupVerified(p), (group) => ({ group }))))

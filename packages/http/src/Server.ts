@@ -193,7 +193,7 @@ export const http = (config: ServerConfig, tracing?: Layer.Layer<never>) => {
     HttpMiddleware.withTracerDisabledWhen(() => !traced),
     Layer.provide(traced ? tracing ?? Tracing.layerOtlp(config.otlpEndpoint) : Layer.setTracerEnabled(false)),
     // Shutdown ends the watch streams before it waits for open requests (`drain`).
-    Layer.provideMerge(EventStream.Watches.Default)
+    Layer.provideMerge(EventStream.layer(EventStream.limitsFor(config.maxConnections), config.errorDomain))
   )
 }
 

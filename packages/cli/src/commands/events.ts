@@ -107,6 +107,24 @@ const line = (entry: ChangeLog.Entry, format: Output.Format) =>
     ? entry.id
     : entryShape.columns.filter((c) => format === "wide" || c.wide !== true).map((c) => c.value(entry)).join("  ")
 
+/**
+ * The server ended the stream because a request of ours would now be refused: the refusal ends the command, unless
+ * it is only the token's expiry, when the next connection goes on with a fresh one (`Auth.token` refreshes it).
+ */
+class Expired {
+  readonly _tag = "Expired"
+}
+
+const ended = (data: string) =>
+  Effect.gen(function*() {
+    const body = Schema.decodeUnknownOption(Schema.parseJson(ErrorBody.ErrorBody))(data)
+    const error = Option.isSome(body) ? ErrorBody.parse(body.value) : undefined
+    if (error?._tag === "Unauthenticated" && error.reason === "ERR_JWT_EXPIRED") {
+      return yield* Effect.fail(new Expired())
+    }
+    return yield* Effect.fail(error ?? new Failure.CommandFailed({ message: "the server ended the stream" }))
+  })
+
 const watch = Command.make(
   "watch",
   {
@@ -152,11 +170,14 @@ const watch = Command.make(
           Stream.runForEach((chunk) =>
             Effect.forEach(messagesOf(chunk), (message) =>
               Effect.gen(function*() {
+                if (message.event === EventStream.endEvent) return yield* ended(message.data)
                 const entry = yield* decodeEntry(message.data)
                 yield* print(line(entry, flags.output))
                 cursor = message.id ?? entry.position
               }))
-          )
+          ),
+          // Ended at the token's expiry: the next connection goes on with a fresh token.
+          Effect.catchTag("Expired", () => Effect.void)
         )
       }).pipe(Effect.scoped)
       // A dropped connection is taken up again from the last entry printed; the API's refusals end the command.
