@@ -23,7 +23,7 @@ import { Role as CoreRole } from "@arbor/core/Role"
 import { RoleBinding as CoreRoleBinding } from "@arbor/core/RoleBinding"
 import * as ScimCredential from "@arbor/core/ScimCredential"
 import { ScimUser as CoreScimUser } from "@arbor/core/ScimUser"
-import { Subscription as CoreSubscription } from "@arbor/core/Subscription"
+import { Health as CoreSubscriptionHealth, Subscription as CoreSubscription } from "@arbor/core/Subscription"
 import { Tag as CoreTag } from "@arbor/core/Tag"
 import { TermsAcceptance as CoreTermsAcceptance } from "@arbor/core/TermsAcceptance"
 import { Uid as CoreUid } from "@arbor/core/Uid"
@@ -328,12 +328,40 @@ export const Tag = resource(
   (tag) => tag
 )
 
+/** How a subscription's deliveries stand (output only). */
+const SubscriptionHealth = Schema.Struct({
+  state: Schema.Literal("ACTIVE", "FAILING", "STOPPED").annotations({
+    description:
+      "ACTIVE: delivering, or nothing to deliver; FAILING: its sink fails and is retried; STOPPED: see reason"
+  }),
+  reason: Schema.optional(Schema.String).annotations({ description: "why deliveries stopped" }),
+  lastDeliveredTime: Schema.optional(Time).annotations({ description: "when an entry was last delivered" }),
+  failingSince: Schema.optional(Time).annotations({ description: "since when the next entry has failed" }),
+  lastError: Schema.optional(Schema.String).annotations({ description: "why the last delivery failed" }),
+  pending: Schema.Number.annotations({ description: "entries waiting to be delivered" })
+}).annotations({ identifier: "SubscriptionHealth" })
+
 export const Subscription = resource(
   "Subscription",
   Schema.typeSchema(CoreSubscription),
-  { uid: Uid, sink: Schema.String.annotations({ description: "where entries are delivered: an https URL" }), ...times },
-  (subscription) => new CoreSubscription(subscription, true),
-  (subscription) => subscription
+  {
+    uid: Uid,
+    sink: Schema.String.annotations({ description: "where entries are delivered: an https URL" }),
+    createdBy: Schema.optional(Uid).annotations({
+      description: "the identity whose authority its deliveries rest on (absent: the system); output only"
+    }),
+    health: Schema.optional(SubscriptionHealth).annotations({
+      description: "how its deliveries stand; output only"
+    }),
+    ...times
+  },
+  ({ createdBy, health, ...subscription }) =>
+    new CoreSubscription({
+      ...subscription,
+      createdBy: createdBy ?? null,
+      ...(health === undefined ? {} : { health: new CoreSubscriptionHealth(health, true) })
+    }, true),
+  ({ createdBy, ...subscription }) => ({ ...subscription, ...(createdBy === null ? {} : { createdBy }) })
 )
 
 /** A group's acceptance of a legal document (v2beta1 only; its proto message has no uid, which REST adds). */

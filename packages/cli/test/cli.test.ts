@@ -611,9 +611,13 @@ describe("arbor iam, as an owner", () => {
     const [subscription] = JSON.parse(created.stdout)
     assert.strictEqual(subscription.sink, "http://127.0.0.1:9/hook")
     const table = await arbor(env, "events", "subscriptions", "list", "--parent", "hooked")
-    assert.match(table.stdout, new RegExp(`^UID +SINK\\n${subscription.uid} +http://127\\.0\\.0\\.1:9/hook\\n$`))
+    assert.match(
+      table.stdout,
+      new RegExp(`^UID +SINK +STATE\\n${subscription.uid} +http://127\\.0\\.0\\.1:9/hook +ACTIVE\\n$`)
+    )
     const described = await arbor(env, "events", "subscriptions", "describe", subscription.uid)
     assert.match(described.stdout, /CREATED/)
+    assert.match(described.stdout, /PENDING/)
     assert.strictEqual((await arbor(env, "events", "subscriptions", "delete", subscription.uid)).code, 0)
     assert.strictEqual((await arbor(env, "events", "subscriptions", "list", "-o", "id")).stdout, "")
   })

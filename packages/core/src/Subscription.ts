@@ -12,10 +12,33 @@ import { Uid } from "./Uid.js"
 /** The capability each operation needs (docs/api.md §7). */
 export const permissions = Capability.operations("subscriptions")
 
-/** A subscription: where its group's entries are delivered. */
+/** How a subscription's deliveries stand, as its readers are shown them (output only). */
+export class Health extends Schema.Class<Health>("@arbor/core/Subscription/Health")({
+  /** `ACTIVE`: delivering (or nothing to deliver); `FAILING`: its sink fails and is retried; `STOPPED`: see `reason`. */
+  state: Schema.Literal("ACTIVE", "FAILING", "STOPPED"),
+  /** Why deliveries stopped. */
+  reason: Schema.optional(Schema.String),
+  /** When an entry was last delivered. */
+  lastDeliveredTime: Schema.optional(Timestamp),
+  /** Since when the next entry has failed. */
+  failingSince: Schema.optional(Timestamp),
+  /** Why the last delivery failed. */
+  lastError: Schema.optional(Schema.String),
+  /** Entries waiting to be delivered. */
+  pending: Schema.Number
+}) {}
+
+/** A subscription: where its group's entries are delivered, who it answers for, and how its deliveries stand. */
 export class Subscription extends Schema.Class<Subscription>("@arbor/core/Subscription")({
   uid: Uid,
   sink: Schema.String,
+  /**
+   * Whose authority its deliveries rest on: the identity that created it (null: the system, or made before creators
+   * were recorded). They stop while it no longer holds `subscriptions.create` at the subscription's group.
+   */
+  createdBy: Schema.NullOr(Uid),
+  /** How its deliveries stand, on reads (`Subscriptions.get` and `list`). */
+  health: Schema.optional(Health),
   createTime: Timestamp,
   updateTime: Timestamp
 }) {}
@@ -47,7 +70,12 @@ export const DeliveryState = Schema.Struct({
   /** Failed attempts at the next entry, the time of the next one, and since when it has failed. */
   attempts: Schema.Number,
   retryAt: Schema.Number,
-  failingSince: Schema.NullOr(Schema.Number)
+  failingSince: Schema.NullOr(Schema.Number),
+  /** When an entry was last delivered (epoch milliseconds), and why the last attempt failed. */
+  lastDelivered: Schema.NullOr(Schema.Number),
+  lastError: Schema.NullOr(Schema.String),
+  /** Why deliveries are stopped (its creator's authority ended), or null. */
+  stopped: Schema.NullOr(Schema.String)
 })
 export type DeliveryState = typeof DeliveryState.Type
 
@@ -64,7 +92,10 @@ export const deliveriesTable: Table = {
     leaseUntil: { type: "integer" },
     attempts: { type: "integer" },
     retryAt: { type: "integer" },
-    failingSince: { type: "integer", nullable: true }
+    failingSince: { type: "integer", nullable: true },
+    lastDelivered: { type: "integer", nullable: true },
+    lastError: { type: "text", nullable: true },
+    stopped: { type: "text", nullable: true }
   },
   unique: [],
   indexes: []
@@ -77,7 +108,8 @@ export const table: Table = {
   columns: {
     sink: { type: "text" },
     createTime: { type: "integer" },
-    updateTime: { type: "integer" }
+    updateTime: { type: "integer" },
+    createdBy: { type: "text", nullable: true }
   },
   unique: [],
   indexes: [["parent"], ["createTime"], ["updateTime"]]

@@ -5,15 +5,18 @@
  */
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import * as ChangeLog from "./ChangeLog.js"
 import { InvalidArgument } from "./Errors.js"
+import type { Internal } from "./Errors.js"
 import * as Group from "./Group.js"
 import { commit, operations, orNotFound, trusted, unexpectedConflict } from "./internal/operations.js"
 import * as Resources from "./internal/resources.js"
+import { grantor } from "./internal/roles.js"
 import * as Egress from "./internal/tokens/egress.js"
 import { operation } from "./internal/tracing.js"
 import * as IssuerUrl from "./IssuerUrl.js"
 import * as Lists from "./Lists.js"
-import type { Principal } from "./Principal.js"
+import * as Principal from "./Principal.js"
 import * as Repository from "./Repository.js"
 import type * as ResourceService from "./ResourceService.js"
 import * as Subscription from "./Subscription.js"
@@ -33,8 +36,54 @@ export class Subscriptions extends Effect.Service<Subscriptions>()("@arbor/core/
       permissions: Subscription.permissions,
       groupOf: Resources.parentGroup
     }
+    const states = yield* Repository.make(Subscription.deliveriesTable, Subscription.DeliveryState)
+    const log = yield* Repository.make(ChangeLog.table, ChangeLog.Record)
+
+    /** How many entries wait for a subscription whose last delivered entry is at `delivered` (empty: none yet). */
+    const pending = (group: Uid.Uid, delivered: string) =>
+      Effect.map(
+        log.count({
+          ranges: [Uid.descendants(group)],
+          conditions: delivered === "" ? [] : [{ _tag: "AtLeast", column: "position", value: delivered }]
+        }),
+        // The delivered entry itself (or the subscription's own creation) is no longer pending.
+        (count) => delivered === "" ? count : Math.max(0, count - 1)
+      )
+
+    /** Where a subscription's deliveries start: after its own creation's entry (or, were that pruned, the log's start). */
+    const start = (subscription: Subscription.Subscription) =>
+      Effect.map(
+        log.find({
+          conditions: [{ _tag: "Equals", column: "subject", value: subscription.uid }],
+          order: [{ column: "position", direction: "asc" }, { column: "uid", direction: "asc" }],
+          limit: 1
+        }),
+        ([created]) => created?.position ?? ""
+      )
+
+    /** The subscriptions with their health: how their deliveries stand, from their rows of `deliveriesTable`. */
+    const withHealth = (subscriptions: ReadonlyArray<Subscription.Subscription>) =>
+      Effect.gen(function*() {
+        const rows = new Map((yield* states.getMany(subscriptions.map((s) => s.uid))).map((r) => [r.uid, r]))
+        return yield* Effect.forEach(subscriptions, (subscription) =>
+          Effect.gen(function*() {
+            const state = rows.get(subscription.uid)
+            const group = Uid.parentOrNull(subscription.uid) ?? subscription.uid
+            const waiting = yield* pending(group, state?.delivered ?? (yield* start(subscription)))
+            const health = new Subscription.Health({
+              state: state?.stopped != null ? "STOPPED" : state?.failingSince != null ? "FAILING" : "ACTIVE",
+              ...(state?.stopped != null ? { reason: state.stopped } : {}),
+              ...(state?.lastDelivered != null ? { lastDeliveredTime: DateTime.unsafeMake(state.lastDelivered) } : {}),
+              ...(state?.failingSince != null ? { failingSince: DateTime.unsafeMake(state.failingSince) } : {}),
+              ...(state?.lastError != null ? { lastError: state.lastError } : {}),
+              pending: waiting
+            }, trusted)
+            return new Subscription.Subscription({ ...subscription, health }, trusted)
+          }))
+      })
+
     const spec: Lists.ListSpec<Subscription.Subscription> = {
-      load: Lists.asIs,
+      load: withHealth,
       repository: subscriptions,
       capability: Subscription.permissions.list,
       visibleAt: "parent"
@@ -53,14 +102,37 @@ export class Subscriptions extends Effect.Service<Subscriptions>()("@arbor/core/
 
     const service = {
       /** Subscriptions the caller may list (`subscriptions.list` at their group or above). */
-      list: (principal: Principal, options: Lists.ListOptions = {}) =>
+      list: (principal: Principal.Principal, options: Lists.ListOptions = {}) =>
         operation("Subscriptions.list")(Lists.list(ops, spec, principal, options)),
 
-      get: (principal: Principal, uid: string) =>
-        operation("Subscriptions.get")(Resources.get(ops, kind, principal, uid)),
+      get: (principal: Principal.Principal, uid: string) =>
+        operation("Subscriptions.get")(
+          Resources.getPresented(ops, kind, principal, uid, (subscription) =>
+            Effect.map(withHealth([subscription]), ([one]) =>
+              one!))
+        ),
+
+      /**
+       * Why `subscription`'s deliveries may not go on, or undefined while they may: its creator must still hold
+       * `subscriptions.create` at its group (no grant outlives the authority that made it, as for invites).
+       */
+      /** Where a subscription's deliveries start: after its own creation's entry. */
+      start,
+
+      /** How many entries wait for a subscription of `group` whose last delivered entry is at `delivered`. */
+      pending,
+
+      refusal: (subscription: Subscription.Subscription): Effect.Effect<string | undefined, Internal> =>
+        subscription.createdBy === null ? Effect.succeed(undefined) : Effect.map(
+          ops.authorization.grants(Principal.identity(subscription.createdBy)),
+          (grants) =>
+            grants.holds(Subscription.permissions.create, Uid.parentOrNull(subscription.uid) ?? subscription.uid)
+              ? undefined
+              : `its creator no longer holds ${Subscription.permissions.create} at its group`
+        ),
 
       /** Creates a subscription to the entries of `parentUid` and of the groups below it. */
-      create: Effect.fnUntraced(function*(principal: Principal, parentUid: string, input: unknown) {
+      create: Effect.fnUntraced(function*(principal: Principal.Principal, parentUid: string, input: unknown) {
         const parent = yield* Uid.parse(parentUid, "parent")
         yield* ops.authorization.check(principal, Subscription.permissions.create, parent)
         const { sink } = yield* Validation.decode(Subscription.CreateSubscription)(input)
@@ -73,7 +145,7 @@ export class Subscriptions extends Effect.Service<Subscriptions>()("@arbor/core/
             yield* orNotFound(groups.get(parent), "group", parent)
             const now = yield* DateTime.now
             const subscription = new Subscription.Subscription(
-              { uid: Uid.makeChild(parent), sink, createTime: now, updateTime: now },
+              { uid: Uid.makeChild(parent), sink, createdBy: grantor(principal), createTime: now, updateTime: now },
               trusted
             )
             yield* subscriptions.insert(subscription).pipe(unexpectedConflict)
@@ -83,7 +155,7 @@ export class Subscriptions extends Effect.Service<Subscriptions>()("@arbor/core/
       }, operation("Subscriptions.create")),
 
       /** Deletes a subscription; deleting one that is gone succeeds (the protos call it idempotent). */
-      delete: (principal: Principal, uid: string) =>
+      delete: (principal: Principal.Principal, uid: string) =>
         operation("Subscriptions.delete")(Resources.remove(ops, kind, principal, uid, {
           idempotent: true,
           before: (subscription) =>

@@ -38,7 +38,11 @@ describe("Subscriptions", () => {
       })
       assert.strictEqual(created.sink, "https://hooks.example.invalid/arbor")
       assert.isTrue(created.uid.startsWith(`${team.uid}/`))
-      assert.deepStrictEqual(yield* subscriptions.get(ownerOfTeam, created.uid), created)
+      assert.strictEqual(created.createdBy, ownerOfTeam.identityUid)
+      // Read back with its health: nothing delivered yet, nothing waiting.
+      const got = yield* subscriptions.get(ownerOfTeam, created.uid)
+      assert.deepStrictEqual({ ...got, health: undefined }, { ...created, health: undefined })
+      assert.deepStrictEqual({ ...got.health }, { state: "ACTIVE", pending: 0 })
       yield* subscriptions.create(Principal.system, other.uid, { sink: "https://hooks.example.invalid/other" })
       assert.deepStrictEqual((yield* subscriptions.list(ownerOfTeam)).items.map((s) => s.uid), [created.uid])
       const denied = yield* Effect.flip(

@@ -16,15 +16,16 @@
  * of its last moments. A server keeps its name across restarts (`holder`), so it takes its own leases back at once.
  */
 import * as Wire from "@arbor/api/Wire"
+import type { ChangeLog } from "@arbor/core"
 import {
   AuditTrail,
-  ChangeLog,
   Egress,
   type Errors,
   Events,
   Repository,
   Store,
   Subscription,
+  Subscriptions,
   TokenIssuer,
   Uid
 } from "@arbor/core"
@@ -115,24 +116,13 @@ export const layer = (options: {
     const store = yield* Store.Store
     const events = yield* Events.Events
     const auditTrail = yield* AuditTrail.AuditTrail
+    const subscriptionsService = yield* Subscriptions.Subscriptions
     const tokens = yield* TokenIssuer.TokenIssuer
     const send = Egress.makeSender(yield* Egress.Resolver, options.allowLoopback, { keepAlive: true, timeout })
     const states = yield* Repository.make(Subscription.deliveriesTable, Subscription.DeliveryState)
     const subscriptions = yield* Repository.make(Subscription.table, Subscription.Subscription)
-    const log = yield* Repository.make(ChangeLog.table, ChangeLog.Record)
     const me = options.holder ?? randomUUID()
     const looking = yield* Effect.makeSemaphore(lookingAtOnce)
-
-    /** Where a new subscription starts: after its own creation's entry (or, were that pruned, at the log's start). */
-    const start = (subscription: Subscription.Subscription) =>
-      Effect.map(
-        log.find({
-          conditions: [{ _tag: "Equals", column: "subject", value: subscription.uid }],
-          order: [{ column: "position", direction: "asc" }, { column: "uid", direction: "asc" }],
-          limit: 1
-        }),
-        ([created]) => created?.position ?? ""
-      )
 
     /** Whether entries of `subscription`'s group wait after `delivered`: reads only. */
     const waiting = (subscription: Subscription.Subscription, delivered: string) =>
@@ -166,12 +156,15 @@ export const layer = (options: {
           if (Option.isNone(found)) {
             const state: State = {
               uid: subscription.uid,
-              delivered: yield* start(subscription),
+              delivered: yield* subscriptionsService.start(subscription),
               leaseOwner: me,
               leaseUntil: now + leaseMillis,
               attempts: 0,
               retryAt: 0,
-              failingSince: null
+              failingSince: null,
+              lastDelivered: null,
+              lastError: null,
+              stopped: null
             }
             // Another server inserting it at the same moment wins: a savepoint keeps the conflict from the rest.
             const inserted = yield* store.transaction(states.insert(state)).pipe(
@@ -264,6 +257,20 @@ export const layer = (options: {
       const sink = new URL(subscription.sink)
       return Effect.gen(function*() {
         for (;;) {
+          // No delivery outlives its creator's authority: while it no longer holds subscriptions.create at the
+          // subscription's group, the subscription is stopped (its health says why) and resumes if it holds it again.
+          const refused = yield* subscriptionsService.refusal(subscription)
+          if (refused !== undefined) {
+            if (state.stopped !== refused) {
+              yield* Effect.logWarning(`a subscription's deliveries stopped: ${refused}`).pipe(
+                Effect.annotateLogs({ subscription: state.uid })
+              )
+            }
+            yield* recorded.flush({ ...state, stopped: refused, leaseOwner: null, leaseUntil: 0 })
+            yield* measure(subscription, state.delivered)
+            return undefined
+          }
+          if (state.stopped !== null) state = { ...state, stopped: null }
           const pending = yield* events.after(state.delivered === "" ? undefined : state.delivered, batch, group).pipe(
             // Embedded resources as the subscription's group may see them.
             Effect.flatMap((found) => auditTrail.seenFrom(group, found))
@@ -293,7 +300,15 @@ export const layer = (options: {
               const delivered = failure === undefined
               yield* Metrics.recordDelivery(delivered ? "delivered" : "failed", Date.now() - entry.time.epochMillis)
               if (delivered) {
-                state = { ...state, delivered: entry.position, attempts: 0, retryAt: 0, failingSince: null }
+                state = {
+                  ...state,
+                  delivered: entry.position,
+                  attempts: 0,
+                  retryAt: 0,
+                  failingSince: null,
+                  lastDelivered: Date.now(),
+                  lastError: null
+                }
               } else if (state.failingSince !== null && now - state.failingSince > giveUpAfterMillis) {
                 yield* Metrics.recordDelivery("abandoned")
                 yield* Effect.logWarning("a delivery was given up on after 24 hours of failures").pipe(
@@ -311,7 +326,8 @@ export const layer = (options: {
                   ...state,
                   attempts,
                   retryAt: now + backoffMillis(attempts),
-                  failingSince: state.failingSince ?? now
+                  failingSince: state.failingSince ?? now,
+                  lastError: failure
                 }
                 yield* Fiber.interrupt(preparing)
                 yield* recorded.flush({ ...state, leaseOwner: null, leaseUntil: 0 })
@@ -333,15 +349,10 @@ export const layer = (options: {
 
     /** Sets `subscription`'s pending deliveries gauge: the entries of its group and below after `delivered`. */
     const measure = (subscription: Subscription.Subscription, delivered: string) =>
-      Effect.gen(function*() {
-        const within = { ranges: [Uid.descendants(groupOf(subscription))] }
-        // The entries at or after the last one delivered, less that one.
-        const pending = delivered === "" ? yield* log.count(within) : (yield* log.count({
-          ...within,
-          conditions: [{ _tag: "AtLeast", column: "position", value: delivered }]
-        })) - (yield* log.count({ ...within, conditions: [{ _tag: "Equals", column: "position", value: delivered }] }))
-        yield* Metrics.recordPending(subscription.uid, pending)
-      })
+      Effect.flatMap(
+        subscriptionsService.pending(groupOf(subscription), delivered),
+        (pending) => Metrics.recordPending(subscription.uid, pending)
+      )
 
     /** Looks at `subscription`'s deliveries and sends what waits; when to look again without a wake, if ever. */
     const run = (subscription: Subscription.Subscription) =>

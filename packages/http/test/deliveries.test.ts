@@ -213,4 +213,90 @@ describe("webhook deliveries", () => {
       await healthy.close()
     }
   }, 30_000)
+
+  it("a subscription shows its health, and stops while its creator no longer holds subscriptions.create", async () => {
+    const sink = await receiver()
+    try {
+      const folder = await rest("POST", `/iam/v2beta1/groups/${owner.org}`, { name: "answerable" })
+      // The creator owns the folder only; the organization's owner reads the subscription.
+      const creator = await server.runtime.runPromise(member("acme", "owner", () => folder.body.uid))
+      const created = await fetchJson(
+        server.url,
+        "POST",
+        `/events/v2beta1/subscriptions/${folder.body.uid}`,
+        creator.token,
+        { sink: sink.url }
+      )
+      assert.strictEqual(created.status, 200, JSON.stringify(created.body))
+      assert.strictEqual(created.body.createdBy, creator.identity)
+      const health = async () => (await rest("GET", `/events/v2beta1/subscriptions/${created.body.uid}`)).body.health
+      assert.deepStrictEqual(await health(), { state: "ACTIVE", pending: 0 })
+
+      await rest("POST", `/iam/v2beta1/groups/${folder.body.uid}`, { name: "one" })
+      await sink.until(1)
+      let now = await health()
+      for (let i = 0; i < 50 && now.lastDeliveredTime === undefined; i++) {
+        await new Promise((r) => setTimeout(r, 50))
+        now = await health()
+      }
+      assert.strictEqual(now.state, "ACTIVE")
+      assert.strictEqual(now.pending, 0)
+      assert.isAtMost(Math.abs(Date.parse(now.lastDeliveredTime) - sink.received[0]!.at), 1_000)
+
+      // A failing sink: FAILING, since when, why, and how many wait.
+      sink.statuses.push(500, 500, 500)
+      await rest("POST", `/iam/v2beta1/groups/${folder.body.uid}`, { name: "two" })
+      await sink.until(2)
+      for (let i = 0; i < 50 && now.state !== "FAILING"; i++) {
+        await new Promise((r) => setTimeout(r, 50))
+        now = await health()
+      }
+      assert.deepInclude(now, { state: "FAILING", lastError: "the sink answered 500", pending: 1 })
+      assert.isString(now.failingSince)
+      await sink.until(5)
+      for (let i = 0; i < 100 && now.state !== "ACTIVE"; i++) {
+        await new Promise((r) => setTimeout(r, 50))
+        now = await health()
+      }
+      assert.deepInclude(now, { state: "ACTIVE", pending: 0 })
+
+      // The creator loses its binding: the next entry is not delivered, and the health says why.
+      const [binding] = (await rest("GET", `/iam/v2beta1/roleBindings?identity=${creator.identity}`)).body.roleBindings
+      await rest("DELETE", `/iam/v2beta1/roleBindings/${binding.uid}`)
+      await rest("POST", `/iam/v2beta1/groups/${folder.body.uid}`, { name: "three" })
+      for (let i = 0; i < 100 && now.state !== "STOPPED"; i++) {
+        await new Promise((r) => setTimeout(r, 50))
+        now = await health()
+      }
+      assert.deepInclude(now, {
+        state: "STOPPED",
+        reason: "its creator no longer holds subscriptions.create at its group"
+      })
+      await new Promise((r) => setTimeout(r, 500))
+      assert.lengthOf(sink.received, 5, "nothing more was delivered")
+      // What waits: the binding's deletion itself, and the folder.
+      assert.strictEqual((await health()).pending, 2)
+
+      // Given back its authority, the creator's subscription delivers what waited.
+      await rest("POST", `/iam/v2beta1/roleBindings/${folder.body.uid}`, {
+        identityUid: creator.identity,
+        roleUid: binding.role.uid
+      })
+      await rest("POST", `/iam/v2beta1/groups/${folder.body.uid}`, { name: "four" })
+      const received = await sink.until(9)
+      assert.deepStrictEqual(received.slice(5).map((r) => r.headers["ce-type"]), [
+        "dev.chainguard.api.iam.rolebindings.deleted.v1",
+        "dev.chainguard.api.iam.group.created.v1",
+        "dev.chainguard.api.iam.rolebindings.created.v1",
+        "dev.chainguard.api.iam.group.created.v1"
+      ])
+      assert.deepStrictEqual(
+        received.slice(5).map((r) => JSON.parse(r.body).body.name).filter((name) => name !== undefined),
+        ["three", "four"]
+      )
+      await rest("DELETE", `/events/v2beta1/subscriptions/${created.body.uid}`)
+    } finally {
+      await sink.close()
+    }
+  }, 30_000)
 })

@@ -429,6 +429,17 @@ const scim = [
   `ALTER TABLE refresh_tokens ADD COLUMN provider TEXT`
 ]
 
+/**
+ * Migration 11: subscriptions answer for themselves (docs/api.md §12): who created each, and how its deliveries stand
+ * (the last delivery, the last error, why they stopped).
+ */
+const subscriptionHealth = [
+  `ALTER TABLE subscriptions ADD COLUMN created_by TEXT`,
+  `ALTER TABLE subscription_deliveries ADD COLUMN last_delivered INTEGER`,
+  `ALTER TABLE subscription_deliveries ADD COLUMN last_error TEXT`,
+  `ALTER TABLE subscription_deliveries ADD COLUMN stopped TEXT`
+]
+
 /** The migrations, by `<id>_<name>`. */
 export const migrations: Migrations.Migrations = {
   "0001_initial": Migrations.statements(initial),
@@ -440,7 +451,8 @@ export const migrations: Migrations.Migrations = {
   "0007_granted_by": Migrations.statements(grantedBy),
   "0008_changes": Migrations.statements(changes),
   "0009_iam_surface": Migrations.statements(migration9),
-  "0010_scim": Migrations.statements(scim)
+  "0010_scim": Migrations.statements(scim),
+  "0011_subscription_health": Migrations.statements(subscriptionHealth)
 }
 
 /** The newest schema version this code knows. */

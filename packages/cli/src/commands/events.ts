@@ -200,6 +200,15 @@ const subscriptionShape: Output.Shape<Subscription> = {
   columns: [
     { heading: "UID", value: (s) => s.uid },
     { heading: "SINK", value: (s) => s.sink },
+    // How its deliveries stand: ACTIVE, FAILING (with the last error) or STOPPED (with why).
+    { heading: "STATE", value: (s) => s.health?.state ?? "" },
+    { heading: "PENDING", value: (s) => String(s.health?.pending ?? ""), wide: true },
+    {
+      heading: "LAST DELIVERED",
+      value: (s) => s.health?.lastDeliveredTime === undefined ? "" : time(s.health.lastDeliveredTime),
+      wide: true
+    },
+    { heading: "WHY", value: (s) => s.health?.reason ?? s.health?.lastError ?? "", wide: true },
     { heading: "CREATED", value: (s) => time(s.createTime), wide: true }
   ]
 }

@@ -1,8 +1,28 @@
 /** A group's webhook subscriptions: each receives, as signed CloudEvents, every change of the group and below it. */
+import type { Subscription } from "@arbor/core/Subscription"
 import * as Client from "../Client.js"
 import { useConnection } from "../Connection.js"
 import { DeleteButton, ErrorMessage, Field, Form, ShowMore, Table, Time } from "../ui/components.js"
 import { useAction, usePages } from "../ui/hooks.js"
+
+/** How a subscription's deliveries stand: its state, what waits, and why it fails or stopped. */
+const Health = ({ health }: { readonly health: Subscription["health"] }) => {
+  if (health === undefined) return null
+  const why = health.reason ?? health.lastError
+  return (
+    <span>
+      {health.state === "ACTIVE" ? "Active" : health.state === "FAILING" ? "Failing" : "Stopped"}
+      {health.pending > 0 ? `, ${health.pending} waiting` : ""}
+      {health.failingSince === undefined ? null : (
+        <>
+          {" since "}
+          <Time at={health.failingSince} />
+        </>
+      )}
+      {why === undefined ? null : <>: {why}</>}
+    </span>
+  )
+}
 
 export const Subscriptions = ({ group }: { readonly group: string }) => {
   const { client } = useConnection()
@@ -34,6 +54,7 @@ export const Subscriptions = ({ group }: { readonly group: string }) => {
           empty={list.loading ? "Loading…" : "No subscriptions."}
           columns={[
             ["Sink", (s) => <code>{s.sink}</code>],
+            ["Health", (s) => <Health health={s.health} />],
             ["Since", (s) => <Time at={s.createTime} />],
             ["Actions", (s) => (
               <DeleteButton
