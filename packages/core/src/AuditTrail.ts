@@ -77,6 +77,9 @@ export const filters = (options: EntryFilters): Lists.Filters => {
   }
 }
 
+/** Whether an entry's body embeds resources rendered for each reader (a role binding's): not shared between readers. */
+export const rendersPerReader = Embedding.rendersPerReader
+
 /** A cursor: the position of an entry in the log. */
 const cursorPattern = /^[0-9]{40}$/
 
@@ -170,7 +173,7 @@ export class AuditTrail extends Effect.Service<AuditTrail>()("@arbor/core/AuditT
         // which checks the caller again before anything of it is shown. So is a batch with an entry rendered for
         // each reader (a role binding's embedded resources).
         const changes = (batch: Events.Batch) => batch.some((entry) => changesAuthority(entry.kind))
-        const takenAlone = (batch: Events.Batch) => changes(batch) || batch.some(Embedding.rendersPerReader)
+        const takenAlone = (batch: Events.Batch) => changes(batch) || batch.some(rendersPerReader)
         const see = (batch: Events.Batch) =>
           changes(batch) ? Effect.map(admitted, (now) => current = now) : Effect.succeed(current)
         // The batch itself when all of it passes, so that it is made into a message once for every watch.

@@ -45,6 +45,9 @@ import * as Metrics from "./Metrics.js"
 /** How long a lease on a subscription's deliveries lasts without being renewed (each recorded delivery renews it). */
 const leaseMillis = 30_000
 
+/** How long a worker keeps its lease after it has sent everything, for what may come next. */
+const holdMillis = 2_000
+
 /** How many deliveries are signed at once, ahead of sending them. */
 const lookahead = 8
 
@@ -222,11 +225,28 @@ export const layer = (options: {
       return { mark, flush }
     }
 
+    /**
+     * Entries made into CloudEvents, by id: an entry goes to every subscription of its group and above, and is made
+     * once for all of them (but for one whose body is rendered for each subscription's group). Emptied when full.
+     */
+    const made = new Map<string, ReturnType<typeof cloudEvent> & { readonly digest: string }>()
+    const eventOf = (entry: ChangeLog.Entry) => {
+      const shared = !AuditTrail.rendersPerReader(entry)
+      const known = shared ? made.get(entry.id) : undefined
+      if (known !== undefined) return known
+      const event = cloudEvent(entry, options.source)
+      const result = { ...event, digest: `sha256:${createHash("sha256").update(event.body).digest("hex")}` }
+      if (shared) {
+        if (made.size >= 4096) made.clear()
+        made.set(entry.id, result)
+      }
+      return result
+    }
+
     /** One entry's delivery to `subscription`, ready to send: the CloudEvent with its signed token. */
     const prepare = (subscription: Uid.Uid, entry: ChangeLog.Entry) =>
       Effect.gen(function*() {
-        const { body, headers, time } = cloudEvent(entry, options.source)
-        const digest = `sha256:${createHash("sha256").update(body).digest("hex")}`
+        const { body, digest, headers, time } = eventOf(entry)
         const token = yield* tokens.signDelivery({
           subscription,
           id: entry.id,
@@ -250,7 +270,7 @@ export const layer = (options: {
      * Delivers what `subscription` has waiting, in order, while its lease holds and its sink answers, then hands the
      * lease back; when to look again (a retry), or undefined. Interrupted, it records where it got to.
      */
-    const deliver = (subscription: Subscription.Subscription, claimed: State) => {
+    const deliver = (subscription: Subscription.Subscription, claimed: State, wakes: Queue.Dequeue<void>) => {
       let state = claimed
       const recorded = progress()
       const group = groupOf(subscription)
@@ -275,7 +295,17 @@ export const layer = (options: {
             // Embedded resources as the subscription's group may see them.
             Effect.flatMap((found) => auditTrail.seenFrom(group, found))
           )
-          if (pending.length === 0) break
+          if (pending.length === 0) {
+            // Sent everything: the lease is kept a moment for what comes next (a busy subscription is not claimed and
+            // released once per entry), then handed back.
+            const woken = yield* Effect.raceFirst(
+              Effect.as(Queue.take(wakes), true),
+              Effect.as(Effect.sleep(holdMillis), false)
+            )
+            if (!woken) break
+            yield* Queue.takeAll(wakes)
+            continue
+          }
           // Deliveries are signed a window at a time, the next window while this one is sent. (Their tokens last 5
           // minutes; one is sent at most two windows' worth of sink timeouts after it was signed.)
           const prepareWindow = (window: ReadonlyArray<ChangeLog.Entry>) =>
@@ -355,10 +385,10 @@ export const layer = (options: {
       )
 
     /** Looks at `subscription`'s deliveries and sends what waits; when to look again without a wake, if ever. */
-    const run = (subscription: Subscription.Subscription) =>
+    const run = (subscription: Subscription.Subscription, wakes: Queue.Dequeue<void>) =>
       Effect.gen(function*() {
         const found = yield* looking.withPermits(1)(claim(subscription, Date.now()))
-        return "claimed" in found ? yield* deliver(subscription, found.claimed) : found.lookAgainAt
+        return "claimed" in found ? yield* deliver(subscription, found.claimed, wakes) : found.lookAgainAt
       })
 
     /**
@@ -381,7 +411,7 @@ export const layer = (options: {
           }
           // A wake from before this run is answered by it.
           yield* Queue.takeAll(wakes)
-          const next = yield* run(subscription).pipe(
+          const next = yield* run(subscription, wakes).pipe(
             Effect.catchAllCause((cause) =>
               Effect.as(Effect.logWarning("delivering failed", cause), Date.now() + 1_000 + Math.random() * 4_000)
             )
