@@ -135,6 +135,17 @@ export const layer = (options: {
       )
 
     /**
+     * When to look again, should `current` keep this server from delivering now: another server's lease (when it would
+     * run out, should that server have died) or a retry due later.
+     */
+    const notNow = (current: State, now: number): number | undefined =>
+      current.leaseOwner !== null && current.leaseOwner !== me && current.leaseUntil > now
+        ? current.leaseUntil + Math.random() * 1_000
+        : current.retryAt > now
+        ? current.retryAt
+        : undefined
+
+    /**
      * Takes the lease on `subscription`'s deliveries when something waits, nobody else holds it and no retry is due
      * later; reads only unless it takes the lease.
      */
@@ -143,11 +154,8 @@ export const layer = (options: {
         const found = yield* states.get(subscription.uid)
         if (Option.isSome(found)) {
           const current = found.value
-          if (current.leaseOwner !== null && current.leaseOwner !== me && current.leaseUntil > now) {
-            // Another server delivers: look again when its lease would run out, should it have died.
-            return { lookAgainAt: current.leaseUntil + Math.random() * 1_000 }
-          }
-          if (current.retryAt > now) return { lookAgainAt: current.retryAt }
+          const later = notNow(current, now)
+          if (later !== undefined) return { lookAgainAt: later }
           if (!(yield* waiting(subscription, current.delivered))) {
             // A lease of ours from before a restart is handed back.
             if (current.leaseOwner === me) yield* release(current)
@@ -177,10 +185,8 @@ export const layer = (options: {
             return inserted ? { claimed: state } : { lookAgainAt: now + 1_000 }
           }
           const current = found.value
-          if (current.leaseOwner !== null && current.leaseOwner !== me && current.leaseUntil > now) {
-            return { lookAgainAt: current.leaseUntil + Math.random() * 1_000 }
-          }
-          if (current.retryAt > now) return { lookAgainAt: current.retryAt }
+          const later = notNow(current, now)
+          if (later !== undefined) return { lookAgainAt: later }
           const state: State = { ...current, leaseOwner: me, leaseUntil: now + leaseMillis }
           yield* states.update(state).pipe(Effect.orDie)
           return { claimed: state }
@@ -296,8 +302,11 @@ export const layer = (options: {
             Effect.flatMap((found) => auditTrail.seenFrom(group, found))
           )
           if (pending.length === 0) {
-            // Sent everything: the lease is kept a moment for what comes next (a busy subscription is not claimed and
-            // released once per entry), then handed back.
+            // Sent everything: where it got to is recorded, and the lease kept a moment for what comes next (a busy
+            // subscription is not claimed and released once per entry), then handed back.
+            if (!(yield* recorded.flush({ ...state, leaseOwner: me, leaseUntil: Date.now() + leaseMillis }))) {
+              return undefined
+            }
             const woken = yield* Effect.raceFirst(
               Effect.as(Queue.take(wakes), true),
               Effect.as(Effect.sleep(holdMillis), false)
