@@ -92,8 +92,24 @@ curl -sf -H "Authorization: Bearer $TOKEN" "$ARBOR/iam/v2beta1/groups?uidp.in_ro
       })
     })
     await new Promise<void>((resolve) => capturing.listen(0, "127.0.0.1", resolve))
-    let receiver: ReturnType<typeof spawn> | undefined
-    let theirReceiver: ReturnType<typeof spawn> | undefined
+    const receivers: Array<ReturnType<typeof spawn>> = []
+    /** The README's receiver on `port` for `subscription`, once it answers: what it printed and refused so far. */
+    const startReceiver = async (port: number, subscription: string) => {
+      const child = spawn(process.execPath, [file], {
+        env: {
+          PATH: process.env.PATH!,
+          PORT: String(port),
+          ARBOR_ISSUER: server.config.authUrl,
+          ARBOR_SUBSCRIPTION: subscription
+        }
+      })
+      receivers.push(child)
+      const printed = { out: "", err: "" }
+      child.stdout.on("data", (chunk) => (printed.out += chunk))
+      child.stderr.on("data", (chunk) => (printed.err += chunk))
+      await waitFor(async () => (await fetch(`http://localhost:${port}/`, { method: "POST" })).status === 401, 10_000)
+      return printed
+    }
     try {
       const owner = await server.runtime.runPromise(member("acme"))
       const subscribed = await fetchJson(
@@ -106,25 +122,13 @@ curl -sf -H "Authorization: Bearer $TOKEN" "$ARBOR/iam/v2beta1/groups?uidp.in_ro
         }
       )
       assert.strictEqual(subscribed.status, 200, JSON.stringify(subscribed.body))
-      receiver = spawn(process.execPath, [file], {
-        env: {
-          PATH: process.env.PATH!,
-          PORT: String(port),
-          ARBOR_ISSUER: server.config.authUrl,
-          ARBOR_SUBSCRIPTION: subscribed.body.uid
-        }
-      })
-      let out = ""
-      let err = ""
-      receiver.stdout!.on("data", (chunk) => (out += chunk))
-      receiver.stderr!.on("data", (chunk) => (err += chunk))
-      await waitFor(async () => (await fetch(`http://localhost:${port}/`, { method: "POST" })).status === 401, 10_000)
+      const ours = await startReceiver(port, subscribed.body.uid)
 
       const folder = await fetchJson(server.url, "POST", `/iam/v2beta1/groups/${owner.org}`, owner.token, {
         name: "watched"
       })
-      for (let i = 0; i < 200 && !out.includes("\n"); i++) await new Promise((r) => setTimeout(r, 50))
-      assert.strictEqual(out, `dev.chainguard.api.iam.group.created.v1 ${folder.body.uid} ${owner.identity}\n`)
+      for (let i = 0; i < 200 && !ours.out.includes("\n"); i++) await new Promise((r) => setTimeout(r, 50))
+      assert.strictEqual(ours.out, `dev.chainguard.api.iam.group.created.v1 ${folder.body.uid} ${owner.identity}\n`)
 
       // The other tenant captures one of its own deliveries…
       const other = await server.runtime.runPromise(member("globex"))
@@ -149,27 +153,14 @@ curl -sf -H "Authorization: Bearer $TOKEN" "$ARBOR/iam/v2beta1/groups?uidp.in_ro
         }),
         401
       )
-      assert.include(err, "refused: the delivery is for another subscription")
-      assert.strictEqual(out.split("\n").length, 2, "nothing more was printed")
+      assert.include(ours.err, "refused: the delivery is for another subscription")
+      assert.strictEqual(ours.out.split("\n").length, 2, "nothing more was printed")
 
       // The same receiver for the other tenant's subscription takes the delivery as it was sent, never relabelled.
       const theirPort = await freePort()
-      theirReceiver = spawn(process.execPath, [file], {
-        env: {
-          PATH: process.env.PATH!,
-          PORT: String(theirPort),
-          ARBOR_ISSUER: server.config.authUrl,
-          ARBOR_SUBSCRIPTION: theirs.body.uid
-        }
-      })
-      let theirErr = ""
-      theirReceiver.stderr!.on("data", (chunk) => (theirErr += chunk))
+      const their = await startReceiver(theirPort, theirs.body.uid)
       const toTheirs = (headers: Record<string, string>) =>
         fetch(`http://localhost:${theirPort}/`, { method: "POST", headers, body: stolen!.body }).then((r) => r.status)
-      await waitFor(
-        async () => (await fetch(`http://localhost:${theirPort}/`, { method: "POST" })).status === 401,
-        10_000
-      )
       assert.strictEqual(await toTheirs(sent), 204)
       for (
         const [header, value] of [
@@ -181,11 +172,10 @@ curl -sf -H "Authorization: Bearer $TOKEN" "$ARBOR/iam/v2beta1/groups?uidp.in_ro
         ] as const
       ) {
         assert.strictEqual(await toTheirs({ ...sent, [header]: value }), 401, header)
-        assert.include(theirErr, `refused: ${header} is not the one signed`)
+        assert.include(their.err, `refused: ${header} is not the one signed`)
       }
     } finally {
-      receiver?.kill()
-      theirReceiver?.kill()
+      receivers.forEach((child) => child.kill())
       capturing.close()
       await server.close()
       rmSync(file, { force: true })
