@@ -7,18 +7,21 @@
  *
  * Each subscription has its own worker, so no sink, however slow, delays another subscription's deliveries. Workers
  * sleep until there is something to send: the log's tail (`Events`, one read per commit of this server and one per
- * poll for the others') wakes the workers of the subscriptions an entry concerns, and a retry waits in its own
- * worker's timer. Nothing is read for a subscription with nothing due.
+ * poll for the others') hands each entry to the workers of the subscriptions it concerns and wakes them, and a retry
+ * waits in its own worker's timer. Nothing is read for a subscription with nothing due, and a busy one reads the store
+ * only to catch up: what comes while it delivers, the tail hands it.
  *
  * Any number of servers share the work through one row per subscription (`Subscription.deliveriesTable`): a server
  * delivers for a subscription only while it holds that row's lease, and records its progress there as it goes (one
- * write at a time, beside the next delivery), so a server that dies makes the next holder send again only the entries
- * of its last moments. A server keeps its name across restarts (`holder`), so it takes its own leases back at once.
+ * write for all its subscriptions every few milliseconds, beside the deliveries), so a server that dies makes the next
+ * holder send again only the entries of its last moments. A server keeps its name across restarts (`holder`), so it
+ * takes its own leases back at once.
  */
 import * as Wire from "@arbor/api/Wire"
 import type { ChangeLog } from "@arbor/core"
 import {
   AuditTrail,
+  Authorization,
   Egress,
   type Errors,
   Events,
@@ -31,6 +34,7 @@ import {
 } from "@arbor/core"
 import { CloudEvent, HTTP } from "cloudevents"
 import * as Arr from "effect/Array"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -47,6 +51,9 @@ const leaseMillis = 30_000
 
 /** How long a worker keeps its lease after it has sent everything, for what may come next. */
 const holdMillis = 2_000
+
+/** How long the progress writer gathers what deliveries note before it records it. */
+const gatherMillis = 10
 
 /** How many deliveries are signed at once, ahead of sending them. */
 const lookahead = 8
@@ -101,6 +108,50 @@ const groupOf = (subscription: Subscription.Subscription) => Uid.parentOrNull(su
 
 /** What a look at a subscription's deliveries found: its lease taken, or when to look again (undefined: on a wake). */
 type Claim = { readonly claimed: State } | { readonly lookAgainAt: number | undefined }
+
+/** How many entries a delivering worker's feed keeps; past it, the worker reads the log instead. */
+const feedLimit = 1_000
+
+/**
+ * The entries of a subscription's groups the log's tail hands its worker while it delivers, so that it need not read
+ * them back from the store. Complete from the moment it listens (before a read of the store) until it overflows or
+ * the tail is lost; then the worker reads the store again.
+ */
+class Feed {
+  private entries: Array<ChangeLog.Entry> | undefined = undefined
+  /** Keeps what comes from now on, all of it: called before a read of the store, which is then followed by it. */
+  listen() {
+    this.entries = []
+  }
+  /** Keeps nothing. */
+  stop() {
+    this.entries = undefined
+  }
+  /** An entry of the subscription's groups, as the tail finds it. */
+  push(entry: ChangeLog.Entry) {
+    if (this.entries === undefined) return
+    if (this.entries.length < feedLimit) this.entries.push(entry)
+    else this.lost()
+  }
+  /** Entries may have been missed (too many, or the tail was lost): what it kept is not complete. */
+  lost() {
+    this.entries = undefined
+  }
+  /** The entries after `position` it received since it listened, or undefined when they may not be all. */
+  take(position: string) {
+    const kept = this.entries
+    if (kept === undefined) return undefined
+    this.entries = []
+    // Positions are of one width: their order is their strings'. What a read of the store found is not kept twice.
+    return kept.filter((entry) => entry.position > position)
+  }
+}
+
+/** What wakes a subscription's worker: a wake-up, and the entries the tail found for it. */
+interface Inbox {
+  readonly wakes: Queue.Queue<void>
+  readonly feed: Feed
+}
 
 /** Delivers every subscription's entries, from this server as one of any number. */
 export const layer = (options: {
@@ -193,43 +244,68 @@ export const layer = (options: {
         })))
       })
 
-    /** Records `next` if the lease is still ours; false when another server has taken it over. */
-    const record = (next: State) =>
-      Repository.orInternal(store.transaction(Effect.gen(function*() {
-        const found = yield* states.get(next.uid)
-        if (Option.isNone(found) || found.value.leaseOwner !== me) return false
-        yield* states.update(next).pipe(Effect.orDie)
-        return true
+    /**
+     * Progress, recorded for every subscription by one writer: a worker notes each state it reaches, and the writer
+     * records all the states noted since its last write in one transaction (one at a time, beside the deliveries), so
+     * the writes follow the deliveries' pace without one commit per delivery. A state is recorded only while its
+     * subscription's lease is this server's.
+     */
+    const noted = new Map<Uid.Uid, State>()
+    /** The subscriptions whose lease another server was found to hold when their progress was recorded. */
+    const lost = new Set<Uid.Uid>()
+    let nextWrite = yield* Deferred.make<void, Failure>()
+    const wakeWriter = yield* Queue.sliding<void>(1)
+    const writer = Effect.gen(function*() {
+      yield* Queue.take(wakeWriter)
+      // What the deliveries of the next moment note is recorded with it.
+      yield* Effect.sleep(gatherMillis)
+      const recording = [...noted.values()]
+      noted.clear()
+      const done = nextWrite
+      nextWrite = yield* Deferred.make<void, Failure>()
+      const written = Repository.orInternal(store.transaction(Effect.gen(function*() {
+        const current = new Map(
+          (yield* states.getMany(recording.map((state) => state.uid))).map((row) => [row.uid, row])
+        )
+        for (const next of recording) {
+          if (current.get(next.uid)?.leaseOwner !== me) lost.add(next.uid)
+          else yield* states.update(next).pipe(Effect.orDie)
+        }
       })))
+      const failed = yield* Effect.flip(written).pipe(Effect.option)
+      if (Option.isSome(failed)) {
+        // Noted again, unless a later state has been noted meanwhile, and tried again in a moment.
+        for (const state of recording) if (!noted.has(state.uid)) noted.set(state.uid, state)
+        yield* Deferred.fail(done, failed.value)
+        yield* Effect.logWarning("recording deliveries' progress failed", failed.value)
+        yield* Effect.sleep("1 second")
+        yield* wakeWriter.offer(undefined)
+      } else {
+        yield* Deferred.succeed(done, undefined)
+      }
+    }).pipe(Effect.forever)
+
+    /** Notes `state` to be recorded with the next write; false once its lease has been found lost. */
+    const mark = (state: State) =>
+      Effect.suspend(() => {
+        if (lost.has(state.uid)) return Effect.succeed(false)
+        noted.set(state.uid, { ...state, leaseOwner: me, leaseUntil: Date.now() + leaseMillis })
+        return Effect.as(wakeWriter.offer(undefined), true)
+      })
+
+    /** Notes `state` as it is and waits until it is recorded; false when its lease had been lost. */
+    const flush = (state: State) =>
+      Effect.suspend(() => {
+        noted.set(state.uid, state)
+        const write = nextWrite
+        return Effect.zipRight(wakeWriter.offer(undefined), Deferred.await(write))
+      }).pipe(Effect.as(Effect.sync(() => !lost.delete(state.uid))), Effect.flatten)
 
     /** Records `state` with the lease handed back. */
-    const release = (state: State) => record({ ...state, leaseOwner: null, leaseUntil: 0 })
+    const release = (state: State) => flush({ ...state, leaseOwner: null, leaseUntil: 0 })
 
-    /**
-     * Progress recorded as deliveries succeed, one write at a time beside the next delivery: `mark` notes a state
-     * (written now when no write is under way, else with the next mark or `flush`); false once the lease is lost.
-     */
-    const progress = () => {
-      let writing: Fiber.RuntimeFiber<boolean, Failure> | undefined
-      let unwritten: State | undefined
-      const written = Effect.suspend(() => writing === undefined ? Effect.succeed(true) : Fiber.join(writing))
-      const mark = (state: State) =>
-        Effect.gen(function*() {
-          unwritten = state
-          if (writing !== undefined) {
-            const done = yield* Fiber.poll(writing)
-            if (Option.isNone(done)) return true
-            if (!(yield* written)) return false
-          }
-          const next = { ...unwritten, leaseOwner: me, leaseUntil: Date.now() + leaseMillis }
-          unwritten = undefined
-          writing = yield* Effect.fork(record(next))
-          return true
-        })
-      /** Waits for the write under way, then records `state`. */
-      const flush = (state: State) => Effect.zipRight(written, record(state))
-      return { mark, flush }
-    }
+    // Before any worker, so that it outlives them at shutdown, when they hand their leases back.
+    yield* Effect.forkScoped(writer)
 
     /**
      * Entries made into CloudEvents, by id: an entry goes to every subscription of its group and above, and is made
@@ -276,58 +352,72 @@ export const layer = (options: {
      * Delivers what `subscription` has waiting, in order, while its lease holds and its sink answers, then hands the
      * lease back; when to look again (a retry), or undefined. Interrupted, it records where it got to.
      */
-    const deliver = (subscription: Subscription.Subscription, claimed: State, wakes: Queue.Dequeue<void>) => {
+    const deliver = (subscription: Subscription.Subscription, claimed: State, { feed, wakes }: Inbox) => {
       let state = claimed
-      const recorded = progress()
       const group = groupOf(subscription)
       const sink = new URL(subscription.sink)
       return Effect.gen(function*() {
+        // Whether the log may hold more for it without a wake: after a full read.
+        let more = true
+        // How many writes that may change its creator's authority the tail had found at the last check.
+        let checked: number | undefined
         for (;;) {
+          if (!more) {
+            // Sent everything: the lease is kept a moment for what comes next (a busy subscription is not claimed
+            // and released once per entry), then handed back. Where it got to is recorded meanwhile.
+            if (!(yield* mark(state))) return undefined
+            const woken = yield* Effect.raceFirst(
+              Effect.as(Queue.take(wakes), true),
+              Effect.as(Effect.sleep(holdMillis), false)
+            )
+            if (!woken) break
+          }
+          // A wake from before this read is answered by it.
+          yield* Queue.takeAll(wakes)
+          // What the tail handed over since the last read, unless the store may hold more (a full read before, or
+          // entries the feed missed): then the store, with the feed listening from just before.
+          const fed: ReadonlyArray<ChangeLog.Entry> | undefined = more ? undefined : feed.take(state.delivered)
           // No delivery outlives its creator's authority: while it no longer holds subscriptions.create at the
           // subscription's group, the subscription is stopped (its health says why) and resumes if it holds it again.
-          const refused = yield* subscriptionsService.refusal(subscription)
+          // Checked before each read of the store, and before what the tail hands over whenever the tail has found a
+          // write that may change it (`changesAuthority`) since the last check: the tail hands entries over in the
+          // log's order, so such a write before them has been counted.
+          const refused = fed !== undefined && checked === authorityChanges
+            ? undefined
+            : yield* Effect.zipRight(
+              Effect.sync(() => checked = authorityChanges),
+              subscriptionsService.refusal(subscription)
+            )
           if (refused !== undefined) {
             if (state.stopped !== refused) {
               yield* Effect.logWarning(`a subscription's deliveries stopped: ${refused}`).pipe(
                 Effect.annotateLogs({ subscription: state.uid })
               )
             }
-            yield* recorded.flush({ ...state, stopped: refused, leaseOwner: null, leaseUntil: 0 })
+            yield* flush({ ...state, stopped: refused, leaseOwner: null, leaseUntil: 0 })
             yield* measure(subscription, state.delivered)
             return undefined
           }
           if (state.stopped !== null) state = { ...state, stopped: null }
-          const pending = yield* events.after(state.delivered === "" ? undefined : state.delivered, batch, group).pipe(
-            // Embedded resources as the subscription's group may see them.
-            Effect.flatMap((found) => auditTrail.seenFrom(group, found))
-          )
-          if (pending.length === 0) {
-            // Sent everything: where it got to is recorded, and the lease kept a moment for what comes next (a busy
-            // subscription is not claimed and released once per entry), then handed back.
-            if (!(yield* recorded.flush({ ...state, leaseOwner: me, leaseUntil: Date.now() + leaseMillis }))) {
-              return undefined
-            }
-            const woken = yield* Effect.raceFirst(
-              Effect.as(Queue.take(wakes), true),
-              Effect.as(Effect.sleep(holdMillis), false)
-            )
-            if (!woken) break
-            yield* Queue.takeAll(wakes)
-            continue
-          }
+          if (fed === undefined) feed.listen()
+          const found: ReadonlyArray<ChangeLog.Entry> = fed ??
+            (yield* events.after(state.delivered === "" ? undefined : state.delivered, batch, group))
+          more = fed === undefined && found.length === batch
+          // Embedded resources as the subscription's group may see them.
+          const pending = yield* auditTrail.seenFrom(group, found)
+          if (pending.length === 0) continue
           // Deliveries are signed a window at a time, the next window while this one is sent. (Their tokens last 5
           // minutes; one is sent at most two windows' worth of sink timeouts after it was signed.)
           const prepareWindow = (window: ReadonlyArray<ChangeLog.Entry>) =>
             Effect.forEach(window, (entry) =>
               // The subscription's own entries (its creation) are not sent to it.
               entry.subject === state.uid ? Effect.succeed(undefined) : prepare(state.uid, entry), {
-              concurrency: lookahead
+              concurrency: Math.min(window.length, lookahead)
             })
           const windows = Arr.chunksOf(pending, lookahead)
-          let preparing = yield* Effect.fork(prepareWindow(windows[0]!))
+          let prepared = yield* prepareWindow(windows[0]!)
           for (const [w, window] of windows.entries()) {
-            const prepared = yield* Fiber.join(preparing)
-            if (w + 1 < windows.length) preparing = yield* Effect.fork(prepareWindow(windows[w + 1]!))
+            const preparing = w + 1 < windows.length ? yield* Effect.fork(prepareWindow(windows[w + 1]!)) : undefined
             for (const [i, entry] of window.entries()) {
               const delivery = prepared[i]
               if (delivery === undefined) {
@@ -368,21 +458,23 @@ export const layer = (options: {
                   failingSince: state.failingSince ?? now,
                   lastError: failure
                 }
-                yield* Fiber.interrupt(preparing)
-                yield* recorded.flush({ ...state, leaseOwner: null, leaseUntil: 0 })
+                if (preparing !== undefined) yield* Fiber.interrupt(preparing)
+                yield* flush({ ...state, leaseOwner: null, leaseUntil: 0 })
                 yield* measure(subscription, state.delivered)
                 return state.retryAt
               }
               // Another server took the lease over (this one was too slow to renew it): it goes on from here.
-              if (!(yield* recorded.mark(state))) return undefined
+              if (!(yield* mark(state))) return undefined
             }
+            if (preparing !== undefined) prepared = yield* Fiber.join(preparing)
           }
         }
-        yield* recorded.flush({ ...state, leaseOwner: null, leaseUntil: 0 })
+        yield* flush({ ...state, leaseOwner: null, leaseUntil: 0 })
         yield* Metrics.recordPending(subscription.uid, 0)
         return undefined
       }).pipe(
-        Effect.onInterrupt(() => Effect.ignore(release(state)))
+        Effect.onInterrupt(() => Effect.ignore(release(state))),
+        Effect.ensuring(Effect.sync(() => feed.stop()))
       )
     }
 
@@ -394,17 +486,18 @@ export const layer = (options: {
       )
 
     /** Looks at `subscription`'s deliveries and sends what waits; when to look again without a wake, if ever. */
-    const run = (subscription: Subscription.Subscription, wakes: Queue.Dequeue<void>) =>
+    const run = (subscription: Subscription.Subscription, inbox: Inbox) =>
       Effect.gen(function*() {
         const found = yield* looking.withPermits(1)(claim(subscription, Date.now()))
-        return "claimed" in found ? yield* deliver(subscription, found.claimed, wakes) : found.lookAgainAt
+        if ("claimed" in found) lost.delete(subscription.uid)
+        return "claimed" in found ? yield* deliver(subscription, found.claimed, inbox) : found.lookAgainAt
       })
 
     /**
      * A subscription's worker: sleeps until woken (an entry it may receive) or until the time it was told to look
      * again, then looks, one run at a time.
      */
-    const worker = (subscription: Subscription.Subscription, wakes: Queue.Dequeue<void>) =>
+    const worker = (subscription: Subscription.Subscription, inbox: Inbox) =>
       Effect.gen(function*() {
         let due = true
         let notBefore = 0
@@ -414,13 +507,13 @@ export const layer = (options: {
             if (due && now >= notBefore) break
             if (due) yield* Effect.sleep(notBefore - now)
             else {
-              yield* Queue.take(wakes)
+              yield* Queue.take(inbox.wakes)
               due = true
             }
           }
           // A wake from before this run is answered by it.
-          yield* Queue.takeAll(wakes)
-          const next = yield* run(subscription, wakes).pipe(
+          yield* Queue.takeAll(inbox.wakes)
+          const next = yield* run(subscription, inbox).pipe(
             Effect.catchAllCause((cause) =>
               Effect.as(Effect.logWarning("delivering failed", cause), Date.now() + 1_000 + Math.random() * 4_000)
             )
@@ -432,14 +525,14 @@ export const layer = (options: {
 
     // The workers of this server, and which subscriptions each group's entries wake.
     const scope = yield* Effect.scope
-    const workers = new Map<Uid.Uid, { readonly fiber: Fiber.RuntimeFiber<never>; readonly wakes: Queue.Queue<void> }>()
+    const workers = new Map<Uid.Uid, Inbox & { readonly fiber: Fiber.RuntimeFiber<never> }>()
     const byGroup = new Map<Uid.Uid, Set<Uid.Uid>>()
     const started = (subscription: Subscription.Subscription) =>
       Effect.gen(function*() {
         if (workers.has(subscription.uid)) return
-        const wakes = yield* Queue.sliding<void>(1)
-        const fiber = yield* Effect.forkIn(worker(subscription, wakes), scope)
-        workers.set(subscription.uid, { fiber, wakes })
+        const inbox = { wakes: yield* Queue.sliding<void>(1), feed: new Feed() }
+        const fiber = yield* Effect.forkIn(worker(subscription, inbox), scope)
+        workers.set(subscription.uid, { ...inbox, fiber })
         const group = groupOf(subscription)
         byGroup.set(group, (byGroup.get(group) ?? new Set()).add(subscription.uid))
       })
@@ -454,13 +547,19 @@ export const layer = (options: {
         yield* Fiber.interrupt(running.fiber)
         yield* Metrics.recordPending(uid, 0)
       })
-    /** Wakes the workers of the subscriptions of `group` and of the groups above it. */
-    const wake = (group: Uid.Uid) => {
-      for (let at: Uid.Uid | null = group; at !== null; at = Uid.parentOrNull(at)) {
-        byGroup.get(at)?.forEach((uid) => workers.get(uid)?.wakes.unsafeOffer(undefined))
+    /** Hands `entry` to the workers of the subscriptions of its group and of the groups above it, and wakes them. */
+    const hand = (entry: ChangeLog.Entry) => {
+      for (let at: Uid.Uid | null = entry.group; at !== null; at = Uid.parentOrNull(at)) {
+        byGroup.get(at)?.forEach((uid) => {
+          const inbox = workers.get(uid)
+          inbox?.feed.push(entry)
+          inbox?.wakes.unsafeOffer(undefined)
+        })
       }
     }
     const types = Subscription.table.events!.types
+    /** How many writes that may change a subscription's creator's authority the tail has found. */
+    let authorityChanges = 0
     const dispatch = (entries: Events.Batch) =>
       Effect.forEach(entries, (entry) =>
         Effect.gen(function*() {
@@ -470,7 +569,8 @@ export const layer = (options: {
           } else if (entry.type === types.deleted) {
             yield* stopped(entry.subject)
           }
-          wake(entry.group)
+          if (Authorization.changesAuthority(entry.kind)) authorityChanges++
+          hand(entry)
         }), { discard: true })
 
     // Follow the log from its end as it is now, then start a worker for each subscription: one created meanwhile
@@ -481,8 +581,18 @@ export const layer = (options: {
         Effect.catchAllCause((cause) => Effect.logWarning("following the change log for deliveries failed", cause))
       )
     const again = Effect.sleep("1 second").pipe(
-      Effect.zipRight(Effect.sync(() => workers.forEach(({ wakes }) => wakes.unsafeOffer(undefined)))),
-      Effect.zipRight(Effect.flatMap(Effect.orDie(events.latest), follow))
+      Effect.zipRight(Effect.orDie(events.latest)),
+      // Every worker looks, and what the tail handed over so far no longer counts as complete: following again starts
+      // after what a read of the store from now on finds.
+      Effect.tap(() =>
+        Effect.sync(() =>
+          workers.forEach(({ feed, wakes }) => {
+            feed.lost()
+            wakes.unsafeOffer(undefined)
+          })
+        )
+      ),
+      Effect.flatMap(follow)
     )
     yield* Effect.forkScoped(Effect.zipRight(follow(yield* events.latest), Effect.forever(again)))
     yield* Effect.forEach(yield* subscriptions.find({ order: [{ column: "uid", direction: "asc" }] }), started, {

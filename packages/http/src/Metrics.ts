@@ -140,10 +140,12 @@ const deliveryLag = Metric.histogram(
   "from an entry's commit to its delivery's answer"
 )
 
+const deliveriesBy = perLabels((outcome) => Metric.taggedWithLabels(deliveries, labels({ outcome })))
+
 /** Counts a delivery by its outcome; a delivered one's lag (milliseconds since its entry) too. */
 export const recordDelivery = (outcome: "delivered" | "failed" | "abandoned", lagMillis?: number) =>
   Effect.zipRight(
-    Metric.increment(Metric.taggedWithLabels(deliveries, labels({ outcome }))),
+    Metric.increment(deliveriesBy(outcome)),
     outcome === "delivered" && lagMillis !== undefined ? Metric.update(deliveryLag, lagMillis / 1000) : Effect.void
   )
 
