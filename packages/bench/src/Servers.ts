@@ -39,8 +39,8 @@ export interface Arbor {
   readonly child: ChildProcess
 }
 
-/** Starts `pnpm start`'s server on SQLite in `dataDir`, with `env` added, and waits until it is ready. */
-export const startArbor = async (dataDir: string, env: Record<string, string> = {}): Promise<Arbor> => {
+/** Starts `pnpm start`'s server with its data in `dataDir` (SQLite unless `env` says otherwise), and waits until it is ready. */
+export const spawnArbor = async (dataDir: string, env: Record<string, string> = {}) => {
   const port = await freePort()
   const base = `http://127.0.0.1:${port}`
   const child = spawn(process.execPath, [join(root, "packages/http/dist/main.js")], {
@@ -48,6 +48,12 @@ export const startArbor = async (dataDir: string, env: Record<string, string> = 
     stdio: "ignore"
   })
   await waitReady(`${base}/readyz`)
+  return { base, child }
+}
+
+/** Starts a server on an empty store (SQLite in `dataDir` unless `env` says otherwise): it bootstraps an organization. */
+export const startArbor = async (dataDir: string, env: Record<string, string> = {}): Promise<Arbor> => {
+  const { base, child } = await spawnArbor(dataDir, env)
   const token = readFileSync(join(dataDir, "bootstrap-token"), "utf8").trim()
   const listed = await fetch(`${base}/iam/v2beta1/groups?uidp.in_root=true`, {
     headers: { authorization: `Bearer ${token}` }
