@@ -144,7 +144,8 @@ export const error = (
     case "AlreadyExists":
       return { status: 409, body: body(409, "uniqueness"), headers: {} }
     case "Aborted":
-      return { status: 409, body: body(409), headers: {} }
+      // A write refused because it would leave the organization without an owner: the attribute may not change so.
+      return { status: 409, body: body(409, failure.reason === "LAST_OWNER" ? "mutability" : undefined), headers: {} }
     case "FailedPrecondition":
       return { status: 400, body: body(400), headers: {} }
     case "ResourceExhausted":

@@ -58,6 +58,7 @@ export const maxPageSize = 200
 export const ownersRequired = 2
 
 const ownerRole = Role.builtInByName("owner")!.uid
+const ownerCapabilities = Role.builtInByName("owner")!.capabilities
 
 const unauthenticated = () =>
   new Unauthenticated({ why: "a valid SCIM token of this identity provider is required", reason: "SCIM_TOKEN_INVALID" })
@@ -144,11 +145,9 @@ export class ScimProvisioning extends Effect.Service<ScimProvisioning>()("@arbor
 
     /** A user as a client wrote it: checked, its attributes without those the server sets. */
     const written = (input: unknown) =>
-      Effect.map(Validation.decode(ScimUser.WriteScimUser)(input), (user) => {
+      Effect.map(Validation.decode(ScimUser.WriteScimUser)(ScimUser.withoutPasswords(input)), (user) => {
         const { active, externalId, userName, ...rest } = user
-        const attributes = Object.fromEntries(
-          Object.entries(rest).filter(([key]) => !ScimUser.ignoredAttributes.includes(key))
-        )
+        const attributes = Object.fromEntries(Object.entries(rest).filter(([key]) => !ScimUser.isIgnored(key)))
         return { active, externalId, userName, attributes, email: ScimUser.emailOf(user) }
       })
 
@@ -183,9 +182,51 @@ export class ScimProvisioning extends Effect.Service<ScimProvisioning>()("@arbor
         return userOf(user)
       })
 
-    /** Runs `body` as one transaction, its writes attributed to the client: `scim:<provider uid>`. */
+    /**
+     * Whether the organization of `provider` has an active owner: an identity with an owner binding at it that still
+     * holds the owner's capabilities there (one its provider deprovisioned does not).
+     */
+    const hasActiveOwner = (provider: Uid.Uid) =>
+      Effect.gen(function*() {
+        const organization = Uid.rootOf(provider)
+        const owners = yield* bindings.find({
+          conditions: [
+            { _tag: "Equals", column: "parent", value: organization },
+            { _tag: "Equals", column: "roleUid", value: ownerRole }
+          ],
+          order: [{ column: "uid", direction: "asc" }]
+        })
+        for (const uid of new Set(owners.map((b) => b.identityUid))) {
+          const grants = yield* ops.authorization.grants(Principal.identity(uid))
+          if (grants.holdsAll(ownerCapabilities, organization)) return true
+        }
+        return false
+      })
+
+    /**
+     * Runs `body` as one transaction, its writes attributed to the client: `scim:<provider uid>`. A write that would
+     * leave the organization with no active owner (deactivating, deleting, or linking then deactivating, each of its
+     * owners) is refused and logged: provisioning never locks an organization out, its SCIM settings included.
+     */
     const asClient = <A, E, R>(client: Client, body: Effect.Effect<A, E, R>) =>
-      commit(ops, Principal.system, ChangeLog.actingAs({ subject: `scim:${client.provider.uid}` })(body))
+      commit(
+        ops,
+        Principal.system,
+        ChangeLog.actingAs({ subject: `scim:${client.provider.uid}` })(Effect.gen(function*() {
+          const owned = yield* hasActiveOwner(client.provider.uid)
+          const result = yield* body
+          if (owned && !(yield* hasActiveOwner(client.provider.uid))) {
+            yield* Effect.logWarning("a SCIM write was refused: it would leave the organization with no active owner")
+              .pipe(Effect.annotateLogs({ identityProvider: client.provider.uid }))
+            return yield* new Aborted({
+              description: "this change would leave the organization with no active owner; an owner must remain " +
+                "whom this provider has not deactivated or deleted",
+              reason: "LAST_OWNER"
+            })
+          }
+          return result
+        }))
+      )
 
     /** Refuses a replacement that changes `externalId`: it is the person the user is. */
     const sameExternalId = (record: ScimUser.Record, next: Written) =>

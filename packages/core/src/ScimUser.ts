@@ -100,8 +100,30 @@ export const WriteScimUser = Schema.Struct(
 )
 export type WriteScimUser = typeof WriteScimUser.Type
 
-/** Attributes the server sets or never keeps: a client's value for them is ignored (RFC 7643 §3.1, §4.1.1). */
-export const ignoredAttributes: ReadonlyArray<string> = ["id", "meta", "password", "schemas"]
+/**
+ * Attributes the server sets: a client's value for them is ignored (RFC 7643 §3.1), in any case (attribute names are
+ * case-insensitive, §2.1).
+ */
+export const ignoredAttributes: ReadonlyArray<string> = ["id", "meta", "schemas"]
+
+/** True for an attribute the server sets (`ignoredAttributes`), however it is spelled. */
+export const isIgnored = (name: string) => ignoredAttributes.includes(name.toLowerCase())
+
+/** A password's attribute name, in any case, alone or as the last part of a schema-qualified name. */
+const isPassword = (name: string) => /(^|:)password$/i.test(name)
+
+/**
+ * `value` without any attribute named `password`, in any case, at any depth (in a schema extension, in a PATCH
+ * value): a password is never stored, returned, logged nor delivered (RFC 7643 §4.1.1, §2.1).
+ */
+export const withoutPasswords = (value: unknown): unknown =>
+  Array.isArray(value)
+    ? value.map(withoutPasswords)
+    : value !== null && typeof value === "object"
+    ? Object.fromEntries(
+      Object.entries(value).flatMap(([name, inner]) => isPassword(name) ? [] : [[name, withoutPasswords(inner)]])
+    )
+    : value
 
 /** The email a user's person is known by: the primary one, else the first. */
 export const emailOf = (user: Pick<WriteScimUser, "emails">): string | undefined =>

@@ -284,6 +284,128 @@ describe("SCIM provisioning over HTTP", () => {
     assert.isTrue(config.body.patch.supported)
   })
 
+  it("no SCIM write leaves the organization without an active owner; the refused one changes nothing", async () => {
+    const { idp, owner, token, users } = await provisionedOrganization("scim-owners")
+    const patch = (id: string, value: unknown) =>
+      scim("PATCH", `${users}/${id}`, token, {
+        schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+        Operations: [{ op: "replace", value }]
+      })
+    // The organization's owners become two people of its provider: one it provisions, one who signed in.
+    const provisioned = await scim("POST", users, token, { userName: "pat@example.com", externalId: "sub-pat" })
+    assert.strictEqual(provisioned.status, 201, JSON.stringify(provisioned.body))
+    const ownerRole = Role.builtInByName("owner")!.uid
+    const bound = await request("POST", `/iam/v2beta1/roleBindings/${owner.org}`, owner.token, {
+      identityUid: provisioned.body.id,
+      roleUid: ownerRole
+    })
+    assert.strictEqual(bound.status, 200, JSON.stringify(bound.body))
+    // Carol signs in through the provider and redeems an owner's invite.
+    const carol = await signIn("carol", "scim-owners")
+    const carolToken = carol.get("token")!
+    const carolUid: string = claimsOf(carolToken).sub
+    const invite = await request("POST", `/iam/v2beta1/groupInvites/${owner.org}`, owner.token, { roleUid: ownerRole })
+    assert.strictEqual(invite.status, 200, JSON.stringify(invite.body))
+    const redeemed = await request("POST", "/iam/v2beta1/groupInvites:redeem", carolToken, { code: invite.body.code })
+    assert.strictEqual(redeemed.status, 200, JSON.stringify(redeemed.body))
+    const bindings = await request("GET", `/iam/v2beta1/roleBindings?uidp.children_of=${owner.org}`, owner.token)
+    const others = bindings.body.roleBindings.filter((binding: { identity: { uid: string }; role: { uid: string } }) =>
+      ![provisioned.body.id, carolUid].includes(binding.identity.uid) && binding.role.uid === ownerRole
+    )
+    assert.lengthOf(others, 2, "the organization's first two owners")
+    for (const binding of others) {
+      assert.strictEqual((await request("DELETE", `/iam/v2beta1/roleBindings/${binding.uid}`, carolToken)).status, 200)
+    }
+
+    // Deactivating one owner leaves the other.
+    assert.strictEqual((await patch(provisioned.body.id, { active: false })).status, 200)
+    // Linking the last one and deactivating her at once is refused, in SCIM's shape, and creates no user.
+    const linked = await scim("POST", users, token, {
+      userName: "carol@example.com",
+      externalId: "sub-carol",
+      active: false
+    })
+    assert.deepInclude(linked.body, { status: "409", scimType: "mutability" }, JSON.stringify(linked.body))
+    assert.strictEqual(linked.status, 409)
+    const lookup = `${users}?filter=${encodeURIComponent("externalId eq \"sub-carol\"")}`
+    assert.strictEqual((await scim("GET", lookup, token)).body.totalResults, 0)
+    // Linked while active, she can be neither deactivated (by PATCH, in Entra's spelling too, or by PUT) nor deleted.
+    const active = await scim("POST", users, token, { userName: "carol@example.com", externalId: "sub-carol" })
+    assert.strictEqual(active.status, 201, JSON.stringify(active.body))
+    assert.strictEqual(active.body.id, carolUid)
+    for (
+      const refused of [
+        await patch(carolUid, { active: false }),
+        await scim("PATCH", `${users}/${carolUid}`, token, {
+          schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+          Operations: [{ op: "Replace", path: "active", value: "False" }]
+        }),
+        await scim("PUT", `${users}/${carolUid}`, token, {
+          userName: "carol@example.com",
+          externalId: "sub-carol",
+          active: false
+        }),
+        await scim("DELETE", `${users}/${carolUid}`, token)
+      ]
+    ) {
+      assert.strictEqual(refused.status, 409, JSON.stringify(refused.body))
+      assert.strictEqual(refused.body.scimType, "mutability")
+    }
+    assert.isTrue((await scim("GET", `${users}/${carolUid}`, token)).body.active)
+    // She still acts as an owner: she can turn provisioning off.
+    const path = `/iam/v2beta1/identityProviders/${idp}`
+    const read = await request("GET", path, carolToken)
+    assert.strictEqual(read.status, 200)
+    const off = await request("POST", `${path}:setScimEnabled`, carolToken, {
+      enabled: false,
+      etag: read.body.scim.etag
+    })
+    assert.strictEqual(off.status, 200, JSON.stringify(off.body))
+  })
+
+  it("a password, in any spelling, schema extension or PATCH, is never kept, answered, logged nor delivered", async () => {
+    const { owner, token, users } = await provisionedOrganization("scim-hidden")
+    const enterprise = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"
+    const created = await scim("POST", users, token, {
+      schemas: ["urn:ietf:params:scim:schemas:core:2.0:User", enterprise],
+      userName: "dana@example.com",
+      externalId: "sub-dana",
+      Password: "secret-one",
+      PASSWORD: "secret-two",
+      [enterprise]: { department: "ops", password: "secret-three" },
+      [`${enterprise}:Password`]: "secret-four"
+    })
+    assert.strictEqual(created.status, 201, JSON.stringify(created.body))
+    assert.strictEqual(created.body[enterprise].department, "ops")
+    const id: string = created.body.id
+    const patched = await scim("PATCH", `${users}/${id}`, token, {
+      schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+      Operations: [
+        { op: "add", path: "PassWord", value: "secret-five" },
+        { op: "replace", value: { pAssword: "secret-six", displayName: "Dana" } },
+        { op: "add", path: `${enterprise}:password`, value: "secret-seven" }
+      ]
+    })
+    assert.strictEqual(patched.status, 200, JSON.stringify(patched.body))
+    assert.strictEqual(patched.body.displayName, "Dana")
+    const replaced = await scim("PUT", `${users}/${id}`, token, {
+      userName: "dana@example.com",
+      externalId: "sub-dana",
+      displayName: "Dana",
+      password: "secret-eight"
+    })
+    assert.strictEqual(replaced.status, 200, JSON.stringify(replaced.body))
+    const seen = [
+      created.body,
+      patched.body,
+      replaced.body,
+      (await scim("GET", `${users}/${id}`, token)).body,
+      (await request("GET", `/events/v2beta1/events?uidp.descendants_of=${owner.org}`, owner.token)).body
+    ].map((body) => JSON.stringify(body))
+    assert.include(seen[4], "dana@example.com", "the change log holds the user's writes")
+    for (const text of seen) assert.notMatch(text, /secret-|password/i, text)
+  })
+
   it("a token past its rate is answered 429 with Retry-After", async () => {
     const { token, users } = await provisionedOrganization("scim-rate")
     let last = await scim("GET", users, token)
