@@ -383,21 +383,25 @@ export const AccountAssociationChecks = authenticated(
   "Account association checks."
 )
 
-/** A decision as AuthZEN answers it; with `explain`, `context.grantedBy` names what granted it. */
+/** A grant as an explanation names it: the binding or mapping, its role and group; or that the caller may not see it. */
+const GrantedBy = Schema.Union(
+  Schema.Struct({
+    group: Wire.Uid,
+    role: Wire.Uid,
+    binding: Schema.optionalWith(Wire.Uid, { exact: true }),
+    mapping: Schema.optionalWith(Wire.Uid, { exact: true })
+  }),
+  Schema.Struct({ description: Schema.Literal("granted by a binding you cannot see") })
+)
+
+/**
+ * A decision as AuthZEN answers it; with `explain`, `context.grantedBy` names what granted it (as far as the caller
+ * may list it).
+ */
 export const AccessDecision = Schema.transform(
   Schema.Struct({
     decision: Schema.Boolean,
-    context: Schema.optionalWith(
-      Schema.Struct({
-        grantedBy: Schema.Array(Schema.Struct({
-          group: Wire.Uid,
-          role: Wire.Uid,
-          binding: Schema.optionalWith(Wire.Uid, { exact: true }),
-          mapping: Schema.optionalWith(Wire.Uid, { exact: true })
-        }))
-      }),
-      { exact: true }
-    )
+    context: Schema.optionalWith(Schema.Struct({ grantedBy: Schema.Array(GrantedBy) }), { exact: true })
   }),
   Schema.typeSchema(AccessEvaluation.Decision),
   {
@@ -407,7 +411,11 @@ export const AccessDecision = Schema.transform(
         decision,
         ...(context === undefined
           ? {}
-          : { grantedBy: context.grantedBy.map((g) => new AccessEvaluation.Grant(g, true)) })
+          : {
+            grantedBy: context.grantedBy.map((g) =>
+              "description" in g ? AccessEvaluation.UnseenGrant.instance : new AccessEvaluation.Grant(g, true)
+            )
+          })
       }),
     encode: ({ decision, grantedBy }) => ({
       decision,

@@ -16,8 +16,14 @@ export interface Session {
 
 const storageKey = "arbor.console.token"
 
-/** Set while a sign-in this tab started is under way: only its return is taken (`begin`). */
+/**
+ * The sign-in this tab started (`begin`): a random state the server hands back beside the token, and when it expires
+ * (with the server's sign-in transaction). Only that return is taken, once.
+ */
 const pendingKey = "arbor.console.signingIn"
+
+/** How long a sign-in may take: the server's sign-in transaction lasts as long. */
+const signInLifetimeMillis = 10 * 60 * 1000
 
 /** The claims of a JWT, unverified (the server verifies every call); undefined when it is not one. */
 const claimsOf = (token: string): Record<string, unknown> | undefined => {
@@ -54,16 +60,32 @@ export const save = (session: Session) => sessionStorage.setItem(storageKey, ses
 /** Forgets the tab's session. */
 export const clear = () => sessionStorage.removeItem(storageKey)
 
-/** Sends the tab to the server's sign-in (`/oauth?…`), noting that this tab started it. */
+/** Sends the tab to the server's sign-in (`/oauth?…`), noting that this tab started it and with which state. */
 export const begin = (params: URLSearchParams) => {
-  sessionStorage.setItem(pendingKey, "1")
+  const state = crypto.randomUUID()
+  sessionStorage.setItem(pendingKey, JSON.stringify({ state, expiresAt: Date.now() + signInLifetimeMillis }))
+  params.set("state", state)
   location.assign(`/oauth?${params}`)
+}
+
+/** True when `state` is that of the sign-in this tab started and it has not expired; the tab's note is used up. */
+const startedHere = (state: string | null) => {
+  const pending = sessionStorage.getItem(pendingKey)
+  sessionStorage.removeItem(pendingKey)
+  if (pending === null || state === null) return false
+  try {
+    const started: unknown = JSON.parse(pending)
+    return typeof started === "object" && started !== null && "state" in started && "expiresAt" in started &&
+      started.state === state && typeof started.expiresAt === "number" && started.expiresAt > Date.now()
+  } catch {
+    return false
+  }
 }
 
 /**
  * What a sign-in's return left in the fragment: a session, or the server's refusal. A token in an address this tab
- * did not come back to from its own sign-in is ignored: a link carrying someone else's token must not sign a person
- * in as them (login CSRF).
+ * did not come back to from its own sign-in (its state, within its lifetime) is ignored: a link carrying someone
+ * else's token must not sign a person in as them (login CSRF), even in a tab that started a sign-in and left it.
  */
 const fromFragment = (): Session | { readonly error: string } | undefined => {
   const params = new URLSearchParams(location.hash.slice(1))
@@ -71,9 +93,7 @@ const fromFragment = (): Session | { readonly error: string } | undefined => {
   const error = params.get("error")
   if (token === null && error === null) return undefined
   history.replaceState(null, "", `${location.pathname}${location.search}#/`)
-  const started = sessionStorage.getItem(pendingKey) !== null
-  sessionStorage.removeItem(pendingKey)
-  if (!started) return { error: "A sign-in this tab did not start was ignored: sign in here." }
+  if (!startedHere(params.get("state"))) return { error: "A sign-in this tab did not start was ignored: sign in here." }
   if (error !== null) return { error }
   const session = fromToken(token!)
   return typeof session === "string" ? { error: session } : session

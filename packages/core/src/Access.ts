@@ -7,9 +7,10 @@
  */
 import * as Effect from "effect/Effect"
 import * as AccessEvaluation from "./AccessEvaluation.js"
-import { Authorization, type Grant } from "./Authorization.js"
+import { Authorization, type Grant, type Grants } from "./Authorization.js"
 import type { Capability } from "./Capability.js"
 import type { Internal, InvalidArgument, PermissionDenied } from "./Errors.js"
+import { maySeeGrant } from "./internal/embedding.js"
 import { operation } from "./internal/tracing.js"
 import * as Principal from "./Principal.js"
 import * as RoleBinding from "./RoleBinding.js"
@@ -51,6 +52,20 @@ export class Access extends Effect.Service<Access>()("@arbor/core/Access", {
         ? Effect.succeed(caller)
         : Effect.as(authorization.check(caller, RoleBinding.permissions.list, group), Principal.identity(subject))
 
+    /**
+     * What granted `capability` at `group` to the holder of `grants`, as `caller` may see it: the grants it may list
+     * in full, and one `UnseenGrant` for all the others.
+     */
+    const explanation = (caller: Principal.Principal, grants: Grants, capability: Capability, group: Uid) =>
+      Effect.map(authorization.grants(caller), (readers) => {
+        const giving = grants.giving(capability, group)
+        const seen = giving.filter((grant) => maySeeGrant(readers, grant))
+        return [
+          ...seen.map(explained),
+          ...(seen.length < giving.length ? [AccessEvaluation.UnseenGrant.instance] : [])
+        ]
+      })
+
     const decide = (caller: Principal.Principal, evaluation: AccessEvaluation.Evaluation) =>
       Effect.gen(function*() {
         const group = AccessEvaluation.groupOf(evaluation.resource.type, evaluation.resource.id)
@@ -59,7 +74,7 @@ export class Access extends Effect.Service<Access>()("@arbor/core/Access", {
         return new AccessEvaluation.Decision({
           decision,
           ...(evaluation.context?.explain === true
-            ? { grantedBy: decision ? grants.giving(evaluation.action.name, group).map(explained) : [] }
+            ? { grantedBy: decision ? yield* explanation(caller, grants, evaluation.action.name, group) : [] }
             : {})
         })
       })

@@ -123,9 +123,22 @@ export class Grant extends Schema.Class<Grant>("@arbor/core/AccessEvaluation/Gra
   mapping: Schema.optionalWith(Uid.Uid, { exact: true })
 }) {}
 
+/**
+ * What granted a decision, where the caller may not list it (a binding, a mapping or a custom role it may not see):
+ * it learns only that something it cannot see granted it (DECISIONS §16).
+ */
+export class UnseenGrant extends Schema.Class<UnseenGrant>("@arbor/core/AccessEvaluation/UnseenGrant")({
+  description: Schema.Literal("granted by a binding you cannot see")
+}) {
+  static readonly instance = new UnseenGrant({ description: "granted by a binding you cannot see" })
+}
+
 /** A decision, with what granted it when asked to explain. */
 export class Decision extends Schema.Class<Decision>("@arbor/core/AccessEvaluation/Decision")({
   decision: Schema.Boolean,
-  /** With `explain`: the grants that hold the capability at the resource's group, none for a false decision. */
-  grantedBy: Schema.optional(Schema.Array(Grant))
+  /**
+   * With `explain`: the grants that hold the capability at the resource's group (none for a false decision), each
+   * the caller may list in full, and one `UnseenGrant` for all those it may not.
+   */
+  grantedBy: Schema.optional(Schema.Array(Schema.Union(Grant, UnseenGrant)))
 }) {}

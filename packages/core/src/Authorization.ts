@@ -14,7 +14,7 @@ import { PermissionDenied, Unauthenticated } from "./Errors.js"
 import * as ExternalGroupRoleMapping from "./ExternalGroupRoleMapping.js"
 import * as Versions from "./internal/storage/versions.js"
 import { operation } from "./internal/tracing.js"
-import type { Narrowing, Principal } from "./Principal.js"
+import { identity, type Narrowing, type Principal, system } from "./Principal.js"
 import * as Repository from "./Repository.js"
 import { orInternal } from "./Repository.js"
 import * as Role from "./Role.js"
@@ -233,7 +233,8 @@ export class Authorization extends Effect.Service<Authorization>()("@arbor/core/
      */
     const mapped = (uids: ReadonlyArray<Uid> | undefined): Effect.Effect<ReadonlyArray<Grant>, Internal> =>
       uids === undefined || uids.length === 0 ? Effect.succeed([]) : Effect.gen(function*() {
-        const found = yield* mappings.getMany(uids)
+        // Each as long as it stands on its creator's authority, as at sign-in.
+        const found = yield* Effect.filter(yield* mappings.getMany(uids), stands)
         const capabilities = yield* capabilitiesOf(found.map((m) => m.roleUid))
         return found.flatMap((m) => {
           const caps = capabilities(m.roleUid)
@@ -241,6 +242,29 @@ export class Authorization extends Effect.Service<Authorization>()("@arbor/core/
             ? []
             : [{ group: m.scope, capabilities: caps, source: { role: m.roleUid, mapping: m.uid } }]
         })
+      })
+
+    /**
+     * True while a group mapping rests on its creator's authority: they could still bind its role at its scope
+     * (`role_bindings.create` there, the role one they may read, defined at or above the scope, and every one of its
+     * capabilities held there). DECISIONS §7: no grant outlives the authority that made it; asked at each sign-in and
+     * at each use of a token that carries the mapping.
+     */
+    const stands = (mapping: {
+      readonly grantedBy: Uid | null
+      readonly roleUid: Uid
+      readonly scope: Uid
+    }): Effect.Effect<boolean, Internal> =>
+      Effect.gen(function*() {
+        const creator = yield* grants(mapping.grantedBy === null ? system : identity(mapping.grantedBy))
+        if (!creator.holds(RoleBinding.permissions.create, mapping.scope)) return false
+        const roleGroup = parentOrNull(mapping.roleUid)
+        if (
+          roleGroup !== null && (!creator.holds(Role.permissions.list, roleGroup) ||
+            !isAncestorOrSelf(roleGroup, mapping.scope))
+        ) return false
+        const capabilities = (yield* capabilitiesOf([mapping.roleUid]))(mapping.roleUid)
+        return capabilities !== undefined && creator.holdsAll(capabilities, mapping.scope)
       })
 
     const grants = (principal: Principal): Effect.Effect<Grants, Internal> =>
@@ -289,6 +313,8 @@ export class Authorization extends Effect.Service<Authorization>()("@arbor/core/
               : Effect.succeed(principal)),
       /** What `principal` holds, from its current bindings. */
       grants: (principal: Principal) => operation("Authorization.grants")(grants(principal)),
+      /** True while a group mapping rests on its creator's authority (they could still bind its role at its scope). */
+      mappingStands: stands,
       /** Fails unless `principal` holds `capability` at `group`. */
       check: (principal: Principal, capability: Capability, group: string, resource: string = group) =>
         operation("Authorization.check", { "arbor.capability": capability })(

@@ -12,7 +12,7 @@ import * as Group from "./Group.js"
 import * as IdentityProvider from "./IdentityProvider.js"
 import { commit, conflict, operations, orNotFound, trusted } from "./internal/operations.js"
 import * as Resources from "./internal/resources.js"
-import { grantable, grantor, stillGrantable } from "./internal/roles.js"
+import { grantable, grantor } from "./internal/roles.js"
 import { operation } from "./internal/tracing.js"
 import * as Lists from "./Lists.js"
 import type { Principal } from "./Principal.js"
@@ -183,12 +183,7 @@ export class ExternalGroupRoleMappings
                 { _tag: "In", column: "externalGroupId", values: [...new Set(groups)].slice(0, 1000) }
               ]
             })
-            return yield* Effect.filter(found, (mapping) =>
-              stillGrantable(ops.authorization, roles, {
-                grantedBy: mapping.grantedBy,
-                capability: RoleBinding.permissions.create,
-                roleUid: mapping.roleUid
-              }, mapping.scope))
+            return yield* Effect.filter(found, ops.authorization.mappingStands)
           }))
       }
       return service satisfies ResourceService.Creatable<Mapping, MappingListOptions>

@@ -41,6 +41,20 @@ const refused = (type: string, subject: string, summary: string) =>
     violations: [new Errors.PreconditionViolation({ type, subject, description: summary })]
   })
 
+/**
+ * Who redeems an invite, as a sign-in vouches for them: the identity, the email its provider verified, and where that
+ * email counts (an organization's provider vouches for it only for invites at its own group or below; the server's
+ * own, everywhere). The same at sign-in (`invite=`) and by `:redeem` with the token that sign-in gave.
+ */
+export const redeemer = (identityUid: Uid.Uid, verifiedEmail: string | undefined, provider: Uid.Uid | undefined) => {
+  const vouchedBelow = provider === undefined ? null : Uid.parentOrNull(provider)
+  return {
+    identityUid,
+    ...(verifiedEmail === undefined ? {} : { email: verifiedEmail }),
+    ...(vouchedBelow === null ? {} : { emailVouchedBelow: vouchedBelow })
+  }
+}
+
 /** Group invites: codes that bind their redeemer to a role in a group. */
 export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/GroupInvites", {
   effect: Effect.gen(function*() {
@@ -178,8 +192,12 @@ export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/Gr
         if (principal._tag !== "Identity") {
           return yield* Errors.InvalidArgument.field("principal", "only an identity redeems an invite for itself")
         }
+        if (!Principal.actsAsItself(principal, principal.uid)) {
+          return yield* new Errors.PermissionDenied({ capability: "group_invites.redeem", resource: principal.uid })
+        }
         const { code } = yield* Validation.decode(GroupInvite.RedeemGroupInvite)(input)
-        return yield* redeem(principal, code, { identityUid: principal.uid })
+        // The token's email is one its sign-in's provider verified (DECISIONS §10): vouched for as at that sign-in.
+        return yield* redeem(principal, code, redeemer(principal.uid, principal.email, principal.provider))
       }, operation("GroupInvites.redeemOwn")),
 
       /** Invites the caller may list (`group_invites.list` at their group or above), newest first by default. */

@@ -37,6 +37,8 @@ export interface ChildKind {
   readonly includesSelf?: boolean
 }
 
+const ownerRole = Role.builtInByName("owner")!.uid
+
 /**
  * What may live below a group, in the order a refused delete names them (docs/api.md §5); advisories and
  * subscriptions, which that order does not name, come last.
@@ -61,6 +63,8 @@ export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
     const groups = yield* Repository.make(Group.table, Group.Group)
     const acceptances = yield* Repository.make(TermsAcceptance.table, TermsAcceptance.TermsAcceptance)
     const accessRequests = yield* Repository.make(GroupAccessRequest.table, GroupAccessRequest.GroupAccessRequest)
+    const identities = yield* Repository.make(Identity.table, Identity.Identity)
+    const bindings = yield* Repository.make(RoleBinding.table, RoleBinding.Record)
     const authorization = ops.authorization
     const kind: Resources.Kind<Group.Group> = {
       resourceType: "group",
@@ -75,7 +79,8 @@ export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
       load: Lists.asIs
     }
 
-    const insert = (principal: Principal, parent: Uid.Uid | null, input: unknown) =>
+    /** Creates a group below `parent` (an organization when null), and an `owner` binding at it in the same write. */
+    const insert = (principal: Principal, parent: Uid.Uid | null, input: unknown, owner?: Uid.Uid) =>
       Effect.gen(function*() {
         if (parent !== null && Uid.depth(parent) >= Group.maxDepth) {
           return yield* Errors.InvalidArgument.field(
@@ -83,9 +88,10 @@ export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
             `is ${Group.maxDepth} levels below its organization: folders nest at most ${Group.maxDepth} deep`
           )
         }
-        const fields = yield* Validation.decode(Group.CreateGroup)(input)
+        // A new group is not verified: `verified` in a create body is output-only there and ignored (a client that
+        // copies a fetched group sends it); only a platform admin's update sets it.
+        const fields = { ...yield* Validation.decode(Group.CreateGroup)(input), verified: false }
         const uid = parent === null ? Uid.makeRoot() : Uid.makeChild(parent)
-        if (fields.verified) yield* mayVerify(principal, uid, fields.name)
         return yield* commit(
           ops,
           principal,
@@ -104,6 +110,17 @@ export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
                 `a group named '${fields.name}' already exists ${parent === null ? "at the root" : `in ${parent}`}`
               )
             )
+            if (owner !== undefined) {
+              yield* orNotFound(identities.get(owner), "identity", owner)
+              yield* bindings.insert({
+                uid: Uid.makeChild(uid),
+                parent: uid,
+                identityUid: owner,
+                roleUid: ownerRole,
+                createTime: now,
+                updateTime: now
+              }).pipe(unexpectedConflict)
+            }
             return group
           })
         )
@@ -214,12 +231,18 @@ export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
       }, operation("Groups.create")),
 
       /** Creates a root group (an organization): for the system principal and configured platform admins. */
-      createRoot: Effect.fnUntraced(function*(principal: Principal, input: unknown) {
+      createRoot: Effect.fnUntraced(function*(principal: Principal, input: unknown, options: {
+        /** The identity (a person's too) bound as its owner; by default the calling identity, if any. */
+        readonly owner?: string | undefined
+      } = {}) {
         const settings = ops.settings
         if (principal._tag !== "System" && !settings.platformAdmins.includes(principal.uid)) {
           return yield* new Errors.PermissionDenied({ capability: Group.permissions.create, resource: "root" })
         }
-        return yield* insert(principal, null, input)
+        const owner = options.owner === undefined
+          ? (principal._tag === "Identity" ? principal.uid : undefined)
+          : yield* Uid.parse(options.owner, "owner")
+        return yield* insert(principal, null, input, owner)
       }, operation("Groups.createRoot")),
 
       /** Updates a group: the fields present in `patch`, or those named by `updateMask`. */

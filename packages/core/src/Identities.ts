@@ -163,8 +163,7 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
      * authority over it (not with a narrowed token); anyone else as themselves.
      */
     const actingOn = (principal: Principal.Principal, uid: string): Principal.Principal =>
-      principal._tag === "Identity" && principal.narrowed === undefined && principal.uid === uid && Uid.isUid(uid) &&
-        Uid.parentOrNull(uid) === null
+      Principal.actsAsItself(principal, uid) && Uid.isUid(uid) && Uid.parentOrNull(uid) === null
         ? Principal.system
         : principal
 
@@ -205,7 +204,7 @@ export class Identities extends Effect.Service<Identities>()("@arbor/core/Identi
         readonly identityMetadata?: unknown
         readonly updateMask?: string | undefined
       }) {
-        if (principal._tag !== "Identity" || principal.narrowed !== undefined) {
+        if (principal._tag !== "Identity" || !Principal.actsAsItself(principal, principal.uid)) {
           return yield* new PermissionDenied({ capability: "identity.update", resource: "identity metadata" })
         }
         const patch = request.identityMetadata ?? {}

@@ -1,8 +1,8 @@
 /**
  * IP addresses by where they lead: the public internet, or somewhere an outbound request on behalf of a caller must
  * never go (the machine itself, its private networks, link-local metadata services, multicast, unspecified and
- * reserved ranges). IPv6 forms that carry an IPv4 address (mapped, compatible, NAT64, 6to4) are judged by the IPv4
- * address they carry.
+ * reserved ranges). IPv6 forms that carry an IPv4 address (mapped, translated, compatible, NAT64, 6to4) are judged
+ * by the IPv4 address they carry.
  */
 import { isIPv4, isIPv6 } from "node:net"
 
@@ -70,6 +70,7 @@ const kindOfV6 = (g: ReadonlyArray<number>): Kind => {
   if (zeros(0, 8)) return "unspecified"
   if (zeros(0, 7) && g[7] === 1) return "loopback"
   if (zeros(0, 5) && g[5] === 0xffff) return embedded(g[6]!, g[7]!) // IPv4-mapped
+  if (zeros(0, 4) && g[4] === 0xffff && g[5] === 0) return embedded(g[6]!, g[7]!) // IPv4-translated (RFC 2765)
   if (zeros(0, 6)) return embedded(g[6]!, g[7]!) // IPv4-compatible (deprecated)
   if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return embedded(g[6]!, g[7]!) // NAT64
   if (g[0] === 0x64 && g[1] === 0xff9b && g[2] === 1) return "private" // local-use NAT64

@@ -59,3 +59,11 @@ export const identity = (
     readonly provider?: Uid | undefined
   } = {}
 ): Principal => Identity({ uid, ...signedIn })
+
+/**
+ * True when `principal` is identity `uid` acting on itself with its whole authority: its own token, not a narrowed
+ * one. DECISIONS §8: a narrowed token of a person never acts on their own identity (its metadata, its deletion, an
+ * invite's redemption for it); every operation on one's own identity asks this one question.
+ */
+export const actsAsItself = (principal: Principal, uid: string): boolean =>
+  principal._tag === "Identity" && principal.narrowed === undefined && principal.uid === uid

@@ -70,7 +70,9 @@ export const transactionsTable: Table = {
     /** The device authorization this sign-in approves (headless flow). */
     device: { type: "text", nullable: true },
     expireTime: { type: "integer" },
-    createTime: { type: "integer" }
+    createTime: { type: "integer" },
+    /** What the client asked to have back beside its tokens. */
+    clientState: { type: "text", nullable: true }
   },
   unique: [],
   indexes: [["expireTime"]]
@@ -144,6 +146,8 @@ export class DeviceGrantError extends Schema.TaggedError<DeviceGrantError>()("De
  */
 export class SignInFailed extends Schema.TaggedError<SignInFailed>()("SignInFailed", {
   callback: Schema.optional(Schema.String),
+  /** The client's `state`, to be handed back with the failure. */
+  state: Schema.optional(Schema.String),
   cause: Errors.ArborError
 }) {}
 

@@ -39,6 +39,11 @@ export interface SignInRequest {
   readonly invite?: string | undefined
   /** Whether to hand out a refresh token too. */
   readonly refresh?: boolean | undefined
+  /**
+   * The client's `state`, handed back to its callback beside the tokens (or the failure) as OAuth's is (RFC 6749
+   * §4.1.2): a client that keeps it can tell the return of the sign-in it started from a link planted by someone else.
+   */
+  readonly state?: string | undefined
 }
 
 /** What a finished sign-in hands out. */
@@ -53,7 +58,12 @@ export interface Tokens {
  * collects the tokens).
  */
 export type Completed =
-  | { readonly _tag: "Browser"; readonly callback: string; readonly tokens: Tokens }
+  | {
+    readonly _tag: "Browser"
+    readonly callback: string
+    readonly state?: string | undefined
+    readonly tokens: Tokens
+  }
   | { readonly _tag: "Device"; readonly account: string }
 
 /** What a device's client is given (RFC 8628 §3.2). */
@@ -134,7 +144,11 @@ export class SignIns extends Effect.Service<SignIns>()("@arbor/core/SignIns", {
           audience,
           { email: identity.email, mappings: mappings ?? undefined, provider }
         )
-        const refreshToken = refresh ? yield* refreshTokens.issue(identity.uid, audience, provider) : undefined
+        // No refresh token with mapped roles (DECISIONS §15): a token it refreshed would silently lose them.
+        const mapped = mappings !== null && mappings.length > 0
+        const refreshToken = refresh && !mapped
+          ? yield* refreshTokens.issue(identity.uid, audience, provider)
+          : undefined
         return { ...minted, refreshToken } satisfies Tokens
       })
 
@@ -163,6 +177,7 @@ export class SignIns extends Effect.Service<SignIns>()("@arbor/core/SignIns", {
             Effect.mapError((cause) => new SignIn.SignInFailed({ cause }))
           )
           const to = transaction.callback ?? undefined
+          const state = transaction.clientState ?? undefined
           const device = transaction.device ?? undefined
           const steps = Effect.gen(function*() {
             const { claims, provider } = yield* code.redeem(transaction, callback)
@@ -188,14 +203,14 @@ export class SignIns extends Effect.Service<SignIns>()("@arbor/core/SignIns", {
               mapped,
               provider.record?.uid
             )
-            return { _tag: "Browser", callback: to!, tokens: handed } as const
+            return { _tag: "Browser", callback: to!, state, tokens: handed } as const
           })
           return yield* steps.pipe(
             Effect.tapError(() =>
               device === undefined ? Effect.void : Effect.ignore(devices.decide(device, { status: "denied" }))
             ),
             Effect.catchAll((cause: ArborError) =>
-              Effect.fail(new SignIn.SignInFailed({ cause, ...(to === undefined ? {} : { callback: to }) }))
+              Effect.fail(new SignIn.SignInFailed({ cause, ...(to === undefined ? {} : { callback: to, state }) }))
             )
           )
         })),

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { Access, Arbor, Principal, Role, RoleBindings, Uid } from "../src/index.js"
+import { Access, AccessEvaluation, Arbor, Principal, Role, RoleBindings, Roles, Uid } from "../src/index.js"
 import { folder, organization, principalWith } from "./fixtures.js"
 
 const withArbor = <A, E>(effect: Effect.Effect<A, E, Arbor.Services>) => Effect.provide(effect, Arbor.layerMemory)
@@ -46,6 +46,7 @@ describe("Access", () => {
         ask(reader.identityUid, "groups.list", "group", subfolder.uid, { explain: true })
       )
       const [grant] = explained.grantedBy!
+      if (!(grant instanceof AccessEvaluation.Grant)) return assert.fail("its own binding is named to it")
       assert.deepInclude(grant, { group: team.uid, role: Role.builtInByName("viewer")!.uid })
       // A resource's group is where its capabilities are held: an identity in the folder is the folder's.
       const notHeld = yield* access.evaluate(
@@ -54,10 +55,45 @@ describe("Access", () => {
       )
       assert.deepStrictEqual([notHeld.decision, notHeld.grantedBy], [false, []])
       // Revoked: the next decision is false.
-      yield* (yield* RoleBindings.RoleBindings).delete(Principal.system, grant!.binding!)
+      yield* (yield* RoleBindings.RoleBindings).delete(Principal.system, grant.binding!)
       assert.isFalse(
         (yield* access.evaluate(reader, ask(reader.identityUid, "groups.list", "group", team.uid))).decision
       )
+    })))
+
+  it.effect("explain names only the bindings and roles the caller may list, the others as one unseen grant", () =>
+    withArbor(Effect.gen(function*() {
+      const access = yield* Access.Access
+      const { org, owner, reader, team } = yield* setUp
+      const explain = (caller: Principal.Principal) =>
+        Effect.map(
+          access.evaluate(caller, ask(owner.identityUid, "groups.list", "group", team.uid, { explain: true })),
+          (decision) => decision.grantedBy
+        )
+      // The owner's binding is at the organization, where the team's viewer may not list bindings.
+      assert.deepStrictEqual(yield* explain(reader), [AccessEvaluation.UnseenGrant.instance])
+      // A binding at the team of a built-in role is named; one of a custom role of the organization, which the
+      // viewer may not read, is not.
+      const bindings = yield* RoleBindings.RoleBindings
+      const editor = Role.builtInByName("editor")!.uid
+      const seen = yield* bindings.create(Principal.system, team.uid, {
+        identityUid: owner.identityUid,
+        roleUid: editor
+      })
+      const custom = yield* (yield* Roles.Roles).create(Principal.system, org.uid, {
+        name: "lister",
+        capabilities: ["groups.list"]
+      })
+      yield* bindings.create(Principal.system, team.uid, { identityUid: owner.identityUid, roleUid: custom.uid })
+      const byReader = yield* explain(reader)
+      assert.deepStrictEqual(byReader, [
+        new AccessEvaluation.Grant({ group: team.uid, role: editor, binding: seen.uid }),
+        AccessEvaluation.UnseenGrant.instance
+      ])
+      // The owner sees all three.
+      const byOwner = yield* explain(owner)
+      assert.lengthOf(byOwner!, 3)
+      assert.isTrue(byOwner!.every((g) => g instanceof AccessEvaluation.Grant))
     })))
 
   it.effect("about another identity only with role_bindings.list there; an unknown one is a false decision", () =>

@@ -3,6 +3,7 @@ import * as Effect from "effect/Effect"
 import {
   Arbor,
   AuditTrail,
+  Authorization,
   ExternalGroupRoleMappings,
   IdentityProviders,
   Principal,
@@ -135,5 +136,27 @@ describe("ExternalGroupRoleMappings", () => {
       const own = yield* bindings.list(Principal.system, { identity: orgOwner.identityUid })
       for (const binding of own.items) yield* bindings.delete(Principal.system, binding.uid)
       assert.deepStrictEqual(yield* mappings.forSignIn(provider.uid, ["engineers"]), [])
+    })))
+
+  it.effect("a token issued with a mapping holds its role only while the mapping's creator could still bind it", () =>
+    withArbor(Effect.gen(function*() {
+      const mappings = yield* ExternalGroupRoleMappings.ExternalGroupRoleMappings
+      const { org, provider, team } = yield* setUp
+      const creator = yield* principalWith(org.uid, "creator", "owner")
+      const engineers = yield* mappings.create(creator, provider.uid, {
+        externalGroupId: "engineers",
+        roleUid: editor,
+        scope: team.uid
+      })
+      const person = yield* principalWith(org.uid, "person", "viewer", [])
+      const signedIn = Principal.identity(person.identityUid, { mappings: [engineers.uid], provider: provider.uid })
+      const authorization = yield* Authorization.Authorization
+      const canCreate = Effect.map(authorization.grants(signedIn), (g) => g.holds("repo.create", team.uid))
+      assert.isTrue(yield* canCreate)
+      // The creator loses their binding: the token's mapping gives nothing from the next call on.
+      const bindings = yield* RoleBindings.RoleBindings
+      const own = yield* bindings.list(Principal.system, { identity: creator.identityUid })
+      for (const binding of own.items) yield* bindings.delete(Principal.system, binding.uid)
+      assert.isFalse(yield* canCreate)
     })))
 })

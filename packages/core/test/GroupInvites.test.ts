@@ -3,7 +3,17 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as TestClock from "effect/TestClock"
 import * as GroupInvite from "../src/GroupInvite.js"
-import { Arbor, GroupInvites, Identities, MemoryStore, Principal, Role, RoleBindings, Roles } from "../src/index.js"
+import {
+  Arbor,
+  GroupInvites,
+  Identities,
+  MemoryStore,
+  Principal,
+  Role,
+  RoleBindings,
+  Roles,
+  Uid
+} from "../src/index.js"
 import { claimMatch, folder, organization, principalWith } from "./fixtures.js"
 
 const withArbor = <A, E>(effect: Effect.Effect<A, E, Arbor.Services | MemoryStore.MemoryStore>) =>
@@ -193,6 +203,42 @@ describe("GroupInvites", () => {
         const other = yield* principalWith(org.uid, "other", "viewer", [])
         const forSomeoneElse = yield* Effect.flip(invites.redeem(other, invite.code!, { identityUid: newcomer.uid }))
         assert.strictEqual(forSomeoneElse._tag, "PermissionDenied")
+      })))
+
+    it.effect("redeeming with one's own token: never a narrowed one; the token's verified email, vouched as at sign-in", () =>
+      withArbor(Effect.gen(function*() {
+        const { newcomer, org, team } = yield* setup
+        const invites = yield* GroupInvites.GroupInvites
+        const bindings = yield* RoleBindings.RoleBindings
+        const held = () => Effect.map(bindings.list(Principal.system, { identity: newcomer.uid }), (page) => page.items)
+        const open = yield* invites.create(Principal.system, team.uid, { roleUid: viewer })
+        // DECISIONS §8: a narrowed token of a person does not act on their own identity.
+        const narrowed = Principal.identity(newcomer.uid, { narrowed: { capabilities: ["identity.list"] } })
+        const refused = yield* Effect.flip(invites.redeemOwn(narrowed, { code: open.code! }))
+        assert.strictEqual(refused._tag, "PermissionDenied")
+        assert.lengthOf(yield* held(), 0)
+
+        // An invite naming an email is redeemed with the email the caller's token carries (verified at sign-in).
+        const named = yield* invites.create(Principal.system, team.uid, { roleUid: viewer, email: "new@example.com" })
+        const withEmail = Principal.identity(newcomer.uid, { email: "New@example.com" })
+        const bound = yield* invites.redeemOwn(withEmail, { code: named.code! })
+        assert.strictEqual(bound.group.uid, team.uid)
+        // A token without that email, or whose email only another organization's provider vouched for, is refused.
+        const again = yield* invites.create(Principal.system, team.uid, { roleUid: viewer, email: "new@example.com" })
+        const elsewhere = yield* organization("elsewhere")
+        const vouchedElsewhere = Principal.identity(newcomer.uid, {
+          email: "new@example.com",
+          provider: Uid.makeChild(elsewhere.uid)
+        })
+        for (const as of [Principal.identity(newcomer.uid), vouchedElsewhere]) {
+          const mismatch = yield* Effect.flip(invites.redeemOwn(as, { code: again.code! }))
+          assert.strictEqual(mismatch.message, "Precondition failed: the invite is for another email address")
+        }
+        const vouchedHere = Principal.identity(newcomer.uid, {
+          email: "new@example.com",
+          provider: Uid.makeChild(org.uid)
+        })
+        assert.strictEqual((yield* invites.redeemOwn(vouchedHere, { code: again.code! })).group.uid, team.uid)
       })))
   })
 

@@ -15,7 +15,8 @@ import {
   Roles,
   Secrets,
   Settings,
-  Store
+  Store,
+  Uid
 } from "../src/index.js"
 import { claimMatch, folder, organization, principalWith } from "./fixtures.js"
 
@@ -275,6 +276,25 @@ describe("Groups", () => {
         )
         const admitted = yield* createRoot({ allowLoopbackHttpIssuers: false, platformAdmins: [owner.identityUid] })
         assert.strictEqual(admitted.name, "other")
+        // The platform admin who made it owns it, from the same write: nobody is left unable to see it.
+        const owners = yield* Effect.flatMap(
+          RoleBindings.RoleBindings,
+          (bindings) => bindings.list(Principal.system, { childrenOf: admitted.uid })
+        ).pipe(Effect.provide(engine({ allowLoopbackHttpIssuers: false, platformAdmins: [] })))
+        assert.deepStrictEqual(
+          owners.items.map((b) => [b.identity.uid, b.role.name]),
+          [[owner.identityUid, "owner"]]
+        )
       }))
+
+    it.effect("an organization made with an owner that does not exist is not made at all", () =>
+      withArbor(Effect.gen(function*() {
+        const groups = yield* Groups.Groups
+        const missing = Uid.makeRoot()
+        const refused = yield* Effect.flip(groups.createRoot(Principal.system, { name: "ownerless" }, { owner: missing }))
+        assert.strictEqual(refused._tag, "NotFound")
+        const listed = yield* groups.list(Principal.system, { inRoot: true, name: "ownerless" })
+        assert.lengthOf(listed.items, 0)
+      })))
   })
 })

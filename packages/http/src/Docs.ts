@@ -1,6 +1,7 @@
 /**
  * The API reference at `/docs`: Swagger UI, served with its assets from the installed `swagger-ui-dist` package,
- * reading `/openapi.json`. Nothing is loaded from elsewhere, so it works offline.
+ * reading `/openapi.json`. Nothing is loaded from elsewhere, so it works offline. It shares the console's origin, so
+ * it is served under a policy as strict as Swagger UI allows (its styles are partly inline) and never in a frame.
  */
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import * as Effect from "effect/Effect"
@@ -38,18 +39,44 @@ const assets: ReadonlyArray<readonly [string, string]> = [
   ["favicon-32x32.png", "image/png"]
 ]
 
+/** What the reference page may load and reach: its own scripts, styles (inline ones too) and images, and this server. */
+export const contentSecurityPolicy = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'"
+].join("; ")
+
+const headers = {
+  "content-security-policy": contentSecurityPolicy,
+  "x-frame-options": "DENY",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer"
+}
+
 /** The reference page and its assets, on the API's router. */
 export const layer = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
     const dir = dirname(createRequire(import.meta.url).resolve("swagger-ui-dist/package.json"))
-    yield* router.get("/docs", Effect.succeed(HttpServerResponse.html(page)))
+    yield* router.get(
+      "/docs",
+      Effect.succeed(HttpServerResponse.html(page).pipe(HttpServerResponse.setHeaders(headers)))
+    )
     yield* router.get(
       "/docs/init.js",
-      Effect.succeed(HttpServerResponse.text(init, { contentType: "text/javascript; charset=utf-8" }))
+      Effect.succeed(HttpServerResponse.text(init, { contentType: "text/javascript; charset=utf-8", headers }))
     )
     for (const [name, contentType] of assets) {
       const bytes = readFileSync(join(dir, name))
-      yield* router.get(`/docs/${name}`, Effect.succeed(HttpServerResponse.uint8Array(bytes, { contentType })))
+      yield* router.get(
+        `/docs/${name}`,
+        Effect.succeed(HttpServerResponse.uint8Array(bytes, { contentType, headers }))
+      )
     }
   })
 )

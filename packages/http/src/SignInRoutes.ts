@@ -53,6 +53,9 @@ const withParams = (callback: string, params: Record<string, string | undefined>
   return url.href
 }
 
+/** The longest `state` a client may have handed back. */
+const maxStateLength = 512
+
 /** OAuth's JSON answer, never cached. */
 const oauthJson = (body: unknown, status = 200) =>
   HttpServerResponse.unsafeJson(body, { status }).pipe(
@@ -114,14 +117,14 @@ export const layer = (options: {
           })
         )
       /** A failure reported to the loopback callback when there is one, else on an error page. */
-      const failed = (error: Errors.ArborError, callback: string | undefined) =>
+      const failed = (error: Errors.ArborError, callback: string | undefined, state?: string | undefined) =>
         Effect.as(
           logged(error),
           callback === undefined
             ? Pages.error(server, statusOf(error), error.message)
             : redirect(withParams(
               callback,
-              { error: error.message, status_code: String(statusOf(error)) },
+              { error: error.message, status_code: String(statusOf(error)), state },
               options.consoleUrl
             ))
         )
@@ -138,6 +141,10 @@ export const layer = (options: {
           }
           // The console's sign-in returns to the console, at the address the server was configured with.
           const callback = exit === "console" ? options.consoleUrl : optional(query.get("redirect"))
+          const state = optional(query.get("state"))
+          if (state !== undefined && state.length > maxStateLength) {
+            return Pages.error(server, 400, `Invalid argument: state: must be at most ${maxStateLength} characters`)
+          }
           const refused = limits.start(addressOf(request))
           if (refused !== undefined) {
             return yield* tooMany(refused, "page")
@@ -147,7 +154,8 @@ export const layer = (options: {
             audience: optional(query.get("audience")),
             callback,
             invite: optional(query.get("invite")),
-            refresh: query.get("create_refresh_token") === "true"
+            refresh: query.get("create_refresh_token") === "true",
+            state
           }).pipe(
             Effect.map(({ location, transaction }) => setLogin(transaction)(redirect(location))),
             Effect.catchAll((error) =>
@@ -155,7 +163,8 @@ export const layer = (options: {
                 error,
                 callback !== undefined && (SignIn.isLoopbackCallback(callback) || callback === options.consoleUrl)
                   ? callback
-                  : undefined
+                  : undefined,
+                state
               )
             )
           )
@@ -177,10 +186,11 @@ export const layer = (options: {
             Effect.map((done) =>
               done._tag === "Device" ? Pages.signedIn(server, done.account) : redirect(withParams(done.callback, {
                 token: done.tokens.token,
-                refresh_token: done.tokens.refreshToken?.token
+                refresh_token: done.tokens.refreshToken?.token,
+                state: done.state
               }, options.consoleUrl))
             ),
-            Effect.catchAll((failure) => failed(failure.cause, failure.callback))
+            Effect.catchAll((failure) => failed(failure.cause, failure.callback, failure.state))
           )
           return clearLogin(response)
         })

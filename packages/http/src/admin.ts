@@ -12,8 +12,6 @@ import {
   type Import,
   Principal,
   Repos,
-  Role,
-  RoleBindings,
   Sealing,
   Secrets,
   Store,
@@ -175,7 +173,8 @@ const createOrg = Command.make(
     owner: Options.text("owner").pipe(
       Options.withPseudoName("identity"),
       Options.withDescription(
-        "the identity to bind as its owner: its uid, or its group's path and its name (default: bootstrap-admin)"
+        "the identity to bind as its owner: its uid (a person's too), or its group's path and its name " +
+          "(default: bootstrap-admin)"
       ),
       Options.optional
     )
@@ -186,12 +185,8 @@ const createOrg = Command.make(
       if (ownerUid === undefined) {
         return yield* Effect.fail(new UsageError("--owner is required: there is no bootstrap-admin identity"))
       }
-      yield* (yield* Identities.Identities).get(Principal.system, ownerUid)
-      const org = yield* (yield* Groups.Groups).createRoot(Principal.system, { name })
-      yield* (yield* RoleBindings.RoleBindings).create(Principal.system, org.uid, {
-        identityUid: ownerUid,
-        roleUid: Role.builtInByName("owner")!.uid
-      })
+      // The organization and its owner's binding in one write: never an organization without its owner.
+      const org = yield* (yield* Groups.Groups).createRoot(Principal.system, { name }, { owner: ownerUid })
       yield* print(org.uid)
     }))
 ).pipe(Command.withDescription(

@@ -51,6 +51,9 @@ describe("admin commands", () => {
       assert.strictEqual(refused.code, 1)
       assert.strictEqual(refused.stdout, "")
       assert.match(refused.stderr, /Not found: identity/)
+      // Refused, it left no organization without an owner behind: the name is free.
+      const fourth = await admin(cwd, ["create-org", "fourth"])
+      assert.match(fourth.stdout, /^[0-9a-f]{40}\n$/)
 
       // Usage: --help on every command, with an example; a wrong command line exits 2 and says why.
       for (

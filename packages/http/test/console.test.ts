@@ -108,6 +108,15 @@ describe.skipIf(executable === undefined)("the console in Chromium", { timeout: 
     await page.context().close()
   })
 
+  it("the API reference renders under its policy, with nothing refused", async () => {
+    const { page, refused } = await open(1280)
+    await page.goto(`${server.url}/docs`)
+    await page.locator(".opblock").first().waitFor()
+    assert.isAbove(await page.locator(".opblock").count(), 50)
+    assert.deepStrictEqual(refused, [])
+    await page.context().close()
+  })
+
   it("a token in a link the tab did not sign in for is ignored: no one is signed in as someone else (login CSRF)", async () => {
     const planted = await server.runtime.runPromise(Effect.gen(function*() {
       const identity = yield* (yield* Identities.Identities).create(Principal.system, invite.org, {
@@ -126,6 +135,14 @@ describe.skipIf(executable === undefined)("the console in Chromium", { timeout: 
     assert.include(await page.getByRole("alert").textContent(), "did not start was ignored")
     assert.isNull(await page.evaluate<string | null>("sessionStorage.getItem('arbor.console.token')"))
     assert.notInclude(page.url(), planted)
+    // A tab that started a sign-in, then left the provider's page for the planted link, is not signed in either: the
+    // link lacks the state of the sign-in it started.
+    await page.getByRole("button", { name: "Sign in", exact: true }).click()
+    await page.waitForURL((url) => url.origin === new URL(provider.issuer).origin)
+    await page.goto(`${server.url}/console/#token=${planted}`)
+    await page.getByRole("heading", { name: "Sign in to Arbor" }).waitFor()
+    assert.include(await page.getByRole("alert").textContent(), "did not start was ignored")
+    assert.isNull(await page.evaluate<string | null>("sessionStorage.getItem('arbor.console.token')"))
     await page.context().close()
   })
 

@@ -193,6 +193,15 @@ describe("OpenAPI", () => {
       const page = yield* call("GET", "/docs")
       assert.strictEqual(page.status, 200)
       assert.match(page.headers["content-type"]!, /^text\/html/)
+      // Same-origin with the console: under a strict policy, never framed.
+      const policy = page.headers["content-security-policy"] ?? ""
+      for (
+        const directive of ["default-src 'none'", "script-src 'self'", "frame-ancestors 'none'", "base-uri 'none'"]
+      ) {
+        assert.include(policy, directive)
+      }
+      assert.notInclude(policy, "unsafe-eval")
+      assert.strictEqual(page.headers["x-frame-options"], "DENY")
       const references = [...page.text.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!)
       assert.isAtLeast(references.length, 3)
       for (const reference of references) {

@@ -166,16 +166,13 @@ describe("the browser flow", () => {
       Effect.flatMap(RoleBindings.RoleBindings, (b) => b.list(Principal.system, { identity: claimsOf(token).sub }))
     )
     assert.deepStrictEqual(bound.items.map((b) => b.role.name), ["viewer"])
-    // Its refresh token's API tokens carry no mappings.
-    const refreshed = await json(fetch(`${server.url}/sts/exchange_refresh_token`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${engineer.searchParams.get("refresh_token")!}` }
-    }))
-    assert.isUndefined(claimsOf(refreshed.token.token).mappings)
-    assert.strictEqual((await createFolder(refreshed.token.token, "refreshed")).status, 403)
-    // Someone of another group gets nothing of it.
-    const sales = (await signIn("sales-bob", { idp_id: "mapped-org" })).searchParams.get("token")!
+    // No refresh token with mapped roles (DECISIONS §15): a token it refreshed would silently lose them.
+    assert.isNull(engineer.searchParams.get("refresh_token"))
+    // Someone of another group gets nothing of it, and the refresh token asked for.
+    const salesLanded = await signIn("sales-bob", { idp_id: "mapped-org", create_refresh_token: "true" })
+    const sales = salesLanded.searchParams.get("token")!
     assert.isUndefined(claimsOf(sales).mappings)
+    assert.isString(salesLanded.searchParams.get("refresh_token"))
     assert.strictEqual((await createFolder(sales, "sold")).status, 403)
     // A deleted mapping gives nothing from the next call on, to tokens that named it too.
     await run(Effect.flatMap(

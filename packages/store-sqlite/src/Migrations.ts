@@ -440,6 +440,9 @@ const subscriptionHealth = [
   `ALTER TABLE subscription_deliveries ADD COLUMN stopped TEXT`
 ]
 
+/** Migration 12: what a sign-in's client asked to have back beside its tokens (its `state`). */
+const clientState = [`ALTER TABLE login_transactions ADD COLUMN client_state TEXT`]
+
 /** The migrations, by `<id>_<name>`. */
 export const migrations: Migrations.Migrations = {
   "0001_initial": Migrations.statements(initial),
@@ -452,7 +455,8 @@ export const migrations: Migrations.Migrations = {
   "0008_changes": Migrations.statements(changes),
   "0009_iam_surface": Migrations.statements(migration9),
   "0010_scim": Migrations.statements(scim),
-  "0011_subscription_health": Migrations.statements(subscriptionHealth)
+  "0011_subscription_health": Migrations.statements(subscriptionHealth),
+  "0012_client_state": Migrations.statements(clientState)
 }
 
 /** The newest schema version this code knows. */

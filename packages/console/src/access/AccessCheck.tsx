@@ -63,15 +63,19 @@ export const AccessCheck = () => {
               {decision.decision
                 ? (
                   <ul>
-                    {(decision.grantedBy ?? []).map((g) => (
-                      <li key={`${g.group}.${g.role}`}>
-                        {g.binding === undefined ? "A group mapping" : "A role binding"} of role{" "}
-                        {roles.nameOf(g.role) ?? <Uid uid={g.role} />} at{" "}
-                        <a href={Route.href(Route.group(g.group, "bindings"))}>
-                          <Uid uid={g.group} />
-                        </a>
-                      </li>
-                    ))}
+                    {(decision.grantedBy ?? []).map((g) =>
+                      "description" in g
+                        ? <li key="unseen">A role binding you cannot see</li>
+                        : (
+                          <li key={`${g.group}.${g.role}`}>
+                            {g.binding === undefined ? "A group mapping" : "A role binding"} of role{" "}
+                            {roles.nameOf(g.role) ?? <Uid uid={g.role} />} at{" "}
+                            <a href={Route.href(Route.group(g.group, "bindings"))}>
+                              <Uid uid={g.group} />
+                            </a>
+                          </li>
+                        )
+                    )}
                   </ul>
                 )
                 : <p>No binding gives this identity {capability} there.</p>}

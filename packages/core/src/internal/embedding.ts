@@ -7,9 +7,10 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import type { Grants } from "../Authorization.js"
+import type { Grant, Grants } from "../Authorization.js"
 import * as ChangeLog from "../ChangeLog.js"
 import type { Internal } from "../Errors.js"
+import * as ExternalGroupRoleMapping from "../ExternalGroupRoleMapping.js"
 import * as Group from "../Group.js"
 import * as Identity from "../Identity.js"
 import * as Repository from "../Repository.js"
@@ -21,6 +22,20 @@ import { canReadRole } from "./roles.js"
 
 const decodeBinding = Schema.decodeUnknownOption(RoleBinding.RoleBinding)
 const encodeBinding = Schema.encodeSync(RoleBinding.RoleBinding)
+
+/**
+ * True when a reader holding `grants` may see what gave `grant` (an explanation's `grantedBy`): a binding where it may
+ * list bindings, a sign-in's group mapping where it may list its identity provider's mappings, and the role either
+ * gives where it may read it.
+ */
+export const maySeeGrant = (grants: Grants, grant: Grant): boolean => {
+  const source = grant.source
+  if (source === undefined || !canReadRole(grants, source.role)) return false
+  if (source.binding !== undefined) return grants.holds(RoleBinding.permissions.list, grant.group)
+  const provider = source.mapping === undefined ? null : Uid.parentOrNull(source.mapping)
+  const providerGroup = provider === null ? null : Uid.parentOrNull(provider)
+  return providerGroup !== null && grants.holds(ExternalGroupRoleMapping.permissions.list, providerGroup)
+}
 
 /** The renderer of embedded resources, over the engine's store. */
 export const make = Effect.gen(function*() {

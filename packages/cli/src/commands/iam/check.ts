@@ -37,9 +37,11 @@ export const check = Command.make(
         [
           "allowed",
           ...(answer.grantedBy ?? []).map((g) =>
-            `  by ${
-              g.binding === undefined ? `mapping ${g.mapping}` : `binding ${g.binding}`
-            }: role ${g.role} at ${g.group}`
+            "description" in g
+              ? `  ${g.description}`
+              : `  by ${
+                g.binding === undefined ? `mapping ${g.mapping}` : `binding ${g.binding}`
+              }: role ${g.role} at ${g.group}`
           )
         ].join("\n")
       )

@@ -32,6 +32,8 @@ export interface Start {
   readonly invite?: string | undefined
   readonly refresh?: boolean | undefined
   readonly device: string | null
+  /** Handed back to the client beside its tokens. */
+  readonly state?: string | undefined
 }
 
 /** The callback as the browser brings it: its cookie's transaction, and the provider's parameters. */
@@ -72,7 +74,8 @@ export const make = (options: {
               refresh: start.refresh === true,
               device: start.device,
               expireTime: now + Duration.toMillis(SignIn.transactionLifetime),
-              createTime: now
+              createTime: now,
+              clientState: start.state ?? null
             })
           ))
         )))

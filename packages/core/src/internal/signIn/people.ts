@@ -7,7 +7,7 @@
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { GroupInvites } from "../../GroupInvites.js"
+import { GroupInvites, redeemer } from "../../GroupInvites.js"
 import * as Identity from "../../Identity.js"
 import type * as IdentityProvider from "../../IdentityProvider.js"
 import * as Principal from "../../Principal.js"
@@ -165,13 +165,11 @@ export class People extends Effect.Service<People>()("@arbor/core/People", {
           })
         )
         if (access.invite !== undefined) {
-          // An organization's provider vouches for an email only for invites at its own group or below.
-          const vouchedBelow = access.provider === undefined ? undefined : Uid.parentOrNull(access.provider.uid)
-          yield* invites.redeem(Principal.system, access.invite, {
-            identityUid: identity.uid,
-            ...(claims.emailVerified && claims.email !== undefined ? { email: claims.email } : {}),
-            ...(vouchedBelow === undefined || vouchedBelow === null ? {} : { emailVouchedBelow: vouchedBelow })
-          })
+          yield* invites.redeem(
+            Principal.system,
+            access.invite,
+            redeemer(identity.uid, claims.emailVerified ? claims.email : undefined, access.provider?.uid)
+          )
         }
         return identity
       }, operation("People.signIn"))

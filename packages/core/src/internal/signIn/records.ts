@@ -29,7 +29,9 @@ export class Transaction extends Schema.Class<Transaction>("@arbor/core/SignIn/T
   /** The device authorization this sign-in approves (headless flow). */
   device: Schema.NullOr(Schema.String),
   expireTime: Millis,
-  createTime: Millis
+  createTime: Millis,
+  /** What the client asked to have back beside its tokens (`SignInRequest.state`). */
+  clientState: Schema.NullOr(Schema.String)
 }) {}
 
 /** A device authorization: its client holds the device code (kept as a hash), its person types the user code. */
