@@ -46,6 +46,13 @@ const parameter = <A, I extends string | ReadonlyArray<string>>(
   description: string
 ) => Schema.optional(schema.annotations({ description })).pipe(Schema.fromKey(key))
 
+/**
+ * The parameters of one kind of list: any other parameter is refused (`400 INVALID_ARGUMENT` naming it), as gRPC
+ * refuses an unknown field, so that a misspelt filter never answers an unfiltered list.
+ */
+const query = <Fields extends Schema.Struct.Fields>(fields: Fields) =>
+  Schema.Struct(fields).annotations({ parseOptions: { onExcessProperty: "error" } })
+
 const filters = {
   descendantsOf: parameter("uidp.descendants_of", Schema.String, "only resources strictly below this group"),
   childrenOf: parameter("uidp.children_of", Schema.String, "only resources whose parent is this group"),
@@ -67,15 +74,15 @@ const paging = {
 
 const v2 = { ...filters, ids: parameter("uidp.ids", Repeated, "only these uids (repeatable)"), ...paging }
 
-const listQuery = Schema.Struct(v2)
+const listQuery = query(v2)
 /** The parameters of every v2 list. */
 export const ListQuery: Schema.Schema<ListOptions, Schema.Schema.Encoded<typeof listQuery>> = listQuery
 
-const v1ListQuery = Schema.Struct({ ...filters, ids: parameter("id", Repeated, "only these uids (repeatable)") })
+const v1ListQuery = query({ ...filters, ids: parameter("id", Repeated, "only these uids (repeatable)") })
 /** The parameters of a v1 list: filters only, no paging; `id` names the uids. */
 export const V1ListQuery: Schema.Schema<ListOptions, Schema.Schema.Encoded<typeof v1ListQuery>> = v1ListQuery
 
-const tagListQuery = Schema.Struct({
+const tagListQuery = query({
   ...v2,
   digest: parameter("digest", Schema.String, "only tags of this digest"),
   updatedSince: parameter("updated_since", Schema.String, "only tags updated at or after this time (RFC 3339)")
@@ -83,7 +90,7 @@ const tagListQuery = Schema.Struct({
 /** The parameters of a list of tags. */
 export const TagListQuery: Schema.Schema<TagListOptions, Schema.Schema.Encoded<typeof tagListQuery>> = tagListQuery
 
-const identityListQuery = Schema.Struct({
+const identityListQuery = query({
   ...v2,
   relationshipType: parameter(
     "relationship_type",
@@ -97,7 +104,7 @@ export const IdentityListQuery: Schema.Schema<
   Schema.Schema.Encoded<typeof identityListQuery>
 > = identityListQuery
 
-const roleBindingListQuery = Schema.Struct({
+const roleBindingListQuery = query({
   ...v2,
   identity: parameter("identity", Schema.String, "only the bindings of this identity (its uid)"),
   group: parameter("group", Schema.String, "only the bindings made in this group (its uid; not those below it)"),
@@ -109,7 +116,7 @@ export const RoleBindingListQuery: Schema.Schema<
   Schema.Schema.Encoded<typeof roleBindingListQuery>
 > = roleBindingListQuery
 
-const mappingListQuery = Schema.Struct({
+const mappingListQuery = query({
   ...v2,
   identityProviderUid: parameter("identity_provider_uid", Schema.String, "only the mappings of this identity provider")
 })
@@ -119,7 +126,7 @@ export const MappingListQuery: Schema.Schema<
   Schema.Schema.Encoded<typeof mappingListQuery>
 > = mappingListQuery
 
-const advisoryListQuery = Schema.Struct({
+const advisoryListQuery = query({
   ...v2,
   advisoryIds: parameter("advisory_ids", Repeated, "only these advisory ids (CGA-…; repeatable)"),
   packageNames: parameter("package_names", Repeated, "only advisories of these packages (repeatable)"),
@@ -142,12 +149,12 @@ const entryFilters = {
   until: parameter("until", Schema.String, "only entries before this time (RFC 3339)")
 }
 
-const entryListQuery = Schema.Struct({ ...v2, ...entryFilters })
+const entryListQuery = query({ ...v2, ...entryFilters })
 /** The parameters of the audit trail's list. */
 export const EntryListQuery: Schema.Schema<EntryListOptions, Schema.Schema.Encoded<typeof entryListQuery>> =
   entryListQuery
 
-const watchQuery = Schema.Struct({
+const watchQuery = query({
   descendantsOf: filters.descendantsOf,
   childrenOf: filters.childrenOf,
   ...entryFilters,

@@ -45,7 +45,8 @@ export const spawnArbor = async (dataDir: string, env: Record<string, string> = 
   const base = `http://127.0.0.1:${port}`
   const child = spawn(process.execPath, [join(root, "packages/http/dist/main.js")], {
     env: { ...process.env, PORT: String(port), ARBOR_BASE_URL: base, ARBOR_DATA_DIR: dataDir, ...env },
-    stdio: "ignore"
+    // ARBOR_BENCH_SERVER_ERRORS=1 shows what the servers write to stderr.
+    stdio: ["ignore", "ignore", process.env.ARBOR_BENCH_SERVER_ERRORS === "1" ? "inherit" : "ignore"]
   })
   await waitReady(`${base}/readyz`)
   return { base, child }

@@ -33,9 +33,11 @@ const percentile = (xs: ReadonlyArray<number>, p: number) => {
 const healthySink = async () => {
   const arrivals: Array<{ readonly path: string; readonly at: number; readonly lag: number }> = []
   const failing = new Set<string>()
+  const last = { at: 0 }
   const server = createHttpServer((request, response) => {
     request.resume().on("end", () => {
       const at = Date.now()
+      last.at = at
       const path = request.url ?? ""
       const fails = failing.has(path)
       if (!fails && !String(request.headers["ce-type"]).includes("subscription")) {
@@ -49,6 +51,10 @@ const healthySink = async () => {
     url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
     arrivals,
     failing,
+    /** Waits until nothing has arrived for a second (30 s at most). */
+    quiet: async () => {
+      for (let i = 0; i < 300 && Date.now() - last.at < 1_000; i++) await sleep(100)
+    },
     close: () => server.close()
   }
 }
@@ -138,7 +144,9 @@ const fanOut = async (at: Deployment, sink: Sink, count: number, rate: number, s
       await call(first, "POST", `/events/v2beta1/subscriptions/${folder.uid}`, { sink: `${sink.url}/${label}-${i}` })
     )
   }
+  // The subscriptions' creations, which reach those of the folder made before them, are delivered first.
   await sleep(1_000)
+  await sink.quiet()
   const before = sink.arrivals.length
   const began = performance.now()
   const writes: Array<Promise<unknown>> = []

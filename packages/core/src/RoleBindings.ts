@@ -4,6 +4,7 @@
  */
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type { Grants } from "./Authorization.js"
 import * as ChangeLog from "./ChangeLog.js"
 import { FieldViolation, InvalidArgument, PermissionDenied } from "./Errors.js"
@@ -92,21 +93,26 @@ export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/Ro
       )
 
     /**
-     * Checks what a binding at `group` may reference: the group exists, the caller may see the identity and it
-     * exists, the caller may see the role, it is built in or defined at `group` or above, and the caller holds every
-     * capability of the role.
+     * Checks what a binding at `group` may reference: the group exists, the caller may see the identity (a person's,
+     * at the group of the provider that provisioned them, else at `group`), a workload's exists, the caller may see
+     * the role, it is built in or defined at `group` or above, and the caller holds every capability of the role.
+     * A person is referenced by the uid `LookupIdentity` gives, whether or not they have signed in yet (the binding
+     * holds from their first sign-in) and alike either way, so that a binding tells nobody whether they have.
      */
     const checkReferences = (grants: Grants, group: Uid.Uid, identityUid: Uid.Uid, roleUid: Uid.Uid) =>
       Effect.gen(function*() {
         const groupValue = yield* orNotFound(groups.get(group), "group", group)
-        const identityGroup = Uid.parentOrNull(identityUid) ?? (yield* provisionedFor(identityUid, group))
-        if (identityGroup === null) return yield* orNotFound(Effect.succeedNone, "identity", identityUid)
+        const person = Uid.parentOrNull(identityUid) === null
+        const identityGroup = person
+          ? (yield* provisionedFor(identityUid, group)) ?? group
+          : Uid.parentOrNull(identityUid)!
         if (!grants.holds(Identity.permissions.list, identityGroup)) {
           return yield* new PermissionDenied({ capability: Identity.permissions.list, resource: identityUid })
         }
-        const identity = yield* orNotFound(identities.get(identityUid), "identity", identityUid)
+        const found = yield* identities.get(identityUid)
+        if (!person && Option.isNone(found)) return yield* orNotFound(Effect.succeedNone, "identity", identityUid)
         const role = yield* grantable(roles, grants, roleUid, group)
-        return { group: groupValue, identity, role }
+        return { group: groupValue, identity: Option.getOrUndefined(found), role }
       })
 
     const duplicate = (group: string) => `the identity already holds that role in ${group}`

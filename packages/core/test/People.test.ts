@@ -5,6 +5,7 @@ import * as Redacted from "effect/Redacted"
 import * as TestClock from "effect/TestClock"
 import {
   Arbor,
+  Authorization,
   GroupInvites,
   Groups,
   Identities,
@@ -19,7 +20,10 @@ import {
   TokenIssuer
 } from "../src/index.js"
 import * as People from "../src/internal/signIn/people.js"
-import { organization } from "./fixtures.js"
+import { organization, principalWith } from "./fixtures.js"
+
+/** An identity of `org` with `role` there. */
+const principalWithin = (org: string, role = "owner") => principalWith(org, `${role} ${role.length}`, role)
 
 const issuer = "https://login.example.com"
 const ada = { issuer, subject: "ada-1", email: "Ada.Lovelace@example.com", emailVerified: true, name: "Ada" }
@@ -50,6 +54,29 @@ describe("People", () => {
         (yield* (yield* people).signIn({ issuer, subject: "x", emailVerified: false, name: "李" })).name,
         "user"
       )
+    }).pipe(Effect.provide(Arbor.layerMemory)))
+
+  it.effect("a person is bound before their first sign-in by the uid LookupIdentity gives, and holds it from then", () =>
+    Effect.gen(function*() {
+      const org = yield* organization("acme")
+      const owner = yield* principalWithin(org.uid)
+      const { uid } = yield* (yield* Identities.Identities).lookup({ issuer, subject: "ada-1" })
+      const bindings = yield* RoleBindings.RoleBindings
+      // Bound now: nothing is told of the person (there is nobody yet), the binding waits for them.
+      const bound = yield* bindings.create(owner, org.uid, { identityUid: uid, roleUid: viewer })
+      assert.deepInclude(bound.identity, { uid, name: "" })
+      // A person who has signed in is bound alike: a binding does not tell whether someone has.
+      const bob = yield* (yield* people).signIn({ issuer, subject: "bob-1", emailVerified: false })
+      yield* bindings.create(owner, org.uid, { identityUid: bob.uid, roleUid: viewer })
+      // Not by someone who may not bind there.
+      const viewing = yield* principalWithin(org.uid, "viewer")
+      const refused = yield* Effect.flip(bindings.create(viewing, org.uid, { identityUid: uid, roleUid: viewer }))
+      assert.strictEqual(refused._tag, "PermissionDenied")
+      // At their first sign-in, the person holds it.
+      const ada = yield* (yield* people).signIn({ issuer, subject: "ada-1", emailVerified: false })
+      assert.strictEqual(ada.uid, uid)
+      const grants = yield* (yield* Authorization.Authorization).grants(Principal.identity(uid))
+      assert.isTrue(grants.holds("groups.list", org.uid))
     }).pipe(Effect.provide(Arbor.layerMemory)))
 
   it.effect("a person's uid is known before their first sign-in (LookupIdentity), and stays theirs", () =>

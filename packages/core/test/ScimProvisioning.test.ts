@@ -192,34 +192,32 @@ describe("ScimProvisioning: users", () => {
       )
     })))
 
-  it.effect("an owner binds a provisioned person at the organization or below, before they sign in; nowhere else", () =>
+  it.effect("an owner binds a provisioned person before they sign in; deprovisioned, their bindings there give nothing", () =>
     withArbor(Effect.gen(function*() {
       const scim = yield* ScimProvisioning.ScimProvisioning
       const bindings = yield* RoleBindings.RoleBindings
+      const authorization = yield* Authorization.Authorization
       const { client, org, owner, viewing } = yield* provisioned
       const team = yield* folder(org.uid, "team")
-      const elsewhere = yield* organization("elsewhere")
       const user = yield* scim.createUser(client, { userName: "ada", externalId: "00u1" })
       const editor = Role.builtInByName("editor")!.uid
       const bound = yield* bindings.create(owner, team.uid, { identityUid: user.identityUid, roleUid: editor })
       assert.strictEqual(bound.group.uid, team.uid)
-      // Not by someone who may not create bindings there, not outside the provider's organization.
+      // Not by someone who may not create bindings there.
       assert.strictEqual(
         yield* tagOf(bindings.create(viewing, team.uid, { identityUid: user.identityUid, roleUid: viewer })),
         "PermissionDenied"
       )
-      assert.strictEqual(
-        yield* tagOf(
-          bindings.create(Principal.system, elsewhere.uid, { identityUid: user.identityUid, roleUid: viewer })
-        ),
-        "NotFound"
+      const holds = Effect.map(
+        authorization.grants(Principal.identity(user.identityUid)),
+        (grants) => grants.holds("repo.create", team.uid)
       )
-      // Deleted by the client: no longer bound anew.
+      assert.isTrue(yield* holds)
+      // Deleted by the client: what binds them in the provider's organization gives nothing, a new binding neither.
       yield* scim.deleteUser(client, user.identityUid)
-      assert.strictEqual(
-        yield* tagOf(bindings.create(owner, org.uid, { identityUid: user.identityUid, roleUid: editor })),
-        "NotFound"
-      )
+      assert.isFalse(yield* holds)
+      yield* bindings.create(owner, org.uid, { identityUid: user.identityUid, roleUid: editor })
+      assert.isFalse(yield* holds)
     })))
 
   it.effect("deactivated or deleted: nothing held in the organization, its provider's tokens refused; back when active", () =>

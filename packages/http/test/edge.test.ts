@@ -295,6 +295,27 @@ describe("request targets", () => {
       }
     }).pipe(Effect.provide(testServer())))
 
+  it.scopedLive("a list refuses a parameter it does not know, naming it, rather than answer unfiltered", () =>
+    Effect.gen(function*() {
+      const { org, token } = yield* member("acme")
+      for (
+        const path of [
+          `/iam/v2beta1/groups?name_prefix=a`,
+          `/iam/v2beta1/groups?uidp.children_of=${org}&page_sise=5`,
+          `/iam/v2beta1/roleBindings?identity_uid=${org}`,
+          `/events/v2beta1/events?subjects=${org}`,
+          `/registry/v1/repos?nmae=x`
+        ]
+      ) {
+        const reply = yield* call("GET", path, { token })
+        assert.strictEqual(reply.status, 400, path)
+        const unknown = [...new URLSearchParams(path.split("?")[1]).keys()].at(-1)
+        assert.deepStrictEqual(reply.body.details[1].fieldViolations.map((v: any) => v.field), [unknown], path)
+      }
+      // The camelCase spellings of known parameters are still taken.
+      assert.strictEqual((yield* call("GET", `/iam/v2beta1/groups?pageSize=5`, { token })).status, 200)
+    }).pipe(Effect.provide(testServer())))
+
   it.scopedLive("bodies must be UTF-8 JSON: other charsets and invalid bytes are refused", () =>
     Effect.gen(function*() {
       const { org, token } = yield* member("acme")
