@@ -182,6 +182,16 @@ export class ScimProvisioning extends Effect.Service<ScimProvisioning>()("@arbor
         return userOf(user)
       })
 
+    /** The `owner` bindings at `organization`. */
+    const ownerBindings = (organization: Uid.Uid) =>
+      bindings.find({
+        conditions: [
+          { _tag: "Equals", column: "parent", value: organization },
+          { _tag: "Equals", column: "roleUid", value: ownerRole }
+        ],
+        order: [{ column: "uid", direction: "asc" }]
+      })
+
     /**
      * Whether the organization of `provider` has an active owner: an identity with an owner binding at it that still
      * holds the owner's capabilities there (one its provider deprovisioned does not).
@@ -189,13 +199,7 @@ export class ScimProvisioning extends Effect.Service<ScimProvisioning>()("@arbor
     const hasActiveOwner = (provider: Uid.Uid) =>
       Effect.gen(function*() {
         const organization = Uid.rootOf(provider)
-        const owners = yield* bindings.find({
-          conditions: [
-            { _tag: "Equals", column: "parent", value: organization },
-            { _tag: "Equals", column: "roleUid", value: ownerRole }
-          ],
-          order: [{ column: "uid", direction: "asc" }]
-        })
+        const owners = yield* ownerBindings(organization)
         for (const uid of new Set(owners.map((b) => b.identityUid))) {
           const grants = yield* ops.authorization.grants(Principal.identity(uid))
           if (grants.holdsAll(ownerCapabilities, organization)) return true
@@ -274,13 +278,7 @@ export class ScimProvisioning extends Effect.Service<ScimProvisioning>()("@arbor
     const enoughOwners = (provider: Uid.Uid) =>
       Effect.gen(function*() {
         const organization = Uid.rootOf(provider)
-        const owners = yield* bindings.find({
-          conditions: [
-            { _tag: "Equals", column: "parent", value: organization },
-            { _tag: "Equals", column: "roleUid", value: ownerRole }
-          ],
-          order: [{ column: "uid", direction: "asc" }]
-        })
+        const owners = yield* ownerBindings(organization)
         const provisioned = new Set(
           (yield* users.find({ conditions: live(provider), order: [{ column: "uid", direction: "asc" }] }))
             .map((u) => u.identityUid)

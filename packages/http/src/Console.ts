@@ -16,17 +16,22 @@ import { dirname, join } from "node:path"
 /** The console's address on a server whose base URL is `baseUrl`: where its sign-ins return. */
 export const addressOf = (baseUrl: string) => `${baseUrl}/console/`
 
+/** The policy of the server's own pages: nothing from elsewhere, never framed; `directives` replace or add some. */
+export const pagePolicy = (directives: Readonly<Record<string, string>> = {}) =>
+  Object.entries({
+    "default-src": "'none'",
+    "script-src": "'self'",
+    "style-src": "'self'",
+    "connect-src": "'self'",
+    "img-src": "'self' data:",
+    "form-action": "'self'",
+    "frame-ancestors": "'none'",
+    "base-uri": "'none'",
+    ...directives
+  }).map(([name, value]) => `${name} ${value}`).join("; ")
+
 /** What the console's page may load and reach: its own script and style, and this server. */
-export const contentSecurityPolicy = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "connect-src 'self'",
-  "img-src 'self' data:",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-  "base-uri 'none'"
-].join("; ")
+export const contentSecurityPolicy = pagePolicy()
 
 const headers = {
   "content-security-policy": contentSecurityPolicy,

@@ -37,6 +37,7 @@ import * as Arr from "effect/Array"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -259,10 +260,12 @@ export const layer = (options: {
       yield* Queue.take(wakeWriter)
       // What the deliveries of the next moment note is recorded with it.
       yield* Effect.sleep(gatherMillis)
+      // Taken at once (no other fiber runs in between): a state noted after this waits for the next write.
+      const following = yield* Deferred.make<void, Failure>()
       const recording = [...noted.values()]
       noted.clear()
       const done = nextWrite
-      nextWrite = yield* Deferred.make<void, Failure>()
+      nextWrite = following
       const written = Repository.orInternal(store.transaction(Effect.gen(function*() {
         const current = new Map(
           (yield* states.getMany(recording.map((state) => state.uid))).map((row) => [row.uid, row])
@@ -272,12 +275,13 @@ export const layer = (options: {
           else yield* states.update(next).pipe(Effect.orDie)
         }
       })))
-      const failed = yield* Effect.flip(written).pipe(Effect.option)
-      if (Option.isSome(failed)) {
-        // Noted again, unless a later state has been noted meanwhile, and tried again in a moment.
+      const outcome = yield* Effect.exit(written)
+      if (Exit.isFailure(outcome)) {
+        // Noted again, unless a later state has been noted meanwhile, and tried again in a moment (a defect too:
+        // the writer never stops while the server runs).
         for (const state of recording) if (!noted.has(state.uid)) noted.set(state.uid, state)
-        yield* Deferred.fail(done, failed.value)
-        yield* Effect.logWarning("recording deliveries' progress failed", failed.value)
+        yield* Deferred.failCause(done, outcome.cause)
+        yield* Effect.logWarning("recording deliveries' progress failed", outcome.cause)
         yield* Effect.sleep("1 second")
         yield* wakeWriter.offer(undefined)
       } else {
@@ -545,6 +549,7 @@ export const layer = (options: {
         byGroup.get(group)?.delete(uid)
         if (byGroup.get(group)?.size === 0) byGroup.delete(group)
         yield* Fiber.interrupt(running.fiber)
+        lost.delete(uid)
         yield* Metrics.recordPending(uid, 0)
       })
     /** Hands `entry` to the workers of the subscriptions of its group and of the groups above it, and wakes them. */

@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import { readFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
+import { pagePolicy } from "./Console.js"
 
 const page = `<!doctype html>
 <html lang="en">
@@ -39,18 +40,8 @@ const assets: ReadonlyArray<readonly [string, string]> = [
   ["favicon-32x32.png", "image/png"]
 ]
 
-/** What the reference page may load and reach: its own scripts, styles (inline ones too) and images, and this server. */
-export const contentSecurityPolicy = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data:",
-  "font-src 'self' data:",
-  "connect-src 'self'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-  "base-uri 'none'"
-].join("; ")
+/** What the reference page may load and reach: the console's policy, with Swagger UI's inline styles and fonts. */
+export const contentSecurityPolicy = pagePolicy({ "style-src": "'self' 'unsafe-inline'", "font-src": "'self' data:" })
 
 const headers = {
   "content-security-policy": contentSecurityPolicy,
