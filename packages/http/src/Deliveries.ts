@@ -177,7 +177,12 @@ export const layer = (options: {
     const states = yield* Repository.make(Subscription.deliveriesTable, Subscription.DeliveryState)
     const subscriptions = yield* Repository.make(Subscription.table, Subscription.Subscription)
     const me = options.holder ?? randomUUID()
-    const looking = yield* Effect.makeSemaphore(lookingAtOnce)
+    // A gate of `lookingAtOnce` tokens, taken first come, first served: a returned token wakes one waiting worker,
+    // where a semaphore's release wakes every waiter to try again (thousands of them at start-up, each time).
+    const gate = yield* Queue.bounded<void>(lookingAtOnce)
+    yield* gate.offerAll(Array.from({ length: lookingAtOnce }, () => undefined))
+    const looking = <A, E>(look: Effect.Effect<A, E>) =>
+      Effect.acquireUseRelease(Queue.take(gate), () => look, () => Queue.offer(gate, undefined))
 
     /** Whether entries of `subscription`'s group wait after `delivered`: reads only. */
     const waiting = (subscription: Subscription.Subscription, delivered: string) =>
@@ -492,7 +497,7 @@ export const layer = (options: {
     /** Looks at `subscription`'s deliveries and sends what waits; when to look again without a wake, if ever. */
     const run = (subscription: Subscription.Subscription, inbox: Inbox) =>
       Effect.gen(function*() {
-        const found = yield* looking.withPermits(1)(claim(subscription, Date.now()))
+        const found = yield* looking(claim(subscription, Date.now()))
         if ("claimed" in found) lost.delete(subscription.uid)
         return "claimed" in found ? yield* deliver(subscription, found.claimed, inbox) : found.lookAgainAt
       })
