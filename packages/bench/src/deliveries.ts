@@ -405,7 +405,8 @@ const onPostgres = async (url: string, database: string, count: number, dirs: Ar
   const first = dir()
   const bootstrapped = await startArbor(first, env)
   const others = []
-  for (let i = 1; i < count; i++) others.push(await spawnArbor(dir(), env))
+  // Behind one address, as behind a load balancer: a token of one is a token of every other.
+  for (let i = 1; i < count; i++) others.push(await spawnArbor(dir(), { ...env, ARBOR_BASE_URL: bootstrapped.base }))
   return { bootstrapped, servers: [bootstrapped, ...others] }
 }
 
