@@ -124,7 +124,10 @@ class Feed {
   listen() {
     this.entries = []
   }
-  /** Keeps nothing. */
+  /**
+   * Keeps nothing from now on, until it listens again: the worker stopped delivering, or entries may have been missed
+   * (too many, or the tail was lost), so what it kept is not complete.
+   */
   stop() {
     this.entries = undefined
   }
@@ -132,11 +135,7 @@ class Feed {
   push(entry: ChangeLog.Entry) {
     if (this.entries === undefined) return
     if (this.entries.length < feedLimit) this.entries.push(entry)
-    else this.lost()
-  }
-  /** Entries may have been missed (too many, or the tail was lost): what it kept is not complete. */
-  lost() {
-    this.entries = undefined
+    else this.stop()
   }
   /** The entries after `position` it received since it listened, or undefined when they may not be all. */
   take(position: string) {
@@ -597,7 +596,7 @@ export const layer = (options: {
       Effect.tap(() =>
         Effect.sync(() =>
           workers.forEach(({ feed, wakes }) => {
-            feed.lost()
+            feed.stop()
             wakes.unsafeOffer(undefined)
           })
         )
