@@ -291,7 +291,9 @@ describe("Groups", () => {
       withArbor(Effect.gen(function*() {
         const groups = yield* Groups.Groups
         const missing = Uid.makeRoot()
-        const refused = yield* Effect.flip(groups.createRoot(Principal.system, { name: "ownerless" }, { owner: missing }))
+        const refused = yield* Effect.flip(
+          groups.createRoot(Principal.system, { name: "ownerless" }, { owner: missing })
+        )
         assert.strictEqual(refused._tag, "NotFound")
         const listed = yield* groups.list(Principal.system, { inRoot: true, name: "ownerless" })
         assert.lengthOf(listed.items, 0)
