@@ -85,6 +85,10 @@ const cpuMillis = (pid: number, children = false) => {
   return (own + (children ? Number(fields[13]) + Number(fields[14]) : 0)) * 10
 }
 
+/** The resident memory of process `pid`, in megabytes. */
+const residentMegabytes = (pid: number) =>
+  Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024
+
 /**
  * The CPU time of a PostgreSQL server (milliseconds): its postmaster's, that of its processes now running and that of
  * those that have ended.
@@ -207,21 +211,37 @@ const drain = async (at: Deployment, sink: Sink, total: number, label: string) =
   return { got: got.length, total, perSecond: got.length / ((got.at(-1)!.at - got[0]!.at) / 1000) }
 }
 
+/** The servers' store operations so far, all servers together. */
+const storeOperations = async (at: Deployment) => {
+  let sum = 0
+  for (const { base } of at.servers) {
+    const text = await (await fetch(`${base}/metrics`)).text()
+    sum += text.split("\n").filter((l) => l.startsWith("arbor_store_statement_duration_seconds_count"))
+      .reduce((total, l) => total + Number(l.split(" ").at(-1)), 0)
+  }
+  return sum
+}
+
+/**
+ * Waits until the servers' store operations a second, over 2 s, are no more than `perSecond` (plus 5): the workers of
+ * subscriptions just created have had their first look. How long it took, in seconds (at most `limit`).
+ */
+const settle = async (at: Deployment, perSecond: number, limit: number) => {
+  const started = Date.now()
+  for (;;) {
+    const before = await storeOperations(at)
+    await sleep(2_000)
+    const elapsed = (Date.now() - started) / 1000
+    if ((await storeOperations(at) - before) / 2 <= perSecond + 5 || elapsed >= limit) return elapsed
+  }
+}
+
 /** The servers' CPU (a share of one core, all servers together), the store's, and their store operations a second. */
 const idleCost = async (at: Deployment, seconds: number) => {
-  const storeOperations = async () => {
-    let sum = 0
-    for (const { base } of at.servers) {
-      const text = await (await fetch(`${base}/metrics`)).text()
-      sum += text.split("\n").filter((l) => l.startsWith("arbor_store_statement_duration_seconds_count"))
-        .reduce((total, l) => total + Number(l.split(" ").at(-1)), 0)
-    }
-    return sum
-  }
   const serversCpu = () => at.servers.reduce((sum, { child }) => sum + cpuMillis(child.pid!), 0)
   await sleep(2_000)
   // The metrics are read outside the CPU's window (with a gauge per subscription, a read is work of its own).
-  const operations = await storeOperations()
+  const operations = await storeOperations(at)
   const cpu = serversCpu()
   const store = at.storeCpuMillis?.()
   const started = Date.now()
@@ -230,7 +250,12 @@ const idleCost = async (at: Deployment, seconds: number) => {
   const servers = (serversCpu() - cpu) / elapsed
   const storeShare = store === undefined ? undefined : (at.storeCpuMillis!() - store) / elapsed
   // The metrics reads themselves are requests, with no store operation.
-  return { servers, store: storeShare, perSecond: (await storeOperations() - operations) / (elapsed / 1000) }
+  return {
+    servers,
+    store: storeShare,
+    perSecond: (await storeOperations(at) - operations) / (elapsed / 1000),
+    resident: at.servers.reduce((sum, { child }) => sum + residentMegabytes(child.pid!), 0)
+  }
 }
 
 /** `count` idle subscriptions, each of a folder of its own, and what they cost beside none. */
@@ -260,8 +285,9 @@ const idle = async (at: Deployment, sink: Sink, count: number, seconds: number) 
     )
   }
   const createRate = count / ((Date.now() - createdAt) / 1000)
+  const settledAfter = await settle(at, none.perSecond, 120)
   const many = await idleCost(at, seconds)
-  return { none, many, createRate }
+  return { none, many, createRate, settledAfter }
 }
 
 const percent = (share: number) => `${(share * 100).toFixed(1)}%`
@@ -376,7 +402,9 @@ const throughput = async (at: Deployment, sink: Sink, scale: number, idleCount: 
     console.log(
       `${at.name}: idle: ${percent(quiet.none.servers)} of a core, ${quiet.none.perSecond.toFixed(1)} store ` +
         `operations/s with none; ${percent(quiet.many.servers)}, ${quiet.many.perSecond.toFixed(1)}/s with ` +
-        `${idleCount} (created at ${quiet.createRate.toFixed(0)}/s)` +
+        `${idleCount} (created at ${quiet.createRate.toFixed(0)}/s, their first looks done ${
+          quiet.settledAfter.toFixed(0)
+        } s later)` +
         (quiet.many.store === undefined
           ? ""
           : `; the database ${percent(quiet.none.store!)} with none, ${percent(quiet.many.store)} with ${idleCount}`)

@@ -203,27 +203,27 @@ export const layer = (options: {
 
     /**
      * Takes the lease on `subscription`'s deliveries when something waits, nobody else holds it and no retry is due
-     * later; reads only unless it takes the lease.
+     * later; reads only unless it takes the lease (a subscription with nothing to deliver yet has no state written).
      */
     const claim = (subscription: Subscription.Subscription, now: number): Effect.Effect<Claim, Failure> =>
       Effect.gen(function*() {
-        const found = yield* states.get(subscription.uid)
-        if (Option.isSome(found)) {
-          const current = found.value
+        const current = Option.getOrUndefined(yield* states.get(subscription.uid))
+        if (current !== undefined) {
           const later = notNow(current, now)
           if (later !== undefined) return { lookAgainAt: later }
-          if (!(yield* waiting(subscription, current.delivered))) {
-            // A lease of ours from before a restart is handed back.
-            if (current.leaseOwner === me) yield* release(current)
-            return { lookAgainAt: undefined }
-          }
+        }
+        const from = current?.delivered ?? (yield* subscriptionsService.start(subscription))
+        if (!(yield* waiting(subscription, from))) {
+          // A lease of ours from before a restart is handed back.
+          if (current?.leaseOwner === me) yield* release(current)
+          return { lookAgainAt: undefined }
         }
         return yield* Repository.orInternal(store.transaction(Effect.gen(function*() {
           const found = yield* states.get(subscription.uid)
           if (Option.isNone(found)) {
             const state: State = {
               uid: subscription.uid,
-              delivered: yield* subscriptionsService.start(subscription),
+              delivered: from,
               leaseOwner: me,
               leaseUntil: now + leaseMillis,
               attempts: 0,
@@ -240,10 +240,10 @@ export const layer = (options: {
             )
             return inserted ? { claimed: state } : { lookAgainAt: now + 1_000 }
           }
-          const current = found.value
-          const later = notNow(current, now)
+          const latest = found.value
+          const later = notNow(latest, now)
           if (later !== undefined) return { lookAgainAt: later }
-          const state: State = { ...current, leaseOwner: me, leaseUntil: now + leaseMillis }
+          const state: State = { ...latest, leaseOwner: me, leaseUntil: now + leaseMillis }
           yield* states.update(state).pipe(Effect.orDie)
           return { claimed: state }
         })))
@@ -408,9 +408,12 @@ export const layer = (options: {
           }
           if (state.stopped !== null) state = { ...state, stopped: null }
           if (fed === undefined) feed.listen()
+          // A retry reads and signs only the entry it retries: a sink that keeps failing costs one entry's work a
+          // retry, not a batch's (beside 100 sinks that never answer, a healthy subscription's lag would pay for it).
+          const size = state.attempts > 0 ? 1 : batch
           const found: ReadonlyArray<ChangeLog.Entry> = fed ??
-            (yield* events.after(state.delivered === "" ? undefined : state.delivered, batch, group))
-          more = fed === undefined && found.length === batch
+            (yield* events.after(state.delivered === "" ? undefined : state.delivered, size, group))
+          more = fed === undefined && found.length === size
           // Embedded resources as the subscription's group may see them.
           const pending = yield* auditTrail.seenFrom(group, found)
           if (pending.length === 0) continue

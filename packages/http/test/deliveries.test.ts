@@ -88,6 +88,33 @@ describe("webhook deliveries", () => {
     await server?.close()
   })
 
+  // First, while no other subscription exists: what the store counts is theirs.
+  it("subscriptions with nothing to deliver write nothing to the store", async () => {
+    const writes = async () =>
+      (await (await fetch(`${server.url}/metrics`)).text()).split("\n").filter((l) =>
+        l.startsWith("arbor_store_statement_duration_seconds_count{") &&
+        /operation="(insert|update)",table="subscription_deliveries"/.test(l)
+      ).reduce((sum, l) => sum + Number(l.split(" ").at(-1)), 0)
+    const quiet = await rest("POST", `/iam/v2beta1/groups/${owner.org}`, { name: "quiet" })
+    const folders = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => rest("POST", `/iam/v2beta1/groups/${quiet.body.uid}`, { name: `q${i}` }))
+    )
+    const before = await writes()
+    const subscriptions = await Promise.all(
+      folders.map((folder) =>
+        rest("POST", `/events/v2beta1/subscriptions/${folder.body.uid}`, { sink: "http://127.0.0.1:9/idle" })
+      )
+    )
+    // Each worker has looked (and would have held a lease for 2 s, then handed it back).
+    await new Promise((r) => setTimeout(r, 3_000))
+    assert.strictEqual(await writes() - before, 0)
+    for (const subscription of subscriptions) {
+      const health = (await rest("GET", `/events/v2beta1/subscriptions/${subscription.body.uid}`)).body.health
+      assert.deepStrictEqual(health, { state: "ACTIVE", pending: 0 })
+      await rest("DELETE", `/events/v2beta1/subscriptions/${subscription.body.uid}`)
+    }
+  }, 30_000)
+
   it("every entry of the group and below, in order, as CloudEvents whose JWT and digest verify", async () => {
     const sink = await receiver()
     try {
