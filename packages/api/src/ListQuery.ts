@@ -11,7 +11,20 @@ import type { IdentityListOptions } from "@arbor/core/Identities"
 import type { ListOptions } from "@arbor/core/Lists"
 import type { RoleBindingListOptions } from "@arbor/core/RoleBindings"
 import type { TagListOptions } from "@arbor/core/Tags"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as AST from "effect/SchemaAST"
+
+/** How a parameter's value is written: text, a count, true or false, or text given any number of times. */
+export type Kind = "text" | "count" | "flag" | "repeated"
+
+/** What a parameter's value names, where a client lets a person type a name (a path of names) for a uid. */
+export type Refers = "group" | "role" | "identity"
+
+const kinds: ReadonlyArray<Kind> = ["text", "count", "flag", "repeated"]
+const refersTo: ReadonlyArray<Refers> = ["group", "role", "identity"]
+const kindOf = Symbol.for("@arbor/api/ListQuery/kind")
+const refersOf = Symbol.for("@arbor/api/ListQuery/refers")
 
 /** A count in decimal digits (no sign, spaces, exponent or hex). */
 const Count = Schema.transform(
@@ -19,7 +32,7 @@ const Count = Schema.transform(
     .annotations({ jsonSchema: { type: "integer", minimum: 0 } }),
   Schema.Number,
   { strict: true, decode: Number, encode: String }
-)
+).annotations({ [kindOf]: "count" })
 
 /** `true` or `false` (`1` and `0` too). */
 const Flag = Schema.transform(
@@ -31,20 +44,63 @@ const Flag = Schema.transform(
   ),
   Schema.Boolean,
   { strict: true, decode: (s) => s === "true" || s === "1", encode: (b) => (b ? "true" : "false") }
-)
+).annotations({ [kindOf]: "flag" })
 
 /** A parameter that may be given more than once. */
 export const Repeated = Schema.transform(
   Schema.Union(Schema.String, Schema.Array(Schema.String)),
   Schema.Array(Schema.String),
   { strict: true, decode: (v) => (typeof v === "string" ? [v] : v), encode: (v) => v }
-)
+).annotations({ [kindOf]: "repeated" })
 
 const parameter = <A, I extends string | ReadonlyArray<string>>(
   key: string,
   schema: Schema.Schema<A, I>,
-  description: string
-) => Schema.optional(schema.annotations({ description })).pipe(Schema.fromKey(key))
+  description: string,
+  refers?: Refers
+) =>
+  Schema.optional(schema.annotations({ description, ...(refers === undefined ? {} : { [refersOf]: refers }) })).pipe(
+    Schema.fromKey(key)
+  )
+
+/** One parameter of a list's query, as a client offers it. */
+export interface Parameter {
+  /** Its name on the wire (`uidp.children_of`). */
+  readonly name: string
+  /** Its field in the engine's list options (`childrenOf`). */
+  readonly key: string
+  readonly description: string
+  readonly kind: Kind
+  /** What its value names, when a person may name it. */
+  readonly refers: Refers | undefined
+}
+
+/** The paging parameters, which a client that reads every page sets itself. */
+export const pagingParameters: ReadonlySet<string> = new Set(["page_size", "page_token", "order_by", "skip"])
+
+/** The parameters `query` takes, in their documented spelling, as declared. */
+export const parameters = (query: Schema.Schema.AnyNoContext): ReadonlyArray<Parameter> => {
+  const ast = query.ast._tag === "Transformation" ? query.ast.from : query.ast
+  if (ast._tag !== "TypeLiteral") return []
+  const renamed = new Map(
+    query.ast._tag === "Transformation" && query.ast.transformation._tag === "TypeLiteralTransformation"
+      ? query.ast.transformation.propertySignatureTransformations.map((t) => [t.from, t.to])
+      : []
+  )
+  return ast.propertySignatures.map((signature) => {
+    // An optional parameter's type is its schema or undefined.
+    const type = AST.isUnion(signature.type)
+      ? signature.type.types.find((t) => !AST.isUndefinedKeyword(t)) ?? signature.type
+      : signature.type
+    return {
+      name: String(signature.name),
+      key: String(renamed.get(signature.name) ?? signature.name),
+      description: Option.getOrElse(AST.getDescriptionAnnotation(type), () => ""),
+      kind: kinds.find((kind) => kind === type.annotations[kindOf]) ?? "text",
+      refers: refersTo.find((refers) => refers === type.annotations[refersOf])
+    }
+  })
+}
 
 /**
  * The parameters of one kind of list: any other parameter is refused (`400 INVALID_ARGUMENT` naming it), as gRPC
@@ -53,10 +109,27 @@ const parameter = <A, I extends string | ReadonlyArray<string>>(
 const query = <Fields extends Schema.Struct.Fields>(fields: Fields) =>
   Schema.Struct(fields).annotations({ parseOptions: { onExcessProperty: "error" } })
 
+/** The keys one of `Q` and `S` has and the other lacks. */
+type KeysApart<Q, S> = Exclude<keyof Q, keyof S> | Exclude<keyof S, keyof Q>
+
+/**
+ * Nothing when options `Q` and `S` have the same keys, else a property no schema or service has, naming the keys
+ * apart: where a list's declared query meets the engine's options (here, and where a server serves a declaration with
+ * an engine service), a filter on one side only is a type error. (Optional fields make the two types assignable to
+ * each other whatever their keys, so assignability alone would not tell.)
+ */
+export type ListsExactly<Q, S> = [KeysApart<Q, S>] extends [never] ? unknown
+  : { readonly "list options differ from the declaration's query in": KeysApart<Q, S> }
+
+/** The query `S` as the engine's list options `O`, which it decodes to exactly. */
+type Listing<O, S extends Schema.Schema.AnyNoContext> =
+  & Schema.Schema<O, Schema.Schema.Encoded<S>>
+  & ListsExactly<Schema.Schema.Type<S>, O>
+
 const filters = {
-  descendantsOf: parameter("uidp.descendants_of", Schema.String, "only resources strictly below this group"),
-  childrenOf: parameter("uidp.children_of", Schema.String, "only resources whose parent is this group"),
-  ancestorsOf: parameter("uidp.ancestors_of", Schema.String, "only groups that are ancestors of this uid"),
+  descendantsOf: parameter("uidp.descendants_of", Schema.String, "only resources strictly below this group", "group"),
+  childrenOf: parameter("uidp.children_of", Schema.String, "only resources whose parent is this group", "group"),
+  ancestorsOf: parameter("uidp.ancestors_of", Schema.String, "only groups that are ancestors of this uid", "group"),
   inRoot: parameter("uidp.in_root", Flag, "only root-level resources"),
   name: parameter("name", Schema.String, "only resources with exactly this name")
 }
@@ -76,10 +149,10 @@ const v2 = { ...filters, ids: parameter("uidp.ids", Repeated, "only these uids (
 
 const listQuery = query(v2)
 /** The parameters of every v2 list. */
-export const ListQuery: Schema.Schema<ListOptions, Schema.Schema.Encoded<typeof listQuery>> = listQuery
+export const ListQuery: Listing<ListOptions, typeof listQuery> = listQuery
 
 const v1ListQuery = query({ ...filters, ids: parameter("id", Repeated, "only these uids (repeatable)") })
-/** The parameters of a v1 list: filters only, no paging; `id` names the uids. */
+/** The parameters of a v1 list: filters only (the engine's paging options stay unset), `id` naming the uids. */
 export const V1ListQuery: Schema.Schema<ListOptions, Schema.Schema.Encoded<typeof v1ListQuery>> = v1ListQuery
 
 const tagListQuery = query({
@@ -88,7 +161,7 @@ const tagListQuery = query({
   updatedSince: parameter("updated_since", Schema.String, "only tags updated at or after this time (RFC 3339)")
 })
 /** The parameters of a list of tags. */
-export const TagListQuery: Schema.Schema<TagListOptions, Schema.Schema.Encoded<typeof tagListQuery>> = tagListQuery
+export const TagListQuery: Listing<TagListOptions, typeof tagListQuery> = tagListQuery
 
 const identityListQuery = query({
   ...v2,
@@ -99,32 +172,28 @@ const identityListQuery = query({
   )
 })
 /** The parameters of a list of identities. */
-export const IdentityListQuery: Schema.Schema<
-  IdentityListOptions,
-  Schema.Schema.Encoded<typeof identityListQuery>
-> = identityListQuery
+export const IdentityListQuery: Listing<IdentityListOptions, typeof identityListQuery> = identityListQuery
 
 const roleBindingListQuery = query({
   ...v2,
-  identity: parameter("identity", Schema.String, "only the bindings of this identity (its uid)"),
-  group: parameter("group", Schema.String, "only the bindings made in this group (its uid; not those below it)"),
-  role: parameter("role", Schema.String, "only the bindings of this role (its uid)")
+  identity: parameter("identity", Schema.String, "only the bindings of this identity (its uid)", "identity"),
+  group: parameter(
+    "group",
+    Schema.String,
+    "only the bindings made in this group (its uid; not those below it)",
+    "group"
+  ),
+  role: parameter("role", Schema.String, "only the bindings of this role (its uid)", "role")
 })
 /** The parameters of a list of role bindings. */
-export const RoleBindingListQuery: Schema.Schema<
-  RoleBindingListOptions,
-  Schema.Schema.Encoded<typeof roleBindingListQuery>
-> = roleBindingListQuery
+export const RoleBindingListQuery: Listing<RoleBindingListOptions, typeof roleBindingListQuery> = roleBindingListQuery
 
 const mappingListQuery = query({
   ...v2,
   identityProviderUid: parameter("identity_provider_uid", Schema.String, "only the mappings of this identity provider")
 })
 /** The parameters of a list of external group role mappings. */
-export const MappingListQuery: Schema.Schema<
-  MappingListOptions,
-  Schema.Schema.Encoded<typeof mappingListQuery>
-> = mappingListQuery
+export const MappingListQuery: Listing<MappingListOptions, typeof mappingListQuery> = mappingListQuery
 
 const advisoryListQuery = query({
   ...v2,
@@ -136,10 +205,7 @@ const advisoryListQuery = query({
   query: parameter("query", Schema.String, "a case-insensitive substring of the package name, the id or an alias")
 })
 /** The parameters of a list of advisories. */
-export const AdvisoryListQuery: Schema.Schema<
-  AdvisoryListOptions,
-  Schema.Schema.Encoded<typeof advisoryListQuery>
-> = advisoryListQuery
+export const AdvisoryListQuery: Listing<AdvisoryListOptions, typeof advisoryListQuery> = advisoryListQuery
 
 const entryFilters = {
   types: parameter("type", Repeated, "only entries of these CloudEvent types (repeatable)"),
@@ -151,8 +217,7 @@ const entryFilters = {
 
 const entryListQuery = query({ ...v2, ...entryFilters })
 /** The parameters of the audit trail's list. */
-export const EntryListQuery: Schema.Schema<EntryListOptions, Schema.Schema.Encoded<typeof entryListQuery>> =
-  entryListQuery
+export const EntryListQuery: Listing<EntryListOptions, typeof entryListQuery> = entryListQuery
 
 const watchQuery = query({
   descendantsOf: filters.descendantsOf,
@@ -161,7 +226,7 @@ const watchQuery = query({
   after: parameter("after", Schema.String, "the cursor of the last entry seen (the Last-Event-ID header wins)")
 })
 /** The parameters of the audit trail's watch. */
-export const WatchQuery: Schema.Schema<WatchOptions, Schema.Schema.Encoded<typeof watchQuery>> = watchQuery
+export const WatchQuery: Listing<WatchOptions, typeof watchQuery> = watchQuery
 
 /** The camelCase spellings the server accepts for parameters, and the name each stands for. */
 export const aliases: Readonly<Record<string, string>> = {

@@ -163,12 +163,6 @@ const asQuery = (json: JsonObject) => {
   return query
 }
 
-/** The query parameters a query schema takes, in their documented spelling. */
-const parametersOf = (query: Schema.Schema.AnyNoContext): ReadonlySet<string> => {
-  const ast = Schema.encodedSchema(query).ast
-  return new Set(ast._tag === "TypeLiteral" ? ast.propertySignatures.map((p) => String(p.name)) : [])
-}
-
 /** A list response: the page's items under the plural, the next page token, the counts. */
 const listResponse = <P extends string, A, M>(plural: P, page: Lists.Page<A>, item: (a: A) => M) => ({
   ...({ [plural]: page.items.map(item) } as { readonly [K in P]: Array<M> }),
@@ -209,7 +203,7 @@ const protoJsonOf = <A, I>(resource: { readonly wire: Schema.Schema<A, I>; reado
  * through its v2 wire schema. A request that sets a field the engine has no feature for is refused, naming it. Methods
  * `custom` registers first keep their own mapping; the rest answer `UNIMPLEMENTED`.
  */
-const serveResource = <A, I, Q extends Lists.ListOptions, QI>(
+const serveResource = <A, I, Q extends Lists.ListOptions, QI, S extends Lists.ListOptions>(
   router: ConnectRouter,
   run: Runner,
   resource: {
@@ -218,7 +212,10 @@ const serveResource = <A, I, Q extends Lists.ListOptions, QI>(
     readonly query: Schema.Schema<Q, QI>
     readonly proto: Resources.Proto<I>
   },
-  service: ResourceService.Readable<A, Q> | ResourceService.Writable<A, Q>
+  service:
+    & (ResourceService.Readable<A, Q> | ResourceService.Writable<A, Q>)
+    & ResourceService.Readable<A, S>
+    & ListQuery.ListsExactly<Q, S>
 ) => {
   const { field, fromProto = (json) => json } = resource.proto
   const desc = protos.message(resource.proto.message)
@@ -233,7 +230,7 @@ const serveResource = <A, I, Q extends Lists.ListOptions, QI>(
       ? Effect.succeed(fromProto({ ...given }))
       : Effect.fail(unsupported(`${field}.${refused}`))
   }
-  const parameters = parametersOf(resource.query)
+  const parameters = new Set(ListQuery.parameters(resource.query).map(({ name }) => name))
   const decodeQuery = Schema.decodeUnknown(resource.query)
   const registered = new Set(router.handlers.map((handler) => handler.method))
   const operations = (method: DescMethodUnary): MethodImpl<DescMethodUnary> | undefined => {

@@ -7,6 +7,7 @@
  */
 import { Api, authzenPaths, CurrentPrincipal, UpstreamToken } from "@arbor/api/Api"
 import * as ErrorBody from "@arbor/api/ErrorBody"
+import type * as ListQuery from "@arbor/api/ListQuery"
 import * as Resources from "@arbor/api/Resources"
 import * as Wire from "@arbor/api/Wire"
 import type { Lists, Principal, ResourceService } from "@arbor/core"
@@ -104,11 +105,18 @@ const write = <A>(
 ) => body(request).pipe(Effect.flatMap((input) => asCaller((p) => operation(p, input))), Effect.flatMap(answered))
 
 /** The REST handlers of a resource the caller lists and gets (with the standard list query). */
-const readable = <const Name extends string, A, I, QI extends Resources.Params>(
-  resource: Resources.Readable<Name, A, I, Lists.ListOptions, QI>,
-  service: ResourceService.Readable<A>
+const readable = <
+  const Name extends string,
+  A,
+  I,
+  QI extends Resources.Params,
+  Q extends Lists.ListOptions,
+  S extends Lists.ListOptions
+>(
+  resource: Resources.Readable<Name, A, I, Lists.ListOptions, QI> & { readonly query: Schema.Schema<Q, QI> },
+  service: ResourceService.Readable<A> & ResourceService.Readable<A, S> & ListQuery.ListsExactly<Q, S>
 ) => {
-  const read = readHandlers(resource, service)
+  const read = readHandlers<A, Lists.ListOptions>(resource, service)
   return HttpApiBuilder.group(
     serve(resource.group),
     resource.name,
@@ -127,11 +135,20 @@ const createHandlers = <A>(
 })
 
 /** The REST handlers of a resource the caller also creates and deletes, but never changes. */
-const creatable = <const Name extends string, A, I, QI extends Resources.Params, C, CI>(
-  resource: Resources.Creatable<Name, A, I, Lists.ListOptions, QI, C, CI>,
-  service: ResourceService.Creatable<A>
+const creatable = <
+  const Name extends string,
+  A,
+  I,
+  QI extends Resources.Params,
+  C,
+  CI,
+  Q extends Lists.ListOptions,
+  S extends Lists.ListOptions
+>(
+  resource: Resources.Creatable<Name, A, I, Lists.ListOptions, QI, C, CI> & { readonly query: Schema.Schema<Q, QI> },
+  service: ResourceService.Creatable<A> & ResourceService.Readable<A, S> & ListQuery.ListsExactly<Q, S>
 ) => {
-  const read = readHandlers(resource, service)
+  const read = readHandlers<A, Lists.ListOptions>(resource, service)
   const created = createHandlers(service, read.answered)
   return HttpApiBuilder.group(
     serve(resource.group),
@@ -143,11 +160,20 @@ const creatable = <const Name extends string, A, I, QI extends Resources.Params,
 }
 
 /** The REST handlers of a resource the caller also creates, updates and deletes. */
-const writable = <const Name extends string, A, I, QI extends Resources.Params, C, CI>(
-  resource: Resources.Writable<Name, A, I, Lists.ListOptions, QI, C, CI>,
-  service: ResourceService.Writable<A>
+const writable = <
+  const Name extends string,
+  A,
+  I,
+  QI extends Resources.Params,
+  C,
+  CI,
+  Q extends Lists.ListOptions,
+  S extends Lists.ListOptions
+>(
+  resource: Resources.Writable<Name, A, I, Lists.ListOptions, QI, C, CI> & { readonly query: Schema.Schema<Q, QI> },
+  service: ResourceService.Writable<A> & ResourceService.Readable<A, S> & ListQuery.ListsExactly<Q, S>
 ) => {
-  const read = readHandlers(resource, service)
+  const read = readHandlers<A, Lists.ListOptions>(resource, service)
   const created = createHandlers(service, read.answered)
   return HttpApiBuilder.group(
     serve(resource.group),

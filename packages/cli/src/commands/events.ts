@@ -5,6 +5,7 @@
  */
 import { EventStream, Wire } from "@arbor/api"
 import * as ErrorBody from "@arbor/api/ErrorBody"
+import * as Resources from "@arbor/api/Resources"
 import type { EntryListOptions, WatchOptions } from "@arbor/core/AuditTrail"
 import type * as ChangeLog from "@arbor/core/ChangeLog"
 import type { Subscription } from "@arbor/core/Subscription"
@@ -214,6 +215,7 @@ const subscriptionShape: Output.Shape<Subscription> = {
 }
 
 const subscriptionResource = Resource.make({
+  query: Resources.subscriptions.query,
   shape: subscriptionShape,
   list: (client, urlParams) => client.subscriptions.list({ urlParams }),
   items: (page) => page.subscriptions,

@@ -1,11 +1,9 @@
 /** `arbor images` and `arbor advisories`: the registry's repos (and their READMEs) and tags, and vulnerability advisories. */
 import { Wire } from "@arbor/api"
-import type { AdvisoryListOptions } from "@arbor/core/Advisories"
+import * as Resources from "@arbor/api/Resources"
 import type { Advisory } from "@arbor/core/Advisory"
-import type { ListOptions } from "@arbor/core/Lists"
 import type { Repo } from "@arbor/core/Repo"
 import type { Tag } from "@arbor/core/Tag"
-import type { TagListOptions } from "@arbor/core/Tags"
 import { Args, Command, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -13,7 +11,8 @@ import { readFileSync } from "node:fs"
 import { CommandFailed } from "../Failure.js"
 import * as Help from "../Help.js"
 import type * as Output from "../Output.js"
-import { allPages, common, connect, limit, output, parent, printRows, resolveGroup, time } from "./shared.js"
+import * as Resource from "./iam/resource.js"
+import { common, connect, output, printRows, time } from "./shared.js"
 
 const repoShape: Output.Shape<Repo> = {
   json: Wire.Repo.v2,
@@ -56,24 +55,16 @@ export const images = Command.make("images").pipe(
     Command.make("repos").pipe(
       Command.withDescription("Repos."),
       Help.withSubcommands([
-        Command.make(
-          "list",
-          { ...common, output, limit, parent: parent.pipe(Options.optional) },
-          (flags) =>
-            Effect.gen(function*() {
-              const client = yield* connect(flags)
-              const scope = Option.isSome(flags.parent)
-                ? { descendantsOf: yield* resolveGroup(client, flags.parent.value) }
-                : {}
-              const rows = yield* allPages(
-                (urlParams: ListOptions) => client.repos.list({ urlParams }),
-                (page) => page.repos,
-                { orderBy: "name", ...scope },
-                flags.limit
-              )
-              yield* printRows(rows, repoShape, flags.output)
-            })
-        ).pipe(Command.withDescription("List repos. Example: arbor images repos list --parent acme")),
+        Resource.list(
+          {
+            shape: repoShape,
+            query: Resources.repos.query,
+            list: (client, urlParams) => client.repos.list({ urlParams }),
+            items: (page) => page.repos,
+            order: "name"
+          },
+          "List repos. Example: arbor images repos list --parent acme"
+        ),
         Command.make("readme", { ...common, uid: repoUid }, (flags) =>
           Effect.gen(function*() {
             const client = yield* connect(flags)
@@ -113,21 +104,17 @@ export const images = Command.make("images").pipe(
     Command.make("tags").pipe(
       Command.withDescription("Tags."),
       Help.withSubcommands([
-        Command.make(
-          "list",
-          { ...common, output, limit, repo: Options.text("repo").pipe(Options.withDescription("the repo's uid")) },
-          (flags) =>
-            Effect.gen(function*() {
-              const client = yield* connect(flags)
-              const rows = yield* allPages(
-                (urlParams: TagListOptions) => client.tags.list({ urlParams }),
-                (page) => page.tags,
-                { orderBy: "name", childrenOf: flags.repo },
-                flags.limit
-              )
-              yield* printRows(rows, tagShape, flags.output)
-            })
-        ).pipe(Command.withDescription("List a repo's tags. Example: arbor images tags list --repo <uid>"))
+        Resource.list(
+          {
+            shape: tagShape,
+            query: Resources.tags.query,
+            list: (client, urlParams) => client.tags.list({ urlParams }),
+            items: (page) => page.tags,
+            order: "name"
+          },
+          "List a repo's tags. Example: arbor images tags list --repo <uid>",
+          { flags: { "uidp.children_of": Options.text("repo").pipe(Options.withDescription("the repo's uid")) } }
+        )
       ])
     )
   ])
@@ -137,33 +124,29 @@ export const images = Command.make("images").pipe(
 export const advisories = Command.make("advisories").pipe(
   Command.withDescription("Vulnerability advisories."),
   Help.withSubcommands([
-    Command.make(
-      "list",
+    Resource.list(
       {
-        ...common,
-        output,
-        limit,
-        query: Options.text("query").pipe(
-          Options.withDescription("a part of the package name, id or an alias"),
-          Options.optional
-        ),
-        packageName: Options.text("package").pipe(Options.withDescription("a package name"), Options.optional)
+        shape: advisoryShape,
+        query: Resources.advisories.query,
+        list: (client, urlParams) => client.advisories.list({ urlParams }),
+        items: (page) => page.advisories
       },
-      (flags) =>
-        Effect.gen(function*() {
-          const client = yield* connect(flags)
-          const rows = yield* allPages(
-            (urlParams: AdvisoryListOptions) => client.advisories.list({ urlParams }),
-            (page) => page.advisories,
-            {
-              query: Option.getOrUndefined(flags.query),
-              packageNames: Option.match(flags.packageName, { onNone: () => undefined, onSome: (name) => [name] })
-            },
-            flags.limit
+      "List advisories. Example: arbor advisories list --query openssl",
+      {
+        flags: {
+          query: Options.text("query").pipe(
+            Options.withDescription("a part of the package name, id or an alias"),
+            Options.optional,
+            Options.map(Option.getOrUndefined)
+          ),
+          package_names: Options.text("package").pipe(
+            Options.withDescription("a package name (repeatable)"),
+            Options.repeated,
+            Options.map((names) => (names.length === 0 ? undefined : names))
           )
-          yield* printRows(rows, advisoryShape, flags.output)
-        })
-    ).pipe(Command.withDescription("List advisories. Example: arbor advisories list --query openssl")),
+        }
+      }
+    ),
     Command.make("describe", {
       ...common,
       output,

@@ -3,6 +3,7 @@
  * API client with a valid token, reading every page of a list, and naming a group by uid or path of names.
  */
 import { Api } from "@arbor/api"
+import type * as ListQuery from "@arbor/api/ListQuery"
 import * as Errors from "@arbor/core/Errors"
 import type { ListOptions } from "@arbor/core/Lists"
 import { Args, Options } from "@effect/cli"
@@ -128,6 +129,23 @@ export const resolveGroup = (client: Client, ref: string) =>
     Failure.rememberName(found, ref)
     return found
   })
+
+/** A role by uid, or by name among the roles the caller sees. */
+export const resolveRole = (client: Client, ref: string) =>
+  uidPattern.test(ref)
+    ? Effect.succeed(ref)
+    : Effect.flatMap(client.roles.list({ urlParams: { name: ref } }), (page) =>
+      page.roles.length === 1
+        ? Effect.succeed(page.roles[0]!.uid)
+        : Effect.fail(
+          new Failure.UsageError({
+            message: page.roles.length === 0 ? `no role named ${ref}` : `several roles are named ${ref}; give its uid`
+          })
+        ))
+
+/** What a person typed for a resource of kind `refers` (a uid, a path of names, a role's name), as its uid. */
+export const resolve = (client: Client, refers: ListQuery.Refers, ref: string) =>
+  refers === "group" ? resolveGroup(client, ref) : refers === "role" ? resolveRole(client, ref) : Effect.succeed(ref)
 
 /** An ISO time for a table cell. */
 export const time = (t: { readonly epochMillis: number }) => new Date(t.epochMillis).toISOString()

@@ -1,5 +1,6 @@
 /** `arbor iam account-associations`: the cloud accounts a group trusts, one per group, named by its group. */
 import { Wire } from "@arbor/api"
+import * as Resources from "@arbor/api/Resources"
 import type { AccountAssociation } from "@arbor/core/AccountAssociation"
 import { Args, Command, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
@@ -33,6 +34,7 @@ const associationShape: Output.Shape<AccountAssociation> = {
 }
 
 const associationResource = Resource.make({
+  query: Resources.accountAssociations.query,
   shape: associationShape,
   list: (client, urlParams) => client.accountAssociations.list({ urlParams }),
   items: (page) => page.accountAssociations,

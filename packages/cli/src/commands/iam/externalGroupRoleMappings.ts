@@ -3,6 +3,7 @@
  * for that session only. Never changed: delete one and create another.
  */
 import { Wire } from "@arbor/api"
+import * as Resources from "@arbor/api/Resources"
 import type { ExternalGroupRoleMapping } from "@arbor/core/ExternalGroupRoleMapping"
 import type { MappingListOptions } from "@arbor/core/ExternalGroupRoleMappings"
 import { Command, Options } from "@effect/cli"
@@ -10,9 +11,8 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Help from "../../Help.js"
 import type * as Output from "../../Output.js"
-import { common, connect, given, limit, output, printRows, resolveGroup, time } from "../shared.js"
+import { common, connect, given, output, printRows, resolveGroup, resolveRole, time } from "../shared.js"
 import * as Resource from "./resource.js"
-import { resolveRole } from "./roles.js"
 
 const mappingShape: Output.Shape<ExternalGroupRoleMapping> = {
   json: Wire.ExternalGroupRoleMapping,
@@ -27,6 +27,7 @@ const mappingShape: Output.Shape<ExternalGroupRoleMapping> = {
 }
 
 const mappingResource = Resource.make({
+  query: Resources.externalGroupRoleMappings.query,
   shape: mappingShape,
   list: (client, urlParams: MappingListOptions) => client.externalGroupRoleMappings.list({ urlParams }),
   items: (page) => page.externalGroupRoleMappings,
@@ -43,23 +44,11 @@ export const externalGroupRoleMappings = Command.make("external-group-role-mappi
     "External group role mappings: an identity provider's groups given a role at each sign-in, for that session."
   ),
   Help.withSubcommands([
-    Command.make(
-      "list",
-      { ...common, output, limit, provider: provider.pipe(Options.optional) },
-      (flags) =>
-        Effect.gen(function*() {
-          const client = yield* connect(flags)
-          const rows = yield* Resource.pages(
-            mappingResource,
-            client,
-            { identityProviderUid: Option.getOrUndefined(flags.provider) },
-            flags.limit
-          )
-          yield* printRows(rows, mappingShape, flags.output)
-        })
-    ).pipe(Command.withDescription(
-      "List group mappings, of one provider when given. Example: arbor iam external-group-role-mappings list --provider <uid>"
-    )),
+    Resource.list(
+      mappingResource,
+      "List group mappings, of one provider when given. Example: arbor iam external-group-role-mappings list --provider <uid>",
+      { flags: { identity_provider_uid: provider.pipe(Options.optional, Options.map(Option.getOrUndefined)) } }
+    ),
     Command.make(
       "create",
       {

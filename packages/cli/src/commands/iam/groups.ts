@@ -1,5 +1,6 @@
 /** `arbor iam organizations` and `arbor iam folders`: the hierarchy's groups, named by uid or path of names. */
 import { Wire } from "@arbor/api"
+import * as Resources from "@arbor/api/Resources"
 import type { Group } from "@arbor/core/Group"
 import { Args, Command, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
@@ -36,6 +37,7 @@ const groupShape: Output.Shape<Group> = {
 const groupRef = { name: "group", description: "its uid, or its path of names", resolve: resolveGroup }
 
 const groups = Resource.make({
+  query: Resources.groups.query,
   shape: groupShape,
   list: (client, urlParams) => client.groups.list({ urlParams }),
   items: (page) => page.groups,
@@ -50,7 +52,7 @@ export const organizations = Command.make("organizations").pipe(
   Command.withDescription("Organizations: the roots of the hierarchy."),
   Help.withSubcommands([
     Resource.list(groups, "List the organizations you can see. Example: arbor iam organizations list", {
-      inRoot: true
+      fixed: { inRoot: true }
     }),
     Command.make(
       "create",

@@ -3,6 +3,7 @@
  * match from flags, checked before anything is sent.
  */
 import { Wire } from "@arbor/api"
+import * as Resources from "@arbor/api/Resources"
 import type { Identity } from "@arbor/core/Identity"
 import type { IdentityMetadata } from "@arbor/core/IdentityMetadata"
 import { Args, Command, Options } from "@effect/cli"
@@ -16,7 +17,6 @@ import {
   connect,
   description,
   given,
-  limit,
   nameArg,
   output,
   parent,
@@ -209,6 +209,7 @@ const relationshipTypes = {
 } as const
 
 const identityResource = Resource.make({
+  query: Resources.identities.query,
   shape: identityShape,
   list: (client, urlParams) => client.identities.list({ urlParams }),
   items: (page) => page.identities,
@@ -222,34 +223,17 @@ const identityResource = Resource.make({
 export const identities = Command.make("identities").pipe(
   Command.withDescription("Identities: what workloads and people are, assumed through their tokens' claims."),
   Help.withSubcommands([
-    Command.make(
-      "list",
-      {
-        ...common,
-        output,
-        limit,
-        parent: Resource.below,
-        kind: Options.choice("kind", ["claim-match", "static"]).pipe(
+    Resource.list(identityResource, "List identities. Example: arbor iam identities list --parent acme --kind static", {
+      flags: {
+        relationship_type: Options.choice("kind", ["claim-match", "static"]).pipe(
           Options.withDescription(
             "only identities assumed through claims (claim-match) or holding static keys (static)"
           ),
-          Options.optional
+          Options.optional,
+          Options.map((kind) => Option.getOrUndefined(Option.map(kind, (k) => relationshipTypes[k])))
         )
-      },
-      (flags) =>
-        Effect.gen(function*() {
-          const client = yield* connect(flags)
-          const options = {
-            descendantsOf: Option.isSome(flags.parent) ? yield* resolveGroup(client, flags.parent.value) : undefined,
-            relationshipType: Option.getOrUndefined(Option.map(flags.kind, (kind) => relationshipTypes[kind]))
-          }
-          yield* printRows(
-            yield* Resource.pages(identityResource, client, options, flags.limit),
-            identityShape,
-            flags.output
-          )
-        })
-    ).pipe(Command.withDescription("List identities. Example: arbor iam identities list --parent acme --kind static")),
+      }
+    }),
     Command.make("create").pipe(
       Command.withDescription("Create an identity that a workload's tokens assume."),
       Help.withSubcommands([

@@ -1,5 +1,6 @@
 /** `arbor iam identity-providers`: an organization's own OpenID provider for its people. */
 import { Wire } from "@arbor/api"
+import * as Resources from "@arbor/api/Resources"
 import type { IdentityProvider } from "@arbor/core/IdentityProvider"
 import { Command, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
@@ -7,9 +8,19 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Help from "../../Help.js"
 import type * as Output from "../../Output.js"
-import { common, connect, description, given, nameArg, output, parent, printRows, resolveGroup } from "../shared.js"
+import {
+  common,
+  connect,
+  description,
+  given,
+  nameArg,
+  output,
+  parent,
+  printRows,
+  resolveGroup,
+  resolveRole
+} from "../shared.js"
 import * as Resource from "./resource.js"
-import { resolveRole } from "./roles.js"
 import { scim } from "./scim.js"
 
 const providerShape: Output.Shape<IdentityProvider> = {
@@ -24,6 +35,7 @@ const providerShape: Output.Shape<IdentityProvider> = {
 }
 
 const providerResource = Resource.make({
+  query: Resources.identityProviders.query,
   shape: providerShape,
   list: (client, urlParams) => client.identityProviders.list({ urlParams }),
   items: (page) => page.identityProviders,

@@ -1,14 +1,14 @@
 /** `arbor iam invites`: codes that bind whoever signs in with them to a role in a group. */
 import { Wire } from "@arbor/api"
+import * as Resources from "@arbor/api/Resources"
 import type { GroupInvite } from "@arbor/core/GroupInvite"
 import { Command, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Help from "../../Help.js"
 import type * as Output from "../../Output.js"
-import { common, connect, given, output, parent, print, printRows, resolveGroup, time } from "../shared.js"
+import { common, connect, given, output, parent, print, printRows, resolveGroup, resolveRole, time } from "../shared.js"
 import * as Resource from "./resource.js"
-import { resolveRole } from "./roles.js"
 
 const inviteShape: Output.Shape<GroupInvite> = {
   json: Wire.GroupInvite.v2,
@@ -22,6 +22,7 @@ const inviteShape: Output.Shape<GroupInvite> = {
 }
 
 const inviteResource = Resource.make({
+  query: Resources.groupInvites.query,
   shape: inviteShape,
   list: (client, urlParams) => client.groupInvites.list({ urlParams }),
   items: (page) => page.groupInvites,

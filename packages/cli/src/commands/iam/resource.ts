@@ -1,14 +1,18 @@
 /**
- * The commands every kind of resource has, from one factory: `list` (every page the caller sees, below `--parent`
- * when given), `describe` (one, in full) and `delete`. A resource is named by its uid, or by whatever its `ref`
- * resolves (a group's path of names, a role's name).
+ * The commands every kind of resource has, from one factory: `list` (every page the caller sees, filtered by a flag
+ * for each filter its list's declared query takes), `describe` (one, in full) and `delete`. A resource is named by
+ * its uid, or by whatever its `ref` resolves (a group's path of names, a role's name).
  */
+import * as ListQuery from "@arbor/api/ListQuery"
 import type { ListOptions } from "@arbor/core/Lists"
 import { Args, Command, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import { UsageError } from "../../Failure.js"
 import type * as Output from "../../Output.js"
-import { allPages, type Client, common, connect, limit, output, parent, printRows, resolveGroup } from "../shared.js"
+import { allPages, type Client, common, connect, limit, output, printRows, resolve } from "../shared.js"
 
 /** The argument that names one resource, and how it becomes a uid. */
 export interface Ref<E> {
@@ -24,38 +28,51 @@ export const byUid = (singular: string): Ref<never> => ({
   resolve: (_, uid) => Effect.succeed(uid)
 })
 
-/** How the commands reach one kind of resource. */
-export interface Resource<A extends { readonly uid: string }, P, E, R = never, O extends ListOptions = ListOptions> {
+/** How `list` reaches one kind of resource. */
+export interface Listing<
+  A extends { readonly uid: string },
+  P,
+  E,
+  O extends ListOptions = ListOptions,
+  QI = unknown
+> {
   readonly shape: Output.Shape<A>
+  /** The query its list takes, as the API declares it (`@arbor/api/Resources`): `list`'s flags come from it. */
+  readonly query: Schema.Schema<O, QI>
   readonly list: (client: Client, options: O) => Effect.Effect<P, E>
   readonly items: (page: P) => ReadonlyArray<A>
   /** The order of `list` (by uid when absent). */
   readonly order?: string
+}
+
+/** How the commands reach one kind of resource. */
+export interface Resource<
+  A extends { readonly uid: string },
+  P,
+  E,
+  R = never,
+  O extends ListOptions = ListOptions,
+  QI = unknown
+> extends Listing<A, P, E, O, QI> {
   readonly get: (client: Client, uid: string) => Effect.Effect<A, E>
   readonly delete: (client: Client, uid: string) => Effect.Effect<void, E>
   readonly ref: Ref<R>
 }
 
 /** A resource's commands' view of it, its types inferred from the functions given. */
-export const make = <A extends { readonly uid: string }, P, E, R = never, O extends ListOptions = ListOptions>(
-  resource: Resource<A, P, E, R, O>
+export const make = <A extends { readonly uid: string }, P, E, R, O extends ListOptions, QI>(
+  resource: Resource<A, P, E, R, O, QI>
 ) => resource
-
-/** `--parent` of `list`: only what lies below that group. */
-export const below = parent.pipe(
-  Options.withDescription("only those below this group (a uid or a path of names)"),
-  Options.optional
-)
 
 /** Every page of `resource`'s list with `options`, in `resource.order`, up to `max` items. */
 export const pages = <
   A extends { readonly uid: string },
   P extends { readonly nextPageToken?: string | undefined },
   E,
-  R,
-  O extends ListOptions
+  O extends ListOptions,
+  QI
 >(
-  resource: Resource<A, P, E, R, O>,
+  resource: Listing<A, P, E, O, QI>,
   client: Client,
   options: O,
   max: Option.Option<number>
@@ -68,42 +85,107 @@ export const pages = <
   )
 
 /**
- * `list`: every page, in `resource.order`, of those `filter` selects (all the caller sees when absent) and, unless
- * `filter` is given, below `--parent`.
+ * The flag of a list parameter: its name without `uidp.`, dashed (`--children-of`), but `--parent` for what lies below
+ * a group, as where a command creates.
+ */
+export const flagName = (parameter: string) =>
+  parameter === "uidp.descendants_of" ? "parent" : parameter.replace(/^uidp\./, "").replaceAll("_", "-")
+
+/** How a person names what a parameter refers to. */
+const naming: Record<ListQuery.Refers, string> = {
+  group: "a uid or a path of names",
+  role: "its uid or name",
+  identity: "its uid"
+}
+
+/** A list parameter's flag: what was given, as the parameter's text (or texts), or undefined. */
+const flagOf = (parameter: ListQuery.Parameter): Options.Options<string | ReadonlyArray<string> | undefined> => {
+  const name = flagName(parameter.name)
+  const text = parameter.refers === undefined
+    ? parameter.description
+    : parameter.description.replace("its uid", naming[parameter.refers])
+  switch (parameter.kind) {
+    case "flag":
+      return Options.boolean(name).pipe(
+        Options.withDescription(text),
+        Options.map((given) => (given ? "true" : undefined))
+      )
+    case "repeated":
+      return Options.text(name).pipe(
+        Options.withDescription(text),
+        Options.repeated,
+        Options.map((values) => (values.length === 0 ? undefined : values))
+      )
+    default:
+      return Options.text(name).pipe(
+        Options.withDescription(text),
+        Options.optional,
+        Options.map(Option.getOrUndefined)
+      )
+  }
+}
+
+/**
+ * `list`: every page, in `resource.order`, of those `fixed` selects and the flags given select. Each filter of the
+ * resource's declared query is a flag (paging excepted: the command reads every page, up to `--limit`), a name typed
+ * for a group or a role is resolved to its uid, and the query's schema decodes the rest, as the server would.
  */
 export const list = <
   A extends { readonly uid: string },
   P extends { readonly nextPageToken?: string | undefined },
   E,
-  R
+  O extends ListOptions,
+  QI
 >(
-  resource: Resource<A, P, E, R>,
+  resource: Listing<A, P, E, O, QI>,
   description: string,
-  filter?: ListOptions
+  { fixed = {}, flags = {} }: {
+    /** Options every listing sets: no flag is offered for them. */
+    readonly fixed?: Partial<O>
+    /** A flag of the command's own for a parameter (by its wire name), in a person's words. */
+    readonly flags?: Readonly<Record<string, Options.Options<string | ReadonlyArray<string> | undefined>>>
+  } = {}
 ) => {
-  const run = (client: Client, options: ListOptions, max: Option.Option<number>) =>
-    pages(resource, client, options, max)
-  return filter === undefined
-    ? Command.make("list", { ...common, output, limit, parent: below }, (flags) =>
-      Effect.gen(function*() {
-        const client = yield* connect(flags)
-        const scope: ListOptions = Option.isSome(flags.parent)
-          ? { descendantsOf: yield* resolveGroup(client, flags.parent.value) }
-          : {}
-        yield* printRows(yield* run(client, scope, flags.limit), resource.shape, flags.output)
-      })).pipe(Command.withDescription(description))
-    : Command.make("list", { ...common, output, limit }, (flags) =>
-      Effect.gen(function*() {
-        const client = yield* connect(flags)
-        yield* printRows(yield* run(client, filter, flags.limit), resource.shape, flags.output)
-      })).pipe(Command.withDescription(description))
+  const offered = ListQuery.parameters(resource.query).filter(({ key, name }) =>
+    !ListQuery.pagingParameters.has(name) && !(key in fixed)
+  )
+  const filters = Options.all(
+    Object.fromEntries(offered.map((parameter) => [parameter.name, flags[parameter.name] ?? flagOf(parameter)]))
+  )
+  const decode = Schema.decodeUnknown(resource.query)
+  return Command.make("list", { ...common, output, limit, filters }, (given) =>
+    Effect.gen(function*() {
+      const client = yield* connect(given)
+      const query: Record<string, string | ReadonlyArray<string>> = {}
+      for (const parameter of offered) {
+        const value = given.filters[parameter.name]
+        if (value === undefined) continue
+        query[parameter.name] = parameter.refers !== undefined && typeof value === "string"
+          ? yield* resolve(client, parameter.refers, value)
+          : value
+      }
+      const options = yield* decode(query).pipe(
+        Effect.mapError((error) =>
+          new UsageError({
+            message: ParseResult.ArrayFormatter.formatErrorSync(error).map(({ message, path }) =>
+              `--${flagName(String(path[0] ?? ""))}: ${message}`
+            ).join("; ")
+          })
+        )
+      )
+      yield* printRows(
+        yield* pages(resource, client, { ...options, ...fixed }, given.limit),
+        resource.shape,
+        given.output
+      )
+    })).pipe(Command.withDescription(description))
 }
 
 const refArg = <R>(ref: Ref<R>) => Args.text({ name: ref.name }).pipe(Args.withDescription(ref.description))
 
 /** `describe <ref>`: one resource, every column. */
-export const describe = <A extends { readonly uid: string }, P, E, R>(
-  resource: Resource<A, P, E, R>,
+export const describe = <A extends { readonly uid: string }, P, E, R, O extends ListOptions, QI>(
+  resource: Resource<A, P, E, R, O, QI>,
   description: string
 ) =>
   Command.make("describe", { ...common, output, ref: refArg(resource.ref) }, (flags) =>
@@ -114,8 +196,8 @@ export const describe = <A extends { readonly uid: string }, P, E, R>(
     })).pipe(Command.withDescription(description))
 
 /** `delete <ref>`. */
-export const remove = <A extends { readonly uid: string }, P, E, R>(
-  resource: Resource<A, P, E, R>,
+export const remove = <A extends { readonly uid: string }, P, E, R, O extends ListOptions, QI>(
+  resource: Resource<A, P, E, R, O, QI>,
   description: string
 ) =>
   Command.make("delete", { ...common, ref: refArg(resource.ref) }, (flags) =>

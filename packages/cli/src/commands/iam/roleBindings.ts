@@ -1,14 +1,13 @@
 /** `arbor iam role-bindings`: an identity holding a role in a group and everything below it. */
 import { Wire } from "@arbor/api"
+import * as Resources from "@arbor/api/Resources"
 import type { RoleBinding } from "@arbor/core/RoleBinding"
 import { Command, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as Help from "../../Help.js"
 import type * as Output from "../../Output.js"
-import { common, connect, limit, output, parent, printRows, resolveGroup } from "../shared.js"
+import { common, connect, output, parent, printRows, resolveGroup, resolveRole } from "../shared.js"
 import * as Resource from "./resource.js"
-import { resolveRole } from "./roles.js"
 
 const bindingShape: Output.Shape<RoleBinding> = {
   json: Wire.RoleBinding.v2,
@@ -22,6 +21,7 @@ const bindingShape: Output.Shape<RoleBinding> = {
 }
 
 const bindingResource = Resource.make({
+  query: Resources.roleBindings.query,
   shape: bindingShape,
   list: (client, urlParams) => client.roleBindings.list({ urlParams }),
   items: (page) => page.roleBindings,
@@ -34,47 +34,9 @@ const bindingResource = Resource.make({
 export const roleBindings = Command.make("role-bindings").pipe(
   Command.withDescription("Role bindings: an identity holding a role in a group and everything below it."),
   Help.withSubcommands([
-    Command.make(
-      "list",
-      {
-        ...common,
-        output,
-        limit,
-        parent: Resource.below,
-        identity: Options.text("identity").pipe(
-          Options.withDescription("only the bindings of this identity (its uid)"),
-          Options.optional
-        ),
-        role: Options.text("role").pipe(
-          Options.withDescription("only the bindings of this role (its uid or name)"),
-          Options.optional
-        ),
-        group: Options.text("group").pipe(
-          Options.withDescription("only the bindings made in this group, not below it (a uid or a path of names)"),
-          Options.optional
-        )
-      },
-      (flags) =>
-        Effect.gen(function*() {
-          const client = yield* connect(flags)
-          const given = <A, E>(option: Option.Option<string>, resolve: (ref: string) => Effect.Effect<A, E>) =>
-            Option.match(option, { onNone: () => Effect.succeed(undefined), onSome: resolve })
-          const options = {
-            descendantsOf: yield* given(flags.parent, (ref) => resolveGroup(client, ref)),
-            identity: Option.getOrUndefined(flags.identity),
-            role: yield* given(flags.role, (ref) => resolveRole(client, ref)),
-            group: yield* given(flags.group, (ref) => resolveGroup(client, ref))
-          }
-          yield* printRows(
-            yield* Resource.pages(bindingResource, client, options, flags.limit),
-            bindingShape,
-            flags.output
-          )
-        })
-    ).pipe(
-      Command.withDescription(
-        "List role bindings: which roles an identity holds, who holds a role. Example: arbor iam role-bindings list --identity <uid> --role owner"
-      )
+    Resource.list(
+      bindingResource,
+      "List role bindings: which roles an identity holds, who holds a role. Example: arbor iam role-bindings list --identity <uid> --role owner"
     ),
     Command.make(
       "create",

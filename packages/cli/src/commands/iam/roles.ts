@@ -1,5 +1,6 @@
 /** `arbor iam roles`: named sets of capabilities, named by uid or by name. */
 import { Wire } from "@arbor/api"
+import * as Resources from "@arbor/api/Resources"
 import * as Capability from "@arbor/core/Capability"
 import type { Role } from "@arbor/core/Role"
 import { Command, Options } from "@effect/cli"
@@ -8,7 +9,6 @@ import { UsageError } from "../../Failure.js"
 import * as Help from "../../Help.js"
 import type * as Output from "../../Output.js"
 import {
-  type Client,
   common,
   connect,
   description,
@@ -18,7 +18,8 @@ import {
   parent,
   print,
   printRows,
-  resolveGroup
+  resolveGroup,
+  resolveRole
 } from "../shared.js"
 import * as Resource from "./resource.js"
 
@@ -32,20 +33,8 @@ const roleShape: Output.Shape<Role> = {
   ]
 }
 
-/** A role by uid, or by name among the roles the caller sees. */
-export const resolveRole = (client: Client, ref: string) =>
-  /^[0-9a-f]{40}(\/[0-9a-f]{16})*$/.test(ref)
-    ? Effect.succeed(ref)
-    : Effect.flatMap(client.roles.list({ urlParams: { name: ref } }), (page) =>
-      page.roles.length === 1
-        ? Effect.succeed(page.roles[0]!.uid)
-        : Effect.fail(
-          new UsageError({
-            message: page.roles.length === 0 ? `no role named ${ref}` : `several roles are named ${ref}; give its uid`
-          })
-        ))
-
 const roleResource = Resource.make({
+  query: Resources.roles.query,
   shape: roleShape,
   list: (client, urlParams) => client.roles.list({ urlParams }),
   items: (page) => page.roles,
