@@ -85,10 +85,6 @@ const cpuMillis = (pid: number, children = false) => {
   return (own + (children ? Number(fields[13]) + Number(fields[14]) : 0)) * 10
 }
 
-/** The resident memory of process `pid`, in megabytes. */
-const residentMegabytes = (pid: number) =>
-  Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024
-
 /**
  * The CPU time of a PostgreSQL server (milliseconds): its postmaster's, that of its processes now running and that of
  * those that have ended.
@@ -223,6 +219,25 @@ const storeOperations = async (at: Deployment) => {
 }
 
 /**
+ * The servers' V8 heap in use, in megabytes: the least of three scrapes a second apart, so that garbage not yet
+ * collected weighs little beside what stays live.
+ */
+const heapMegabytes = async (at: Deployment) => {
+  const samples: Array<number> = []
+  for (let i = 0; i < 3; i++) {
+    if (i > 0) await sleep(1_000)
+    let sum = 0
+    for (const { base } of at.servers) {
+      const line = (await (await fetch(`${base}/metrics`)).text()).split("\n")
+        .find((l) => l.startsWith("arbor_process_heap_used_bytes"))
+      sum += Number(line?.split(" ").at(-1) ?? Number.NaN) / 1024 / 1024
+    }
+    samples.push(sum)
+  }
+  return Math.min(...samples)
+}
+
+/**
  * Waits until the servers' store operations a second, over 2 s, are no more than `perSecond` (plus 5): the workers of
  * subscriptions just created have had their first look. How long it took, in seconds (at most `limit`).
  */
@@ -254,7 +269,7 @@ const idleCost = async (at: Deployment, seconds: number) => {
     servers,
     store: storeShare,
     perSecond: (await storeOperations(at) - operations) / (elapsed / 1000),
-    resident: at.servers.reduce((sum, { child }) => sum + residentMegabytes(child.pid!), 0)
+    heap: await heapMegabytes(at)
   }
 }
 
@@ -291,11 +306,11 @@ const idle = async (at: Deployment, sink: Sink, count: number, seconds: number) 
   return { none, many, createRate, settledAfter }
 }
 
-/** The servers' resident memory, per subscription, that `count` idle subscriptions added. */
+/** The servers' heap, per subscription, that `count` idle subscriptions added. */
 const perSubscriptionKilobytes = (
-  quiet: { readonly none: { readonly resident: number }; readonly many: { readonly resident: number } },
+  quiet: { readonly none: { readonly heap: number }; readonly many: { readonly heap: number } },
   count: number
-) => (quiet.many.resident - quiet.none.resident) * 1024 / count
+) => (quiet.many.heap - quiet.none.heap) * 1024 / count
 
 const percent = (share: number) => `${(share * 100).toFixed(1)}%`
 
@@ -529,10 +544,10 @@ export const run = async (scale: number): Promise<string> => {
         target: "< 2% of a core",
         met: quiet.many.servers < 0.02
       }, {
-        // What stays resident for each: its worker, its gauge; a leak per subscription shows here.
-        name: `${at.name}: resident memory per idle subscription (${idleCount} beside none)`,
-        value: `${perSubscriptionKilobytes(quiet, idleCount).toFixed(1)} KB (${quiet.many.resident.toFixed(0)} MB, ` +
-          `${quiet.none.resident.toFixed(0)} MB)`,
+        // What stays live for each: its worker, its gauge; a leak per subscription shows here.
+        name: `${at.name}: heap per idle subscription (${idleCount} beside none)`,
+        value: `${perSubscriptionKilobytes(quiet, idleCount).toFixed(1)} KB (${quiet.many.heap.toFixed(0)} MB, ` +
+          `${quiet.none.heap.toFixed(0)} MB)`,
         target: "< 50 KB",
         met: perSubscriptionKilobytes(quiet, idleCount) < 50
       }])

@@ -38,5 +38,14 @@ describe("model-based suite", () => {
       const steps = [...shrunk].map(String)
       assert.isAtMost(steps.length, 3, String(shrunk))
       assert.isTrue(steps.some((step) => step.startsWith("Unbind")), String(shrunk))
+      // The counterexample reads in names, and its failure says which check of which list, page and options failed.
+      const unbind = steps.find((step) => step.startsWith("Unbind"))!
+      assert.match(unbind, /\(binding [a-z/]+ → [a-z ]+ at [a-z/]+\)$/)
+      const failure = String(result.errorInstance)
+      assert.include(failure, unbind)
+      assert.match(
+        failure,
+        /lists \w+.*, page \d+ \(page_size \d+, skip \d+.*\): (the page's items|skipped|totalCount|a nextPageToken)|gained|at [a-z/]+ /
+      )
     }), { timeout: 300_000 })
 })

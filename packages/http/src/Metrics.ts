@@ -60,6 +60,18 @@ export const openConnections = Metric.gauge("arbor_open_connections", {
   description: "client connections open now, HTTP/1.1 and HTTP/2"
 })
 
+/** The process's memory, read when scraped: its V8 heap in use, and what it holds resident. */
+const heapUsed = Metric.gauge("arbor_process_heap_used_bytes", {
+  description: "the V8 heap in use (live objects and garbage not yet collected), read when scraped"
+})
+const resident = Metric.gauge("arbor_process_resident_memory_bytes", {
+  description: "the process's resident memory, read when scraped"
+})
+const readMemory = Effect.suspend(() => {
+  const { heapUsed: used, rss } = process.memoryUsage()
+  return Effect.zipRight(Metric.set(heapUsed, used), Metric.set(resident, rss))
+})
+
 /** The route templates of the API and the server's own pages, by method: the only `route` labels there are. */
 const templates = (() => {
   const known = new Set<string>()
@@ -233,6 +245,7 @@ export const layer = (token: Redacted.Redacted | undefined, clientAddressHeader:
       router.get(
         path,
         admitted(token, clientAddressHeader).pipe(
+          Effect.zipRight(readMemory),
           Effect.zipRight(Effect.promise(() => exporter.collect())),
           Effect.map(({ resourceMetrics }) =>
             HttpServerResponse.text(serializer.serialize(resourceMetrics), {

@@ -1,0 +1,217 @@
+/**
+ * The model suite's checks after every command (callers' lists, every capability check, the canary), and how a
+ * command's outcome is compared with the model's prediction.
+ */
+import { assert } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import type {
+  AccountAssociations,
+  Authorization,
+  GroupInvites,
+  Groups,
+  Identities,
+  IdentityProviders,
+  Repos,
+  RoleBindings,
+  Roles,
+  Tags
+} from "../../index.js"
+import { Principal, Role } from "../../index.js"
+import type { ListOptions } from "../../Lists.js"
+import * as Uid from "../../Uid.js"
+import { type Actor, actors, type Cap, type Kind, type Model, orders, roleCaps, sortModel } from "./model.js"
+
+/** Small deterministic generator for page sizes and skips. */
+export const lcg = (seed: number) => {
+  let s = seed >>> 0
+  return (n: number) => {
+    s = (Math.imul(s, 1103515245) + 12345) >>> 0
+    return (s >>> 8) % n
+  }
+}
+
+/** The engine under test, the fixtures every run starts from, and how to run an operation on it. */
+export interface Real {
+  readonly groups: Groups.Groups
+  readonly identities: Identities.Identities
+  readonly roles: Roles.Roles
+  readonly bindings: RoleBindings.RoleBindings
+  readonly repos: Repos.Repos
+  readonly tags: Tags.Tags
+  readonly providers: IdentityProviders.IdentityProviders
+  readonly invites: GroupInvites.GroupInvites
+  readonly associations: AccountAssociations.AccountAssociations
+  readonly authorization: Authorization.Authorization
+  /** A group that does not exist, below the first organization. */
+  readonly missing: string
+  readonly canary: string
+  readonly run: <A>(effect: Effect.Effect<A>) => Promise<A>
+}
+
+export const principalOf = (model: Model, actor: Actor) =>
+  actor === "system" ? Principal.system : Principal.identity(model.actorUid.get(actor) as Uid.Uid)
+
+/** Runs the real operation and compares its outcome with the model's prediction; on success, updates the model. */
+export const expect = <A>(
+  label: string,
+  predicted: string,
+  operation: Effect.Effect<A, { readonly _tag: string }>,
+  apply: (a: A) => void = () => {}
+) =>
+  Effect.gen(function*() {
+    const exit = yield* Effect.exit(operation)
+    const actual = Exit.match(exit, {
+      onSuccess: () => "ok",
+      onFailure: (cause) => cause._tag === "Fail" ? cause.error._tag : `defect ${String(cause)}`
+    })
+    assert.strictEqual(actual, predicted, label)
+    if (Exit.isSuccess(exit)) apply(exit.value)
+  })
+
+/** What each actor can do through every identity it can assume. */
+export const reach = (model: Model, real: Real) =>
+  Effect.gen(function*() {
+    const byActor = new Map<Actor, Array<Authorization.Grants>>()
+    for (const [uid, actor] of model.controller) {
+      if (actor === "system" || !model.entities.has(uid)) continue
+      const grants = yield* real.authorization.grants(Principal.identity(uid as Uid.Uid))
+      byActor.set(actor, [...(byActor.get(actor) ?? []), grants])
+    }
+    return byActor
+  })
+
+export const reaches = (r: Map<Actor, Array<Authorization.Grants>>, actor: Actor, cap: Cap, group: string) =>
+  (r.get(actor) ?? []).some((g) => g.holds(cap, group))
+
+/** (a) Callers' lists, paged to the end with random page sizes and skips: a random third of the (caller, kind) pairs. */
+export const checkLists = (model: Model, real: Real, label: string, seed: number) =>
+  Effect.gen(function*() {
+    const random = lcg(seed)
+    const groupsNow = model.of("group").map((g) => g.uid)
+    for (const actor of actors) {
+      for (const kind of kinds) {
+        if (random(3) !== 0) continue
+        const filterPick = random(4)
+        const target = groupsNow[random(groupsNow.length)]!
+        const options: ListOptions = {
+          orderBy: orders[kind][random(orders[kind].length)]!,
+          ...(filterPick === 1 ? { descendantsOf: target } : filterPick === 2 ? { childrenOf: target } : {})
+        }
+        const expected = sortModel(
+          model.of(kind).filter((e) =>
+            model.visible(actor, e) &&
+            (options.descendantsOf === undefined || Uid.isAncestor(options.descendantsOf, e.uid)) &&
+            (options.childrenOf === undefined || e.parent === options.childrenOf)
+          ),
+          options.orderBy!
+        ).map((e) => e.uid)
+        let position = 0
+        let pageToken: string | undefined
+        const seen: Array<string> = []
+        for (let pages = 0; pages < 50; pages++) {
+          const pageSize = 1 + random(6)
+          const skip = random(4) === 0 ? random(3) : 0
+          const page = yield* listOf(real, kind)(principalOf(model, actor), { ...options, pageSize, skip, pageToken })
+          const skipped = Math.min(skip, expected.length - position)
+          position += skipped
+          const items = expected.slice(position, position + pageSize)
+          position += items.length
+          const scope = options.descendantsOf !== undefined
+            ? ` below ${model.nameOf(options.descendantsOf)}`
+            : options.childrenOf !== undefined
+            ? ` in ${model.nameOf(options.childrenOf)}`
+            : ""
+          const where = `${label} / ${actor} lists ${kind}${scope} by ${options.orderBy}, page ${pages + 1} ` +
+            `(page_size ${pageSize}, skip ${skip}${pageToken === undefined ? "" : ", after the previous page"})`
+          const named = (uids: ReadonlyArray<string>) => uids.map((uid) => `${model.nameOf(uid)} ${uid}`)
+          assert.deepStrictEqual(named(page.items.map((i) => i.uid)), named(items), `${where}: the page's items`)
+          assert.strictEqual(page.skipped, skipped, `${where}: skipped`)
+          assert.strictEqual(page.totalCount, expected.length, `${where}: totalCount`)
+          assert.strictEqual(
+            page.nextPageToken !== undefined,
+            position < expected.length,
+            `${where}: a nextPageToken ${position < expected.length ? "while items remain" : "after the last item"}`
+          )
+          seen.push(...page.items.map((i) => i.uid))
+          pageToken = page.nextPageToken
+          if (pageToken === undefined) break
+        }
+        assert.strictEqual(new Set(seen).size, seen.length, `${label} / ${actor} lists ${kind}: no item twice`)
+      }
+    }
+  }).pipe(Effect.orDie)
+
+export const kinds = [
+  "group",
+  "identity",
+  "role",
+  "binding",
+  "repo",
+  "tag",
+  "provider",
+  "invite",
+  "association"
+] as const
+
+/** The list operation of a kind of resource. */
+export const listOf = (real: Real, kind: Kind) =>
+(principal: Principal.Principal, options: ListOptions): Effect.Effect<
+  {
+    readonly items: ReadonlyArray<{ readonly uid: string }>
+    readonly nextPageToken?: string | undefined
+    readonly totalCount: number
+    readonly skipped: number
+  },
+  { readonly _tag: string }
+> => {
+  switch (kind) {
+    case "group":
+      return real.groups.list(principal, options)
+    case "identity":
+      return real.identities.list(principal, options)
+    case "role":
+      return real.roles.list(principal, options)
+    case "binding":
+      return real.bindings.list(principal, options)
+    case "repo":
+      return real.repos.list(principal, options)
+    case "tag":
+      return real.tags.list(principal, options)
+    case "provider":
+      return real.providers.list(principal, options)
+    case "invite":
+      return real.invites.list(principal, options)
+    case "association":
+      return real.associations.list(principal, options)
+  }
+}
+
+/** (b) Every capability check, at every group and at a group that does not exist. */
+export const checkCapabilities = (model: Model, real: Real, label: string) =>
+  Effect.gen(function*() {
+    const groupsNow = model.of("group").map((g) => g.uid)
+    for (const actor of actors) {
+      const grants = yield* real.authorization.grants(principalOf(model, actor))
+      for (const group of [...groupsNow, real.missing]) {
+        for (const cap of roleCaps) {
+          assert.strictEqual(
+            grants.holds(cap, group),
+            model.holds(actor, cap, group),
+            `${label} / ${actor} ${cap} at ${model.nameOf(group)} ${group}`
+          )
+        }
+      }
+    }
+  }).pipe(Effect.orDie)
+
+/** (c) The canary: nothing beyond the built-in roles, ever. */
+export const checkCanary = (real: Real) =>
+  Effect.gen(function*() {
+    const canary = Principal.identity(real.canary as Uid.Uid)
+    assert.strictEqual((yield* real.authorization.grants(canary)).grants.length, 0)
+    assert.strictEqual((yield* real.groups.list(canary)).totalCount, 0)
+    assert.strictEqual((yield* real.roles.list(canary)).totalCount, Role.builtIns.length)
+  }).pipe(Effect.orDie)
+
+// ---- The hierarchy ----

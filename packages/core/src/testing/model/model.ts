@@ -1,0 +1,232 @@
+/** The model suite's reference model: plain maps and the rules, written as directly as possible. */
+import type * as Capability from "../../Capability.js"
+import * as Role from "../../Role.js"
+import { compareScalars } from "../../Store.js"
+import * as Uid from "../../Uid.js"
+
+export const claimMatch = (subject: string) => ({ issuer: "https://issuer.example.com", subject })
+
+export type Cap = Capability.Capability
+export type Kind = "group" | "identity" | "role" | "binding" | "repo" | "tag" | "provider" | "invite" | "association"
+
+export interface Entity {
+  readonly kind: Kind
+  readonly uid: string
+  readonly parent: string | null
+  name: string
+  readonly createTime: number
+  updateTime: number
+  caps?: ReadonlyArray<Cap>
+  identityUid?: string
+  roleUid?: string
+}
+
+/** The key of an entity: associations share their group's uid. */
+export const keyOf = (kind: Kind, uid: string) => kind === "association" ? `association:${uid}` : uid
+
+export const actors = ["system", "alice", "bob", "carol", "canary"] as const
+export type Actor = typeof actors[number]
+
+export const roleCaps: ReadonlyArray<Cap> = [
+  "groups.list",
+  "groups.create",
+  "groups.update",
+  "groups.delete",
+  "identity.list",
+  "identity.create",
+  "identity.update",
+  "identity.delete",
+  "roles.list",
+  "roles.create",
+  "roles.update",
+  "roles.delete",
+  "role_bindings.list",
+  "role_bindings.create",
+  "role_bindings.delete",
+  "repo.list",
+  "repo.create",
+  "repo.delete",
+  "tag.list",
+  "tag.create",
+  "identity_providers.list",
+  "identity_providers.create",
+  "group_invites.list",
+  "group_invites.create",
+  "account_associations.list",
+  "account_associations.create"
+]
+
+/** The reference model: plain maps and the rules, written as directly as possible. */
+export class Model {
+  readonly entities = new Map<string, Entity>()
+  /** Every group uid ever created, deleted ones included, so commands can aim at missing groups. */
+  readonly knownGroups: Array<string> = []
+  readonly actorUid = new Map<Actor, string>()
+  /** Who can assume each identity: whoever last set its claim match (the system's identities are left out). */
+  readonly controller = new Map<string, Actor>()
+  now = 0
+  /** Each entity as a person reads it (a group's path of names), kept once it is deleted. */
+  private readonly names = new Map<string, string>()
+  /** What the command running picked from the pools, as names. */
+  readonly picks: Array<string> = []
+
+  constructor() {
+    for (const r of Role.builtIns) {
+      this.names.set(r.uid, r.name)
+      this.entities.set(r.uid, {
+        kind: "role",
+        uid: r.uid,
+        parent: null,
+        name: r.name,
+        createTime: 0,
+        updateTime: 0,
+        caps: r.capabilities
+      })
+    }
+  }
+
+  private cache = new Map<Kind, Array<Entity>>()
+
+  of(kind: Kind): Array<Entity> {
+    let found = this.cache.get(kind)
+    if (found === undefined) {
+      found = [...this.entities.values()].filter((e) => e.kind === kind)
+      this.cache.set(kind, found)
+    }
+    return found
+  }
+
+  remove(uid: string) {
+    this.entities.delete(uid)
+    this.cache.clear()
+  }
+
+  pick(kind: Kind | "known-group", n: number): string | undefined {
+    const pool = kind === "known-group" ? this.knownGroups : this.of(kind).map((e) => e.uid)
+    const picked = pool.length === 0 ? undefined : pool[n % pool.length]
+    this.picks.push(
+      `${kind === "known-group" ? "group" : kind} ${picked === undefined ? "(none)" : this.nameOf(picked)}`
+    )
+    return picked
+  }
+
+  /** A group that never exists, which commands may aim at. */
+  addMissing(uid: string, parent: string) {
+    this.names.set(uid, `${this.nameOf(parent)}/(missing)`)
+    this.knownGroups.push(uid)
+  }
+
+  /** `uid` as a person reads it: a group's path of names, a role's name, a binding's identity, role and group. */
+  nameOf(uid: string): string {
+    return this.names.get(uid) ?? uid
+  }
+
+  holds(actor: Actor, cap: Cap, group: string): boolean {
+    if (actor === "system") return true
+    const identity = this.actorUid.get(actor)
+    return this.of("binding").some((b) =>
+      b.identityUid === identity && Uid.isAncestorOrSelf(b.parent!, group) &&
+      (this.entities.get(b.roleUid!)?.caps ?? []).includes(cap)
+    )
+  }
+
+  visible(actor: Actor, e: Entity): boolean {
+    switch (e.kind) {
+      case "group":
+        return this.holds(actor, "groups.list", e.uid)
+      case "identity":
+        return this.holds(actor, "identity.list", e.parent!)
+      case "role":
+        return e.parent === null || this.holds(actor, "roles.list", e.parent)
+      case "binding":
+        return this.holds(actor, "role_bindings.list", e.parent!)
+      case "repo":
+        return this.holds(actor, "repo.list", e.parent!)
+      case "tag":
+        return this.holds(actor, "tag.list", Uid.parentOrNull(e.parent! as Uid.Uid)!)
+      case "provider":
+        return this.holds(actor, "identity_providers.list", e.parent!)
+      case "invite":
+        return this.holds(actor, "group_invites.list", e.parent!)
+      case "association":
+        return this.holds(actor, "account_associations.list", e.uid)
+    }
+  }
+
+  /** Anything below the group, or its account association. */
+  hasChildren(uid: string): boolean {
+    return [...this.entities.values()].some((e) =>
+      Uid.isAncestor(uid, e.uid) || (e.kind === "association" && e.uid === uid)
+    )
+  }
+
+  /** Bindings, invites or providers that grant the role. */
+  roleInUse(uid: string): boolean {
+    return [...this.entities.values()].some((e) =>
+      (e.kind === "binding" || e.kind === "invite" || e.kind === "provider") && e.roleUid === uid
+    )
+  }
+
+  siblingNamed(kind: Kind, parent: string | null, name: string, except?: string): boolean {
+    return this.of(kind).some((e) => e.parent === parent && e.name === name && e.uid !== except)
+  }
+
+  add(e: Entity) {
+    if (e.kind !== "association") {
+      const where = e.parent === null ? "" : this.nameOf(e.parent)
+      this.names.set(
+        e.uid,
+        e.kind === "group"
+          ? (e.parent === null ? e.name : `${where}/${e.name}`)
+          : e.kind === "binding"
+          ? `${this.nameOf(e.identityUid!)} → ${this.nameOf(e.roleUid!)} at ${where}`
+          : `${where}/${e.name}`
+      )
+    }
+    this.entities.set(keyOf(e.kind, e.uid), e)
+    this.cache.clear()
+    if (e.kind === "group") this.knownGroups.push(e.uid)
+  }
+
+  nextUpdate(e: Entity) {
+    e.updateTime = Math.max(this.now, e.updateTime + 1)
+  }
+}
+
+export const orders: Record<Kind, ReadonlyArray<string>> = {
+  group: ["uid", "name", "name desc", "create_time desc", "update_time, name desc"],
+  identity: ["uid desc", "name", "created_at"],
+  role: ["name", "uid", "update_time desc"],
+  binding: ["uid", "create_time desc, uid asc", "updated_at"],
+  repo: ["name", "uid desc"],
+  tag: ["name desc", "create_time"],
+  provider: ["name", "uid"],
+  invite: ["create_time desc", "uid"],
+  association: ["uid", "name desc"]
+}
+
+export const columnOf = (key: string) =>
+  ({
+    uid: "uid",
+    name: "name",
+    create_time: "createTime",
+    created_at: "createTime",
+    update_time: "updateTime",
+    updated_at: "updateTime"
+  })[key]!
+
+/** The model's order: `order_by` keys, then uid in the direction of the last key. */
+export const sortModel = (entities: Array<Entity>, orderBy: string) => {
+  const keys = orderBy.split(",").map((part) => {
+    const [key, dir = "asc"] = part.trim().split(/\s+/) as [string, string?]
+    return { column: columnOf(key), desc: dir === "desc" }
+  })
+  if (keys[keys.length - 1]!.column !== "uid") keys.push({ column: "uid", desc: keys[keys.length - 1]!.desc })
+  return [...entities].sort((a, b) => {
+    for (const k of keys) {
+      const order = compareScalars(a[k.column as keyof Entity], b[k.column as keyof Entity])
+      if (order !== 0) return order * (k.desc ? -1 : 1)
+    }
+    return 0
+  })
+}
