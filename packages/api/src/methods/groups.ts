@@ -1,0 +1,103 @@
+/**
+ * The custom methods of groups: organizations, verified organizations and the terms a group accepted.
+ */
+import * as TermsAcceptance from "@arbor/core/TermsAcceptance"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import * as Schema from "effect/Schema"
+import { authenticated, jsonShape, UidPath, unchecked } from "../internal/declaration.js"
+import * as ListQuery from "../ListQuery.js"
+import * as Resources from "../Resources.js"
+import * as Wire from "../Wire.js"
+
+/** `POST /iam/v2beta1/groups`: an organization, a group without a parent. */
+export const Organizations = authenticated(
+  HttpApiGroup.make("organizations").add(
+    HttpApiEndpoint.post("create", "/groups")
+      .setPayload(Resources.groups.body.create)
+      .addSuccess(Wire.Group.v2)
+      .annotate(OpenApi.Summary, "Create an organization (platform admins)")
+      .annotate(
+        OpenApi.Description,
+        "Creates a root group. Only the platform admins (ARBOR_PLATFORM_ADMINS) may; anyone else is PERMISSION_DENIED."
+      )
+  ),
+  "/iam/v2beta1",
+  "Organizations: the root groups, created by platform admins."
+)
+
+/** Verified organizations (docs/api.md §13): found and asked for access by people at their domain. */
+export const VerifiedOrganizations = authenticated(
+  HttpApiGroup.make("verifiedOrganizations")
+    .add(
+      // `::` is a literal `:` to the router: the path is `/groups:lookupGroup`.
+      HttpApiEndpoint.get("lookup", "/groups::lookupGroup")
+        .addSuccess(Schema.Struct({ group: Wire.Group.v2 }))
+        .annotate(OpenApi.Summary, "Find the verified organization of your email's domain")
+        .annotate(
+          OpenApi.Description,
+          "The verified organization named by the domain of the caller's email, as the server's own provider " +
+            "verified it. NOT_FOUND when there is none, when the caller is not eligible (no verified email, a free " +
+            "mail domain, a narrowed token) or anything else: the cases cannot be told apart."
+        )
+    )
+    .add(
+      // `::` is a literal `:` to the router: the path is `/groups:checkEligibility`.
+      HttpApiEndpoint.get("checkEligibility", "/groups::checkEligibility")
+        .addSuccess(Schema.Struct({ eligible: Schema.Boolean }))
+        .annotate(OpenApi.Summary, "Whether your email's domain may look for its organization")
+        .annotate(
+          OpenApi.Description,
+          "True when the caller has an email the server's own provider verified, at a domain that is not a free " +
+            "mail service, and signed in with a token that is not narrowed. It says nothing of whether an " +
+            "organization is found."
+        )
+    )
+    .add(
+      // The path is `/groups/<uid>:requestGroupAccess`; the router takes the custom method as a segment.
+      HttpApiEndpoint.post("requestAccess", "/groups/:uid/requestGroupAccess")
+        .setPath(UidPath)
+        .addSuccess(Schema.Struct({}))
+        .annotate(OpenApi.Summary, "Ask a verified organization's owners for access")
+        .annotate(
+          OpenApi.Description,
+          "Records the request in the organization's change log, where its owners' subscriptions and audit trail " +
+            "see it. NOT_FOUND unless the uid is the verified organization LookupGroup finds for the caller; " +
+            "RESOURCE_EXHAUSTED (429) when the caller asked the same organization within the last day."
+        )
+    ),
+  "/iam/v2beta1",
+  "Verified organizations: found by people at their domain."
+)
+
+/** The legal documents a group has accepted (the protos' TermsService; docs/api.md §13). */
+export const Terms = authenticated(
+  HttpApiGroup.make("terms")
+    .add(
+      HttpApiEndpoint.post("accept", "/terms/:uid")
+        .setPath(UidPath)
+        .setPayload(unchecked<typeof TermsAcceptance.AcceptTerms.Encoded>(
+          "AcceptTerms",
+          jsonShape(TermsAcceptance.AcceptTerms)
+        ))
+        .addSuccess(Schema.Struct({ group: Wire.Uid, documentIds: Schema.Array(Schema.String) }))
+        .annotate(OpenApi.Summary, "Accept legal documents for a group")
+        .annotate(
+          OpenApi.Description,
+          "Records that the group accepts each document (`terms.accept` there). A document the group has accepted " +
+            "stays accepted as it was; the answer names every document of the request."
+        )
+    )
+    .add(
+      HttpApiEndpoint.get("list", "/terms/:uid")
+        .setPath(UidPath)
+        .setUrlParams(ListQuery.ListQuery)
+        .addSuccess(Wire.listEnvelope("termsAcceptances", Wire.TermsAcceptance))
+        .annotate(OpenApi.Summary, "List the documents a group has accepted")
+        .annotate(
+          OpenApi.Description,
+          "The acceptances of the group and of the groups above it (`terms.list` at the group), oldest first."
+        )
+    ),
+  "/iam/v2beta1",
+  "Terms: the legal documents each group has accepted."
+)
