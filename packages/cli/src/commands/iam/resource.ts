@@ -103,7 +103,11 @@ const flagOf = (parameter: ListQuery.Parameter): Options.Options<string | Readon
   const name = flagName(parameter.name)
   const text = parameter.refers === undefined
     ? parameter.description
-    : parameter.description.replace("its uid", naming[parameter.refers])
+    : parameter.description.includes("its uid")
+    ? parameter.description.replace("its uid", naming[parameter.refers])
+    : `${parameter.description} (${naming[parameter.refers]})`
+  // What the value is, in the usage line: `--parent <group>`, `--ids <uid>...`.
+  const pseudo = parameter.refers ?? (parameter.name === "uidp.ids" ? "uid" : "text")
   switch (parameter.kind) {
     case "flag":
       return Options.boolean(name).pipe(
@@ -112,12 +116,14 @@ const flagOf = (parameter: ListQuery.Parameter): Options.Options<string | Readon
       )
     case "repeated":
       return Options.text(name).pipe(
+        Options.withPseudoName(pseudo),
         Options.withDescription(text),
         Options.repeated,
         Options.map((values) => (values.length === 0 ? undefined : values))
       )
     default:
       return Options.text(name).pipe(
+        Options.withPseudoName(pseudo),
         Options.withDescription(text),
         Options.optional,
         Options.map(Option.getOrUndefined)
