@@ -65,15 +65,16 @@ export const Bindings = ({ group }: { readonly group: string }) => {
   const role = useRoleChoice()
   const [identity, setIdentity] = useState("")
   const identityChoices = identities.value?.identities ?? []
-  const create = useAction((form: Record<string, string>) =>
-    Client.run(client.roleBindings.create({
-      path: { uid: group },
-      payload: {
-        identityUid: (form.identityUid ?? "").trim() || identity || identityChoices[0]?.uid || "",
-        roleUid: role.chosen()
-      }
-    })).then(bindings.reload)
-  )
+  // The identity chosen or typed; none is never the first of the list.
+  const create = useAction((form: Record<string, string>) => {
+    const identityUid = (form.identityUid ?? "").trim() || identity
+    return identityUid === ""
+      ? Promise.reject(new Error("Choose an identity, or give its uid."))
+      : Client.run(client.roleBindings.create({
+        path: { uid: group },
+        payload: { identityUid, roleUid: role.chosen() }
+      })).then(bindings.reload)
+  })
   return (
     <div class="columns">
       <div>
@@ -93,6 +94,7 @@ export const Bindings = ({ group }: { readonly group: string }) => {
           value={identity}
           options={identityChoices.map((i) => [i.uid, i.name] as const)}
           onChange={setIdentity}
+          choose
         />
         <Field
           label="Or any identity's uid"

@@ -6,8 +6,9 @@ import { Choice, ErrorMessage } from "../ui/components.js"
 import { useLoaded } from "../ui/hooks.js"
 
 /**
- * The roles the person can see: the uid of the one picked (`current` until one is, else the first), the name of
- * any, and the labelled choice to put in a form.
+ * The roles the person can see, to grant one: the uid of the one picked (`current`, what is being changed, until
+ * another is; else none: it starts on "Choose…" and its form is not sent without a choice), the name of any, and the
+ * labelled choice to put in a form, which shows what the chosen role grants.
  */
 export const useRoleChoice = (label = "Role", current?: string) => {
   const { client } = useConnection()
@@ -17,13 +18,22 @@ export const useRoleChoice = (label = "Role", current?: string) => {
   useEffect(() => setPicked(""), [current])
   const all = roles.value?.roles ?? []
   const value = picked || current || ""
+  const grants = all.find((r) => r.uid === value)?.capabilities
   return {
-    chosen: () => value || all[0]?.uid || "",
+    chosen: () => value,
     nameOf: (uid: string) => all.find((r) => r.uid === uid)?.name,
     field: (
       <>
         <ErrorMessage error={roles.error} />
-        <Choice label={label} value={value} options={all.map((r) => [r.uid, r.name] as const)} onChange={setPicked} />
+        <Choice
+          label={label}
+          value={value}
+          options={all.map((r) => [r.uid, r.name] as const)}
+          onChange={setPicked}
+          choose
+          required
+          hint={grants === undefined ? undefined : `Grants ${grants.join(", ")}`}
+        />
       </>
     )
   }

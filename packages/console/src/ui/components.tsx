@@ -24,12 +24,19 @@ export const Field = (
   )
 }
 
-/** A labelled choice among options (value and what a person reads). */
+/**
+ * A labelled choice among options (value and what a person reads). With `choose`, it starts on "Choose…", which
+ * is no choice: a form with a `required` one is not sent until a person picks (a grant is never made of an option
+ * nobody chose); `hint` says what the choice means.
+ */
 export const Choice = (props: {
   readonly label: string
   readonly value: string
   readonly options: ReadonlyArray<readonly [string, string]>
   readonly onChange: (value: string) => void
+  readonly choose?: boolean
+  readonly required?: boolean
+  readonly hint?: ComponentChildren
 }) => {
   const id = useId()
   return (
@@ -38,10 +45,14 @@ export const Choice = (props: {
       <select
         id={id}
         value={props.value}
+        required={props.required}
+        aria-describedby={props.hint === undefined ? undefined : `${id}-hint`}
         onChange={(e) => props.onChange((e.currentTarget as HTMLSelectElement).value)}
       >
+        {props.choose === true ? <option value="">Choose…</option> : null}
         {props.options.map(([value, text]) => <option key={value} value={value}>{text}</option>)}
       </select>
+      {props.hint === undefined ? null : <small id={`${id}-hint`}>{props.hint}</small>}
     </div>
   )
 }
