@@ -75,9 +75,6 @@ export interface Parameter {
   readonly refers: Refers | undefined
 }
 
-/** The paging parameters, which a client that reads every page sets itself. */
-export const pagingParameters: ReadonlySet<string> = new Set(["page_size", "page_token", "order_by", "skip"])
-
 /** The parameters `query` takes, in their documented spelling, as declared. */
 export const parameters = (query: Schema.Schema.AnyNoContext): ReadonlyArray<Parameter> => {
   const ast = query.ast._tag === "Transformation" ? query.ast.from : query.ast
@@ -144,6 +141,9 @@ const paging = {
   ),
   skip: parameter("skip", Count, "skip this many items from the current position")
 }
+
+/** The paging parameters, which a client that reads every page sets itself. */
+export const pagingParameters: ReadonlySet<string> = new Set(parameters(Schema.Struct(paging)).map(({ name }) => name))
 
 const v2 = { ...filters, ids: parameter("uidp.ids", Repeated, "only these uids (repeatable)"), ...paging }
 
