@@ -871,6 +871,14 @@ describe("arbor iam, as an owner", () => {
     assert.strictEqual(joined.code, 0, joined.stderr)
     const orgs = await arbor(person, "iam", "organizations", "list", "-o", "id")
     assert.strictEqual(orgs.stdout.trim(), invitedTo)
+    // Signed in already, the person redeems a second invite as themselves.
+    const editor = await arbor(env, "iam", "invites", "create", "--parent", "invites-org", "--role", "editor")
+    const redeemed = await arbor(person, "iam", "invites", "redeem", editor.stdout.trim(), "-o", "json")
+    assert.strictEqual(redeemed.code, 0, redeemed.stderr)
+    const [binding] = JSON.parse(redeemed.stdout)
+    assert.deepStrictEqual([binding.group.uid, binding.role.name], [invitedTo, "editor"])
+    const again = await arbor(person, "iam", "invites", "redeem", "0123456789abcdef.not-a-code")
+    assert.notStrictEqual(again.code, 0)
   }, 30_000)
 })
 
@@ -1080,6 +1088,11 @@ describe("the rest of arbor's commands, as an owner", () => {
     assert.match(listed, /^EXTERNAL GROUP +ROLE +SCOPE +UID\n/)
     assert.strictEqual(listed.trim().split("\n").length, 3)
     await run(...mappings, "delete", mapping.uid)
+    assert.strictEqual((await json(...mappings, "list", "--provider", idp.uid)).length, 1)
+    // Several at once: all of the provider's named, those gone skipped.
+    const [qa] = await json(...mappings, "create", "--provider", idp.uid, "--external-group", "qa", "--role", "viewer")
+    const together = await json(...mappings, "batch-delete", "--provider", idp.uid, qa.uid, mapping.uid)
+    assert.deepStrictEqual(together.map((m: { uid: string }) => m.uid), [qa.uid])
     assert.strictEqual((await json(...mappings, "list", "--provider", idp.uid)).length, 1)
     await run("iam", "identity-providers", "delete", idp.uid)
     assert.deepStrictEqual(await json(...mappings, "list"), [])
@@ -1324,6 +1337,7 @@ describe("arbor's help", () => {
     "iam account-associations create",
     "iam account-associations delete",
     "iam account-associations list",
+    "iam external-group-role-mappings batch-delete",
     "iam external-group-role-mappings create",
     "iam external-group-role-mappings delete",
     "iam external-group-role-mappings describe",
@@ -1355,6 +1369,7 @@ describe("arbor's help", () => {
     "iam invites create",
     "iam invites delete",
     "iam invites list",
+    "iam invites redeem",
     "iam organizations create",
     "iam organizations delete",
     "iam organizations describe",

@@ -52,3 +52,6 @@ export const services = Effect.all({
   tokens: TokenIssuer.TokenIssuer,
   authentication: Authentication.Authentication
 })
+
+/** The engine's services, as each surface receives them. */
+export type Services = Effect.Effect.Success<typeof services>

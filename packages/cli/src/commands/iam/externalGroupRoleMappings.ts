@@ -6,7 +6,7 @@ import { Wire } from "@arbor/api"
 import * as Resources from "@arbor/api/Resources"
 import type { ExternalGroupRoleMapping } from "@arbor/core/ExternalGroupRoleMapping"
 import type { MappingListOptions } from "@arbor/core/ExternalGroupRoleMappings"
-import { Command, Options } from "@effect/cli"
+import { Args, Command, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Help from "../../Help.js"
@@ -87,6 +87,28 @@ export const externalGroupRoleMappings = Command.make("external-group-role-mappi
       mappingResource,
       "Show one mapping. Example: arbor iam external-group-role-mappings describe <uid>"
     ),
-    Resource.remove(mappingResource, "Delete a mapping. Example: arbor iam external-group-role-mappings delete <uid>")
+    Resource.remove(mappingResource, "Delete a mapping. Example: arbor iam external-group-role-mappings delete <uid>"),
+    Command.make(
+      "batch-delete",
+      {
+        ...common,
+        output,
+        provider,
+        uids: Args.text({ name: "uid" }).pipe(
+          Args.withDescription("a mapping of the provider (1 to 100; those already gone are skipped)"),
+          Args.atLeast(1)
+        )
+      },
+      (flags) =>
+        Effect.gen(function*() {
+          const client = yield* connect(flags)
+          const deleted = yield* client.mappingBatches.delete({
+            payload: { parent: flags.provider, names: flags.uids }
+          })
+          yield* printRows(deleted.externalGroupRoleMappings, mappingShape, flags.output)
+        })
+    ).pipe(Command.withDescription(
+      "Delete several mappings of one provider at once, all or none; prints those deleted. Example: arbor iam external-group-role-mappings batch-delete --provider <uid> <uid> <uid>"
+    ))
   ])
 )

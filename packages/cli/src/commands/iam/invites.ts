@@ -2,13 +2,14 @@
 import { Wire } from "@arbor/api"
 import * as Resources from "@arbor/api/Resources"
 import type { GroupInvite } from "@arbor/core/GroupInvite"
-import { Command, Options } from "@effect/cli"
+import { Args, Command, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Help from "../../Help.js"
 import type * as Output from "../../Output.js"
 import { common, connect, given, output, parent, print, printRows, resolveGroup, resolveRole, time } from "../shared.js"
 import * as Resource from "./resource.js"
+import { bindingShape } from "./roleBindings.js"
 
 const inviteShape: Output.Shape<GroupInvite> = {
   json: Wire.GroupInvite.v2,
@@ -74,6 +75,24 @@ export const invites = Command.make("invites").pipe(
     ).pipe(
       Command.withDescription(
         "Create an invite; prints its code, which is never shown again. Example: arbor iam invites create --parent acme --role viewer --email ada@example.com"
+      )
+    ),
+    Command.make(
+      "redeem",
+      {
+        ...common,
+        output,
+        code: Args.text({ name: "code" }).pipe(Args.withDescription("the invite's code, as its creator handed it over"))
+      },
+      (flags) =>
+        Effect.gen(function*() {
+          const client = yield* connect(flags)
+          const binding = yield* client.inviteCodes.redeem({ payload: { code: flags.code } })
+          yield* printRows([binding], bindingShape, flags.output)
+        })
+    ).pipe(
+      Command.withDescription(
+        "Redeem an invite as yourself (signed in already): you hold its role in its group. Example: arbor iam invites redeem <code>"
       )
     ),
     Resource.list(inviteResource, "List invites (newest first). Example: arbor iam invites list --parent acme"),

@@ -9,7 +9,8 @@ import type * as Output from "../../Output.js"
 import { common, connect, output, parent, printRows, resolveGroup, resolveRole } from "../shared.js"
 import * as Resource from "./resource.js"
 
-const bindingShape: Output.Shape<RoleBinding> = {
+/** A binding as `arbor` prints it (also what redeeming an invite made). */
+export const bindingShape: Output.Shape<RoleBinding> = {
   json: Wire.RoleBinding.v2,
   columns: [
     { heading: "IDENTITY", value: (b) => b.identity.name || b.identity.uid },

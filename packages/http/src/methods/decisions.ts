@@ -1,0 +1,34 @@
+/**
+ * Decisions for other services (`@arbor/api`'s `methods/decisions.ts`): AuthZEN's evaluations, action search and
+ * metadata. REST only: the reference protos have no such service.
+ */
+import { authzenPaths, Decisions, DecisionsMetadata } from "@arbor/api/Api"
+import { HttpApiBuilder } from "@effect/platform"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Domain from "../internal/domain.js"
+import { asCaller, serve } from "../internal/rest.js"
+
+export const decisions = Domain.make({
+  rest: ({ access, tokens }) =>
+    Layer.merge(
+      HttpApiBuilder.group(serve(Decisions), "decisions", (h) =>
+        h
+          .handle("evaluate", ({ payload }) => asCaller((p) => access.evaluate(p, payload)))
+          .handle("evaluateMany", ({ payload }) => asCaller((p) => access.evaluateMany(p, payload)))
+          .handle("searchActions", ({ payload }) =>
+            asCaller((p) => access.searchActions(p, payload)).pipe(
+              Effect.map((capabilities) => ({ results: capabilities.map((name) => ({ name })) }))
+            ))),
+      HttpApiBuilder.group(serve(DecisionsMetadata), "decisionsMetadata", (h) =>
+        h.handle("configuration", () =>
+          Effect.succeed({
+            policy_decision_point: tokens.audience,
+            access_evaluation_endpoint: `${tokens.audience}${authzenPaths.evaluation}`,
+            access_evaluations_endpoint: `${tokens.audience}${authzenPaths.evaluations}`,
+            search_action_endpoint: `${tokens.audience}${authzenPaths.searchAction}`
+          })))
+    ),
+  services: [],
+  grpc: () => undefined
+})

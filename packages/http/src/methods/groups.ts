@@ -1,0 +1,82 @@
+/**
+ * Groups (`@arbor/api`'s `methods/groups.ts`): the resource over v2 and v1, organizations, verified organizations and
+ * the terms a group accepted; over gRPC, GroupsService and TermsService.
+ */
+import { Organizations, Terms, VerifiedOrganizations } from "@arbor/api/Api"
+import { GroupsService } from "@arbor/api/proto/chainguard/platform/iam/v2beta1/groups_pb"
+import { TermsAcceptanceSchema, TermsService } from "@arbor/api/proto/chainguard/platform/iam/v2beta1/terms_pb"
+import * as Resources from "@arbor/api/Resources"
+import * as Wire from "@arbor/api/Wire"
+import { HttpApiBuilder } from "@effect/platform"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as Domain from "../internal/domain.js"
+import { listOptions, listResponse, message, protoJsonOf, serveResource } from "../internal/grpc.js"
+import { asCaller, envelope, serve, v1, writable } from "../internal/rest.js"
+
+export const groups = Domain.make({
+  rest: ({ groups, terms }) =>
+    Layer.mergeAll(
+      writable(Resources.groups, groups),
+      v1(Resources.groupsV1, groups),
+      HttpApiBuilder.group(
+        serve(Organizations),
+        "organizations",
+        (h) => h.handle("create", ({ payload }) => asCaller((p) => groups.createRoot(p, payload)))
+      ),
+      HttpApiBuilder.group(serve(VerifiedOrganizations), "verifiedOrganizations", (h) =>
+        h
+          .handle("lookup", () => asCaller((p) => Effect.map(groups.lookupVerified(p), (group) => ({ group }))))
+          .handle("checkEligibility", () => asCaller((p) => groups.checkEligibility(p)))
+          .handle("requestAccess", ({ path }) => asCaller((p) => groups.requestAccess(p, path.uid)))),
+      HttpApiBuilder.group(serve(Terms), "terms", (h) =>
+        h
+          .handle("accept", ({ path, payload }) => asCaller((p) => terms.accept(p, path.uid, payload)))
+          .handle("list", ({ path, urlParams }) =>
+            asCaller((p) => terms.list(p, path.uid, urlParams)).pipe(Effect.map(envelope("termsAcceptances")))))
+    ),
+  services: [GroupsService, TermsService],
+  grpc: ({ groups, terms }, run, router) => {
+    const groupJson = protoJsonOf(Resources.groups)
+    router.rpc(
+      GroupsService.method.lookupGroup,
+      (_, context) =>
+        run.asCaller(
+          context,
+          (p) =>
+            Effect.map(groups.lookupVerified(p), (group) =>
+              message(GroupsService.method.lookupGroup.output, { group: groupJson(group) }))
+        )
+    )
+    router.rpc(
+      GroupsService.method.checkEligibility,
+      (_, context) => run.asCaller(context, (p) => groups.checkEligibility(p))
+    )
+    router.rpc(
+      GroupsService.method.requestGroupAccess,
+      (request, context) => run.asCaller(context, (p) => groups.requestAccess(p, request.groupUid))
+    )
+    // A group created without a parent is an organization, which REST creates at its own path.
+    serveResource(router, run, GroupsService, Resources.groups, {
+      ...groups,
+      create: (p, parent, body) => parent === "" ? groups.createRoot(p, body) : groups.create(p, parent, body)
+    })
+
+    const acceptance = Schema.encodeSync(Wire.TermsAcceptance)
+    router.service(TermsService, {
+      acceptTerms: (request, context) =>
+        run.asCaller(context, (p) => terms.accept(p, request.group, { documentIds: request.documentIds })),
+      listTermsAcceptances: (request, context) =>
+        run.asCaller(context, (p) =>
+          Effect.map(
+            terms.list(p, request.group, listOptions({ ...request, uidp: undefined })),
+            (page) =>
+              listResponse("termsAcceptances", page, (a) => {
+                const { uid: _, ...json } = acceptance(a)
+                return message(TermsAcceptanceSchema, json)
+              })
+          ))
+    })
+  }
+})
