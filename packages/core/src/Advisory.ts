@@ -128,5 +128,13 @@ export const table: Table = {
     updateTime: { type: "integer" }
   },
   unique: [["parent", "advisoryId"]],
-  indexes: [["parent"], ["advisoryId"], ["packageName"], ["latestEventType"], ["createTime"], ["updateTime"]]
+  indexes: [
+    ["parent", "advisoryId"],
+    ["parent"],
+    ["advisoryId"],
+    ["packageName"],
+    ["latestEventType"],
+    ["createTime"],
+    ["updateTime"]
+  ]
 }

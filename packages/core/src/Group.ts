@@ -61,6 +61,7 @@ export const table: Table = {
     createTime: { type: "integer" },
     updateTime: { type: "integer" }
   },
+  roots: true,
   unique: [["parent", "name"]],
-  indexes: [["parent"], ["name"], ["createTime"], ["updateTime"]]
+  indexes: [["parent", "name"], ["parent"], ["name"], ["createTime"], ["updateTime"]]
 }

@@ -99,6 +99,7 @@ export const table: Table = {
     email: { type: "text", nullable: true },
     emailUnverified: { type: "text", nullable: true }
   },
+  roots: true,
   unique: [["parent", "name"]],
-  indexes: [["parent"], ["name"], ["createTime"], ["updateTime"]]
+  indexes: [["parent", "name"], ["parent"], ["name"], ["createTime"], ["updateTime"]]
 }

@@ -113,5 +113,5 @@ export const table: Table = {
     grantedBy: { type: "text", nullable: true }
   },
   unique: [["parent", "name"]],
-  indexes: [["parent"], ["name"], ["defaultRole"], ["createTime"], ["updateTime"]]
+  indexes: [["parent", "name"], ["parent"], ["name"], ["defaultRole"], ["createTime"], ["updateTime"]]
 }

@@ -78,5 +78,5 @@ export const table: Table = {
     updateTime: { type: "integer" }
   },
   unique: [["parent", "name"]],
-  indexes: [["parent"], ["name"], ["createTime"], ["updateTime"]]
+  indexes: [["parent", "name"], ["parent"], ["name"], ["createTime"], ["updateTime"]]
 }

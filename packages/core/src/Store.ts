@@ -30,13 +30,20 @@ export interface Column {
 /**
  * A stored kind of resource. Every table has the columns `uid` (text, primary key) and `parent` (text, nullable:
  * the uid of the parent, null at the root). `unique` lists column sets that must be unique together (null counts as
- * a value); `indexes` lists column sets the engine filters or sorts by (the adapter appends `uid`).
+ * a value); `indexes` lists column sets the engine filters or sorts by (the adapter appends `uid`), a unique key's
+ * among them when its lists read in the key's order. The SQL stores' schemas are rendered from these descriptors
+ * (`@arbor/store-sql`'s `Ddl`).
  */
 export interface Table {
   readonly name: string
   readonly columns: Readonly<Record<string, Column>>
   readonly unique: ReadonlyArray<ReadonlyArray<string>>
   readonly indexes: ReadonlyArray<ReadonlyArray<string>>
+  /**
+   * Some rows have no parent (organizations, built-in roles, people). A unique key over `parent` treats null parents
+   * as equal on every table; a store may need to know where they occur (SQLite keys over `ifnull(parent, '')`).
+   */
+  readonly roots?: boolean
   /** Version rows (`Versions`) that every write to this table replaces, written by the engine, not the adapter. */
   readonly versions?: ReadonlyArray<string>
   /** How the change log records this table's writes, for the tables of the API's resources. */

@@ -66,5 +66,5 @@ export const table: Table = {
     updateTime: { type: "integer" }
   },
   unique: [["parent", "name"]],
-  indexes: [["parent"], ["name"], ["digest"], ["createTime"], ["updateTime"]]
+  indexes: [["parent", "name"], ["parent"], ["name"], ["digest"], ["createTime"], ["updateTime"]]
 }

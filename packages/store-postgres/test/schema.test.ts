@@ -3,13 +3,14 @@
  * start together, harmless when repeated, and refused when the database is newer than the code.
  */
 import { Arbor } from "@arbor/core"
-import { Dialect } from "@arbor/store-sql"
+import { Ddl, Dialect } from "@arbor/store-sql"
+import * as PgClient from "@effect/sql-pg/PgClient"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
-import { Migrations, PostgresStore } from "../src/index.js"
+import { Migrations, PostgresDdl, PostgresStore } from "../src/index.js"
 import { freshDatabase } from "./databases.js"
 
 const sqlTypes = { text: "text", integer: "bigint", boolean: "boolean", json: "jsonb", position: "text" } as const
@@ -17,41 +18,38 @@ const sqlTypes = { text: "text", integer: "bigint", boolean: "boolean", json: "j
 const open = (url: string) => PostgresStore.layer({ url: Redacted.make(url), maxConnections: 2 })
 
 describe("PostgresStore", () => {
-  it.live("the migrated schema has every column, unique key and index the core's tables declare", () =>
+  it.live("the migrations build the schema the descriptors render: same columns, keys and indexes", () =>
     Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      for (const table of Arbor.tables) {
-        const columns = yield* sql<{ name: string; type: string; nullable: string; collation: string | null }>`
-          SELECT column_name AS name, data_type AS type, is_nullable AS nullable, collation_name AS collation
-          FROM information_schema.columns WHERE table_name = ${table.name} ORDER BY ordinal_position`
-        const expected = [
-          ["uid", "text", "NO", "C"],
-          ["parent", "text", "YES", "C"],
-          ...Object.entries(table.columns).map(([name, c]) => [
-            Dialect.snake(name),
-            sqlTypes[c.type],
-            c.nullable === true ? "YES" : "NO",
-            c.type === "text" || c.type === "position" ? "C" : null
-          ])
-        ]
-        assert.deepStrictEqual(columns.map((c) => [c.name, c.type, c.nullable, c.collation]), expected, table.name)
-        const indexes = yield* sql<{ name: string; definition: string }>`
-          SELECT indexname AS name, indexdef AS definition FROM pg_indexes WHERE tablename = ${table.name}`
-        const byName = new Map(indexes.map((i) => [i.name, i.definition]))
-        assert.match(byName.get(Dialect.constraintName(table.name, ["uid"])) ?? "", /UNIQUE INDEX .* \(uid\)$/)
-        for (const key of table.unique) {
-          const definition = byName.get(Dialect.constraintName(table.name, key)) ?? ""
-          assert.match(definition, /^CREATE UNIQUE INDEX/, `${table.name} unique ${key}`)
-          if (key.includes("parent")) assert.match(definition, /NULLS NOT DISTINCT/, `${table.name} unique ${key}`)
+      const migrated = yield* PostgresDdl.catalog.pipe(
+        Effect.provide(Layer.unwrapEffect(Effect.map(freshDatabase, open)))
+      )
+      const { beyond, statements } = Ddl.plan(PostgresDdl.renderer, Arbor.tables, migrated)
+      // A descriptor's change without its migration fails here, naming the statements of the migration to add.
+      assert.deepStrictEqual(statements, [], "the next migration's statements")
+      assert.deepStrictEqual(beyond.join("\n"), "", "what the migrations made that no descriptor declares")
+      const rendered = yield* Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        for (const table of Arbor.tables) {
+          for (const statement of Ddl.create(PostgresDdl.renderer, table)) yield* sql.unsafe(statement)
         }
-        for (const key of table.indexes) {
-          const definition = byName.get(`${table.name}__${key.map(Dialect.snake).join("__")}`) ?? ""
-          // PostgreSQL quotes a column named like a keyword (`"time"`).
-          const columns = [...key.map(Dialect.snake), "uid"].map((c) => `"?${c}"?`).join(", ")
-          assert.match(definition, new RegExp(`\\(${columns}\\)$`))
+        return yield* PostgresDdl.catalog
+      }).pipe(
+        Effect.provide(
+          Layer.unwrapEffect(Effect.map(freshDatabase, (url) => PgClient.layer({ url: Redacted.make(url) })))
+        )
+      )
+      assert.deepStrictEqual(Ddl.differences(rendered, migrated).join("\n"), "")
+      // Each column as its descriptor types it, text in byte order.
+      for (const table of Arbor.tables) {
+        const columns = Object.fromEntries(migrated[table.name]!.columns)
+        for (const [name, column] of Object.entries(table.columns)) {
+          const found = columns[Dialect.snake(name)] ?? ""
+          assert.isTrue(found.startsWith(sqlTypes[column.type]), `${table.name}.${name}: ${found}`)
+          assert.strictEqual(found.includes("NOT NULL"), column.nullable !== true, `${table.name}.${name}`)
+          if (column.type === "text") assert.include(found, `COLLATE "C"`, `${table.name}.${name}`)
         }
       }
-    }).pipe(Effect.provide(Layer.unwrapEffect(Effect.map(freshDatabase, open)))))
+    }))
 
   it.live("servers starting together migrate once; a database newer than the code is refused", () =>
     Effect.gen(function*() {

@@ -443,6 +443,17 @@ const subscriptionHealth = [
 /** Migration 12: what a sign-in's client asked to have back beside its tokens (its `state`). */
 const clientState = [`ALTER TABLE login_transactions ADD COLUMN client_state TEXT`]
 
+/**
+ * Migration 13: the indexes in a unique key's order that PostgreSQL had and SQLite lacked (providers, repos, tags and
+ * advisories by name under their parent): the first migration written from the descriptors' rendering (`SqliteDdl`).
+ */
+const rendered = [
+  `CREATE INDEX identity_providers__parent__name ON identity_providers (parent, name, uid)`,
+  `CREATE INDEX repos__parent__name ON repos (parent, name, uid)`,
+  `CREATE INDEX tags__parent__name ON tags (parent, name, uid)`,
+  `CREATE INDEX advisories__parent__advisory_id ON advisories (parent, advisory_id, uid)`
+]
+
 /** The migrations, by `<id>_<name>`. */
 export const migrations: Migrations.Migrations = {
   "0001_initial": Migrations.statements(initial),
@@ -456,7 +467,8 @@ export const migrations: Migrations.Migrations = {
   "0009_iam_surface": Migrations.statements(migration9),
   "0010_scim": Migrations.statements(scim),
   "0011_subscription_health": Migrations.statements(subscriptionHealth),
-  "0012_client_state": Migrations.statements(clientState)
+  "0012_client_state": Migrations.statements(clientState),
+  "0013_rendered": Migrations.statements(rendered)
 }
 
 /** The newest schema version this code knows. */

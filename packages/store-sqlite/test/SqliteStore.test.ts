@@ -1,5 +1,6 @@
 import { Arbor, Group, Groups, Identities, Principal, Role, RoleBindings, Secrets, Store } from "@arbor/core"
-import { Dialect } from "@arbor/store-sql"
+import { Ddl, Dialect } from "@arbor/store-sql"
+import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, describe, it } from "@effect/vitest"
 import Database from "better-sqlite3"
@@ -9,43 +10,37 @@ import * as ManagedRuntime from "effect/ManagedRuntime"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Migrations, SqliteStore } from "../src/index.js"
+import { Migrations, SqliteDdl, SqliteStore } from "../src/index.js"
 
 const sqlTypes = { text: "TEXT", integer: "INTEGER", boolean: "INTEGER", json: "TEXT", position: "TEXT" } as const
 
 const freshFile = () => join(mkdtempSync(join(tmpdir(), "arbor-sqlite-")), "arbor.db")
 
 describe("SqliteStore", () => {
-  it.effect("the migrated schema has every column, unique key and index the core's tables declare", () =>
+  it.effect("the migrations build the schema the descriptors render: same columns, keys and indexes", () =>
     Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      for (const table of Arbor.tables) {
-        const columns = yield* sql<
-          { name: string; type: string; notnull: number }
-        >`SELECT name, type, "notnull" FROM pragma_table_xinfo(${table.name}) WHERE name != 'seq'`
-        const expected = [
-          ["uid", "TEXT", 1],
-          ["parent", "TEXT", 0],
-          ...Object.entries(table.columns).map((
-            [name, c]
-          ) => [Dialect.snake(name), sqlTypes[c.type], c.nullable === true ? 0 : 1])
-        ]
-        assert.deepStrictEqual(columns.map((c) => [c.name, c.type, c.notnull]), expected, table.name)
-        const indexes = yield* sql<
-          { name: string; unique: number }
-        >`SELECT name, "unique" FROM pragma_index_list(${table.name})`
-        const names = new Set(indexes.map((i) => i.name))
-        for (const u of table.unique) {
-          assert.isTrue(
-            names.has(Dialect.constraintName(table.name, u)),
-            `${table.name} unique ${u}`
-          )
+      const migrated = yield* SqliteDdl.catalog.pipe(Effect.provide(SqliteStore.layer({ filename: ":memory:" })))
+      const { beyond, statements } = Ddl.plan(SqliteDdl.renderer, Arbor.tables, migrated)
+      // A descriptor's change without its migration fails here, naming the statements of the migration to add.
+      assert.deepStrictEqual(statements, [], "the next migration's statements")
+      assert.deepStrictEqual(beyond.join("\n"), "", "what the migrations made that no descriptor declares")
+      const rendered = yield* Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        for (const table of Arbor.tables) {
+          for (const statement of Ddl.create(SqliteDdl.renderer, table)) yield* sql.unsafe(statement)
         }
-        for (const i of table.indexes) {
-          assert.isTrue(names.has(`${table.name}__${i.map(Dialect.snake).join("__")}`), `${table.name} index ${i}`)
+        return yield* SqliteDdl.catalog
+      }).pipe(Effect.provide(SqliteClient.layer({ filename: ":memory:" })))
+      assert.deepStrictEqual(Ddl.differences(rendered, migrated).join("\n"), "")
+      // Each column as its descriptor types it.
+      for (const table of Arbor.tables) {
+        const columns = Object.fromEntries(migrated[table.name]!.columns)
+        for (const [name, column] of Object.entries(table.columns)) {
+          assert.match(columns[Dialect.snake(name)] ?? "", new RegExp(`^${sqlTypes[column.type]}( NOT NULL)?`))
+          assert.strictEqual(columns[Dialect.snake(name)]!.includes("NOT NULL"), column.nullable !== true, name)
         }
       }
-    }).pipe(Effect.provide(SqliteStore.layer({ filename: ":memory:" }))))
+    }))
 
   it.effect("migrating twice is harmless; a database newer than the code is refused with a clear message", () =>
     Effect.gen(function*() {
