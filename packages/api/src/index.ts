@@ -1,8 +1,10 @@
 /** @arbor/api: the HTTP API contract of Arbor, for its server and for every client. */
 export * as Api from "./Api.js"
+export * as Client from "./Client.js"
 export * as ErrorBody from "./ErrorBody.js"
 export * as EventStream from "./EventStream.js"
 export * as ListQuery from "./ListQuery.js"
+export * as Names from "./Names.js"
 export * as OAuth from "./OAuth.js"
 export * as Resources from "./Resources.js"
 export * as Scim from "./Scim.js"

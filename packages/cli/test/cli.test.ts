@@ -220,9 +220,14 @@ describe("arbor auth", () => {
     assert.notInclude(described.capabilities.acme, "role_bindings.create")
     assert.match((await arbor(env, "auth", "status")).stdout, /\ncapabilities:\n {2}acme: groups\.list /)
     // The same decisions, one at a time: allowed (and by what), or exit 1.
-    const allowed = await arbor(env, "iam", "check", deployer, "repo.create", "acme", "--explain")
+    // The identity by its path of names or its uid; what granted it by name, the binding's uid beside.
+    const allowed = await arbor(env, "iam", "check", "acme/deployer", "repo.create", "acme", "--explain")
     assert.strictEqual(allowed.code, 0, allowed.stderr)
-    assert.match(allowed.stdout, /^allowed\n {2}by binding [0-9a-f/]+: role [0-9a-f]{40} at [0-9a-f]{40}\n$/)
+    assert.match(allowed.stdout, /^allowed\n {2}editor at acme \(binding [0-9a-f/]+\)\n$/)
+    assert.strictEqual((await arbor(env, "iam", "check", deployer, "repo.create", "acme")).stdout, "allowed\n")
+    const nobody = await arbor(env, "iam", "check", "acme/nobody", "repo.create", "acme")
+    assert.deepStrictEqual([nobody.code, nobody.stdout], [5, ""])
+    assert.include(nobody.stderr, "acme/nobody")
     const denied = await arbor(env, "iam", "check", deployer, "CAP_IAM_ROLE_BINDINGS_CREATE", "acme")
     assert.deepStrictEqual([denied.code, denied.stdout], [1, ""])
     assert.match(denied.stderr, /denied: .* does not hold CAP_IAM_ROLE_BINDINGS_CREATE in acme/)
@@ -490,8 +495,11 @@ describe("arbor iam", () => {
     const table = await arbor(env, "events", "list", "--group", "acme", "--subject", folder.uid)
     assert.strictEqual(table.code, 0, table.stderr)
     const [heading, row] = table.stdout.trimEnd().split("\n")
-    assert.match(heading!, /^TIME +EVENT +SUBJECT +ACTOR$/)
-    assert.match(row!, new RegExp(`^\\S+Z +iam\\.group\\.created +${folder.uid} +system$`))
+    // Names for a person: the folder's, the group's path; the uids in -o wide.
+    assert.match(heading!, /^TIME +EVENT +SUBJECT +ACTOR +GROUP$/)
+    assert.match(row!, /^\S+Z +iam\.group\.created +audited +system +acme\/audited$/)
+    const wide = await arbor(env, "events", "list", "--group", "acme", "--subject", folder.uid, "-o", "wide")
+    assert.include(wide.stdout.split("\n")[1], folder.uid)
     const [newest] = JSON.parse(
       (await arbor(env, "events", "list", "--newest-first", "--limit", "1", "-o", "json")).stdout
     )
@@ -988,6 +996,8 @@ describe("the rest of arbor's commands, as an owner", () => {
     )
     assert.strictEqual(identity.claimMatch.subject, "system:serviceaccount:tools:agent")
     assert.strictEqual((await json("iam", "identities", "describe", identity.uid))[0].name, "agent")
+    // Named by its group's path and its name, as a person types it.
+    assert.strictEqual((await json("iam", "identities", "describe", "rest/agent"))[0].uid, identity.uid)
     assert.match(await run("iam", "identities", "lookup", "https://login.example.com", "ada"), /^[0-9a-f]{40}\n?$/)
     const [role] = await json("iam", "roles", "create", "reader", "--parent", "rest", "-c", "groups.list")
     assert.deepStrictEqual((await json("iam", "roles", "describe", role.uid))[0].capabilities, ["CAP_IAM_GROUPS_LIST"])
@@ -998,10 +1008,11 @@ describe("the rest of arbor's commands, as an owner", () => {
       "--parent",
       "rest",
       "--identity",
-      identity.uid,
+      "rest/agent",
       "--role",
       role.uid
     )
+    assert.strictEqual(binding.identity.uid, identity.uid)
     assert.include((await run("iam", "role-bindings", "list", "--parent", "rest", "-o", "id")).split("\n"), binding.uid)
     // Which roles does this identity hold, and who holds this role (by uid or name)?
     const ids = async (...filters: Array<string>) =>
@@ -1009,9 +1020,11 @@ describe("the rest of arbor's commands, as an owner", () => {
     assert.deepStrictEqual(await ids("--identity", identity.uid), [binding.uid])
     assert.deepStrictEqual(await ids("--role", role.uid, "--group", "rest"), [binding.uid])
     assert.notInclude(await ids("--identity", identity.uid, "--role", "viewer"), binding.uid)
-    const badFilter = await arbor(env, "iam", "role-bindings", "list", "--identity", "agent")
-    assert.strictEqual(badFilter.code, 1)
-    assert.include(badFilter.stderr, "identity")
+    assert.deepStrictEqual(await ids("--identity", "rest/agent"), [binding.uid])
+    // A name alone is a person's at the root: there is none, and the message says what was typed.
+    const unknown = await arbor(env, "iam", "role-bindings", "list", "--identity", "agent")
+    assert.strictEqual(unknown.code, 5)
+    assert.include(unknown.stderr, "identity agent")
     // Several identities at once: one batch, all or none.
     const [helper] = await json(
       "iam",
@@ -1027,7 +1040,7 @@ describe("the rest of arbor's commands, as an owner", () => {
       "tools:helper"
     )
     const batch = ["iam", "role-bindings", "create", "--parent", "rest", "--role", "viewer"] as const
-    const both = await json(...batch, "--identity", identity.uid, "--identity", helper.uid)
+    const both = await json(...batch, "--identity", "rest/agent", "--identity", helper.uid)
     assert.deepStrictEqual(both.map((b: { identity: { uid: string } }) => b.identity.uid), [identity.uid, helper.uid])
     const again = await arbor(env, ...batch, "--identity", helper.uid, "--identity", identity.uid)
     assert.notStrictEqual(again.code, 0)

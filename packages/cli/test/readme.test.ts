@@ -36,5 +36,5 @@ it.scopedLive("the README's command-line walkthrough runs as written", () =>
     assert.match(stdout, /^IDENTITY +ROLE +GROUP +UID\nreleaser +viewer +tools +/m)
     assert.include(stdout, "default\n├── platform\n│   ├── build\n│   └── deploy\n└── tools\n")
     // The audit trail, newest first: the binding the walkthrough made last, by the bootstrap admin.
-    assert.match(stdout, /^TIME +EVENT +SUBJECT +ACTOR\n\S+ +iam\.rolebindings\.created +/m)
+    assert.match(stdout, /^TIME +EVENT +SUBJECT +ACTOR +GROUP\n\S+ +iam\.rolebindings\.created +/m)
   }), { timeout: 120_000 })

@@ -53,7 +53,8 @@ export const App = ({ initial }: { readonly initial: ReturnType<typeof Session.i
   const client = useMemo(() => session === undefined ? undefined : Effect.runSync(Client.make(session.token)), [
     session?.token
   ])
-  if (session === undefined || client === undefined) {
+  const names = useMemo(() => client === undefined ? undefined : Client.reader(client), [client])
+  if (session === undefined || client === undefined || names === undefined) {
     return (
       <SignIn
         error={notice}
@@ -62,7 +63,7 @@ export const App = ({ initial }: { readonly initial: ReturnType<typeof Session.i
     )
   }
   return (
-    <ConnectionContext.Provider value={{ session, client }}>
+    <ConnectionContext.Provider value={{ session, client, names }}>
       <a
         class="skip"
         href="#main"

@@ -3,22 +3,26 @@
  * request carries their token and nothing else, so the console can do exactly what they may. `run` turns a call into
  * a promise whose failure is the API's own message.
  */
-import { Api, EventStream, Wire } from "@arbor/api"
+import { EventStream, Wire } from "@arbor/api"
+import * as ApiClient from "@arbor/api/Client"
+import * as Names from "@arbor/api/Names"
 import type * as ChangeLog from "@arbor/core/ChangeLog"
-import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { FetchHttpClient } from "@effect/platform"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 
 /** The typed client for `token`, calling the server that served the console. */
 export const make = (token: string) =>
-  HttpApiClient.make(Api.Api, {
-    baseUrl: location.origin,
-    transformClient: (client) =>
-      Api.customMethodPaths(HttpClient.mapRequest(client, HttpClientRequest.bearerToken(token)))
-  }).pipe(Effect.provide(FetchHttpClient.layer))
+  ApiClient.make({ baseUrl: location.origin, token }).pipe(Effect.provide(FetchHttpClient.layer))
 
 /** The typed client. */
-export type Client = Effect.Effect.Success<ReturnType<typeof make>>
+export type Client = ApiClient.Client
+
+/** Names for uids as the person may read them, each looked up once per session (`@arbor/api`'s `Names`). */
+export type Reader = Effect.Effect.Success<ReturnType<typeof Names.reader>>
+
+/** The reader of `client`'s names. */
+export const reader = (client: Client): Reader => Effect.runSync(Names.reader(client))
 
 /** What a failed call says to a person: the API's message (an error body's), else what went wrong on the way. */
 export const messageOf = (error: unknown): string =>

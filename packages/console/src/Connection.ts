@@ -1,13 +1,15 @@
 /** The signed-in person's session and the typed client that calls the API as them, for every view. */
 import { createContext } from "preact"
 import { useContext } from "preact/hooks"
-import type { Client } from "./Client.js"
+import type { Client, Reader } from "./Client.js"
 import type { Session } from "./Session.js"
 
 /** What every view calls the API with. */
 export interface Connection {
   readonly session: Session
   readonly client: Client
+  /** Names for the uids a view shows. */
+  readonly names: Reader
 }
 
 export const ConnectionContext = createContext<Connection | undefined>(undefined)

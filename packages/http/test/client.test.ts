@@ -3,6 +3,8 @@
  * the engine's resource classes (v2 and v1 alike), and failures into the engine's typed errors.
  */
 import { Api } from "@arbor/api/Api"
+import * as ApiClient from "@arbor/api/Client"
+import * as Names from "@arbor/api/Names"
 import { Errors, Group, Role } from "@arbor/core"
 import { HttpApiClient, HttpClient, HttpClientRequest, HttpServer } from "@effect/platform"
 import { assert, describe, it } from "@effect/vitest"
@@ -108,5 +110,40 @@ describe("the typed client", () => {
       assert.isTrue(DateTime.isDateTime(created))
       const refused = yield* Effect.promise(() => createAndList(baseUrl, outsider.token, org, "x").catch(String))
       assert.include(refused, `you need groups.create on ${org}`)
+    }).pipe(Effect.provide(testServer())))
+
+  it.scopedLive("names: what a person types to uids, and uids back to names as far as the caller may read them", () =>
+    Effect.gen(function*() {
+      const { org, token } = yield* member("names")
+      const api = yield* ApiClient.make({ token })
+      const platform = yield* api.groups.create({ path: { uid: org }, payload: { name: "platform" } })
+      const ci = yield* api.identities.create({
+        path: { uid: platform.uid },
+        payload: { name: "ci", claimMatch: { issuer: "https://issuer.example.com", subject: "ci" } }
+      })
+      const role = yield* api.roles.create({
+        path: { uid: platform.uid },
+        payload: { name: "viewer", capabilities: ["groups.list"] }
+      })
+      // Typed: a uid as it is, a group's path, an identity's group path and name, a role by name or group path.
+      assert.strictEqual(yield* Names.group(api, "names/platform"), platform.uid)
+      assert.strictEqual(yield* Names.group(api, platform.uid), platform.uid)
+      assert.strictEqual(yield* Names.identity(api, "names/platform/ci"), ci.uid)
+      assert.strictEqual(yield* Names.role(api, "editor"), Role.builtInByName("editor")!.uid)
+      assert.strictEqual(yield* Names.role(api, "names/platform/viewer"), role.uid)
+      // Two roles the caller sees are named viewer: the name alone is refused, saying how to name one.
+      const ambiguous = yield* Effect.flip(Names.role(api, "viewer"))
+      assert.strictEqual(ambiguous._tag, "InvalidArgument")
+      assert.include(ambiguous.message, "several roles are named viewer")
+      const missing = yield* Effect.flip(Names.identity(api, "names/platform/nobody"))
+      assert.deepInclude(missing, { _tag: "NotFound", resourceType: "identity", uid: "names/platform/nobody" })
+      // Read: paths of names, each looked up once; a uid the caller may not read stays a uid.
+      const names = yield* Names.reader(api)
+      assert.strictEqual(yield* names.group(platform.uid), "names/platform")
+      assert.strictEqual(yield* names.identity(ci.uid), "names/platform/ci")
+      assert.strictEqual(yield* names.role(role.uid), "viewer")
+      const stranger = yield* member("elsewhere")
+      const theirs = yield* ApiClient.make({ token: stranger.token })
+      assert.strictEqual(yield* (yield* Names.reader(theirs)).group(platform.uid), platform.uid)
     }).pipe(Effect.provide(testServer())))
 })

@@ -47,10 +47,12 @@ afterAll(async () => {
 
 /** A page in a fresh context, at a desktop's or a phone's size, which keeps what the CSP refused. */
 const open = async (width: 1280 | 390) => {
+  // The copy buttons write to the clipboard, which the tests read back.
+  const permissions = ["clipboard-read", "clipboard-write"]
   const context = await browser.newContext(
     width === 390
-      ? { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true }
-      : { viewport: { width: 1280, height: 900 } }
+      ? { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, permissions }
+      : { viewport: { width: 1280, height: 900 }, permissions }
   )
   const page = await context.newPage()
   const refused: Array<string> = []
@@ -321,18 +323,31 @@ describe.skipIf(executable === undefined)("the console in Chromium", { timeout: 
       assert.strictEqual(elsewhere.status, 200)
       const made = ((await elsewhere.json()) as { uid: string }).uid
       await page.getByText("(1 so far)").waitFor()
-      await trail.locator(`[title="${made}"]`).waitFor()
+      await trail.locator(`[title="${made}"]`).first().waitFor()
+      // Where each change was, by the folder's path.
+      await trail.getByText(`acme/${folder}`).first().waitFor()
       await look(page, refused, "audit", width)
 
       // An access check: the deployer may list groups in the folder, because of its viewer binding there.
       await page.getByRole("link", { name: "Access check" }).click()
       const check = page.getByRole("form", { name: "May this identity do that here?" })
-      await check.getByLabel("Identity (uid)").fill(deployer)
+      // Both typed as a person names them; the explanation names the role and the folder, their uids to copy.
+      await check.getByLabel("Identity", { exact: true }).fill(`acme/${folder}/deployer`)
       await check.getByLabel("Capability").selectOption("groups.list")
-      await check.getByLabel("Resource (uid)").fill(folderUid)
+      await check.getByLabel("Resource", { exact: true }).fill(`acme/${folder}`)
       await check.getByRole("button", { name: "Check" }).click()
       await page.getByRole("heading", { name: "Allowed" }).waitFor()
-      assert.include(await page.locator(".decision").textContent(), "A role binding")
+      const decision = page.locator(".decision")
+      await decision.getByRole("link", { name: `acme/${folder}` }).waitFor()
+      assert.match(await decision.textContent() ?? "", /A role binding of role viewer\W* at/)
+      await decision.getByRole("button", { name: `Copy the uid ${folderUid}` }).click()
+      assert.strictEqual(await page.evaluate<string>("navigator.clipboard.readText()"), folderUid)
+      await look(page, refused, "access-allowed", width)
+      // By uid as well.
+      await check.getByLabel("Identity", { exact: true }).fill(deployer)
+      await check.getByLabel("Resource", { exact: true }).fill(folderUid)
+      await check.getByRole("button", { name: "Check" }).click()
+      await page.getByRole("heading", { name: "Allowed" }).waitFor()
       await check.getByLabel("Capability").selectOption("groups.delete")
       await check.getByRole("button", { name: "Check" }).click()
       await page.getByRole("heading", { name: "Denied" }).waitFor()

@@ -5,6 +5,7 @@
  */
 import { EventStream, Wire } from "@arbor/api"
 import * as ErrorBody from "@arbor/api/ErrorBody"
+import * as Names from "@arbor/api/Names"
 import * as Resources from "@arbor/api/Resources"
 import type { EntryListOptions, WatchOptions } from "@arbor/core/AuditTrail"
 import type * as ChangeLog from "@arbor/core/ChangeLog"
@@ -22,23 +23,67 @@ import * as Help from "../Help.js"
 import type * as Output from "../Output.js"
 import * as Where from "../Where.js"
 import * as Resource from "./iam/resource.js"
-import { allPages, common, connect, limit, output, parent, print, printRows, resolveGroup, time } from "./shared.js"
+import {
+  allPages,
+  common,
+  connect,
+  limit,
+  output,
+  parent,
+  print,
+  printRows,
+  resolveGroup,
+  resolveIdentity,
+  time
+} from "./shared.js"
 
 /** The type without its common prefix and version: `iam.group.created`. */
 const shortType = (type: string) => type.replace(/^dev\.chainguard\.api\./, "").replace(/\.v1$/, "")
 
-const entryShape: Output.Shape<ChangeLog.Entry> = {
+/** Names for uids, where the command looked them up; a uid it did not stays a uid. */
+interface Named {
+  readonly groups: ReadonlyMap<string, string>
+  readonly actors: ReadonlyMap<string, string>
+}
+
+const unnamed: Named = { groups: new Map(), actors: new Map() }
+
+/** What the entry's resource is called, from its body, else its uid. */
+const subjectOf = (e: ChangeLog.Entry) => typeof e.body.name === "string" ? e.body.name : e.subject
+
+/** An entry's row: names for a person, each uid in the JSON and in `-o wide`. */
+const entryShape = (named: Named): Output.Shape<ChangeLog.Entry> => ({
   json: Wire.ChangeEntry,
   columns: [
     { heading: "TIME", value: (e) => time(e.time) },
     { heading: "EVENT", value: (e) => shortType(e.type) },
-    { heading: "SUBJECT", value: (e) => e.subject },
-    { heading: "ACTOR", value: (e) => e.actor.email ?? e.actor.subject },
-    { heading: "GROUP", value: (e) => e.group, wide: true },
+    { heading: "SUBJECT", value: subjectOf },
+    { heading: "ACTOR", value: (e) => e.actor.email ?? named.actors.get(e.actor.subject) ?? e.actor.subject },
+    { heading: "GROUP", value: (e) => named.groups.get(e.group) ?? e.group },
+    { heading: "SUBJECT UID", value: (e) => e.subject, wide: true },
+    { heading: "GROUP UID", value: (e) => e.group, wide: true },
     { heading: "REQUEST", value: (e) => e.requestId ?? "", wide: true },
     { heading: "CURSOR", value: (e) => e.position, wide: true }
   ]
-}
+})
+
+/** The names of the groups and actors of `entries`, each looked up once. */
+const namesOf = (client: Parameters<typeof resolveGroup>[0], entries: ReadonlyArray<ChangeLog.Entry>) =>
+  Effect.gen(function*() {
+    const names = yield* Names.reader(client)
+    const lookUp = (uids: Iterable<string>, name: (uid: string) => Effect.Effect<string>) =>
+      Effect.map(
+        Effect.forEach(new Set(uids), (uid) => Effect.map(name(uid), (found) => [uid, found] as const), {
+          concurrency: 4
+        }),
+        (pairs) => new Map(pairs)
+      )
+    const people = entries.filter((e) => e.actor.email === undefined && e.actor.subject !== "system")
+    return {
+      groups: yield* lookUp(entries.map((e) => e.group), names.group),
+      actors: yield* lookUp(people.map((e) => e.actor.subject), names.identity)
+    }
+  })
 
 /** `--<name> <placeholder>`, which may be left out. */
 const optionalText = (name: string, placeholder: string, description: string) =>
@@ -52,7 +97,11 @@ const filters = {
     Options.repeated
   ),
   subject: optionalText("subject", "uid", "only entries about this resource"),
-  actor: optionalText("actor", "identity", "only entries whose actor is this identity uid, or system")
+  actor: optionalText(
+    "actor",
+    "identity",
+    "only entries whose actor is this identity (its uid, or its group's path and its name), or system"
+  )
 }
 
 type Filters = {
@@ -69,7 +118,9 @@ const parameters = (client: Parameters<typeof resolveGroup>[0], flags: Filters) 
       ...(Option.isSome(flags.group) ? { descendantsOf: yield* resolveGroup(client, flags.group.value) } : {}),
       ...(flags.types.length > 0 ? { types: flags.types } : {}),
       subject: Option.getOrUndefined(flags.subject),
-      actor: Option.getOrUndefined(flags.actor)
+      ...(Option.isSome(flags.actor)
+        ? { actor: flags.actor.value === "system" ? "system" : yield* resolveIdentity(client, flags.actor.value) }
+        : {})
     }
   })
 
@@ -94,7 +145,8 @@ const list = Command.make(
         },
         flags.limit
       )
-      yield* printRows(rows, entryShape, flags.output)
+      const named = flags.output === "table" || flags.output === "wide" ? yield* namesOf(client, rows) : unnamed
+      yield* printRows(rows, entryShape(named), flags.output)
     })
 ).pipe(Command.withDescription("List who changed what. Example: arbor events list --group acme --limit 20"))
 
@@ -106,7 +158,8 @@ const line = (entry: ChangeLog.Entry, format: Output.Format) =>
     ? JSON.stringify(Schema.encodeSync(Wire.ChangeEntry)(entry))
     : format === "id"
     ? entry.id
-    : entryShape.columns.filter((c) => format === "wide" || c.wide !== true).map((c) => c.value(entry)).join("  ")
+    : entryShape(unnamed).columns.filter((c) => format === "wide" || c.wide !== true).map((c) => c.value(entry))
+      .join("  ")
 
 /**
  * The server ended the stream because a request of ours would now be refused: the refusal ends the command, unless

@@ -1,13 +1,13 @@
 /**
  * What the commands share: the options every command takes (`--api`, `--issuer`), `-o` and `--limit`, the typed
- * API client with a valid token, reading every page of a list, and naming a group by uid or path of names.
+ * API client with a valid token, reading every page of a list, and naming a group, an identity or a role by uid or
+ * path of names (`@arbor/api`'s `Names`, which the console uses too).
  */
-import { Api } from "@arbor/api"
+import * as ApiClient from "@arbor/api/Client"
 import type * as ListQuery from "@arbor/api/ListQuery"
-import * as Errors from "@arbor/core/Errors"
+import * as Names from "@arbor/api/Names"
 import type { ListOptions } from "@arbor/core/Lists"
 import { Args, Options } from "@effect/cli"
-import { HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Auth from "../Auth.js"
@@ -74,15 +74,10 @@ export const printRows = <A extends { readonly uid: string } | { readonly id: st
 
 /** The API's typed client, with a valid token. */
 export const apiClient = (where: Where.Endpoints) =>
-  Effect.flatMap(Auth.token(where), (token) =>
-    HttpApiClient.make(Api.Api, {
-      baseUrl: where.api,
-      transformClient: (client) =>
-        Api.customMethodPaths(HttpClient.mapRequest(client, HttpClientRequest.bearerToken(token)))
-    }))
+  Effect.flatMap(Auth.token(where), (token) => ApiClient.make({ baseUrl: where.api, token }))
 
 /** The typed client. */
-export type Client = Effect.Effect.Success<ReturnType<typeof apiClient>>
+export type Client = ApiClient.Client
 
 /** The client, for the addresses the flags name. */
 export const connect = (flags: Parameters<typeof Where.endpoints>[0]) =>
@@ -106,46 +101,21 @@ export const allPages = <O extends ListOptions, P extends { readonly nextPageTok
     return Option.isNone(limit) ? rows : rows.slice(0, limit.value)
   })
 
-const uidPattern = /^[0-9a-f]{40}(\/[0-9a-f]{16})*$/
+/** `resolved`, remembering what the person typed for it, so that messages can say it back. */
+const remembered = (ref: string) => (resolved: string) => Effect.sync(() => Failure.rememberName(resolved, ref))
 
 /** A group named by its uid, or by a path of names from its organization (`acme/platform/build`). */
-export const resolveGroup = (client: Client, ref: string) =>
-  Effect.gen(function*() {
-    if (uidPattern.test(ref)) return ref
-    let found: string | undefined
-    for (const name of ref.split("/").filter((n) => n !== "")) {
-      const page = yield* client.groups.list({
-        urlParams: { name, ...(found === undefined ? { inRoot: true } : { childrenOf: found }) }
-      })
-      const group = page.groups[0]
-      if (group === undefined) return yield* new Errors.NotFound({ resourceType: "group", uid: ref })
-      found = group.uid
-    }
-    if (found === undefined) {
-      return yield* new Errors.InvalidArgument({
-        violations: [new Errors.FieldViolation({ field: "group", description: "is a uid or a path of names" })]
-      })
-    }
-    Failure.rememberName(found, ref)
-    return found
-  })
+export const resolveGroup = (client: Client, ref: string) => Effect.tap(Names.group(client, ref), remembered(ref))
 
-/** A role by uid, or by name among the roles the caller sees. */
-export const resolveRole = (client: Client, ref: string) =>
-  uidPattern.test(ref)
-    ? Effect.succeed(ref)
-    : Effect.flatMap(client.roles.list({ urlParams: { name: ref } }), (page) =>
-      page.roles.length === 1
-        ? Effect.succeed(page.roles[0]!.uid)
-        : Effect.fail(
-          new Failure.UsageError({
-            message: page.roles.length === 0 ? `no role named ${ref}` : `several roles are named ${ref}; give its uid`
-          })
-        ))
+/** A role by uid, by name among the roles the caller sees, or by its group's path and its name. */
+export const resolveRole = (client: Client, ref: string) => Effect.tap(Names.role(client, ref), remembered(ref))
+
+/** An identity by uid, or by its group's path and its name (`acme/platform/deployer`). */
+export const resolveIdentity = (client: Client, ref: string) => Effect.tap(Names.identity(client, ref), remembered(ref))
 
 /** What a person typed for a resource of kind `refers` (a uid, a path of names, a role's name), as its uid. */
 export const resolve = (client: Client, refers: ListQuery.Refers, ref: string) =>
-  refers === "group" ? resolveGroup(client, ref) : refers === "role" ? resolveRole(client, ref) : Effect.succeed(ref)
+  Effect.tap(Names.resolve(client, refers, ref), remembered(ref))
 
 /** An ISO time for a table cell. */
 export const time = (t: { readonly epochMillis: number }) => new Date(t.epochMillis).toISOString()

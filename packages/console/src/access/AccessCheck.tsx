@@ -1,15 +1,17 @@
 /**
- * An access check: may this identity do that here, and why. The decision is the API's own (AuthZEN's evaluation
- * with `explain`), naming the bindings (group, role) that grant it.
+ * An access check: may this identity do that here, and why. The identity and a group are typed as a person names
+ * them (a path of names, or a uid), resolved as every surface resolves them (`@arbor/api`'s `Names`). The decision is
+ * the API's own (AuthZEN's evaluation with `explain`), naming the bindings (role, group) that grant it.
  */
+import * as Names from "@arbor/api/Names"
 import * as AccessEvaluation from "@arbor/core/AccessEvaluation"
 import * as Capability from "@arbor/core/Capability"
+import * as Effect from "effect/Effect"
 import { useState } from "preact/hooks"
 import * as Client from "../Client.js"
 import { useConnection } from "../Connection.js"
-import { useRoleChoice } from "../roles/RoleChoice.js"
 import * as Route from "../Route.js"
-import { Choice, Field, Form, Uid } from "../ui/components.js"
+import { Choice, Field, Form, Named } from "../ui/components.js"
 import { useAction } from "../ui/hooks.js"
 
 export const AccessCheck = () => {
@@ -17,16 +19,20 @@ export const AccessCheck = () => {
   const [capability, setCapability] = useState<string>("groups.list")
   const [type, setType] = useState<AccessEvaluation.ResourceType>("group")
   const [decision, setDecision] = useState<AccessEvaluation.Decision | undefined>(undefined)
-  const roles = useRoleChoice()
   const check = useAction((form: Record<string, string>) => {
     setDecision(undefined)
-    return Client.run(client.decisions.evaluate({
-      payload: {
-        subject: { type: "identity", id: (form.identity ?? "").trim() },
-        action: { name: capability },
-        resource: { type, id: (form.resource ?? "").trim() },
-        context: { explain: true }
-      }
+    const resource = (form.resource ?? "").trim()
+    return Client.run(Effect.gen(function*() {
+      const identity = yield* Names.identity(client, (form.identity ?? "").trim())
+      const id = type === "group" ? yield* Names.group(client, resource) : resource
+      return yield* client.decisions.evaluate({
+        payload: {
+          subject: { type: "identity", id: identity },
+          action: { name: capability },
+          resource: { type, id },
+          context: { explain: true }
+        }
+      })
     })).then(setDecision)
   })
   return (
@@ -41,7 +47,14 @@ export const AccessCheck = () => {
           onSubmit={check.start}
           keep
         >
-          <Field label="Identity (uid)" name="identity" required autocomplete="off" defaultValue={session.identity} />
+          <Field
+            label="Identity"
+            hint="Its folder's path and its name (acme/platform/deployer), or its uid"
+            name="identity"
+            required
+            autocomplete="off"
+            defaultValue={session.identity}
+          />
           <Choice
             label="Capability"
             value={capability}
@@ -54,7 +67,13 @@ export const AccessCheck = () => {
             options={AccessEvaluation.resourceTypes.map((t) => [t, t.replace(/_/g, " ")] as const)}
             onChange={(t) => setType(AccessEvaluation.resourceTypes.find((r) => r === t) ?? "group")}
           />
-          <Field label="Resource (uid)" name="resource" required autocomplete="off" />
+          <Field
+            label="Resource"
+            hint={type === "group" ? "A folder's path (acme/platform), or its uid" : "Its uid"}
+            name="resource"
+            required
+            autocomplete="off"
+          />
         </Form>
         <div aria-live="polite">
           {decision === undefined ? null : (
@@ -69,10 +88,8 @@ export const AccessCheck = () => {
                         : (
                           <li key={`${g.group}.${g.role}`}>
                             {g.binding === undefined ? "A group mapping" : "A role binding"} of role{" "}
-                            {roles.nameOf(g.role) ?? <Uid uid={g.role} />} at{" "}
-                            <a href={Route.href(Route.group(g.group, "bindings"))}>
-                              <Uid uid={g.group} />
-                            </a>
+                            <Named kind="role" uid={g.role} /> at{" "}
+                            <Named kind="group" uid={g.group} href={Route.href(Route.group(g.group, "bindings"))} />
                           </li>
                         )
                     )}

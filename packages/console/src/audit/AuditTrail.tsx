@@ -7,7 +7,7 @@ import { useEffect, useState } from "preact/hooks"
 import * as Client from "../Client.js"
 import { useConnection } from "../Connection.js"
 import * as Route from "../Route.js"
-import { ErrorMessage, Table, Time, Uid } from "../ui/components.js"
+import { CopyUid, ErrorMessage, Named, Table, Time, Uid } from "../ui/components.js"
 import { useLoaded } from "../ui/hooks.js"
 
 /** How many past entries the trail starts with. */
@@ -17,7 +17,9 @@ const recent = 50
 const what = (type: string) =>
   type.replace(/^dev\.chainguard\.api\./, "").replace(/\.v\d+$/, "").split(".").slice(1).join(" ")
 
-const who = (actor: ChangeLog.Entry["actor"]) => actor.email ?? actor.subject
+/** Who made a change: their email, else their identity's name, or the system. */
+const who = (actor: ChangeLog.Entry["actor"]) =>
+  actor.email ?? (actor.subject === "system" ? "system" : <Named kind="identity" uid={actor.subject} />)
 
 /** The trail of one group. */
 const Trail = ({ group }: { readonly group: string }) => {
@@ -62,11 +64,17 @@ const Trail = ({ group }: { readonly group: string }) => {
           ["When", (e) => <Time at={e.time} />],
           ["What", (e) => what(e.type)],
           ["Resource", (e) =>
-            typeof e.body.name === "string" ? <span title={e.subject}>{e.body.name}</span> : <Uid uid={e.subject} />],
-          ["Who", (e) =>
-            who(e.actor)],
-          ["Request", (e) =>
-            e.requestId === undefined ? null : <code>{e.requestId}</code>]
+            typeof e.body.name === "string"
+              ? (
+                <span class="named">
+                  <span title={e.subject}>{e.body.name}</span>
+                  <CopyUid uid={e.subject} />
+                </span>
+              )
+              : <Uid uid={e.subject} />],
+          ["Where", (e) => <Named kind="group" uid={e.group} />],
+          ["Who", (e) => who(e.actor)],
+          ["Request", (e) => e.requestId === undefined ? null : <code>{e.requestId}</code>]
         ]}
       />
     </>

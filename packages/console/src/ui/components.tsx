@@ -1,6 +1,8 @@
 /** The console's small set of building blocks: messages, forms, tables, buttons. */
+import * as Effect from "effect/Effect"
 import type { ComponentChildren, InputHTMLAttributes } from "preact"
-import { useId, useState } from "preact/hooks"
+import { useEffect, useId, useState } from "preact/hooks"
+import { useConnection } from "../Connection.js"
 
 /** The API's refusal, read out by screen readers as it appears. */
 export const ErrorMessage = ({ error }: { readonly error: string | undefined }) =>
@@ -153,10 +155,73 @@ export const DeleteButton = (props: {
   </button>
 )
 
-/** A uid, shortened for reading, whole for copying and screen readers. */
+/** A uid, shortened for reading, whole for screen readers and the copy button beside it. */
 export const Uid = ({ uid }: { readonly uid: string }) => (
-  <code class="uid" title={uid}>{uid.length > 24 ? `…${uid.slice(-16)}` : uid}</code>
+  <span class="uid">
+    <code title={uid}>{uid.length > 24 ? `…${uid.slice(-16)}` : uid}</code>
+    <CopyUid uid={uid} />
+  </span>
 )
+
+/** The small button that copies a whole uid. */
+export const CopyUid = ({ uid }: { readonly uid: string }) => {
+  const [copied, setCopied] = useState(false)
+  return (
+    <button
+      type="button"
+      class="copy"
+      aria-label={copied ? "Copied" : `Copy the uid ${uid}`}
+      title={copied ? "Copied" : "Copy the uid"}
+      onClick={() =>
+        navigator.clipboard.writeText(uid).then(() => {
+          setCopied(true)
+          setTimeout(() => setCopied(false), 2000)
+        })}
+    >
+      {copied ? "✓" : (
+        <svg width="14" height="14" viewBox="0 0 16 16" aria-hidden="true" focusable="false">
+          <rect x="5" y="5" width="9" height="9" rx="1.5" fill="none" stroke="currentColor" stroke-width="1.5" />
+          <path
+            d="M3 10.5H2.5A1 1 0 0 1 1.5 9.5v-7a1 1 0 0 1 1-1h7a1 1 0 0 1 1 1V3"
+            fill="none"
+            stroke="currentColor"
+            stroke-width="1.5"
+          />
+        </svg>
+      )}
+    </button>
+  )
+}
+
+/**
+ * A group, an identity or a role by its name (a group's path), as the person may read it, its uid to copy beside;
+ * the uid alone while the name loads or when the person may not read it.
+ */
+export const Named = ({ href, kind, uid }: {
+  readonly kind: "group" | "identity" | "role"
+  readonly uid: string
+  /** Where the name leads, when it is a link. */
+  readonly href?: string
+}) => {
+  const { names } = useConnection()
+  const [name, setName] = useState<string | undefined>(undefined)
+  useEffect(() => {
+    let current = true
+    Effect.runPromise(names[kind](uid)).then((found) => current && setName(found))
+    return () => {
+      current = false
+    }
+  }, [kind, uid])
+  const shown = name === undefined || name === uid
+    ? <code title={uid}>{uid.length > 24 ? `…${uid.slice(-16)}` : uid}</code>
+    : <span title={uid}>{name}</span>
+  return (
+    <span class="named">
+      {href === undefined ? shown : <a href={href}>{shown}</a>}
+      <CopyUid uid={uid} />
+    </span>
+  )
+}
 
 /** A time as the person's locale shows it. */
 export const Time = ({ at }: { readonly at: { readonly epochMillis: number } | undefined }) =>

@@ -23,6 +23,7 @@ import {
   print,
   printRows,
   resolveGroup,
+  resolveIdentity,
   time
 } from "../shared.js"
 import * as Resource from "./resource.js"
@@ -216,7 +217,11 @@ const identityResource = Resource.make({
   order: "name",
   get: (client, uid) => client.identities.get({ path: { uid } }),
   delete: (client, uid) => client.identities.delete({ path: { uid } }),
-  ref: Resource.byUid("identity")
+  ref: {
+    name: "identity",
+    description: "the identity: its uid, or its group's path and its name (acme/platform/deployer)",
+    resolve: resolveIdentity
+  }
 })
 
 /** `arbor iam identities`. */
@@ -243,13 +248,15 @@ export const identities = Command.make("identities").pipe(
         createIdentity("generic")
       ])
     ),
-    Resource.describe(identityResource, "Show one identity. Example: arbor iam identities describe <uid>"),
+    Resource.describe(identityResource, "Show one identity. Example: arbor iam identities describe acme/ci"),
     Command.make(
       "update",
       {
         ...common,
         output,
-        uid: Args.text({ name: "uid" }).pipe(Args.withDescription("the identity's uid")),
+        identity: Args.text({ name: "identity" }).pipe(
+          Args.withDescription("the identity: its uid, or its group's path and its name (acme/platform/deployer)")
+        ),
         name: Options.text("name").pipe(Options.withDescription("its new name"), Options.optional),
         description: description.pipe(Options.withDescription("its new description"))
       },
@@ -263,12 +270,13 @@ export const identities = Command.make("identities").pipe(
             return yield* new UsageError({ message: "give --name or --description" })
           }
           const client = yield* connect(flags)
-          const updated = yield* client.identities.update({ path: { uid: flags.uid }, urlParams: {}, payload })
+          const uid = yield* resolveIdentity(client, flags.identity)
+          const updated = yield* client.identities.update({ path: { uid }, urlParams: {}, payload })
           yield* printRows([updated], identityShape, flags.output)
         })
     ).pipe(
       Command.withDescription(
-        "Rename an identity or change its description (your own, as a person). Example: arbor iam identities update <uid> --name ada"
+        "Rename an identity or change its description (your own, as a person). Example: arbor iam identities update acme/ci --name deployer"
       )
     ),
     Command.make(
@@ -313,7 +321,7 @@ export const identities = Command.make("identities").pipe(
     ),
     Resource.remove(
       identityResource,
-      "Delete an identity and its role bindings. Example: arbor iam identities delete <uid>"
+      "Delete an identity and its role bindings. Example: arbor iam identities delete acme/ci"
     ),
     Command.make(
       "lookup",

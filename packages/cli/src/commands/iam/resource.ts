@@ -95,7 +95,7 @@ export const flagName = (parameter: string) =>
 const naming: Record<ListQuery.Refers, string> = {
   group: "a uid or a path of names",
   role: "its uid or name",
-  identity: "its uid"
+  identity: "its uid, or its group's path and its name"
 }
 
 /** A list parameter's flag: what was given, as the parameter's text (or texts), or undefined. */
@@ -134,7 +134,7 @@ const flagOf = (parameter: ListQuery.Parameter): Options.Options<string | Readon
 /**
  * `list`: every page, in `resource.order`, of those `fixed` selects and the flags given select. Each filter of the
  * resource's declared query is a flag (paging excepted: the command reads every page, up to `--limit`), a name typed
- * for a group or a role is resolved to its uid, and the query's schema decodes the rest, as the server would.
+ * for a group, an identity or a role is resolved to its uid, and the query's schema decodes the rest, as the server would.
  */
 export const list = <
   A extends { readonly uid: string },

@@ -6,7 +6,7 @@ import { Command, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
 import * as Help from "../../Help.js"
 import type * as Output from "../../Output.js"
-import { common, connect, output, parent, printRows, resolveGroup, resolveRole } from "../shared.js"
+import { common, connect, output, parent, printRows, resolveGroup, resolveIdentity, resolveRole } from "../shared.js"
 import * as Resource from "./resource.js"
 
 /** A binding as `arbor` prints it (also what redeeming an invite made). */
@@ -37,7 +37,7 @@ export const roleBindings = Command.make("role-bindings").pipe(
   Help.withSubcommands([
     Resource.list(
       bindingResource,
-      "List role bindings: which roles an identity holds, who holds a role. Example: arbor iam role-bindings list --identity <uid> --role owner"
+      "List role bindings: which roles an identity holds, who holds a role. Example: arbor iam role-bindings list --identity acme/ci --role owner"
     ),
     Command.make(
       "create",
@@ -46,7 +46,11 @@ export const roleBindings = Command.make("role-bindings").pipe(
         output,
         parent,
         identity: Options.text("identity").pipe(
-          Options.withDescription("the identity's uid; repeat it to bind several at once (up to 25, all or none)"),
+          Options.withPseudoName("identity"),
+          Options.withDescription(
+            "the identity: its uid, or its group's path and its name (acme/ci); repeat it to bind several at once " +
+              "(up to 25, all or none)"
+          ),
           Options.atLeast(1)
         ),
         role: Options.text("role").pipe(Options.withDescription("the role's uid or name (viewer, editor, …)"))
@@ -56,21 +60,22 @@ export const roleBindings = Command.make("role-bindings").pipe(
           const client = yield* connect(flags)
           const group = yield* resolveGroup(client, flags.parent)
           const roleUid = yield* resolveRole(client, flags.role)
-          const [identity, ...more] = flags.identity
+          const identities = yield* Effect.forEach(flags.identity, (ref) => resolveIdentity(client, ref))
+          const [identity, ...more] = identities
           const created = more.length === 0
             ? [yield* client.roleBindings.create({ path: { uid: group }, payload: { identityUid: identity, roleUid } })]
             : (yield* client.roleBindingBatches.create({
               payload: {
                 parent: group,
                 roleUid,
-                requests: flags.identity.map((identityUid) => ({ roleBinding: { identityUid } }))
+                requests: identities.map((identityUid) => ({ roleBinding: { identityUid } }))
               }
             })).roleBindings
           yield* printRows(created, bindingShape, flags.output)
         })
     ).pipe(
       Command.withDescription(
-        "Bind identities to a role in a group. Example: arbor iam role-bindings create --parent acme/platform --identity <uid> --role viewer"
+        "Bind identities to a role in a group. Example: arbor iam role-bindings create --parent acme/platform --identity acme/ci --role viewer"
       )
     ),
     Resource.remove(bindingResource, "Delete a role binding. Example: arbor iam role-bindings delete <uid>")
