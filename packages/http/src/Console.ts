@@ -6,7 +6,6 @@
  * route. Without a built console (`pnpm build` builds it; the launcher and the tests do too) `/console` answers 503
  * saying so.
  */
-import { Errors } from "@arbor/core"
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import * as Effect from "effect/Effect"
 import { existsSync, readFileSync } from "node:fs"
@@ -60,7 +59,16 @@ const notBuilt = HttpServerResponse.text(
   { status: 503, headers }
 )
 
-/** The console's page and assets, and `/` sending browsers there, on the API's router. */
+/** What `GET /` answers a client that is not a browser: where to go from here. */
+const entrances = {
+  name: "Arbor",
+  description: "Arbor's management API: groups, identities, roles and role bindings, and the token exchange",
+  docs: "/docs",
+  openapi: "/openapi.json",
+  console: "/console/"
+}
+
+/** The console's page and assets, and `/`: browsers sent there, other clients told where the API is described. */
 export const layer = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
     const dir = builtConsole()
@@ -76,7 +84,7 @@ export const layer = HttpApiBuilder.Router.use((router) =>
       Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
         (request.headers.accept ?? "").includes("text/html")
           ? Effect.succeed(HttpServerResponse.redirect("/console/", { status: 303 }))
-          : Effect.fail(new Errors.NotFound({ resourceType: "route", uid: "GET /" })))
+          : Effect.succeed(HttpServerResponse.unsafeJson(entrances)))
     )
     // The router takes `/console` and `/console/` alike.
     yield* router.get("/console/", Effect.succeed(page))

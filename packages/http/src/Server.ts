@@ -280,7 +280,9 @@ export const layer = (config: ServerConfig) => {
     server.off("request", answerStarting)
     const address = (yield* HttpServer.HttpServer).address
     const listening = address._tag === "TcpAddress" ? `http://${address.hostname}:${address.port}` : address.path
-    yield* Effect.logInfo(`listening on ${listening}, the API reference at ${config.baseUrl}/docs`).pipe(
+    yield* Effect.logInfo(
+      `listening on ${listening}: the console at ${config.baseUrl}/console/, the API reference at ${config.baseUrl}/docs`
+    ).pipe(
       Effect.annotateLogs({ address: listening, baseUrl: config.baseUrl })
     )
   }))

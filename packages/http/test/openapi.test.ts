@@ -171,6 +171,7 @@ describe("OpenAPI", () => {
         const where = `${method.toUpperCase()} ${path}`
         assert.isAtLeast(operation.summary?.length ?? 0, 8, `${where} has a summary`)
         assert.notMatch(operation.summary, /one of|below a group/i, `${where}: a written summary`)
+        assert.isAtLeast(operation.description?.length ?? 0, 20, `${where} has a description`)
         const names = (operation.parameters ?? []).map((p: { name: string }) => p.name)
         assert.deepStrictEqual(names, [...new Set(names)], `${where}: each parameter once`)
         assert.notInclude(names.join(","), "pageSize", `${where}: parameters in snake_case only`)
@@ -215,7 +216,7 @@ describe("OpenAPI", () => {
       assert.include(init.text, "validatorUrl: null")
     }).pipe(Effect.provide(testServer())))
 
-  it.scopedLive("a browser at the server's address is sent to the console; an API client gets the JSON 404", () =>
+  it.scopedLive("a browser at the server's address is sent to the console; an API client is told where to go", () =>
     Effect.gen(function*() {
       const browser = yield* call("GET", "/", {
         headers: { accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8" }
@@ -224,10 +225,11 @@ describe("OpenAPI", () => {
       assert.strictEqual(browser.headers["location"], "/console/")
       for (const accept of [undefined, "application/json"]) {
         const client = yield* call("GET", "/", accept === undefined ? {} : { headers: { accept } })
-        const unknown = yield* call("GET", "/nowhere", accept === undefined ? {} : { headers: { accept } })
-        assert.strictEqual(client.status, 404, String(accept))
-        assert.strictEqual((client.body as { code: number }).code, 5)
-        assert.deepStrictEqual(Object.keys(client.body as object), Object.keys(unknown.body as object))
+        assert.strictEqual(client.status, 200, String(accept))
+        assert.deepInclude(client.body, { docs: "/docs", openapi: "/openapi.json", console: "/console/" })
+        // Each of them is there.
+        for (const path of ["/docs", "/openapi.json"]) assert.strictEqual((yield* call("GET", path)).status, 200)
       }
+      assert.strictEqual((yield* call("GET", "/nowhere")).status, 404)
     }).pipe(Effect.provide(testServer())))
 })

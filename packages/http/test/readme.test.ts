@@ -8,6 +8,7 @@ import { execFile, spawn } from "node:child_process"
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
@@ -30,11 +31,50 @@ const launcher = fileURLToPath(new URL("../../launcher/launch.mjs", import.meta.
 
 describe("README", () => {
   it("starts and tests with the commands a newcomer is given", () => {
-    assert.strictEqual(block("Start the server").trim(), "npx -y pnpm@10 install && npx -y pnpm@10 start")
+    assert.strictEqual(block("Start the server").trim(), "npx -y pnpm@10 install && npx -y pnpm@10 --silent start")
     assert.strictEqual(block("Run the tests").trim(), "npx -y pnpm@10 install && npx -y pnpm@10 test")
     const ci = readFileSync(new URL("../../../.ci/run", import.meta.url), "utf8")
     assert.include(ci, block("Run the tests").trim(), "CI runs the README's test command")
   })
+
+  it(
+    "Ctrl-C stops the server started as written, and pnpm reports no failure",
+    async () => {
+      const start = block("Start the server").trim().split(" && ")[1]!
+      const dataDir = join(tmpdir(), `arbor-ctrl-c-${process.pid}`)
+      const port = await freePort()
+      // In a process group of its own, as a terminal runs a command: Ctrl-C signals the whole group.
+      const child = spawn("bash", ["-c", start], {
+        cwd: join(packageDir, "../.."),
+        detached: true,
+        env: {
+          PATH: process.env.PATH!,
+          HOME: process.env.HOME ?? tmpdir(),
+          PORT: String(port),
+          ARBOR_DATA_DIR: dataDir
+        }
+      })
+      let output = ""
+      child.stdout.on("data", (chunk) => (output += chunk))
+      child.stderr.on("data", (chunk) => (output += chunk))
+      const exited = new Promise<string>((resolve) =>
+        child.on("exit", (code, signal) => resolve(signal ?? String(code)))
+      )
+      try {
+        await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 60_000)
+        process.kill(-child.pid!, "SIGINT")
+        const ended = await exited
+        assert.include(output, "\"message\":\"stopped\"")
+        assert.notMatch(output, /ELIFECYCLE|Command failed/)
+        // Ended by the signal, or exiting as a command ended by Ctrl-C does: a terminal reports neither.
+        assert.include(["0", "130", "SIGINT"], ended)
+      } finally {
+        if (child.exitCode === null) process.kill(-child.pid!, "SIGKILL")
+        rmSync(dataDir, { recursive: true, force: true })
+      }
+    },
+    90_000
+  )
 
   it.scopedLive("the walkthrough runs as written", () =>
     Effect.gen(function*() {

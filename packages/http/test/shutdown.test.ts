@@ -68,7 +68,8 @@ describe("standalone server", () => {
       assert.match(logs(), /bootstrapped a new organization/)
       assert.include(
         logs(),
-        `"message":"listening on http://127.0.0.1:${port}, the API reference at http://localhost:${port}/docs"`
+        `"message":"listening on http://127.0.0.1:${port}: the console at http://localhost:${port}/console/, ` +
+          `the API reference at http://localhost:${port}/docs"`
       )
       const orgs = await (await fetch(`http://127.0.0.1:${port}/iam/v2beta1/groups?uidp.in_root=true`, {
         headers: { authorization: `Bearer ${token}` }

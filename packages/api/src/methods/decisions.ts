@@ -121,4 +121,9 @@ export const DecisionsMetadata = HttpApiGroup.make("decisionsMetadata").annotate
       search_action_endpoint: Schema.String
     }))
     .annotate(OpenApi.Summary, "Where this decision point's AuthZEN endpoints are")
+    .annotate(
+      OpenApi.Description,
+      "The policy decision point's metadata (AuthZEN §9): its identifier and the addresses of its evaluation, " +
+        "evaluations and action search endpoints. No token."
+    )
 )

@@ -14,11 +14,21 @@ export const Health = HttpApiGroup.make("health")
     HttpApiEndpoint.get("live", "/healthz")
       .addSuccess(Schema.Struct({ status: Schema.Literal("ok") }))
       .annotate(OpenApi.Summary, "Liveness")
+      .annotate(
+        OpenApi.Description,
+        "Answers while the process serves requests, whatever the store's state: for an orchestrator's liveness " +
+          "probe (restart when it stops answering). No token."
+      )
   )
   .add(
     HttpApiEndpoint.get("ready", "/readyz")
       .addSuccess(Schema.Struct({ status: Schema.Literal("ready") }))
       .annotate(OpenApi.Summary, "Readiness: the store answers")
+      .annotate(
+        OpenApi.Description,
+        "Answers ready once the engine is started and its store answers a query; UNAVAILABLE (503) while it starts or " +
+          "when the store does not answer: for a load balancer's readiness check. No token."
+      )
   )
 
 /** What narrows an exchange's API token (docs/api.md §8). */
@@ -97,9 +107,19 @@ export const TokenService = HttpApiGroup.make("sts")
     HttpApiEndpoint.get("configuration", "/.well-known/openid-configuration")
       .addSuccess(JsonObject)
       .annotate(OpenApi.Summary, "OpenID configuration of this token issuer")
+      .annotate(
+        OpenApi.Description,
+        "The discovery document (OpenID Connect Discovery 1.0) of the issuer of this server's API tokens: its `issuer`, " +
+          "`jwks_uri` and signing algorithms, which libraries such as `jose` read to verify them. No token."
+      )
   )
   .add(
     HttpApiEndpoint.get("jwks", "/.well-known/jwks.json")
       .addSuccess(Schema.Struct({ keys: Schema.Array(JsonObject) }))
       .annotate(OpenApi.Summary, "The public keys that verify this issuer's tokens")
+      .annotate(
+        OpenApi.Description,
+        "A JSON Web Key Set (RFC 7517): the public keys that verify the API tokens and webhook deliveries this " +
+          "server signs. No token."
+      )
   )
