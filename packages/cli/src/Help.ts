@@ -61,6 +61,9 @@ const sections = (doc: HelpDoc.HelpDoc) => {
 }
 
 /** The paragraphs of a document, as text. */
+/** A help document's text, without styling. */
+export const plain = (doc: HelpDoc.HelpDoc): string => paragraphs(doc).join(" ")
+
 const paragraphs = (doc: HelpDoc.HelpDoc): Array<string> =>
   parts(doc).flatMap((part) => part._tag === "Paragraph" ? [spanText(part.value)] : [])
 
@@ -135,6 +138,25 @@ const wrap = (text: string, width: number, indent: number): string => {
   return lines.join(`\n${" ".repeat(indent)}`)
 }
 
+/**
+ * A command line within `width`: broken between words, each line but the last ending with ` \` and the next
+ * indented, so that it still runs as it is copied.
+ */
+const commandLine = (text: string, width: number): string => {
+  const lines: Array<string> = []
+  let line = ""
+  for (const word of text.split(" ").filter((w) => w !== "")) {
+    if (line !== "" && line.length + 1 + word.length + 2 > width) {
+      lines.push(`${line} \\`)
+      line = `    ${word}`
+    } else {
+      line = line === "" ? word : `${line} ${word}`
+    }
+  }
+  if (line !== "") lines.push(line)
+  return lines.join("\n  ")
+}
+
 /** Two columns: labels, and descriptions wrapped beside them (below a label too long for its column). */
 const table = (rows: ReadonlyArray<readonly [string, string]>, layout: Layout): string => {
   const column = Math.min(Math.max(...rows.map(([label]) => label.length)) + 4, 32)
@@ -185,7 +207,9 @@ const render = (path: ReadonlyArray<string>, command: AnyCommand, layout: Layout
     ["-h, --help", "show this help"]
   ]
   blocks.push(`${heading("Options:", layout)}\n${table(flags, layout)}`)
-  if (example !== undefined) blocks.push(`${heading("Example:", layout)}\n  ${example}`)
+  if (example !== undefined) {
+    blocks.push(`${heading("Example:", layout)}\n  ${commandLine(example, layout.columns - 2)}`)
+  }
   return `${blocks.join("\n\n")}\n`
 }
 
@@ -252,7 +276,7 @@ export const prepare = (options: {
   readonly root: AnyCommand
   readonly args: ReadonlyArray<string>
   readonly globalFlags?: ReadonlySet<string>
-}): { readonly exitCode: number } | { readonly args: ReadonlyArray<string> } => {
+}): { readonly exitCode: number } | { readonly args: ReadonlyArray<string>; readonly path: ReadonlyArray<string> } => {
   const args = hoist(options.args, options.globalFlags ?? new Set())
   const { command, path, rest } = find(options.program, options.root, args)
   const names = subcommandNames(command)
@@ -261,7 +285,7 @@ export const prepare = (options: {
     return { exitCode: 0 }
   }
   const word = rest[0]
-  if (names === undefined || word === undefined || word.startsWith("-")) return { args }
+  if (names === undefined || word === undefined || word.startsWith("-")) return { args, path }
   const suggestion = closest(word, names)
   process.stderr.write(
     `${options.program}: '${word}' is not a command of '${path.join(" ")}'${

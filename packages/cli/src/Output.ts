@@ -24,11 +24,41 @@ export interface Shape<A> {
   readonly label?: (row: A) => string
 }
 
-const table = <A>(rows: ReadonlyArray<A>, columns: ReadonlyArray<Column<A>>) => {
+/** Columns narrower than this are never shortened to fit a terminal. */
+const narrowest = 8
+
+/**
+ * The widths of a table's columns within `width` characters (a terminal's), from the widest column down: each
+ * shortened no further than its heading or `narrowest`. Without a width (into a pipe), every cell whole.
+ */
+const fit = (widths: ReadonlyArray<number>, headings: ReadonlyArray<string>, width: number | undefined) => {
+  const fitted = [...widths]
+  if (width === undefined) return fitted
+  const total = () => fitted.reduce((sum, w) => sum + w, 0) + 2 * (fitted.length - 1)
+  while (total() > width) {
+    const floor = (i: number) => Math.max(narrowest, headings[i]!.length)
+    const widest = fitted.reduce((best, w, i) => w - floor(i) > fitted[best]! - floor(best) ? i : best, 0)
+    if (fitted[widest]! <= floor(widest)) break
+    fitted[widest] = Math.max(floor(widest), fitted[widest]! - (total() - width))
+  }
+  return fitted
+}
+
+/** `cell` within `width` characters: cut, ending with an ellipsis. */
+const within = (cell: string, width: number) => cell.length <= width ? cell : `${cell.slice(0, width - 1)}…`
+
+const table = <A>(rows: ReadonlyArray<A>, columns: ReadonlyArray<Column<A>>, width: number | undefined) => {
   const cells = [columns.map((c) => c.heading), ...rows.map((row) => columns.map((c) => c.value(row)))]
-  const widths = columns.map((_, i) => Math.max(...cells.map((line) => line[i]!.length)))
+  const widths = fit(
+    columns.map((_, i) => Math.max(...cells.map((line) => line[i]!.length))),
+    columns.map((c) => c.heading),
+    width
+  )
   return cells.map((line) =>
-    line.map((cell, i) => i === line.length - 1 ? cell : cell.padEnd(widths[i]!)).join("  ").trimEnd()
+    line.map((cell, i) => {
+      const shown = within(cell, widths[i]!)
+      return i === line.length - 1 ? shown : shown.padEnd(widths[i]!)
+    }).join("  ").trimEnd()
   )
     .join("\n")
 }
@@ -65,11 +95,25 @@ const tree = <A extends { readonly uid: string }>(rows: ReadonlyArray<A>, label:
 type Identified = { readonly uid: string } | { readonly id: string }
 const idOf = (row: Identified): string => "uid" in row ? row.uid : row.id
 
-/** The text of `rows` in `format`. */
+/** One row as a person reads one resource: a line per column, `HEADING:` then its value, every value whole. */
+export const renderFields = <A>(row: A, shape: Shape<A>): string => {
+  const width = Math.max(...shape.columns.map((c) => c.heading.length)) + 1
+  return shape.columns.map((c) => `${`${c.heading}:`.padEnd(width)}  ${c.value(row)}`.trimEnd()).join("\n")
+}
+
+/** The JSON of one row, an object. */
+export const renderObject = <A>(row: A, shape: Shape<A>): string =>
+  JSON.stringify(Schema.encodeSync(shape.json)(row), null, 2)
+
+/**
+ * The text of `rows` in `format`; a table within `width` characters when given (a terminal's: its widest cells cut
+ * short), else every cell whole.
+ */
 export const render = <A extends Identified>(
   rows: ReadonlyArray<A>,
   shape: Shape<A>,
-  format: Format
+  format: Format,
+  width?: number
 ): string => {
   switch (format) {
     case "json":
@@ -84,8 +128,8 @@ export const render = <A extends Identified>(
     case "tree":
       return tree(rows.map((row) => ({ row, uid: idOf(row) })), ({ row, uid }) => shape.label?.(row) ?? uid)
     case "wide":
-      return table(rows, shape.columns)
+      return table(rows, shape.columns, width)
     case "table":
-      return table(rows, shape.columns.filter((c) => c.wide !== true))
+      return table(rows, shape.columns.filter((c) => c.wide !== true), width)
   }
 }

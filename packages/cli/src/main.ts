@@ -16,6 +16,18 @@ const version = "0.1.0"
 
 const cli = Command.run(arbor, { name: "arbor", version })
 
+/** What was wrong with a command line, as @effect/cli words it, in a sentence of ours. */
+const usage = (error: ValidationError.ValidationError, path: ReadonlyArray<string>) => {
+  const said = "error" in error ? Help.plain(error.error).trim() : ""
+  const what = said
+    .replace(/^Expected to find option: '(.+)'$/s, "missing $1")
+    .replace(/^Missing argument (<.+>)$/s, "missing $1")
+    .replace(/^Received unknown argument: '(.+)'$/s, "'$1' is not an option or argument of this command")
+    .replace(/ is not a integer/, " is not an integer")
+    .replace(/\s+/g, " ")
+  return `arbor: ${what === "" ? "the command line is not understood" : what} (${path.join(" ")} --help)\n`
+}
+
 const program = Effect.suspend(() => {
   const prepared = Help.prepare({
     program: "arbor",
@@ -25,19 +37,23 @@ const program = Effect.suspend(() => {
     globalFlags: new Set(["--api", "--issuer"])
   })
   if ("exitCode" in prepared) return Effect.sync(() => (process.exitCode = prepared.exitCode))
-  return cli([...process.argv.slice(0, 2), ...prepared.args])
+  return cli([...process.argv.slice(0, 2), ...prepared.args]).pipe(
+    // @effect/cli would print what was wrong with the command line in its words; it is said once, below.
+    (run) =>
+      Effect.flatMap(Effect.console, (console) => Effect.withConsole(run, { ...console, error: () => Effect.void })),
+    Effect.catchAll((error) =>
+      Effect.sync(() => {
+        if (ValidationError.isValidationError(error)) {
+          process.stderr.write(usage(error, prepared.path))
+          process.exitCode = 2
+          return
+        }
+        process.stderr.write(`arbor: ${Failure.describe(error)}\n`)
+        process.exitCode = Failure.exitCode(error)
+      })
+    )
+  )
 }).pipe(
-  Effect.catchAll((error) =>
-    Effect.sync(() => {
-      // @effect/cli has shown what was wrong with the command line already.
-      if (ValidationError.isValidationError(error)) {
-        process.exitCode = 2
-        return
-      }
-      process.stderr.write(`arbor: ${Failure.describe(error)}\n`)
-      process.exitCode = Failure.exitCode(error)
-    })
-  ),
   Effect.provide(
     Layer.mergeAll(
       NodeContext.layer,

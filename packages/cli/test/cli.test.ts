@@ -969,7 +969,7 @@ describe("the rest of arbor's commands, as an owner", () => {
     const { env } = await asOwnerOf("rest")
     const { json, run } = succeeding(env)
     // Organizations: describe; create needs a platform admin.
-    assert.strictEqual((await json("iam", "organizations", "describe", "rest"))[0].name, "rest")
+    assert.strictEqual((await json("iam", "organizations", "describe", "rest")).name, "rest")
     const notAdmin = await arbor(env, "iam", "organizations", "create", "another")
     assert.strictEqual(notAdmin.code, 4)
     // Folders: update, then delete.
@@ -995,12 +995,12 @@ describe("the rest of arbor's commands, as an owner", () => {
       "tools:agent"
     )
     assert.strictEqual(identity.claimMatch.subject, "system:serviceaccount:tools:agent")
-    assert.strictEqual((await json("iam", "identities", "describe", identity.uid))[0].name, "agent")
+    assert.strictEqual((await json("iam", "identities", "describe", identity.uid)).name, "agent")
     // Named by its group's path and its name, as a person types it.
-    assert.strictEqual((await json("iam", "identities", "describe", "rest/agent"))[0].uid, identity.uid)
+    assert.strictEqual((await json("iam", "identities", "describe", "rest/agent")).uid, identity.uid)
     assert.match(await run("iam", "identities", "lookup", "https://login.example.com", "ada"), /^[0-9a-f]{40}\n?$/)
     const [role] = await json("iam", "roles", "create", "reader", "--parent", "rest", "-c", "groups.list")
-    assert.deepStrictEqual((await json("iam", "roles", "describe", role.uid))[0].capabilities, ["CAP_IAM_GROUPS_LIST"])
+    assert.deepStrictEqual((await json("iam", "roles", "describe", role.uid)).capabilities, ["CAP_IAM_GROUPS_LIST"])
     const [binding] = await json(
       "iam",
       "role-bindings",
@@ -1134,7 +1134,7 @@ describe("the rest of arbor's commands, as an owner", () => {
     )
     const [advisory] = await json("advisories", "list", "--query", "cve-2024-0001")
     assert.strictEqual(advisory.advisoryId, "CGA-2222-3333-4444")
-    assert.strictEqual((await json("advisories", "describe", advisory.uid))[0].latestEventType, "fixed")
+    assert.strictEqual((await json("advisories", "describe", advisory.uid)).latestEventType, "fixed")
   }, 120_000)
 
   it("reaches a folder twelve levels down by path and by uid: create, describe, update, revoke, delete", async () => {
@@ -1144,9 +1144,9 @@ describe("the rest of arbor's commands, as an owner", () => {
     for (let level = 1; level < path.length; level++) {
       await run("iam", "folders", "create", path[level]!, "--parent", path.slice(0, level).join("/"))
     }
-    const [folder] = await json("iam", "folders", "describe", path.join("/"))
+    const folder = await json("iam", "folders", "describe", path.join("/"))
     assert.strictEqual(folder.uid.split("/").length, 13)
-    assert.strictEqual((await json("iam", "folders", "describe", folder.uid))[0].name, "l12")
+    assert.strictEqual((await json("iam", "folders", "describe", folder.uid)).name, "l12")
     const [identity] = await json(
       "iam",
       "identities",
@@ -1310,6 +1310,44 @@ describe.skipIf(!tmux)("arbor in a terminal (tmux)", () => {
       for (const row of rows) assert.strictEqual(row.search(/[0-9a-f]{40}/), lines[heading]!.indexOf("UID"), screen)
     } finally {
       session.close()
+    }
+  })
+
+  it("at 80 columns: a wide table fits, cut short where it must; a usage error says what and where to look", async () => {
+    const env = await asDeployer()
+    const wide = terminal(env, `node ${executable} iam folders list --parent acme -o wide`, 80)
+    try {
+      const screen = await wide.until(/exit=0/)
+      const lines = screen.split("\n").filter((l) => l.trim() !== "")
+      for (const line of lines) assert.isAtMost(line.length, 80, screen)
+      assert.match(lines[0]!, /^NAME +UID +DESCRIPTION +CREATED$/, screen)
+      assert.include(screen, "…", screen)
+    } finally {
+      wide.close()
+    }
+    // Into a pipe, every cell whole and no padding after the last.
+    const piped = await arbor(env, "iam", "folders", "list", "--parent", "acme", "-o", "wide")
+    assert.notInclude(piped.stdout, "…")
+    assert.match(piped.stdout.split("\n")[1]!, /[0-9a-f]{40}/)
+    for (const line of piped.stdout.split("\n")) assert.strictEqual(line, line.trimEnd())
+    // A usage error: one line, what is missing, the command's help to read; a long example breaks between words.
+    const usage = terminal(env, `node ${executable} iam invites create --parent acme`, 80)
+    try {
+      const screen = await usage.until(/exit=2/)
+      assert.include(screen, "arbor: missing --role (arbor iam invites create --help)\nexit=2", screen)
+    } finally {
+      usage.close()
+    }
+    const help = terminal(env, `node ${executable} iam external-group-role-mappings create --help`, 80)
+    try {
+      const screen = await help.until(/exit=0/)
+      assert.include(
+        screen,
+        "  arbor iam external-group-role-mappings create --provider <uid> \\\n      --external-group engineers",
+        screen
+      )
+    } finally {
+      help.close()
     }
   })
 

@@ -12,7 +12,7 @@ import { CommandFailed } from "../Failure.js"
 import * as Help from "../Help.js"
 import type * as Output from "../Output.js"
 import * as Resource from "./iam/resource.js"
-import { common, connect, output, printRows, time } from "./shared.js"
+import { common, connect, output, printOne, time } from "./shared.js"
 
 const repoShape: Output.Shape<Repo> = {
   json: Wire.Repo.v2,
@@ -154,11 +154,7 @@ export const advisories = Command.make("advisories").pipe(
     }, (flags) =>
       Effect.gen(function*() {
         const client = yield* connect(flags)
-        yield* printRows(
-          [yield* client.advisories.get({ path: { uid: flags.uid } })],
-          advisoryShape,
-          flags.output === "table" ? "wide" : flags.output
-        )
+        yield* printOne(yield* client.advisories.get({ path: { uid: flags.uid } }), advisoryShape, flags.output)
       })).pipe(Command.withDescription("Show one advisory. Example: arbor advisories describe <uid> -o json"))
   ])
 )

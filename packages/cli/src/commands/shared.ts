@@ -65,12 +65,15 @@ export const given = <K extends string, A>(key: K, value: Option.Option<A>): { r
 /** Prints a result on stdout. */
 export const print = (text: string) => Effect.sync(() => text === "" || process.stdout.write(`${text}\n`))
 
-/** Prints rows in the chosen format. */
+/** The terminal's width when printing to one; undefined into a pipe or a file, where every cell is printed whole. */
+const terminalWidth = () => process.stdout.isTTY ? process.stdout.columns : undefined
+
+/** Prints rows in the chosen format, a table within the terminal's width. */
 export const printRows = <A extends { readonly uid: string } | { readonly id: string }>(
   rows: ReadonlyArray<A>,
   shape: Output.Shape<A>,
   format: Output.Format
-) => print(Output.render(rows, shape, format))
+) => print(Output.render(rows, shape, format, terminalWidth()))
 
 /** The API's typed client, with a valid token. */
 export const apiClient = (where: Where.Endpoints) =>
@@ -116,6 +119,18 @@ export const resolveIdentity = (client: Client, ref: string) => Effect.tap(Names
 /** What a person typed for a resource of kind `refers` (a uid, a path of names, a role's name), as its uid. */
 export const resolve = (client: Client, refers: ListQuery.Refers, ref: string) =>
   Effect.tap(Names.resolve(client, refers, ref), remembered(ref))
+
+/** Prints one resource as `describe` shows it: a line per column, every value whole; its JSON an object. */
+export const printOne = <A extends { readonly uid: string } | { readonly id: string }>(
+  row: A,
+  shape: Output.Shape<A>,
+  format: Output.Format
+) =>
+  print(
+    format === "json"
+      ? Output.renderObject(row, shape)
+      : Output.render([row], shape, format === "table" ? "wide" : format)
+  )
 
 /** An ISO time for a table cell. */
 export const time = (t: { readonly epochMillis: number }) => new Date(t.epochMillis).toISOString()

@@ -12,7 +12,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { UsageError } from "../../Failure.js"
 import type * as Output from "../../Output.js"
-import { allPages, type Client, common, connect, limit, output, printRows, resolve } from "../shared.js"
+import { allPages, type Client, common, connect, limit, output, printOne, printRows, resolve } from "../shared.js"
 
 /** The argument that names one resource, and how it becomes a uid. */
 export interface Ref<E> {
@@ -198,7 +198,7 @@ export const describe = <A extends { readonly uid: string }, P, E, R, O extends 
     Effect.gen(function*() {
       const client = yield* connect(flags)
       const found = yield* resource.get(client, yield* resource.ref.resolve(client, flags.ref))
-      yield* printRows([found], resource.shape, flags.output === "table" ? "wide" : flags.output)
+      yield* printOne(found, resource.shape, flags.output)
     })).pipe(Command.withDescription(description))
 
 /** `delete <ref>`. */
