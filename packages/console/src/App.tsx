@@ -50,6 +50,15 @@ export const App = ({ initial }: { readonly initial: ReturnType<typeof Session.i
     }, Math.min(Math.max(0, session.expiresAt - Date.now()), 2 ** 31 - 1))
     return () => clearTimeout(timer)
   }, [session])
+  // A token the server refuses (its signature, a revocation, its end) sends the person back to sign in, saying why.
+  useEffect(() =>
+    Client.whenTokenRefused((reason) => {
+      Session.clear()
+      setSession(undefined)
+      setNotice(
+        `This server no longer accepts your token (${reason.replace(/^Unauthenticated: /, "")}): sign in again.`
+      )
+    }), [])
   const client = useMemo(() => session === undefined ? undefined : Effect.runSync(Client.make(session.token)), [
     session?.token
   ])

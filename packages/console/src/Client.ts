@@ -31,9 +31,29 @@ export const messageOf = (error: unknown): string =>
     ? error.message
     : String(error)
 
-/** Runs a call of `client`; its failure becomes an `Error` with the API's message. */
+/** What the console does when the server no longer accepts the session's token (a bad signature, its end). */
+let tokenRefused: ((reason: string) => void) | undefined
+
+/** Calls `handler` with the server's reason whenever a call is refused for its token (401); undone by the result. */
+export const whenTokenRefused = (handler: (reason: string) => void) => {
+  tokenRefused = handler
+  return () => {
+    if (tokenRefused === handler) tokenRefused = undefined
+  }
+}
+
+const isUnauthenticated = (error: unknown) =>
+  typeof error === "object" && error !== null && "_tag" in error && error._tag === "Unauthenticated"
+
+/**
+ * Runs a call of `client`; its failure becomes an `Error` with the API's message. A call refused for its token ends
+ * the session (`whenTokenRefused`): no view is left whose every call fails.
+ */
 export const run = <A, E>(effect: Effect.Effect<A, E>): Promise<A> =>
-  Effect.runPromise(Effect.mapError(effect, (error) => new Error(messageOf(error))))
+  Effect.runPromise(Effect.mapError(effect, (error) => {
+    if (isUnauthenticated(error)) tokenRefused?.(messageOf(error))
+    return new Error(messageOf(error))
+  }))
 
 const decodeEntry = Schema.decodeUnknownSync(Schema.parseJson(Wire.ChangeEntry))
 

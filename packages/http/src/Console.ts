@@ -2,8 +2,8 @@
  * The console (docs/console.md) at `/console`: the static assets `@arbor/console` builds (its page, script and
  * style), served with a strict Content-Security-Policy that lets the page load its own script and style and talk
  * to this server only; the console routes in the page's fragment (`/console/#/groups/…`). A browser at the
- * server's address (`GET /` asking for HTML) is sent there; an API client there gets the JSON 404 of any unknown
- * route. Without a built console (`pnpm build` builds it; the launcher and the tests do too) `/console` answers 503
+ * server's address (`GET /` asking for HTML) is sent there; an API client there is told where the reference, the
+ * OpenAPI document and the console are. Without a built console (`pnpm build` builds it; the launcher and the tests do too) `/console` answers 503
  * saying so.
  */
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
@@ -68,31 +68,37 @@ const entrances = {
   console: "/console/"
 }
 
-/** The console's page and assets, and `/`: browsers sent there, other clients told where the API is described. */
-export const layer = HttpApiBuilder.Router.use((router) =>
-  Effect.gen(function*() {
-    const dir = builtConsole()
-    const built = dir !== undefined && existsSync(join(dir, "index.html"))
-    const page = built
-      ? HttpServerResponse.text(readFileSync(join(dir, "index.html"), "utf8"), {
-        contentType: "text/html; charset=utf-8",
-        headers
-      })
-      : notBuilt
-    yield* router.get(
-      "/",
-      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-        (request.headers.accept ?? "").includes("text/html")
-          ? Effect.succeed(HttpServerResponse.redirect("/console/", { status: 303 }))
-          : Effect.succeed(HttpServerResponse.unsafeJson(entrances)))
-    )
-    // The router takes `/console` and `/console/` alike.
-    yield* router.get("/console/", Effect.succeed(page))
-    for (const [name, contentType] of files) {
-      const response = built
-        ? HttpServerResponse.uint8Array(readFileSync(join(dir, name)), { contentType, headers })
+/**
+ * The console's page and assets, and `/`: browsers sent there, other clients told where the API is described. The
+ * page says whether the server has a sign-in provider of its own (`<meta name="arbor-sign-in">`: `provider` or
+ * `token`), so that the console offers first what works.
+ */
+export const layer = (options: { readonly signInProvider: boolean }) =>
+  HttpApiBuilder.Router.use((router) =>
+    Effect.gen(function*() {
+      const dir = builtConsole()
+      const built = dir !== undefined && existsSync(join(dir, "index.html"))
+      const signIn = `<meta name="arbor-sign-in" content="${options.signInProvider ? "provider" : "token"}" />`
+      const page = built
+        ? HttpServerResponse.text(
+          readFileSync(join(dir, "index.html"), "utf8").replace("</head>", `    ${signIn}\n  </head>`),
+          { contentType: "text/html; charset=utf-8", headers }
+        )
         : notBuilt
-      yield* router.get(`/console/${name}`, Effect.succeed(response))
-    }
-  })
-)
+      yield* router.get(
+        "/",
+        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+          (request.headers.accept ?? "").includes("text/html")
+            ? Effect.succeed(HttpServerResponse.redirect("/console/", { status: 303 }))
+            : Effect.succeed(HttpServerResponse.unsafeJson(entrances)))
+      )
+      // The router takes `/console` and `/console/` alike.
+      yield* router.get("/console/", Effect.succeed(page))
+      for (const [name, contentType] of files) {
+        const response = built
+          ? HttpServerResponse.uint8Array(readFileSync(join(dir, name)), { contentType, headers })
+          : notBuilt
+        yield* router.get(`/console/${name}`, Effect.succeed(response))
+      }
+    })
+  )

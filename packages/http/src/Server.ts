@@ -158,7 +158,7 @@ export const app = (config: ServerConfig) =>
     }),
     HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
     Docs.layer,
-    Console.layer,
+    Console.layer({ signInProvider: config.login !== undefined }),
     SignInRoutes.layer({ ...config, consoleUrl: Console.addressOf(config.baseUrl) }),
     ScimRoutes.layer({ baseUrl: config.baseUrl, requestsPerMinute: config.scimRequestsPerMinute }),
     Metrics.layer(config.metricsToken, config.clientAddressHeader),

@@ -190,6 +190,39 @@ describe.skipIf(executable === undefined)("the console in Chromium", { timeout: 
     await page.context().close()
   })
 
+  it("a token the server does not accept sends the person back to sign in, saying why; without a provider of the server's own, the token comes first", async () => {
+    // The server's own provider is offered first here.
+    const { page, refused } = await open(1280)
+    await page.goto(`${server.url}/console/`)
+    const forms = page.locator("main form")
+    assert.strictEqual(await forms.first().getAttribute("aria-label"), "Sign in with your identity provider")
+    // A token whose claims read well but whose signature is not this server's: every call would be refused.
+    const claims = Buffer.from(JSON.stringify({ sub: invite.org, exp: Math.floor(Date.now() / 1000) + 3600 }))
+      .toString("base64url")
+    await page.getByLabel("API token", { exact: true }).fill(`eyJhbGciOiJFUzI1NiJ9.${claims}.c2lnbmF0dXJl`)
+    await page.getByRole("button", { name: "Use this token" }).click()
+    await page.getByRole("heading", { name: "Sign in to Arbor" }).waitFor()
+    await page.getByText(/This server no longer accepts your token \(.+\): sign in again\./).waitFor()
+    assert.isNull(await page.evaluate<string | null>("sessionStorage.getItem('arbor.console.token')"))
+    await page.context().close()
+
+    const port = await freePort()
+    const bare = await startServer(port, {})
+    try {
+      const { page: first, refused: refusedThere } = await open(390)
+      await first.goto(`${bare.url}/console/`)
+      await first.getByRole("heading", { name: "Sign in to Arbor" }).waitFor()
+      const order = await first.locator("main form").evaluateAll((all) => all.map((f) => f.getAttribute("aria-label")))
+      assert.deepStrictEqual(order, ["Sign in with an API token", "Sign in with your organization's provider"])
+      await first.getByRole("heading", { name: "With your organization's identity provider" }).waitFor()
+      await look(first, refusedThere, "sign-in-token-first", 390)
+      await first.context().close()
+    } finally {
+      await bare.close()
+    }
+    assert.deepStrictEqual(refused, [])
+  })
+
   for (const width of [1280, 390] as const) {
     it(`walks through signing in, a folder, an identity, a binding, the audit trail and a check (${width} px)`, async () => {
       const { page, refused } = await open(width)
@@ -339,6 +372,7 @@ describe.skipIf(executable === undefined)("the console in Chromium", { timeout: 
       await page.getByRole("heading", { name: "Allowed" }).waitFor()
       const decision = page.locator(".decision")
       await decision.getByRole("link", { name: `acme/${folder}` }).waitFor()
+      await decision.getByText("viewer", { exact: true }).waitFor()
       assert.match(await decision.textContent() ?? "", /A role binding of role viewer\W* at/)
       await decision.getByRole("button", { name: `Copy the uid ${folderUid}` }).click()
       assert.strictEqual(await page.evaluate<string>("navigator.clipboard.readText()"), folderUid)
