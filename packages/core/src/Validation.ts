@@ -7,6 +7,9 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { FieldViolation, InvalidArgument } from "./Errors.js"
 
+/** The rules of a resource's name and description (docs/api.md §2), for clients that check a field as it is typed. */
+export { Description, Name } from "./internal/fields.js"
+
 /** The name of the field at `path` (`a.b[0].c`), after `prefix`; `request` for the whole input. */
 export const fieldName = (path: ReadonlyArray<PropertyKey>, prefix = ""): string => {
   let out = prefix

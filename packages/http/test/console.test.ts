@@ -265,11 +265,24 @@ describe.skipIf(executable === undefined)("the console in Chromium", { timeout: 
       await page.getByRole("link", { name: "deployer" }).waitFor()
       await look(page, refused, "group-identities", width)
 
-      // A bad name gets the API's message, and nothing is made.
+      // A bad name is said in the form's words as it is typed, and the form is not sent; so is a repository
+      // without its owner, which no GitHub token could match.
+      const identitiesBefore = await page.getByRole("table", { name: "Identities in this group" }).getByRole("row")
+        .count()
       await newIdentity.getByLabel("Name", { exact: true }).fill("Not A Name!")
+      await newIdentity.getByText("Name: lowercase letters, digits, spaces, dots, underscores and dashes").waitFor()
+      await newIdentity.getByLabel("Repository").fill("payments")
+      await newIdentity.getByText("Repository: the owner and the repository, as in acme/app").waitFor()
+      assert.strictEqual(await newIdentity.getByLabel("Repository").getAttribute("aria-invalid"), "true")
+      await look(page, refused, "identity-refused", width)
       await newIdentity.getByRole("button", { name: "Create identity" }).click()
-      await newIdentity.getByRole("alert").waitFor()
-      assert.match(await newIdentity.getByRole("alert").textContent() ?? "", /name/i)
+      assert.strictEqual(await newIdentity.getByRole("alert").count(), 0)
+      assert.strictEqual(
+        await page.getByRole("table", { name: "Identities in this group" }).getByRole("row").count(),
+        identitiesBefore
+      )
+      await newIdentity.getByLabel("Repository").fill("acme/payments")
+      assert.strictEqual(await newIdentity.getByText(/^Repository: /).count(), 0)
 
       // The identity bound to viewer in the folder: the binding is listed.
       await page.getByRole("link", { name: "Role bindings" }).click()

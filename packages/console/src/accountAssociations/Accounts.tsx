@@ -9,6 +9,7 @@ import * as Client from "../Client.js"
 import { useConnection } from "../Connection.js"
 import { DeleteButton, ErrorMessage, Field, Form } from "../ui/components.js"
 import { useAction, useLoaded } from "../ui/hooks.js"
+import * as Rules from "../ui/rules.js"
 
 const clouds: ReadonlyArray<readonly [ProviderType, string]> = [
   ["ACCOUNT_PROVIDER_TYPE_AMAZON", "AWS"],
@@ -107,8 +108,14 @@ export const Accounts = ({ group }: { readonly group: string }) => {
         onSubmit={save.start}
         keep
       >
-        <Field label="Name" name="name" required autocomplete="off" defaultValue={current?.name} />
-        <Field label="Description" name="description" autocomplete="off" defaultValue={current?.description} />
+        <Field label="Name" rule={Rules.name} name="name" required autocomplete="off" defaultValue={current?.name} />
+        <Field
+          label="Description"
+          rule={Rules.description}
+          name="description"
+          autocomplete="off"
+          defaultValue={current?.description}
+        />
         <Field label="AWS account id" name="amazon" autocomplete="off" defaultValue={current?.amazon?.account} />
         <Field
           label="Google Cloud project id"

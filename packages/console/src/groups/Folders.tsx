@@ -7,6 +7,7 @@ import { Level } from "../hierarchy/Tree.js"
 import * as Route from "../Route.js"
 import { DeleteButton, ErrorMessage, Field, Form } from "../ui/components.js"
 import { useAction } from "../ui/hooks.js"
+import * as Rules from "../ui/rules.js"
 
 export const Folders = ({ group, onChanged, uid }: {
   readonly uid: string
@@ -42,8 +43,8 @@ export const Folders = ({ group, onChanged, uid }: {
       </div>
       <div>
         <Form title="New folder" submit="Create folder" busy={create.busy} error={create.error} onSubmit={create.start}>
-          <Field label="Name" name="name" required autocomplete="off" />
-          <Field label="Description" name="description" autocomplete="off" />
+          <Field label="Name" rule={Rules.name} name="name" required autocomplete="off" />
+          <Field label="Description" rule={Rules.description} name="description" autocomplete="off" />
         </Form>
         <Form
           key={`${group?.name}/${group?.description}`}
@@ -54,8 +55,14 @@ export const Folders = ({ group, onChanged, uid }: {
           onSubmit={update.start}
           keep
         >
-          <Field label="Name" name="name" required autocomplete="off" defaultValue={group?.name} />
-          <Field label="Description" name="description" autocomplete="off" defaultValue={group?.description} />
+          <Field label="Name" rule={Rules.name} name="name" required autocomplete="off" defaultValue={group?.name} />
+          <Field
+            label="Description"
+            rule={Rules.description}
+            name="description"
+            autocomplete="off"
+            defaultValue={group?.description}
+          />
         </Form>
         <div class="card">
           <h3>Delete this group</h3>

@@ -20,11 +20,12 @@ export const useClaimMatchBuilder = (
           options={Object.entries(kinds).map(([k, v]) => [k, v.title] as const)}
           onChange={(k) => isKind(k) && setKind(k)}
         />
-        {kinds[kind].fields.map(([name, label, hint]) => (
+        {kinds[kind].fields.map(([name, label, hint, rule]) => (
           <Field
             key={`${kind}.${name}`}
             label={label}
             hint={hint}
+            rule={rule}
             value={values[name] ?? ""}
             autocomplete="off"
             onInput={(e: Event) => setValues({ ...values, [name]: (e.currentTarget as HTMLInputElement).value })}

@@ -7,6 +7,7 @@ import { useConnection } from "../Connection.js"
 import * as Route from "../Route.js"
 import { DeleteButton, ErrorMessage, Field, Form, ShowMore, Table, Uid } from "../ui/components.js"
 import { useAction, usePages } from "../ui/hooks.js"
+import * as Rules from "../ui/rules.js"
 import { useClaimMatchBuilder } from "./ClaimMatchBuilder.js"
 
 export const Identities = ({ group }: { readonly group: string }) => {
@@ -60,8 +61,8 @@ export const Identities = ({ group }: { readonly group: string }) => {
         error={create.error}
         onSubmit={create.start}
       >
-        <Field label="Name" name="name" required autocomplete="off" />
-        <Field label="Description" name="description" autocomplete="off" />
+        <Field label="Name" rule={Rules.name} name="name" required autocomplete="off" />
+        <Field label="Description" rule={Rules.description} name="description" autocomplete="off" />
         {builder.fields}
       </Form>
     </div>

@@ -9,6 +9,7 @@ import { BindingsTable } from "../roleBindings/Bindings.js"
 import * as Route from "../Route.js"
 import { Breadcrumbs, DeleteButton, ErrorMessage, Field, Form, ShowMore, Uid } from "../ui/components.js"
 import { useAction, useLoaded, usePages } from "../ui/hooks.js"
+import * as Rules from "../ui/rules.js"
 import { useClaimMatchBuilder } from "./ClaimMatchBuilder.js"
 
 /** A workload identity's claim match, rebuilt from any issuer's fields (a person's is their sign-in's, never changed). */
@@ -105,9 +106,17 @@ export const IdentityPage = ({ uid }: { readonly uid: string }) => {
               onSubmit={update.start}
               keep
             >
-              <Field label="Name" name="name" required autocomplete="off" defaultValue={identity.value.name} />
+              <Field
+                label="Name"
+                rule={Rules.name}
+                name="name"
+                required
+                autocomplete="off"
+                defaultValue={identity.value.name}
+              />
               <Field
                 label="Description"
+                rule={Rules.description}
                 name="description"
                 autocomplete="off"
                 defaultValue={identity.value.description}

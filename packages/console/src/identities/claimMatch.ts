@@ -3,38 +3,39 @@
  * namespace and a service account) in the subject formats their issuers document. The server checks the result.
  */
 import type { ClaimMatchInput } from "@arbor/core/ClaimMatch"
+import * as Rules from "../ui/rules.js"
 
-/** The workloads the builder knows, and the fields each asks for. */
+/** The workloads the builder knows, and the fields each asks for: name, label, hint and the rule it is checked by. */
 export const kinds = {
   github: {
     title: "GitHub Actions",
     fields: [
-      ["repository", "Repository", "owner/name, e.g. acme/app"],
-      ["branch", "Branch", "e.g. main; empty for every ref of the repository"]
+      ["repository", "Repository", "owner/name, e.g. acme/app", Rules.githubRepository],
+      ["branch", "Branch", "e.g. main; empty for every ref of the repository", Rules.branch]
     ]
   },
   gitlab: {
     title: "GitLab CI",
     fields: [
-      ["issuer", "GitLab address", "https://gitlab.com, or your instance's"],
-      ["project", "Project path", "group/project"],
-      ["branch", "Branch", "e.g. main; empty for every ref of the project"]
+      ["issuer", "GitLab address", "https://gitlab.com, or your instance's", Rules.issuer],
+      ["project", "Project path", "group/project", Rules.gitlabProject],
+      ["branch", "Branch", "e.g. main; empty for every ref of the project", Rules.branch]
     ]
   },
   kubernetes: {
     title: "Kubernetes service account",
     fields: [
-      ["issuer", "Cluster issuer", "the cluster's service-account issuer URL"],
-      ["namespace", "Namespace", "e.g. default"],
-      ["serviceAccount", "Service account", "e.g. deployer"]
+      ["issuer", "Cluster issuer", "the cluster's service-account issuer URL", Rules.issuer],
+      ["namespace", "Namespace", "e.g. default", Rules.namespace],
+      ["serviceAccount", "Service account", "e.g. deployer", Rules.serviceAccount]
     ]
   },
   custom: {
     title: "Any OIDC issuer",
     fields: [
-      ["issuer", "Issuer", "the token's iss, an https:// URL"],
-      ["subject", "Subject", "the token's sub"],
-      ["audience", "Audience", "the token's aud (optional)"]
+      ["issuer", "Issuer", "the token's iss, an https:// URL", Rules.issuer],
+      ["subject", "Subject", "the token's sub", undefined],
+      ["audience", "Audience", "the token's aud (optional)", undefined]
     ]
   }
 } as const

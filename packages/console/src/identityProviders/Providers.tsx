@@ -9,6 +9,7 @@ import { useConnection } from "../Connection.js"
 import { useRoleChoice } from "../roles/RoleChoice.js"
 import { CopyButton, DeleteButton, ErrorMessage, Field, Form, ShowMore, Table } from "../ui/components.js"
 import { useAction, useLoaded, usePages } from "../ui/hooks.js"
+import * as Rules from "../ui/rules.js"
 
 const Mappings = ({ provider }: { readonly provider: IdentityProvider }) => {
   const { client } = useConnection()
@@ -220,8 +221,14 @@ export const Providers = ({ group }: { readonly group: string }) => {
         error={save.error}
         onSubmit={save.start}
       >
-        <Field label="Name" name="name" required autocomplete="off" defaultValue={editing?.name} />
-        <Field label="Description" name="description" autocomplete="off" defaultValue={editing?.description} />
+        <Field label="Name" rule={Rules.name} name="name" required autocomplete="off" defaultValue={editing?.name} />
+        <Field
+          label="Description"
+          rule={Rules.description}
+          name="description"
+          autocomplete="off"
+          defaultValue={editing?.description}
+        />
         <Field
           label="Issuer"
           name="issuer"

@@ -1,27 +1,58 @@
 /** The console's small set of building blocks: messages, forms, tables, buttons. */
 import * as Effect from "effect/Effect"
 import type { ComponentChildren, InputHTMLAttributes } from "preact"
-import { useEffect, useId, useState } from "preact/hooks"
+import { useEffect, useId, useRef, useState } from "preact/hooks"
 import { useConnection } from "../Connection.js"
+import type { Rule } from "./rules.js"
 
 /** The API's refusal, read out by screen readers as it appears. */
 export const ErrorMessage = ({ error }: { readonly error: string | undefined }) =>
   error === undefined ? null : <p class="error" role="alert">{error}</p>
 
-/** A labelled input; its hint describes it (read after its name), never names it. */
+/**
+ * A labelled input; its hint describes it (read after its name), never names it. With a `rule`, what is typed is
+ * checked as it is typed: a value the rule refuses says, in the form's words, what the field takes, and the form is
+ * not sent (the input's validity carries the message).
+ */
 export const Field = (
   props: {
     readonly label: string
     readonly hint?: string | undefined
+    readonly rule?: Rule | undefined
   } & InputHTMLAttributes<HTMLInputElement>
 ) => {
-  const { hint, label, ...input } = props
+  const { hint, label, onInput, rule, ...input } = props
   const id = useId()
+  const element = useRef<HTMLInputElement>(null)
+  const [refused, setRefused] = useState<string | undefined>(undefined)
+  const check = (element: HTMLInputElement) => {
+    const message = rule === undefined || element.value === "" || rule.check(element.value)
+      ? undefined
+      : `${label}: ${rule.says}`
+    element.setCustomValidity(message ?? "")
+    setRefused(message)
+  }
+  // A value given before any typing (a resource being changed) is checked too.
+  useEffect(() => {
+    if (element.current !== null) check(element.current)
+  }, [rule])
+  const described = [hint === undefined ? [] : [`${id}-hint`], refused === undefined ? [] : [`${id}-refused`]].flat()
   return (
     <div class="field">
       <label for={id}>{label}</label>
-      <input id={id} aria-describedby={hint === undefined ? undefined : `${id}-hint`} {...input} />
+      <input
+        id={id}
+        aria-describedby={described.length === 0 ? undefined : described.join(" ")}
+        aria-invalid={refused === undefined ? undefined : true}
+        {...input}
+        ref={element}
+        onInput={(event) => {
+          check(event.currentTarget)
+          onInput?.(event)
+        }}
+      />
       {hint === undefined ? null : <small id={`${id}-hint`}>{hint}</small>}
+      {refused === undefined ? null : <small id={`${id}-refused`} class="refused">{refused}</small>}
     </div>
   )
 }

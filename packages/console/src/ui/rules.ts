@@ -1,0 +1,63 @@
+/**
+ * What a field takes, checked as it is typed and said in the form's words (the API keeps its own field names and
+ * wording). Names and descriptions are checked by the engine's own schemas (`@arbor/core/Validation`); the builders'
+ * fields by what their issuers document (GitHub, GitLab, Kubernetes).
+ */
+import * as Validation from "@arbor/core/Validation"
+import * as Schema from "effect/Schema"
+
+/** A field's rule: whether a value is good, and what the field takes, for a person. */
+export interface Rule {
+  readonly check: (value: string) => boolean
+  readonly says: string
+}
+
+const matching = (pattern: RegExp, says: string): Rule => ({ check: (value) => pattern.test(value), says })
+
+/** A resource's name. */
+export const name: Rule = {
+  check: Schema.is(Validation.Name),
+  says: "lowercase letters, digits, spaces, dots, underscores and dashes; at most 63, no space at either end"
+}
+
+/** A resource's description. */
+export const description: Rule = {
+  check: Schema.is(Validation.Description),
+  says: "at most 512 characters on one line"
+}
+
+/** A GitHub repository: its owner and its name. */
+export const githubRepository = matching(
+  /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/,
+  "the owner and the repository, as in acme/app"
+)
+
+/** A GitLab project: its group (and subgroups) and its name. */
+export const gitlabProject = matching(
+  /^[A-Za-z0-9_.-]+(?:\/[A-Za-z0-9_.-]+)+$/,
+  "the group (and any subgroups) and the project, as in acme/platform/app"
+)
+
+/** A git branch, as a ref names it. */
+export const branch = matching(
+  /^(?!-)(?!.*\.\.)(?!.*\/\/)[^\s~^:?*[\\]+(?<![./])$/,
+  "a branch's name, without spaces, as in main or release/1.2"
+)
+
+/** A Kubernetes namespace: a DNS label. */
+export const namespace = matching(
+  /^[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?$/,
+  "lowercase letters, digits and dashes, at most 63, starting and ending with a letter or digit"
+)
+
+/** A Kubernetes service account: a DNS subdomain. */
+export const serviceAccount = matching(
+  /^(?=.{1,253}$)[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*$/,
+  "lowercase letters, digits, dashes and dots, at most 253"
+)
+
+/** An issuer's address. */
+export const issuer: Rule = {
+  check: (value) => URL.canParse(value) && ["https:", "http:"].includes(new URL(value).protocol),
+  says: "its address, as in https://gitlab.com"
+}
