@@ -5,7 +5,7 @@
 import { ClaimMatchInput } from "@arbor/core/ClaimMatch"
 import * as Schema from "effect/Schema"
 import { assert, describe, it } from "vitest"
-import { claimMatchOf } from "../src/identities/claimMatch.js"
+import { builderOf, claimMatchOf } from "../src/identities/claimMatch.js"
 
 const accepted = (claimMatch: unknown) => Schema.decodeUnknownEither(ClaimMatchInput)(claimMatch)._tag === "Right"
 
@@ -51,5 +51,21 @@ describe("claim match builders", () => {
       subject: "s"
     })
     assert.isFalse(accepted(claimMatchOf("custom", { issuer: "", subject: "" })))
+  })
+
+  it("an identity the builder made reads back as the builder's fields; any other as its issuer and subject", () => {
+    const made = [
+      { kind: "github", values: { repository: "acme/app.js", branch: "main" } },
+      { kind: "github", values: { repository: "acme/app.js", branch: "" } },
+      {
+        kind: "gitlab",
+        values: { issuer: "https://gitlab.example.com", project: "acme/platform/app", branch: "main" }
+      },
+      { kind: "gitlab", values: { issuer: "https://gitlab.com", project: "acme/app", branch: "" } },
+      { kind: "kubernetes", values: { issuer: "https://k8s.example.com", namespace: "tools", serviceAccount: "agent" } }
+    ] as const
+    for (const { kind, values } of made) assert.deepStrictEqual(builderOf(claimMatchOf(kind, values)), { kind, values })
+    const other = { issuer: "https://issuer.example.com", subject: "repo:acme/app:ref:refs/heads/main", audience: "x" }
+    assert.deepStrictEqual(builderOf(other), { kind: "custom", values: other })
   })
 })

@@ -190,6 +190,75 @@ describe.skipIf(executable === undefined)("the console in Chromium", { timeout: 
     await page.context().close()
   })
 
+  it("deleting says what goes and returns to its parent; a folder says what it holds; one's own owner binding warns", async () => {
+    const { folders, org, token } = await server.runtime.runPromise(Effect.gen(function*() {
+      const groups = yield* Groups.Groups
+      const org = yield* groups.createRoot(Principal.system, { name: "tidy" })
+      const keep = yield* groups.create(Principal.system, org.uid, { name: "keep" })
+      const gone = yield* groups.create(Principal.system, org.uid, { name: "gone" })
+      const identities = yield* Identities.Identities
+      yield* identities.create(Principal.system, keep.uid, {
+        name: "held",
+        claimMatch: { issuer: "https://issuer.invalid", subject: "held" }
+      })
+      const owner = yield* identities.create(Principal.system, org.uid, {
+        name: "tidier",
+        claimMatch: { issuer: "https://issuer.invalid", subject: "tidier" }
+      })
+      yield* (yield* RoleBindings.RoleBindings).create(Principal.system, org.uid, {
+        identityUid: owner.uid,
+        roleUid: Role.builtInByName("owner")!.uid
+      })
+      const minted = yield* (yield* TokenIssuer.TokenIssuer).mint(owner.uid, {
+        iss: "https://issuer.invalid",
+        sub: "tidier"
+      })
+      return { folders: { keep: keep.uid, gone: gone.uid }, org: org.uid, token: minted.token }
+    }))
+    // Dialogs are answered here, one by one, after their message is read.
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
+    const page = await context.newPage()
+    const asked: Array<string> = []
+    let answer = true
+    page.on("dialog", (dialog) => {
+      asked.push(dialog.message())
+      void (answer ? dialog.accept() : dialog.dismiss())
+    })
+    await page.goto(`${server.url}/console/`)
+    await page.getByLabel("API token", { exact: true }).fill(token)
+    await page.getByRole("button", { name: "Use this token" }).click()
+    await page.getByRole("link", { name: "tidy" }).waitFor()
+
+    await page.goto(`${server.url}/console/#/groups/${encodeURIComponent(folders.keep)}/folders`)
+    await page.getByText("It holds 1 identity: delete or move them first.").waitFor()
+
+    await page.goto(`${server.url}/console/#/groups/${encodeURIComponent(folders.gone)}/folders`)
+    await page.getByRole("heading", { name: "gone" }).waitFor()
+    await page.getByRole("button", { name: "Delete folder gone" }).click()
+    await page.getByRole("heading", { name: "tidy" }).waitFor()
+    assert.deepStrictEqual(asked, ["Delete folder gone?"])
+    assert.include(decodeURIComponent(page.url()), `#/groups/${org}`)
+
+    // A success says so, and goes once the person types again.
+    const newFolder = page.getByRole("form", { name: "New folder" })
+    await newFolder.getByLabel("Name", { exact: true }).fill("fresh")
+    await newFolder.getByRole("button", { name: "Create folder" }).click()
+    await newFolder.getByRole("status").getByText("Folder created.").waitFor()
+    await newFolder.getByLabel("Name", { exact: true }).fill("x")
+    assert.strictEqual(await newFolder.getByRole("status").textContent(), "")
+
+    // One's own owner binding: the question says what is lost; declined, nothing changes.
+    await page.goto(`${server.url}/console/#/groups/${encodeURIComponent(org)}/bindings`)
+    const bindings = page.getByRole("table", { name: "Role bindings" })
+    await bindings.getByText("owner").waitFor()
+    answer = false
+    await bindings.getByRole("button", { name: "Delete the binding of tidier to owner" }).click()
+    await page.waitForTimeout(200)
+    assert.match(asked.at(-1) ?? "", /your own owner binding: you lose access to tidy and everything below it/)
+    assert.strictEqual(await bindings.getByText("owner").count(), 1)
+    await context.close()
+  })
+
   it("a token the server does not accept sends the person back to sign in, saying why; without a provider of the server's own, the token comes first", async () => {
     // The server's own provider is offered first here.
     const { page, refused } = await open(1280)

@@ -1,12 +1,14 @@
 /** A group's folders (the tree below it), a form for a new one, and the group's own name, description and delete. */
 import type { Group } from "@arbor/core/Group"
+import * as Uid from "@arbor/core/Uid"
+import * as Effect from "effect/Effect"
 import { useState } from "preact/hooks"
 import * as Client from "../Client.js"
 import { useConnection } from "../Connection.js"
 import { Level } from "../hierarchy/Tree.js"
 import * as Route from "../Route.js"
 import { DeleteButton, ErrorMessage, Field, Form } from "../ui/components.js"
-import { useAction } from "../ui/hooks.js"
+import { useAction, useLoaded } from "../ui/hooks.js"
 import * as Rules from "../ui/rules.js"
 
 export const Folders = ({ group, onChanged, uid }: {
@@ -30,11 +32,31 @@ export const Folders = ({ group, onChanged, uid }: {
       payload: { name: values.name ?? "", description: values.description ?? "" }
     })).then(onChanged)
   )
+  // Back to where the folder was: its parent, or the hierarchy for an organization.
+  const parent = Uid.parentOrNull(Uid.unsafeMake(uid))
   const remove = useAction(() =>
     Client.run(client.groups.delete({ path: { uid } })).then(() => {
-      location.hash = Route.href({ _tag: "Home" })
+      location.hash = Route.href(parent === null ? { _tag: "Home" } : Route.group(parent, "folders"))
     })
   )
+  // What the folder holds, which must go first: its folders and identities (the server names any other kind).
+  const contents = useLoaded(
+    () =>
+      Client.run(Effect.all([
+        client.groups.list({ urlParams: { childrenOf: uid, pageSize: 1 } }),
+        client.identities.list({ urlParams: { childrenOf: uid, pageSize: 1 } })
+      ])).then(([folders, identities]) =>
+        [
+          folders.totalCount === 0 ? [] : [`${folders.totalCount} folder${folders.totalCount === 1 ? "" : "s"}`],
+          identities.totalCount === 0
+            ? []
+            : [`${identities.totalCount} identit${identities.totalCount === 1 ? "y" : "ies"}`]
+        ].flat()
+      ),
+    [uid, round]
+  )
+  const held = contents.value ?? []
+  const kind = parent === null ? "organization" : "folder"
   return (
     <div class="columns">
       <div>
@@ -42,7 +64,14 @@ export const Folders = ({ group, onChanged, uid }: {
         <Level key={round} where={{ childrenOf: uid }} label="Folders" />
       </div>
       <div>
-        <Form title="New folder" submit="Create folder" busy={create.busy} error={create.error} onSubmit={create.start}>
+        <Form
+          title="New folder"
+          submit="Create folder"
+          done="Folder created."
+          busy={create.busy}
+          error={create.error}
+          onSubmit={create.start}
+        >
           <Field label="Name" rule={Rules.name} name="name" required autocomplete="off" />
           <Field label="Description" rule={Rules.description} name="description" autocomplete="off" />
         </Form>
@@ -50,6 +79,7 @@ export const Folders = ({ group, onChanged, uid }: {
           key={`${group?.name}/${group?.description}`}
           title="Rename"
           submit="Save"
+          done="Saved."
           busy={update.busy}
           error={update.error}
           onSubmit={update.start}
@@ -65,10 +95,18 @@ export const Folders = ({ group, onChanged, uid }: {
           />
         </Form>
         <div class="card">
-          <h3>Delete this group</h3>
-          <p class="muted">Only an empty group can be deleted.</p>
+          <h3>Delete this {kind}</h3>
+          <p class="muted">
+            {held.length === 0
+              ? `Only an empty ${kind} can be deleted.`
+              : `It holds ${held.join(" and ")}: delete or move them first.`}
+          </p>
           <ErrorMessage error={remove.error} />
-          <DeleteButton what="this group" busy={remove.busy} onDelete={() => void remove.start()} />
+          <DeleteButton
+            what={`${kind} ${group?.name ?? ""}`.trim()}
+            busy={remove.busy}
+            onDelete={() => void remove.start()}
+          />
         </div>
       </div>
     </div>

@@ -45,7 +45,7 @@ export const Identities = ({ group }: { readonly group: string }) => {
             ["Uid", (i) => <Uid uid={i.uid} />],
             ["Actions", (i) => (
               <DeleteButton
-                what={i.name}
+                what={`identity ${i.name}`}
                 busy={remove.busy}
                 onDelete={() => void remove.start(i.uid)}
               />

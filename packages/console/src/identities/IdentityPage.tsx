@@ -10,16 +10,14 @@ import * as Route from "../Route.js"
 import { Breadcrumbs, DeleteButton, ErrorMessage, Field, Form, ShowMore, Uid } from "../ui/components.js"
 import { useAction, useLoaded, usePages } from "../ui/hooks.js"
 import * as Rules from "../ui/rules.js"
+import { builderOf } from "./claimMatch.js"
 import { useClaimMatchBuilder } from "./ClaimMatchBuilder.js"
 
 /** A workload identity's claim match, rebuilt from any issuer's fields (a person's is their sign-in's, never changed). */
 const Assumption = ({ identity, onChanged }: { readonly identity: Identity; readonly onChanged: () => void }) => {
   const { client } = useConnection()
-  const current = identity.claimMatch
-  const builder = useClaimMatchBuilder({
-    kind: "custom",
-    values: { issuer: current?.issuer ?? "", subject: current?.subject ?? "", audience: current?.audience ?? "" }
-  })
+  // An identity the builder made is changed in the builder's terms (a repository and a branch, …).
+  const builder = useClaimMatchBuilder(builderOf(identity.claimMatch))
   const change = useAction(() =>
     Client.run(client.identities.update({
       path: { uid: identity.uid },
@@ -46,6 +44,16 @@ export const IdentityPage = ({ uid }: { readonly uid: string }) => {
     [uid]
   )
   const parent = uid.includes("/") ? uid.slice(0, uid.lastIndexOf("/")) : undefined
+  // The groups it lives in, from its organization down, each by name.
+  const groups = useLoaded(
+    () =>
+      parent === undefined
+        ? Promise.resolve([])
+        : Client.run(client.groups.list({ urlParams: { ancestorsOf: uid, pageSize: 100 } })).then((page) =>
+          [...page.groups].sort((a, b) => a.uid.length - b.uid.length)
+        ),
+    [uid]
+  )
   const update = useAction((form: Record<string, string>) =>
     Client.run(client.identities.update({
       path: { uid },
@@ -62,7 +70,9 @@ export const IdentityPage = ({ uid }: { readonly uid: string }) => {
   )
   return (
     <section>
-      <Breadcrumbs trail={parent === undefined ? [] : [["Its group", Route.href(Route.group(parent, "identities"))]]} />
+      <Breadcrumbs
+        trail={(groups.value ?? []).map((g) => [g.name, Route.href(Route.group(g.uid, "identities"))] as const)}
+      />
       <h1>{identity.value?.name ?? "Identity"}</h1>
       <ErrorMessage error={identity.error} />
       {identity.value === undefined ? null : (
@@ -135,7 +145,11 @@ export const IdentityPage = ({ uid }: { readonly uid: string }) => {
               <h3>Delete this identity</h3>
               <p class="muted">Its role bindings go with it.</p>
               <ErrorMessage error={remove.error} />
-              <DeleteButton what={identity.value.name} busy={remove.busy} onDelete={() => void remove.start()} />
+              <DeleteButton
+                what={`identity ${identity.value.name}`}
+                busy={remove.busy}
+                onDelete={() => void remove.start()}
+              />
             </div>
           </div>
         )}

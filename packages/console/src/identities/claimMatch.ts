@@ -91,3 +91,33 @@ export const claimMatchOf = (kind: Kind, values: Readonly<Record<string, string>
     }
   }
 }
+
+/** A literal `literal` wrote, read back. */
+const unliteral = (pattern: string) => pattern.replace(/\\(.)/g, "$1")
+
+/**
+ * The builder's kind and fields that make `claimMatch`, when one of the usual workloads' does (an identity made by the
+ * builder is changed in its terms); otherwise its issuer, subject and audience as they are.
+ */
+export const builderOf = (
+  claimMatch: ClaimMatch | undefined
+): { readonly kind: Kind; readonly values: Readonly<Record<string, string>> } => {
+  const issuer = claimMatch?.issuer ?? ""
+  const subject = claimMatch?.subject ?? ""
+  const pattern = claimMatch?.subjectPattern ?? ""
+  const plain = claimMatch !== undefined && claimMatch.audience === undefined
+  const github = /^repo:([^:]+):ref:refs\/heads\/(.+)$/.exec(subject) ?? /^repo:(.+):\.\+$/.exec(pattern)
+  if (plain && issuer === "https://token.actions.githubusercontent.com" && github !== null) {
+    return { kind: "github", values: { repository: unliteral(github[1]!), branch: github[2] ?? "" } }
+  }
+  const gitlab = /^project_path:([^:]+):ref_type:branch:ref:(.+)$/.exec(subject) ??
+    /^project_path:(.+):\.\+$/.exec(pattern)
+  if (plain && gitlab !== null) {
+    return { kind: "gitlab", values: { issuer, project: unliteral(gitlab[1]!), branch: gitlab[2] ?? "" } }
+  }
+  const kubernetes = /^system:serviceaccount:([^:]+):([^:]+)$/.exec(subject)
+  if (plain && kubernetes !== null) {
+    return { kind: "kubernetes", values: { issuer, namespace: kubernetes[1]!, serviceAccount: kubernetes[2]! } }
+  }
+  return { kind: "custom", values: { issuer, subject, audience: claimMatch?.audience ?? "" } }
+}

@@ -199,7 +199,11 @@ export const Providers = ({ group }: { readonly group: string }) => {
             ["Actions", (p) => (
               <div class="actions">
                 <button type="button" aria-label={`Change ${p.name}`} onClick={() => setEditing(p)}>Change</button>
-                <DeleteButton what={p.name} busy={remove.busy} onDelete={() => void remove.start(p.uid)} />
+                <DeleteButton
+                  what={`identity provider ${p.name}`}
+                  busy={remove.busy}
+                  onDelete={() => void remove.start(p.uid)}
+                />
               </div>
             )]
           ]}

@@ -18,7 +18,7 @@ export const BindingsTable = (props: {
   readonly show: "group" | "identity"
   readonly onDeleted: () => void
 }) => {
-  const { client } = useConnection()
+  const { client, session } = useConnection()
   const remove = useAction((uid: string) =>
     Client.run(client.roleBindings.delete({ path: { uid } })).then(props.onDeleted)
   )
@@ -38,6 +38,12 @@ export const BindingsTable = (props: {
           ["Actions", (b) => (
             <DeleteButton
               what={`the binding of ${b.identity.name} to ${b.role.name}`}
+              warning={b.identity.uid !== session.identity
+                ? undefined
+                : b.role.name === "owner"
+                ? `It is your own owner binding: you lose access to ${b.group.name} and everything below it, ` +
+                  "unless another binding gives it to you."
+                : `It is your own: you lose what ${b.role.name} gives you in ${b.group.name} and below.`}
               busy={remove.busy}
               onDelete={() => void remove.start(b.uid)}
             />

@@ -71,7 +71,7 @@ export const Roles = ({ group }: { readonly group: string }) => {
             ["Actions", (r) => (
               <div class="actions">
                 <button type="button" aria-label={`Change ${r.name}`} onClick={() => setEditing(r)}>Change</button>
-                <DeleteButton what={r.name} busy={remove.busy} onDelete={() => void remove.start(r.uid)} />
+                <DeleteButton what={`role ${r.name}`} busy={remove.busy} onDelete={() => void remove.start(r.uid)} />
               </div>
             )]
           ]}

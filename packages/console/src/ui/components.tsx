@@ -102,26 +102,42 @@ export const Form = (props: {
   readonly onSubmit: (values: Record<string, string>) => Promise<boolean>
   /** Keep what was typed after a success (a form asked again and again). */
   readonly keep?: boolean
+  /** What a success says (`Folder created.`); `Done.` when not given. */
+  readonly done?: string
   readonly children: ComponentChildren
-}) => (
-  <form
-    class="card"
-    aria-label={props.title}
-    onSubmit={(e) => {
-      e.preventDefault()
-      const form = e.currentTarget
-      const data = new FormData(form)
-      props.onSubmit(Object.fromEntries([...data.entries()].map(([k, v]) => [k, String(v)]))).then((done) =>
-        done && props.keep !== true && form.reset()
-      )
-    }}
-  >
-    <h3>{props.title}</h3>
-    {props.children}
-    <ErrorMessage error={props.error} />
-    <button type="submit" class="primary" disabled={props.busy}>{props.busy ? "Working…" : props.submit}</button>
-  </form>
-)
+}) => {
+  const [notice, setNotice] = useState<string | undefined>(undefined)
+  // An error stays until the person changes what they typed: then it is no longer about what they see.
+  const [dismissed, setDismissed] = useState<string | undefined>(undefined)
+  return (
+    <form
+      class="card"
+      aria-label={props.title}
+      onInput={() => {
+        setNotice(undefined)
+        setDismissed(props.error)
+      }}
+      onSubmit={(e) => {
+        e.preventDefault()
+        const form = e.currentTarget
+        const data = new FormData(form)
+        setNotice(undefined)
+        setDismissed(undefined)
+        props.onSubmit(Object.fromEntries([...data.entries()].map(([k, v]) => [k, String(v)]))).then((done) => {
+          if (!done) return
+          setNotice(props.done ?? "Done.")
+          if (props.keep !== true) form.reset()
+        })
+      }}
+    >
+      <h3>{props.title}</h3>
+      {props.children}
+      <ErrorMessage error={props.error === dismissed ? undefined : props.error} />
+      <p class="notice" role="status">{notice}</p>
+      <button type="submit" class="primary" disabled={props.busy}>{props.busy ? "Working…" : props.submit}</button>
+    </form>
+  )
+}
 
 /** A table with a caption (its accessible name) and a row per item. */
 export function Table<A>(props: {
@@ -167,11 +183,12 @@ export const CopyButton = ({ text, label }: { readonly text: string; readonly la
   )
 }
 
-/** A delete button that asks first. */
+/** A delete button that asks first, naming what goes and, with `warning`, what else that means. */
 export const DeleteButton = (props: {
   readonly what: string
   readonly onDelete: () => void
   readonly busy?: boolean
+  readonly warning?: string | undefined
 }) => (
   <button
     type="button"
@@ -179,7 +196,7 @@ export const DeleteButton = (props: {
     disabled={props.busy}
     aria-label={`Delete ${props.what}`}
     onClick={() => {
-      if (confirm(`Delete ${props.what}?`)) props.onDelete()
+      if (confirm(`Delete ${props.what}?${props.warning === undefined ? "" : `\n\n${props.warning}`}`)) props.onDelete()
     }}
   >
     Delete
