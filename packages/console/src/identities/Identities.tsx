@@ -29,7 +29,7 @@ export const Identities = ({ group }: { readonly group: string }) => {
   )
   const remove = useAction((uid: string) => Client.run(client.identities.delete({ path: { uid } })).then(list.reload))
   return (
-    <div class="columns">
+    <div class="columns stacked">
       <div>
         <h2>Identities</h2>
         <ErrorMessage error={list.error ?? remove.error} />
@@ -57,6 +57,7 @@ export const Identities = ({ group }: { readonly group: string }) => {
       <Form
         title="New identity"
         submit="Create identity"
+        done="Identity created."
         busy={create.busy}
         error={create.error}
         onSubmit={create.start}
