@@ -7,9 +7,8 @@ import * as Effect from "effect/Effect"
 import { useState } from "preact/hooks"
 import * as Client from "../Client.js"
 import { useConnection } from "../Connection.js"
-import { DeleteButton, ErrorMessage, Field, Form } from "../ui/components.js"
+import { DeleteButton, ErrorMessage, Field, Form, NameFields } from "../ui/components.js"
 import { useAction, useLoaded } from "../ui/hooks.js"
-import * as Rules from "../ui/rules.js"
 
 const clouds: ReadonlyArray<readonly [ProviderType, string]> = [
   ["ACCOUNT_PROVIDER_TYPE_AMAZON", "AWS"],
@@ -108,14 +107,7 @@ export const Accounts = ({ group }: { readonly group: string }) => {
         onSubmit={save.start}
         keep
       >
-        <Field label="Name" rule={Rules.name} name="name" required autocomplete="off" defaultValue={current?.name} />
-        <Field
-          label="Description"
-          rule={Rules.description}
-          name="description"
-          autocomplete="off"
-          defaultValue={current?.description}
-        />
+        <NameFields current={current} />
         <Field label="AWS account id" name="amazon" autocomplete="off" defaultValue={current?.amazon?.account} />
         <Field
           label="Google Cloud project id"

@@ -7,9 +7,8 @@ import * as Client from "../Client.js"
 import { useConnection } from "../Connection.js"
 import { Level } from "../hierarchy/Tree.js"
 import * as Route from "../Route.js"
-import { DeleteButton, ErrorMessage, Field, Form } from "../ui/components.js"
+import { DeleteButton, ErrorMessage, Form, NameFields } from "../ui/components.js"
 import { useAction, useLoaded } from "../ui/hooks.js"
-import * as Rules from "../ui/rules.js"
 
 export const Folders = ({ group, onChanged, uid }: {
   readonly uid: string
@@ -72,8 +71,7 @@ export const Folders = ({ group, onChanged, uid }: {
           error={create.error}
           onSubmit={create.start}
         >
-          <Field label="Name" rule={Rules.name} name="name" required autocomplete="off" />
-          <Field label="Description" rule={Rules.description} name="description" autocomplete="off" />
+          <NameFields />
         </Form>
         <Form
           key={`${group?.name}/${group?.description}`}
@@ -85,14 +83,7 @@ export const Folders = ({ group, onChanged, uid }: {
           onSubmit={update.start}
           keep
         >
-          <Field label="Name" rule={Rules.name} name="name" required autocomplete="off" defaultValue={group?.name} />
-          <Field
-            label="Description"
-            rule={Rules.description}
-            name="description"
-            autocomplete="off"
-            defaultValue={group?.description}
-          />
+          <NameFields current={group} />
         </Form>
         <div class="card">
           <h3>Delete this {kind}</h3>

@@ -5,9 +5,8 @@
 import * as Client from "../Client.js"
 import { useConnection } from "../Connection.js"
 import * as Route from "../Route.js"
-import { DeleteButton, ErrorMessage, Field, Form, ShowMore, Table, Uid } from "../ui/components.js"
+import { DeleteButton, ErrorMessage, Form, NameFields, ShowMore, Table, Uid } from "../ui/components.js"
 import { useAction, usePages } from "../ui/hooks.js"
-import * as Rules from "../ui/rules.js"
 import { useClaimMatchBuilder } from "./ClaimMatchBuilder.js"
 
 export const Identities = ({ group }: { readonly group: string }) => {
@@ -62,8 +61,7 @@ export const Identities = ({ group }: { readonly group: string }) => {
         error={create.error}
         onSubmit={create.start}
       >
-        <Field label="Name" rule={Rules.name} name="name" required autocomplete="off" />
-        <Field label="Description" rule={Rules.description} name="description" autocomplete="off" />
+        <NameFields />
         {builder.fields}
       </Form>
     </div>

@@ -7,9 +7,8 @@ import * as Client from "../Client.js"
 import { useConnection } from "../Connection.js"
 import { BindingsTable } from "../roleBindings/Bindings.js"
 import * as Route from "../Route.js"
-import { Breadcrumbs, DeleteButton, ErrorMessage, Field, Form, ShowMore, Uid } from "../ui/components.js"
+import { Breadcrumbs, DeleteButton, ErrorMessage, Form, NameFields, ShowMore, Uid } from "../ui/components.js"
 import { useAction, useLoaded, usePages } from "../ui/hooks.js"
-import * as Rules from "../ui/rules.js"
 import { builderOf } from "./claimMatch.js"
 import { useClaimMatchBuilder } from "./ClaimMatchBuilder.js"
 
@@ -116,21 +115,7 @@ export const IdentityPage = ({ uid }: { readonly uid: string }) => {
               onSubmit={update.start}
               keep
             >
-              <Field
-                label="Name"
-                rule={Rules.name}
-                name="name"
-                required
-                autocomplete="off"
-                defaultValue={identity.value.name}
-              />
-              <Field
-                label="Description"
-                rule={Rules.description}
-                name="description"
-                autocomplete="off"
-                defaultValue={identity.value.description}
-              />
+              <NameFields current={identity.value} />
             </Form>
             {identity.value.email === undefined && identity.value.emailUnverified === undefined
               ? (

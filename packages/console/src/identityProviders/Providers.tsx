@@ -7,9 +7,8 @@ import { useState } from "preact/hooks"
 import * as Client from "../Client.js"
 import { useConnection } from "../Connection.js"
 import { useRoleChoice } from "../roles/RoleChoice.js"
-import { CopyButton, DeleteButton, ErrorMessage, Field, Form, ShowMore, Table } from "../ui/components.js"
+import { CopyButton, DeleteButton, ErrorMessage, Field, Form, NameFields, ShowMore, Table } from "../ui/components.js"
 import { useAction, useLoaded, usePages } from "../ui/hooks.js"
-import * as Rules from "../ui/rules.js"
 
 const Mappings = ({ provider }: { readonly provider: IdentityProvider }) => {
   const { client } = useConnection()
@@ -225,14 +224,7 @@ export const Providers = ({ group }: { readonly group: string }) => {
         error={save.error}
         onSubmit={save.start}
       >
-        <Field label="Name" rule={Rules.name} name="name" required autocomplete="off" defaultValue={editing?.name} />
-        <Field
-          label="Description"
-          rule={Rules.description}
-          name="description"
-          autocomplete="off"
-          defaultValue={editing?.description}
-        />
+        <NameFields current={editing} />
         <Field
           label="Issuer"
           name="issuer"

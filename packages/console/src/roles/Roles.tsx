@@ -7,9 +7,8 @@ import type { Role } from "@arbor/core/Role"
 import { useState } from "preact/hooks"
 import * as Client from "../Client.js"
 import { useConnection } from "../Connection.js"
-import { DeleteButton, ErrorMessage, Field, Form, ShowMore, Table } from "../ui/components.js"
+import { DeleteButton, ErrorMessage, Form, NameFields, ShowMore, Table } from "../ui/components.js"
 import { useAction, useLoaded, usePages } from "../ui/hooks.js"
-import * as Rules from "../ui/rules.js"
 
 /** Every capability, by what it acts on (`groups.list` under `groups`). */
 const byResource: ReadonlyArray<readonly [string, ReadonlyArray<Capability.Capability>]> = [
@@ -95,14 +94,7 @@ export const Roles = ({ group }: { readonly group: string }) => {
         error={save.error}
         onSubmit={save.start}
       >
-        <Field label="Name" rule={Rules.name} name="name" required autocomplete="off" defaultValue={editing?.name} />
-        <Field
-          label="Description"
-          rule={Rules.description}
-          name="description"
-          autocomplete="off"
-          defaultValue={editing?.description}
-        />
+        <NameFields current={editing} />
         {byResource.map(([resource, capabilities]) => (
           <fieldset key={resource} class="capabilities">
             <legend>{resource}</legend>

@@ -3,6 +3,7 @@ import * as Effect from "effect/Effect"
 import type { ComponentChildren, InputHTMLAttributes } from "preact"
 import { useEffect, useId, useRef, useState } from "preact/hooks"
 import { useConnection } from "../Connection.js"
+import * as Rules from "./rules.js"
 import type { Rule } from "./rules.js"
 
 /** The API's refusal, read out by screen readers as it appears. */
@@ -56,6 +57,22 @@ export const Field = (
     </div>
   )
 }
+
+/** A resource's name (required) and description, each checked by its rule as it is typed; the current ones given. */
+export const NameFields = ({ current }: {
+  readonly current?: { readonly name?: string | undefined; readonly description?: string | undefined } | undefined
+}) => (
+  <>
+    <Field label="Name" rule={Rules.name} name="name" required autocomplete="off" defaultValue={current?.name} />
+    <Field
+      label="Description"
+      rule={Rules.description}
+      name="description"
+      autocomplete="off"
+      defaultValue={current?.description}
+    />
+  </>
+)
 
 /**
  * A labelled choice among options (value and what a person reads). With `choose`, it starts on "Choose…", which
