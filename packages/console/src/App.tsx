@@ -4,7 +4,7 @@ import { useEffect, useMemo, useState } from "preact/hooks"
 import { AccessCheck } from "./access/AccessCheck.js"
 import { AuditTrail } from "./audit/AuditTrail.js"
 import * as Client from "./Client.js"
-import { ConnectionContext } from "./Connection.js"
+import { ConnectionContext, useConnection } from "./Connection.js"
 import { GroupPage } from "./groups/GroupPage.js"
 import { Hierarchy } from "./hierarchy/Hierarchy.js"
 import { IdentityPage } from "./identities/IdentityPage.js"
@@ -25,6 +25,16 @@ const View = ({ route }: { readonly route: Route.Route }) => {
     case "Access":
       return <AccessCheck />
   }
+}
+
+/** Who is signed in: their email, else their identity's path of names (a workload's), the uid in its title. */
+const Who = () => {
+  const { names, session } = useConnection()
+  const [name, setName] = useState<string | undefined>(undefined)
+  useEffect(() => {
+    if (session.email === undefined) Effect.runPromise(names.identity(session.identity)).then(setName)
+  }, [session.identity])
+  return <span class="who" title={session.identity}>{session.email ?? name ?? "…"}</span>
 }
 
 const links = [
@@ -92,7 +102,7 @@ export const App = ({ initial }: { readonly initial: ReturnType<typeof Session.i
             </a>
           ))}
         </nav>
-        <span class="who" title={session.identity}>{session.email ?? "API token"}</span>
+        <Who />
         <button
           type="button"
           onClick={() => {

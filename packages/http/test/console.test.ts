@@ -259,6 +259,43 @@ describe.skipIf(executable === undefined)("the console in Chromium", { timeout: 
     await context.close()
   })
 
+  it("a tree eight levels deep, long names and all, fits a phone's width", async () => {
+    const { token } = await server.runtime.runPromise(Effect.gen(function*() {
+      const groups = yield* Groups.Groups
+      let at = yield* groups.createRoot(Principal.system, { name: "deep-organization" })
+      const org = at.uid
+      for (let level = 1; level < 8; level++) {
+        at = yield* groups.create(Principal.system, at.uid, { name: `level-${level}-platform-services-and-tools` })
+      }
+      const owner = yield* (yield* Identities.Identities).create(Principal.system, org, {
+        name: "reader",
+        claimMatch: { issuer: "https://issuer.invalid", subject: "deep-reader" }
+      })
+      yield* (yield* RoleBindings.RoleBindings).create(Principal.system, org, {
+        identityUid: owner.uid,
+        roleUid: Role.builtInByName("viewer")!.uid
+      })
+      const minted = yield* (yield* TokenIssuer.TokenIssuer).mint(owner.uid, {
+        iss: "https://issuer.invalid",
+        sub: "deep-reader"
+      })
+      return { token: minted.token }
+    }))
+    const { page, refused } = await open(390)
+    await page.goto(`${server.url}/console/`)
+    await page.getByLabel("API token", { exact: true }).fill(token)
+    await page.getByRole("button", { name: "Use this token" }).click()
+    await page.getByRole("button", { name: "Open deep-organization" }).click()
+    for (let level = 1; level < 7; level++) {
+      await page.getByRole("button", { name: `Open level-${level}-platform-services-and-tools` }).click()
+    }
+    await page.getByRole("link", { name: "level-7-platform-services-and-tools" }).waitFor()
+    // Who is signed in, by name: a workload's token carries no email.
+    await page.locator("header .who").getByText("deep-organization/reader").waitFor()
+    await look(page, refused, "tree-8-levels", 390)
+    await page.context().close()
+  })
+
   it("a token the server does not accept sends the person back to sign in, saying why; without a provider of the server's own, the token comes first", async () => {
     // The server's own provider is offered first here.
     const { page, refused } = await open(1280)
