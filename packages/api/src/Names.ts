@@ -121,3 +121,19 @@ export const reader = (client: Client) =>
     )
     return { group: groupPath, role: roleName, identity: identityName }
   })
+
+const named = (value: unknown): string | undefined =>
+  typeof value === "object" && value !== null && "name" in value && typeof value.name === "string" && value.name !== ""
+    ? value.name
+    : undefined
+
+/**
+ * What a person calls the resource of a change-log entry, from its body as the reader may see it: its name, or for a
+ * role binding `identity → role`; undefined when the body names nothing (the reader then sees the uid).
+ */
+export const ofEntry = (entry: { readonly body: Readonly<Record<string, unknown>> }): string | undefined => {
+  const own = named(entry.body)
+  if (own !== undefined) return own
+  const [identity, role] = [named(entry.body.identity), named(entry.body.role)]
+  return identity !== undefined && role !== undefined ? `${identity} → ${role}` : undefined
+}

@@ -9,8 +9,6 @@ import * as EngineServices from "./EngineServices.js"
 import type { Runner } from "./internal/grpc.js"
 import { domains } from "./methods/index.js"
 
-export type { Runner } from "./internal/grpc.js"
-
 /** The services served, every method of each. */
 export const served = domains.flatMap((domain) => domain.services)
 

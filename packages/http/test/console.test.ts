@@ -476,8 +476,9 @@ describe.skipIf(executable === undefined)("the console in Chromium", { timeout: 
       const made = ((await elsewhere.json()) as { uid: string }).uid
       await page.getByText("(1 so far)").waitFor()
       await trail.locator(`[title="${made}"]`).first().waitFor()
-      // Where each change was, by the folder's path.
+      // Where each change was, by the folder's path; a binding as who holds what.
       await trail.getByText(`acme/${folder}`).first().waitFor()
+      await trail.getByText("deployer → viewer").first().waitFor()
       await look(page, refused, "audit", width)
 
       // An access check: the deployer may list groups in the folder, because of its viewer binding there.

@@ -48,8 +48,8 @@ interface Named {
 
 const unnamed: Named = { groups: new Map(), actors: new Map() }
 
-/** What the entry's resource is called, from its body, else its uid. */
-const subjectOf = (e: ChangeLog.Entry) => typeof e.body.name === "string" ? e.body.name : e.subject
+/** What the entry's resource is called (`Names.ofEntry`), else its uid. */
+const subjectOf = (e: ChangeLog.Entry) => Names.ofEntry(e) ?? e.subject
 
 /** An entry's row: names for a person, each uid in the JSON and in `-o wide`. */
 const entryShape = (named: Named): Output.Shape<ChangeLog.Entry> => ({

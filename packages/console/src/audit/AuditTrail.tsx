@@ -2,6 +2,7 @@
  * The audit trail of a group and everything below it: the latest entries (who changed what, when, in answer to which
  * request), then each new one as it commits, live (the watch stream), announced to screen readers as it arrives.
  */
+import * as Names from "@arbor/api/Names"
 import type * as ChangeLog from "@arbor/core/ChangeLog"
 import { useEffect, useState } from "preact/hooks"
 import * as Client from "../Client.js"
@@ -63,15 +64,15 @@ const Trail = ({ group }: { readonly group: string }) => {
         columns={[
           ["When", (e) => <Time at={e.time} />],
           ["What", (e) => what(e.type)],
-          ["Resource", (e) =>
-            typeof e.body.name === "string"
-              ? (
-                <span class="named">
-                  <span title={e.subject}>{e.body.name}</span>
-                  <CopyUid uid={e.subject} />
-                </span>
-              )
-              : <Uid uid={e.subject} />],
+          ["Resource", (e) => {
+            const name = Names.ofEntry(e)
+            return name === undefined ? <Uid uid={e.subject} /> : (
+              <span class="named">
+                <span title={e.subject}>{name}</span>
+                <CopyUid uid={e.subject} />
+              </span>
+            )
+          }],
           ["Where", (e) => <Named kind="group" uid={e.group} />],
           ["Who", (e) => who(e.actor)],
           ["Request", (e) => e.requestId === undefined ? null : <code>{e.requestId}</code>]

@@ -46,7 +46,7 @@ const unimplemented = (method: DescMethodUnary): MethodImpl<DescMethodUnary> => 
 }
 
 /** A field the engine has no feature for, set in a request. */
-export const unsupported = (field: string) => Errors.InvalidArgument.field(field, "is not supported by this server")
+const unsupported = (field: string) => Errors.InvalidArgument.field(field, "is not supported by this server")
 
 /** A message from its proto3 JSON; fields the message lacks (REST-only ones such as a tag's `createTime`) drop. */
 export const message = <D extends DescMessage>(desc: D, json: unknown): MessageShape<D> =>
