@@ -1,13 +1,12 @@
-import { fileURLToPath } from "node:url"
-
-const packages = fileURLToPath(new URL("packages", import.meta.url))
+import { sourceOf } from "./packages/launcher/sources.mjs"
 
 /**
- * The workspace's packages resolved to their sources (`@arbor/core` → `packages/core/src/index.ts`,
- * `@arbor/core/Errors` → `packages/core/src/Errors.ts`), so tests run without a build.
+ * The workspace's packages resolved to their sources as their `package.json` exports say (`@arbor/core` →
+ * `packages/core/src/index.ts`, `@arbor/core/Groups` → `packages/core/src/iam/Groups.ts`), so tests run without a
+ * build; the launcher and the console's build resolve them through the same function.
  */
-export const workspaceSources = [
-  { find: /^@arbor\/([a-z-]+)$/, replacement: `${packages}/$1/src/index.ts` },
-  { find: /^@arbor\/([a-z-]+)\/testing$/, replacement: `${packages}/$1/src/testing/index.ts` },
-  { find: /^@arbor\/([a-z-]+)\/(.+)$/, replacement: `${packages}/$1/src/$2.ts` }
-]
+export const workspaceSources = [{
+  find: /^@arbor\/[a-z-]+(?:\/.+)?$/,
+  replacement: "$&",
+  customResolver: (source: string) => sourceOf(source)
+}]

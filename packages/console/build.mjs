@@ -12,21 +12,20 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, 
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { gzipSync } from "node:zlib"
+import { sourceOf } from "../launcher/sources.mjs"
 
 const root = dirname(fileURLToPath(import.meta.url))
-const packages = join(root, "..")
 
 /** Where the built console lives. */
 export const dist = join(root, "dist")
 const inputsFile = join(dist, "inputs.json")
 
-/** `@arbor/<package>[/<module>]` resolved to its source, as the tests and the launcher resolve it. */
+/** `@arbor/api` and `@arbor/core` from their sources, as the tests and the launcher resolve them. */
 const workspaceSources = {
   name: "workspace-sources",
   setup(build) {
     build.onResolve({ filter: /^@arbor\/(api|core)(\/.*)?$/ }, ({ path }) => {
-      const [, name, subpath] = /^@arbor\/(api|core)(?:\/(.*))?$/.exec(path)
-      return { path: join(packages, name, "src", `${subpath ?? "index"}.ts`) }
+      return { path: sourceOf(path) }
     })
     // The server checks claim patterns; the console's client need not carry RE2 (src/internal/re2.ts).
     build.onResolve({ filter: /^re2js$/ }, () => ({ path: join(root, "src", "internal", "re2.ts") }))

@@ -15,6 +15,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSyn
 import { dirname, join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { ensureBuilt } from "../console/build.mjs"
+import { sourceOf } from "./sources.mjs"
 
 const packages = fileURLToPath(new URL("..", import.meta.url))
 
@@ -48,12 +49,6 @@ export const isFresh = (name) => {
 /** Packages with native code, which stay outside the bundle. */
 const native = new Set(["better-sqlite3"])
 
-/** `@arbor/<package>[/<module>]` to the module's source, as the tests resolve it (vitest.aliases.ts). */
-const workspaceSource = (specifier) => {
-  const [, name, subpath] = /^@arbor\/([a-z-]+)(?:\/(.+))?$/.exec(specifier)
-  return join(packages, name, "src", subpath === undefined ? "index.ts" : `${subpath}.ts`)
-}
-
 /** Bundles `name` into `outfile` (by default its launch bundle, whose sources are then recorded beside it). */
 export const bundle = async (name, outfile = output(name).bundle) => {
   const program = programs[name]
@@ -79,7 +74,7 @@ export const bundle = async (name, outfile = output(name).bundle) => {
     plugins: [{
       name: "workspace-sources-and-installed-packages",
       setup(build) {
-        build.onResolve({ filter: /^@arbor\// }, ({ path }) => ({ path: workspaceSource(path) }))
+        build.onResolve({ filter: /^@arbor\// }, ({ path }) => ({ path: sourceOf(path) }))
         build.onResolve({ filter: /^[^./]/ }, async ({ path, kind, resolveDir, pluginData }) => {
           if (pluginData === "installed" || !native.has(path.split("/")[0])) return undefined
           const installed = await build.resolve(path, { kind, resolveDir, pluginData: "installed" })

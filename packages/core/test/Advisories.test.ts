@@ -2,9 +2,9 @@ import { assert, describe, it } from "@effect/vitest"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import type { Progress } from "../src/Import.js"
 import { Advisories, Arbor, Principal } from "../src/index.js"
-import * as AdvisoryDocument from "../src/internal/registry/advisoryDocument.js"
+import type { Progress } from "../src/registry/Import.js"
+import * as AdvisoryDocument from "../src/registry/internal/advisoryDocument.js"
 import { organization, principalWith } from "./fixtures.js"
 
 const withArbor = <A, E>(effect: Effect.Effect<A, E, Arbor.Services>) => Effect.provide(effect, Arbor.layerMemory)

@@ -11,8 +11,8 @@ import * as Either from "effect/Either"
 import type { LookupAddress } from "node:dns"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
+import * as Egress from "../src/engine/internal/egress.js"
 import { IssuerUrl, NetworkAddress } from "../src/index.js"
-import * as Egress from "../src/internal/tokens/egress.js"
 
 describe("NetworkAddress", () => {
   it("tells public addresses from every internal range, in IPv4, IPv6 and the IPv6 forms that carry IPv4", () => {

@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as TestClock from "effect/TestClock"
-import * as GroupInvite from "../src/GroupInvite.js"
+import * as GroupInvite from "../src/iam/GroupInvite.js"
 import {
   Arbor,
   GroupInvites,

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as IdentityProvider from "../src/IdentityProvider.js"
+import * as IdentityProvider from "../src/iam/IdentityProvider.js"
 import type { Store } from "../src/index.js"
 import {
   AccountAssociations,
@@ -17,7 +17,7 @@ import {
   Sealing,
   Secrets
 } from "../src/index.js"
-import * as People from "../src/internal/signIn/people.js"
+import * as People from "../src/tokens/internal/signIn/people.js"
 import { folder, organization, principalWith } from "./fixtures.js"
 
 const withArbor = <A, E>(

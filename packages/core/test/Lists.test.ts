@@ -1,9 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as TestClock from "effect/TestClock"
-import type { Group } from "../src/Group.js"
+import type { ListOptions } from "../src/engine/Lists.js"
+import type { Group } from "../src/iam/Group.js"
 import { Arbor, Groups, Identities, Principal } from "../src/index.js"
-import type { ListOptions } from "../src/Lists.js"
 import { claimMatch, folder, organization, principalWith } from "./fixtures.js"
 
 const withArbor = <A, E>(effect: Effect.Effect<A, E, Arbor.Services>) => Effect.provide(effect, Arbor.layerMemory)

@@ -1,4 +1,4 @@
-import * as MemoryStore from "../src/MemoryStore.js"
+import * as MemoryStore from "../src/engine/MemoryStore.js"
 import { StoreContract } from "../src/testing/index.js"
 
 StoreContract.suite("memory", MemoryStore.layer)

@@ -19,7 +19,7 @@ import {
   Store,
   TokenIssuer
 } from "../src/index.js"
-import * as People from "../src/internal/signIn/people.js"
+import * as People from "../src/tokens/internal/signIn/people.js"
 import { organization, principalWith } from "./fixtures.js"
 
 /** An identity of `org` with `role` there. */

@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
 import { Arbor, Groups, Identities, Principal, RefreshTokens, Store, TokenIssuer } from "../src/index.js"
-import * as RefreshToken from "../src/internal/tokens/refreshToken.js"
+import * as RefreshToken from "../src/tokens/internal/refreshToken.js"
 
 const audience = "https://api.arbor.invalid"
 

@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { Arbor, AuditTrail, Principal, RepoReadme, Repos } from "../src/index.js"
-import * as Readme from "../src/internal/registry/readme.js"
+import * as Readme from "../src/registry/internal/readme.js"
 import { organization, principalWith } from "./fixtures.js"
 
 const withArbor = <A, E>(effect: Effect.Effect<A, E, Arbor.Services>) => Effect.provide(effect, Arbor.layerMemory)

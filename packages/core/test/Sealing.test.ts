@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as IdentityProvider from "../src/IdentityProvider.js"
+import * as IdentityProvider from "../src/iam/IdentityProvider.js"
 import { Arbor, IdentityProviders, MemoryStore, Principal, Repository, Role, Sealing, Secrets } from "../src/index.js"
 import { organization } from "./fixtures.js"
 

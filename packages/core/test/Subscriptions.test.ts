@@ -1,8 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Egress from "../src/engine/internal/egress.js"
 import { Arbor, AuditTrail, Principal, Settings, Subscriptions } from "../src/index.js"
-import * as Egress from "../src/internal/tokens/egress.js"
 import { folder, organization, principalWith } from "./fixtures.js"
 
 /** Names under `.invalid` resolve as the test says; nothing else resolves. */

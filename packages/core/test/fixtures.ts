@@ -1,6 +1,6 @@
 import * as Effect from "effect/Effect"
+import type { Uid } from "../src/engine/Uid.js"
 import { Groups, Identities, Principal, Role, RoleBindings } from "../src/index.js"
-import type { Uid } from "../src/Uid.js"
 
 /** A claim match that any test identity can use. */
 export const claimMatch = (subject: string) => ({ issuer: "https://issuer.example.com", subject })

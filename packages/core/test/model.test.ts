@@ -3,8 +3,8 @@ import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
 import * as TestContext from "effect/TestContext"
-import * as MemoryStore from "../src/MemoryStore.js"
-import { Store } from "../src/Store.js"
+import * as MemoryStore from "../src/engine/MemoryStore.js"
+import { Store } from "../src/engine/Store.js"
 import { ModelSuite } from "../src/testing/index.js"
 
 ModelSuite.suite("memory", MemoryStore.layer)

@@ -8,8 +8,8 @@ import * as Effect from "effect/Effect"
 import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { parse } from "yaml"
-import type { Progress } from "../src/Import.js"
 import { Advisories, Arbor, Principal, Repos, Tags } from "../src/index.js"
+import type { Progress } from "../src/registry/Import.js"
 import { organization } from "./fixtures.js"
 
 const dataDir = process.env.ARBOR_TEST_DATA

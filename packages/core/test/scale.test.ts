@@ -4,9 +4,9 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import type { ListOptions, Page } from "../src/engine/Lists.js"
+import type { Principal as PrincipalType } from "../src/iam/Principal.js"
 import { Arbor, Groups, Identities, MemoryStore, Principal, Role, RoleBindings } from "../src/index.js"
-import type { ListOptions, Page } from "../src/Lists.js"
-import type { Principal as PrincipalType } from "../src/Principal.js"
 import { claimMatch } from "./fixtures.js"
 
 const folders = 100

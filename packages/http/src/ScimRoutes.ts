@@ -5,7 +5,7 @@
  * `Retry-After`. Every failure is rendered in SCIM's error format by the server's error middleware (`ErrorRendering`).
  */
 import * as Scim from "@arbor/api/Scim"
-import { Errors, ScimProvisioning } from "@arbor/core"
+import { Errors, ScimCredentials, ScimUsers } from "@arbor/core"
 import type { ScimUser } from "@arbor/core"
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import * as Effect from "effect/Effect"
@@ -33,7 +33,7 @@ const invalid = (field: string, description: string, reason?: string) =>
  * The one filter the store answers: `userName eq "…"` or `externalId eq "…"` (what Okta and Microsoft Entra send);
  * anything else is `invalidFilter`.
  */
-const filterOf = (text: string | null): Effect.Effect<ScimProvisioning.Filter | undefined, Errors.InvalidArgument> => {
+const filterOf = (text: string | null): Effect.Effect<ScimUsers.Filter | undefined, Errors.InvalidArgument> => {
   if (text === null || text.trim() === "") return Effect.succeed(undefined)
   const refused = invalid(
     "filter",
@@ -41,7 +41,7 @@ const filterOf = (text: string | null): Effect.Effect<ScimProvisioning.Filter | 
     "INVALID_FILTER"
   )
   return Effect.try({ try: () => parseFilter(text), catch: () => refused }).pipe(
-    Effect.flatMap((parsed): Effect.Effect<ScimProvisioning.Filter, Errors.InvalidArgument> => {
+    Effect.flatMap((parsed): Effect.Effect<ScimUsers.Filter, Errors.InvalidArgument> => {
       if (parsed.op !== "eq" || !("attrPath" in parsed) || typeof parsed.compValue !== "string") {
         return Effect.fail(refused)
       }
@@ -87,7 +87,8 @@ const operationOf = (operation: Scim.PatchRequest["Operations"][number]): ScimPa
 export const layer = (options: { readonly baseUrl: string; readonly requestsPerMinute: number }) =>
   HttpApiBuilder.Router.use((router) =>
     Effect.gen(function*() {
-      const scim = yield* ScimProvisioning.ScimProvisioning
+      const credentials = yield* ScimCredentials.ScimCredentials
+      const scim = yield* ScimUsers.ScimUsers
       const perToken = new Windows(60_000)
 
       /**
@@ -98,7 +99,7 @@ export const layer = (options: { readonly baseUrl: string; readonly requestsPerM
         Effect.gen(function*() {
           const token = Authentication.bearerIn(request.headers.authorization)
           if (token === "") return yield* Authentication.missing()
-          const authenticated = yield* scim.authenticate(provider, token)
+          const authenticated = yield* credentials.authenticate(provider, token)
           const key = createHash("sha256").update(token).digest("base64url")
           const now = Date.now()
           if (perToken.count(key, now) >= options.requestsPerMinute) {
@@ -171,7 +172,7 @@ export const layer = (options: { readonly baseUrl: string; readonly requestsPerM
           const filter = yield* filterOf(query.get("filter"))
           const startIndex = Math.max(1, yield* integer(query.get("startIndex"), "startIndex", 1))
           const count = Math.min(
-            ScimProvisioning.maxPageSize,
+            ScimUsers.maxPageSize,
             Math.max(0, yield* integer(query.get("count"), "count", defaultCount))
           )
           const page = yield* scim.listUsers(authenticated, filter, { startIndex, count })

@@ -6,11 +6,11 @@
 import { assert } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { spawn } from "node:child_process"
-import * as Events from "../Events.js"
-import * as Group from "../Group.js"
-import * as Groups from "../Groups.js"
-import * as Principal from "../Principal.js"
-import * as Store from "../Store.js"
+import * as Store from "../engine/Store.js"
+import * as Events from "../events/Events.js"
+import * as Group from "../iam/Group.js"
+import * as Groups from "../iam/Groups.js"
+import * as Principal from "../iam/Principal.js"
 
 /** Runs `command` until it has acknowledged `writes` writes (plus `extraMillis`), then SIGKILLs it: its ACK lines. */
 export const crashAfter = (

@@ -19,6 +19,8 @@ import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
 import * as Runtime from "effect/Runtime"
+import * as Secrets from "../engine/Secrets.js"
+import type { Store } from "../engine/Store.js"
 import {
   AccountAssociations,
   Arbor,
@@ -35,8 +37,6 @@ import {
   Roles,
   Tags
 } from "../index.js"
-import * as Secrets from "../Secrets.js"
-import type { Store } from "../Store.js"
 import type { Real } from "./model/checks.js"
 import { type Commands, commands } from "./model/commands.js"
 import { type Actor, actors, claimMatch, type Entity, Model } from "./model/model.js"

@@ -3,18 +3,18 @@
  * with optional fields both set and absent (`everyKind`), and broken copies of any value (`corruptions`).
  */
 import * as Effect from "effect/Effect"
-import * as AccountAssociations from "../AccountAssociations.js"
-import * as Advisories from "../Advisories.js"
-import * as GroupInvites from "../GroupInvites.js"
-import * as Groups from "../Groups.js"
-import * as Identities from "../Identities.js"
-import * as IdentityProviders from "../IdentityProviders.js"
-import * as Principal from "../Principal.js"
-import * as Repos from "../Repos.js"
-import * as Role from "../Role.js"
-import * as RoleBindings from "../RoleBindings.js"
-import * as Roles from "../Roles.js"
-import * as Tags from "../Tags.js"
+import * as AccountAssociations from "../iam/AccountAssociations.js"
+import * as GroupInvites from "../iam/GroupInvites.js"
+import * as Groups from "../iam/Groups.js"
+import * as Identities from "../iam/Identities.js"
+import * as IdentityProviders from "../iam/IdentityProviders.js"
+import * as Principal from "../iam/Principal.js"
+import * as Role from "../iam/Role.js"
+import * as RoleBindings from "../iam/RoleBindings.js"
+import * as Roles from "../iam/Roles.js"
+import * as Advisories from "../registry/Advisories.js"
+import * as Repos from "../registry/Repos.js"
+import * as Tags from "../registry/Tags.js"
 
 const advisoryDocument = `schema-version: 2.0.2
 

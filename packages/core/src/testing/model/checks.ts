@@ -5,6 +5,8 @@
 import { assert } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import type { ListOptions } from "../../engine/Lists.js"
+import * as Uid from "../../engine/Uid.js"
 import type {
   AccountAssociations,
   Authorization,
@@ -18,8 +20,6 @@ import type {
   Tags
 } from "../../index.js"
 import { Principal, Role } from "../../index.js"
-import type { ListOptions } from "../../Lists.js"
-import * as Uid from "../../Uid.js"
 import { type Actor, actors, type Cap, type Kind, type Model, orders, roleCaps, sortModel } from "./model.js"
 
 /** Small deterministic generator for page sizes and skips. */

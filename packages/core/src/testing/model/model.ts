@@ -1,8 +1,8 @@
 /** The model suite's reference model: plain maps and the rules, written as directly as possible. */
-import type * as Capability from "../../Capability.js"
-import * as Role from "../../Role.js"
-import { compareScalars } from "../../Store.js"
-import * as Uid from "../../Uid.js"
+import { compareScalars } from "../../engine/Store.js"
+import * as Uid from "../../engine/Uid.js"
+import type * as Capability from "../../iam/Capability.js"
+import * as Role from "../../iam/Role.js"
 
 export const claimMatch = (subject: string) => ({ issuer: "https://issuer.example.com", subject })
 

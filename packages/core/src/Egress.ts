@@ -1,8 +1,0 @@
-/**
- * Outbound HTTP to hosts that callers name (issuers' documents, webhook sinks), safe against server-side request
- * forgery: every address a host resolves to must be public, the socket connects to the checked addresses only, and
- * redirects are never followed (`internal/tokens/egress.ts`). `make(resolve, allowLoopback, { keepAlive })` is an
- * HttpClient; `makeSender` sends requests whose answers matter only by status.
- */
-export { make, makeSender, Resolver, unreachable } from "./internal/tokens/egress.js"
-export type { Options, Resolve } from "./internal/tokens/egress.js"

@@ -1,0 +1,144 @@
+/**
+ * Typed access to one table: rows are encoded from and decoded into domain values with their schema, and store
+ * failures become internal errors. The engine's services read and write only through repositories.
+ */
+import { CompiledSchema } from "@arbor/schema-compiler"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as ChangeLog from "../events/ChangeLog.js"
+import { Internal } from "./Errors.js"
+import * as Versions from "./internal/storage/versions.js"
+import type { Query, Row, Table, UniqueViolation, Where } from "./Store.js"
+import type { StoreError } from "./Store.js"
+import { isStoreError, Store } from "./Store.js"
+import { parentOrNull } from "./Uid.js"
+import type { Uid } from "./Uid.js"
+
+/** Store failures as internal errors. */
+export const orInternal = <A, E, R>(
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A, Exclude<E, StoreError> | Internal, R> =>
+  Effect.mapError(
+    effect,
+    (e) => isStoreError(e) ? new Internal({ cause: e.cause }) : e as Exclude<E, StoreError>
+  )
+
+/** A table's rows as domain values. */
+export interface Repository<A> {
+  readonly table: Table
+  readonly get: (uid: string) => Effect.Effect<Option.Option<A>, Internal>
+  readonly getMany: (uids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<A>, Internal>
+  readonly find: (query: Query) => Effect.Effect<ReadonlyArray<A>, Internal>
+  /** Rows as stored, for their sort positions. */
+  readonly findRows: (query: Query) => Effect.Effect<ReadonlyArray<Row>, Internal>
+  readonly count: (query: Where & Partial<Pick<Query, "order" | "after">>) => Effect.Effect<number, Internal>
+  /** Writes: each also appends its change-log entries, in the same transaction, for a table the log records. */
+  readonly insert: (value: A) => Effect.Effect<void, UniqueViolation | Internal>
+  readonly update: (value: A) => Effect.Effect<boolean, UniqueViolation | Internal>
+  readonly delete: (where: Where) => Effect.Effect<number, Internal>
+  /**
+   * Replaces a row with no change-log entry: for what is not a change of the resource (when an identity was last
+   * seen, a secret sealed again under a new key).
+   */
+  readonly rewrite: (value: A) => Effect.Effect<boolean, UniqueViolation | Internal>
+  readonly decode: (rows: ReadonlyArray<Row>) => Effect.Effect<ReadonlyArray<A>, Internal>
+}
+
+/** A repository over `table` whose rows are the encoded form of `schema`. */
+export const make = <A extends { readonly uid: Uid }, I>(
+  table: Table,
+  schema: Schema.Schema<A, I>
+): Effect.Effect<Repository<A>, never, Store> =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const versions = table.versions ?? []
+    const logged = table.events
+    const versionRows = Versions.of(store)
+    /**
+     * A write, and in the same transaction the replacement of the table's version rows and, unless `quietly`, the
+     * change-log entries of the rows it changed (`changed`: from its result, or read before it for a delete).
+     */
+    const written = <A, E>(
+      write: Effect.Effect<A, E>,
+      log: {
+        readonly change: ChangeLog.Change
+        readonly changed: (result: A) => ReadonlyArray<Row>
+        readonly before?: Effect.Effect<ReadonlyArray<Row>, StoreError>
+      } | "quietly"
+    ): Effect.Effect<A, E | StoreError> => {
+      const logging = log !== "quietly" && logged !== undefined
+      if (versions.length === 0 && !logging) return write
+      return store.transaction(Effect.gen(function*() {
+        const before = logging && log.before !== undefined ? yield* log.before : []
+        const result = yield* write
+        yield* Effect.forEach(versions, versionRows.bump, { discard: true })
+        if (logging) yield* ChangeLog.append(store, logged, log.change, [...before, ...log.changed(result)])
+        return result
+      }))
+    }
+    const rowsSchema = Schema.Array(schema)
+    const decodeRows = Schema.decodeUnknownEither(rowsSchema)
+    const compiled = CompiledSchema.decoder(rowsSchema)
+    const encodeOne = Schema.encode(schema)
+    const encodeCompiled = CompiledSchema.encoder(schema)
+    const decode = (rows: ReadonlyArray<Row>): Effect.Effect<ReadonlyArray<A>, Internal> => {
+      const values = compiled === undefined ? CompiledSchema.failed : compiled(rows)
+      return values !== CompiledSchema.failed
+        ? Effect.succeed(values as ReadonlyArray<A>)
+        : Either.match(decodeRows(rows), {
+          onLeft: (cause) => Effect.fail(new Internal({ cause, reason: "CORRUPT_ROW" })),
+          onRight: Effect.succeed
+        })
+    }
+    const asRow = (encoded: unknown, value: A): Row => ({
+      ...(encoded as object),
+      uid: value.uid,
+      parent: parentOrNull(value.uid)
+    })
+    const encode = (value: A): Effect.Effect<Row, Internal> => {
+      const encoded = encodeCompiled === undefined ? CompiledSchema.failed : encodeCompiled(value)
+      return encoded !== CompiledSchema.failed
+        ? Effect.succeed(asRow(encoded, value))
+        : encodeOne(value).pipe(
+          Effect.map((encoded) => asRow(encoded, value)),
+          Effect.mapError((cause) => new Internal({ cause }))
+        )
+    }
+    return {
+      table,
+      decode,
+      get: (uid) =>
+        store.get(table, uid).pipe(
+          orInternal,
+          Effect.flatMap(Option.match({
+            onNone: () => Effect.succeedNone,
+            onSome: (row) => Effect.map(decode([row]), (values) => Option.fromNullable(values[0]))
+          }))
+        ),
+      getMany: (uids) =>
+        uids.length === 0 ? Effect.succeed([]) : Effect.flatMap(orInternal(store.getMany(table, uids)), decode),
+      find: (query) => Effect.flatMap(orInternal(store.find(table, query)), decode),
+      findRows: (query) => orInternal(store.find(table, query)),
+      count: (query) => orInternal(store.count(table, query)),
+      insert: (value) =>
+        Effect.flatMap(encode(value), (row) =>
+          orInternal(written(store.insert(table, row), { change: "created", changed: () => [row] }))),
+      update: (value) =>
+        Effect.flatMap(encode(value), (row) =>
+          orInternal(written(store.update(table, row), {
+            change: "updated",
+            changed: (updated) =>
+              updated ? [row] : []
+          }))),
+      rewrite: (value) =>
+        Effect.flatMap(encode(value), (row) => orInternal(written(store.update(table, row), "quietly"))),
+      delete: (where) =>
+        orInternal(written(store.delete(table, where), {
+          change: "deleted",
+          changed: () => [],
+          before: store.find(table, { ...where, order: [{ column: "uid", direction: "asc" }] })
+        }))
+    }
+  })

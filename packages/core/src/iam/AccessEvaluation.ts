@@ -1,0 +1,144 @@
+/**
+ * Access evaluations (DECISIONS §16; docs/api.md §14), in the shapes of the OpenID AuthZEN Authorization API 1.0: may
+ * this subject (an identity) take this action (a capability) on this resource (a group, or a resource in one)?
+ */
+import * as Schema from "effect/Schema"
+import * as Uid from "../engine/Uid.js"
+import * as Capability from "./Capability.js"
+
+/** The kinds of resource a decision may be asked about. */
+export const resourceTypes = [
+  "group",
+  "identity",
+  "role",
+  "role_binding",
+  "identity_provider",
+  "account_association",
+  "group_invite",
+  "external_group_role_mapping",
+  "repo",
+  "tag",
+  "subscription"
+] as const
+export type ResourceType = typeof resourceTypes[number]
+
+/**
+ * The group a resource's capabilities are held at: a group and an account association are their own; a tag and a
+ * group mapping are two levels below theirs (a repo's, a provider's); the rest are one level below theirs.
+ */
+export const groupOf = (type: ResourceType, uid: Uid.Uid): Uid.Uid => {
+  const parent = (of: Uid.Uid) => Uid.parentOrNull(of) ?? of
+  switch (type) {
+    case "group":
+    case "account_association":
+      return uid
+    case "tag":
+    case "external_group_role_mapping":
+      return parent(parent(uid))
+    default:
+      return parent(uid)
+  }
+}
+
+const required = <S extends Schema.Schema.Any>(schema: S) =>
+  Schema.propertySignature(schema).annotations({ missingMessage: () => "is required" })
+
+const Properties = Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+
+/** The subject: an identity, by its uid. */
+export const Subject = Schema.Struct({
+  type: required(Schema.Literal("identity").annotations({ message: () => "must be identity" })),
+  id: required(Uid.Uid),
+  properties: Properties
+})
+
+/** The action: a capability, in either spelling (`groups.list`, `CAP_IAM_GROUPS_LIST`). */
+export const Action = Schema.Struct({ name: required(Capability.Capability), properties: Properties })
+
+/** The resource: one of `resourceTypes`, by its uid. */
+export const Resource = Schema.Struct({
+  type: required(
+    Schema.Literal(...resourceTypes).annotations({ message: () => `must be one of ${resourceTypes.join(", ")}` })
+  ),
+  id: required(Uid.Uid),
+  properties: Properties
+})
+
+/** The context: `explain: true` asks which bindings decided. */
+export const Context = Schema.Struct({ explain: Schema.optional(Schema.Boolean) }, {
+  key: Schema.String,
+  value: Schema.Unknown
+})
+
+/** One evaluation (AuthZEN §6.1). */
+export const Evaluation = Schema.Struct({
+  subject: required(Subject),
+  action: required(Action),
+  resource: required(Resource),
+  context: Schema.optional(Context)
+})
+export type Evaluation = typeof Evaluation.Type
+
+/** The most evaluations one batch may hold. */
+export const maxEvaluations = 200
+
+/** How a batch runs (AuthZEN §7.1.2). */
+export const Semantic = Schema.Literal("execute_all", "deny_on_first_deny", "permit_on_first_permit")
+
+/**
+ * A batch (AuthZEN §7.1): defaults for every item, overridden by each item's own; without items it is one evaluation.
+ */
+export const Evaluations = Schema.Struct({
+  subject: Schema.optional(Schema.Unknown),
+  action: Schema.optional(Schema.Unknown),
+  resource: Schema.optional(Schema.Unknown),
+  context: Schema.optional(Schema.Unknown),
+  evaluations: Schema.optional(
+    Schema.Array(
+      Schema.Struct({
+        subject: Schema.optional(Schema.Unknown),
+        action: Schema.optional(Schema.Unknown),
+        resource: Schema.optional(Schema.Unknown),
+        context: Schema.optional(Schema.Unknown)
+      })
+    ).pipe(
+      Schema.filter((items) => items.length <= maxEvaluations || `may hold at most ${maxEvaluations} evaluations`)
+    )
+  ),
+  options: Schema.optional(Schema.Struct({ evaluations_semantic: Schema.optional(Semantic) }))
+})
+
+/** A search of the actions a subject may take on a resource (AuthZEN §8.4). */
+export const ActionSearch = Schema.Struct({
+  subject: required(Subject),
+  resource: required(Resource),
+  context: Schema.optional(Context)
+})
+
+/** What granted a decision: a binding (or a sign-in's group mapping) of a role at a group. */
+export class Grant extends Schema.Class<Grant>("@arbor/core/AccessEvaluation/Grant")({
+  group: Uid.Uid,
+  role: Uid.Uid,
+  binding: Schema.optionalWith(Uid.Uid, { exact: true }),
+  mapping: Schema.optionalWith(Uid.Uid, { exact: true })
+}) {}
+
+/**
+ * What granted a decision, where the caller may not list it (a binding, a mapping or a custom role it may not see):
+ * it learns only that something it cannot see granted it (DECISIONS §16).
+ */
+export class UnseenGrant extends Schema.Class<UnseenGrant>("@arbor/core/AccessEvaluation/UnseenGrant")({
+  description: Schema.Literal("granted by a binding you cannot see")
+}) {
+  static readonly instance = new UnseenGrant({ description: "granted by a binding you cannot see" })
+}
+
+/** A decision, with what granted it when asked to explain. */
+export class Decision extends Schema.Class<Decision>("@arbor/core/AccessEvaluation/Decision")({
+  decision: Schema.Boolean,
+  /**
+   * With `explain`: the grants that hold the capability at the resource's group (none for a false decision), each
+   * the caller may list in full, and one `UnseenGrant` for all those it may not.
+   */
+  grantedBy: Schema.optional(Schema.Array(Schema.Union(Grant, UnseenGrant)))
+}) {}

@@ -1,0 +1,325 @@
+/**
+ * Authorization (docs/api.md §7): an identity holds capability C at group G when a role binding at G or at any
+ * ancestor of G gives it a role containing C (or, for a token whose sign-in it gave, a group mapping does, §13). Decided from the current bindings on every call: each principal's
+ * grants are cached with the version of the role bindings and roles they were read at (`Versions.grants`), which
+ * every write to those tables replaces in its own transaction, so one read of that version row tells a current
+ * cache from a stale one, whichever process wrote.
+ */
+import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
+import type { Internal } from "../engine/Errors.js"
+import { PermissionDenied, Unauthenticated } from "../engine/Errors.js"
+import * as Versions from "../engine/internal/storage/versions.js"
+import { operation } from "../engine/internal/tracing.js"
+import * as Repository from "../engine/Repository.js"
+import { orInternal } from "../engine/Repository.js"
+import { Store } from "../engine/Store.js"
+import { isAncestor, isAncestorOrSelf, parentOrNull } from "../engine/Uid.js"
+import type { Uid } from "../engine/Uid.js"
+import type * as ChangeLog from "../events/ChangeLog.js"
+import * as ScimUser from "../provisioning/ScimUser.js"
+import { all, type Capability } from "./Capability.js"
+import * as ExternalGroupRoleMapping from "./ExternalGroupRoleMapping.js"
+import { identity, type Narrowing, type Principal, system } from "./Principal.js"
+import * as Role from "./Role.js"
+import * as RoleBinding from "./RoleBinding.js"
+
+/** One binding's contribution: the capabilities held at `group` and below. */
+export interface Grant {
+  readonly group: Uid
+  readonly capabilities: ReadonlySet<Capability>
+  /** What gave it: a role binding or a sign-in's group mapping, and its role (for explanations). */
+  readonly source?: { readonly role: Uid; readonly binding?: Uid; readonly mapping?: Uid } | undefined
+}
+
+/** What a principal may do, as of the moment it was loaded. */
+export class Grants {
+  constructor(
+    /** True for the system principal, which may do anything. */
+    readonly unrestricted: boolean,
+    readonly grants: ReadonlyArray<Grant>
+  ) {}
+
+  /** Every capability at `group` and below: what the group itself may see (a subscription's deliveries). */
+  static everythingAt(group: Uid): Grants {
+    return new Grants(false, [{ group, capabilities: new Set(all) }])
+  }
+
+  /** True when `capability` is held at `group`. */
+  holds(capability: Capability, group: string): boolean {
+    return this.unrestricted ||
+      this.grants.some((g) => g.capabilities.has(capability) && isAncestorOrSelf(g.group, group))
+  }
+
+  /** The grants that give `capability` at `group`: at it or above it. */
+  giving(capability: Capability, group: string): ReadonlyArray<Grant> {
+    return this.grants.filter((g) => g.capabilities.has(capability) && isAncestorOrSelf(g.group, group))
+  }
+
+  /** Every capability held at `group`, in the canonical order. */
+  heldAt(group: string): ReadonlyArray<Capability> {
+    if (this.unrestricted) return all
+    const held = new Set(
+      this.grants.filter((g) => isAncestorOrSelf(g.group, group)).flatMap((g) => [...g.capabilities])
+    )
+    return all.filter((c) => held.has(c))
+  }
+
+  /** True when every one of `capabilities` is held at `group`. */
+  holdsAll(capabilities: Iterable<Capability>, group: string): boolean {
+    for (const c of capabilities) if (!this.holds(c, group)) return false
+    return true
+  }
+
+  /**
+   * The groups at whose subtrees `capability` is held, none inside another; `"all"` when it is held everywhere.
+   */
+  scopes(capability: Capability): "all" | ReadonlyArray<Uid> {
+    if (this.unrestricted) return "all"
+    const groups = [...new Set(this.grants.filter((g) => g.capabilities.has(capability)).map((g) => g.group))]
+    return groups.filter((g) => !groups.some((other) => isAncestor(other, g)))
+  }
+
+  /**
+   * These grants as far as `narrowing` lets them go: each grant's capabilities among the narrowing's, and each grant
+   * only where it meets a scope (at the grant's group when the scope is at or above it, at the scope when the scope is
+   * below it). Never more than these grants; the system's are never narrowed.
+   */
+  narrow(narrowing: Narrowing | undefined): Grants {
+    if (this.unrestricted || narrowing === undefined) return this
+    const { capabilities, scopes } = narrowing
+    const kept = capabilities === undefined ? undefined : new Set(capabilities)
+    return new Grants(
+      false,
+      this.grants.flatMap((grant) => {
+        const held = kept === undefined
+          ? grant.capabilities
+          : new Set([...grant.capabilities].filter((c) => kept.has(c)))
+        if (held.size === 0) return []
+        if (scopes === undefined) return [{ ...grant, capabilities: held }]
+        return scopes.flatMap((scope) =>
+          isAncestorOrSelf(scope, grant.group)
+            ? [{ ...grant, capabilities: held }]
+            : isAncestor(grant.group, scope)
+            ? [{ ...grant, group: scope, capabilities: held }]
+            : []
+        )
+      })
+    )
+  }
+
+  /** These grants and `more`. */
+  with(more: ReadonlyArray<Grant>): Grants {
+    return this.unrestricted || more.length === 0 ? this : new Grants(false, [...this.grants, ...more])
+  }
+
+  /** Fails with PermissionDenied on `resource` unless `capability` is held at `group`. */
+  require(capability: Capability, group: string, resource: string = group): Effect.Effect<void, PermissionDenied> {
+    return this.holds(capability, group) ? Effect.void : Effect.fail(new PermissionDenied({ capability, resource }))
+  }
+}
+
+const everything = new Grants(true, [])
+
+/** An identity's grants as cached: what its bindings give, and the providers that deprovisioned it. */
+interface Held {
+  readonly grants: Grants
+  /** Identity providers whose SCIM clients deactivated or deleted the identity. */
+  readonly stopped: ReadonlyArray<Uid>
+}
+
+/** `grants` without what they hold in the groups of the identity providers `stopped` (and below). */
+const withdrawn = (grants: Grants, stopped: ReadonlyArray<Uid>): Grants => {
+  if (stopped.length === 0) return grants
+  const groups = stopped.flatMap((provider) => parentOrNull(provider) ?? [])
+  return new Grants(false, grants.grants.filter((g) => !groups.some((group) => isAncestorOrSelf(group, g.group))))
+}
+
+/** How many principals' grants are cached at most. */
+const cacheSize = 10_000
+
+/** Grants lookups of identities, by `result`: `hit` (cached and current) or `miss` (read from the store). */
+export const cacheLookups = Metric.counter("arbor_authorization_cache_lookups", {
+  description: "grants lookups of identities, by result: hit (cached and current) or miss (read from the store)",
+  incremental: true
+})
+const hit = cacheLookups.pipe(Metric.tagged("result", "hit"))
+const miss = cacheLookups.pipe(Metric.tagged("result", "miss"))
+
+/**
+ * The kinds of write that may change what a caller may do, or whether it may act at all: bindings and roles (its
+ * grants), SCIM users (deprovisioning), group mappings (a sign-in's session roles), identities and identity
+ * providers (whose deletion takes the rest with it). A stream re-checks its caller after each of them.
+ */
+export const changesAuthority = (kind: ChangeLog.ResourceKind): boolean => authorityKinds.has(kind)
+
+const authorityKinds: ReadonlySet<ChangeLog.ResourceKind> = new Set([
+  "role_binding",
+  "role",
+  "scim_user",
+  "external_group_role_mapping",
+  "identity",
+  "identity_provider"
+])
+
+/** Loads grants from the current role bindings. */
+export class Authorization extends Effect.Service<Authorization>()("@arbor/core/Authorization", {
+  effect: Effect.gen(function*() {
+    const bindings = yield* Repository.make(RoleBinding.table, RoleBinding.Record)
+    const roles = yield* Repository.make(Role.table, Role.Role)
+    const mappings = yield* Repository.make(ExternalGroupRoleMapping.table, ExternalGroupRoleMapping.Record)
+    const scimUsers = yield* Repository.make(ScimUser.table, ScimUser.Record)
+    const builtIn: ReadonlyMap<string, ReadonlySet<Capability>> = new Map(
+      Role.builtIns.map((r) => [r.uid, new Set(r.capabilities)])
+    )
+
+    const store = yield* Store
+    /** Grants by principal uid, each with the version it was read at; emptied when it holds `cacheSize`. */
+    const cache = new Map<string, { readonly version: string; readonly held: Held }>()
+    const version = orInternal(Versions.of(store).current(Versions.grants))
+
+    /**
+     * An identity's bindings, and the providers whose SCIM clients deactivated or deleted it: its bindings in their
+     * organizations' groups give nothing (docs/api.md §13).
+     */
+    const load = (principal: Principal & { readonly _tag: "Identity" }): Effect.Effect<Held, Internal> =>
+      Effect.gen(function*() {
+        const [held, stoppedUsers] = yield* Effect.all([
+          bindings.find({
+            conditions: [{ _tag: "Equals", column: "identityUid", value: principal.uid }],
+            order: [{ column: "uid", direction: "asc" }]
+          }),
+          scimUsers.findRows({
+            conditions: [{ _tag: "Equals", column: "identityUid", value: principal.uid }, {
+              _tag: "Equals",
+              column: "active",
+              value: false
+            }],
+            order: [{ column: "uid", direction: "asc" }]
+          })
+        ])
+        const stopped = stoppedUsers.flatMap((row) => row.parent === null ? [] : [row.parent as Uid])
+        const capabilities = yield* capabilitiesOf(held.map((b) => b.roleUid))
+        return {
+          stopped,
+          grants: withdrawn(
+            new Grants(
+              false,
+              held.flatMap((b) => {
+                const caps = capabilities(b.roleUid)
+                return caps === undefined
+                  ? []
+                  : [{ group: b.parent, capabilities: caps, source: { role: b.roleUid, binding: b.uid } }]
+              })
+            ),
+            stopped
+          )
+        }
+      })
+
+    /** The capabilities of roles, built-in or custom (those gone give none). */
+    const capabilitiesOf = (roleUids: ReadonlyArray<string>) =>
+      Effect.map(
+        roles.getMany([...new Set(roleUids)].filter((uid) => !builtIn.has(uid))),
+        (custom) => {
+          const found = new Map(custom.map((r) => [r.uid as string, new Set(r.capabilities)] as const))
+          return (uid: string) => builtIn.get(uid) ?? found.get(uid)
+        }
+      )
+
+    /**
+     * What the group mappings a sign-in gave a token hold now: each still there gives its role at its scope (one
+     * deleted since gives nothing from the next call on).
+     */
+    const mapped = (uids: ReadonlyArray<Uid> | undefined): Effect.Effect<ReadonlyArray<Grant>, Internal> =>
+      uids === undefined || uids.length === 0 ? Effect.succeed([]) : Effect.gen(function*() {
+        // Each as long as it stands on its creator's authority, as at sign-in.
+        const found = yield* Effect.filter(yield* mappings.getMany(uids), stands)
+        const capabilities = yield* capabilitiesOf(found.map((m) => m.roleUid))
+        return found.flatMap((m) => {
+          const caps = capabilities(m.roleUid)
+          return caps === undefined
+            ? []
+            : [{ group: m.scope, capabilities: caps, source: { role: m.roleUid, mapping: m.uid } }]
+        })
+      })
+
+    /**
+     * True while a group mapping rests on its creator's authority: they could still bind its role at its scope
+     * (`role_bindings.create` there, the role one they may read, defined at or above the scope, and every one of its
+     * capabilities held there). DECISIONS §7: no grant outlives the authority that made it; asked at each sign-in and
+     * at each use of a token that carries the mapping.
+     */
+    const stands = (mapping: {
+      readonly grantedBy: Uid | null
+      readonly roleUid: Uid
+      readonly scope: Uid
+    }): Effect.Effect<boolean, Internal> =>
+      Effect.gen(function*() {
+        const creator = yield* grants(mapping.grantedBy === null ? system : identity(mapping.grantedBy))
+        if (!creator.holds(RoleBinding.permissions.create, mapping.scope)) return false
+        const roleGroup = parentOrNull(mapping.roleUid)
+        if (
+          roleGroup !== null && (!creator.holds(Role.permissions.list, roleGroup) ||
+            !isAncestorOrSelf(roleGroup, mapping.scope))
+        ) return false
+        const capabilities = (yield* capabilitiesOf([mapping.roleUid]))(mapping.roleUid)
+        return capabilities !== undefined && creator.holdsAll(capabilities, mapping.scope)
+      })
+
+    const grants = (principal: Principal): Effect.Effect<Grants, Internal> =>
+      principal._tag === "System"
+        ? Effect.succeed(everything)
+        : Effect.zipWith(
+          held(principal),
+          mapped(principal.mappings),
+          (held, session) =>
+            held.grants.with(withdrawn(new Grants(false, session), held.stopped).grants).narrow(principal.narrowed)
+        )
+
+    /** What an identity's bindings give it, cached by identity (narrowing is applied after, per token). */
+    const held = (principal: Principal & { readonly _tag: "Identity" }): Effect.Effect<Held, Internal> =>
+      Effect.gen(function*() {
+        // The version is read before the bindings: grants cached under it are at least that recent.
+        const current = yield* version
+        const cached = cache.get(principal.uid)
+        if (cached !== undefined && cached.version === current) {
+          yield* Metric.increment(hit)
+          return cached.held
+        }
+        yield* Metric.increment(miss)
+        const loaded = yield* load(principal)
+        if (cache.size >= cacheSize) cache.clear()
+        cache.set(principal.uid, { version: current, held: loaded })
+        return loaded
+      })
+
+    return {
+      /**
+       * `principal`, unless its token came from a sign-in through an identity provider whose SCIM client has since
+       * deactivated or deleted it: that token no longer authenticates (docs/api.md §13).
+       */
+      admit: (principal: Principal): Effect.Effect<Principal, Unauthenticated | Internal> =>
+        principal._tag === "System" || principal.provider === undefined
+          ? Effect.succeed(principal)
+          : Effect.flatMap(held(principal), ({ stopped }) =>
+            stopped.includes(principal.provider!)
+              ? Effect.fail(
+                new Unauthenticated({
+                  why: "the identity provider this token's sign-in came through has deprovisioned its person",
+                  reason: "DEPROVISIONED"
+                })
+              )
+              : Effect.succeed(principal)),
+      /** What `principal` holds, from its current bindings. */
+      grants: (principal: Principal) => operation("Authorization.grants")(grants(principal)),
+      /** True while a group mapping rests on its creator's authority (they could still bind its role at its scope). */
+      mappingStands: stands,
+      /** Fails unless `principal` holds `capability` at `group`. */
+      check: (principal: Principal, capability: Capability, group: string, resource: string = group) =>
+        operation("Authorization.check", { "arbor.capability": capability })(
+          Effect.flatMap(grants(principal), (g) => g.require(capability, group, resource))
+        )
+    }
+  })
+}) {}

@@ -1,0 +1,102 @@
+/**
+ * Role bindings: an identity holding a role within a group, and so in every group below it.
+ */
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import { Timestamp } from "../engine/internal/fields.js"
+import * as Versions from "../engine/internal/storage/versions.js"
+import type { Table } from "../engine/Store.js"
+import { Uid } from "../engine/Uid.js"
+import * as ChangeLog from "../events/ChangeLog.js"
+import * as Capability from "./Capability.js"
+
+/** The capability each operation on role bindings needs (docs/api.md §7). */
+export const permissions = Capability.operations("role_bindings")
+
+/** A role binding with its identity, group and role embedded (hydrated). */
+export class RoleBinding extends Schema.Class<RoleBinding>("@arbor/core/RoleBinding")({
+  uid: Uid,
+  identity: Schema.Struct({
+    uid: Uid,
+    name: Schema.String,
+    description: Schema.String,
+    subject: Schema.String,
+    issuer: Schema.String
+  }),
+  group: Schema.Struct({ uid: Uid, name: Schema.String, description: Schema.String }),
+  role: Schema.Struct({ uid: Uid, name: Schema.String, description: Schema.String }),
+  createTime: Timestamp,
+  updateTime: Timestamp
+}) {}
+
+/** A role binding as stored: references by uid; the group is the parent. */
+export const Record = Schema.Struct({
+  uid: Uid,
+  parent: Uid,
+  identityUid: Uid,
+  roleUid: Uid,
+  createTime: Timestamp,
+  updateTime: Timestamp
+})
+export type Record = typeof Record.Type
+
+/** What a caller gives to create a role binding. */
+export const CreateRoleBinding = Schema.Struct({
+  identityUid: Uid,
+  roleUid: Uid
+})
+export type CreateRoleBinding = typeof CreateRoleBinding.Encoded
+
+/** The most bindings one `BatchCreateRoleBindings` makes. */
+export const maxBatch = 25
+
+/**
+ * The body of `BatchCreateRoleBindings`: bindings in one group, made all or none. A request's `parent` is the
+ * batch's or empty; its role is its own `roleUid` or the batch's, which it may omit but not contradict.
+ */
+export const BatchCreateRoleBindings = Schema.Struct({
+  parent: Schema.optional(Schema.String),
+  requests: Schema.Array(Schema.Struct({
+    parent: Schema.optional(Schema.String),
+    roleBinding: Schema.Struct({ identityUid: Uid, roleUid: Schema.optional(Uid) })
+  })).pipe(Schema.minItems(1), Schema.maxItems(maxBatch)),
+  roleUid: Schema.optional(Uid)
+})
+export type BatchCreateRoleBindings = typeof BatchCreateRoleBindings.Encoded
+
+/** Event type of the bindings a batch creates (the method's own, in the reference protos). */
+export const batchCreatedType = "dev.chainguard.api.iam.rolebindings.created.batch.v1"
+
+/** Fields an update may change. */
+export const fields = {
+  mutable: ["identityUid", "roleUid"],
+  immutable: [],
+  outputOnly: ["uid", "identity", "group", "role", "createTime", "updateTime"]
+} as const
+
+/** How role bindings are stored. */
+export const table: Table = {
+  name: "role_bindings",
+  events: ChangeLog.logged("role_binding", "dev.chainguard.api.iam.rolebindings", {
+    // References as uids: each reader sees the identity, group and role embedded as `GET` would show them to it
+    // (`internal/embedding`), never as the writer saw them.
+    body: (row) =>
+      Effect.succeed({
+        uid: row.uid,
+        identity: { uid: row.identityUid, name: "", description: "", subject: "", issuer: "" },
+        group: { uid: row.parent, name: "", description: "" },
+        role: { uid: row.roleUid, name: "", description: "" },
+        createTime: row.createTime,
+        updateTime: row.updateTime
+      })
+  }),
+  columns: {
+    identityUid: { type: "text" },
+    roleUid: { type: "text" },
+    createTime: { type: "integer" },
+    updateTime: { type: "integer" }
+  },
+  unique: [["parent", "identityUid", "roleUid"]],
+  indexes: [["parent"], ["identityUid"], ["roleUid"], ["createTime"], ["updateTime"]],
+  versions: [Versions.grants]
+}

@@ -1,0 +1,151 @@
+/**
+ * How a resource embedded in another is shown to a reader (DECISIONS §14, §18): a role binding's identity, group and
+ * role, each in full where the reader may list it and by its uid alone elsewhere. The API's reads of role bindings and
+ * every reader of the change log (the audit list, the watch, webhook deliveries) render through it, so no surface
+ * shows a reader more of an embedded resource than `GET` would.
+ */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import type { Internal } from "../../engine/Errors.js"
+import { trusted } from "../../engine/internal/operations.js"
+import * as Repository from "../../engine/Repository.js"
+import * as Uid from "../../engine/Uid.js"
+import * as ChangeLog from "../../events/ChangeLog.js"
+import type { Grant, Grants } from "../Authorization.js"
+import * as ExternalGroupRoleMapping from "../ExternalGroupRoleMapping.js"
+import * as Group from "../Group.js"
+import * as Identity from "../Identity.js"
+import * as Role from "../Role.js"
+import * as RoleBinding from "../RoleBinding.js"
+import { canReadRole } from "./roles.js"
+
+const decodeBinding = Schema.decodeUnknownOption(RoleBinding.RoleBinding)
+const encodeBinding = Schema.encodeSync(RoleBinding.RoleBinding)
+
+/**
+ * True when a reader holding `grants` may see what gave `grant` (an explanation's `grantedBy`): a binding where it may
+ * list bindings, a sign-in's group mapping where it may list its identity provider's mappings, and the role either
+ * gives where it may read it.
+ */
+export const maySeeGrant = (grants: Grants, grant: Grant): boolean => {
+  const source = grant.source
+  if (source === undefined || !canReadRole(grants, source.role)) return false
+  if (source.binding !== undefined) return grants.holds(RoleBinding.permissions.list, grant.group)
+  const provider = source.mapping === undefined ? null : Uid.parentOrNull(source.mapping)
+  const providerGroup = provider === null ? null : Uid.parentOrNull(provider)
+  return providerGroup !== null && grants.holds(ExternalGroupRoleMapping.permissions.list, providerGroup)
+}
+
+/** The renderer of embedded resources, over the engine's store. */
+export const make = Effect.gen(function*() {
+  const identities = yield* Repository.make(Identity.table, Identity.Identity)
+  const groups = yield* Repository.make(Group.table, Group.Group)
+  const roles = yield* Repository.make(Role.table, Role.Role)
+
+  /** What of a binding's references the caller may read; the others are embedded with their uid only. */
+  const readable = (grants: Grants, r: RoleBinding.Record) => {
+    const identityGroup = Uid.parentOrNull(r.identityUid)
+    return {
+      identity: identityGroup === null || grants.holds(Identity.permissions.list, identityGroup),
+      group: grants.holds(Group.permissions.list, r.parent),
+      role: canReadRole(grants, r.roleUid)
+    }
+  }
+
+  /**
+   * A binding with its identity, group and role embedded: blank but for the uid where the caller may not read it,
+   * or where it is absent (deleted).
+   */
+  const embed = (
+    grants: Grants,
+    r: RoleBinding.Record,
+    found: {
+      readonly identity: Identity.Identity | undefined
+      readonly group: Group.Group | undefined
+      readonly role: Role.Role | undefined
+    }
+  ) => {
+    const may = readable(grants, r)
+    const identity = may.identity ? found.identity : undefined
+    const group = may.group ? found.group : undefined
+    const role = may.role ? found.role : undefined
+    return new RoleBinding.RoleBinding({
+      uid: r.uid,
+      identity: {
+        uid: r.identityUid,
+        name: identity?.name ?? "",
+        description: identity?.description ?? "",
+        subject: identity?.subject ?? "",
+        issuer: identity?.issuer ?? ""
+      },
+      group: { uid: r.parent, name: group?.name ?? "", description: group?.description ?? "" },
+      role: { uid: r.roleUid, name: role?.name ?? "", description: role?.description ?? "" },
+      createTime: r.createTime,
+      updateTime: r.updateTime
+    }, trusted)
+  }
+
+  /**
+   * Embeds each binding's identity, group and role as far as the caller may read them, reading each referenced
+   * resource once.
+   */
+  const bindings = (
+    records: ReadonlyArray<RoleBinding.Record>,
+    grants: Grants
+  ): Effect.Effect<ReadonlyArray<RoleBinding.RoleBinding>, Internal> =>
+    Effect.gen(function*() {
+      const unique = (f: (r: RoleBinding.Record) => string) => [...new Set(records.map(f))]
+      const byUid = <A extends { readonly uid: string }>(xs: ReadonlyArray<A>) => new Map(xs.map((x) => [x.uid, x]))
+      const [is, gs, rs] = yield* Effect.all([
+        Effect.map(identities.getMany(unique((r) => r.identityUid)), byUid),
+        Effect.map(groups.getMany(unique((r) => r.parent)), byUid),
+        Effect.map(roles.getMany(unique((r) => r.roleUid)), byUid)
+      ])
+      return records.map((r) =>
+        embed(grants, r, { identity: is.get(r.identityUid), group: gs.get(r.parent), role: rs.get(r.roleUid) })
+      )
+    })
+
+  /** The binding an entry's body names (by uids; a body of any age), when it is one. */
+  const recordOf = (entry: ChangeLog.Entry): RoleBinding.Record | undefined =>
+    entry.kind !== "role_binding" ? undefined : Option.match(decodeBinding(entry.body), {
+      onNone: () => undefined,
+      onSome: (b) => ({
+        uid: b.uid,
+        parent: b.group.uid,
+        identityUid: b.identity.uid,
+        roleUid: b.role.uid,
+        createTime: b.createTime,
+        updateTime: b.updateTime
+      })
+    })
+
+  /**
+   * The entries as a reader holding `grants` may see them: each role binding's body rendered as `GET` would render
+   * the binding for that reader (the log keeps references as uids). Other entries are returned as they are, and so
+   * is the array itself when none needs rendering.
+   */
+  const entries = (
+    grants: Grants,
+    batch: ReadonlyArray<ChangeLog.Entry>
+  ): Effect.Effect<ReadonlyArray<ChangeLog.Entry>, Internal> => {
+    const records = batch.map(recordOf)
+    const named = records.filter((r): r is RoleBinding.Record => r !== undefined)
+    if (named.length === 0) return Effect.succeed(batch)
+    return Effect.map(bindings(named, grants), (rendered) => {
+      const byUid = new Map(rendered.map((b) => [b.uid, encodeBinding(b)]))
+      return batch.map((entry, i) => {
+        const record = records[i]
+        return record === undefined
+          ? entry
+          : new ChangeLog.Entry({ ...entry, body: byUid.get(record.uid)! }, { disableValidation: true })
+      })
+    })
+  }
+
+  return { embed, bindings, entries }
+})
+
+/** Whether an entry's body embeds resources that are rendered for each reader (`entries`). */
+export const rendersPerReader = (entry: ChangeLog.Entry): boolean => entry.kind === "role_binding"

@@ -1,0 +1,2 @@
+/** See sources.mjs. */
+export declare const sourceOf: (specifier: string) => string
