@@ -127,13 +127,31 @@ const named = (value: unknown): string | undefined =>
     ? value.name
     : undefined
 
+/** The other resources a log names by one field of their own: what a person recognises them by. */
+const calledBy = [
+  ["userName", ""], // a SCIM user
+  ["externalGroupId", "external group "], // a group mapping
+  ["docId", "terms "] // a terms acceptance
+] as const
+
 /**
- * What a person calls the resource of a change-log entry, from its body as the reader may see it: its name, or for a
- * role binding `identity → role`; undefined when the body names nothing (the reader then sees the uid).
+ * What a person calls the resource of a change-log entry, from its body as the reader may see it: its name; for a
+ * role binding `identity → role`; for an invite `invite for ada@acme.example → viewer` (without the email when it
+ * names none); a SCIM user's userName, a mapping's external group, a terms acceptance's document. Undefined when the
+ * body names nothing the reader may see (the reader then sees the uid).
  */
 export const ofEntry = (entry: { readonly body: Readonly<Record<string, unknown>> }): string | undefined => {
-  const own = named(entry.body)
+  const body = entry.body
+  const own = named(body)
   if (own !== undefined) return own
-  const [identity, role] = [named(entry.body.identity), named(entry.body.role)]
-  return identity !== undefined && role !== undefined ? `${identity} → ${role}` : undefined
+  const [identity, role] = [named(body.identity), named(body.role)]
+  if (role !== undefined) {
+    if (identity !== undefined) return `${identity} → ${role}`
+    return typeof body.email === "string" && body.email !== ""
+      ? `invite for ${body.email} → ${role}`
+      : `invite → ${role}`
+  }
+  const [, label, value] = calledBy.map(([key, label]) => [key, label, body[key]] as const)
+    .find(([, , value]) => typeof value === "string" && value !== "") ?? []
+  return value === undefined ? undefined : `${label}${String(value)}`
 }

@@ -16,6 +16,9 @@ const version = "0.1.0"
 
 const cli = Command.run(arbor, { name: "arbor", version })
 
+/** Where a person reads how to use the command they typed. */
+const helpOf = (path: ReadonlyArray<string>) => `(${path.join(" ")} --help)`
+
 /** What was wrong with a command line, as @effect/cli words it, in a sentence of ours. */
 const usage = (error: ValidationError.ValidationError, path: ReadonlyArray<string>) => {
   const said = "error" in error ? Help.plain(error.error).trim() : ""
@@ -25,7 +28,7 @@ const usage = (error: ValidationError.ValidationError, path: ReadonlyArray<strin
     .replace(/^Received unknown argument: '(.+)'$/s, "'$1' is not an option or argument of this command")
     .replace(/ is not a integer/, " is not an integer")
     .replace(/\s+/g, " ")
-  return `arbor: ${what === "" ? "the command line is not understood" : what} (${path.join(" ")} --help)\n`
+  return `arbor: ${what === "" ? "the command line is not understood" : what} ${helpOf(path)}\n`
 }
 
 const program = Effect.suspend(() => {
@@ -48,7 +51,9 @@ const program = Effect.suspend(() => {
           process.exitCode = 2
           return
         }
-        process.stderr.write(`arbor: ${Failure.describe(error)}\n`)
+        // A command's own usage errors point at its help as @effect/cli's do.
+        const help = error instanceof Failure.UsageError ? ` ${helpOf(prepared.path)}` : ""
+        process.stderr.write(`arbor: ${Failure.describe(error)}${help}\n`)
         process.exitCode = Failure.exitCode(error)
       })
     )

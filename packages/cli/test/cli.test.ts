@@ -645,7 +645,10 @@ describe("arbor iam, as an owner", () => {
       "not a repo"
     )
     assert.strictEqual(bad.code, 2)
-    assert.match(bad.stderr, /--github-repo not a repo is not OWNER\/REPO/)
+    assert.strictEqual(
+      bad.stderr,
+      "arbor: --github-repo not a repo is not OWNER/REPO (arbor iam identities create github --help)\n"
+    )
     const created = await arbor(
       env,
       "iam",

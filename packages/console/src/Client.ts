@@ -7,8 +7,10 @@ import { EventStream, Wire } from "@arbor/api"
 import * as ApiClient from "@arbor/api/Client"
 import * as Names from "@arbor/api/Names"
 import type * as ChangeLog from "@arbor/core/ChangeLog"
+import { InvalidArgument } from "@arbor/core/Errors"
 import { FetchHttpClient } from "@effect/platform"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 
 /** The typed client for `token`, calling the server that served the console. */
@@ -46,14 +48,31 @@ const isUnauthenticated = (error: unknown) =>
   typeof error === "object" && error !== null && "_tag" in error && error._tag === "Unauthenticated"
 
 /**
- * Runs a call of `client`; its failure becomes an `Error` with the API's message. A call refused for its token ends
+ * A call the API refused: its message, and for a request with bad fields each field (as the API names it) with what
+ * it takes, so a form can say it in its own labels.
+ */
+export class Refusal extends Error {
+  constructor(
+    message: string,
+    readonly fields: ReadonlyArray<{ readonly field: string; readonly description: string }>
+  ) {
+    super(message)
+  }
+}
+
+const fieldsOf = (error: unknown) => error instanceof InvalidArgument ? error.violations : []
+
+/**
+ * Runs a call of `client`; its failure becomes a `Refusal` with the API's message. A call refused for its token ends
  * the session (`whenTokenRefused`): no view is left whose every call fails.
  */
 export const run = <A, E>(effect: Effect.Effect<A, E>): Promise<A> =>
-  Effect.runPromise(Effect.mapError(effect, (error) => {
+  Effect.runPromise(Effect.either(effect)).then((result) => {
+    if (Either.isRight(result)) return result.right
+    const error = result.left
     if (isUnauthenticated(error)) tokenRefused?.(messageOf(error))
-    return new Error(messageOf(error))
-  }))
+    throw new Refusal(messageOf(error), fieldsOf(error))
+  })
 
 const decodeEntry = Schema.decodeUnknownSync(Schema.parseJson(Wire.ChangeEntry))
 

@@ -247,6 +247,15 @@ describe.skipIf(executable === undefined)("the console in Chromium", { timeout: 
     await newFolder.getByLabel("Name", { exact: true }).fill("x")
     assert.strictEqual(await newFolder.getByRole("status").textContent(), "")
 
+    // A field the server refuses is named by the form's label, not the API's field.
+    await page.goto(`${server.url}/console/#/groups/${encodeURIComponent(org)}/subscriptions`)
+    const newSubscription = page.getByRole("form", { name: "New subscription" })
+    await newSubscription.getByLabel("Sink", { exact: true }).fill("http://hooks.example.invalid/arbor")
+    await newSubscription.getByRole("button", { name: "Subscribe" }).click()
+    const refusal = await newSubscription.getByRole("alert").textContent()
+    assert.match(refusal ?? "", /^Sink: /)
+    assert.notInclude(refusal ?? "", "Invalid argument")
+
     // One's own owner binding: the question says what is lost; declined, nothing changes.
     await page.goto(`${server.url}/console/#/groups/${encodeURIComponent(org)}/bindings`)
     const bindings = page.getByRole("table", { name: "Role bindings" })

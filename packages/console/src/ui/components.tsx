@@ -3,12 +3,28 @@ import * as Effect from "effect/Effect"
 import type { ComponentChildren, InputHTMLAttributes } from "preact"
 import { useEffect, useId, useRef, useState } from "preact/hooks"
 import { useConnection } from "../Connection.js"
+import type { Failure } from "./hooks.js"
 import * as Rules from "./rules.js"
 import type { Rule } from "./rules.js"
 
 /** The API's refusal, read out by screen readers as it appears. */
-export const ErrorMessage = ({ error }: { readonly error: string | undefined }) =>
-  error === undefined ? null : <p class="error" role="alert">{error}</p>
+export const ErrorMessage = ({ error }: { readonly error: string | Failure | undefined }) =>
+  error === undefined ? null : <p class="error" role="alert">{typeof error === "string" ? error : error.message}</p>
+
+/**
+ * A refusal in the words of `form`: each field the API refused under the label of the form's input of that name
+ * (`Name: must be at most 63 characters`), the API's own name for a field the form does not show.
+ */
+const inFormWords = (failure: Failure, form: HTMLFormElement | null): string => {
+  if (failure.fields.length === 0) return failure.message
+  return failure.fields.map(({ description, field }) => {
+    const input = form?.elements.namedItem(field)
+    const label = input instanceof HTMLInputElement || input instanceof HTMLSelectElement
+      ? input.labels?.[0]?.textContent ?? field
+      : field
+    return `${label}: ${description}`
+  }).join("; ")
+}
 
 /**
  * A labelled input; its hint describes it (read after its name), never names it. With a `rule`, what is typed is
@@ -115,7 +131,7 @@ export const Form = (props: {
   readonly title: string
   readonly submit: string
   readonly busy: boolean
-  readonly error: string | undefined
+  readonly error: Failure | undefined
   readonly onSubmit: (values: Record<string, string>) => Promise<boolean>
   /** Keep what was typed after a success (a form asked again and again). */
   readonly keep?: boolean
@@ -125,9 +141,14 @@ export const Form = (props: {
 }) => {
   const [notice, setNotice] = useState<string | undefined>(undefined)
   // An error stays until the person changes what they typed: then it is no longer about what they see.
-  const [dismissed, setDismissed] = useState<string | undefined>(undefined)
+  const [dismissed, setDismissed] = useState<Failure | undefined>(undefined)
+  const element = useRef<HTMLFormElement>(null)
+  const error = props.error === undefined || props.error === dismissed
+    ? undefined
+    : inFormWords(props.error, element.current)
   return (
     <form
+      ref={element}
       class="card"
       aria-label={props.title}
       onInput={() => {
@@ -149,7 +170,7 @@ export const Form = (props: {
     >
       <h3>{props.title}</h3>
       {props.children}
-      <ErrorMessage error={props.error === dismissed ? undefined : props.error} />
+      <ErrorMessage error={error} />
       <p class="notice" role="status">{notice}</p>
       <button type="submit" class="primary" disabled={props.busy}>{props.busy ? "Working…" : props.submit}</button>
     </form>

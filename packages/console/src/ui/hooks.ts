@@ -1,5 +1,9 @@
 /** State that comes from the API: loaded when the component mounts (and again on `reload`), with its error. */
 import { useCallback, useEffect, useRef, useState } from "preact/hooks"
+import { Refusal } from "../Client.js"
+
+/** Why an action failed: the API's message, and the fields it refused (`Refusal`). */
+export type Failure = Pick<Refusal, "message" | "fields">
 
 /** A value being loaded: `value` once it is, `error` (the API's message) when it failed. */
 export interface Loaded<A> {
@@ -87,7 +91,7 @@ export const usePages = <A>(
 /** An action a person starts (a form's submit, a delete): busy while it runs, its error kept until the next try. */
 export const useAction = <Args extends ReadonlyArray<unknown>>(act: (...args: Args) => Promise<unknown>) => {
   const [busy, setBusy] = useState(false)
-  const [error, setError] = useState<string | undefined>(undefined)
+  const [error, setError] = useState<Failure | undefined>(undefined)
   /** Runs the action; true when it succeeded. */
   const start = async (...args: Args): Promise<boolean> => {
     setBusy(true)
@@ -96,7 +100,7 @@ export const useAction = <Args extends ReadonlyArray<unknown>>(act: (...args: Ar
       await act(...args)
       return true
     } catch (e) {
-      setError(e instanceof Error ? e.message : String(e))
+      setError(e instanceof Refusal ? e : { message: e instanceof Error ? e.message : String(e), fields: [] })
       return false
     } finally {
       setBusy(false)
