@@ -41,14 +41,17 @@ export const compare = async (
     readonly rounds?: number
     readonly perRound?: number
     readonly target?: number
+    /** How many operations each call of `ours` and of `baseline` makes (a loop inside one call): 1 by default. */
+    readonly perCall?: number
   }
 ): Promise<Comparison> => {
   const rounds = options.rounds ?? 7
   const perRound = options.perRound ?? 200
+  const perCall = options.perCall ?? 1
   const time = async (f: () => Promise<unknown> | unknown) => {
     const start = performance.now()
     for (let i = 0; i < perRound; i++) await f()
-    return (performance.now() - start) / perRound
+    return (performance.now() - start) / perRound / perCall
   }
   await time(options.ours)
   await time(options.baseline)
@@ -80,7 +83,8 @@ export const machine = (extra: ReadonlyArray<string> = []): Array<string> => [
   ...extra
 ]
 
-const ms = (x: number) => x < 0.1 ? `${(x * 1000).toFixed(1)} µs` : `${x.toFixed(2)} ms`
+const ms = (x: number) =>
+  x < 0.001 ? `${(x * 1000).toFixed(3)} µs` : x < 0.1 ? `${(x * 1000).toFixed(1)} µs` : `${x.toFixed(2)} ms`
 
 /** A markdown section for a suite. */
 export const section = (

@@ -1,20 +1,16 @@
 /**
  * Decisions for other services (docs/api.md §14): an AuthZEN evaluation over HTTP beside an authenticated GET of a
  * group by uid, a batch of 100 beside one evaluation (both against the standalone server on SQLite), and the
- * in-process `Access.can` beside the reads it needs, done by hand with better-sqlite3 on the same database (the
- * version row of the grants, then the cached grants).
+ * in-process `Access.can` beside node-casbin and CASL (peers.ts) and beside the reads it needs, done by hand with
+ * better-sqlite3 on the same database (the version row of the grants, then the cached grants).
  */
-import { Access, Arbor, Groups, Identities, Principal, Role, RoleBindings, Secrets } from "@arbor/core"
-import { SqliteStore } from "@arbor/store-sqlite"
 import Database from "better-sqlite3"
-import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as ManagedRuntime from "effect/ManagedRuntime"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import type { Comparison } from "./Harness.js"
+import type { Comparison, Figure } from "./Harness.js"
 import { compare, section } from "./Harness.js"
+import * as Peers from "./peers.js"
 import { type Arbor as Server, startArbor } from "./Servers.js"
 
 const evaluation = (subject: string, group: string) => ({
@@ -70,48 +66,86 @@ const overHttp = async (dir: string): Promise<ReadonlyArray<Comparison>> => {
   }
 }
 
-/** The in-process figure: `Access.can` on the engine over SQLite, beside its reads by hand on the same file. */
-const inProcess = async (dir: string): Promise<Comparison> => {
-  const filename = join(dir, "decisions.db")
-  const runtime = ManagedRuntime.make(
-    Arbor.layer.pipe(Layer.provideMerge(SqliteStore.layer({ filename })), Layer.provide(Secrets.layerEphemeral))
-  )
+/**
+ * The in-process figures: `Access.can` warm on the in-memory Layer and on SQLite beside node-casbin and CASL on the
+ * same question (peers.ts), and on SQLite beside the read and check it would make by hand on the same file.
+ */
+const inProcess = async (): Promise<{ comparisons: ReadonlyArray<Comparison>; figures: Array<Figure> }> => {
+  const memory = await Peers.arbor("memory")
+  const sqlite = await Peers.arbor("sqlite")
   try {
-    const { group, principal } = await runtime.runPromise(Effect.gen(function*() {
-      const org = yield* (yield* Groups.Groups).createRoot(Principal.system, { name: "decided" })
-      const identity = yield* (yield* Identities.Identities).create(Principal.system, org.uid, {
-        name: "asker",
-        claimMatch: { issuer: "https://issuer.example.com", subject: "asker" }
-      })
-      yield* (yield* RoleBindings.RoleBindings).create(Principal.system, org.uid, {
-        identityUid: identity.uid,
-        roleUid: Role.builtInByName("viewer")!.uid
-      })
-      return { group: org.uid, principal: Principal.identity(identity.uid) }
-    }))
-    const access = await runtime.runPromise(Access.Access)
-    const can = () => runtime.runPromise(access.can(principal, "groups.list", group))
-    // By hand: the version row `can` reads to know its cached grants are current, then the check on them.
-    const db = new Database(filename, { readonly: true })
+    const casbin = await Peers.casbin()
+    const casl = Peers.casl()
+    const perCall = Peers.batch
+    const memoryBesideCasbin = await compare("Access.can warm, in-memory Layer, beside node-casbin", {
+      ours: memory.ask,
+      baseline: casbin,
+      baselineName: "node-casbin's enforceSync, RBAC with domains",
+      perRound: 5,
+      perCall,
+      target: 0.1
+    })
+    const memoryBesideCasl = await compare("Access.can warm, in-memory Layer, beside CASL", {
+      ours: memory.ask,
+      baseline: casl,
+      baselineName: "CASL's ability.can, rules precomputed",
+      perRound: 5,
+      perCall
+    })
+    const sqliteBesideCasbin = await compare("Access.can warm, SQLite, beside node-casbin", {
+      ours: sqlite.ask,
+      baseline: casbin,
+      baselineName: "node-casbin's enforceSync, RBAC with domains",
+      perRound: 5,
+      perCall,
+      target: 0.1
+    })
+    // By hand on the same file: the version row read, then the check on the grants.
+    const db = new Database(sqlite.filename, { readonly: true })
     const version = db.prepare("SELECT value FROM versions WHERE uid = ?")
-    const grants = [{ group, capabilities: new Set(["groups.list"]) }]
+    const grants = [{ group: sqlite.bound, capabilities: new Set(["groups.list"]) }]
     const byHand = () => {
-      version.get("0000000000000000000000000000000000000001")
-      return grants.some((g) =>
-        g.capabilities.has("groups.list") && (g.group === group || group.startsWith(`${g.group}/`))
-      )
+      for (let i = 0; i < perCall; i++) {
+        version.get("0000000000000000000000000000000000000001")
+        grants.some((g) =>
+          g.capabilities.has("groups.list") && (g.group === sqlite.group || sqlite.group.startsWith(`${g.group}/`))
+        )
+      }
     }
-    const result = await compare("Access.can in process (SQLite)", {
-      ours: can,
+    const sqliteByHand = await compare("Access.can warm, SQLite, beside its reads by hand", {
+      ours: sqlite.ask,
       baseline: byHand,
-      baselineName: "its version read and grants check by hand",
-      perRound: 2000,
+      baselineName: "the grants' version row read and the check, by hand",
+      perRound: 5,
+      perCall,
       target: 2
     })
     db.close()
-    return result
+    const µs = (ms: number) => `${(ms * 1000).toFixed(2)} µs`
+    return {
+      comparisons: [memoryBesideCasbin, memoryBesideCasl, sqliteBesideCasbin, sqliteByHand],
+      figures: [
+        {
+          name: "Access.can warm, in-memory Layer",
+          value: µs(memoryBesideCasbin.ours),
+          target: "≤ 1 µs",
+          met: memoryBesideCasbin.ours <= 0.001
+        },
+        {
+          name: "Access.can warm, SQLite",
+          value: µs(sqliteBesideCasbin.ours),
+          target: "≤ 2 µs",
+          met: sqliteBesideCasbin.ours <= 0.002
+        },
+        {
+          name: "node-casbin enforceSync / CASL ability.can",
+          value: `${µs(memoryBesideCasbin.baseline)} / ${µs(memoryBesideCasl.baseline)}`
+        }
+      ]
+    }
   } finally {
-    await runtime.dispose()
+    await memory.close()
+    await sqlite.close()
   }
 }
 
@@ -120,15 +154,19 @@ export const run = async (_scale: number): Promise<string> => {
   const dir = mkdtempSync(join(tmpdir(), "arbor-bench-decisions-"))
   try {
     const http = await overHttp(dir)
-    const local = await inProcess(dir)
+    const local = await inProcess()
     return section(
       "Decisions (AuthZEN)",
       [
         "An evaluation (`POST /access/v1/evaluation`, the bootstrap owner about itself) beside an authenticated",
-        "`GET /iam/v2beta1/groups/<uid>`; a batch of 100 beside one evaluation; `Access.can` in process beside the",
-        "version read and the check it makes on a cached identity, by hand on the same SQLite file."
+        "`GET /iam/v2beta1/groups/<uid>`; a batch of 100 beside one evaluation. In process, the question \"may asker",
+        "list groups at acme/prod/svc?\" (a viewer binding at acme/prod), warm: `Access.can` on the in-memory Layer",
+        "and on SQLite, 1,000 decisions in one Effect run as an embedder's program makes them, beside node-casbin",
+        "(`enforceSync`, RBAC with domains, the domain matched as the group or below it) and CASL (a precomputed",
+        "ability, the resource carrying its ancestors), and on SQLite beside its reads by hand on the same file."
       ],
-      [...http, local]
+      [...http, ...local.comparisons],
+      local.figures
     )
   } finally {
     rmSync(dir, { recursive: true, force: true })

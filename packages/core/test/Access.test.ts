@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { Access, AccessEvaluation, Arbor, Principal, Role, RoleBindings, Roles, Uid } from "../src/index.js"
+import { Access, AccessEvaluation, Arbor, Principal, Role, RoleBindings, Roles, Store, Uid } from "../src/index.js"
 import { folder, organization, principalWith } from "./fixtures.js"
 
 const withArbor = <A, E>(effect: Effect.Effect<A, E, Arbor.Services>) => Effect.provide(effect, Arbor.layerMemory)
@@ -54,12 +54,41 @@ describe("Access", () => {
         ask(reader.identityUid, "identity.delete", "identity", `${team.uid}/0123456789abcdef`, { explain: true })
       )
       assert.deepStrictEqual([notHeld.decision, notHeld.grantedBy], [false, []])
-      // Revoked: the next decision is false.
+      // Revoked: the next decision is false, warm (`can`, on cached grants) or not.
+      assert.isTrue(yield* access.can(reader, "groups.list", team.uid))
       yield* (yield* RoleBindings.RoleBindings).delete(Principal.system, grant.binding!)
+      assert.isFalse(yield* access.can(reader, "groups.list", team.uid))
       assert.isFalse(
         (yield* access.evaluate(reader, ask(reader.identityUid, "groups.list", "group", team.uid))).decision
       )
     })))
+
+  it.effect("inside a transaction, a decision sees the transaction's own writes, and nothing of them once undone", () =>
+    Effect.provide(
+      Effect.gen(function*() {
+        const access = yield* Access.Access
+        const store = yield* Store.Store
+        const { org, reader, team } = yield* setUp
+        assert.isFalse(yield* access.can(reader, "groups.create", team.uid))
+        const bind = RoleBindings.RoleBindings.pipe(
+          Effect.flatMap((bindings) =>
+            bindings.create(Principal.system, org.uid, {
+              identityUid: reader.identityUid,
+              roleUid: Role.builtInByName("owner")!.uid
+            })
+          )
+        )
+        const inside = yield* store.transaction(Effect.gen(function*() {
+          const before = yield* access.can(reader, "groups.create", team.uid)
+          yield* bind
+          const after = yield* access.can(reader, "groups.create", team.uid)
+          return yield* Effect.fail([before, after] as const)
+        })).pipe(Effect.flip)
+        assert.deepStrictEqual(inside, [false, true])
+        assert.isFalse(yield* access.can(reader, "groups.create", team.uid))
+      }),
+      Arbor.layerMemory
+    ))
 
   it.effect("explain names only the bindings and roles the caller may list, the others as one unseen grant", () =>
     withArbor(Effect.gen(function*() {

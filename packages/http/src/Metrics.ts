@@ -189,7 +189,8 @@ export const timedStore = (store: Store.StoreService): Store.StoreService => {
     update: (table, row) => timed("update", table.name, store.update(table, row)),
     delete: (table, where) => timed("delete", table.name, store.delete(table, where)),
     transaction: (effect) => timed("transaction", "", store.transaction(effect)),
-    settledPosition: timed("settledPosition", "", store.settledPosition)
+    settledPosition: timed("settledPosition", "", store.settledPosition),
+    changeMarker: store.changeMarker
   }
 }
 

@@ -51,6 +51,12 @@ export interface Options {
    * SQLite, where those cost several times the statement); reads inside a transaction always run on its connection.
    */
   readonly reader?: Reader | undefined
+  /**
+   * A value that changes whenever any connection but the reader's commits (SQLite's `PRAGMA data_version` on the
+   * reader's connection; the store's own writer is such a connection), read at once: the store's `changeMarker`
+   * outside a transaction. Without it the store cannot tell.
+   */
+  readonly changeMarker?: (() => unknown) | undefined
 }
 
 /** The SQL store, beside the port it serves. */
@@ -64,6 +70,7 @@ export const make = (
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const reader = options.reader
+    const marker = options.changeMarker
     /** A read: on the reader when there is one and no transaction is open, else through the client. */
     const read = <A extends object>(statement: Statement.Statement<A>): Effect.Effect<ReadonlyArray<A>, SqlError> =>
       reader === undefined ? statement : Effect.withFiberRuntime((fiber) => {
@@ -347,6 +354,20 @@ export const make = (
                 Effect.mapError((e) => asStoreError<E>(e))
               )
         ),
+      changeMarker: (fiber) => {
+        // Inside a transaction the marker does not see its own writes: the store cannot tell.
+        if (
+          marker === undefined ||
+          Context.getOption(fiber.currentContext, SqlClient.TransactionConnection)._tag === "Some"
+        ) {
+          return undefined
+        }
+        try {
+          return marker()
+        } catch {
+          return undefined
+        }
+      },
       settledPosition: dialect.settledPosition === undefined
         ? Effect.succeed(undefined)
         : dialect.settledPosition(sql).pipe(

@@ -45,10 +45,14 @@ const migrate = (filename: string) =>
 /** How many prepared statements the reader keeps (the store's statements differ only in their conditions). */
 const readerStatements = 500
 
-/** The read-only connection of a database file, closed with the scope; none for an in-memory database. */
+/**
+ * The read-only connection of a database file, closed with the scope, as the store's reader and its change marker
+ * (the connection's `PRAGMA data_version`, which moves whenever another connection, the writer included, commits);
+ * none for an in-memory database.
+ */
 const openReader = (filename: string) =>
   filename === ":memory:" || filename === ""
-    ? Effect.succeed(undefined)
+    ? Effect.succeed({})
     : Effect.acquireRelease(
       Effect.try({
         try: () => {
@@ -59,9 +63,10 @@ const openReader = (filename: string) =>
         catch: (cause) => new OpenFailed({ database: filename, cause })
       }),
       (db) => Effect.sync(() => db.close())
-    ).pipe(Effect.map((db): SqlStore.Reader => {
+    ).pipe(Effect.map((db): SqlStore.Options => {
       const prepared = new Map<string, Database.Statement>()
-      return (sql, params) => {
+      const dataVersion = db.prepare("PRAGMA data_version").pluck()
+      const reader: SqlStore.Reader = (sql, params) => {
         let statement = prepared.get(sql)
         if (statement === undefined) {
           if (prepared.size >= readerStatements) prepared.clear()
@@ -70,6 +75,7 @@ const openReader = (filename: string) =>
         }
         return statement.all(...params) as ReadonlyArray<Record<string, unknown>>
       }
+      return { reader, changeMarker: () => dataVersion.get() }
     }))
 
 /** The SQLite store at `config.filename`, migrated; also provides the `SqlClient` for backups and benchmarks. */
@@ -82,7 +88,7 @@ export const layer = (
   Layer.scopedContext(
     migrate(config.filename).pipe(
       Effect.zipRight(openReader(config.filename)),
-      Effect.flatMap((reader) => SqlStore.make(dialect, { reader })),
+      Effect.flatMap((options) => SqlStore.make(dialect, options)),
       Effect.map((store) => Context.make(Store.Store, store).pipe(Context.add(SqlStore.SqlStore, store)))
     )
   ).pipe(

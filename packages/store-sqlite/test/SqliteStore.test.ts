@@ -1,4 +1,4 @@
-import { Arbor, Group, Groups, Identities, Principal, Role, RoleBindings, Secrets, Store } from "@arbor/core"
+import { Access, Arbor, Group, Groups, Identities, Principal, Role, RoleBindings, Secrets, Store } from "@arbor/core"
 import { Ddl, Dialect } from "@arbor/store-sql"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -196,11 +196,21 @@ describe("SqliteStore", () => {
             )
           )
         )
+      // A decision made warm, on the grants cached while the file is unchanged (its data_version), as embedders ask.
+      const can = () =>
+        Effect.promise(() =>
+          server.runPromise(
+            Effect.flatMap(Access.Access, (access) => access.can(setup.reader, "groups.list", setup.org))
+          )
+        )
       assert.strictEqual(yield* read(), "allowed")
       assert.strictEqual(yield* read(), "allowed")
+      assert.isTrue(yield* can())
+      assert.isTrue(yield* can())
       yield* Effect.promise(() =>
         admin.runPromise(Effect.flatMap(RoleBindings.RoleBindings, (b) => b.delete(Principal.system, setup.binding)))
       )
+      assert.isFalse(yield* can())
       assert.strictEqual(yield* read(), "PermissionDenied")
       yield* Effect.promise(() => Promise.all([server.dispose(), admin.dispose()]))
     }))

@@ -28,7 +28,7 @@ export class MemoryStore extends Context.Tag("@arbor/core/MemoryStore")<MemorySt
 /** Makes an empty in-memory store. */
 export const make: Effect.Effect<MemoryStoreService> = Effect.gen(function*() {
   const reads: Planner.Reads = { count: 0 }
-  const { read, transaction, write } = yield* Transactions.make
+  const { changeMarker, read, transaction, write } = yield* Transactions.make
   const { count, scan } = Planner.make(reads)
   const tableState = (state: State, table: Table): TableState => state.get(table.name) ?? emptyTable(table)
   /** The last position given out: writers commit one at a time, so positions increase in commit order. */
@@ -102,7 +102,9 @@ export const make: Effect.Effect<MemoryStoreService> = Effect.gen(function*() {
         return Effect.succeed([next, doomed.length] as const)
       }),
     transaction,
-    settledPosition: Effect.succeed(undefined)
+    settledPosition: Effect.succeed(undefined),
+    // The state the reader sees: the committed one, or its own transaction's (which each write replaces).
+    changeMarker
   }
   return { ...service, ...withSpans(service) }
 })

@@ -7,6 +7,7 @@
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
+import type * as Fiber from "effect/Fiber"
 import type * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
@@ -146,6 +147,14 @@ export interface StoreService {
    * concurrently, and one that took position 7 may commit after one that took 8.
    */
   readonly settledPosition: Effect.Effect<string | undefined, StoreError>
+  /**
+   * A value that stays equal (`===`) between two reads of it only while nothing the reader could see of the store
+   * changed: no commit by this process or any other, and no write in the reader's own transaction. Caches keyed by
+   * rows the engine reads on every call (the version of the grants) keep a value while it holds, saving the read.
+   * Undefined when the store cannot tell more cheaply than by reading the rows: the caller then reads them. Asked
+   * synchronously, on every decision, of the asking fiber (whose transaction it sees: `Effect.withFiberRuntime`).
+   */
+  readonly changeMarker: (fiber: Fiber.RuntimeFiber<unknown, unknown>) => unknown
 }
 
 /** The storage port. */
@@ -168,7 +177,9 @@ export const withSpans = (store: StoreService): StoreService => ({
   update: (table, row) => spanned(store.update(table, row), "update", table),
   delete: (table, where) => spanned(store.delete(table, where), "delete", table),
   transaction: (effect) => spanned(store.transaction(effect), "transaction"),
-  settledPosition: spanned(store.settledPosition, "settledPosition")
+  settledPosition: spanned(store.settledPosition, "settledPosition"),
+  // Asked on every decision and cheaper than any span: never spanned.
+  changeMarker: store.changeMarker
 })
 
 /**

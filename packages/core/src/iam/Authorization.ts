@@ -6,6 +6,7 @@
  * cache from a stale one, whichever process wrote.
  */
 import * as Effect from "effect/Effect"
+import type * as Fiber from "effect/Fiber"
 import * as Metric from "effect/Metric"
 import type { Internal } from "../engine/Errors.js"
 import { PermissionDenied, Unauthenticated } from "../engine/Errors.js"
@@ -176,7 +177,8 @@ export class Authorization extends Effect.Service<Authorization>()("@arbor/core/
     const store = yield* Store
     /** Grants by principal uid, each with the version it was read at; emptied when it holds `cacheSize`. */
     const cache = new Map<string, { readonly version: string; readonly held: Held }>()
-    const version = orInternal(Versions.of(store).current(Versions.grants))
+    const versions = Versions.of(store)
+    const version = orInternal(versions.current(Versions.grants))
 
     /**
      * An identity's bindings, and the providers whose SCIM clients deactivated or deleted it: its bindings in their
@@ -294,7 +296,23 @@ export class Authorization extends Effect.Service<Authorization>()("@arbor/core/
         return loaded
       })
 
+    /**
+     * What `principal` holds, without reading the store, when that is known to be current for `fiber`: the system,
+     * or an identity (its token carrying no group mappings, which are read on each use) whose grants are cached at
+     * the version of the grants that the store's change marker says is still current. Undefined otherwise: then
+     * `grants` reads what it must.
+     */
+    const currentGrants = (principal: Principal, fiber: Fiber.RuntimeFiber<unknown, unknown>): Grants | undefined => {
+      if (principal._tag === "System") return everything
+      if (principal.mappings !== undefined && principal.mappings.length > 0) return undefined
+      const cached = cache.get(principal.uid)
+      if (cached === undefined || versions.unchanged(Versions.grants, fiber) !== cached.version) return undefined
+      hit.unsafeUpdate(1, [])
+      return cached.held.grants.narrow(principal.narrowed)
+    }
+
     return {
+      currentGrants,
       /**
        * `principal`, unless its token came from a sign-in through an identity provider whose SCIM client has since
        * deactivated or deleted it: that token no longer authenticates (docs/api.md §13).

@@ -154,6 +154,24 @@ export const suite = <E>(name: string, layer: Layer.Layer<Store, E>): void => {
         assert.strictEqual(yield* Versions.current(Versions.grants), second)
       })))
 
+    it.effect("a change marker moves with every write its reader sees (or the store says it cannot tell)", () =>
+      run(Effect.gen(function*() {
+        const store = yield* Store
+        const marker = Effect.withFiberRuntime((fiber) => Effect.succeed(store.changeMarker(fiber)))
+        /** True when the marker moved from `before` or cannot tell. */
+        const moved = (before: unknown) => Effect.map(marker, (now) => now === undefined || now !== before)
+        const start = yield* marker
+        if (start !== undefined) assert.strictEqual(yield* marker, start, "nothing was written")
+        yield* seed([group(root(1), "acme")])
+        assert.isTrue(yield* moved(start), "a commit")
+        yield* store.transaction(Effect.gen(function*() {
+          const inside = yield* marker
+          yield* store.insert(Group.table, group(root(2), "other"))
+          assert.isTrue(yield* moved(inside), "a write of the reader's own transaction")
+          return yield* Effect.fail("undo")
+        })).pipe(Effect.ignore)
+      })))
+
     it.effect("refuses a duplicate uid and a duplicate unique key, naming the constraint", () =>
       run(Effect.gen(function*() {
         const store = yield* Store

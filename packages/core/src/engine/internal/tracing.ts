@@ -1,4 +1,5 @@
 import * as Effect from "effect/Effect"
+import type * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import type * as Tracer from "effect/Tracer"
 
@@ -16,9 +17,9 @@ export const operation =
   (name: string, attributes?: Record<string, unknown>) =>
   <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     Effect.withFiberRuntime((fiber) =>
-      fiber.getFiberRef(FiberRef.currentTracerEnabled)
-        ? Effect.tracerWith((tracer) =>
-          tracer === builtIn ? effect : Effect.withSpan(effect, name, { attributes, captureStackTrace: false })
-        )
-        : effect
+      spansWanted(fiber) ? Effect.withSpan(effect, name, { attributes, captureStackTrace: false }) : effect
     )
+
+/** True when `fiber` runs under a tracer that exports spans (see `operation`). */
+export const spansWanted = (fiber: Fiber.RuntimeFiber<unknown, unknown>): boolean =>
+  fiber.getFiberRef(FiberRef.currentTracerEnabled) && fiber.currentTracer !== builtIn

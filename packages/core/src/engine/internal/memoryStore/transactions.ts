@@ -5,6 +5,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import type { State } from "./tables.js"
 
@@ -49,5 +50,9 @@ export const make = Effect.gen(function*() {
         }))
     )
 
-  return { read, transaction, write }
+  /** The state `fiber` reads: its transaction's (which each write replaces), else the committed one. */
+  const changeMarker = (fiber: Fiber.RuntimeFiber<unknown, unknown>): unknown =>
+    fiber.getFiberRef(currentTx)?.state ?? committed.state
+
+  return { changeMarker, read, transaction, write }
 })

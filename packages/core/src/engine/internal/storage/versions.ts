@@ -5,6 +5,7 @@
  * reader already saw.
  */
 import * as Effect from "effect/Effect"
+import type * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import type { StoreError, StoreService, Table } from "../../Store.js"
 import { Store } from "../../Store.js"
@@ -36,14 +37,36 @@ export const of = (store: StoreService) => {
       Effect.asVoid
     )
   }
+  /** The versions last read, each with the store's change marker read just before it. */
+  const known = new Map<string, { readonly marker: unknown; readonly value: string }>()
+  const read = (name: string): Effect.Effect<string, StoreError> =>
+    Effect.map(store.get(table, name), Option.match({ onNone: () => "", onSome: (row) => String(row.value) }))
   return {
     /** Replaces the version `name` with a new value (creating its row the first time). */
     bump: (name: string): Effect.Effect<void, StoreError> => write(name, fresh(), fresh()),
     /** Sets the row `name` to `value`: a named value every process shares (not a version). */
     set: (name: string, value: string): Effect.Effect<void, StoreError> => write(name, value, value),
-    /** The current version `name`: its value, or "" before the first write. */
+    /**
+     * The current version `name`: its value, or "" before the first write. Read again only when the store's change
+     * marker moved since the last read (or the store cannot tell): a version changes only by a write.
+     */
     current: (name: string): Effect.Effect<string, StoreError> =>
-      Effect.map(store.get(table, name), Option.match({ onNone: () => "", onSome: (row) => String(row.value) }))
+      Effect.withFiberRuntime((fiber) => {
+        const marker = store.changeMarker(fiber)
+        const last = known.get(name)
+        if (marker !== undefined && last !== undefined && last.marker === marker) return Effect.succeed(last.value)
+        return Effect.map(read(name), (value) => {
+          if (marker !== undefined) known.set(name, { marker, value })
+          return value
+        })
+      }),
+    /** The version `name` as last read, while the store's change marker for `fiber` says it cannot have changed. */
+    unchanged: (name: string, fiber: Fiber.RuntimeFiber<unknown, unknown>): string | undefined => {
+      const last = known.get(name)
+      if (last === undefined) return undefined
+      const marker = store.changeMarker(fiber)
+      return marker !== undefined && last.marker === marker ? last.value : undefined
+    }
   }
 }
 

@@ -1,0 +1,105 @@
+/**
+ * In-process decisions beside the libraries an embedder would otherwise pick (issue 44): the same question, "may
+ * `asker` list groups at acme/prod/svc?", answered by a binding of the viewer role at acme/prod, warm.
+ * - Ours: `Access.can` on the in-memory Layer and on SQLite, many decisions in one Effect run (as an embedder's
+ *   program makes them), divided by their number.
+ * - node-casbin: `enforceSync` on RBAC with domains, the domain matched as the group or one below it.
+ * - CASL: `ability.can` on a precomputed ability, the resource carrying its ancestors.
+ */
+import { Access, Arbor, Groups, Identities, Principal, Role, RoleBindings, Secrets } from "@arbor/core"
+import { SqliteStore } from "@arbor/store-sqlite"
+import { createMongoAbility, subject } from "@casl/ability"
+import { newEnforcer, newModelFromString, StringAdapter } from "casbin"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+
+/** The same question of each engine, `batch` times per call of the returned function. */
+export const batch = 1000
+
+const casbinModel = `
+[request_definition]
+r = sub, dom, act
+[policy_definition]
+p = sub, dom, act
+[role_definition]
+g = _, _, _
+[policy_effect]
+e = some(where (p.eft == allow))
+[matchers]
+m = g(r.sub, p.sub, p.dom) && (r.dom == p.dom || keyMatch(r.dom, p.dom + "/*")) && r.act == p.act
+`
+
+/** node-casbin's enforcer, asked `batch` times. */
+export const casbin = async () => {
+  const enforcer = await newEnforcer(
+    newModelFromString(casbinModel),
+    new StringAdapter("p, viewer, acme/prod, groups.list\ng, asker, viewer, acme/prod")
+  )
+  if (!enforcer.enforceSync("asker", "acme/prod/svc", "groups.list")) throw new Error("casbin refused")
+  if (enforcer.enforceSync("asker", "acme/staging", "groups.list")) throw new Error("casbin allowed")
+  return () => {
+    for (let i = 0; i < batch; i++) enforcer.enforceSync("asker", "acme/prod/svc", "groups.list")
+  }
+}
+
+/** CASL's precomputed ability, asked `batch` times. */
+export const casl = () => {
+  const ability = createMongoAbility([{
+    action: "groups.list",
+    subject: "Group",
+    conditions: { ancestors: "acme/prod" }
+  }])
+  const resource = subject("Group", { path: "acme/prod/svc", ancestors: ["acme", "acme/prod", "acme/prod/svc"] })
+  if (!ability.can("groups.list", resource)) throw new Error("CASL refused")
+  return () => {
+    for (let i = 0; i < batch; i++) ability.can("groups.list", resource)
+  }
+}
+
+/**
+ * `Access.can` on an engine over `store`, asked `batch` times in one run (`ask`); the database file, the group
+ * asked about and the group of the binding; and a way to close it.
+ */
+export const arbor = async (store: "memory" | "sqlite") => {
+  const dir = mkdtempSync(join(tmpdir(), "arbor-bench-peers-"))
+  const filename = join(dir, "peers.db")
+  const layer: Layer.Layer<Arbor.Services, SqliteStore.OpenFailed | SqliteStore.SchemaTooNew> = store === "memory"
+    ? Arbor.layerMemory
+    : Arbor.layer.pipe(
+      Layer.provideMerge(SqliteStore.layer({ filename })),
+      Layer.provide(Secrets.layerEphemeral)
+    )
+  const runtime = ManagedRuntime.make(layer)
+  const { principal, prod, svc } = await runtime.runPromise(Effect.gen(function*() {
+    const groups = yield* Groups.Groups
+    const acme = yield* groups.createRoot(Principal.system, { name: "acme" })
+    const prod = yield* groups.create(Principal.system, acme.uid, { name: "prod" })
+    const svc = yield* groups.create(Principal.system, prod.uid, { name: "svc" })
+    const asker = yield* (yield* Identities.Identities).create(Principal.system, acme.uid, {
+      name: "asker",
+      claimMatch: { issuer: "https://issuer.example.com", subject: "asker" }
+    })
+    yield* (yield* RoleBindings.RoleBindings).create(Principal.system, prod.uid, {
+      identityUid: asker.uid,
+      roleUid: Role.builtInByName("viewer")!.uid
+    })
+    return { principal: Principal.identity(asker.uid), prod: prod.uid, svc: svc.uid }
+  }))
+  const access = await runtime.runPromise(Access.Access)
+  if (!(await runtime.runPromise(access.can(principal, "groups.list", svc)))) throw new Error("Arbor refused")
+  const decisions = Effect.repeatN(access.can(principal, "groups.list", svc), batch - 1)
+  return {
+    ask: () => runtime.runPromise(decisions),
+    filename,
+    group: svc,
+    bound: prod,
+    close: async () => {
+      await runtime.dispose()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+}
