@@ -11,7 +11,7 @@ import * as Metric from "effect/Metric"
 import type { Internal } from "../engine/Errors.js"
 import { PermissionDenied, Unauthenticated } from "../engine/Errors.js"
 import * as Versions from "../engine/internal/storage/versions.js"
-import { operation } from "../engine/internal/tracing.js"
+import { operation, spansWanted } from "../engine/internal/tracing.js"
 import * as Repository from "../engine/Repository.js"
 import { orInternal } from "../engine/Repository.js"
 import { Store } from "../engine/Store.js"
@@ -311,6 +311,13 @@ export class Authorization extends Effect.Service<Authorization>()("@arbor/core/
       return cached.held.grants.narrow(principal.narrowed)
     }
 
+    /** What `principal` holds: at once from the cache when it is current (no read, no span), else read. */
+    const grantsNow = (principal: Principal): Effect.Effect<Grants, Internal> =>
+      Effect.withFiberRuntime((fiber) => {
+        const current = spansWanted(fiber) ? undefined : currentGrants(principal, fiber)
+        return current !== undefined ? Effect.succeed(current) : operation("Authorization.grants")(grants(principal))
+      })
+
     return {
       currentGrants,
       /**
@@ -330,13 +337,13 @@ export class Authorization extends Effect.Service<Authorization>()("@arbor/core/
               )
               : Effect.succeed(principal)),
       /** What `principal` holds, from its current bindings. */
-      grants: (principal: Principal) => operation("Authorization.grants")(grants(principal)),
+      grants: grantsNow,
       /** True while a group mapping rests on its creator's authority (they could still bind its role at its scope). */
       mappingStands: stands,
       /** Fails unless `principal` holds `capability` at `group`. */
       check: (principal: Principal, capability: Capability, group: string, resource: string = group) =>
         operation("Authorization.check", { "arbor.capability": capability })(
-          Effect.flatMap(grants(principal), (g) => g.require(capability, group, resource))
+          Effect.flatMap(grantsNow(principal), (g) => g.require(capability, group, resource))
         )
     }
   })
