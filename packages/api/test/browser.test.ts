@@ -7,6 +7,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as esbuild from "esbuild"
 import { fileURLToPath } from "node:url"
 import * as vm from "node:vm"
+import { sourceOf } from "../../launcher/sources.mjs"
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url))
 
@@ -14,10 +15,7 @@ const here = (path: string) => fileURLToPath(new URL(path, import.meta.url))
 const workspaceSources: esbuild.Plugin = {
   name: "workspace-sources",
   setup(build) {
-    build.onResolve({ filter: /^@arbor\/(api|core)(\/.*)?$/ }, ({ path }) => {
-      const [, name, subpath] = /^@arbor\/(api|core)(?:\/(.*))?$/.exec(path)!
-      return { path: here(`../../${name}/src/${subpath ?? "index"}.ts`) }
-    })
+    build.onResolve({ filter: /^@arbor\/(api|core)(\/.*)?$/ }, ({ path }) => ({ path: sourceOf(path) }))
   }
 }
 

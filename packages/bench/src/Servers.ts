@@ -70,10 +70,16 @@ export interface Load {
 }
 
 /** `seconds` of GETs of `url` with the bearer `token` from 50 connections; any non-2xx answer is an error. */
-export const load = (url: string, token: string, seconds: number): Promise<Load> =>
+export const load = (url: string, token: string, seconds: number, post?: unknown): Promise<Load> =>
   new Promise((resolve, reject) => {
     autocannon(
-      { url, connections: 50, duration: seconds, headers: { authorization: `Bearer ${token}` } },
+      {
+        url,
+        connections: 50,
+        duration: seconds,
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        ...(post === undefined ? {} : { method: "POST" as const, body: JSON.stringify(post) })
+      },
       (error, result) => {
         if (error) return reject(error)
         if (result.non2xx > 0 || result.errors > 0) {

@@ -83,14 +83,32 @@ export const make = <A extends { readonly uid: Uid }, I>(
     const compiled = CompiledSchema.decoder(rowsSchema)
     const encodeOne = Schema.encode(schema)
     const encodeCompiled = CompiledSchema.encoder(schema)
-    const decode = (rows: ReadonlyArray<Row>): Effect.Effect<ReadonlyArray<A>, Internal> => {
+    /**
+     * Values decoded before, by the row they were decoded from: a store that hands out the rows it keeps (the
+     * in-memory store's rows are immutable) has each decoded once; rows read afresh (SQL) are simply new keys.
+     */
+    const decoded = new WeakMap<Row, A>()
+    const remember = (rows: ReadonlyArray<Row>, values: ReadonlyArray<A>) => {
+      for (let i = 0; i < rows.length; i++) decoded.set(rows[i]!, values[i]!)
+      return values
+    }
+    const decodeAfresh = (rows: ReadonlyArray<Row>): Effect.Effect<ReadonlyArray<A>, Internal> => {
       const values = compiled === undefined ? CompiledSchema.failed : compiled(rows)
       return values !== CompiledSchema.failed
-        ? Effect.succeed(values as ReadonlyArray<A>)
+        ? Effect.succeed(remember(rows, values as ReadonlyArray<A>))
         : Either.match(decodeRows(rows), {
           onLeft: (cause) => Effect.fail(new Internal({ cause, reason: "CORRUPT_ROW" })),
-          onRight: Effect.succeed
+          onRight: (values) => Effect.succeed(remember(rows, values))
         })
+    }
+    const decode = (rows: ReadonlyArray<Row>): Effect.Effect<ReadonlyArray<A>, Internal> => {
+      const values: Array<A> = []
+      for (const row of rows) {
+        const value = decoded.get(row)
+        if (value === undefined) return decodeAfresh(rows)
+        values.push(value)
+      }
+      return Effect.succeed(values)
     }
     const asRow = (encoded: unknown, value: A): Row => ({
       ...(encoded as object),
