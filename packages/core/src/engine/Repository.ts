@@ -46,6 +46,26 @@ export interface Repository<A> {
   readonly decode: (rows: ReadonlyArray<Row>) => Effect.Effect<ReadonlyArray<A>, Internal>
 }
 
+/** A schema's row codecs, compiled once per schema however many engines are built (a test suite builds many). */
+const codecs = new WeakMap<Schema.Schema.Any, unknown>()
+const codecsOf = <A, I>(schema: Schema.Schema<A, I>) => {
+  const make = () => {
+    const rowsSchema = Schema.Array(schema)
+    return {
+      decodeRows: Schema.decodeUnknownEither(rowsSchema),
+      compiled: CompiledSchema.decoder(rowsSchema),
+      encodeOne: Schema.encode(schema),
+      encodeCompiled: CompiledSchema.encoder(schema)
+    }
+  }
+  // The value under a schema was made from that very schema, above: its type is this one's.
+  const known = codecs.get(schema) as ReturnType<typeof make> | undefined
+  if (known !== undefined) return known
+  const made = make()
+  codecs.set(schema, made)
+  return made
+}
+
 /** A repository over `table` whose rows are the encoded form of `schema`. */
 export const make = <A extends { readonly uid: Uid }, I>(
   table: Table,
@@ -78,11 +98,7 @@ export const make = <A extends { readonly uid: Uid }, I>(
         return result
       }))
     }
-    const rowsSchema = Schema.Array(schema)
-    const decodeRows = Schema.decodeUnknownEither(rowsSchema)
-    const compiled = CompiledSchema.decoder(rowsSchema)
-    const encodeOne = Schema.encode(schema)
-    const encodeCompiled = CompiledSchema.encoder(schema)
+    const { compiled, decodeRows, encodeCompiled, encodeOne } = codecsOf(schema)
     /**
      * Values decoded before, by the row they were decoded from: a store that hands out the rows it keeps (the
      * in-memory store's rows are immutable) has each decoded once; rows read afresh (SQL) are simply new keys.
