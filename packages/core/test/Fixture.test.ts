@@ -55,7 +55,10 @@ describe("Fixture, with @effect/vitest", () => {
           }
         })
       ))
-      assert.strictEqual(unknownRole.message, "the fixture names no role 'wizard'")
+      assert.strictEqual(
+        unknownRole.message,
+        "the fixture cannot be seeded: Invalid argument: organizations.acme.bindings[0].role: names no role: wizard"
+      )
       const notAFixture = yield* Effect.flip(Effect.provide(Fixture.Seeded, Fixture.layer("organizations: [1, 2]")))
       assert.match(notAFixture.message, /^the fixture is not valid: /)
       const badName = yield* Effect.flip(

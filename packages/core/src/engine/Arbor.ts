@@ -13,6 +13,7 @@ import { Access } from "../iam/Access.js"
 import * as AccountAssociation from "../iam/AccountAssociation.js"
 import { AccountAssociations } from "../iam/AccountAssociations.js"
 import { Authorization } from "../iam/Authorization.js"
+import { Declarative } from "../iam/Declarative.js"
 import * as ExternalGroupRoleMapping from "../iam/ExternalGroupRoleMapping.js"
 import { ExternalGroupRoleMappings } from "../iam/ExternalGroupRoleMappings.js"
 import * as Group from "../iam/Group.js"
@@ -109,6 +110,7 @@ export type Services =
   | Subscriptions
   | Terms
   | ExternalGroupRoleMappings
+  | Declarative
   | ScimCredentials
   | ScimUsers
   | Access
@@ -138,7 +140,9 @@ export const layer: Layer.Layer<Services, never, Store | Secrets.Secrets> = Laye
   Layer.provideMerge(People.Default),
   Layer.provideMerge(GroupInvites.Default),
   Layer.provideMerge(RoleBindings.Default),
-  Layer.provideMerge(Layer.mergeAll(Authorization.Default, Events.Default, LastSeen.Default))
+  Layer.provideMerge(Layer.mergeAll(Authorization.Default, Events.Default, LastSeen.Default)),
+  // Documents are applied through the services above, as a caller would make each change.
+  (services) => Layer.provideMerge(Declarative.Default, services)
 )
 
 /** The engine over a fresh in-memory store with ephemeral secrets: for tests and demos. */

@@ -23,17 +23,12 @@ import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Schema from "effect/Schema"
 import { parse } from "yaml"
 import * as Arbor from "../engine/Arbor.js"
-import type { ArborError } from "../engine/Errors.js"
 import * as Uid from "../engine/Uid.js"
 import * as Validation from "../engine/Validation.js"
 import { Access } from "../iam/Access.js"
 import * as Capability from "../iam/Capability.js"
-import { Groups } from "../iam/Groups.js"
-import { Identities } from "../iam/Identities.js"
+import { Declarative } from "../iam/Declarative.js"
 import * as Principal from "../iam/Principal.js"
-import * as Role from "../iam/Role.js"
-import { RoleBindings } from "../iam/RoleBindings.js"
-import { Roles } from "../iam/Roles.js"
 
 interface FolderEncoded {
   readonly description?: string | undefined
@@ -103,60 +98,21 @@ const decode = (fixture: Fixture | string) =>
     Effect.mapError((error) => new FixtureError({ message: `the fixture is not valid: ${error.message}` }))
   )
 
-/** Seeds `fixture` as the system principal; answers its names. */
+/** Seeds `fixture` as the system principal, through `Declarative.apply` (as `arbor apply` would); answers its names. */
 export const seed = (fixture: Fixture | string) =>
   Effect.gen(function*() {
     const decoded = yield* decode(fixture)
-    const groupsService = yield* Groups
-    const identitiesService = yield* Identities
-    const rolesService = yield* Roles
-    const bindingsService = yield* RoleBindings
+    const declarative = yield* Declarative
+    yield* declarative.apply(Principal.system, decoded)
     const groups = new Map<string, Uid.Uid>()
     const identities = new Map<string, Uid.Uid>()
-    const folders = (
-      parentPath: string,
-      children: { readonly [name: string]: FolderType } | undefined
-    ): Effect.Effect<void, ArborError> =>
-      Effect.forEach(Object.entries(children ?? {}), ([name, folder]) =>
-        Effect.gen(function*() {
-          const created = yield* groupsService.create(Principal.system, groups.get(parentPath)!, {
-            name,
-            ...(folder.description === undefined ? {} : { description: folder.description })
-          })
-          groups.set(`${parentPath}/${name}`, created.uid)
-          yield* folders(`${parentPath}/${name}`, folder.folders)
-        }), { discard: true })
-    for (const [orgName, organization] of Object.entries(decoded.organizations)) {
-      const org = yield* groupsService.createRoot(Principal.system, {
-        name: orgName,
-        ...(organization.description === undefined ? {} : { description: organization.description })
-      })
-      groups.set(orgName, org.uid)
-      yield* folders(orgName, organization.folders)
-      const where = (path: string | undefined) => {
-        const full = path === undefined || path === "" ? orgName : `${orgName}/${path}`
-        const uid = groups.get(full)
-        return uid === undefined ? Effect.fail(unknown("group", full)) : Effect.succeed(uid)
-      }
-      const roles = new Map<string, Uid.Uid>()
-      for (const [name, capabilities] of Object.entries(organization.roles ?? {})) {
-        const role = yield* rolesService.create(Principal.system, org.uid, { name, capabilities })
-        roles.set(name, role.uid)
-      }
-      for (const [name, spec] of Object.entries(organization.identities ?? {})) {
+    for (const orgName of Object.keys(decoded.organizations)) {
+      const uids = yield* declarative.uidsOf(Principal.system, orgName)
+      for (const [path, uid] of uids.groups) groups.set(path === "" ? orgName : `${orgName}/${path}`, uid)
+      for (const [path, uid] of uids.identities) {
+        const name = path.split("/").at(-1)!
         if (identities.has(name)) return yield* new FixtureError({ message: `two identities are named '${name}'` })
-        const identity = yield* identitiesService.create(Principal.system, yield* where(spec.group), {
-          name,
-          claimMatch: { issuer: spec.issuer, subject: spec.subject }
-        })
-        identities.set(name, identity.uid)
-      }
-      for (const binding of organization.bindings ?? []) {
-        const identityUid = identities.get(binding.identity)
-        if (identityUid === undefined) return yield* unknown("identity", binding.identity)
-        const roleUid = roles.get(binding.role) ?? Role.builtInByName(binding.role)?.uid
-        if (roleUid === undefined) return yield* unknown("role", binding.role)
-        yield* bindingsService.create(Principal.system, yield* where(binding.group), { identityUid, roleUid })
+        identities.set(name, uid)
       }
     }
     const named = (map: ReadonlyMap<string, Uid.Uid>, what: string) => (name: string): Uid.Uid => {

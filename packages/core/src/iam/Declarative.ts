@@ -1,0 +1,656 @@
+/**
+ * IAM as code (issue 45): an organization as a document of names and paths (folders, custom roles, identities,
+ * role bindings), read from the engine (`exportOrganization`), compared with it (`plan`) and made true (`apply`),
+ * every change through the engine's own services as the caller, so each rule of the API holds for each change as if
+ * it were made by hand, and all of them in one transaction or none. The document is the test kit's fixture grown
+ * (`@arbor/core/testing/Fixture`): YAML or JSON, e.g.
+ *
+ * ```yaml
+ * organizations:
+ *   acme:
+ *     folders: { prod: { folders: { web: {} } }, staging: {} }
+ *     roles: { deployer: [repo.create, repo.update, repo.list] }
+ *     identities:
+ *       prod/ci: { issuer: https://token.actions.githubusercontent.com, subject: "repo:acme/app:ref:refs/heads/main" }
+ *     bindings:
+ *       - { identity: prod/ci, role: deployer, group: prod }
+ * ```
+ *
+ * An identity is keyed by its path below the organization (`prod/ci`), or by its name with its folder in `group`
+ * (the fixture's spelling). Without `prune`, what the document leaves out is left alone.
+ */
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import {
+  type ArborError,
+  FailedPrecondition,
+  Internal,
+  InvalidArgument,
+  PreconditionViolation
+} from "../engine/Errors.js"
+import { operation } from "../engine/internal/tracing.js"
+import type { Page } from "../engine/Lists.js"
+import { Store } from "../engine/Store.js"
+import * as Uid from "../engine/Uid.js"
+import * as Validation from "../engine/Validation.js"
+import * as Capability from "./Capability.js"
+import * as ClaimMatch from "./ClaimMatch.js"
+import type * as Group from "./Group.js"
+import { Groups } from "./Groups.js"
+import { Identities } from "./Identities.js"
+import type * as Identity from "./Identity.js"
+import type { Principal } from "./Principal.js"
+import * as Role from "./Role.js"
+import type * as RoleBinding from "./RoleBinding.js"
+import { RoleBindings } from "./RoleBindings.js"
+import { Roles } from "./Roles.js"
+
+interface FolderType {
+  readonly description?: string | undefined
+  readonly folders?: { readonly [name: string]: FolderType } | undefined
+}
+
+/** A folder: its description, and the folders below it by name. */
+export const Folder: Schema.Schema<FolderType> = Schema.Struct({
+  description: Schema.optional(Schema.String),
+  folders: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.suspend(() => Folder) }))
+})
+
+/** A custom role of the organization: its capabilities (either spelling), or those with a description. */
+export const RoleSpec = Schema.Union(
+  Schema.Array(Schema.String),
+  Schema.Struct({ description: Schema.optional(Schema.String), capabilities: Schema.Array(Schema.String) })
+)
+
+/** An identity: a token of `issuer` and `subject` assumes it (or the claim match in full). */
+export const IdentitySpec = Schema.Struct({
+  description: Schema.optional(Schema.String),
+  /** Its folder, as a path below the organization, when the key is its name alone. */
+  group: Schema.optional(Schema.String),
+  issuer: Schema.optional(Schema.String),
+  subject: Schema.optional(Schema.String),
+  claimMatch: Schema.optional(ClaimMatch.ClaimMatch)
+})
+
+/** A role binding: an identity (its key), a role (the organization's or a built-in one) and where (a folder path). */
+export const BindingSpec = Schema.Struct({
+  identity: Schema.String,
+  role: Schema.String,
+  /** A folder's path below the organization; the organization itself when absent. */
+  group: Schema.optional(Schema.String)
+})
+
+/** An organization as code. */
+export const Organization = Schema.Struct({
+  description: Schema.optional(Schema.String),
+  folders: Schema.optional(Schema.Record({ key: Schema.String, value: Folder })),
+  roles: Schema.optional(Schema.Record({ key: Schema.String, value: RoleSpec })),
+  identities: Schema.optional(Schema.Record({ key: Schema.String, value: IdentitySpec })),
+  bindings: Schema.optional(Schema.Array(BindingSpec))
+})
+export type Organization = typeof Organization.Type
+
+/** The document: organizations by name. */
+export const Document = Schema.Struct({ organizations: Schema.Record({ key: Schema.String, value: Organization }) })
+export type Document = typeof Document.Type
+
+/** One change of a plan, by path (`acme/prod`; a binding as `acme/prod/ci → deployer at acme/prod`). */
+export interface Change {
+  readonly action: "create" | "update" | "delete"
+  readonly kind: "organization" | "folder" | "role" | "identity" | "binding"
+  readonly path: string
+  /** What changes, for an update (`+repo.delete -repo.list`, `description`). */
+  readonly detail?: string | undefined
+}
+
+/** What applying a document does, in the order it is done; empty when the organizations are as it says. */
+export interface Plan {
+  readonly changes: ReadonlyArray<Change>
+}
+
+/** How to apply. */
+export interface Options {
+  /** Delete what the document leaves out (folders, roles, identities, bindings of its organizations). */
+  readonly prune?: boolean | undefined
+  /** Answer the plan without applying it (AIP-163). */
+  readonly validateOnly?: boolean | undefined
+}
+
+/** An organization as the caller sees it, each resource by its path below it (the organization's own is ""). */
+interface State {
+  readonly org: Group.Group | undefined
+  readonly folders: Map<string, Group.Group>
+  readonly roles: Map<string, Role.Role>
+  readonly identities: Map<string, Identity.Identity>
+  /** Bindings by `identity role group`. */
+  readonly bindings: Map<string, RoleBinding.RoleBinding>
+}
+
+/** A change, and how it is made: given the uids of the paths made so far, it records those it makes. */
+interface Step {
+  readonly change: Change
+  readonly run: (uids: Map<string, Uid.Uid>) => Effect.Effect<unknown, ArborError>
+  /** The binding a delete removes. */
+  readonly binding?: RoleBinding.RoleBinding | undefined
+}
+
+const bindingKey = (identity: string, role: string, group: string) => `${identity} ${role} ${group}`
+const joined = (parent: string, name: string) => parent === "" ? name : `${parent}/${name}`
+const byKey = <A>(record: { readonly [key: string]: A } | undefined): Array<readonly [string, A]> =>
+  Object.entries(record ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+
+/** Every page of a list. */
+const all = <A>(list: (pageToken: string | undefined) => Effect.Effect<Page<A>, ArborError>) =>
+  Effect.gen(function*() {
+    const items: Array<A> = []
+    let token: string | undefined = undefined
+    do {
+      const page: Page<A> = yield* list(token)
+      items.push(...page.items)
+      token = page.nextPageToken
+    } while (token !== undefined)
+    return items
+  })
+
+/** The claim match an identity's spec asks for: the shorthand's issuer and subject, or the claim match in full. */
+const claimMatchOf = (spec: typeof IdentitySpec.Type): ClaimMatch.ClaimMatch =>
+  spec.claimMatch ?? { issuer: spec.issuer, subject: spec.subject }
+
+/** A claim match as a comparable string: its fields sorted, absent ones left out. */
+const claimKey = (claimMatch: ClaimMatch.ClaimMatch | undefined) =>
+  JSON.stringify(
+    claimMatch,
+    (_key, value: unknown) =>
+      value !== null && typeof value === "object" && !Array.isArray(value)
+        ? Object.fromEntries(
+          Object.entries(value).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : 1))
+        )
+        : value
+  )
+
+/** A document as a caller gives it: YAML parsed or JSON, unknown keys refused by their path. */
+const decodeDocument = (input: unknown) =>
+  Schema.decodeUnknown(Document, { errors: "all", onExcessProperty: "error" })(input).pipe(
+    Effect.mapError((error) => Validation.fromParseError(error))
+  )
+
+/** A role written as its capabilities alone. */
+const isList = (spec: typeof RoleSpec.Type): spec is ReadonlyArray<string> => Array.isArray(spec)
+
+/** The folders of a document's organization by path, parents first. */
+const foldersOf = (organization: Organization) => {
+  const folders = new Map<string, FolderType>()
+  const walk = (prefix: string, children: { readonly [name: string]: FolderType } | undefined) => {
+    for (const [name, folder] of byKey(children)) {
+      folders.set(joined(prefix, name), folder)
+      walk(joined(prefix, name), folder.folders)
+    }
+  }
+  walk("", organization.folders)
+  return folders
+}
+
+/** The Declarative service: export, plan and apply organizations as documents. */
+export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Declarative", {
+  effect: Effect.gen(function*() {
+    const store = yield* Store
+    const groups = yield* Groups
+    const roles = yield* Roles
+    const identities = yield* Identities
+    const bindings = yield* RoleBindings
+
+    /** The organization `name` and what is in it, as `principal` may list it. */
+    const stateOf = (principal: Principal, name: string): Effect.Effect<State, ArborError> =>
+      Effect.gen(function*() {
+        const state: State = {
+          org: undefined,
+          folders: new Map(),
+          roles: new Map(),
+          identities: new Map(),
+          bindings: new Map()
+        }
+        const [org] = (yield* groups.list(principal, { inRoot: true, name, pageSize: 1 })).items
+        if (org === undefined) return state
+        const pathOf = new Map<string, string>([[org.uid, ""]])
+        const pathOfParent = (uid: string) => pathOf.get(Uid.parentOrNull(uid as Uid.Uid) ?? "")
+        const below = yield* all((pageToken) =>
+          groups.list(principal, { descendantsOf: org.uid, pageSize: 200, pageToken })
+        )
+        for (const group of [...below].sort((a, b) => Uid.depth(a.uid) - Uid.depth(b.uid))) {
+          const parent = pathOfParent(group.uid)
+          if (parent === undefined) continue
+          pathOf.set(group.uid, joined(parent, group.name))
+          state.folders.set(joined(parent, group.name), group)
+        }
+        const custom = yield* all((pageToken) =>
+          roles.list(principal, { childrenOf: org.uid, pageSize: 200, pageToken })
+        )
+        for (const role of custom) state.roles.set(role.name, role)
+        const identityPath = new Map<string, string>()
+        const found = yield* all((pageToken) =>
+          identities.list(principal, { descendantsOf: org.uid, pageSize: 200, pageToken })
+        )
+        for (const identity of found) {
+          const parent = pathOfParent(identity.uid)
+          if (parent === undefined) continue
+          identityPath.set(identity.uid, joined(parent, identity.name))
+          state.identities.set(joined(parent, identity.name), identity)
+        }
+        const roleName = new Map(custom.map((r) => [r.uid as string, r.name]))
+        const bound = yield* all((pageToken) =>
+          bindings.list(principal, { descendantsOf: org.uid, pageSize: 200, pageToken })
+        )
+        for (const binding of bound) {
+          const group = pathOfParent(binding.uid)
+          const identity = identityPath.get(binding.identity.uid)
+          const role = roleName.get(binding.role.uid) ??
+            Role.builtIns.find((r) => r.uid === binding.role.uid)?.name
+          // A binding of an identity or a role from outside the organization is not the document's to manage.
+          if (group === undefined || identity === undefined || role === undefined) continue
+          state.bindings.set(bindingKey(identity, role, group), binding)
+        }
+        return { ...state, org }
+      })
+
+    /** The folders below `prefix` as the document writes them. */
+    const folderTree = (state: State, prefix: string): Record<string, FolderType> | undefined => {
+      const children = [...state.folders].filter(([path]) =>
+        path.startsWith(prefix) && path !== prefix && !path.slice(prefix.length).includes("/")
+      )
+      if (children.length === 0) return undefined
+      return Object.fromEntries(
+        children.sort(([a], [b]) => (a < b ? -1 : 1)).map(([path, folder]) => {
+          const below = folderTree(state, `${path}/`)
+          return [path.slice(prefix.length), {
+            ...(folder.description === "" ? {} : { description: folder.description }),
+            ...(below === undefined ? {} : { folders: below })
+          }]
+        })
+      )
+    }
+
+    /** The organization `name` as a document, in a stable order: exported, applied and exported again, the same. */
+    const exportOrganization = (principal: Principal, name: string): Effect.Effect<Document, ArborError> =>
+      Effect.gen(function*() {
+        const state = yield* stateOf(principal, name)
+        if (state.org === undefined) {
+          return yield* InvalidArgument.field("organization", `is no organization the caller may list: ${name}`)
+        }
+        const folders = folderTree(state, "")
+        const managed = [...state.identities].filter(([, identity]) => identity.claimMatch !== undefined)
+        const organization: Organization = {
+          ...(state.org.description === "" ? {} : { description: state.org.description }),
+          ...(folders === undefined ? {} : { folders }),
+          ...(state.roles.size === 0 ? {} : {
+            roles: Object.fromEntries(
+              byKey(Object.fromEntries(state.roles)).map(([roleName, role]) => {
+                const capabilities = [...role.capabilities].sort()
+                return [
+                  roleName,
+                  role.description === "" ? capabilities : { description: role.description, capabilities }
+                ]
+              })
+            )
+          }),
+          ...(managed.length === 0 ? {} : {
+            identities: Object.fromEntries(
+              byKey(Object.fromEntries(managed)).map(([path, identity]) => {
+                const claimMatch = identity.claimMatch!
+                const shorthand =
+                  claimKey(claimMatch) === claimKey({ issuer: claimMatch.issuer, subject: claimMatch.subject })
+                return [path, {
+                  ...(identity.description === "" ? {} : { description: identity.description }),
+                  ...(shorthand ? { issuer: claimMatch.issuer, subject: claimMatch.subject } : { claimMatch })
+                }]
+              })
+            )
+          }),
+          ...(state.bindings.size === 0 ? {} : {
+            bindings: [...state.bindings.keys()].sort().map((key) => {
+              const [identity, role, group] = key.split(" ") as [string, string, string]
+              return { identity, role, ...(group === "" ? {} : { group }) }
+            })
+          })
+        }
+        return { organizations: { [name]: organization } }
+      })
+
+    /** The steps that make organization `name` as `wanted` says; `at` is its path in the document. */
+    const stepsOf = (
+      principal: Principal,
+      name: string,
+      wanted: Organization,
+      prune: boolean
+    ): Effect.Effect<{ readonly existing: Map<string, Uid.Uid>; readonly steps: ReadonlyArray<Step> }, ArborError> =>
+      Effect.gen(function*() {
+        const at = `organizations.${name}`
+        const state = yield* stateOf(principal, name)
+        const creates: Array<Step> = []
+        const updates: Array<Step> = []
+        const deletes: Array<Step> = []
+        const full = (path: string) => path === "" ? name : joined(name, path)
+        const uidOf = (uids: Map<string, Uid.Uid>, path: string) =>
+          Effect.suspend(() => {
+            const uid = uids.get(path)
+            return uid === undefined
+              ? Effect.fail(new Internal({ cause: `the plan made no ${path}`, reason: "PLAN" }))
+              : Effect.succeed(uid)
+          })
+        const description = (text: string | undefined) => text === undefined ? {} : { description: text }
+
+        if (state.org === undefined) {
+          creates.push({
+            change: { action: "create", kind: "organization", path: name },
+            run: (uids) =>
+              Effect.map(
+                groups.createRoot(principal, { name, ...description(wanted.description) }),
+                (org) => void uids.set("", org.uid)
+              )
+          })
+        } else if ((wanted.description ?? "") !== state.org.description) {
+          const org = state.org
+          updates.push({
+            change: { action: "update", kind: "organization", path: name, detail: "description" },
+            run: () => groups.update(principal, org.uid, { description: wanted.description ?? "" }, "description")
+          })
+        }
+
+        const folders = foldersOf(wanted)
+        for (const [path, folder] of folders) {
+          const current = state.folders.get(path)
+          const parent = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : ""
+          const folderName = path.slice(parent === "" ? 0 : parent.length + 1)
+          if (current === undefined) {
+            creates.push({
+              change: { action: "create", kind: "folder", path: full(path) },
+              run: (uids) =>
+                Effect.flatMap(uidOf(uids, parent), (parentUid) =>
+                  Effect.map(
+                    groups.create(principal, parentUid, { name: folderName, ...description(folder.description) }),
+                    (created) => void uids.set(path, created.uid)
+                  ))
+            })
+          } else if ((folder.description ?? "") !== current.description) {
+            updates.push({
+              change: { action: "update", kind: "folder", path: full(path), detail: "description" },
+              run: () => groups.update(principal, current.uid, { description: folder.description ?? "" }, "description")
+            })
+          }
+        }
+
+        const wantedRoles = new Set<string>()
+        for (const [roleName, spec] of byKey(wanted.roles)) {
+          const listed = isList(spec) ? spec : spec.capabilities
+          const capabilities: Array<Capability.Capability> = []
+          for (const [i, written] of listed.entries()) {
+            const capability = Capability.fromName(written)
+            if (capability === undefined) {
+              const field = `${at}.roles.${roleName}${isList(spec) ? "" : ".capabilities"}[${i}]`
+              return yield* InvalidArgument.field(field, `is not a capability: ${written}`)
+            }
+            if (!capabilities.includes(capability)) capabilities.push(capability)
+          }
+          capabilities.sort()
+          if (Role.builtInByName(roleName) !== undefined) {
+            return yield* InvalidArgument.field(`${at}.roles.${roleName}`, "is the name of a built-in role")
+          }
+          wantedRoles.add(roleName)
+          const roleDescription = isList(spec) ? "" : spec.description ?? ""
+          const current = state.roles.get(roleName)
+          if (current === undefined) {
+            creates.push({
+              change: { action: "create", kind: "role", path: full(roleName) },
+              run: (uids) =>
+                Effect.flatMap(uidOf(uids, ""), (org) =>
+                  Effect.map(
+                    roles.create(principal, org, { name: roleName, description: roleDescription, capabilities }),
+                    (created) => void uids.set(`role:${roleName}`, created.uid)
+                  ))
+            })
+            continue
+          }
+          const had = new Set<string>(current.capabilities)
+          const detail = [
+            ...capabilities.filter((c) => !had.has(c)).map((c) => `+${c}`),
+            ...[...current.capabilities].sort().filter((c) => !capabilities.includes(c)).map((c) => `-${c}`),
+            ...(roleDescription === current.description ? [] : ["description"])
+          ]
+          if (detail.length > 0) {
+            updates.push({
+              change: { action: "update", kind: "role", path: full(roleName), detail: detail.join(" ") },
+              run: () =>
+                roles.update(
+                  principal,
+                  current.uid,
+                  { description: roleDescription, capabilities },
+                  "description,capabilities"
+                )
+            })
+          }
+        }
+
+        const wantedIdentities = new Map<string, typeof IdentitySpec.Type>()
+        for (const [key, spec] of byKey(wanted.identities)) {
+          const path = spec.group === undefined ? key : joined(spec.group, key)
+          const folder = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : ""
+          const identityName = path.slice(folder === "" ? 0 : folder.length + 1)
+          if (folder !== "" && !folders.has(folder) && !(state.folders.has(folder) && !prune)) {
+            return yield* InvalidArgument.field(`${at}.identities.${key}`, `is in no folder of the document: ${folder}`)
+          }
+          if (wantedIdentities.has(path)) {
+            return yield* InvalidArgument.field(`${at}.identities.${key}`, `names the identity ${path} twice`)
+          }
+          wantedIdentities.set(path, spec)
+          const claimMatch = claimMatchOf(spec)
+          const current = state.identities.get(path)
+          if (current === undefined) {
+            creates.push({
+              change: { action: "create", kind: "identity", path: full(path) },
+              run: (uids) =>
+                Effect.flatMap(uidOf(uids, folder), (parent) =>
+                  Effect.map(
+                    identities.create(principal, parent, {
+                      name: identityName,
+                      ...description(spec.description),
+                      claimMatch
+                    }),
+                    (created) => void uids.set(`identity:${path}`, created.uid)
+                  ))
+            })
+          } else if (
+            claimKey(claimMatch) !== claimKey(current.claimMatch) || (spec.description ?? "") !== current.description
+          ) {
+            updates.push({
+              change: { action: "update", kind: "identity", path: full(path), detail: "claimMatch, description" },
+              run: () =>
+                identities.update(
+                  principal,
+                  current.uid,
+                  { description: spec.description ?? "", claimMatch },
+                  "description,claimMatch"
+                )
+            })
+          }
+        }
+
+        const wantedBindings = new Set<string>()
+        for (const [i, binding] of (wanted.bindings ?? []).entries()) {
+          const where = `${at}.bindings[${i}]`
+          // An identity by its path, or by its name when one identity of the document has it (the fixture's way).
+          const named = [...wantedIdentities.keys()].filter((path) => path.split("/").at(-1) === binding.identity)
+          const identity = wantedIdentities.has(binding.identity) || (state.identities.has(binding.identity) && !prune)
+            ? binding.identity
+            : named.length === 1
+            ? named[0]!
+            : undefined
+          if (identity === undefined) {
+            return yield* InvalidArgument.field(
+              `${where}.identity`,
+              named.length > 1
+                ? `names ${named.length} identities of the document: give its path (${named.join(", ")})`
+                : `names no identity of the document: ${binding.identity}`
+            )
+          }
+          const builtIn = Role.builtInByName(binding.role)
+          if (builtIn === undefined && !wantedRoles.has(binding.role) && !(state.roles.has(binding.role) && !prune)) {
+            return yield* InvalidArgument.field(`${where}.role`, `names no role: ${binding.role}`)
+          }
+          const group = binding.group ?? ""
+          if (group !== "" && !folders.has(group) && !(state.folders.has(group) && !prune)) {
+            return yield* InvalidArgument.field(`${where}.group`, `names no folder of the document: ${group}`)
+          }
+          const key = bindingKey(identity, binding.role, group)
+          if (wantedBindings.has(key)) continue
+          wantedBindings.add(key)
+          if (state.bindings.has(key)) continue
+          creates.push({
+            change: {
+              action: "create",
+              kind: "binding",
+              path: `${full(identity)} → ${binding.role} at ${full(group)}`
+            },
+            run: (uids) =>
+              Effect.gen(function*() {
+                const at = yield* uidOf(uids, group)
+                const identityUid = state.identities.get(identity)?.uid ??
+                  (yield* uidOf(uids, `identity:${identity}`))
+                const roleUid = builtIn?.uid ?? state.roles.get(binding.role)?.uid ??
+                  (yield* uidOf(uids, `role:${binding.role}`))
+                yield* bindings.create(principal, at, { identityUid, roleUid })
+              })
+          })
+        }
+
+        if (prune) {
+          for (const [key, binding] of state.bindings) {
+            if (wantedBindings.has(key)) continue
+            const [identity, role, group] = key.split(" ") as [string, string, string]
+            deletes.push({
+              change: { action: "delete", kind: "binding", path: `${full(identity)} → ${role} at ${full(group)}` },
+              run: () => bindings.delete(principal, binding.uid),
+              binding
+            })
+          }
+          for (const [path, identity] of state.identities) {
+            if (wantedIdentities.has(path)) continue
+            deletes.push({
+              change: { action: "delete", kind: "identity", path: full(path) },
+              run: () => identities.delete(principal, identity.uid)
+            })
+          }
+          for (const [roleName, role] of state.roles) {
+            if (wantedRoles.has(roleName)) continue
+            deletes.push({
+              change: { action: "delete", kind: "role", path: full(roleName) },
+              run: () => roles.delete(principal, role.uid)
+            })
+          }
+          const deepestFirst = [...state.folders].sort(([a], [b]) => b.split("/").length - a.split("/").length)
+          for (const [path, folder] of deepestFirst) {
+            if (folders.has(path)) continue
+            deletes.push({
+              change: { action: "delete", kind: "folder", path: full(path) },
+              run: () => groups.delete(principal, folder.uid)
+            })
+          }
+        }
+        yield* keepsOwners(
+          principal,
+          state,
+          deletes.flatMap((step) => step.binding === undefined ? [] : [step.binding])
+        )
+        /** The uids of what exists, by path, before the steps make more. */
+        const existing = new Map<string, Uid.Uid>([
+          ...(state.org === undefined ? [] : [["", state.org.uid] as const]),
+          ...[...state.folders].map(([path, folder]) => [path, folder.uid] as const)
+        ])
+        return { existing, steps: [...creates, ...updates, ...deletes] }
+      })
+
+    /**
+     * Refuses deleting `doomed` bindings when one is the caller's own owner binding at the organization, or when no
+     * owner binding would be left there (an organization never loses its last owner to a document).
+     */
+    const keepsOwners = (principal: Principal, state: State, doomed: ReadonlyArray<RoleBinding.RoleBinding>) => {
+      const owner = Role.builtInByName("owner")!.uid
+      const org = state.org
+      if (org === undefined) return Effect.void
+      const ownersAtOrg = [...state.bindings.values()].filter((b) =>
+        b.role.uid === owner && Uid.parentOrNull(b.uid) === org.uid
+      )
+      const lost = doomed.filter((b) => ownersAtOrg.includes(b))
+      const refuse = (type: string, description: string) =>
+        Effect.fail(
+          new FailedPrecondition({
+            summary: "the plan would take the organization's owners away",
+            violations: [new PreconditionViolation({ type, subject: org.uid, description })]
+          })
+        )
+      if (principal._tag === "Identity" && lost.some((b) => b.identity.uid === principal.uid)) {
+        return refuse("OWN_OWNER_BINDING", "it deletes the caller's own owner binding at the organization")
+      }
+      if (lost.length > 0 && lost.length === ownersAtOrg.length) {
+        return refuse("LAST_OWNER", "it deletes every owner binding at the organization")
+      }
+      return Effect.void
+    }
+
+    /** The steps of every organization of the document, each beside the uids of what exists. */
+    const stepsOfDocument = (principal: Principal, input: unknown, prune: boolean) =>
+      Effect.gen(function*() {
+        const document = yield* decodeDocument(input)
+        const steps: Array<{ readonly existing: Map<string, Uid.Uid>; readonly steps: ReadonlyArray<Step> }> = []
+        for (const [name, organization] of byKey(document.organizations)) {
+          steps.push(yield* stepsOf(principal, name, organization, prune))
+        }
+        return steps
+      })
+
+    const planOf = (steps: ReadonlyArray<{ readonly steps: ReadonlyArray<Step> }>): Plan => ({
+      changes: steps.flatMap((organization) => organization.steps.map((step) => step.change))
+    })
+
+    return {
+      /**
+       * The uids of organization `name`'s groups and identities by their paths below it (the organization's own
+       * is ""), as `principal` may list them: what a document's names are, once applied.
+       */
+      uidsOf: (principal: Principal, name: string) =>
+        Effect.map(stateOf(principal, name), (state) => ({
+          groups: new Map<string, Uid.Uid>([
+            ...(state.org === undefined ? [] : [["", state.org.uid] as const]),
+            ...[...state.folders].map(([path, group]) => [path, group.uid] as const)
+          ]),
+          identities: new Map([...state.identities].map(([path, identity]) => [path, identity.uid] as const))
+        })),
+
+      /** The organization `name` as a document, as `principal` may list it. */
+      exportOrganization: (principal: Principal, name: string) =>
+        operation("Declarative.export")(exportOrganization(principal, name)),
+
+      /** What applying `document` would change, as `principal`, without changing anything. */
+      plan: (principal: Principal, document: unknown, options: Options = {}) =>
+        operation("Declarative.plan")(
+          Effect.map(stepsOfDocument(principal, document, options.prune === true), planOf)
+        ),
+
+      /**
+       * Makes the document's organizations as it says, as `principal`: every change through the engine's services
+       * (so each is refused as it would be made by hand), all in one transaction or none; answers the plan applied.
+       */
+      apply: (principal: Principal, document: unknown, options: Options = {}) =>
+        operation("Declarative.apply")(
+          store.transaction(Effect.gen(function*() {
+            const steps = yield* stepsOfDocument(principal, document, options.prune === true)
+            const plan = planOf(steps)
+            if (options.validateOnly === true) return plan
+            for (const organization of steps) {
+              const uids = new Map(organization.existing)
+              for (const step of organization.steps) yield* step.run(uids)
+            }
+            return plan
+          }))
+        )
+    }
+  })
+}) {}

@@ -1,0 +1,176 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import { parse } from "yaml"
+import { Arbor, Declarative, Groups, Identities, Principal, Role, RoleBindings } from "../src/index.js"
+import { principalWith } from "./fixtures.js"
+
+const withArbor = <A, E>(effect: Effect.Effect<A, E, Arbor.Services>) => Effect.provide(effect, Arbor.layerMemory)
+
+const acme = parse(`
+organizations:
+  acme:
+    description: Acme's platform
+    folders:
+      prod: { description: production, folders: { web: {} } }
+      staging: {}
+    roles:
+      deployer: [repo.create, repo.update, CAP_REPO_LIST]
+      auditor: { description: reads the trail, capabilities: [subscriptions.list] }
+    identities:
+      prod/ci: { issuer: https://token.actions.githubusercontent.com, subject: "repo:acme/app:ref:refs/heads/main" }
+      watcher:
+        group: staging
+        claimMatch: { issuer: https://gitlab.example.com, subjectPattern: "project_path:acme/.+" }
+    bindings:
+      - { identity: prod/ci, role: deployer, group: prod }
+      - { identity: staging/watcher, role: viewer }
+`)
+
+const describeChanges = (plan: Declarative.Plan) =>
+  plan.changes.map((c) => `${c.action} ${c.kind} ${c.path}${c.detail === undefined ? "" : `: ${c.detail}`}`)
+
+const errorOf = (e: unknown) => ({
+  tag: (e as { _tag: string })._tag,
+  fields: (e as { violations?: ReadonlyArray<{ field?: string; type?: string }> }).violations?.map((v) =>
+    v.field ?? v.type
+  )
+})
+
+describe("Declarative", () => {
+  it.effect("applies a document, exports it in a stable order, and an export applied elsewhere exports the same", () =>
+    Effect.gen(function*() {
+      const exported = yield* withArbor(Effect.gen(function*() {
+        const declarative = yield* Declarative.Declarative
+        const plan = yield* declarative.apply(Principal.system, acme)
+        assert.deepStrictEqual(describeChanges(plan), [
+          "create organization acme",
+          "create folder acme/prod",
+          "create folder acme/prod/web",
+          "create folder acme/staging",
+          "create role acme/auditor",
+          "create role acme/deployer",
+          "create identity acme/prod/ci",
+          "create identity acme/staging/watcher",
+          "create binding acme/prod/ci → deployer at acme/prod",
+          "create binding acme/staging/watcher → viewer at acme"
+        ])
+        // Applied twice: nothing to do.
+        assert.deepStrictEqual((yield* declarative.plan(Principal.system, acme)).changes, [])
+        return yield* declarative.exportOrganization(Principal.system, "acme")
+      }))
+      assert.deepStrictEqual(exported.organizations.acme!.roles, {
+        auditor: { description: "reads the trail", capabilities: ["subscriptions.list"] },
+        deployer: ["repo.create", "repo.list", "repo.update"]
+      })
+      const again = yield* withArbor(Effect.gen(function*() {
+        const declarative = yield* Declarative.Declarative
+        yield* declarative.apply(Principal.system, exported)
+        return yield* declarative.exportOrganization(Principal.system, "acme")
+      }))
+      assert.strictEqual(JSON.stringify(again), JSON.stringify(exported))
+    }))
+
+  it.effect("a change made by hand shows as drift; prune deletes what the document leaves out, only with prune", () =>
+    withArbor(Effect.gen(function*() {
+      const declarative = yield* Declarative.Declarative
+      yield* declarative.apply(Principal.system, acme)
+      const groups = yield* Groups.Groups
+      const [org] = (yield* groups.list(Principal.system, { inRoot: true, name: "acme" })).items
+      yield* groups.create(Principal.system, org!.uid, { name: "scratch" })
+      const roles = { ...acme.organizations.acme.roles, deployer: ["repo.create", "repo.delete"] }
+      const changed = { organizations: { acme: { ...acme.organizations.acme, roles } } }
+      assert.deepStrictEqual(describeChanges(yield* declarative.plan(Principal.system, changed)), [
+        "update role acme/deployer: +repo.delete -repo.list -repo.update"
+      ])
+      assert.deepStrictEqual(describeChanges(yield* declarative.plan(Principal.system, changed, { prune: true })), [
+        "update role acme/deployer: +repo.delete -repo.list -repo.update",
+        "delete folder acme/scratch"
+      ])
+      yield* declarative.apply(Principal.system, changed, { prune: true })
+      assert.deepStrictEqual((yield* declarative.plan(Principal.system, changed, { prune: true })).changes, [])
+    })))
+
+  it.effect("bad documents name the path of what is wrong, and nothing is applied", () =>
+    withArbor(Effect.gen(function*() {
+      const declarative = yield* Declarative.Declarative
+      const org = acme.organizations.acme
+      const bad = (organization: object) => ({ organizations: { acme: { ...org, ...organization } } })
+      const cases = [
+        [bad({ colour: "red" }), "organizations.acme.colour"],
+        [
+          bad({ folders: { prod: { folders: { web: { owner: "x" } } } } }),
+          "organizations.acme.folders.prod.folders.web.owner"
+        ],
+        [bad({ roles: { deployer: ["repo.fly"] } }), "organizations.acme.roles.deployer[0]"],
+        [
+          bad({ bindings: [org.bindings[0], { identity: "prod/ci", role: "pilot", group: "prod" }] }),
+          "organizations.acme.bindings[1].role"
+        ],
+        [bad({ bindings: [{ identity: "nobody", role: "viewer" }] }), "organizations.acme.bindings[0].identity"],
+        [
+          bad({ bindings: [{ identity: "prod/ci", role: "viewer", group: "qa" }] }),
+          "organizations.acme.bindings[0].group"
+        ],
+        [
+          bad({ identities: { "qa/ci": { issuer: "https://issuer.example.com", subject: "ci" } } }),
+          "organizations.acme.identities.qa/ci"
+        ]
+      ] as const
+      for (const [document, field] of cases) {
+        const error = yield* Effect.flip(declarative.apply(Principal.system, document))
+        assert.deepStrictEqual(errorOf(error), { tag: "InvalidArgument", fields: [field] }, field)
+      }
+      const groups = yield* Groups.Groups
+      assert.strictEqual((yield* groups.list(Principal.system, { inRoot: true, name: "acme" })).items.length, 0)
+    })))
+
+  it.effect("each change is made as the caller: one it may not make refuses the whole apply, nothing left behind", () =>
+    withArbor(Effect.gen(function*() {
+      const declarative = yield* Declarative.Declarative
+      yield* declarative.apply(Principal.system, { organizations: { acme: { folders: { prod: {} } } } })
+      const groups = yield* Groups.Groups
+      const [org] = (yield* groups.list(Principal.system, { inRoot: true, name: "acme" })).items
+      // A pull-token creator may make identities and bind the roles it holds: the identity is made, then binding
+      // it as owner is refused (no escalation), and the identity goes with the rest.
+      const creator = yield* principalWith(org!.uid, "creator", "registry.pull_token_creator")
+      const grant = {
+        organizations: {
+          acme: {
+            folders: { prod: {} },
+            identities: { bot: { issuer: "https://issuer.example.com", subject: "bot" } },
+            bindings: [{ identity: "bot", role: "owner" }]
+          }
+        }
+      }
+      assert.deepStrictEqual(describeChanges(yield* declarative.plan(creator, grant)), [
+        "create identity acme/bot",
+        "create binding acme/bot → owner at acme"
+      ])
+      const refused = yield* Effect.flip(declarative.apply(creator, grant))
+      assert.strictEqual(refused._tag, "PermissionDenied")
+      const identities = yield* Identities.Identities
+      assert.deepStrictEqual(
+        (yield* identities.list(Principal.system, { descendantsOf: org!.uid })).items.map((i) => i.name),
+        ["creator"]
+      )
+    })))
+
+  it.effect("prune never takes away the caller's own owner binding, nor the organization's last owner", () =>
+    withArbor(Effect.gen(function*() {
+      const declarative = yield* Declarative.Declarative
+      yield* declarative.apply(Principal.system, { organizations: { acme: {} } })
+      const groups = yield* Groups.Groups
+      const [org] = (yield* groups.list(Principal.system, { inRoot: true, name: "acme" })).items
+      const owner = yield* principalWith(org!.uid, "owner", "owner")
+      const exported = yield* declarative.exportOrganization(owner, "acme")
+      const withoutBindings = { organizations: { acme: { ...exported.organizations.acme, bindings: [] } } }
+      const own = yield* Effect.flip(declarative.apply(owner, withoutBindings, { prune: true }))
+      assert.deepStrictEqual(errorOf(own), { tag: "FailedPrecondition", fields: ["OWN_OWNER_BINDING"] })
+      const last = yield* Effect.flip(declarative.apply(Principal.system, withoutBindings, { prune: true }))
+      assert.deepStrictEqual(errorOf(last), { tag: "FailedPrecondition", fields: ["LAST_OWNER"] })
+      const bindings = yield* RoleBindings.RoleBindings
+      const owners = (yield* bindings.list(Principal.system, { childrenOf: org!.uid })).items
+        .filter((b) => b.role.uid === Role.builtInByName("owner")!.uid)
+      assert.strictEqual(owners.length, 1)
+    })))
+})
