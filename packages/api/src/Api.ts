@@ -11,7 +11,7 @@ import { truthful } from "./internal/openApi.js"
 import { AccountAssociationChecks } from "./methods/accountAssociations.js"
 import { Decisions, DecisionsMetadata } from "./methods/decisions.js"
 import { AuditTrail } from "./methods/events.js"
-import { Organizations, Terms, VerifiedOrganizations } from "./methods/groups.js"
+import { Organizations, OrganizationsAsCode, Terms, VerifiedOrganizations } from "./methods/groups.js"
 import { IdentityLookup, OwnMetadata } from "./methods/identities.js"
 import { MappingBatches, ScimCredentials } from "./methods/identityProviders.js"
 import { InviteCodes } from "./methods/invites.js"
@@ -39,6 +39,7 @@ export const Api = ErrorBody.declareErrors(
     .add(Resources.groups.group)
     .add(Organizations)
     .add(VerifiedOrganizations)
+    .add(OrganizationsAsCode)
     .add(Resources.identities.group)
     .add(IdentityLookup)
     .add(OwnMetadata)

@@ -11,6 +11,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { OAuth2Server } from "oauth2-mock-server"
 import { afterAll, assert, beforeAll, describe, it, onTestFinished } from "vitest"
+import { parse, stringify } from "yaml"
 import {
   Browser,
   confirmDevice,
@@ -828,6 +829,32 @@ describe("arbor iam, as an owner", () => {
     assert.match(await run(...scim, "token", "revoke", idp.uid), / true +REVOKED /)
     assert.strictEqual((await scimGet(rotated.token)).status, 401)
     assert.match(await run(...scim, "disable", idp.uid), / false +REVOKED /)
+  })
+
+  it("IAM as code as CI runs it (a workload's login): export, diff exits 0 then 2, apply --yes, diff exits 0", async () => {
+    const { env } = await asOwnerOf("coded")
+    const exported = await arbor(env, "export", "coded")
+    assert.strictEqual(exported.code, 0, exported.stderr)
+    const file = join(env.dir, "coded.yaml")
+    writeFileSync(file, exported.stdout)
+    const same = await arbor(env, "diff", "-f", file)
+    assert.deepStrictEqual([same.code, same.stdout], [0, "No changes: the organization is as the document says.\n"])
+    const document = parse(exported.stdout)
+    document.organizations.coded.folders = { prod: { description: "production" } }
+    document.organizations.coded.roles = { deployer: ["repo.create", "CAP_REPO_LIST"] }
+    writeFileSync(file, stringify(document))
+    const diff = await arbor(env, "diff", "-f", file)
+    assert.deepStrictEqual([diff.code, diff.stdout], [2, "+ folder coded/prod\n+ role coded/deployer\n"], diff.stderr)
+    // Without a terminal to ask in, apply wants --yes; nothing is applied meanwhile.
+    const unasked = await arbor(env, "apply", "-f", file)
+    assert.strictEqual(unasked.code, 2)
+    assert.match(unasked.stderr, /^arbor: give --yes to apply without a terminal to ask in \(arbor apply --help\)/)
+    const applied = await arbor(env, "apply", "-f", file, "--yes")
+    assert.strictEqual(applied.code, 0, applied.stderr)
+    assert.match(applied.stdout, /Applied 2 change\(s\)\.\n$/)
+    assert.strictEqual((await arbor(env, "diff", "-f", file)).code, 0)
+    const bad = await arbor(env, "diff", "-f", join(env.dir, "token"))
+    assert.strictEqual(bad.code, 2, bad.stderr)
   })
 
   it("creates a custom role from capabilities in either spelling; lists every capability", async () => {

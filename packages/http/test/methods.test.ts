@@ -46,6 +46,8 @@ const twins: Readonly<Record<string, string | Without>> = {
   "mappingBatches.delete": `${iam}.ExternalGroupRoleMappingsService/BatchDeleteExternalGroupRoleMappings`,
   "accountAssociationChecks.check": `${iam}.AccountAssociationsService/CheckAccountAssociation`,
   "inviteCodes.redeem": { without: "the protos' GroupInvitesService has no redeem" },
+  "organizationsAsCode.export": { without: "the protos' GroupsService has no export of an organization as a document" },
+  "organizationsAsCode.apply": { without: "the protos' GroupsService has no apply of a document" },
   "repoReadmes.get": "chainguard.platform.registry.v2beta1.ReposService/GetRepoReadme",
   "repoReadmes.update": "chainguard.platform.registry.v2beta1.ReposService/UpdateRepoReadme",
   "auditTrail.list": { without: "the protos have no service of the change log" },

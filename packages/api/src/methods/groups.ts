@@ -101,3 +101,64 @@ export const Terms = authenticated(
   "/iam/v2beta1",
   "Terms: the legal documents each group has accepted."
 )
+
+/** A change of a plan, as the API answers it. */
+const Change = Schema.Struct({
+  action: Schema.Literal("create", "update", "delete"),
+  kind: Schema.Literal("organization", "folder", "role", "identity", "binding"),
+  path: Schema.String,
+  detail: Schema.optional(Schema.String)
+})
+
+/** IAM as code (docs/api.md, "IAM as code"): an organization as a document, exported, planned and applied. */
+export const OrganizationsAsCode = authenticated(
+  HttpApiGroup.make("organizationsAsCode")
+    .add(
+      // The path is `/groups/<uid>:export`; the router takes the custom method as a segment.
+      HttpApiEndpoint.get("export", "/groups/:uid/export")
+        .setPath(UidPath)
+        .addSuccess(Schema.Struct({ document: Schema.Unknown }))
+        .annotate(OpenApi.Summary, "Export an organization as a document")
+        .annotate(
+          OpenApi.Description,
+          "The organization as a document of names and paths (its folders, custom roles, identities and role " +
+            "bindings), as the caller may list them, in a stable order: exported, applied to an empty server and " +
+            "exported again, it is the same."
+        )
+    )
+    .add(
+      // The path is `/groups/<uid>:apply`.
+      HttpApiEndpoint.post("apply", "/groups/:uid/apply")
+        .setPath(UidPath)
+        .setPayload(unchecked<{
+          readonly document: unknown
+          readonly prune?: boolean
+          readonly validateOnly?: boolean
+        }>(
+          "ApplyOrganization",
+          {
+            type: "object",
+            required: ["document"],
+            properties: {
+              document: {
+                type: "object",
+                description: "the document (`{ organizations: { <name>: … } }`, docs/api.md): this organization only"
+              },
+              prune: { type: "boolean", description: "delete what the document leaves out" },
+              validateOnly: { type: "boolean", description: "answer the plan without applying it (AIP-163)" }
+            }
+          }
+        ))
+        .addSuccess(Schema.Struct({ changes: Schema.Array(Change) }))
+        .annotate(OpenApi.Summary, "Make an organization as a document says, in one transaction")
+        .annotate(
+          OpenApi.Description,
+          "Plans the document against the organization (each create, update and delete by path) and, unless " +
+            "validateOnly, applies every change in one transaction, each as if the caller made it by hand (no " +
+            "escalation; names and patterns checked). prune deletes what the document leaves out, never the " +
+            "caller's own owner binding nor the last owner. A bad document is INVALID_ARGUMENT naming its path."
+        )
+    ),
+  "/iam/v2beta1",
+  "IAM as code: organizations exported, planned and applied as documents."
+)

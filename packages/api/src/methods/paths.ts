@@ -15,7 +15,9 @@ export const uidCustomMethods: ReadonlyArray<string> = [
   "regenerateScimToken",
   "revokeScimToken",
   "setScimEnabled",
-  "checkAccountAssociation"
+  "checkAccountAssociation",
+  "export",
+  "apply"
 ]
 
 const afterUid = new RegExp(`/(${uidCustomMethods.join("|")})$`)

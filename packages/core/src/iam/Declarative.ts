@@ -30,6 +30,7 @@ import {
 } from "../engine/Errors.js"
 import { operation } from "../engine/internal/tracing.js"
 import type { Page } from "../engine/Lists.js"
+import { orInternal } from "../engine/Repository.js"
 import { Store } from "../engine/Store.js"
 import * as Uid from "../engine/Uid.js"
 import * as Validation from "../engine/Validation.js"
@@ -122,7 +123,7 @@ interface State {
   readonly folders: Map<string, Group.Group>
   readonly roles: Map<string, Role.Role>
   readonly identities: Map<string, Identity.Identity>
-  /** Bindings by `identity role group`. */
+  /** Bindings by their identity, role and group, a line each. */
   readonly bindings: Map<string, RoleBinding.RoleBinding>
 }
 
@@ -134,7 +135,7 @@ interface Step {
   readonly binding?: RoleBinding.RoleBinding | undefined
 }
 
-const bindingKey = (identity: string, role: string, group: string) => `${identity} ${role} ${group}`
+const bindingKey = (identity: string, role: string, group: string) => `${identity}\n${role}\n${group}`
 const joined = (parent: string, name: string) => parent === "" ? name : `${parent}/${name}`
 const byKey = <A>(record: { readonly [key: string]: A } | undefined): Array<readonly [string, A]> =>
   Object.entries(record ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
@@ -307,7 +308,7 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
           }),
           ...(state.bindings.size === 0 ? {} : {
             bindings: [...state.bindings.keys()].sort().map((key) => {
-              const [identity, role, group] = key.split(" ") as [string, string, string]
+              const [identity, role, group] = key.split("\n") as [string, string, string]
               return { identity, role, ...(group === "" ? {} : { group }) }
             })
           })
@@ -524,7 +525,7 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
         if (prune) {
           for (const [key, binding] of state.bindings) {
             if (wantedBindings.has(key)) continue
-            const [identity, role, group] = key.split(" ") as [string, string, string]
+            const [identity, role, group] = key.split("\n") as [string, string, string]
             deletes.push({
               change: { action: "delete", kind: "binding", path: `${full(identity)} → ${role} at ${full(group)}` },
               run: () => bindings.delete(principal, binding.uid),
@@ -610,7 +611,49 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
       changes: steps.flatMap((organization) => organization.steps.map((step) => step.change))
     })
 
+    const apply = (principal: Principal, document: unknown, options: Options = {}) =>
+      operation("Declarative.apply")(
+        orInternal(store.transaction(Effect.gen(function*() {
+          const steps = yield* stepsOfDocument(principal, document, options.prune === true)
+          const plan = planOf(steps)
+          if (options.validateOnly === true) return plan
+          for (const organization of steps) {
+            const uids = new Map(organization.existing)
+            for (const step of organization.steps) yield* step.run(uids)
+          }
+          return plan
+        })))
+      )
+
+    /** The organization of uid `uid`, as `principal` may get it; INVALID_ARGUMENT for a folder's uid. */
+    const organizationAt = (principal: Principal, uid: string) =>
+      Effect.flatMap(groups.get(principal, uid), (group) =>
+        Uid.parentOrNull(group.uid) === null
+          ? Effect.succeed(group)
+          : Effect.fail(InvalidArgument.field("uid", "is a folder's: a document is applied to an organization")))
+
     return {
+      /** The organization of uid `uid` as a document (`exportOrganization`). */
+      exportAt: (principal: Principal, uid: string) =>
+        Effect.flatMap(organizationAt(principal, uid), (org) => exportOrganization(principal, org.name)),
+
+      /**
+       * `apply` of a document that names the organization of uid `uid` and no other (the API's
+       * `POST /iam/v2beta1/groups/<uid>:apply`).
+       */
+      applyAt: (principal: Principal, uid: string, document: unknown, options: Options = {}) =>
+        Effect.gen(function*() {
+          const org = yield* organizationAt(principal, uid)
+          const named = typeof document === "object" && document !== null && "organizations" in document &&
+              typeof document.organizations === "object" && document.organizations !== null
+            ? Object.keys(document.organizations)
+            : undefined
+          if (named !== undefined && (named.length !== 1 || named[0] !== org.name)) {
+            return yield* InvalidArgument.field("organizations", `must name this organization only: ${org.name}`)
+          }
+          return yield* apply(principal, document, options)
+        }),
+
       /**
        * The uids of organization `name`'s groups and identities by their paths below it (the organization's own
        * is ""), as `principal` may list them: what a document's names are, once applied.
@@ -638,19 +681,7 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
        * Makes the document's organizations as it says, as `principal`: every change through the engine's services
        * (so each is refused as it would be made by hand), all in one transaction or none; answers the plan applied.
        */
-      apply: (principal: Principal, document: unknown, options: Options = {}) =>
-        operation("Declarative.apply")(
-          store.transaction(Effect.gen(function*() {
-            const steps = yield* stepsOfDocument(principal, document, options.prune === true)
-            const plan = planOf(steps)
-            if (options.validateOnly === true) return plan
-            for (const organization of steps) {
-              const uids = new Map(organization.existing)
-              for (const step of organization.steps) yield* step.run(uids)
-            }
-            return plan
-          }))
-        )
+      apply
     }
   })
 }) {}

@@ -1,8 +1,9 @@
 /**
- * Groups (`@arbor/api`'s `methods/groups.ts`): the resource over v2 and v1, organizations, verified organizations and
- * the terms a group accepted; over gRPC, GroupsService and TermsService.
+ * Groups (`@arbor/api`'s `methods/groups.ts`): the resource over v2 and v1, organizations, verified organizations,
+ * organizations as code (export and apply) and the terms a group accepted; over gRPC, GroupsService and TermsService
+ * (the reference protos have no export or apply).
  */
-import { Organizations, Terms, VerifiedOrganizations } from "@arbor/api/Api"
+import { Organizations, OrganizationsAsCode, Terms, VerifiedOrganizations } from "@arbor/api/Api"
 import { GroupsService } from "@arbor/api/proto/chainguard/platform/iam/v2beta1/groups_pb"
 import { TermsAcceptanceSchema, TermsService } from "@arbor/api/proto/chainguard/platform/iam/v2beta1/terms_pb"
 import * as Resources from "@arbor/api/Resources"
@@ -16,7 +17,7 @@ import { listOptions, listResponse, message, protoJsonOf, serveResource } from "
 import { asCaller, envelope, serve, v1, writable } from "../internal/rest.js"
 
 export const groups = Domain.make({
-  rest: ({ groups, terms }) =>
+  rest: ({ declarative, groups, terms }) =>
     Layer.mergeAll(
       writable(Resources.groups, groups),
       v1(Resources.groupsV1, groups),
@@ -30,11 +31,27 @@ export const groups = Domain.make({
           .handle("lookup", () => asCaller((p) => Effect.map(groups.lookupVerified(p), (group) => ({ group }))))
           .handle("checkEligibility", () => asCaller((p) => groups.checkEligibility(p)))
           .handle("requestAccess", ({ path }) => asCaller((p) => groups.requestAccess(p, path.uid)))),
+      HttpApiBuilder.group(serve(OrganizationsAsCode), "organizationsAsCode", (h) =>
+        h
+          .handle(
+            "export",
+            ({ path }) => asCaller((p) => Effect.map(declarative.exportAt(p, path.uid), (document) => ({ document })))
+          )
+          .handle("apply", ({ path, payload }) =>
+            asCaller((p) =>
+              declarative.applyAt(p, path.uid, payload.document, {
+                prune: payload.prune === true,
+                validateOnly: payload.validateOnly === true
+              })
+            ))),
       HttpApiBuilder.group(serve(Terms), "terms", (h) =>
         h
           .handle("accept", ({ path, payload }) => asCaller((p) => terms.accept(p, path.uid, payload)))
-          .handle("list", ({ path, urlParams }) =>
-            asCaller((p) => terms.list(p, path.uid, urlParams)).pipe(Effect.map(envelope("termsAcceptances")))))
+          .handle(
+            "list",
+            ({ path, urlParams }) =>
+              asCaller((p) => terms.list(p, path.uid, urlParams)).pipe(Effect.map(envelope("termsAcceptances")))
+          ))
     ),
   services: [GroupsService, TermsService],
   grpc: ({ groups, terms }, run, router) => {

@@ -1,0 +1,136 @@
+/**
+ * IAM as code: `arbor export <organization>` prints an organization as a document (YAML, or JSON with `-o json`);
+ * `arbor diff -f org.yaml` prints what applying it would change and exits 0 when nothing would, 2 when something
+ * would (as `terraform plan -detailed-exitcode`), 1 on error; `arbor apply -f org.yaml` shows the plan, asks, and
+ * applies it in one transaction (`--yes` for CI). The server plans and applies (`groups/<uid>:apply`).
+ */
+import { Args, Command, Options } from "@effect/cli"
+import * as Effect from "effect/Effect"
+import { readFileSync } from "node:fs"
+import { createInterface } from "node:readline/promises"
+import { parse, stringify } from "yaml"
+import { CommandFailed, UsageError } from "../Failure.js"
+import { common, connect, print, resolveGroup } from "./shared.js"
+
+/** A change of a plan, as the server answers it. */
+interface Change {
+  readonly action: "create" | "update" | "delete"
+  readonly kind: string
+  readonly path: string
+  readonly detail?: string | undefined
+}
+
+/** A plan as a person reads it: `+ folder acme/prod`, `~ role acme/deployer: +repo.delete`, `- binding …`. */
+const planText = (changes: ReadonlyArray<Change>) =>
+  changes.map((c) =>
+    `${c.action === "create" ? "+" : c.action === "update" ? "~" : "-"} ${c.kind} ${c.path}${
+      c.detail === undefined ? "" : `: ${c.detail}`
+    }`
+  ).join("\n")
+
+const file = Options.file("file", { exists: "yes" }).pipe(
+  Options.withAlias("f"),
+  Options.withDescription("the document: YAML or JSON, one organization")
+)
+const prune = Options.boolean("prune").pipe(
+  Options.withDescription("also delete what the document leaves out (folders, roles, identities, bindings)")
+)
+
+/** The document of `path` and the one organization it names. */
+const documentOf = (path: string) =>
+  Effect.gen(function*() {
+    const document: unknown = yield* Effect.try({
+      try: () => parse(readFileSync(path, "utf8")),
+      catch: (error) => new UsageError({ message: `${path} is not YAML or JSON: ${String(error)}` })
+    })
+    const names = typeof document === "object" && document !== null && "organizations" in document &&
+        typeof document.organizations === "object" && document.organizations !== null
+      ? Object.keys(document.organizations)
+      : []
+    if (names.length !== 1) {
+      return yield* new UsageError({ message: `${path} must name one organization under organizations:` })
+    }
+    return { document, organization: names[0]! }
+  })
+
+/** The plan of applying the document of `flags.file` (nothing applied), with what is needed to apply it. */
+const planned = (flags: Parameters<typeof connect>[0] & { readonly file: string; readonly prune: boolean }) =>
+  Effect.gen(function*() {
+    const client = yield* connect(flags)
+    const { document, organization } = yield* documentOf(flags.file)
+    const uid = yield* resolveGroup(client, organization)
+    const apply = (validateOnly: boolean) =>
+      client.organizationsAsCode.apply({ path: { uid }, payload: { document, prune: flags.prune, validateOnly } })
+    const { changes } = yield* apply(true)
+    return { apply, changes }
+  })
+
+/** `arbor export`. */
+export const exportCommand = Command.make(
+  "export",
+  {
+    ...common,
+    organization: Args.text({ name: "organization" }).pipe(Args.withDescription("the organization (its name or uid)")),
+    output: Options.choice("output", ["yaml", "json"] as const).pipe(
+      Options.withAlias("o"),
+      Options.withDescription("the document's format"),
+      Options.withDefault("yaml" as const)
+    )
+  },
+  (flags) =>
+    Effect.gen(function*() {
+      const client = yield* connect(flags)
+      const uid = yield* resolveGroup(client, flags.organization)
+      const { document } = yield* client.organizationsAsCode.export({ path: { uid } })
+      yield* print(flags.output === "json" ? JSON.stringify(document, null, 2) : stringify(document).trimEnd())
+    })
+).pipe(Command.withDescription(
+  "Print an organization as a document (its folders, custom roles, identities and bindings), in a stable order. Example: arbor export acme > acme.yaml"
+))
+
+/** `arbor diff`. */
+export const diffCommand = Command.make("diff", { ...common, file, prune }, (flags) =>
+  Effect.gen(function*() {
+    const { changes } = yield* planned(flags)
+    if (changes.length === 0) return yield* print("No changes: the organization is as the document says.")
+    yield* print(planText(changes))
+    // As terraform plan -detailed-exitcode: 2 when there is something to apply.
+    yield* Effect.sync(() => (process.exitCode = 2))
+  })).pipe(Command.withDescription(
+    "Print what applying a document would change; exit 0 when nothing would, 2 when something would, 1 on error. Example: arbor diff -f acme.yaml"
+  ))
+
+/** `arbor apply`. */
+export const applyCommand = Command.make(
+  "apply",
+  {
+    ...common,
+    file,
+    prune,
+    yes: Options.boolean("yes").pipe(Options.withDescription("apply without asking (for CI)"))
+  },
+  (flags) =>
+    Effect.gen(function*() {
+      const { apply, changes } = yield* planned(flags)
+      if (changes.length === 0) return yield* print("No changes: the organization is as the document says.")
+      yield* print(planText(changes))
+      if (!flags.yes) {
+        if (process.stdin.isTTY !== true) {
+          return yield* new UsageError({ message: "give --yes to apply without a terminal to ask in" })
+        }
+        const answer = yield* Effect.promise(async () => {
+          const terminal = createInterface({ input: process.stdin, output: process.stderr })
+          try {
+            return await terminal.question(`Apply ${changes.length} change(s)? [y/N] `)
+          } finally {
+            terminal.close()
+          }
+        })
+        if (!/^y(es)?$/i.test(answer.trim())) return yield* new CommandFailed({ message: "nothing applied" })
+      }
+      const applied = yield* apply(false)
+      yield* print(`Applied ${applied.changes.length} change(s).`)
+    })
+).pipe(Command.withDescription(
+  "Make an organization as a document says, in one transaction: shows the plan and asks first. Example: arbor apply -f acme.yaml --yes"
+))

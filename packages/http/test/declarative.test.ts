@@ -1,0 +1,88 @@
+/**
+ * IAM as code over REST: `GET /iam/v2beta1/groups/<uid>:export` and `POST /iam/v2beta1/groups/<uid>:apply`, as a
+ * client sends them (the colon on the wire).
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import { call, member, testServer } from "./support.js"
+
+const document = {
+  organizations: {
+    acme: {
+      folders: { prod: { folders: { web: {} } }, staging: {} },
+      roles: { deployer: ["repo.create", "repo.list"] },
+      identities: {
+        "prod/ci": {
+          issuer: "https://token.actions.githubusercontent.com",
+          subject: "repo:acme/app:ref:refs/heads/main"
+        }
+      },
+      bindings: [{ identity: "prod/ci", role: "deployer", group: "prod" }]
+    }
+  }
+}
+
+describe("organizations as code over REST", () => {
+  it.scopedLive("plans with validateOnly, applies, exports what it applied, and plans nothing the second time", () =>
+    Effect.gen(function*() {
+      const { org, token } = yield* member("acme")
+      const apply = (body: object) => call("POST", `/iam/v2beta1/groups/${org}:apply`, { token, body })
+
+      const planned = yield* apply({ document, validateOnly: true })
+      assert.strictEqual(planned.status, 200, planned.text)
+      assert.deepStrictEqual(planned.body.changes.map((c: { path: string }) => c.path), [
+        "acme/prod",
+        "acme/prod/web",
+        "acme/staging",
+        "acme/deployer",
+        "acme/prod/ci",
+        "acme/prod/ci → deployer at acme/prod"
+      ])
+      const before = yield* call("GET", `/iam/v2beta1/groups/${org}:export`, { token })
+      assert.isUndefined(before.body.document.organizations.acme.folders, "validateOnly changed nothing")
+
+      assert.strictEqual((yield* apply({ document })).status, 200)
+      const exported = yield* call("GET", `/iam/v2beta1/groups/${org}:export`, { token })
+      assert.deepStrictEqual(exported.body.document.organizations.acme.folders, document.organizations.acme.folders)
+      assert.deepStrictEqual(exported.body.document.organizations.acme.roles, {
+        deployer: ["repo.create", "repo.list"]
+      })
+      // The owner who applied is in the export too; applied again as exported, nothing changes.
+      const again = yield* apply({ document: exported.body.document })
+      assert.deepStrictEqual(again.body.changes, [], again.text)
+    }).pipe(Effect.provide(testServer())))
+
+  it.scopedLive("a bad document, one naming another organization or a folder's uid is INVALID_ARGUMENT", () =>
+    Effect.gen(function*() {
+      const { org, token } = yield* member("acme")
+      const apply = (uid: string, body: object) => call("POST", `/iam/v2beta1/groups/${uid}:apply`, { token, body })
+      const fieldOf = (reply: { body: any }) =>
+        reply.body.details.find((d: { fieldViolations?: unknown }) => d.fieldViolations !== undefined)
+          .fieldViolations[0].field
+      const wrongRole = yield* apply(org, {
+        document: { organizations: { acme: { bindings: [{ identity: "nobody", role: "viewer" }] } } }
+      })
+      assert.strictEqual(wrongRole.status, 400, wrongRole.text)
+      assert.strictEqual(fieldOf(wrongRole), "organizations.acme.bindings[0].identity")
+      const other = yield* apply(org, { document: { organizations: { globex: {} } } })
+      assert.strictEqual(other.status, 400)
+      assert.strictEqual(fieldOf(other), "organizations")
+      const created = yield* call("POST", `/iam/v2beta1/groups/${org}`, { token, body: { name: "team" } })
+      const folder = yield* apply(created.body.uid, { document: { organizations: { team: {} } } })
+      assert.strictEqual(folder.status, 400)
+      assert.strictEqual(fieldOf(folder), "uid")
+    }).pipe(Effect.provide(testServer())))
+
+  it.scopedLive("a caller who may not make a change gets PERMISSION_DENIED, and nothing of the document is applied", () =>
+    Effect.gen(function*() {
+      const { org, token } = yield* member("acme", "viewer")
+      const reply = yield* call("POST", `/iam/v2beta1/groups/${org}:apply`, {
+        token,
+        body: { document: { organizations: { acme: { folders: { prod: {} } } } } }
+      })
+      assert.strictEqual(reply.status, 403)
+      const owner = yield* member("acme")
+      const exported = yield* call("GET", `/iam/v2beta1/groups/${org}:export`, { token: owner.token })
+      assert.isUndefined(exported.body.document.organizations.acme.folders)
+    }).pipe(Effect.provide(testServer())))
+})
