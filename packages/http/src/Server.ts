@@ -58,6 +58,7 @@ import * as Metrics from "./Metrics.js"
 import * as Middleware from "./Middleware.js"
 import * as RequestLimits from "./RequestLimits.js"
 import * as ScimRoutes from "./ScimRoutes.js"
+import * as Seed from "./Seed.js"
 import type { ServerConfig } from "./ServerConfig.js"
 import * as SignInRoutes from "./SignInRoutes.js"
 import * as Tracing from "./Tracing.js"
@@ -291,7 +292,7 @@ export const layer = (config: ServerConfig) => {
     Layer.provide(NodeHttpServer.layer(() => server, { port: config.port, host: config.host })),
     Layer.provide(Layer.effectDiscard(Effect.zipRight(
       Effect.zipRight(
-        Bootstrap.run(config),
+        Effect.zipRight(Bootstrap.run(config), Seed.run(config)),
         Effect.flatMap(IdentityProviders.IdentityProviders, (providers) => providers.sealStoredSecrets)
       ),
       DataDir.writeServerAddresses(config.dataDir, {

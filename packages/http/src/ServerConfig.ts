@@ -30,6 +30,8 @@ export interface ServerConfig {
   readonly errorDomain: string
   readonly bootstrapIssuer: string | undefined
   readonly bootstrapSubject: string | undefined
+  /** A document (docs/api.md §15) applied as the system at every start (`ARBOR_SEED_FILE`); applying it again changes nothing. */
+  readonly seedFile?: string | undefined
   /** More audiences that workloads may exchange their tokens for, beside the base URL. */
   readonly audiences: ReadonlyArray<string>
   /** How old the signing key may grow before the server rotates it. */
@@ -166,6 +168,7 @@ export const config: Config.Config<ServerConfig> = Config.all({
   errorDomain: Config.string("ARBOR_ERROR_DOMAIN").pipe(Config.withDefault("iam.arbor.dev")),
   bootstrapIssuer: optional("ARBOR_BOOTSTRAP_ISSUER"),
   bootstrapSubject: optional("ARBOR_BOOTSTRAP_SUBJECT"),
+  seedFile: optional("ARBOR_SEED_FILE"),
   platformAdmins: Config.array(Config.string(), "ARBOR_PLATFORM_ADMINS").pipe(Config.withDefault([])),
   audiences: Config.array(Config.string(), "ARBOR_TOKEN_AUDIENCES").pipe(Config.withDefault([])),
   keyRotationDays: Config.integer("ARBOR_KEY_ROTATION_DAYS").pipe(
@@ -240,6 +243,7 @@ export const config: Config.Config<ServerConfig> = Config.all({
         errorDomain: c.errorDomain,
         bootstrapIssuer: c.bootstrapIssuer,
         bootstrapSubject: c.bootstrapSubject,
+        seedFile: c.seedFile,
         platformAdmins: c.platformAdmins,
         audiences: c.audiences,
         keyRotation: Duration.days(c.keyRotationDays),

@@ -2,9 +2,15 @@
  * IAM as code over REST: `GET /iam/v2beta1/groups/<uid>:export` and `POST /iam/v2beta1/groups/<uid>:apply`, as a
  * client sends them (the colon on the wire).
  */
+import { Declarative, Principal } from "@arbor/core"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { call, member, testServer } from "./support.js"
+import { mkdtempSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import * as Seed from "../src/Seed.js"
+import * as Server from "../src/Server.js"
+import { call, member, testConfig, testServer } from "./support.js"
 
 const document = {
   organizations: {
@@ -85,4 +91,27 @@ describe("organizations as code over REST", () => {
       const exported = yield* call("GET", `/iam/v2beta1/groups/${org}:export`, { token: owner.token })
       assert.isUndefined(exported.body.document.organizations.acme.folders)
     }).pipe(Effect.provide(testServer())))
+
+  it.scopedLive("ARBOR_SEED_FILE: applied at start, and again at the next start with nothing to change", () =>
+    Effect.gen(function*() {
+      const file = join(mkdtempSync(join(tmpdir(), "arbor-seed-")), "seed.yaml")
+      writeFileSync(
+        file,
+        "organizations:\n  seeded:\n    folders: { prod: {} }\n    roles: { deployer: [repo.create] }\n"
+      )
+      const config = testConfig({ seedFile: file })
+      yield* Seed.run(config)
+      const declarative = yield* Declarative.Declarative
+      const exported = yield* declarative.exportOrganization(Principal.system, "seeded")
+      assert.deepStrictEqual(exported.organizations.seeded, {
+        folders: { prod: {} },
+        roles: { deployer: ["repo.create"] }
+      })
+      yield* Seed.run(config)
+      assert.deepStrictEqual((yield* declarative.plan(Principal.system, exported)).changes, [])
+      // A file that is not a document stops the start, naming it.
+      writeFileSync(file, "organizations: [1]")
+      const refused = yield* Effect.flip(Seed.run(config))
+      assert.strictEqual(refused._tag, "InvalidArgument")
+    }).pipe(Effect.provide(Server.engine(testConfig()))))
 })
