@@ -5,9 +5,12 @@
 import { Declarative, Principal } from "@arbor/core"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { freshDatabase } from "../../store-postgres/test/databases.js"
 import * as Seed from "../src/Seed.js"
 import * as Server from "../src/Server.js"
 import { call, member, testConfig, testServer } from "./support.js"
@@ -114,4 +117,47 @@ describe("organizations as code over REST", () => {
       const refused = yield* Effect.flip(Seed.run(config))
       assert.strictEqual(refused._tag, "InvalidArgument")
     }).pipe(Effect.provide(Server.engine(testConfig()))))
+
+  /** An engine on a new SQLite file or a new database of the tests' PostgreSQL server. */
+  const engineOn = (store: "sqlite" | "postgres") =>
+    store === "sqlite"
+      ? Server.engine(testConfig({ store: "sqlite" }))
+      : Layer.unwrapEffect(Effect.map(freshDatabase, (url) =>
+        Server.engine(testConfig({ store: "postgres", databaseUrl: Redacted.make(url), databasePool: 2 }))))
+
+  for (const store of ["sqlite", "postgres"] as const) {
+    it.live(`round trip on ${store}: applied, exported, applied to an empty store, exported again: the same bytes`, () =>
+      Effect.gen(function*() {
+        const seeded = {
+          organizations: {
+            acme: {
+              description: "Acme",
+              folders: { prod: { description: "production", folders: { web: {} } }, staging: {} },
+              roles: { deployer: { description: "ships", capabilities: ["repo.update", "repo.create"] } },
+              identities: {
+                "prod/ci": {
+                  issuer: "https://token.actions.githubusercontent.com",
+                  subject: "repo:acme/app:ref:refs/heads/main"
+                },
+                "staging/watcher": {
+                  claimMatch: { issuer: "https://gitlab.example.com", subjectPattern: "project_path:acme/.+" }
+                }
+              },
+              bindings: [
+                { identity: "prod/ci", role: "deployer", group: "prod" },
+                { identity: "staging/watcher", role: "viewer" }
+              ]
+            }
+          }
+        }
+        const exportedFrom = (document: object) =>
+          Effect.gen(function*() {
+            const declarative = yield* Declarative.Declarative
+            yield* declarative.apply(Principal.system, document)
+            return JSON.stringify(yield* declarative.exportOrganization(Principal.system, "acme"))
+          }).pipe(Effect.provide(engineOn(store)))
+        const first = yield* exportedFrom(seeded)
+        assert.strictEqual(yield* exportedFrom(JSON.parse(first)), first)
+      }))
+  }
 })
