@@ -7,6 +7,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import * as Console from "./console.js"
 import * as Decisions from "./decisions.js"
+import * as Declarative from "./declarative.js"
 import * as Deliveries from "./deliveries.js"
 import * as Events from "./events.js"
 import * as Grpc from "./grpc.js"
@@ -28,6 +29,7 @@ const suites: Record<string, (scale: number) => Promise<string>> = {
   events: Events.run,
   deliveries: Deliveries.run,
   decisions: Decisions.run,
+  declarative: Declarative.run,
   console: Console.run,
   launch: Launch.run
 }
