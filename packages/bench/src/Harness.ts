@@ -108,10 +108,10 @@ export const section = (
     "",
     ...description,
     "",
-    "| Operation | Ours (median) | Baseline (median) | Ratio | Target |",
-    "|---|---|---|---|---|",
-    ...rows,
-    ...(figureRows.length === 0 ? [] : ["", "| Figure | Value | Target |", "|---|---|---|", ...figureRows]),
+    ...(rows.length === 0
+      ? []
+      : ["| Operation | Ours (median) | Baseline (median) | Ratio | Target |", "|---|---|---|---|---|", ...rows, ""]),
+    ...(figureRows.length === 0 ? [] : ["| Figure | Value | Target |", "|---|---|---|", ...figureRows]),
     ""
   ].join("\n")
 }

@@ -86,7 +86,16 @@ describe("Declarative", () => {
         "update role acme/deployer: +repo.delete -repo.list -repo.update",
         "delete folder acme/scratch"
       ])
-      yield* declarative.apply(Principal.system, changed, { prune: true })
+      // Applied with the etag of a plan made before a change by hand: refused, nothing applied.
+      const reviewed = yield* declarative.plan(Principal.system, changed, { prune: true })
+      yield* groups.create(Principal.system, org!.uid, { name: "late" })
+      const stale = yield* Effect.flip(
+        declarative.apply(Principal.system, changed, { prune: true, etag: reviewed.etag })
+      )
+      assert.deepStrictEqual([stale._tag, "reason" in stale && stale.reason], ["Aborted", "ETAG_MISMATCH"])
+      const current = yield* declarative.plan(Principal.system, changed, { prune: true })
+      assert.notStrictEqual(current.etag, reviewed.etag)
+      yield* declarative.apply(Principal.system, changed, { prune: true, etag: current.etag })
       assert.deepStrictEqual((yield* declarative.plan(Principal.system, changed, { prune: true })).changes, [])
     })))
 

@@ -50,7 +50,9 @@ describe("organizations as code over REST", () => {
       const before = yield* call("GET", `/iam/v2beta1/groups/${org}:export`, { token })
       assert.isUndefined(before.body.document.organizations.acme.folders, "validateOnly changed nothing")
 
-      assert.strictEqual((yield* apply({ document })).status, 200)
+      // The plan's etag applies only what the plan read: a stale one is 409 ABORTED.
+      assert.strictEqual((yield* apply({ document, etag: "0".repeat(32) })).status, 409)
+      assert.strictEqual((yield* apply({ document, etag: planned.body.etag })).status, 200)
       const exported = yield* call("GET", `/iam/v2beta1/groups/${org}:export`, { token })
       assert.deepStrictEqual(exported.body.document.organizations.acme.folders, document.organizations.acme.folders)
       assert.deepStrictEqual(exported.body.document.organizations.acme.roles, {

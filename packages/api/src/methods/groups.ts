@@ -134,6 +134,7 @@ export const OrganizationsAsCode = authenticated(
           readonly document: unknown
           readonly prune?: boolean
           readonly validateOnly?: boolean
+          readonly etag?: string
         }>(
           "ApplyOrganization",
           {
@@ -145,11 +146,15 @@ export const OrganizationsAsCode = authenticated(
                 description: "the document (`{ organizations: { <name>: … } }`, docs/api.md): this organization only"
               },
               prune: { type: "boolean", description: "delete what the document leaves out" },
-              validateOnly: { type: "boolean", description: "answer the plan without applying it (AIP-163)" }
+              validateOnly: { type: "boolean", description: "answer the plan without applying it (AIP-163)" },
+              etag: {
+                type: "string",
+                description: "a plan's etag: apply only if nothing the plan read changed since (else 409 ABORTED)"
+              }
             }
           }
         ))
-        .addSuccess(Schema.Struct({ changes: Schema.Array(Change) }))
+        .addSuccess(Schema.Struct({ changes: Schema.Array(Change), etag: Schema.String }))
         .annotate(OpenApi.Summary, "Make an organization as a document says, in one transaction")
         .annotate(
           OpenApi.Description,

@@ -59,10 +59,16 @@ const planned = (flags: Parameters<typeof connect>[0] & { readonly file: string;
     const client = yield* connect(flags)
     const { document, organization } = yield* documentOf(flags.file)
     const uid = yield* resolveGroup(client, organization)
-    const apply = (validateOnly: boolean) =>
-      client.organizationsAsCode.apply({ path: { uid }, payload: { document, prune: flags.prune, validateOnly } })
-    const { changes } = yield* apply(true)
-    return { apply, changes }
+    const plan = yield* client.organizationsAsCode.apply({
+      path: { uid },
+      payload: { document, prune: flags.prune, validateOnly: true }
+    })
+    // Applied with the plan's etag: what is applied is what was shown, or nothing if the organization changed since.
+    const apply = client.organizationsAsCode.apply({
+      path: { uid },
+      payload: { document, prune: flags.prune, etag: plan.etag }
+    })
+    return { apply, changes: plan.changes }
   })
 
 /** `arbor export`. */
@@ -128,7 +134,7 @@ export const applyCommand = Command.make(
         })
         if (!/^y(es)?$/i.test(answer.trim())) return yield* new CommandFailed({ message: "nothing applied" })
       }
-      const applied = yield* apply(false)
+      const applied = yield* apply
       yield* print(`Applied ${applied.changes.length} change(s).`)
     })
 ).pipe(Command.withDescription(

@@ -21,7 +21,9 @@
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import { createHash } from "node:crypto"
 import {
+  Aborted,
   type ArborError,
   FailedPrecondition,
   Internal,
@@ -107,6 +109,11 @@ export interface Change {
 /** What applying a document does, in the order it is done; empty when the organizations are as it says. */
 export interface Plan {
   readonly changes: ReadonlyArray<Change>
+  /**
+   * The organizations as the plan read them: passed back to `apply`, it applies only if none of what the plan read
+   * changed meanwhile (ABORTED otherwise), so what is applied is what was reviewed.
+   */
+  readonly etag: string
 }
 
 /** How to apply. */
@@ -115,6 +122,8 @@ export interface Options {
   readonly prune?: boolean | undefined
   /** Answer the plan without applying it (AIP-163). */
   readonly validateOnly?: boolean | undefined
+  /** Apply only if the organizations are as the plan with this `etag` read them. */
+  readonly etag?: string | undefined
 }
 
 /** An organization as the caller sees it, each resource by its path below it (the organization's own is ""). */
@@ -126,6 +135,23 @@ interface State {
   /** Bindings by their identity, role and group, a line each. */
   readonly bindings: Map<string, RoleBinding.RoleBinding>
 }
+
+/** An organization's steps, the uids of what exists by path, and the etag of what the plan read. */
+interface Planned {
+  readonly existing: Map<string, Uid.Uid>
+  readonly steps: ReadonlyArray<Step>
+  readonly etag: string
+}
+
+/** What a plan read of an organization, as one value: each resource's uid and last update. */
+const etagOf = (state: State) =>
+  [
+    ...(state.org === undefined ? [] : [state.org]),
+    ...state.folders.values(),
+    ...state.roles.values(),
+    ...state.identities.values(),
+    ...state.bindings.values()
+  ].map((resource) => `${resource.uid}@${resource.updateTime.epochMillis}`).sort().join(";")
 
 /** A change, and how it is made: given the uids of the paths made so far, it records those it makes. */
 interface Step {
@@ -322,7 +348,7 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
       name: string,
       wanted: Organization,
       prune: boolean
-    ): Effect.Effect<{ readonly existing: Map<string, Uid.Uid>; readonly steps: ReadonlyArray<Step> }, ArborError> =>
+    ): Effect.Effect<Planned, ArborError> =>
       Effect.gen(function*() {
         const at = `organizations.${name}`
         const state = yield* stateOf(principal, name)
@@ -565,7 +591,7 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
           ...(state.org === undefined ? [] : [["", state.org.uid] as const]),
           ...[...state.folders].map(([path, folder]) => [path, folder.uid] as const)
         ])
-        return { existing, steps: [...creates, ...updates, ...deletes] }
+        return { existing, steps: [...creates, ...updates, ...deletes], etag: etagOf(state) }
       })
 
     /**
@@ -600,15 +626,17 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
     const stepsOfDocument = (principal: Principal, input: unknown, prune: boolean) =>
       Effect.gen(function*() {
         const document = yield* decodeDocument(input)
-        const steps: Array<{ readonly existing: Map<string, Uid.Uid>; readonly steps: ReadonlyArray<Step> }> = []
+        const steps: Array<Planned> = []
         for (const [name, organization] of byKey(document.organizations)) {
           steps.push(yield* stepsOf(principal, name, organization, prune))
         }
         return steps
       })
 
-    const planOf = (steps: ReadonlyArray<{ readonly steps: ReadonlyArray<Step> }>): Plan => ({
-      changes: steps.flatMap((organization) => organization.steps.map((step) => step.change))
+    const planOf = (steps: ReadonlyArray<Planned>): Plan => ({
+      changes: steps.flatMap((organization) => organization.steps.map((step) => step.change)),
+      etag: createHash("sha256").update(steps.map((organization) => organization.etag).join(",")).digest("hex")
+        .slice(0, 32)
     })
 
     const apply = (principal: Principal, document: unknown, options: Options = {}) =>
@@ -616,6 +644,12 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
         orInternal(store.transaction(Effect.gen(function*() {
           const steps = yield* stepsOfDocument(principal, document, options.prune === true)
           const plan = planOf(steps)
+          if (options.etag !== undefined && options.etag !== plan.etag) {
+            return yield* new Aborted({
+              description: "the organization changed since the plan was made; plan again",
+              reason: "ETAG_MISMATCH"
+            })
+          }
           if (options.validateOnly === true) return plan
           for (const organization of steps) {
             const uids = new Map(organization.existing)

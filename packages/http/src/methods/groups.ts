@@ -41,7 +41,8 @@ export const groups = Domain.make({
             asCaller((p) =>
               declarative.applyAt(p, path.uid, payload.document, {
                 prune: payload.prune === true,
-                validateOnly: payload.validateOnly === true
+                validateOnly: payload.validateOnly === true,
+                etag: payload.etag
               })
             ))),
       HttpApiBuilder.group(serve(Terms), "terms", (h) =>
