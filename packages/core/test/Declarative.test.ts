@@ -1,7 +1,19 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { parse } from "yaml"
-import { Arbor, Declarative, Groups, Identities, Principal, Role, RoleBindings } from "../src/index.js"
+import {
+  Arbor,
+  Declarative,
+  Groups,
+  Identities,
+  MemoryStore,
+  Principal,
+  Role,
+  RoleBindings,
+  Secrets,
+  Store
+} from "../src/index.js"
 import { principalWith } from "./fixtures.js"
 
 const withArbor = <A, E>(effect: Effect.Effect<A, E, Arbor.Services>) => Effect.provide(effect, Arbor.layerMemory)
@@ -182,4 +194,33 @@ describe("Declarative", () => {
         .filter((b) => b.role.uid === Role.builtInByName("owner")!.uid)
       assert.strictEqual(owners.length, 1)
     })))
+
+  it.effect("a store that fails in the middle of an apply leaves nothing of it", () =>
+    Effect.gen(function*() {
+      // The memory store, failing every insert from the 7th on once armed: six writes of the apply succeed first.
+      let armed = false
+      let inserts = 0
+      const faulty = Layer.effect(
+        Store.Store,
+        Effect.map(MemoryStore.MemoryStore, (store): Store.StoreService => ({
+          ...store,
+          insert: (table, row) =>
+            armed && ++inserts >= 7
+              ? Effect.fail(new Store.StoreError({ cause: "the disk is full" }))
+              : store.insert(table, row)
+        }))
+      ).pipe(Layer.provideMerge(MemoryStore.layer))
+      const engine = Arbor.layer.pipe(Layer.provideMerge(faulty), Layer.provide(Secrets.layerEphemeral))
+      yield* Effect.gen(function*() {
+        const declarative = yield* Declarative.Declarative
+        yield* declarative.apply(Principal.system, { organizations: { acme: {} } })
+        armed = true
+        const failed = yield* Effect.flip(declarative.apply(Principal.system, acme))
+        assert.strictEqual(failed._tag, "Internal")
+        armed = false
+        const exported = yield* declarative.exportOrganization(Principal.system, "acme")
+        assert.deepStrictEqual(exported.organizations.acme, {}, "the organization as it was before")
+        assert.isAbove(inserts, 6, "the store failed after writes of the apply had succeeded")
+      }).pipe(Effect.provide(engine))
+    }))
 })
