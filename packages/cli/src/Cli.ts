@@ -5,7 +5,7 @@
  * person to stderr.
  */
 import { Command } from "@effect/cli"
-import { applyCommand, diffCommand, exportCommand } from "./commands/asCode.js"
+import { applyCommand, diffCommand, exportCommand, iacCommand } from "./commands/asCode.js"
 import { auth } from "./commands/auth.js"
 import { config } from "./commands/config.js"
 import { events } from "./commands/events.js"
@@ -16,5 +16,16 @@ import * as Help from "./Help.js"
 /** The whole command line. */
 export const arbor = Command.make("arbor").pipe(
   Command.withDescription("Arbor's command-line client: sign in, get tokens, manage the hierarchy."),
-  Help.withSubcommands([auth, config, iam, images, advisories, events, exportCommand, diffCommand, applyCommand])
+  Help.withSubcommands([
+    auth,
+    config,
+    iam,
+    images,
+    advisories,
+    events,
+    exportCommand,
+    diffCommand,
+    applyCommand,
+    iacCommand
+  ])
 )

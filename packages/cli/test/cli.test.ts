@@ -855,6 +855,9 @@ describe("arbor iam, as an owner", () => {
     assert.strictEqual((await arbor(env, "diff", "-f", file)).code, 0)
     const bad = await arbor(env, "diff", "-f", join(env.dir, "token"))
     assert.strictEqual(bad.code, 2, bad.stderr)
+    // The document's JSON Schema, for an editor.
+    const schema = await arbor(env, "iac", "schema")
+    assert.property(JSON.parse(schema.stdout).$defs, "Folder")
   })
 
   it("creates a custom role from capabilities in either spelling; lists every capability", async () => {

@@ -8,6 +8,7 @@ import {
   Groups,
   Identities,
   MemoryStore,
+  OrganizationDocument,
   Principal,
   Role,
   RoleBindings,
@@ -223,4 +224,24 @@ describe("Declarative", () => {
         assert.isAbove(inserts, 6, "the store failed after writes of the apply had succeeded")
       }).pipe(Effect.provide(engine))
     }))
+})
+
+describe("OrganizationDocument.jsonSchema", () => {
+  it("describes the document for editors: unknown keys refused, folders nested, capabilities in both spellings", () => {
+    // As an editor reads it: JSON.
+    const schema = JSON.parse(JSON.stringify(OrganizationDocument.jsonSchema()))
+    const organization = schema.properties.organizations.additionalProperties
+    assert.isFalse(organization.additionalProperties)
+    assert.deepStrictEqual(Object.keys(organization.properties).sort(), [
+      "bindings",
+      "description",
+      "folders",
+      "identities",
+      "roles"
+    ])
+    assert.property(schema.$defs, "Folder")
+    const capabilities = JSON.stringify(organization.properties.roles)
+    assert.include(capabilities, "\"repo.create\"")
+    assert.include(capabilities, "\"CAP_REPO_CREATE\"")
+  })
 })

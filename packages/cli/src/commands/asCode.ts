@@ -2,14 +2,17 @@
  * IAM as code: `arbor export <organization>` prints an organization as a document (YAML, or JSON with `-o json`);
  * `arbor diff -f org.yaml` prints what applying it would change and exits 0 when nothing would, 2 when something
  * would (as `terraform plan -detailed-exitcode`), 1 on error; `arbor apply -f org.yaml` shows the plan, asks, and
- * applies it in one transaction (`--yes` for CI). The server plans and applies (`groups/<uid>:apply`).
+ * applies it in one transaction (`--yes` for CI); `arbor iac schema` prints the document's JSON Schema. The server
+ * plans and applies (`groups/<uid>:apply`).
  */
+import * as OrganizationDocument from "@arbor/core/OrganizationDocument"
 import { Args, Command, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
 import { readFileSync } from "node:fs"
 import { createInterface } from "node:readline/promises"
 import { parse, stringify } from "yaml"
 import { CommandFailed, UsageError } from "../Failure.js"
+import * as Help from "../Help.js"
 import { common, connect, print, resolveGroup } from "./shared.js"
 
 /** A change of a plan, as the server answers it. */
@@ -140,3 +143,15 @@ export const applyCommand = Command.make(
 ).pipe(Command.withDescription(
   "Make an organization as a document says, in one transaction: shows the plan and asks first. Example: arbor apply -f acme.yaml --yes"
 ))
+
+/** `arbor iac`: what is known of the document without a server. */
+export const iacCommand = Command.make("iac").pipe(
+  Command.withDescription("IAM as code: the document that export prints and diff and apply read."),
+  Help.withSubcommands([
+    Command.make("schema", {}, () => print(JSON.stringify(OrganizationDocument.jsonSchema(), null, 2))).pipe(
+      Command.withDescription(
+        "Print the document's JSON Schema, for an editor to complete and check it. Example: arbor iac schema > arbor-iam.schema.json"
+      )
+    )
+  ])
+)

@@ -37,65 +37,23 @@ import { Store } from "../engine/Store.js"
 import * as Uid from "../engine/Uid.js"
 import * as Validation from "../engine/Validation.js"
 import * as Capability from "./Capability.js"
-import * as ClaimMatch from "./ClaimMatch.js"
+import type * as ClaimMatch from "./ClaimMatch.js"
 import type * as Group from "./Group.js"
 import { Groups } from "./Groups.js"
 import { Identities } from "./Identities.js"
 import type * as Identity from "./Identity.js"
+import {
+  Document,
+  type FolderType,
+  type IdentitySpec,
+  type Organization,
+  type RoleSpec
+} from "./OrganizationDocument.js"
 import type { Principal } from "./Principal.js"
 import * as Role from "./Role.js"
 import type * as RoleBinding from "./RoleBinding.js"
 import { RoleBindings } from "./RoleBindings.js"
 import { Roles } from "./Roles.js"
-
-interface FolderType {
-  readonly description?: string | undefined
-  readonly folders?: { readonly [name: string]: FolderType } | undefined
-}
-
-/** A folder: its description, and the folders below it by name. */
-export const Folder: Schema.Schema<FolderType> = Schema.Struct({
-  description: Schema.optional(Schema.String),
-  folders: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.suspend(() => Folder) }))
-})
-
-/** A custom role of the organization: its capabilities (either spelling), or those with a description. */
-export const RoleSpec = Schema.Union(
-  Schema.Array(Schema.String),
-  Schema.Struct({ description: Schema.optional(Schema.String), capabilities: Schema.Array(Schema.String) })
-)
-
-/** An identity: a token of `issuer` and `subject` assumes it (or the claim match in full). */
-export const IdentitySpec = Schema.Struct({
-  description: Schema.optional(Schema.String),
-  /** Its folder, as a path below the organization, when the key is its name alone. */
-  group: Schema.optional(Schema.String),
-  issuer: Schema.optional(Schema.String),
-  subject: Schema.optional(Schema.String),
-  claimMatch: Schema.optional(ClaimMatch.ClaimMatch)
-})
-
-/** A role binding: an identity (its key), a role (the organization's or a built-in one) and where (a folder path). */
-export const BindingSpec = Schema.Struct({
-  identity: Schema.String,
-  role: Schema.String,
-  /** A folder's path below the organization; the organization itself when absent. */
-  group: Schema.optional(Schema.String)
-})
-
-/** An organization as code. */
-export const Organization = Schema.Struct({
-  description: Schema.optional(Schema.String),
-  folders: Schema.optional(Schema.Record({ key: Schema.String, value: Folder })),
-  roles: Schema.optional(Schema.Record({ key: Schema.String, value: RoleSpec })),
-  identities: Schema.optional(Schema.Record({ key: Schema.String, value: IdentitySpec })),
-  bindings: Schema.optional(Schema.Array(BindingSpec))
-})
-export type Organization = typeof Organization.Type
-
-/** The document: organizations by name. */
-export const Document = Schema.Struct({ organizations: Schema.Record({ key: Schema.String, value: Organization }) })
-export type Document = typeof Document.Type
 
 /** One change of a plan, by path (`acme/prod`; a binding as `acme/prod/ci → deployer at acme/prod`). */
 export interface Change {
