@@ -7,7 +7,7 @@
  */
 import * as Effect from "effect/Effect"
 import type { Internal, InvalidArgument, PermissionDenied } from "../engine/Errors.js"
-import { operation, spansWanted } from "../engine/internal/tracing.js"
+import { operation } from "../engine/internal/tracing.js"
 import type { Uid } from "../engine/Uid.js"
 import * as Validation from "../engine/Validation.js"
 import * as AccessEvaluation from "./AccessEvaluation.js"
@@ -88,16 +88,7 @@ export class Access extends Effect.Service<Access>()("@arbor/core/Access", {
        * pass `AccessEvaluation.groupOf(type, uid)`), from its current bindings: the check every operation makes.
        */
       can: (principal: Principal.Principal, capability: Capability, uid: Uid): Effect.Effect<boolean, Internal> =>
-        // Warm, the decision is made at once on the cached grants, without a span (docs/benchmarks.md: a span
-        // costs more than the decision); else, or when spans are exported, the grants are read as they must be.
-        Effect.withFiberRuntime((fiber) => {
-          const current = spansWanted(fiber) ? undefined : authorization.currentGrants(principal, fiber)
-          return current !== undefined
-            ? Effect.succeed(current.holds(capability, uid))
-            : operation("Access.can")(
-              Effect.map(authorization.grants(principal), (grants) => grants.holds(capability, uid))
-            )
-        }),
+        authorization.holds(principal, capability, uid),
 
       /** One evaluation (AuthZEN's `/access/v1/evaluation`); a false decision is an answer, never a failure. */
       evaluate: (

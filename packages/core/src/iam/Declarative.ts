@@ -90,8 +90,16 @@ interface State {
   readonly folders: Map<string, Group.Group>
   readonly roles: Map<string, Role.Role>
   readonly identities: Map<string, Identity.Identity>
-  /** Bindings by their identity, role and group, a line each. */
-  readonly bindings: Map<string, RoleBinding.RoleBinding>
+  /** Bindings by `bindingKey`, each with the paths and role name the document writes. */
+  readonly bindings: Map<string, BoundAs>
+}
+
+/** A binding as the document writes it: its identity's and group's paths and its role's name. */
+interface BoundAs {
+  readonly identity: string
+  readonly role: string
+  readonly group: string
+  readonly binding: RoleBinding.RoleBinding
 }
 
 /** An organization's steps, the uids of what exists by path, and the etag of what the plan read. */
@@ -108,7 +116,7 @@ const etagOf = (state: State) =>
     ...state.folders.values(),
     ...state.roles.values(),
     ...state.identities.values(),
-    ...state.bindings.values()
+    ...[...state.bindings.values()].map((bound) => bound.binding)
   ].map((resource) => `${resource.uid}@${resource.updateTime.epochMillis}`).sort().join(";")
 
 /** A change, and how it is made: given the uids of the paths made so far, it records those it makes. */
@@ -197,7 +205,7 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
         const [org] = (yield* groups.list(principal, { inRoot: true, name, pageSize: 1 })).items
         if (org === undefined) return state
         const pathOf = new Map<string, string>([[org.uid, ""]])
-        const pathOfParent = (uid: string) => pathOf.get(Uid.parentOrNull(uid as Uid.Uid) ?? "")
+        const pathOfParent = (uid: Uid.Uid) => pathOf.get(Uid.parentOrNull(uid) ?? "")
         const below = yield* all((pageToken) =>
           groups.list(principal, { descendantsOf: org.uid, pageSize: 200, pageToken })
         )
@@ -221,7 +229,7 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
           identityPath.set(identity.uid, joined(parent, identity.name))
           state.identities.set(joined(parent, identity.name), identity)
         }
-        const roleName = new Map(custom.map((r) => [r.uid as string, r.name]))
+        const roleName = new Map<string, string>(custom.map((r) => [r.uid, r.name]))
         const bound = yield* all((pageToken) =>
           bindings.list(principal, { descendantsOf: org.uid, pageSize: 200, pageToken })
         )
@@ -232,7 +240,7 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
             Role.builtIns.find((r) => r.uid === binding.role.uid)?.name
           // A binding of an identity or a role from outside the organization is not the document's to manage.
           if (group === undefined || identity === undefined || role === undefined) continue
-          state.bindings.set(bindingKey(identity, role, group), binding)
+          state.bindings.set(bindingKey(identity, role, group), { identity, role, group, binding })
         }
         return { ...state, org }
       })
@@ -291,10 +299,11 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
             )
           }),
           ...(state.bindings.size === 0 ? {} : {
-            bindings: [...state.bindings.keys()].sort().map((key) => {
-              const [identity, role, group] = key.split("\n") as [string, string, string]
-              return { identity, role, ...(group === "" ? {} : { group }) }
-            })
+            bindings: [...state.bindings].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, { group, identity, role }]) => ({
+              identity,
+              role,
+              ...(group === "" ? {} : { group })
+            }))
           })
         }
         return { organizations: { [name]: organization } }
@@ -507,9 +516,8 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
         }
 
         if (prune) {
-          for (const [key, binding] of state.bindings) {
+          for (const [key, { binding, group, identity, role }] of state.bindings) {
             if (wantedBindings.has(key)) continue
-            const [identity, role, group] = key.split("\n") as [string, string, string]
             deletes.push({
               change: { action: "delete", kind: "binding", path: `${full(identity)} → ${role} at ${full(group)}` },
               run: () => bindings.delete(principal, binding.uid),
@@ -560,7 +568,7 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
       const owner = Role.builtInByName("owner")!.uid
       const org = state.org
       if (org === undefined) return Effect.void
-      const ownersAtOrg = [...state.bindings.values()].filter((b) =>
+      const ownersAtOrg = [...state.bindings.values()].map((bound) => bound.binding).filter((b) =>
         b.role.uid === owner && Uid.parentOrNull(b.uid) === org.uid
       )
       const lost = doomed.filter((b) => ownersAtOrg.includes(b))

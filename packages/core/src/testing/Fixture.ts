@@ -28,50 +28,14 @@ import * as Validation from "../engine/Validation.js"
 import { Access } from "../iam/Access.js"
 import * as Capability from "../iam/Capability.js"
 import { Declarative } from "../iam/Declarative.js"
+import * as OrganizationDocument from "../iam/OrganizationDocument.js"
 import * as Principal from "../iam/Principal.js"
 
-interface FolderEncoded {
-  readonly description?: string | undefined
-  readonly folders?: { readonly [name: string]: FolderEncoded } | undefined
-}
-
-interface FolderType {
-  readonly description?: string | undefined
-  readonly folders?: { readonly [name: string]: FolderType } | undefined
-}
-
-/** A folder: a description, and the folders below it, by name. */
-const Folder: Schema.Schema<FolderType, FolderEncoded> = Schema.Struct({
-  description: Schema.optional(Schema.String),
-  folders: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.suspend(() => Folder) }))
-})
-
-/** An organization of a fixture. */
-const Organization = Schema.Struct({
-  description: Schema.optional(Schema.String),
-  folders: Schema.optional(Schema.Record({ key: Schema.String, value: Folder })),
-  /** Custom roles defined at the organization: their capabilities, in either spelling. */
-  roles: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Array(Schema.String) })),
-  /** Identities of the organization by name, each assumed by a token of that issuer and subject. */
-  identities: Schema.optional(
-    Schema.Record({
-      key: Schema.String,
-      value: Schema.Struct({
-        issuer: Schema.String,
-        subject: Schema.String,
-        /** The folder it lives in, as a path below the organization (`prod/web`); the organization by default. */
-        group: Schema.optional(Schema.String)
-      })
-    })
-  ),
-  /** Bindings: an identity's name, a role's name (built in or the organization's), and where (the organization by default). */
-  bindings: Schema.optional(
-    Schema.Array(Schema.Struct({ identity: Schema.String, role: Schema.String, group: Schema.optional(Schema.String) }))
-  )
-})
-
-/** A fixture: organizations by name. Identity names are unique across it. */
-export const Fixture = Schema.Struct({ organizations: Schema.Record({ key: Schema.String, value: Organization }) })
+/**
+ * A fixture: a document of organizations (`OrganizationDocument`, the same that `arbor export` prints and
+ * `Declarative.apply` applies). Identity names are unique across it.
+ */
+export const Fixture = OrganizationDocument.Document
 export type Fixture = typeof Fixture.Encoded
 
 /** What a seeded fixture names: its groups by path (`acme/prod/web`) and its identities by name. */
