@@ -1,18 +1,21 @@
 /**
  * In-process decisions beside the libraries an embedder would otherwise pick (issue 44): the same question, "may
  * `asker` list groups at acme/prod/svc?", answered by a binding of the viewer role at acme/prod, warm.
- * - Ours: `Access.can` on the in-memory Layer and on SQLite, many decisions in one Effect run (as an embedder's
- *   program makes them), divided by their number.
+ * - Ours: `Access.can` on the in-memory Layer, on SQLite and on PostgreSQL (each as every decision seeing every
+ *   commit, and as decisions at most a second stale about other processes' writes), many decisions in one Effect
+ *   program (a loop of `yield*`, as an embedder's program makes them), divided by their number.
  * - node-casbin: `enforceSync` on RBAC with domains, the domain matched as the group or one below it.
  * - CASL: `ability.can` on a precomputed ability, the resource carrying its ancestors.
  */
-import { Access, Arbor, Groups, Identities, Principal, Role, RoleBindings, Secrets } from "@arbor/core"
+import { Access, Arbor, Groups, Identities, Principal, Role, RoleBindings, Secrets, Store } from "@arbor/core"
+import { PostgresStore } from "@arbor/store-postgres"
 import { SqliteStore } from "@arbor/store-sqlite"
 import { createMongoAbility, subject } from "@casl/ability"
 import { newEnforcer, newModelFromString, StringAdapter } from "casbin"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Redacted from "effect/Redacted"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -60,19 +63,30 @@ export const casl = () => {
   }
 }
 
+/** Where an engine keeps its data: a kind of store, and whether its decisions may be a second stale. */
+export type Storage =
+  | { readonly store: "memory" }
+  | { readonly store: "sqlite"; readonly boundedStaleness?: boolean }
+  | { readonly store: "postgres"; readonly url: string; readonly boundedStaleness?: boolean }
+
 /**
- * `Access.can` on an engine over `store`, asked `batch` times in one run (`ask`); the database file, the group
- * asked about and the group of the binding; and a way to close it.
+ * `Access.can` on an engine over `storage`, asked `batch` times in one run (`ask`); the database file (SQLite), the
+ * group asked about and the group of the binding; and a way to close it.
  */
-export const arbor = async (store: "memory" | "sqlite") => {
+export const arbor = async (storage: Storage) => {
   const dir = mkdtempSync(join(tmpdir(), "arbor-bench-peers-"))
   const filename = join(dir, "peers.db")
-  const layer: Layer.Layer<Arbor.Services, SqliteStore.OpenFailed | SqliteStore.SchemaTooNew> = store === "memory"
-    ? Arbor.layerMemory
-    : Arbor.layer.pipe(
-      Layer.provideMerge(SqliteStore.layer({ filename })),
+  const over = (store: Layer.Layer<Store.Store, unknown>, boundedStaleness: boolean | undefined) =>
+    Arbor.layer.pipe(
+      Layer.provide(boundedStaleness === true ? Store.layerBoundedStaleness("1 second") : Layer.empty),
+      Layer.provideMerge(store),
       Layer.provide(Secrets.layerEphemeral)
     )
+  const layer: Layer.Layer<Arbor.Services, unknown> = storage.store === "memory"
+    ? Arbor.layerMemory
+    : storage.store === "sqlite"
+    ? over(SqliteStore.layer({ filename }), storage.boundedStaleness)
+    : over(PostgresStore.layer({ url: Redacted.make(storage.url), maxConnections: 2 }), storage.boundedStaleness)
   const runtime = ManagedRuntime.make(layer)
   const { principal, prod, svc } = await runtime.runPromise(Effect.gen(function*() {
     const groups = yield* Groups.Groups
@@ -91,9 +105,17 @@ export const arbor = async (store: "memory" | "sqlite") => {
   }))
   const access = await runtime.runPromise(Access.Access)
   if (!(await runtime.runPromise(access.can(principal, "groups.list", svc)))) throw new Error("Arbor refused")
-  const decisions = Effect.repeatN(access.can(principal, "groups.list", svc), batch - 1)
+  const can = access.can(principal, "groups.list", svc)
+  const decisions = Effect.gen(function*() {
+    for (let i = 0; i < batch; i++) yield* can
+  })
+  const empty = Effect.gen(function*() {
+    for (let i = 0; i < batch; i++) yield* Effect.void
+  })
   return {
     ask: () => runtime.runPromise(decisions),
+    /** The same loop with nothing in it: what the Effect program itself costs per step. */
+    loop: () => runtime.runPromise(empty),
     filename,
     group: svc,
     bound: prod,

@@ -100,9 +100,14 @@ const storage = (config: ServerConfig): {
   }
 }
 
-/** `store`, its operations timed (`Metrics.timedStore`). */
-const timed = <E>(store: Layer.Layer<Store.Store, E>) =>
-  Layer.effect(Store.Store, Effect.map(Store.Store, Metrics.timedStore)).pipe(Layer.provide(store))
+/**
+ * `store`, its operations timed (`Metrics.timedStore`) and, when `ARBOR_DECISION_STALENESS` is set, its decisions
+ * that stale at most about other servers' writes (`Store.withBoundedStaleness`).
+ */
+const served = <E>(store: Layer.Layer<Store.Store, E>, staleness: Duration.Duration | undefined) =>
+  Layer.effect(Store.Store, Effect.map(Store.Store, Metrics.timedStore)).pipe(
+    Layer.provide(staleness === undefined ? store : Store.layerBoundedStaleness(staleness).pipe(Layer.provide(store)))
+  )
 
 /** The engine and the token issuer over the configured store. */
 export const engine = (config: ServerConfig) => {
@@ -137,7 +142,7 @@ export const engine = (config: ServerConfig) => {
     Layer.provideMerge(Arbor.layer),
     Layer.provideMerge(tokens),
     Layer.provide(secrets),
-    Layer.provideMerge(timed(store)),
+    Layer.provideMerge(served(store, config.decisionStaleness)),
     Layer.provide(settings),
     Layer.provide(Layer.effectDiscard(DataDir.ensure(config.dataDir, { database: config.store === "sqlite" })))
   )

@@ -22,6 +22,11 @@ export interface ServerConfig {
   readonly databaseUrl: Redacted.Redacted | undefined
   /** Connections to it per server (`ARBOR_DATABASE_POOL`). */
   readonly databasePool: number
+  /**
+   * How stale a decision may be about writes made by another server or process (`ARBOR_DECISION_STALENESS`); unset,
+   * every decision sees every commit (docs/operations.md, "Consistency of decisions").
+   */
+  readonly decisionStaleness?: Duration.Duration | undefined
   /** The API's address: the audience of its tokens. */
   readonly baseUrl: string
   /** The token service's address: the issuer of its tokens. */
@@ -162,6 +167,14 @@ export const config: Config.Config<ServerConfig> = Config.all({
     Config.validate({ message: "must be at least 1", validation: (n) => n >= 1 }),
     Config.withDefault(10)
   ),
+  decisionStaleness: Config.option(
+    Config.duration("ARBOR_DECISION_STALENESS").pipe(
+      Config.validate({
+        message: "must be at most a minute",
+        validation: (d) => Duration.lessThanOrEqualTo(d, Duration.minutes(1))
+      })
+    )
+  ),
   baseUrl: optional("ARBOR_BASE_URL"),
   authUrl: optional("ARBOR_AUTH_URL"),
   orgName: Config.string("ARBOR_ORG_NAME").pipe(Config.withDefault("default")),
@@ -237,6 +250,7 @@ export const config: Config.Config<ServerConfig> = Config.all({
         store: c.store,
         databaseUrl: Option.getOrUndefined(c.databaseUrl),
         databasePool: c.databasePool,
+        decisionStaleness: Option.getOrUndefined(c.decisionStaleness),
         baseUrl,
         authUrl: (c.authUrl ?? baseUrl).replace(/\/+$/, ""),
         orgName: c.orgName,

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import { mkdtempSync, writeFileSync } from "node:fs"
@@ -42,6 +43,19 @@ describe("ServerConfig", () => {
       assert.notInclude(String(postgres.databaseUrl), "secret")
       assert.include(String(yield* Effect.flip(read({ ARBOR_STORE: "mysql" }))), "ARBOR_STORE")
       assert.strictEqual((yield* read({})).store, "sqlite")
+    }))
+
+  it.effect("decisions see every commit unless ARBOR_DECISION_STALENESS bounds them, at most a minute", () =>
+    Effect.gen(function*() {
+      assert.isUndefined((yield* read({})).decisionStaleness)
+      const bounded = yield* read({ ARBOR_DECISION_STALENESS: "250 millis" })
+      assert.strictEqual(Duration.toMillis(bounded.decisionStaleness!), 250)
+      for (const wrong of ["2 minutes", "soon"]) {
+        assert.include(
+          String(yield* Effect.flip(read({ ARBOR_DECISION_STALENESS: wrong }))),
+          "ARBOR_DECISION_STALENESS"
+        )
+      }
     }))
 
   it.effect("the sign-in provider: none by default; a strict issuer with a client id; the secret from a file", () =>

@@ -105,6 +105,61 @@ describe("two servers on one PostgreSQL database", () => {
     }
   }, 180_000)
 
+  it(
+    "with ARBOR_DECISION_STALENESS, a revocation denies on its own server at once and on the other once the bound has passed",
+    async () => {
+      const bound = 400
+      const { dirs, env, ports, servers } = await twoServers({ ARBOR_DECISION_STALENESS: `${bound} millis` })
+      try {
+        await Promise.all(servers.map((s) => s.ready))
+        const call = (server: number, method: string, path: string, token: string, body?: unknown) =>
+          fetchJson(`http://127.0.0.1:${ports[server]}`, method, path, token, body)
+        const owner = readFileSync(dirs.map((d) => join(d, "bootstrap-token")).find((f) => existsSync(f))!, "utf8")
+          .trim()
+        const org: string = (await call(1, "GET", "/iam/v2beta1/groups?uidp.in_root=true", owner)).body.groups[0].uid
+        const viewer = (await call(1, "GET", "/iam/v2beta1/roles?name=viewer", owner)).body.roles[0].uid
+        const identity = await call(0, "POST", `/iam/v2beta1/identities/${org}`, owner, {
+          name: "reader",
+          claimMatch: { issuer: "https://ci.example.com", subject: "reader" }
+        })
+        const reader = (await admin(dirs[0]!, ["token", "--identity", identity.body.uid], {
+          ...env,
+          ARBOR_DATA_DIR: dirs[0]!
+        })).stdout.trim()
+        const bind = () =>
+          call(0, "POST", `/iam/v2beta1/roleBindings/${org}`, owner, {
+            identityUid: identity.body.uid,
+            roleUid: viewer
+          })
+        const canRead = async (server: number) =>
+          (await call(server, "GET", `/iam/v2beta1/groups/${org}`, reader)).status === 200
+        // Revoked on server 0: server 0 denies at the very next request.
+        let binding = await bind()
+        await new Promise((resolve) => setTimeout(resolve, bound))
+        assert.deepStrictEqual([await canRead(0), await canRead(1)], [true, true])
+        assert.strictEqual(
+          (await call(0, "DELETE", `/iam/v2beta1/roleBindings/${binding.body.uid}`, owner)).status,
+          200
+        )
+        assert.isFalse(await canRead(0), "the server that revoked")
+        // Server 1 denies at the latest once the bound has passed since the revocation was acknowledged.
+        binding = await bind()
+        await new Promise((resolve) => setTimeout(resolve, bound))
+        assert.isTrue(await canRead(1))
+        assert.strictEqual(
+          (await call(0, "DELETE", `/iam/v2beta1/roleBindings/${binding.body.uid}`, owner)).status,
+          200
+        )
+        await new Promise((resolve) => setTimeout(resolve, bound))
+        assert.isFalse(await canRead(1), "the other server, the bound passed")
+      } finally {
+        for (const server of servers) server.child.kill("SIGTERM")
+        await Promise.all(servers.map((s) => s.exited))
+      }
+    },
+    180_000
+  )
+
   it("a watch on one, and a webhook, see every write of both, once each, in one order, as writers race", async () => {
     const { dirs, ports, servers } = await twoServers({ ARBOR_ALLOW_INSECURE_SINKS: "loopback" })
     try {

@@ -7,6 +7,7 @@ import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as TestClock from "effect/TestClock"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -213,5 +214,54 @@ describe("SqliteStore", () => {
       assert.isFalse(yield* can())
       assert.strictEqual(yield* read(), "PermissionDenied")
       yield* Effect.promise(() => Promise.all([server.dispose(), admin.dispose()]))
+    }))
+
+  it.scoped("decisions at most a second stale: this engine's own revocation denies at once, another's within the bound", () =>
+    Effect.gen(function*() {
+      const filename = freshFile()
+      const engine = (bounded: boolean) =>
+        Layer.build(
+          Arbor.layer.pipe(
+            Layer.provide(bounded ? Store.layerBoundedStaleness("1 second") : Layer.empty),
+            Layer.provideMerge(SqliteStore.layer({ filename })),
+            Layer.provide(Secrets.layerEphemeral)
+          )
+        )
+      const bounded = yield* engine(true)
+      const other = yield* engine(false)
+      const { bindings, org, readers } = yield* Effect.gen(function*() {
+        const org = yield* (yield* Groups.Groups).createRoot(Principal.system, { name: "acme" })
+        const readers = []
+        const bindings = []
+        for (const name of ["own", "other"]) {
+          const identity = yield* (yield* Identities.Identities).create(Principal.system, org.uid, {
+            name,
+            claimMatch: { issuer: "https://ci.example.com", subject: name }
+          })
+          readers.push(Principal.identity(identity.uid))
+          bindings.push(
+            (yield* (yield* RoleBindings.RoleBindings).create(Principal.system, org.uid, {
+              identityUid: identity.uid,
+              roleUid: Role.builtInByName("viewer")!.uid
+            })).uid
+          )
+        }
+        return { org: org.uid, readers, bindings }
+      }).pipe(Effect.provide(bounded))
+      const can = (reader: Principal.Principal) =>
+        Effect.flatMap(Access.Access, (access) => access.can(reader, "groups.list", org)).pipe(Effect.provide(bounded))
+      const revoke = (binding: string, by: typeof bounded) =>
+        Effect.flatMap(RoleBindings.RoleBindings, (b) => b.delete(Principal.system, binding)).pipe(Effect.provide(by))
+      assert.isTrue(yield* can(readers[0]!))
+      assert.isTrue(yield* can(readers[1]!))
+      // Another engine's write (another server, another process) is seen once the bound has passed, and not before.
+      yield* revoke(bindings[1]!, other)
+      assert.isTrue(yield* can(readers[1]!), "within the bound the cached grants still answer")
+      yield* TestClock.adjust("1 second")
+      assert.isFalse(yield* can(readers[1]!))
+      // A write through this engine moves its marker: its next decision sees it, whatever the clock says.
+      assert.isTrue(yield* can(readers[0]!))
+      yield* revoke(bindings[0]!, bounded)
+      assert.isFalse(yield* can(readers[0]!))
     }))
 })

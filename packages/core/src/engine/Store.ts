@@ -5,9 +5,13 @@
  * A list is one `find` (a keyset seek from `after`, then `offset` and `limit`) plus one `count`, so an adapter can
  * serve any page at the same cost.
  */
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
-import type * as Effect from "effect/Effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
+import * as FiberRef from "effect/FiberRef"
+import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
@@ -181,6 +185,41 @@ export const withSpans = (store: StoreService): StoreService => ({
   // Asked on every decision and cheaper than any span: never spanned.
   changeMarker: store.changeMarker
 })
+
+/**
+ * `store` with decisions allowed to be at most `bound` stale (docs/operations.md, "Consistency of decisions"; SpiceDB's
+ * `minimize_latency` beside `fully_consistent`): what is written through the returned service (this process's writes)
+ * moves the change marker at once, so this process decides on them from its very next decision; anything else
+ * (another server on the same PostgreSQL database, another process on the same SQLite file) is seen within `bound`,
+ * measured on the fiber's `Clock`. Inside a transaction the marker is `store`'s own, which sees the transaction's
+ * writes. Opt-in: without it every decision sees every commit, wherever it was made.
+ */
+export const withBoundedStaleness = (store: StoreService, bound: Duration.DurationInput): StoreService => {
+  const millis = Math.max(1, Duration.toMillis(bound))
+  const inTransaction = FiberRef.unsafeMake(false)
+  /** Writes finished through this service (committed or not: a spare move costs only a read). */
+  let written = 0
+  let marker = { written, window: -1 }
+  const counted = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.ensuring(effect, Effect.sync(() => written++))
+  return {
+    ...store,
+    insert: (table, row) => counted(store.insert(table, row)),
+    update: (table, row) => counted(store.update(table, row)),
+    delete: (table, where) => counted(store.delete(table, where)),
+    transaction: (effect) => counted(store.transaction(Effect.locally(effect, inTransaction, true))),
+    changeMarker: (fiber) => {
+      if (fiber.getFiberRef(inTransaction)) return store.changeMarker(fiber)
+      const now = Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeMillis()
+      const window = Math.floor(now / millis)
+      if (marker.written !== written || marker.window !== window) marker = { written, window }
+      return marker
+    }
+  }
+}
+
+/** The `Store` below it, its decisions at most `bound` stale (`withBoundedStaleness`). */
+export const layerBoundedStaleness = (bound: Duration.DurationInput): Layer.Layer<Store, never, Store> =>
+  Layer.effect(Store, Effect.map(Store, (store) => withBoundedStaleness(store, bound)))
 
 /**
  * Compares two strings by their UTF-8 bytes (the order of code points), as every adapter sorts text: JavaScript's

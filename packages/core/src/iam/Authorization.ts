@@ -8,6 +8,7 @@
 import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
 import * as Metric from "effect/Metric"
+import * as MetricLabel from "effect/MetricLabel"
 import type { Internal } from "../engine/Errors.js"
 import { PermissionDenied, Unauthenticated } from "../engine/Errors.js"
 import * as Versions from "../engine/internal/storage/versions.js"
@@ -145,6 +146,12 @@ export const cacheLookups = Metric.counter("arbor_authorization_cache_lookups", 
   incremental: true
 })
 const hit = cacheLookups.pipe(Metric.tagged("result", "hit"))
+/**
+ * The hit's labels, one array for every warm decision: a counter finds its series by the identity of the labels
+ * it is given, and `Metric.tagged` makes a new array on each update (a registry lookup by hash, a fifth of a warm
+ * decision).
+ */
+const hitLabels = [MetricLabel.make("result", "hit")]
 const miss = cacheLookups.pipe(Metric.tagged("result", "miss"))
 
 /**
@@ -307,11 +314,10 @@ export class Authorization extends Effect.Service<Authorization>()("@arbor/core/
       if (principal.mappings !== undefined && principal.mappings.length > 0) return undefined
       const cached = cache.get(principal.uid)
       if (cached === undefined || versions.unchanged(Versions.grants, fiber) !== cached.version) return undefined
-      hit.unsafeUpdate(1, [])
+      cacheLookups.unsafeUpdate(1, hitLabels)
       return cached.held.grants.narrow(principal.narrowed)
     }
 
-    /** What `principal` holds: at once from the cache when it is current (no read, no span), else read. */
     /**
      * `decide` of what `principal` holds: at once on the cached grants when they are current (no read, no span),
      * else on the grants read. One function for both the grants and a single decision, which is the hottest path
