@@ -7,6 +7,8 @@
 import { EmbeddedPostgres } from "@arbor/store-postgres/testing"
 import Database from "better-sqlite3"
 import { mkdtempSync, rmSync } from "node:fs"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import pg from "pg"
@@ -20,6 +22,18 @@ const evaluation = (subject: string, group: string) => ({
   action: { name: "groups.list" },
   resource: { type: "group", id: group }
 })
+
+/**
+ * A bare `node:http` server in this process answering every request with a small JSON body once it has read the
+ * request's: what the same client's POST costs beside its GET with nothing behind either.
+ */
+const bareServer = async () => {
+  const server = createServer((request, response) => {
+    request.resume().on("end", () => response.writeHead(200, { "content-type": "application/json" }).end("{}"))
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, close: () => server.close() }
+}
 
 /** The HTTP figures, against a fresh standalone server. */
 const overHttp = async (dir: string): Promise<{ comparisons: ReadonlyArray<Comparison>; figures: Array<Figure> }> => {
@@ -56,6 +70,14 @@ const overHttp = async (dir: string): Promise<{ comparisons: ReadonlyArray<Compa
       name: "AuthZEN decisions per second, 50 connections (authenticated GETs per second beside it)",
       value: `${perSecond.rps.toFixed(0)} (${gets.rps.toFixed(0)}), p99 ${perSecond.p99} ms`
     }]
+    const bare = await bareServer()
+    const evaluationBody = JSON.stringify(evaluation(me, org))
+    const clientsPost = await compare("The client's own POST beside its GET, bare node:http", {
+      ours: () => fetch(bare.url, { method: "POST", headers, body: evaluationBody }).then((r) => r.json()),
+      baseline: () => fetch(bare.url, { headers }).then((r) => r.json()),
+      baselineName: "a GET of the same server, the same headers"
+    })
+    bare.close()
     return {
       figures,
       comparisons: [
@@ -65,6 +87,7 @@ const overHttp = async (dir: string): Promise<{ comparisons: ReadonlyArray<Compa
           baselineName: "an authenticated GET of the group by uid",
           target: 1
         }),
+        clientsPost,
         await compare("A batch of 100 evaluations over HTTP", {
           ours: () => post("/access/v1/evaluations", batch),
           baseline: one,
@@ -107,16 +130,17 @@ const inProcess = async (): Promise<{ comparisons: ReadonlyArray<Comparison>; fi
     const casbin = await Peers.casbin()
     const casl = Peers.casl()
     const perCall = Peers.batch
-    const besideCasbin = (name: string, ours: () => Promise<unknown>, perRound = 5) =>
+    /** The issue's ≤ 0.1 of node-casbin is asked of the in-memory Layer and SQLite, every commit seen. */
+    const besideCasbin = (name: string, ours: () => Promise<unknown>, perRound = 5, target?: number) =>
       compare(`Access.can warm, ${name}, beside node-casbin`, {
         ours,
         baseline: casbin,
         baselineName: "node-casbin's enforceSync, RBAC with domains",
         perRound,
         perCall,
-        target: 0.1
+        ...(target === undefined ? {} : { target })
       })
-    const memoryBesideCasbin = await besideCasbin("in-memory Layer", memory.ask)
+    const memoryBesideCasbin = await besideCasbin("in-memory Layer", memory.ask, 5, 0.1)
     const memoryBesideCasl = await compare("Access.can warm, in-memory Layer, beside CASL", {
       ours: memory.ask,
       baseline: casl,
@@ -131,7 +155,7 @@ const inProcess = async (): Promise<{ comparisons: ReadonlyArray<Comparison>; fi
       perRound: 5,
       perCall
     })
-    const sqliteBesideCasbin = await besideCasbin("SQLite", sqlite.ask)
+    const sqliteBesideCasbin = await besideCasbin("SQLite", sqlite.ask, 5, 0.1)
     const sqliteBoundedBesideCasbin = await besideCasbin("SQLite, at most 1 s stale", sqliteBounded.ask)
     const postgresBesideCasbin = await besideCasbin("PostgreSQL", postgresStrict.ask, 1)
     const postgresBoundedBesideCasbin = await besideCasbin("PostgreSQL, at most 1 s stale", postgresBounded.ask)
@@ -178,8 +202,8 @@ const inProcess = async (): Promise<{ comparisons: ReadonlyArray<Comparison>; fi
         {
           name: "Access.can warm, SQLite: every commit seen / at most 1 s stale about other processes",
           value: `${µs(sqliteBesideCasbin.ours)} / ${µs(sqliteBoundedBesideCasbin.ours)}`,
-          target: "≤ 2 µs",
-          met: sqliteBoundedBesideCasbin.ours <= 0.002
+          target: "≤ 2 µs, every commit seen",
+          met: sqliteBesideCasbin.ours <= 0.002
         },
         {
           name: "Access.can warm, PostgreSQL: every commit seen / at most 1 s stale about other servers",
@@ -207,7 +231,8 @@ export const run = async (_scale: number): Promise<string> => {
       "Decisions (AuthZEN)",
       [
         "An evaluation (`POST /access/v1/evaluation`, the bootstrap owner about itself) beside an authenticated",
-        "`GET /iam/v2beta1/groups/<uid>`; a batch of 100 beside one evaluation. In process, the question \"may asker",
+        "`GET /iam/v2beta1/groups/<uid>`, and the same client's POST beside its GET of a bare `node:http` server (what",
+        "a POST costs `fetch` and Node before any server work); a batch of 100 beside one evaluation. In process, the question \"may asker",
         "list groups at acme/prod/svc?\" (a viewer binding at acme/prod), warm: `Access.can` on the in-memory Layer",
         "and on SQLite, 1,000 decisions in one Effect run as an embedder's program makes them, beside node-casbin",
         "(`enforceSync`, RBAC with domains, the domain matched as the group or below it) and CASL (a precomputed",

@@ -40,13 +40,22 @@ const finish = (run: Compiled | undefined): Compiled | undefined =>
     return value === unsure ? failed : value
   }
 
+/** A compiled decoder or encoder of values of type `A`: the value, or `failed`. */
+export type Typed<A> = (input: unknown) => A | typeof failed
+
+/**
+ * `run`, typed as what it returns for the schema it was compiled from: a compiled function returns only what the
+ * general one would for the same input, or `failed` (above).
+ */
+const typed = <A>(run: Compiled | undefined): Typed<A> | undefined => run as Typed<A> | undefined
+
 /** The compiled decoder of `schema`, or undefined when it has a node this compiler does not cover. */
-export const decoder = <A, I, R>(schema: Schema.Schema<A, I, R>): Compiled | undefined =>
-  finish(node(schema.ast, "decode"))
+export const decoder = <A, I, R>(schema: Schema.Schema<A, I, R>): Typed<A> | undefined =>
+  typed(finish(node(schema.ast, "decode")))
 
 /** The compiled encoder of `schema`, or undefined when it has a node this compiler does not cover. */
-export const encoder = <A, I, R>(schema: Schema.Schema<A, I, R>): Compiled | undefined =>
-  finish(node(schema.ast, "encode"))
+export const encoder = <A, I, R>(schema: Schema.Schema<A, I, R>): Typed<I> | undefined =>
+  typed(finish(node(schema.ast, "encode")))
 
 const node = (ast: AST.AST, direction: Direction): Compiled | undefined => {
   let done = compiled[direction].get(ast)

@@ -111,7 +111,7 @@ export const make = <A extends { readonly uid: Uid }, I>(
     const decodeAfresh = (rows: ReadonlyArray<Row>): Effect.Effect<ReadonlyArray<A>, Internal> => {
       const values = compiled === undefined ? CompiledSchema.failed : compiled(rows)
       return values !== CompiledSchema.failed
-        ? Effect.succeed(remember(rows, values as ReadonlyArray<A>))
+        ? Effect.succeed(remember(rows, values))
         : Either.match(decodeRows(rows), {
           onLeft: (cause) => Effect.fail(new Internal({ cause, reason: "CORRUPT_ROW" })),
           onRight: (values) => Effect.succeed(remember(rows, values))

@@ -7,6 +7,7 @@
  */
 import * as Effect from "effect/Effect"
 import type { Internal, InvalidArgument, PermissionDenied } from "../engine/Errors.js"
+import { trusted } from "../engine/internal/operations.js"
 import { operation } from "../engine/internal/tracing.js"
 import type { Uid } from "../engine/Uid.js"
 import * as Validation from "../engine/Validation.js"
@@ -28,7 +29,7 @@ const explained = (grant: Grant) =>
     role: grant.source?.role ?? grant.group,
     ...(grant.source?.binding === undefined ? {} : { binding: grant.source.binding }),
     ...(grant.source?.mapping === undefined ? {} : { mapping: grant.source.mapping })
-  })
+  }, trusted)
 
 /** The value of `item`'s `key`, else the batch's default. */
 const merged = (defaults: Record<string, unknown>, item: Record<string, unknown>) => ({
@@ -76,7 +77,8 @@ export class Access extends Effect.Service<Access>()("@arbor/core/Access", {
           ...(evaluation.context?.explain === true
             ? { grantedBy: decision ? yield* explanation(caller, grants, evaluation.action.name, group) : [] }
             : {})
-        })
+          // Built from values the engine made: a check at construction would cost a third of an evaluation.
+        }, trusted)
       })
 
     const decodeEvaluation = (input: unknown, prefix = "") =>

@@ -2,19 +2,22 @@
  * Decisions for other services (`@arbor/api`'s `methods/decisions.ts`): AuthZEN's evaluations, action search and
  * metadata. REST only: the reference protos have no such service.
  */
-import { authzenPaths, Decisions, DecisionsMetadata } from "@arbor/api/Api"
+import { AccessDecision, authzenPaths, Decisions, DecisionsMetadata } from "@arbor/api/Api"
 import { HttpApiBuilder } from "@effect/platform"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Domain from "../internal/domain.js"
-import { asCaller, serve } from "../internal/rest.js"
+import { answer, asCaller, serve } from "../internal/rest.js"
+
+/** A decision answered through its wire schema compiled, as gets are: the hottest endpoint of all. */
+const decided = answer(AccessDecision)
 
 export const decisions = Domain.make({
   rest: ({ access, tokens }) =>
     Layer.merge(
       HttpApiBuilder.group(serve(Decisions), "decisions", (h) =>
         h
-          .handle("evaluate", ({ payload }) => asCaller((p) => access.evaluate(p, payload)))
+          .handle("evaluate", ({ payload }) => Effect.flatMap(asCaller((p) => access.evaluate(p, payload)), decided))
           .handle("evaluateMany", ({ payload }) => asCaller((p) => access.evaluateMany(p, payload)))
           .handle("searchActions", ({ payload }) =>
             asCaller((p) => access.searchActions(p, payload)).pipe(
