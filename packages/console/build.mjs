@@ -20,11 +20,11 @@ const root = dirname(fileURLToPath(import.meta.url))
 export const dist = join(root, "dist")
 const inputsFile = join(dist, "inputs.json")
 
-/** `@arbor/api` and `@arbor/core` from their sources, as the tests and the launcher resolve them. */
+/** The workspace's packages (`@arbor/api`, `@arbor/core` and what they import) from their sources, as the tests and the launcher resolve them. */
 const workspaceSources = {
   name: "workspace-sources",
   setup(build) {
-    build.onResolve({ filter: /^@arbor\/(api|core)(\/.*)?$/ }, ({ path }) => {
+    build.onResolve({ filter: /^@arbor\/[a-z-]+(\/.*)?$/ }, ({ path }) => {
       return { path: sourceOf(path) }
     })
     // The server checks claim patterns; the console's client need not carry RE2 (src/internal/re2.ts).

@@ -15,7 +15,7 @@ const here = (path: string) => fileURLToPath(new URL(path, import.meta.url))
 const workspaceSources: esbuild.Plugin = {
   name: "workspace-sources",
   setup(build) {
-    build.onResolve({ filter: /^@arbor\/(api|core)(\/.*)?$/ }, ({ path }) => ({ path: sourceOf(path) }))
+    build.onResolve({ filter: /^@arbor\/[a-z-]+(\/.*)?$/ }, ({ path }) => ({ path: sourceOf(path) }))
   }
 }
 
