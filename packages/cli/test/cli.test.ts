@@ -831,7 +831,7 @@ describe("arbor iam, as an owner", () => {
     assert.match(await run(...scim, "disable", idp.uid), / false +REVOKED /)
   })
 
-  it("IAM as code as CI runs it (a workload's login): export, diff exits 0 then 2, apply --yes, diff exits 0", async () => {
+  it("IAM as code as CI runs it (a workload's login): export, diff exits 0 then 2, apply --yes, diff exits 0; secrets read here", async () => {
     const { env } = await asOwnerOf("coded")
     const exported = await arbor(env, "export", "coded")
     assert.strictEqual(exported.code, 0, exported.stderr)
@@ -853,6 +853,40 @@ describe("arbor iam, as an owner", () => {
     assert.strictEqual(applied.code, 0, applied.stderr)
     assert.match(applied.stdout, /Applied 2 change\(s\)\.\n$/)
     assert.strictEqual((await arbor(env, "diff", "-f", file)).code, 0)
+    // An identity provider's client secret, read from this machine's environment and sent with the request.
+    document.organizations.coded.identityProviders = {
+      okta: {
+        defaultRole: "viewer",
+        issuer: "https://coded.okta.example.com",
+        clientId: "arbor",
+        secretFrom: { env: "CODED_OKTA_SECRET" },
+        mappings: [{ externalGroup: "platform", role: "deployer", scope: "prod" }]
+      }
+    }
+    writeFileSync(file, stringify(document))
+    const unset = await arbor(env, "diff", "-f", file)
+    assert.strictEqual(unset.code, 2)
+    assert.include(
+      unset.stderr,
+      "secretFrom env:CODED_OKTA_SECRET: the environment variable CODED_OKTA_SECRET is not set"
+    )
+    const withSecret = { ...env, CODED_OKTA_SECRET: "s3cret" }
+    const providers = await arbor(withSecret, "apply", "-f", file, "--yes")
+    assert.strictEqual(providers.code, 0, providers.stderr)
+    assert.include(
+      providers.stdout,
+      "+ identityProvider coded/okta\n+ mapping coded/okta: platform → deployer at coded/prod\n"
+    )
+    assert.strictEqual((await arbor(withSecret, "diff", "-f", file)).code, 0)
+    assert.strictEqual(
+      (await arbor({ ...env, CODED_OKTA_SECRET: "rotated" }, "diff", "-f", file)).stdout,
+      "~ identityProvider coded/okta: clientSecret\n"
+    )
+    // An organization that does not exist yet is the collection's to create: for platform admins only.
+    writeFileSync(file, stringify({ organizations: { "not-yet": { folders: { prod: {} } } } }))
+    const notYet = await arbor(env, "diff", "-f", file)
+    assert.strictEqual(notYet.code, 4, notYet.stderr)
+    assert.match(notYet.stderr, /^arbor: Permission 'groups.create' d/)
     const bad = await arbor(env, "diff", "-f", join(env.dir, "token"))
     assert.strictEqual(bad.code, 2, bad.stderr)
     // The document's JSON Schema, for an editor.

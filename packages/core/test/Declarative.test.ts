@@ -112,6 +112,123 @@ describe("Declarative", () => {
       assert.deepStrictEqual((yield* declarative.plan(Principal.system, changed, { prune: true })).changes, [])
     })))
 
+  it.effect("identity providers and their group mappings: secrets by reference only, compared, never exported", () =>
+    Effect.gen(function*() {
+      const document = parse(`
+organizations:
+  acme:
+    folders: { prod: {}, staging: {} }
+    roles: { deployer: [repo.create, repo.list] }
+    identityProviders:
+      okta:
+        description: people
+        defaultRole: viewer
+        issuer: https://acme.okta.example.com
+        clientId: arbor
+        secretFrom: { env: ACME_OKTA_CLIENT_SECRET }
+        groupsClaim: groups
+        mappings:
+          - { externalGroup: admins, role: owner }
+          - { externalGroup: deployers, role: deployer, scope: prod }
+      prod/github: { defaultRole: viewer, issuer: https://github.example.com, clientId: gh, pkce: true }
+`)
+      const okta = document.organizations.acme.identityProviders.okta
+      let secret = "s3cret"
+      const secretOf = (from: OrganizationDocument.SecretFrom) =>
+        OrganizationDocument.sourceOf(from) === "env:ACME_OKTA_CLIENT_SECRET"
+          ? Effect.succeed(secret)
+          : Effect.die(`asked for ${OrganizationDocument.sourceOf(from)}`)
+      const exported = yield* withArbor(Effect.gen(function*() {
+        const declarative = yield* Declarative.Declarative
+        const plan = yield* declarative.apply(Principal.system, document, { secretOf })
+        assert.deepStrictEqual(describeChanges(plan).filter((c) => /identityProvider|mapping/.test(c)), [
+          "create identityProvider acme/okta",
+          "create mapping acme/okta: admins → owner at acme",
+          "create mapping acme/okta: deployers → deployer at acme/prod",
+          "create identityProvider acme/prod/github"
+        ])
+        // The same secret: nothing to do; another: the secret changes, and only it.
+        assert.deepStrictEqual((yield* declarative.plan(Principal.system, document, { secretOf })).changes, [])
+        secret = "rotated"
+        assert.deepStrictEqual(describeChanges(yield* declarative.plan(Principal.system, document, { secretOf })), [
+          "update identityProvider acme/okta: clientSecret"
+        ])
+        yield* declarative.apply(Principal.system, document, { secretOf })
+        assert.deepStrictEqual((yield* declarative.plan(Principal.system, document, { secretOf })).changes, [])
+        // A mapping the document leaves out goes only with prune.
+        const fewer = {
+          organizations: {
+            acme: {
+              ...document.organizations.acme,
+              identityProviders: {
+                ...document.organizations.acme.identityProviders,
+                okta: { ...okta, mappings: okta.mappings.slice(0, 1) }
+              }
+            }
+          }
+        }
+        assert.deepStrictEqual((yield* declarative.plan(Principal.system, fewer, { secretOf })).changes, [])
+        assert.deepStrictEqual(
+          describeChanges(yield* declarative.plan(Principal.system, fewer, { secretOf, prune: true })),
+          ["delete mapping acme/okta: deployers → deployer at acme/prod"]
+        )
+        return yield* declarative.exportOrganization(Principal.system, "acme")
+      }))
+      // The secret is exported as the variable to supply it in, never itself.
+      assert.deepStrictEqual(exported.organizations.acme!.identityProviders, {
+        okta: {
+          description: "people",
+          defaultRole: "viewer",
+          issuer: "https://acme.okta.example.com",
+          clientId: "arbor",
+          secretFrom: { env: "ACME_OKTA_CLIENT_SECRET" },
+          groupsClaim: "groups",
+          mappings: [
+            { externalGroup: "admins", role: "owner" },
+            { externalGroup: "deployers", role: "deployer", scope: "prod" }
+          ]
+        },
+        "prod/github": { defaultRole: "viewer", issuer: "https://github.example.com", clientId: "gh", pkce: true }
+      })
+      assert.notInclude(JSON.stringify(exported), "rotated")
+      const again = yield* withArbor(Effect.gen(function*() {
+        const declarative = yield* Declarative.Declarative
+        yield* declarative.apply(Principal.system, exported, { secretOf })
+        return yield* declarative.exportOrganization(Principal.system, "acme")
+      }))
+      assert.strictEqual(JSON.stringify(again), JSON.stringify(exported))
+
+      // Refused, with nothing applied: a secret written inline, one with no reader to read it, a mapping's scope
+      // outside its provider's folder.
+      const refusals = yield* withArbor(Effect.gen(function*() {
+        const declarative = yield* Declarative.Declarative
+        const withOkta = (provider: object, options: Declarative.Options = { secretOf }) =>
+          Effect.flip(declarative.apply(Principal.system, {
+            organizations: { acme: { ...document.organizations.acme, identityProviders: { okta: provider } } }
+          }, options))
+        const inline = yield* withOkta({ ...okta, secretFrom: undefined, clientSecret: "s3cret" })
+        const unread = yield* withOkta(okta, {})
+        const outside = yield* withOkta({
+          ...okta,
+          group: "prod",
+          mappings: [{ externalGroup: "x", role: "viewer", scope: "staging" }]
+        })
+        const groups = yield* Groups.Groups
+        return {
+          errors: [inline, unread, outside].map(errorOf),
+          inlineSays: "violations" in inline ? inline.violations[0]?.description : undefined,
+          left: (yield* groups.list(Principal.system, { inRoot: true })).items.length
+        }
+      }))
+      assert.deepStrictEqual(refusals.errors, [
+        { tag: "InvalidArgument", fields: ["organizations.acme.identityProviders.okta.clientSecret"] },
+        { tag: "InvalidArgument", fields: ["organizations.acme.identityProviders.okta.secretFrom"] },
+        { tag: "InvalidArgument", fields: ["organizations.acme.identityProviders.okta.mappings[0].scope"] }
+      ])
+      assert.include(refusals.inlineSays, "secretFrom")
+      assert.strictEqual(refusals.left, 0)
+    }))
+
   it.effect("bad documents name the path of what is wrong, and nothing is applied", () =>
     withArbor(Effect.gen(function*() {
       const declarative = yield* Declarative.Declarative
@@ -237,9 +354,15 @@ describe("OrganizationDocument.jsonSchema", () => {
       "description",
       "folders",
       "identities",
+      "identityProviders",
       "roles"
     ])
     assert.property(schema.$defs, "Folder")
+    // A client secret only by where it is read: the provider has no property for the secret itself.
+    const provider = organization.properties.identityProviders.additionalProperties
+    assert.isFalse(provider.additionalProperties)
+    assert.notProperty(provider.properties, "clientSecret")
+    assert.property(schema.$defs, "SecretFrom")
     const capabilities = JSON.stringify(organization.properties.roles)
     assert.include(capabilities, "\"repo.create\"")
     assert.include(capabilities, "\"CAP_REPO_CREATE\"")

@@ -4,7 +4,7 @@
  * it. Applied again unchanged it changes nothing, so every start (and every server of several) may apply it. A
  * document that cannot be applied stops the start, saying why.
  */
-import { Declarative, Errors, Principal } from "@arbor/core"
+import { Declarative, Errors, OrganizationDocument, Principal } from "@arbor/core"
 import * as Effect from "effect/Effect"
 import { readFileSync } from "node:fs"
 import { parse } from "yaml"
@@ -20,7 +20,10 @@ export const run = (config: ServerConfig) =>
       catch: (cause) =>
         Errors.InvalidArgument.field("ARBOR_SEED_FILE", `cannot be read as YAML or JSON: ${String(cause)}`)
     })
-    const plan = yield* (yield* Declarative.Declarative).apply(Principal.system, document)
+    const plan = yield* (yield* Declarative.Declarative).apply(Principal.system, document, {
+      // The operator's own file: its secrets come from the server's own environment and files.
+      secretOf: OrganizationDocument.readSecret
+    })
     yield* Effect.logInfo(`applied the seed file: ${plan.changes.length} change(s)`).pipe(
       Effect.annotateLogs({ file, changes: plan.changes.length })
     )

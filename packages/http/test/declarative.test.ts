@@ -84,14 +84,92 @@ describe("organizations as code over REST", () => {
       assert.strictEqual(fieldOf(folder), "uid")
     }).pipe(Effect.provide(testServer())))
 
+  it.scopedLive("a client secret comes only with the request: the server never reads its own files or environment for one", () =>
+    Effect.gen(function*() {
+      const { org, token } = yield* member("acme")
+      // A file only the server could read: a request naming it must not make it the provider's secret (its issuer
+      // would then receive the file's contents at the next sign-in).
+      const serverFile = join(mkdtempSync(join(tmpdir(), "arbor-server-only-")), "secret")
+      writeFileSync(serverFile, "the server's own secret")
+      const withProvider = {
+        organizations: {
+          acme: {
+            identityProviders: {
+              okta: {
+                defaultRole: "viewer",
+                issuer: "https://acme.okta.example.com",
+                clientId: "arbor",
+                secretFrom: { file: serverFile }
+              }
+            }
+          }
+        }
+      }
+      const apply = (body: object) => call("POST", `/iam/v2beta1/groups/${org}:apply`, { token, body })
+      const unsent = yield* apply({ document: withProvider })
+      assert.strictEqual(unsent.status, 400, unsent.text)
+      const violation = unsent.body.details.find((d: { fieldViolations?: unknown }) => d.fieldViolations !== undefined)
+        .fieldViolations[0]
+      assert.strictEqual(violation.field, "organizations.acme.identityProviders.okta.secretFrom")
+      assert.include(violation.description, `file:${serverFile} was not sent with the request`)
+      const inline = yield* apply({
+        document: {
+          organizations: {
+            acme: {
+              identityProviders: {
+                okta: {
+                  ...withProvider.organizations.acme.identityProviders.okta,
+                  secretFrom: undefined,
+                  clientSecret: "x"
+                }
+              }
+            }
+          }
+        }
+      })
+      assert.strictEqual(inline.status, 400)
+      const providers = yield* call("GET", `/iam/v2beta1/identityProviders?uidp.descendants_of=${org}`, { token })
+      assert.deepStrictEqual(providers.body.identityProviders, [], providers.text)
+      // Sent as the caller read it: applied, and the same secret again changes nothing.
+      const sent = { document: withProvider, secrets: { [`file:${serverFile}`]: "the caller's secret" } }
+      const applied = yield* apply(sent)
+      assert.strictEqual(applied.status, 200, applied.text)
+      assert.deepStrictEqual(applied.body.changes.map((c: { kind: string; path: string }) => `${c.kind} ${c.path}`), [
+        "identityProvider acme/okta"
+      ])
+      assert.deepStrictEqual((yield* apply({ ...sent, validateOnly: true })).body.changes, [])
+    }).pipe(Effect.provide(testServer())))
+
+  it.scopedLive("groups:apply makes a document's organizations, creating one only for a platform admin", () =>
+    Effect.gen(function*() {
+      const { org, token } = yield* member("acme")
+      const applyAll = (body: object) => call("POST", "/iam/v2beta1/groups:apply", { token, body })
+      // An owner of acme may apply acme's document at the collection; creating globex is a platform admin's.
+      const existing = yield* applyAll({ document: { organizations: { acme: { folders: { prod: {} } } } } })
+      assert.strictEqual(existing.status, 200, existing.text)
+      assert.deepStrictEqual(existing.body.changes.map((c: { path: string }) => c.path), ["acme/prod"])
+      for (const validateOnly of [true, false]) {
+        const refused = yield* applyAll({
+          document: { organizations: { globex: { folders: { prod: {} } } } },
+          validateOnly
+        })
+        assert.strictEqual(refused.status, 403, refused.text)
+      }
+      const roots = yield* call("GET", "/iam/v2beta1/groups?uidp.in_root=true", { token })
+      assert.deepStrictEqual(roots.body.groups.map((g: { uid: string }) => g.uid), [org])
+    }).pipe(Effect.provide(testServer())))
+
   it.scopedLive("a caller who may not make a change gets PERMISSION_DENIED, and nothing of the document is applied", () =>
     Effect.gen(function*() {
       const { org, token } = yield* member("acme", "viewer")
-      const reply = yield* call("POST", `/iam/v2beta1/groups/${org}:apply`, {
-        token,
-        body: { document: { organizations: { acme: { folders: { prod: {} } } } } }
-      })
-      assert.strictEqual(reply.status, 403)
+      // validateOnly makes each change as the caller and undoes them all: refused as the apply is.
+      for (const validateOnly of [true, false]) {
+        const reply = yield* call("POST", `/iam/v2beta1/groups/${org}:apply`, {
+          token,
+          body: { document: { organizations: { acme: { folders: { prod: {} } } } }, validateOnly }
+        })
+        assert.strictEqual(reply.status, 403)
+      }
       const owner = yield* member("acme")
       const exported = yield* call("GET", `/iam/v2beta1/groups/${org}:export`, { token: owner.token })
       assert.isUndefined(exported.body.document.organizations.acme.folders)

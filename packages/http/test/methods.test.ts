@@ -48,6 +48,7 @@ const twins: Readonly<Record<string, string | Without>> = {
   "inviteCodes.redeem": { without: "the protos' GroupInvitesService has no redeem" },
   "organizationsAsCode.export": { without: "the protos' GroupsService has no export of an organization as a document" },
   "organizationsAsCode.apply": { without: "the protos' GroupsService has no apply of a document" },
+  "organizationsAsCode.applyOrganizations": { without: "the protos' GroupsService has no apply of a document" },
   "repoReadmes.get": "chainguard.platform.registry.v2beta1.ReposService/GetRepoReadme",
   "repoReadmes.update": "chainguard.platform.registry.v2beta1.ReposService/UpdateRepoReadme",
   "auditTrail.list": { without: "the protos have no service of the change log" },

@@ -105,10 +105,44 @@ export const Terms = authenticated(
 /** A change of a plan, as the API answers it. */
 const Change = Schema.Struct({
   action: Schema.Literal("create", "update", "delete"),
-  kind: Schema.Literal("organization", "folder", "role", "identity", "binding"),
+  kind: Schema.Literal("organization", "folder", "role", "identity", "binding", "identityProvider", "mapping"),
   path: Schema.String,
   detail: Schema.optional(Schema.String)
 })
+
+/** What an apply takes: the document, and how to apply it. */
+const ApplyPayload = unchecked<{
+  readonly document: unknown
+  readonly prune?: boolean
+  readonly validateOnly?: boolean
+  readonly etag?: string
+  readonly secrets?: { readonly [source: string]: string }
+}>(
+  "ApplyOrganization",
+  {
+    type: "object",
+    required: ["document"],
+    properties: {
+      document: {
+        type: "object",
+        description:
+          "the document (`{ organizations: { <name>: … } }`, docs/api.md); at `groups/<uid>:apply`, that organization only"
+      },
+      prune: { type: "boolean", description: "delete what the document leaves out" },
+      validateOnly: { type: "boolean", description: "answer the plan without applying it (AIP-163)" },
+      etag: {
+        type: "string",
+        description: "a plan's etag: apply only if nothing the plan read changed since (else 409 ABORTED)"
+      },
+      secrets: {
+        type: "object",
+        additionalProperties: { type: "string" },
+        description: "the client secrets the document's secretFrom names, as read by the caller: by " +
+          "`env:NAME` or `file:PATH` (the server never reads its own environment or files for a request)"
+      }
+    }
+  }
+)
 
 /** IAM as code (docs/api.md, "IAM as code"): an organization as a document, exported, planned and applied. */
 export const OrganizationsAsCode = authenticated(
@@ -121,8 +155,9 @@ export const OrganizationsAsCode = authenticated(
         .annotate(OpenApi.Summary, "Export an organization as a document")
         .annotate(
           OpenApi.Description,
-          "The organization as a document of names and paths (its folders, custom roles, identities and role " +
-            "bindings), as the caller may list them, in a stable order: exported, applied to an empty server and " +
+          "The organization as a document of names and paths (its folders, custom roles, identities, role " +
+            "bindings, identity providers and their group mappings; a client secret as the variable to supply it " +
+            "in), as the caller may list them, in a stable order: exported, applied to an empty server and " +
             "exported again, it is the same."
         )
     )
@@ -130,30 +165,7 @@ export const OrganizationsAsCode = authenticated(
       // The path is `/groups/<uid>:apply`.
       HttpApiEndpoint.post("apply", "/groups/:uid/apply")
         .setPath(UidPath)
-        .setPayload(unchecked<{
-          readonly document: unknown
-          readonly prune?: boolean
-          readonly validateOnly?: boolean
-          readonly etag?: string
-        }>(
-          "ApplyOrganization",
-          {
-            type: "object",
-            required: ["document"],
-            properties: {
-              document: {
-                type: "object",
-                description: "the document (`{ organizations: { <name>: … } }`, docs/api.md): this organization only"
-              },
-              prune: { type: "boolean", description: "delete what the document leaves out" },
-              validateOnly: { type: "boolean", description: "answer the plan without applying it (AIP-163)" },
-              etag: {
-                type: "string",
-                description: "a plan's etag: apply only if nothing the plan read changed since (else 409 ABORTED)"
-              }
-            }
-          }
-        ))
+        .setPayload(ApplyPayload)
         .addSuccess(Schema.Struct({ changes: Schema.Array(Change), etag: Schema.String }))
         .annotate(OpenApi.Summary, "Make an organization as a document says, in one transaction")
         .annotate(
@@ -162,6 +174,18 @@ export const OrganizationsAsCode = authenticated(
             "validateOnly, applies every change in one transaction, each as if the caller made it by hand (no " +
             "escalation; names and patterns checked). prune deletes what the document leaves out, never the " +
             "caller's own owner binding nor the last owner. A bad document is INVALID_ARGUMENT naming its path."
+        )
+    )
+    .add(
+      // The path is `/groups:apply`.
+      HttpApiEndpoint.post("applyOrganizations", "/groups::apply")
+        .setPayload(ApplyPayload)
+        .addSuccess(Schema.Struct({ changes: Schema.Array(Change), etag: Schema.String }))
+        .annotate(OpenApi.Summary, "Make organizations as a document says, creating those it names that do not exist")
+        .annotate(
+          OpenApi.Description,
+          "As `groups/<uid>:apply`, for a document of any organizations, including ones that do not exist yet: " +
+            "creating an organization is for platform admins (ARBOR_PLATFORM_ADMINS), as `POST /groups` is."
         )
     ),
   "/iam/v2beta1",

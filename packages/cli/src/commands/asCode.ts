@@ -3,7 +3,8 @@
  * `arbor diff -f org.yaml` prints what applying it would change and exits 0 when nothing would, 2 when something
  * would (as `terraform plan -detailed-exitcode`), 1 on error; `arbor apply -f org.yaml` shows the plan, asks, and
  * applies it in one transaction (`--yes` for CI); `arbor iac schema` prints the document's JSON Schema. The server
- * plans and applies (`groups/<uid>:apply`).
+ * plans and applies (`groups/<uid>:apply`, or `groups:apply` for an organization not made yet); client secrets the
+ * document names by `secretFrom` are read here and sent with the request.
  */
 import * as OrganizationDocument from "@arbor/core/OrganizationDocument"
 import { Args, Command, Options } from "@effect/cli"
@@ -56,22 +57,44 @@ const documentOf = (path: string) =>
     return { document, organization: names[0]! }
   })
 
-/** The plan of applying the document of `flags.file` (nothing applied), with what is needed to apply it. */
+/**
+ * The client secrets the document names (`secretFrom`), read here, on this machine (a person's, a CI job's): sent
+ * with the request, by source, since the server reads none of its own for a request.
+ */
+const secretsOf = (document: unknown) =>
+  Effect.gen(function*() {
+    const secrets: Record<string, string> = {}
+    for (const from of OrganizationDocument.secretSources(document)) {
+      const source = OrganizationDocument.sourceOf(from)
+      secrets[source] = yield* OrganizationDocument.readSecret(from, source).pipe(
+        Effect.mapError((e) => new UsageError({ message: `secretFrom ${source}: ${e.violations[0].description}` }))
+      )
+    }
+    return secrets
+  })
+
+/**
+ * The plan of applying the document of `flags.file` (nothing applied), with what is needed to apply it: at its
+ * organization, or, when that does not exist yet, at the collection (which creates it; platform admins only).
+ */
 const planned = (flags: Parameters<typeof connect>[0] & { readonly file: string; readonly prune: boolean }) =>
   Effect.gen(function*() {
     const client = yield* connect(flags)
     const { document, organization } = yield* documentOf(flags.file)
-    const uid = yield* resolveGroup(client, organization)
-    const plan = yield* client.organizationsAsCode.apply({
-      path: { uid },
-      payload: { document, prune: flags.prune, validateOnly: true }
-    })
+    const secrets = yield* secretsOf(document)
+    const uid = yield* resolveGroup(client, organization).pipe(
+      Effect.map((uid): string | undefined => uid),
+      Effect.catchTag("NotFound", () => Effect.succeed(undefined))
+    )
+    const call = (payload: { readonly validateOnly?: boolean; readonly etag?: string }) => {
+      const body = { document, prune: flags.prune, secrets, ...payload }
+      return uid === undefined
+        ? client.organizationsAsCode.applyOrganizations({ payload: body })
+        : client.organizationsAsCode.apply({ path: { uid }, payload: body })
+    }
+    const plan = yield* call({ validateOnly: true })
     // Applied with the plan's etag: what is applied is what was shown, or nothing if the organization changed since.
-    const apply = client.organizationsAsCode.apply({
-      path: { uid },
-      payload: { document, prune: flags.prune, etag: plan.etag }
-    })
-    return { apply, changes: plan.changes }
+    return { apply: call({ etag: plan.etag }), changes: plan.changes }
   })
 
 /** `arbor export`. */

@@ -19,6 +19,7 @@
  * An identity is keyed by its path below the organization (`prod/ci`), or by its name with its folder in `group`
  * (the fixture's spelling). Without `prune`, what the document leaves out is left alone.
  */
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { createHash } from "node:crypto"
@@ -38,16 +39,22 @@ import * as Uid from "../engine/Uid.js"
 import * as Validation from "../engine/Validation.js"
 import * as Capability from "./Capability.js"
 import type * as ClaimMatch from "./ClaimMatch.js"
+import type * as ExternalGroupRoleMapping from "./ExternalGroupRoleMapping.js"
+import { ExternalGroupRoleMappings } from "./ExternalGroupRoleMappings.js"
 import type * as Group from "./Group.js"
 import { Groups } from "./Groups.js"
 import { Identities } from "./Identities.js"
 import type * as Identity from "./Identity.js"
+import type * as IdentityProvider from "./IdentityProvider.js"
+import { IdentityProviders } from "./IdentityProviders.js"
 import {
   Document,
   type FolderType,
+  type IdentityProviderSpec,
   type IdentitySpec,
   type Organization,
-  type RoleSpec
+  type RoleSpec,
+  type SecretFrom
 } from "./OrganizationDocument.js"
 import type { Principal } from "./Principal.js"
 import * as Role from "./Role.js"
@@ -58,7 +65,7 @@ import { Roles } from "./Roles.js"
 /** One change of a plan, by path (`acme/prod`; a binding as `acme/prod/ci → deployer at acme/prod`). */
 export interface Change {
   readonly action: "create" | "update" | "delete"
-  readonly kind: "organization" | "folder" | "role" | "identity" | "binding"
+  readonly kind: "organization" | "folder" | "role" | "identity" | "binding" | "identityProvider" | "mapping"
   readonly path: string
   /** What changes, for an update (`+repo.delete -repo.list`, `description`). */
   readonly detail?: string | undefined
@@ -78,10 +85,20 @@ export interface Plan {
 export interface Options {
   /** Delete what the document leaves out (folders, roles, identities, bindings of its organizations). */
   readonly prune?: boolean | undefined
-  /** Answer the plan without applying it (AIP-163). */
+  /**
+   * Answer the plan without applying it (AIP-163): each change is made, as the caller, and all undone, so what the
+   * caller may not do, or what the store refuses, is refused as the apply would be.
+   */
   readonly validateOnly?: boolean | undefined
   /** Apply only if the organizations are as the plan with this `etag` read them. */
   readonly etag?: string | undefined
+  /**
+   * Reads a client secret where the document says it is (`secretFrom`); `field` is the document path, for the error.
+   * Without it, a document that names a secret is refused: where a secret may be read from is the caller's to say
+   * (`arbor` reads its own environment and files and sends what it read; the server reads its own only for
+   * `ARBOR_SEED_FILE`, never for a request, whose document could name any of the server's files).
+   */
+  readonly secretOf?: ((from: SecretFrom, field: string) => Effect.Effect<string, InvalidArgument>) | undefined
 }
 
 /** An organization as the caller sees it, each resource by its path below it (the organization's own is ""). */
@@ -92,6 +109,21 @@ interface State {
   readonly identities: Map<string, Identity.Identity>
   /** Bindings by `bindingKey`, each with the paths and role name the document writes. */
   readonly bindings: Map<string, BoundAs>
+  readonly providers: Map<string, IdentityProvider.IdentityProvider>
+  /** Each provider's group mappings by `mappingKey`, by the provider's path. */
+  readonly mappings: Map<string, Map<string, MappedAs>>
+  /** A role's name by its uid: the organization's custom roles and the built-in ones. */
+  readonly roleNames: Map<string, string>
+  /** A group's path by its uid (the organization's own is ""). */
+  readonly groupPaths: Map<string, string>
+}
+
+/** A group mapping as the document writes it: its external group, role name and scope path. */
+interface MappedAs {
+  readonly externalGroup: string
+  readonly role: string
+  readonly scope: string
+  readonly mapping: ExternalGroupRoleMapping.ExternalGroupRoleMapping
 }
 
 /** A binding as the document writes it: its identity's and group's paths and its role's name. */
@@ -109,6 +141,9 @@ interface Planned {
   readonly etag: string
 }
 
+/** Ends a validateOnly apply's transaction, undoing its changes, with the plan they made. */
+class ValidatedOnly extends Data.TaggedError("ValidatedOnly")<{ readonly plan: Plan }> {}
+
 /** What a plan read of an organization, as one value: each resource's uid and last update. */
 const etagOf = (state: State) =>
   [
@@ -116,8 +151,11 @@ const etagOf = (state: State) =>
     ...state.folders.values(),
     ...state.roles.values(),
     ...state.identities.values(),
-    ...[...state.bindings.values()].map((bound) => bound.binding)
-  ].map((resource) => `${resource.uid}@${resource.updateTime.epochMillis}`).sort().join(";")
+    ...[...state.bindings.values()].map((bound) => bound.binding),
+    ...state.providers.values()
+  ].map((resource) => `${resource.uid}@${resource.updateTime.epochMillis}`).concat(
+    [...state.mappings.values()].flatMap((mapped) => [...mapped.values()].map(({ mapping }) => mapping.uid))
+  ).sort().join(";")
 
 /** A change, and how it is made: given the uids of the paths made so far, it records those it makes. */
 interface Step {
@@ -128,6 +166,19 @@ interface Step {
 }
 
 const bindingKey = (identity: string, role: string, group: string) => `${identity}\n${role}\n${group}`
+const mappingKey = (externalGroup: string, role: string, scope: string) => `${externalGroup}\n${role}\n${scope}`
+/** The folder of a path below the organization ("" for the organization itself), and the last name. */
+const split = (path: string) => {
+  const at = path.lastIndexOf("/")
+  return { folder: at < 0 ? "" : path.slice(0, at), name: path.slice(at + 1) }
+}
+
+/**
+ * The environment variable an export names for a provider's client secret, which it cannot read:
+ * `ACME_PROD_OKTA_CLIENT_SECRET` for `acme`'s `prod/okta`.
+ */
+export const secretVariable = (organization: string, path: string) =>
+  `${organization}_${path}_client_secret`.toUpperCase().replace(/[^A-Z0-9]+/g, "_")
 const joined = (parent: string, name: string) => parent === "" ? name : `${parent}/${name}`
 const byKey = <A>(record: { readonly [key: string]: A } | undefined): Array<readonly [string, A]> =>
   Object.entries(record ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
@@ -161,11 +212,34 @@ const claimKey = (claimMatch: ClaimMatch.ClaimMatch | undefined) =>
         : value
   )
 
-/** A document as a caller gives it: YAML parsed or JSON, unknown keys refused by their path. */
-const decodeDocument = (input: unknown) =>
-  Schema.decodeUnknown(Document, { errors: "all", onExcessProperty: "error" })(input).pipe(
-    Effect.mapError((error) => Validation.fromParseError(error))
-  )
+/** The path of a client secret written in the document itself, which is refused: it would live in a repository. */
+const inlineSecret = (input: unknown): string | undefined => {
+  const entries = (value: unknown): Array<[string, unknown]> =>
+    typeof value === "object" && value !== null && !Array.isArray(value) ? Object.entries(value) : []
+  const organizations = entries(input).find(([key]) => key === "organizations")?.[1]
+  for (const [name, organization] of entries(organizations)) {
+    const providers = entries(organization).find(([key]) => key === "identityProviders")?.[1]
+    for (const [key, provider] of entries(providers)) {
+      if (entries(provider).some(([field]) => field === "clientSecret")) {
+        return `organizations.${name}.identityProviders.${key}.clientSecret`
+      }
+    }
+  }
+  return undefined
+}
+
+/** A document as a caller gives it: YAML parsed or JSON, unknown keys refused by their path, no secret inline. */
+const decodeDocument = (input: unknown) => {
+  const secret = inlineSecret(input)
+  return secret !== undefined
+    ? InvalidArgument.field(
+      secret,
+      "must not be written in the document: give secretFrom: {env: NAME} or {file: path}, read where it is applied"
+    )
+    : Schema.decodeUnknown(Document, { errors: "all", onExcessProperty: "error" })(input).pipe(
+      Effect.mapError((error) => Validation.fromParseError(error))
+    )
+}
 
 /** A role written as its capabilities alone. */
 const isList = (spec: typeof RoleSpec.Type): spec is ReadonlyArray<string> => Array.isArray(spec)
@@ -191,20 +265,27 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
     const roles = yield* Roles
     const identities = yield* Identities
     const bindings = yield* RoleBindings
+    const providers = yield* IdentityProviders
+    const mappings = yield* ExternalGroupRoleMappings
 
     /** The organization `name` and what is in it, as `principal` may list it. */
     const stateOf = (principal: Principal, name: string): Effect.Effect<State, ArborError> =>
       Effect.gen(function*() {
+        const pathOf = new Map<string, string>()
         const state: State = {
           org: undefined,
           folders: new Map(),
           roles: new Map(),
           identities: new Map(),
-          bindings: new Map()
+          bindings: new Map(),
+          providers: new Map(),
+          mappings: new Map(),
+          roleNames: new Map(Role.builtIns.map((r) => [r.uid, r.name])),
+          groupPaths: pathOf
         }
         const [org] = (yield* groups.list(principal, { inRoot: true, name, pageSize: 1 })).items
         if (org === undefined) return state
-        const pathOf = new Map<string, string>([[org.uid, ""]])
+        pathOf.set(org.uid, "")
         const pathOfParent = (uid: Uid.Uid) => pathOf.get(Uid.parentOrNull(uid) ?? "")
         const below = yield* all((pageToken) =>
           groups.list(principal, { descendantsOf: org.uid, pageSize: 200, pageToken })
@@ -218,7 +299,10 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
         const custom = yield* all((pageToken) =>
           roles.list(principal, { childrenOf: org.uid, pageSize: 200, pageToken })
         )
-        for (const role of custom) state.roles.set(role.name, role)
+        for (const role of custom) {
+          state.roles.set(role.name, role)
+          state.roleNames.set(role.uid, role.name)
+        }
         const identityPath = new Map<string, string>()
         const found = yield* all((pageToken) =>
           identities.list(principal, { descendantsOf: org.uid, pageSize: 200, pageToken })
@@ -229,18 +313,46 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
           identityPath.set(identity.uid, joined(parent, identity.name))
           state.identities.set(joined(parent, identity.name), identity)
         }
-        const roleName = new Map<string, string>(custom.map((r) => [r.uid, r.name]))
         const bound = yield* all((pageToken) =>
           bindings.list(principal, { descendantsOf: org.uid, pageSize: 200, pageToken })
         )
         for (const binding of bound) {
           const group = pathOfParent(binding.uid)
           const identity = identityPath.get(binding.identity.uid)
-          const role = roleName.get(binding.role.uid) ??
-            Role.builtIns.find((r) => r.uid === binding.role.uid)?.name
+          const role = state.roleNames.get(binding.role.uid)
           // A binding of an identity or a role from outside the organization is not the document's to manage.
           if (group === undefined || identity === undefined || role === undefined) continue
           state.bindings.set(bindingKey(identity, role, group), { identity, role, group, binding })
+        }
+        const providerPath = new Map<string, string>()
+        for (
+          const provider of yield* all((pageToken) =>
+            providers.list(principal, { descendantsOf: org.uid, pageSize: 200, pageToken })
+          )
+        ) {
+          const parent = pathOfParent(provider.uid)
+          if (parent === undefined) continue
+          providerPath.set(provider.uid, joined(parent, provider.name))
+          state.providers.set(joined(parent, provider.name), provider)
+        }
+        for (
+          const mapping of yield* all((pageToken) =>
+            mappings.list(principal, { descendantsOf: org.uid, pageSize: 200, pageToken })
+          )
+        ) {
+          const provider = providerPath.get(mapping.identityProviderUid)
+          const role = state.roleNames.get(mapping.roleUid)
+          const scope = pathOf.get(mapping.scope)
+          // A mapping to a role or a scope from outside the organization is not the document's to manage.
+          if (provider === undefined || role === undefined || scope === undefined) continue
+          const mapped = state.mappings.get(provider) ?? new Map<string, MappedAs>()
+          mapped.set(mappingKey(mapping.externalGroupId, role, scope), {
+            externalGroup: mapping.externalGroupId,
+            role,
+            scope,
+            mapping
+          })
+          state.mappings.set(provider, mapped)
         }
         return { ...state, org }
       })
@@ -260,6 +372,48 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
           }]
         })
       )
+    }
+
+    /**
+     * True when `provider` has a client secret; also when the caller may not ask (only those who may change a
+     * provider may): an export then names a secret to supply rather than make the provider a public client.
+     */
+    const hasSecret = (principal: Principal, provider: IdentityProvider.IdentityProvider) =>
+      providers.clientSecretIs(principal, provider.uid, "").pipe(
+        Effect.map((none) => !none),
+        Effect.catchTag("PermissionDenied", () => Effect.succeed(true))
+      )
+
+    /** A provider as the document writes it; its secret, which cannot be read, as a variable to supply. */
+    const providerSpec = (
+      state: State,
+      organization: string,
+      path: string,
+      secret: boolean
+    ): typeof IdentityProviderSpec.Type => {
+      const provider = state.providers.get(path)!
+      const { oidc } = provider
+      const mapped = [...(state.mappings.get(path)?.values() ?? [])].sort((a, b) =>
+        mappingKey(a.externalGroup, a.role, a.scope) < mappingKey(b.externalGroup, b.role, b.scope) ? -1 : 1
+      )
+      const folder = split(path).folder
+      return {
+        ...(provider.description === "" ? {} : { description: provider.description }),
+        defaultRole: state.roleNames.get(provider.defaultRole) ?? provider.defaultRole,
+        issuer: oidc.issuer,
+        clientId: oidc.clientId,
+        ...(secret ? { secretFrom: { env: secretVariable(organization, path) } } : {}),
+        ...(oidc.additionalScopes.length === 0 ? {} : { additionalScopes: oidc.additionalScopes }),
+        ...(oidc.pkceEnabled ? { pkce: true } : {}),
+        ...(oidc.groupsClaim === "" ? {} : { groupsClaim: oidc.groupsClaim }),
+        ...(mapped.length === 0 ? {} : {
+          mappings: mapped.map(({ externalGroup, role, scope }) => ({
+            externalGroup,
+            role,
+            ...(scope === folder ? {} : { scope })
+          }))
+        })
+      }
     }
 
     /** The organization `name` as a document, in a stable order: exported, applied and exported again, the same. */
@@ -304,6 +458,18 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
               role,
               ...(group === "" ? {} : { group })
             }))
+          }),
+          ...(state.providers.size === 0 ? {} : {
+            identityProviders: Object.fromEntries(
+              yield* Effect.forEach(
+                byKey(Object.fromEntries(state.providers)),
+                ([path, provider]) =>
+                  Effect.map(
+                    hasSecret(principal, provider),
+                    (secret) => [path, providerSpec(state, name, path, secret)]
+                  )
+              )
+            )
           })
         }
         return { organizations: { [name]: organization } }
@@ -314,10 +480,11 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
       principal: Principal,
       name: string,
       wanted: Organization,
-      prune: boolean
+      options: Options
     ): Effect.Effect<Planned, ArborError> =>
       Effect.gen(function*() {
         const at = `organizations.${name}`
+        const prune = options.prune === true
         const state = yield* stateOf(principal, name)
         const creates: Array<Step> = []
         const updates: Array<Step> = []
@@ -350,6 +517,8 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
         }
 
         const folders = foldersOf(wanted)
+        /** A folder by path, as the document names it ("" for the organization). */
+        const folderNamed = (path: string) => path === "" || folders.has(path) || (state.folders.has(path) && !prune)
         for (const [path, folder] of folders) {
           const current = state.folders.get(path)
           const parent = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : ""
@@ -428,7 +597,7 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
           const path = spec.group === undefined ? key : joined(spec.group, key)
           const folder = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : ""
           const identityName = path.slice(folder === "" ? 0 : folder.length + 1)
-          if (folder !== "" && !folders.has(folder) && !(state.folders.has(folder) && !prune)) {
+          if (!folderNamed(folder)) {
             return yield* InvalidArgument.field(`${at}.identities.${key}`, `is in no folder of the document: ${folder}`)
           }
           if (wantedIdentities.has(path)) {
@@ -467,6 +636,143 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
           }
         }
 
+        /** A role by name, as a binding, a provider's default role or a mapping names it; undefined if none. */
+        const roleNamed = (roleName: string) =>
+          Role.builtInByName(roleName) !== undefined || wantedRoles.has(roleName) ||
+          (state.roles.has(roleName) && !prune)
+        const roleUid = (uids: Map<string, Uid.Uid>, roleName: string) =>
+          Effect.suspend(() => {
+            const known = Role.builtInByName(roleName)?.uid ?? state.roles.get(roleName)?.uid
+            return known === undefined ? uidOf(uids, `role:${roleName}`) : Effect.succeed(known)
+          })
+
+        const wantedProviders = new Set<string>()
+        for (const [key, spec] of byKey(wanted.identityProviders)) {
+          const field = `${at}.identityProviders.${key}`
+          const path = spec.group === undefined ? key : joined(spec.group, key)
+          const { folder, name: providerName } = split(path)
+          if (!folderNamed(folder)) {
+            return yield* InvalidArgument.field(field, `is in no folder of the document: ${folder}`)
+          }
+          if (wantedProviders.has(path)) {
+            return yield* InvalidArgument.field(field, `names the identity provider ${path} twice`)
+          }
+          wantedProviders.add(path)
+          if (!roleNamed(spec.defaultRole)) {
+            return yield* InvalidArgument.field(`${field}.defaultRole`, `names no role: ${spec.defaultRole}`)
+          }
+          const clientSecret = spec.secretFrom === undefined ? "" : options.secretOf === undefined
+            ? yield* InvalidArgument.field(
+              `${field}.secretFrom`,
+              "cannot be read here: apply the document with arbor, which reads it and sends what it read"
+            )
+            : yield* options.secretOf(spec.secretFrom, `${field}.secretFrom`)
+          const oidc = {
+            issuer: spec.issuer,
+            clientId: spec.clientId,
+            clientSecret,
+            additionalScopes: spec.additionalScopes ?? [],
+            pkceEnabled: spec.pkce ?? false,
+            groupsClaim: spec.groupsClaim ?? ""
+          }
+          const fields = (uids: Map<string, Uid.Uid>) =>
+            Effect.map(roleUid(uids, spec.defaultRole), (defaultRole) => ({
+              description: spec.description ?? "",
+              defaultRole,
+              oidc
+            }))
+          const current = state.providers.get(path)
+          if (current === undefined) {
+            creates.push({
+              change: { action: "create", kind: "identityProvider", path: full(path) },
+              run: (uids) =>
+                Effect.gen(function*() {
+                  const parent = yield* uidOf(uids, folder)
+                  const created = yield* providers.create(principal, parent, {
+                    name: providerName,
+                    ...(yield* fields(uids))
+                  })
+                  uids.set(`provider:${path}`, created.uid)
+                })
+            })
+          } else {
+            const now = current.oidc
+            const detail = [
+              ...((spec.description ?? "") === current.description ? [] : ["description"]),
+              ...(spec.defaultRole === state.roleNames.get(current.defaultRole) ? [] : ["defaultRole"]),
+              ...(oidc.issuer === now.issuer ? [] : ["issuer"]),
+              ...(oidc.clientId === now.clientId ? [] : ["clientId"]),
+              ...((yield* providers.clientSecretIs(principal, current.uid, clientSecret)) ? [] : ["clientSecret"]),
+              ...(oidc.additionalScopes.join(" ") === now.additionalScopes.join(" ") ? [] : ["additionalScopes"]),
+              ...(oidc.pkceEnabled === now.pkceEnabled ? [] : ["pkce"]),
+              ...(oidc.groupsClaim === now.groupsClaim ? [] : ["groupsClaim"])
+            ]
+            if (detail.length > 0) {
+              updates.push({
+                change: { action: "update", kind: "identityProvider", path: full(path), detail: detail.join(", ") },
+                run: (uids) =>
+                  Effect.flatMap(
+                    fields(uids),
+                    (patch) => providers.update(principal, current.uid, patch, "description,defaultRole,oidc")
+                  )
+              })
+            }
+          }
+          const had = state.mappings.get(path) ?? new Map<string, MappedAs>()
+          const wantedMappings = new Set<string>()
+          for (const [j, mapping] of (spec.mappings ?? []).entries()) {
+            const where = `${field}.mappings[${j}]`
+            if (!roleNamed(mapping.role)) {
+              return yield* InvalidArgument.field(`${where}.role`, `names no role: ${mapping.role}`)
+            }
+            const scope = mapping.scope ?? folder
+            if (!folderNamed(scope)) {
+              return yield* InvalidArgument.field(`${where}.scope`, `names no folder of the document: ${scope}`)
+            }
+            if (!(folder === "" || scope === folder || scope.startsWith(`${folder}/`))) {
+              return yield* InvalidArgument.field(
+                `${where}.scope`,
+                `is not at or below the provider's folder ${folder}`
+              )
+            }
+            const key = mappingKey(mapping.externalGroup, mapping.role, scope)
+            if (wantedMappings.has(key)) {
+              continue
+            }
+            wantedMappings.add(key)
+            if (had.has(key)) continue
+            creates.push({
+              change: {
+                action: "create",
+                kind: "mapping",
+                path: `${full(path)}: ${mapping.externalGroup} → ${mapping.role} at ${full(scope)}`
+              },
+              run: (uids) =>
+                Effect.gen(function*() {
+                  const provider = current?.uid ?? (yield* uidOf(uids, `provider:${path}`))
+                  yield* mappings.create(principal, provider, {
+                    externalGroupId: mapping.externalGroup,
+                    roleUid: yield* roleUid(uids, mapping.role),
+                    scope: yield* uidOf(uids, scope)
+                  })
+                })
+            })
+          }
+          if (prune) {
+            for (const [key, { externalGroup, mapping, role, scope }] of had) {
+              if (wantedMappings.has(key)) continue
+              deletes.push({
+                change: {
+                  action: "delete",
+                  kind: "mapping",
+                  path: `${full(path)}: ${externalGroup} → ${role} at ${full(scope)}`
+                },
+                run: () => mappings.delete(principal, mapping.uid)
+              })
+            }
+          }
+        }
+
         const wantedBindings = new Set<string>()
         for (const [i, binding] of (wanted.bindings ?? []).entries()) {
           const where = `${at}.bindings[${i}]`
@@ -485,12 +791,11 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
                 : `names no identity of the document: ${binding.identity}`
             )
           }
-          const builtIn = Role.builtInByName(binding.role)
-          if (builtIn === undefined && !wantedRoles.has(binding.role) && !(state.roles.has(binding.role) && !prune)) {
+          if (!roleNamed(binding.role)) {
             return yield* InvalidArgument.field(`${where}.role`, `names no role: ${binding.role}`)
           }
           const group = binding.group ?? ""
-          if (group !== "" && !folders.has(group) && !(state.folders.has(group) && !prune)) {
+          if (!folderNamed(group)) {
             return yield* InvalidArgument.field(`${where}.group`, `names no folder of the document: ${group}`)
           }
           const key = bindingKey(identity, binding.role, group)
@@ -508,14 +813,20 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
                 const at = yield* uidOf(uids, group)
                 const identityUid = state.identities.get(identity)?.uid ??
                   (yield* uidOf(uids, `identity:${identity}`))
-                const roleUid = builtIn?.uid ?? state.roles.get(binding.role)?.uid ??
-                  (yield* uidOf(uids, `role:${binding.role}`))
-                yield* bindings.create(principal, at, { identityUid, roleUid })
+                yield* bindings.create(principal, at, { identityUid, roleUid: yield* roleUid(uids, binding.role) })
               })
           })
         }
 
         if (prune) {
+          // A provider's mappings go with it.
+          for (const [path, provider] of state.providers) {
+            if (wantedProviders.has(path)) continue
+            deletes.push({
+              change: { action: "delete", kind: "identityProvider", path: full(path) },
+              run: () => providers.delete(principal, provider.uid)
+            })
+          }
           for (const [key, { binding, group, identity, role }] of state.bindings) {
             if (wantedBindings.has(key)) continue
             deletes.push({
@@ -589,12 +900,12 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
     }
 
     /** The steps of every organization of the document, each beside the uids of what exists. */
-    const stepsOfDocument = (principal: Principal, input: unknown, prune: boolean) =>
+    const stepsOfDocument = (principal: Principal, input: unknown, options: Options) =>
       Effect.gen(function*() {
         const document = yield* decodeDocument(input)
         const steps: Array<Planned> = []
         for (const [name, organization] of byKey(document.organizations)) {
-          steps.push(yield* stepsOf(principal, name, organization, prune))
+          steps.push(yield* stepsOf(principal, name, organization, options))
         }
         return steps
       })
@@ -608,7 +919,7 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
     const apply = (principal: Principal, document: unknown, options: Options = {}) =>
       operation("Declarative.apply")(
         orInternal(store.transaction(Effect.gen(function*() {
-          const steps = yield* stepsOfDocument(principal, document, options.prune === true)
+          const steps = yield* stepsOfDocument(principal, document, options)
           const plan = planOf(steps)
           if (options.etag !== undefined && options.etag !== plan.etag) {
             return yield* new Aborted({
@@ -616,13 +927,14 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
               reason: "ETAG_MISMATCH"
             })
           }
-          if (options.validateOnly === true) return plan
           for (const organization of steps) {
             const uids = new Map(organization.existing)
             for (const step of organization.steps) yield* step.run(uids)
           }
+          // validateOnly: every change made, as the caller, and undone, so each is refused as it would be.
+          if (options.validateOnly === true) return yield* new ValidatedOnly({ plan })
           return plan
-        })))
+        }))).pipe(Effect.catchTag("ValidatedOnly", ({ plan }) => Effect.succeed(plan)))
       )
 
     /** The organization of uid `uid`, as `principal` may get it; INVALID_ARGUMENT for a folder's uid. */
@@ -674,7 +986,7 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
       /** What applying `document` would change, as `principal`, without changing anything. */
       plan: (principal: Principal, document: unknown, options: Options = {}) =>
         operation("Declarative.plan")(
-          Effect.map(stepsOfDocument(principal, document, options.prune === true), planOf)
+          Effect.map(stepsOfDocument(principal, document, options), planOf)
         ),
 
       /**

@@ -5,6 +5,7 @@
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { createHash, timingSafeEqual } from "node:crypto"
 import type { Internal } from "../engine/Errors.js"
 import { InvalidArgument } from "../engine/Errors.js"
 import * as FieldMask from "../engine/internal/lists/fieldMask.js"
@@ -160,6 +161,20 @@ export class IdentityProviders extends Effect.Service<IdentityProviders>()("@arb
               ], { discard: true })
           })
         ),
+
+      /**
+       * True when provider `uid`'s client secret is `candidate` ("" for none), compared in constant time; for those
+       * who may change it (`identity_providers.create` at its group), who could replace it anyway. The secret itself
+       * is never returned. IAM as code asks it to plan a secret's change without reading the secret.
+       */
+      clientSecretIs: (principal: Principal, uid: string, candidate: string) =>
+        operation("IdentityProviders.clientSecretIs")(Effect.gen(function*() {
+          const record = yield* Resources.get(ops, kind, principal, uid)
+          yield* authorization.check(principal, IdentityProvider.permissions.create, kind.groupOf(record.uid), uid)
+          const stored = yield* Sealing.open(sealing, record.oidc.clientSecret)
+          const digest = (text: string) => createHash("sha256").update(text).digest()
+          return timingSafeEqual(digest(stored), digest(candidate))
+        })),
 
       /**
        * Seals under the current key the client secrets that are not (stored before sealing began, or under a

@@ -1,10 +1,14 @@
 /**
  * The document of IAM as code (docs/api.md §15): organizations by name, each with its folders, custom roles,
- * identities and role bindings, by names and paths, never uids. `Declarative` exports, plans and applies it;
+ * identities, role bindings and identity providers with their group mappings, by names and paths, never uids, and
+ * client secrets only by where they are read (`secretFrom`). `Declarative` exports, plans and applies it;
  * `jsonSchema` describes it for editors (`arbor iac schema`), capabilities listed in both spellings.
  */
+import * as Effect from "effect/Effect"
 import * as JSONSchema from "effect/JSONSchema"
 import * as Schema from "effect/Schema"
+import { readFileSync } from "node:fs"
+import { InvalidArgument } from "../engine/Errors.js"
 import * as Capability from "./Capability.js"
 import * as ClaimMatch from "./ClaimMatch.js"
 
@@ -49,13 +53,87 @@ export const BindingSpec = Schema.Struct({
   group: Schema.optional(Schema.String)
 })
 
+/**
+ * Where a client secret is read, never the secret itself: an environment variable or a file, read where the document
+ * is applied from (`arbor`'s machine; the server's own for `ARBOR_SEED_FILE`).
+ */
+export const SecretFrom = Schema.Union(
+  Schema.Struct({ env: Schema.String }),
+  Schema.Struct({ file: Schema.String })
+).annotations({ identifier: "SecretFrom" })
+export type SecretFrom = typeof SecretFrom.Type
+
+/** A secret's source as one string, `env:NAME` or `file:PATH`: how a request carries what its caller read there. */
+export const sourceOf = (from: SecretFrom): string => "env" in from ? `env:${from.env}` : `file:${from.file}`
+
+/**
+ * Reads a client secret where `from` says, in this process: its environment variable, or its file (one trailing
+ * newline dropped). For documents this process's operator wrote (`arbor` on a person's or a CI job's machine, the
+ * server's `ARBOR_SEED_FILE`); never for a document a request brought.
+ */
+export const readSecret = (from: SecretFrom, field: string): Effect.Effect<string, InvalidArgument> => {
+  if ("env" in from) {
+    const value = process.env[from.env]
+    return value === undefined || value === ""
+      ? InvalidArgument.field(field, `the environment variable ${from.env} is not set`)
+      : Effect.succeed(value)
+  }
+  return Effect.try({
+    try: () => readFileSync(from.file, "utf8").replace(/\r?\n$/, ""),
+    catch: () => InvalidArgument.field(field, `the file ${from.file} cannot be read`)
+  }).pipe(
+    Effect.flatMap((secret) =>
+      secret === "" ? InvalidArgument.field(field, `the file ${from.file} is empty`) : Effect.succeed(secret)
+    )
+  )
+}
+
+/** The sources of the client secrets a document names, each once, in order; not a document, none. */
+export const secretSources = (document: unknown): ReadonlyArray<SecretFrom> => {
+  const decoded = Schema.decodeUnknownOption(Document)(document)
+  if (decoded._tag === "None") return []
+  const sources = new Map<string, SecretFrom>()
+  for (const organization of Object.values(decoded.value.organizations)) {
+    for (const provider of Object.values(organization.identityProviders ?? {})) {
+      if (provider.secretFrom !== undefined) sources.set(sourceOf(provider.secretFrom), provider.secretFrom)
+    }
+  }
+  return [...sources.values()]
+}
+
+/** A group mapping of an identity provider: members of `externalGroup` hold `role` at `scope` (a folder path). */
+export const MappingSpec = Schema.Struct({
+  externalGroup: Schema.String,
+  role: Schema.String,
+  /** A folder's path below the organization, at or below the provider's; the provider's own when absent. */
+  scope: Schema.optional(Schema.String)
+})
+
+/** An identity provider (OpenID Connect) where people of the organization sign in, and its group mappings. */
+export const IdentityProviderSpec = Schema.Struct({
+  description: Schema.optional(Schema.String),
+  /** Its folder, as a path below the organization, when the key is its name alone. */
+  group: Schema.optional(Schema.String),
+  /** The role people signing in get where the provider is (the organization's or a built-in one, by name). */
+  defaultRole: Schema.String,
+  issuer: Schema.String,
+  clientId: Schema.String,
+  /** The client secret's source; none for a public client (PKCE without a secret). */
+  secretFrom: Schema.optional(SecretFrom),
+  additionalScopes: Schema.optional(Schema.Array(Schema.String)),
+  pkce: Schema.optional(Schema.Boolean),
+  groupsClaim: Schema.optional(Schema.String),
+  mappings: Schema.optional(Schema.Array(MappingSpec))
+})
+
 /** An organization as code. */
 export const Organization = Schema.Struct({
   description: Schema.optional(Schema.String),
   folders: Schema.optional(Schema.Record({ key: Schema.String, value: Folder })),
   roles: Schema.optional(Schema.Record({ key: Schema.String, value: RoleSpec })),
   identities: Schema.optional(Schema.Record({ key: Schema.String, value: IdentitySpec })),
-  bindings: Schema.optional(Schema.Array(BindingSpec))
+  bindings: Schema.optional(Schema.Array(BindingSpec)),
+  identityProviders: Schema.optional(Schema.Record({ key: Schema.String, value: IdentityProviderSpec }))
 })
 export type Organization = typeof Organization.Type
 

@@ -8,6 +8,7 @@ import { GroupsService } from "@arbor/api/proto/chainguard/platform/iam/v2beta1/
 import { TermsAcceptanceSchema, TermsService } from "@arbor/api/proto/chainguard/platform/iam/v2beta1/terms_pb"
 import * as Resources from "@arbor/api/Resources"
 import * as Wire from "@arbor/api/Wire"
+import { type Declarative, Errors, OrganizationDocument } from "@arbor/core"
 import { HttpApiBuilder } from "@effect/platform"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -15,6 +16,38 @@ import * as Schema from "effect/Schema"
 import * as Domain from "../internal/domain.js"
 import { listOptions, listResponse, message, protoJsonOf, serveResource } from "../internal/grpc.js"
 import { asCaller, envelope, serve, v1, writable } from "../internal/rest.js"
+
+/**
+ * The client secrets a request carries, as its caller read them (`secrets`, by `env:NAME` or `file:PATH`): never the
+ * server's own environment or files, which a document could otherwise name.
+ */
+const sentWith =
+  (secrets: { readonly [source: string]: string } | undefined) =>
+  (from: OrganizationDocument.SecretFrom, field: string) => {
+    const source = OrganizationDocument.sourceOf(from)
+    const secret = typeof secrets === "object" && secrets !== null && Object.hasOwn(secrets, source)
+      ? secrets[source]
+      : undefined
+    return typeof secret === "string"
+      ? Effect.succeed(secret)
+      : Errors.InvalidArgument.field(
+        field,
+        `${source} was not sent with the request (secrets): arbor reads it and sends it`
+      )
+  }
+
+/** How a request asks a document to be applied. */
+const applyOptions = (payload: {
+  readonly prune?: boolean
+  readonly validateOnly?: boolean
+  readonly etag?: string
+  readonly secrets?: { readonly [source: string]: string }
+}): Declarative.Options => ({
+  prune: payload.prune === true,
+  validateOnly: payload.validateOnly === true,
+  etag: payload.etag,
+  secretOf: sentWith(payload.secrets)
+})
 
 export const groups = Domain.make({
   rest: ({ declarative, groups, terms }) =>
@@ -38,16 +71,15 @@ export const groups = Domain.make({
             ({ path }) => asCaller((p) => Effect.map(declarative.exportAt(p, path.uid), (document) => ({ document })))
           )
           .handle("apply", ({ path, payload }) =>
+            asCaller((p) => declarative.applyAt(p, path.uid, payload.document, applyOptions(payload))))
+          .handle("applyOrganizations", ({ payload }) =>
             asCaller((p) =>
-              declarative.applyAt(p, path.uid, payload.document, {
-                prune: payload.prune === true,
-                validateOnly: payload.validateOnly === true,
-                etag: payload.etag
-              })
+              declarative.apply(p, payload.document, applyOptions(payload))
             ))),
       HttpApiBuilder.group(serve(Terms), "terms", (h) =>
         h
-          .handle("accept", ({ path, payload }) => asCaller((p) => terms.accept(p, path.uid, payload)))
+          .handle("accept", ({ path, payload }) =>
+            asCaller((p) => terms.accept(p, path.uid, payload)))
           .handle(
             "list",
             ({ path, urlParams }) =>
