@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { parse } from "yaml"
+import * as Egress from "../src/engine/internal/egress.js"
 import {
   Arbor,
   Declarative,
@@ -229,6 +230,58 @@ organizations:
       assert.strictEqual(refusals.left, 0)
     }))
 
+  it.effect("subscriptions: made, exported, pruned; a sink the engine refuses is named by its place in the document", () =>
+    Effect.gen(function*() {
+      const document = parse(`
+organizations:
+  acme:
+    folders: { prod: {} }
+    subscriptions:
+      - { sink: "https://hooks.acme.invalid/audit" }
+      - { sink: "https://hooks.acme.invalid/prod", group: prod }
+`)
+      // The sinks' host resolves to a public address, as a receiver's would.
+      const resolver = Layer.succeed(Egress.Resolver, async (host: string) => {
+        if (host !== "hooks.acme.invalid") throw new Error(`ENOTFOUND ${host}`)
+        return [{ address: "93.184.216.34", family: 4 }]
+      })
+      const exported = yield* Effect.provide(
+        Effect.gen(function*() {
+          const declarative = yield* Declarative.Declarative
+          const plan = yield* declarative.apply(Principal.system, document)
+          assert.deepStrictEqual(describeChanges(plan).filter((c) => c.includes("subscription")), [
+            "create subscription acme → https://hooks.acme.invalid/audit",
+            "create subscription acme/prod → https://hooks.acme.invalid/prod"
+          ])
+          assert.deepStrictEqual((yield* declarative.plan(Principal.system, document)).changes, [])
+          const one = {
+            organizations: {
+              acme: {
+                ...document.organizations.acme,
+                subscriptions: document.organizations.acme.subscriptions.slice(1)
+              }
+            }
+          }
+          assert.deepStrictEqual(describeChanges(yield* declarative.plan(Principal.system, one, { prune: true })), [
+            "delete subscription acme → https://hooks.acme.invalid/audit"
+          ])
+          const refused = yield* Effect.flip(declarative.apply(Principal.system, {
+            organizations: { acme: { subscriptions: [{ sink: "http://hooks.acme.invalid/plain" }] } }
+          }))
+          assert.deepStrictEqual(errorOf(refused), {
+            tag: "InvalidArgument",
+            fields: ["organizations.acme.subscriptions[0].sink"]
+          })
+          return yield* declarative.exportOrganization(Principal.system, "acme")
+        }),
+        Arbor.layerMemory.pipe(Layer.provide(resolver))
+      )
+      assert.deepStrictEqual(exported.organizations.acme!.subscriptions, [
+        { sink: "https://hooks.acme.invalid/audit" },
+        { sink: "https://hooks.acme.invalid/prod", group: "prod" }
+      ])
+    }))
+
   it.effect("bad documents name the path of what is wrong, and nothing is applied", () =>
     withArbor(Effect.gen(function*() {
       const declarative = yield* Declarative.Declarative
@@ -355,7 +408,8 @@ describe("OrganizationDocument.jsonSchema", () => {
       "folders",
       "identities",
       "identityProviders",
-      "roles"
+      "roles",
+      "subscriptions"
     ])
     assert.property(schema.$defs, "Folder")
     // A client secret only by where it is read: the provider has no property for the secret itself.

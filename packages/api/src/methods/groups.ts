@@ -105,7 +105,16 @@ export const Terms = authenticated(
 /** A change of a plan, as the API answers it. */
 const Change = Schema.Struct({
   action: Schema.Literal("create", "update", "delete"),
-  kind: Schema.Literal("organization", "folder", "role", "identity", "binding", "identityProvider", "mapping"),
+  kind: Schema.Literal(
+    "organization",
+    "folder",
+    "role",
+    "identity",
+    "binding",
+    "identityProvider",
+    "mapping",
+    "subscription"
+  ),
   path: Schema.String,
   detail: Schema.optional(Schema.String)
 })
@@ -156,8 +165,8 @@ export const OrganizationsAsCode = authenticated(
         .annotate(
           OpenApi.Description,
           "The organization as a document of names and paths (its folders, custom roles, identities, role " +
-            "bindings, identity providers and their group mappings; a client secret as the variable to supply it " +
-            "in), as the caller may list them, in a stable order: exported, applied to an empty server and " +
+            "bindings, identity providers and their group mappings, subscriptions; a client secret as the variable to " +
+            "supply it in), as the caller may list them, in a stable order: exported, applied to an empty server and " +
             "exported again, it is the same."
         )
     )

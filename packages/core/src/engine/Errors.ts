@@ -34,6 +34,13 @@ export class InvalidArgument extends Schema.TaggedError<InvalidArgument>()("Inva
   static field(field: string, description: string): InvalidArgument {
     return new InvalidArgument({ violations: [new FieldViolation({ field, description })] })
   }
+
+  /** The same violations, each field below `path` (`sink` within `subscriptions[0]`: `subscriptions[0].sink`). */
+  within(path: string): InvalidArgument {
+    const [first, ...rest] = this.violations
+    const moved = (v: FieldViolation) => new FieldViolation({ ...v, field: `${path}.${v.field}` })
+    return new InvalidArgument({ violations: [moved(first), ...rest.map(moved)], reason: this.reason })
+  }
 }
 
 /** The resource does not exist, and the caller may know that (code 5). */

@@ -1,6 +1,6 @@
 /**
  * IAM as code (issue 45): an organization as a document of names and paths (folders, custom roles, identities,
- * role bindings), read from the engine (`exportOrganization`), compared with it (`plan`) and made true (`apply`),
+ * role bindings, identity providers with their group mappings, subscriptions), read from the engine (`exportOrganization`), compared with it (`plan`) and made true (`apply`),
  * every change through the engine's own services as the caller, so each rule of the API holds for each change as if
  * it were made by hand, and all of them in one transaction or none. The document is the test kit's fixture grown
  * (`@arbor/core/testing/Fixture`): YAML or JSON, e.g.
@@ -37,6 +37,8 @@ import { orInternal } from "../engine/Repository.js"
 import { Store } from "../engine/Store.js"
 import * as Uid from "../engine/Uid.js"
 import * as Validation from "../engine/Validation.js"
+import type * as Subscription from "../events/Subscription.js"
+import { Subscriptions } from "../events/Subscriptions.js"
 import * as Capability from "./Capability.js"
 import type * as ClaimMatch from "./ClaimMatch.js"
 import type * as ExternalGroupRoleMapping from "./ExternalGroupRoleMapping.js"
@@ -65,7 +67,15 @@ import { Roles } from "./Roles.js"
 /** One change of a plan, by path (`acme/prod`; a binding as `acme/prod/ci → deployer at acme/prod`). */
 export interface Change {
   readonly action: "create" | "update" | "delete"
-  readonly kind: "organization" | "folder" | "role" | "identity" | "binding" | "identityProvider" | "mapping"
+  readonly kind:
+    | "organization"
+    | "folder"
+    | "role"
+    | "identity"
+    | "binding"
+    | "identityProvider"
+    | "mapping"
+    | "subscription"
   readonly path: string
   /** What changes, for an update (`+repo.delete -repo.list`, `description`). */
   readonly detail?: string | undefined
@@ -112,6 +122,8 @@ interface State {
   readonly providers: Map<string, IdentityProvider.IdentityProvider>
   /** Each provider's group mappings by `mappingKey`, by the provider's path. */
   readonly mappings: Map<string, Map<string, MappedAs>>
+  /** Subscriptions by `subscriptionKey`, each with its folder's path. */
+  readonly subscriptions: Map<string, { readonly group: string; readonly subscription: Subscription.Subscription }>
   /** A role's name by its uid: the organization's custom roles and the built-in ones. */
   readonly roleNames: Map<string, string>
   /** A group's path by its uid (the organization's own is ""). */
@@ -152,7 +164,8 @@ const etagOf = (state: State) =>
     ...state.roles.values(),
     ...state.identities.values(),
     ...[...state.bindings.values()].map((bound) => bound.binding),
-    ...state.providers.values()
+    ...state.providers.values(),
+    ...[...state.subscriptions.values()].map(({ subscription }) => subscription)
   ].map((resource) => `${resource.uid}@${resource.updateTime.epochMillis}`).concat(
     [...state.mappings.values()].flatMap((mapped) => [...mapped.values()].map(({ mapping }) => mapping.uid))
   ).sort().join(";")
@@ -163,10 +176,13 @@ interface Step {
   readonly run: (uids: Map<string, Uid.Uid>) => Effect.Effect<unknown, ArborError>
   /** The binding a delete removes. */
   readonly binding?: RoleBinding.RoleBinding | undefined
+  /** Where in the document the change comes from: the engine's refusal of a field is named below it. */
+  readonly at?: string | undefined
 }
 
 const bindingKey = (identity: string, role: string, group: string) => `${identity}\n${role}\n${group}`
 const mappingKey = (externalGroup: string, role: string, scope: string) => `${externalGroup}\n${role}\n${scope}`
+const subscriptionKey = (sink: string, group: string) => `${group}\n${sink}`
 /** The folder of a path below the organization ("" for the organization itself), and the last name. */
 const split = (path: string) => {
   const at = path.lastIndexOf("/")
@@ -267,6 +283,7 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
     const bindings = yield* RoleBindings
     const providers = yield* IdentityProviders
     const mappings = yield* ExternalGroupRoleMappings
+    const subscriptions = yield* Subscriptions
 
     /** The organization `name` and what is in it, as `principal` may list it. */
     const stateOf = (principal: Principal, name: string): Effect.Effect<State, ArborError> =>
@@ -280,6 +297,7 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
           bindings: new Map(),
           providers: new Map(),
           mappings: new Map(),
+          subscriptions: new Map(),
           roleNames: new Map(Role.builtIns.map((r) => [r.uid, r.name])),
           groupPaths: pathOf
         }
@@ -353,6 +371,15 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
             mapping
           })
           state.mappings.set(provider, mapped)
+        }
+        for (
+          const subscription of yield* all((pageToken) =>
+            subscriptions.list(principal, { descendantsOf: org.uid, pageSize: 200, pageToken })
+          )
+        ) {
+          const group = pathOfParent(subscription.uid)
+          if (group === undefined) continue
+          state.subscriptions.set(subscriptionKey(subscription.sink, group), { group, subscription })
         }
         return { ...state, org }
       })
@@ -456,6 +483,14 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
             bindings: [...state.bindings].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, { group, identity, role }]) => ({
               identity,
               role,
+              ...(group === "" ? {} : { group })
+            }))
+          }),
+          ...(state.subscriptions.size === 0 ? {} : {
+            subscriptions: [...state.subscriptions].sort(([a], [b]) => (a < b ? -1 : 1)).map((
+              [, { group, subscription }]
+            ) => ({
+              sink: subscription.sink,
               ...(group === "" ? {} : { group })
             }))
           }),
@@ -608,6 +643,7 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
           const current = state.identities.get(path)
           if (current === undefined) {
             creates.push({
+              at: `${at}.identities.${key}`,
               change: { action: "create", kind: "identity", path: full(path) },
               run: (uids) =>
                 Effect.flatMap(uidOf(uids, folder), (parent) =>
@@ -684,6 +720,7 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
           const current = state.providers.get(path)
           if (current === undefined) {
             creates.push({
+              at: field,
               change: { action: "create", kind: "identityProvider", path: full(path) },
               run: (uids) =>
                 Effect.gen(function*() {
@@ -709,6 +746,7 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
             ]
             if (detail.length > 0) {
               updates.push({
+                at: field,
                 change: { action: "update", kind: "identityProvider", path: full(path), detail: detail.join(", ") },
                 run: (uids) =>
                   Effect.flatMap(
@@ -742,6 +780,7 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
             wantedMappings.add(key)
             if (had.has(key)) continue
             creates.push({
+              at: where,
               change: {
                 action: "create",
                 kind: "mapping",
@@ -818,7 +857,38 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
           })
         }
 
+        const wantedSubscriptions = new Set<string>()
+        for (const [i, spec] of (wanted.subscriptions ?? []).entries()) {
+          const group = spec.group ?? ""
+          if (!folderNamed(group)) {
+            return yield* InvalidArgument.field(
+              `${at}.subscriptions[${i}].group`,
+              `names no folder of the document: ${group}`
+            )
+          }
+          const key = subscriptionKey(spec.sink, group)
+          if (wantedSubscriptions.has(key)) continue
+          wantedSubscriptions.add(key)
+          if (state.subscriptions.has(key)) continue
+          creates.push({
+            at: `${at}.subscriptions[${i}]`,
+            change: { action: "create", kind: "subscription", path: `${full(group)} → ${spec.sink}` },
+            run: (uids) =>
+              Effect.flatMap(
+                uidOf(uids, group),
+                (parent) => subscriptions.create(principal, parent, { sink: spec.sink })
+              )
+          })
+        }
+
         if (prune) {
+          for (const [key, { group, subscription }] of state.subscriptions) {
+            if (wantedSubscriptions.has(key)) continue
+            deletes.push({
+              change: { action: "delete", kind: "subscription", path: `${full(group)} → ${subscription.sink}` },
+              run: () => subscriptions.delete(principal, subscription.uid)
+            })
+          }
           // A provider's mappings go with it.
           for (const [path, provider] of state.providers) {
             if (wantedProviders.has(path)) continue
@@ -929,7 +999,11 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
           }
           for (const organization of steps) {
             const uids = new Map(organization.existing)
-            for (const step of organization.steps) yield* step.run(uids)
+            for (const step of organization.steps) {
+              yield* step.run(uids).pipe(
+                Effect.catchTag("InvalidArgument", (e) => Effect.fail(step.at === undefined ? e : e.within(step.at)))
+              )
+            }
           }
           // validateOnly: every change made, as the caller, and undone, so each is refused as it would be.
           if (options.validateOnly === true) return yield* new ValidatedOnly({ plan })

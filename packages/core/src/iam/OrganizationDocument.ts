@@ -1,6 +1,6 @@
 /**
  * The document of IAM as code (docs/api.md §15): organizations by name, each with its folders, custom roles,
- * identities, role bindings and identity providers with their group mappings, by names and paths, never uids, and
+ * identities, role bindings, identity providers with their group mappings and subscriptions, by names and paths, never uids, and
  * client secrets only by where they are read (`secretFrom`). `Declarative` exports, plans and applies it;
  * `jsonSchema` describes it for editors (`arbor iac schema`), capabilities listed in both spellings.
  */
@@ -126,6 +126,12 @@ export const IdentityProviderSpec = Schema.Struct({
   mappings: Schema.optional(Schema.Array(MappingSpec))
 })
 
+/** A subscription: every change of `group` (a folder path; the organization when absent) and below, POSTed to `sink`. */
+export const SubscriptionSpec = Schema.Struct({
+  sink: Schema.String,
+  group: Schema.optional(Schema.String)
+})
+
 /** An organization as code. */
 export const Organization = Schema.Struct({
   description: Schema.optional(Schema.String),
@@ -133,7 +139,8 @@ export const Organization = Schema.Struct({
   roles: Schema.optional(Schema.Record({ key: Schema.String, value: RoleSpec })),
   identities: Schema.optional(Schema.Record({ key: Schema.String, value: IdentitySpec })),
   bindings: Schema.optional(Schema.Array(BindingSpec)),
-  identityProviders: Schema.optional(Schema.Record({ key: Schema.String, value: IdentityProviderSpec }))
+  identityProviders: Schema.optional(Schema.Record({ key: Schema.String, value: IdentityProviderSpec })),
+  subscriptions: Schema.optional(Schema.Array(SubscriptionSpec))
 })
 export type Organization = typeof Organization.Type
 
