@@ -226,17 +226,31 @@ describe("organizations as code over REST", () => {
               bindings: [
                 { identity: "prod/ci", role: "deployer", group: "prod" },
                 { identity: "staging/watcher", role: "viewer" }
-              ]
+              ],
+              identityProviders: {
+                okta: {
+                  defaultRole: "viewer",
+                  issuer: "https://acme.okta.example.com",
+                  clientId: "arbor",
+                  secretFrom: { env: "ACME_OKTA_CLIENT_SECRET" },
+                  mappings: [{ externalGroup: "deployers", role: "deployer", scope: "prod" }]
+                }
+              }
             }
           }
         }
         const exportedFrom = (document: object) =>
           Effect.gen(function*() {
             const declarative = yield* Declarative.Declarative
-            yield* declarative.apply(Principal.system, document)
+            yield* declarative.apply(Principal.system, document, { secretOf: () => Effect.succeed("s3cret") })
             return JSON.stringify(yield* declarative.exportOrganization(Principal.system, "acme"))
           }).pipe(Effect.provide(engineOn(store)))
         const first = yield* exportedFrom(seeded)
+        assert.deepStrictEqual(
+          JSON.parse(first).organizations.acme.identityProviders,
+          seeded.organizations.acme.identityProviders,
+          "the provider, its secret as the variable to supply it in, and its mapping"
+        )
         assert.strictEqual(yield* exportedFrom(JSON.parse(first)), first)
       }))
   }
