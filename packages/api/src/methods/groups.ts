@@ -153,6 +153,9 @@ const ApplyPayload = unchecked<{
   }
 )
 
+/** What an apply answers: the plan, each change by path, and the etag of what it read. */
+const Applied = Schema.Struct({ changes: Schema.Array(Change), etag: Schema.String })
+
 /** IAM as code (docs/api.md, "IAM as code"): an organization as a document, exported, planned and applied. */
 export const OrganizationsAsCode = authenticated(
   HttpApiGroup.make("organizationsAsCode")
@@ -175,13 +178,13 @@ export const OrganizationsAsCode = authenticated(
       HttpApiEndpoint.post("apply", "/groups/:uid/apply")
         .setPath(UidPath)
         .setPayload(ApplyPayload)
-        .addSuccess(Schema.Struct({ changes: Schema.Array(Change), etag: Schema.String }))
+        .addSuccess(Applied)
         .annotate(OpenApi.Summary, "Make an organization as a document says, in one transaction")
         .annotate(
           OpenApi.Description,
-          "Plans the document against the organization (each create, update and delete by path) and, unless " +
-            "validateOnly, applies every change in one transaction, each as if the caller made it by hand (no " +
-            "escalation; names and patterns checked). prune deletes what the document leaves out, never the " +
+          "Plans the document against the organization (each create, update and delete by path) and applies " +
+            "every change in one transaction, each as if the caller made it by hand (no escalation; names and " +
+            "patterns checked); validateOnly makes them all and undoes them. prune deletes what the document leaves out, never the " +
             "caller's own owner binding nor the last owner. A bad document is INVALID_ARGUMENT naming its path."
         )
     )
@@ -189,7 +192,7 @@ export const OrganizationsAsCode = authenticated(
       // The path is `/groups:apply`.
       HttpApiEndpoint.post("applyOrganizations", "/groups::apply")
         .setPayload(ApplyPayload)
-        .addSuccess(Schema.Struct({ changes: Schema.Array(Change), etag: Schema.String }))
+        .addSuccess(Applied)
         .annotate(OpenApi.Summary, "Make organizations as a document says, creating those it names that do not exist")
         .annotate(
           OpenApi.Description,

@@ -524,6 +524,25 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
         const creates: Array<Step> = []
         const updates: Array<Step> = []
         const deletes: Array<Step> = []
+        /** With `prune`, a delete of each of `existing` that `wanted` leaves out. */
+        const pruning = <A>(
+          existing: Iterable<readonly [string, A]>,
+          wanted: { readonly has: (key: string) => boolean },
+          kind: Change["kind"],
+          pathOf: (key: string, resource: A) => string,
+          remove: (resource: A) => Effect.Effect<unknown, ArborError>,
+          binding?: (resource: A) => RoleBinding.RoleBinding
+        ) => {
+          if (!prune) return
+          for (const [key, resource] of existing) {
+            if (wanted.has(key)) continue
+            deletes.push({
+              change: { action: "delete", kind, path: pathOf(key, resource) },
+              run: () => remove(resource),
+              binding: binding?.(resource)
+            })
+          }
+        }
         const full = (path: string) => path === "" ? name : joined(name, path)
         const uidOf = (uids: Map<string, Uid.Uid>, path: string) =>
           Effect.suspend(() => {
@@ -797,19 +816,13 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
                 })
             })
           }
-          if (prune) {
-            for (const [key, { externalGroup, mapping, role, scope }] of had) {
-              if (wantedMappings.has(key)) continue
-              deletes.push({
-                change: {
-                  action: "delete",
-                  kind: "mapping",
-                  path: `${full(path)}: ${externalGroup} → ${role} at ${full(scope)}`
-                },
-                run: () => mappings.delete(principal, mapping.uid)
-              })
-            }
-          }
+          pruning(
+            had,
+            wantedMappings,
+            "mapping",
+            (_, { externalGroup, role, scope }) => `${full(path)}: ${externalGroup} → ${role} at ${full(scope)}`,
+            ({ mapping }) => mappings.delete(principal, mapping.uid)
+          )
         }
 
         const wantedBindings = new Set<string>()
@@ -881,53 +894,32 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
           })
         }
 
-        if (prune) {
-          for (const [key, { group, subscription }] of state.subscriptions) {
-            if (wantedSubscriptions.has(key)) continue
-            deletes.push({
-              change: { action: "delete", kind: "subscription", path: `${full(group)} → ${subscription.sink}` },
-              run: () => subscriptions.delete(principal, subscription.uid)
-            })
-          }
-          // A provider's mappings go with it.
-          for (const [path, provider] of state.providers) {
-            if (wantedProviders.has(path)) continue
-            deletes.push({
-              change: { action: "delete", kind: "identityProvider", path: full(path) },
-              run: () => providers.delete(principal, provider.uid)
-            })
-          }
-          for (const [key, { binding, group, identity, role }] of state.bindings) {
-            if (wantedBindings.has(key)) continue
-            deletes.push({
-              change: { action: "delete", kind: "binding", path: `${full(identity)} → ${role} at ${full(group)}` },
-              run: () => bindings.delete(principal, binding.uid),
-              binding
-            })
-          }
-          for (const [path, identity] of state.identities) {
-            if (wantedIdentities.has(path)) continue
-            deletes.push({
-              change: { action: "delete", kind: "identity", path: full(path) },
-              run: () => identities.delete(principal, identity.uid)
-            })
-          }
-          for (const [roleName, role] of state.roles) {
-            if (wantedRoles.has(roleName)) continue
-            deletes.push({
-              change: { action: "delete", kind: "role", path: full(roleName) },
-              run: () => roles.delete(principal, role.uid)
-            })
-          }
-          const deepestFirst = [...state.folders].sort(([a], [b]) => b.split("/").length - a.split("/").length)
-          for (const [path, folder] of deepestFirst) {
-            if (folders.has(path)) continue
-            deletes.push({
-              change: { action: "delete", kind: "folder", path: full(path) },
-              run: () => groups.delete(principal, folder.uid)
-            })
-          }
-        }
+        pruning(
+          state.subscriptions,
+          wantedSubscriptions,
+          "subscription",
+          (_, { group, subscription }) => `${full(group)} → ${subscription.sink}`,
+          ({ subscription }) => subscriptions.delete(principal, subscription.uid)
+        )
+        // A provider's mappings go with it.
+        pruning(state.providers, wantedProviders, "identityProvider", full, (p) => providers.delete(principal, p.uid))
+        pruning(
+          state.bindings,
+          wantedBindings,
+          "binding",
+          (_, { group, identity, role }) => `${full(identity)} → ${role} at ${full(group)}`,
+          ({ binding }) => bindings.delete(principal, binding.uid),
+          ({ binding }) => binding
+        )
+        pruning(state.identities, wantedIdentities, "identity", full, (i) => identities.delete(principal, i.uid))
+        pruning(state.roles, wantedRoles, "role", full, (role) => roles.delete(principal, role.uid))
+        pruning(
+          [...state.folders].sort(([a], [b]) => b.split("/").length - a.split("/").length),
+          folders,
+          "folder",
+          full,
+          (folder) => groups.delete(principal, folder.uid)
+        )
         yield* keepsOwners(
           principal,
           state,
