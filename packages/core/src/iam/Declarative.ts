@@ -411,6 +411,15 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
         Effect.catchTag("PermissionDenied", () => Effect.succeed(true))
       )
 
+    /**
+     * True when `provider`'s client secret is `candidate`; also when the caller may not compare it (only those who may
+     * change the provider may), so that a reviewer who may only read plans what it can see.
+     */
+    const secretIs = (principal: Principal, provider: IdentityProvider.IdentityProvider, candidate: string) =>
+      providers.clientSecretIs(principal, provider.uid, candidate).pipe(
+        Effect.catchTag("PermissionDenied", () => Effect.succeed(true))
+      )
+
     /** A provider as the document writes it; its secret, which cannot be read, as a variable to supply. */
     const providerSpec = (
       state: State,
@@ -758,7 +767,7 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
               ...(spec.defaultRole === state.roleNames.get(current.defaultRole) ? [] : ["defaultRole"]),
               ...(oidc.issuer === now.issuer ? [] : ["issuer"]),
               ...(oidc.clientId === now.clientId ? [] : ["clientId"]),
-              ...((yield* providers.clientSecretIs(principal, current.uid, clientSecret)) ? [] : ["clientSecret"]),
+              ...((yield* secretIs(principal, current, clientSecret)) ? [] : ["clientSecret"]),
               ...(oidc.additionalScopes.join(" ") === now.additionalScopes.join(" ") ? [] : ["additionalScopes"]),
               ...(oidc.pkceEnabled === now.pkceEnabled ? [] : ["pkce"]),
               ...(oidc.groupsClaim === now.groupsClaim ? [] : ["groupsClaim"])
