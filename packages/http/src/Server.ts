@@ -102,7 +102,7 @@ const storage = (config: ServerConfig): {
 
 /**
  * `store`, its operations timed (`Metrics.timedStore`) and, when `ARBOR_DECISION_STALENESS` is set, its decisions
- * that stale at most about other servers' writes (`Store.withBoundedStaleness`).
+ * allowed to lag other servers' writes by at most that long (`Store.withBoundedStaleness`).
  */
 const served = <E>(store: Layer.Layer<Store.Store, E>, staleness: Duration.Duration | undefined) =>
   Layer.effect(Store.Store, Effect.map(Store.Store, Metrics.timedStore)).pipe(

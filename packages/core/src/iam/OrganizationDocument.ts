@@ -1,8 +1,9 @@
 /**
  * The document of IAM as code (docs/api.md §15): organizations by name, each with its folders, custom roles,
- * identities, role bindings, identity providers with their group mappings and subscriptions, by names and paths, never uids, and
- * client secrets only by where they are read (`secretFrom`). `Declarative` exports, plans and applies it;
- * `jsonSchema` describes it for editors (`arbor iac schema`), capabilities listed in both spellings.
+ * identities, role bindings, identity providers with their group mappings and subscriptions, by names and paths,
+ * never uids, and client secrets only by where they are read (`secretFrom`, `readSecret`). `Declarative` exports,
+ * plans and applies it; `jsonSchema` describes it for editors (`arbor iac schema`), capabilities listed in both
+ * spellings.
  */
 import * as Effect from "effect/Effect"
 import * as JSONSchema from "effect/JSONSchema"
