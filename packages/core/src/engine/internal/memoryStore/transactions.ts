@@ -14,8 +14,9 @@ export const make = Effect.gen(function*() {
   const currentTx = FiberRef.unsafeMake<{ state: State } | undefined>(undefined)
   const lock = yield* Effect.makeSemaphore(1)
 
+  /** `f` of the state the calling fiber reads, asked of the fiber at once (a read is the hottest path of all). */
   const read = <A>(f: (state: State) => A): Effect.Effect<A> =>
-    Effect.map(FiberRef.get(currentTx), (tx) => f(tx?.state ?? committed.state))
+    Effect.withFiberRuntime((fiber) => Effect.succeed(f(fiber.getFiberRef(currentTx)?.state ?? committed.state)))
 
   const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     Effect.flatMap(FiberRef.get(currentTx), (outer) => {
