@@ -402,22 +402,18 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
     }
 
     /**
-     * True when `provider` has a client secret; also when the caller may not ask (only those who may change a
-     * provider may): an export then names a secret to supply rather than make the provider a public client.
+     * True when `provider`'s client secret is `candidate`, or `unknown` when the caller may not compare it (only those
+     * who may change a provider may): a reviewer who may only read plans what it can see, and its export names a
+     * secret to supply rather than make the provider a public client.
      */
-    const hasSecret = (principal: Principal, provider: IdentityProvider.IdentityProvider) =>
-      providers.clientSecretIs(principal, provider.uid, "").pipe(
-        Effect.map((none) => !none),
-        Effect.catchTag("PermissionDenied", () => Effect.succeed(true))
-      )
-
-    /**
-     * True when `provider`'s client secret is `candidate`; also when the caller may not compare it (only those who may
-     * change the provider may), so that a reviewer who may only read plans what it can see.
-     */
-    const secretIs = (principal: Principal, provider: IdentityProvider.IdentityProvider, candidate: string) =>
+    const secretIs = (
+      principal: Principal,
+      provider: IdentityProvider.IdentityProvider,
+      candidate: string,
+      unknown: boolean
+    ) =>
       providers.clientSecretIs(principal, provider.uid, candidate).pipe(
-        Effect.catchTag("PermissionDenied", () => Effect.succeed(true))
+        Effect.catchTag("PermissionDenied", () => Effect.succeed(unknown))
       )
 
     /** A provider as the document writes it; its secret, which cannot be read, as a variable to supply. */
@@ -509,8 +505,8 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
                 byKey(Object.fromEntries(state.providers)),
                 ([path, provider]) =>
                   Effect.map(
-                    hasSecret(principal, provider),
-                    (secret) => [path, providerSpec(state, name, path, secret)]
+                    secretIs(principal, provider, "", false),
+                    (none) => [path, providerSpec(state, name, path, !none)]
                   )
               )
             )
@@ -767,7 +763,7 @@ export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Decl
               ...(spec.defaultRole === state.roleNames.get(current.defaultRole) ? [] : ["defaultRole"]),
               ...(oidc.issuer === now.issuer ? [] : ["issuer"]),
               ...(oidc.clientId === now.clientId ? [] : ["clientId"]),
-              ...((yield* secretIs(principal, current, clientSecret)) ? [] : ["clientSecret"]),
+              ...((yield* secretIs(principal, current, clientSecret, true)) ? [] : ["clientSecret"]),
               ...(oidc.additionalScopes.join(" ") === now.additionalScopes.join(" ") ? [] : ["additionalScopes"]),
               ...(oidc.pkceEnabled === now.pkceEnabled ? [] : ["pkce"]),
               ...(oidc.groupsClaim === now.groupsClaim ? [] : ["groupsClaim"])
