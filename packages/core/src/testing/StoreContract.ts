@@ -512,6 +512,32 @@ export const suite = <E>(name: string, layer: Layer.Layer<Store, E>): void => {
         assert.strictEqual(yield* store.count(Group.table, {}), 1)
       })))
 
+    it.live("a transaction interrupted while it waits for another holds up no one after it, and changes nothing unless it had committed", () =>
+      run(Effect.gen(function*() {
+        const store = yield* Store
+        const go = yield* Deferred.make<void>()
+        const first = yield* Effect.fork(store.transaction(
+          Effect.zipRight(store.insert(Group.table, group(root(1), "a")), Deferred.await(go))
+        ))
+        yield* Effect.sleep("20 millis")
+        const waiting = yield* Effect.fork(store.transaction(store.insert(Group.table, group(root(2), "b"))))
+        const after = yield* Effect.fork(store.transaction(store.insert(Group.table, group(root(3), "c"))))
+        yield* Effect.sleep("20 millis")
+        // Without waiting for it to end: a store may take its lock uninterruptibly, and end it once it holds it.
+        yield* Fiber.interruptFork(waiting)
+        yield* Deferred.succeed(go, undefined)
+        yield* Fiber.join(first)
+        yield* Fiber.join(after).pipe(
+          Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => "stuck behind the interrupted one" })
+        )
+        // A store whose writers do not wait for one another (PostgreSQL's rows) may have committed it already.
+        const committed = Exit.isSuccess(yield* Fiber.await(waiting))
+        assert.deepStrictEqual(
+          uids(yield* store.find(Group.table, { order: byUid })),
+          committed ? [root(1), root(2), root(3)] : [root(1), root(3)]
+        )
+      })))
+
     it.effect.prop(
       "find and count agree with the reference on random rows and queries",
       [rowsArbitrary, queryArbitrary],
