@@ -1,7 +1,7 @@
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { afterAll, beforeAll, it as plainIt } from "vitest"
-import { Groups, Principal } from "../src/index.js"
+import { Groups, IdentityProviders, Principal } from "../src/index.js"
 import { Fixture } from "../src/testing/index.js"
 
 const yaml = `
@@ -65,6 +65,46 @@ describe("Fixture, with @effect/vitest", () => {
         Effect.provide(Fixture.Seeded, Fixture.layer({ organizations: { "ACME!": {} } }))
       )
       assert.match(badName.message, /^the fixture cannot be seeded: Invalid argument: name/)
+    }))
+
+  it.effect("an identity provider's secret is read from the test's environment, as arbor apply reads it", () =>
+    Effect.gen(function*() {
+      const withProvider = (variable: string) => ({
+        organizations: {
+          acme: {
+            identityProviders: {
+              okta: {
+                issuer: "https://okta.example.invalid",
+                clientId: "arbor",
+                defaultRole: "viewer",
+                secretFrom: { env: variable }
+              }
+            }
+          }
+        }
+      })
+      process.env["ARBOR_FIXTURE_TEST_SECRET"] = "s3cret"
+      const seeded = yield* Effect.provide(
+        Effect.gen(function*() {
+          const names = yield* Fixture.Seeded
+          const providers = yield* IdentityProviders.IdentityProviders
+          const [okta] = (yield* providers.list(Principal.system, { childrenOf: names.group("acme") })).items
+          return [
+            yield* providers.clientSecretIs(Principal.system, okta!.uid, "s3cret"),
+            yield* providers.clientSecretIs(Principal.system, okta!.uid, "other")
+          ]
+        }),
+        Fixture.layer(withProvider("ARBOR_FIXTURE_TEST_SECRET"))
+      ).pipe(Effect.ensuring(Effect.sync(() => delete process.env["ARBOR_FIXTURE_TEST_SECRET"])))
+      assert.deepStrictEqual(seeded, [true, false])
+      const unset = yield* Effect.flip(
+        Effect.provide(Fixture.Seeded, Fixture.layer(withProvider("ARBOR_FIXTURE_TEST_UNSET")))
+      )
+      assert.strictEqual(
+        unset.message,
+        "the fixture cannot be seeded: Invalid argument: organizations.acme.identityProviders.okta.secretFrom: " +
+          "the environment variable ARBOR_FIXTURE_TEST_UNSET is not set"
+      )
     }))
 })
 

@@ -62,12 +62,16 @@ const decode = (fixture: Fixture | string) =>
     Effect.mapError((error) => new FixtureError({ message: `the fixture is not valid: ${error.message}` }))
   )
 
-/** Seeds `fixture` as the system principal, through `Declarative.apply` (as `arbor apply` would); answers its names. */
+/**
+ * Seeds `fixture` as the system principal, through `Declarative.apply` (as `arbor apply` would); answers its names.
+ * An identity provider's `secretFrom` is read where the test runs, as `arbor apply` reads it on the machine it runs on:
+ * `{env: NAME}` from this process's environment, `{file: path}` from its files.
+ */
 export const seed = (fixture: Fixture | string) =>
   Effect.gen(function*() {
     const decoded = yield* decode(fixture)
     const declarative = yield* Declarative
-    yield* declarative.apply(Principal.system, decoded)
+    yield* declarative.apply(Principal.system, decoded, { secretOf: OrganizationDocument.readSecret })
     const groups = new Map<string, Uid.Uid>()
     const identities = new Map<string, Uid.Uid>()
     for (const orgName of Object.keys(decoded.organizations)) {
