@@ -5,7 +5,7 @@
  *
  * A transaction is one bracket: the writer's lock is a flag (waiters sleep only while another writer holds it), and the
  * fiber's transaction is set and cleared inside it. Effect's `Semaphore.withPermits` and `Effect.locally` are each a
- * bracket of their own, and cost 17 µs a transaction together where this costs about a third of that.
+ * bracket of their own: an empty transaction cost 17 µs through both, 10 µs through one.
  */
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
