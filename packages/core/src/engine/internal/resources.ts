@@ -44,7 +44,7 @@ export const getPresented = <R extends { readonly uid: Uid.Uid }, A, E>(
   present: (record: R, grants: Grants) => Effect.Effect<A, E>
 ) =>
   // Every read of one resource comes this way: steps chained, not a generator's (a generator and its adapter per call
-  // were a fifth of a get).
+  // were a third of a get).
   Effect.flatMap(Uid.parse(uid), (id) =>
     Effect.flatMap(ops.authorization.grants(principal), (grants) =>
       Effect.zipRight(

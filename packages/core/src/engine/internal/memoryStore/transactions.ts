@@ -84,7 +84,7 @@ export const make = Effect.sync(() => {
       })
     return Effect.withFiberRuntime((fiber) => {
       const tx = fiber.getFiberRef(currentTx)
-      return tx !== undefined ? apply(tx) : transaction(Effect.flatMap(FiberRef.get(currentTx), (tx) => apply(tx!)))
+      return tx !== undefined ? apply(tx) : transaction(write(f))
     })
   }
 
