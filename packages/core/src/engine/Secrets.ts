@@ -42,14 +42,14 @@ export const layer = (
     sealing: Sealing.keys(sealingSecret, retiredSealingSecrets)
   })
 
-/** Random keys made at start-up: nothing they made outlives the process. For tests and throwaway instances. */
-export const layerEphemeral: Layer.Layer<Secrets> = Layer.sync(
-  Secrets,
-  () => ({
-    pageTokenKey: Redacted.make(crypto.getRandomValues(new Uint8Array(32))),
-    sealing: Sealing.keys(crypto.getRandomValues(new Uint8Array(32)))
-  })
-)
+/** Random keys: nothing they made outlives the process. For tests and throwaway instances. */
+export const ephemeral = (): SecretsService => ({
+  pageTokenKey: Redacted.make(crypto.getRandomValues(new Uint8Array(32))),
+  sealing: Sealing.keys(crypto.getRandomValues(new Uint8Array(32)))
+})
+
+/** Random keys made at start-up (`ephemeral`). */
+export const layerEphemeral: Layer.Layer<Secrets> = Layer.sync(Secrets, ephemeral)
 
 /** Decodes a key written as hex or base64 (standard or url-safe); at least 32 bytes. */
 export const parseKey = (text: string): Either.Either<Uint8Array, string> => {

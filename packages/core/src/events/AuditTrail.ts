@@ -101,143 +101,144 @@ export type Relay = <E>(
   receiver: Events.Receiver<E>
 ) => Effect.Effect<never, Internal | FailedPrecondition | Unauthenticated | PermissionDenied | E>
 
-/** The audit trail. */
-export class AuditTrail extends Effect.Service<AuditTrail>()("@arbor/core/AuditTrail", {
-  effect: Effect.gen(function*() {
-    const ops = yield* operations
-    const events = yield* Events.Events
-    const embedding = yield* Embedding.make
-    const spec: Lists.ListSpec<ChangeLog.Entry, ChangeLog.Record> = {
-      repository: yield* Repository.make(ChangeLog.table, ChangeLog.Record),
-      capability,
-      // An entry's uid lies below its group: visible where the capability is held at the group or above.
-      visibleAt: "parent",
-      // The log's own order (its position breaks the ties of time).
-      defaultOrder: "time",
-      // Embedded resources rendered for the reader, as `GET` would render them for it.
-      load: (records, grants) => embedding.entries(grants, records.map(ChangeLog.fromRecord))
-    }
+/** Builds the AuditTrail service from the services in its context (as `Arbor.layer` does, beside the others). */
+export const make = Effect.gen(function*() {
+  const ops = yield* operations
+  const events = yield* Events.Events
+  const embedding = yield* Embedding.make
+  const spec: Lists.ListSpec<ChangeLog.Entry, ChangeLog.Record> = {
+    repository: yield* Repository.make(ChangeLog.table, ChangeLog.Record),
+    capability,
+    // An entry's uid lies below its group: visible where the capability is held at the group or above.
+    visibleAt: "parent",
+    // The log's own order (its position breaks the ties of time).
+    defaultOrder: "time",
+    // Embedded resources rendered for the reader, as `GET` would render them for it.
+    load: (records, grants) => embedding.entries(grants, records.map(ChangeLog.fromRecord))
+  }
 
-    /** Checks a watch's parameters: the filters, the hierarchy filters, the cursor. */
-    const checkWatch = (options: WatchOptions) => {
-      const { violations = [] } = filters(options)
-      const all = [...violations]
-      for (const field of ["descendantsOf", "childrenOf"] as const) {
-        const value = options[field]
-        if (value !== undefined && !Uid.isUid(value)) {
-          all.push(
-            new FieldViolation({
-              field: field === "descendantsOf" ? "uidp.descendants_of" : "uidp.children_of",
-              description: `'${value}' is not a valid uid`
-            })
-          )
-        }
-      }
-      if (options.after !== undefined && !cursorPattern.test(options.after)) {
-        all.push(new FieldViolation({ field: "after", description: "is not a cursor of this change log" }))
-      }
-      const [first, ...rest] = all
-      return first === undefined ? Effect.void : Effect.fail(new InvalidArgument({ violations: [first, ...rest] }))
-    }
-
-    const follow = (
-      principal: Principal,
-      options: WatchOptions = {},
-      authority?: Authority
-    ): Effect.Effect<Relay, ArborError> =>
-      operation("AuditTrail.follow")(Effect.gen(function*() {
-        yield* checkWatch(options)
-        const since = Lists.timeFilter([], "since", options.since)
-        const until = Lists.timeFilter([], "until", options.until)
-        if (options.after !== undefined) yield* events.stillHeld(options.after)
-        /**
-         * Where the caller may see entries now: its authority checked as a request's would be (its token's, when it
-         * came with one), then its grants. A caller who may see no entry at all is refused, at once rather than left
-         * waiting for none, and later as soon as a request of theirs would be.
-         */
-        const admitted = Effect.gen(function*() {
-          const caller = authority === undefined ? principal : yield* authority.current
-          const grants = yield* ops.authorization.grants(caller)
-          const scopes = grants.scopes(capability)
-          if (scopes !== "all" && scopes.length === 0) {
-            return yield* new PermissionDenied({
-              capability,
-              resource: options.childrenOf ?? options.descendantsOf ?? "events"
-            })
-          }
-          return { grants, scopes }
-        })
-        let current = yield* admitted
-        // The caller's authority changes only with a write the log carries (`changesAuthority`) or at its token's
-        // expiry: a batch holding such a write is declined by the tail's offer and taken in the follower's fiber,
-        // which checks the caller again before anything of it is shown. So is a batch with an entry rendered for
-        // each reader (a role binding's embedded resources).
-        const changes = (batch: Events.Batch) => batch.some((entry) => changesAuthority(entry.kind))
-        const takenAlone = (batch: Events.Batch) => changes(batch) || batch.some(rendersPerReader)
-        const see = (batch: Events.Batch) =>
-          changes(batch) ? Effect.map(admitted, (now) => current = now) : Effect.succeed(current)
-        // The batch itself when all of it passes, so that it is made into a message once for every watch.
-        const shown = (at: typeof current.scopes, batch: Events.Batch) => {
-          const passed = batch.filter((entry) =>
-            (at === "all" || at.some((s) => Uid.isAncestorOrSelf(s, entry.group))) &&
-            passes(entry, options, since, until)
-          )
-          return passed.length === batch.length ? batch : passed
-        }
-        const expiry = authority === undefined ? Effect.never : Effect.flatMap(
-          Clock.currentTimeMillis,
-          (now) =>
-            Effect.zipRight(
-              Effect.sleep(Math.max(0, authority.expiresAt - now)),
-              Effect.fail(new Unauthenticated({ why: "the token has expired", reason: "ERR_JWT_EXPIRED" }))
-            )
+  /** Checks a watch's parameters: the filters, the hierarchy filters, the cursor. */
+  const checkWatch = (options: WatchOptions) => {
+    const { violations = [] } = filters(options)
+    const all = [...violations]
+    for (const field of ["descendantsOf", "childrenOf"] as const) {
+      const value = options[field]
+      if (value !== undefined && !Uid.isUid(value)) {
+        all.push(
+          new FieldViolation({
+            field: field === "descendantsOf" ? "uidp.descendants_of" : "uidp.children_of",
+            description: `'${value}' is not a valid uid`
+          })
         )
-        const relay: Relay = (receiver) =>
-          Effect.raceFirst(
-            events.relay(options.after, {
-              offer: (batch) => {
-                if (batch.length === 0) return receiver.offer(batch)
-                if (takenAlone(batch)) return false
-                const passed = shown(current.scopes, batch)
-                return passed.length === 0 || receiver.offer(passed)
-              },
-              take: (batch) =>
-                Effect.gen(function*() {
-                  const { grants, scopes } = yield* see(batch)
-                  const passed = shown(scopes, batch)
-                  if (passed.length > 0) yield* receiver.take(yield* embedding.entries(grants, passed))
-                })
-            }),
-            expiry
-          )
-        return relay
-      }))
-
-    return {
-      /** One page of the entries the caller may see, oldest first unless `order_by` says otherwise. */
-      list: (principal: Principal, options: EntryListOptions = {}) =>
-        operation("AuditTrail.list")(Lists.list(ops, spec, principal, options, filters(options))),
-
-      /**
-       * Checks the parameters, then returns a relay (`Events.relay`) of the entries after `options.after` that the
-       * caller may see and the filters pass, then each new one as it becomes final, on any process sharing the store,
-       * in the log's order, in batches; an empty batch is a heartbeat (`Events.Heartbeat`). The caller (with
-       * `authority`, as its token gives it) is checked again before each batch holding a write that may change what
-       * it may do, so a revoked binding stops the entries it showed; the relay fails with the refusal once a request
-       * of the caller's would be refused, and at the token's expiry.
-       */
-      follow,
-
-      /**
-       * The entries as the group `group` may see them, for what is sent on its behalf (a subscription's deliveries):
-       * embedded resources rendered as `GET` would render them for a reader holding every capability there.
-       */
-      seenFrom: (group: Uid.Uid, entries: ReadonlyArray<ChangeLog.Entry>) =>
-        embedding.entries(Grants.everythingAt(group), entries),
-
-      /** `follow` as a stream of batches. */
-      watch: (principal: Principal, options: WatchOptions = {}, authority?: Authority) =>
-        Effect.map(follow(principal, options, authority), (relay) => Events.streamOf((receiver) => relay(receiver)))
+      }
     }
-  })
-}) {}
+    if (options.after !== undefined && !cursorPattern.test(options.after)) {
+      all.push(new FieldViolation({ field: "after", description: "is not a cursor of this change log" }))
+    }
+    const [first, ...rest] = all
+    return first === undefined ? Effect.void : Effect.fail(new InvalidArgument({ violations: [first, ...rest] }))
+  }
+
+  const follow = (
+    principal: Principal,
+    options: WatchOptions = {},
+    authority?: Authority
+  ): Effect.Effect<Relay, ArborError> =>
+    operation("AuditTrail.follow")(Effect.gen(function*() {
+      yield* checkWatch(options)
+      const since = Lists.timeFilter([], "since", options.since)
+      const until = Lists.timeFilter([], "until", options.until)
+      if (options.after !== undefined) yield* events.stillHeld(options.after)
+      /**
+       * Where the caller may see entries now: its authority checked as a request's would be (its token's, when it
+       * came with one), then its grants. A caller who may see no entry at all is refused, at once rather than left
+       * waiting for none, and later as soon as a request of theirs would be.
+       */
+      const admitted = Effect.gen(function*() {
+        const caller = authority === undefined ? principal : yield* authority.current
+        const grants = yield* ops.authorization.grants(caller)
+        const scopes = grants.scopes(capability)
+        if (scopes !== "all" && scopes.length === 0) {
+          return yield* new PermissionDenied({
+            capability,
+            resource: options.childrenOf ?? options.descendantsOf ?? "events"
+          })
+        }
+        return { grants, scopes }
+      })
+      let current = yield* admitted
+      // The caller's authority changes only with a write the log carries (`changesAuthority`) or at its token's
+      // expiry: a batch holding such a write is declined by the tail's offer and taken in the follower's fiber,
+      // which checks the caller again before anything of it is shown. So is a batch with an entry rendered for
+      // each reader (a role binding's embedded resources).
+      const changes = (batch: Events.Batch) => batch.some((entry) => changesAuthority(entry.kind))
+      const takenAlone = (batch: Events.Batch) => changes(batch) || batch.some(rendersPerReader)
+      const see = (batch: Events.Batch) =>
+        changes(batch) ? Effect.map(admitted, (now) => current = now) : Effect.succeed(current)
+      // The batch itself when all of it passes, so that it is made into a message once for every watch.
+      const shown = (at: typeof current.scopes, batch: Events.Batch) => {
+        const passed = batch.filter((entry) =>
+          (at === "all" || at.some((s) => Uid.isAncestorOrSelf(s, entry.group))) &&
+          passes(entry, options, since, until)
+        )
+        return passed.length === batch.length ? batch : passed
+      }
+      const expiry = authority === undefined ? Effect.never : Effect.flatMap(
+        Clock.currentTimeMillis,
+        (now) =>
+          Effect.zipRight(
+            Effect.sleep(Math.max(0, authority.expiresAt - now)),
+            Effect.fail(new Unauthenticated({ why: "the token has expired", reason: "ERR_JWT_EXPIRED" }))
+          )
+      )
+      const relay: Relay = (receiver) =>
+        Effect.raceFirst(
+          events.relay(options.after, {
+            offer: (batch) => {
+              if (batch.length === 0) return receiver.offer(batch)
+              if (takenAlone(batch)) return false
+              const passed = shown(current.scopes, batch)
+              return passed.length === 0 || receiver.offer(passed)
+            },
+            take: (batch) =>
+              Effect.gen(function*() {
+                const { grants, scopes } = yield* see(batch)
+                const passed = shown(scopes, batch)
+                if (passed.length > 0) yield* receiver.take(yield* embedding.entries(grants, passed))
+              })
+          }),
+          expiry
+        )
+      return relay
+    }))
+
+  return {
+    /** One page of the entries the caller may see, oldest first unless `order_by` says otherwise. */
+    list: (principal: Principal, options: EntryListOptions = {}) =>
+      operation("AuditTrail.list")(Lists.list(ops, spec, principal, options, filters(options))),
+
+    /**
+     * Checks the parameters, then returns a relay (`Events.relay`) of the entries after `options.after` that the
+     * caller may see and the filters pass, then each new one as it becomes final, on any process sharing the store,
+     * in the log's order, in batches; an empty batch is a heartbeat (`Events.Heartbeat`). The caller (with
+     * `authority`, as its token gives it) is checked again before each batch holding a write that may change what
+     * it may do, so a revoked binding stops the entries it showed; the relay fails with the refusal once a request
+     * of the caller's would be refused, and at the token's expiry.
+     */
+    follow,
+
+    /**
+     * The entries as the group `group` may see them, for what is sent on its behalf (a subscription's deliveries):
+     * embedded resources rendered as `GET` would render them for a reader holding every capability there.
+     */
+    seenFrom: (group: Uid.Uid, entries: ReadonlyArray<ChangeLog.Entry>) =>
+      embedding.entries(Grants.everythingAt(group), entries),
+
+    /** `follow` as a stream of batches. */
+    watch: (principal: Principal, options: WatchOptions = {}, authority?: Authority) =>
+      Effect.map(follow(principal, options, authority), (relay) => Events.streamOf((receiver) => relay(receiver)))
+  }
+})
+
+/** The audit trail. */
+export class AuditTrail extends Effect.Service<AuditTrail>()("@arbor/core/AuditTrail", { effect: make }) {}

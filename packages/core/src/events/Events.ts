@@ -72,218 +72,219 @@ export const streamOf = <E>(
     return Stream.flattenTake(Stream.fromQueue(queue))
   }))
 
-/** The in-process view of the change log. */
-export class Events extends Effect.Service<Events>()("@arbor/core/Events", {
-  scoped: Effect.gen(function*() {
-    const store = yield* Store
-    const entries = yield* Repository.make(ChangeLog.table, ChangeLog.Record)
-    const commits = yield* Effect.acquireRelease(PubSub.sliding<void>(1), PubSub.shutdown)
-    const heartbeat = Duration.toMillis(yield* Heartbeat)
+/** Builds the Events service scoped: its resources are released with the scope (as `Arbor.layer` does, beside the others). */
+export const make = Effect.gen(function*() {
+  const store = yield* Store
+  const entries = yield* Repository.make(ChangeLog.table, ChangeLog.Record)
+  const commits = yield* Effect.acquireRelease(PubSub.sliding<void>(1), PubSub.shutdown)
+  const heartbeat = Duration.toMillis(yield* Heartbeat)
 
-    /** Fails when entries after `position` have been pruned: a reader going on from it would miss them. */
-    const stillHeld = (position: string) =>
-      Effect.flatMap(
-        Repository.orInternal(ChangeLog.prunedThrough(store)),
-        (pruned) =>
-          pruned === undefined || position >= pruned ? Effect.void : Effect.fail(
-            new FailedPrecondition({
-              summary: "entries after this cursor were pruned",
-              reason: "CURSOR_PRUNED",
-              violations: [
-                new PreconditionViolation({
-                  type: "CURSOR_PRUNED",
-                  subject: position,
-                  description: "the change log no longer holds the entries after this cursor: list them from a time " +
-                    "(since=) instead, or watch from now on"
-                })
-              ]
-            })
-          )
-      )
+  /** Fails when entries after `position` have been pruned: a reader going on from it would miss them. */
+  const stillHeld = (position: string) =>
+    Effect.flatMap(
+      Repository.orInternal(ChangeLog.prunedThrough(store)),
+      (pruned) =>
+        pruned === undefined || position >= pruned ? Effect.void : Effect.fail(
+          new FailedPrecondition({
+            summary: "entries after this cursor were pruned",
+            reason: "CURSOR_PRUNED",
+            violations: [
+              new PreconditionViolation({
+                type: "CURSOR_PRUNED",
+                subject: position,
+                description: "the change log no longer holds the entries after this cursor: list them from a time " +
+                  "(since=) instead, or watch from now on"
+              })
+            ]
+          })
+        )
+    )
 
-    /**
-     * Up to `limit` final entries after `position` (from the first when undefined), in the log's order, of the group
-     * `within` and the groups below it when given; when entries after `position` have been pruned,
-     * `FailedPrecondition` rather than a gap.
-     */
-    const after = (position: string | undefined, limit: number = batch, within?: Uid.Uid) =>
-      Effect.gen(function*() {
-        if (position !== undefined) yield* stillHeld(position)
-        const settled = yield* Repository.orInternal(store.settledPosition)
-        const records = yield* entries.find({
-          // An entry's uid lies below its group: the entries of a group and of the groups below it.
-          ...(within === undefined ? {} : { ranges: [Uid.descendants(within)] }),
-          conditions: [
-            ...(position === undefined ? [] : [{ _tag: "AtLeast", column: "position", value: position } as const]),
-            ...(settled === undefined ? [] : [{ _tag: "Below", column: "position", value: settled } as const])
-          ],
-          order: [{ column: "position", direction: "asc" }, { column: "uid", direction: "asc" }],
-          limit: limit + 1
-        })
-        return records.filter((r) => r.position !== position).slice(0, limit).map(ChangeLog.fromRecord)
-      })
-
-    /** The position of the last final entry, or undefined when the log is empty. */
-    const latest = Effect.gen(function*() {
+  /**
+   * Up to `limit` final entries after `position` (from the first when undefined), in the log's order, of the group
+   * `within` and the groups below it when given; when entries after `position` have been pruned,
+   * `FailedPrecondition` rather than a gap.
+   */
+  const after = (position: string | undefined, limit: number = batch, within?: Uid.Uid) =>
+    Effect.gen(function*() {
+      if (position !== undefined) yield* stillHeld(position)
       const settled = yield* Repository.orInternal(store.settledPosition)
-      const [last] = yield* entries.find({
-        conditions: settled === undefined ? [] : [{ _tag: "Below", column: "position", value: settled }],
-        order: [{ column: "position", direction: "desc" }, { column: "uid", direction: "desc" }],
-        limit: 1
+      const records = yield* entries.find({
+        // An entry's uid lies below its group: the entries of a group and of the groups below it.
+        ...(within === undefined ? {} : { ranges: [Uid.descendants(within)] }),
+        conditions: [
+          ...(position === undefined ? [] : [{ _tag: "AtLeast", column: "position", value: position } as const]),
+          ...(settled === undefined ? [] : [{ _tag: "Below", column: "position", value: settled } as const])
+        ],
+        order: [{ column: "position", direction: "asc" }, { column: "uid", direction: "asc" }],
+        limit: limit + 1
       })
-      return last?.position
+      return records.filter((r) => r.position !== position).slice(0, limit).map(ChangeLog.fromRecord)
     })
 
-    /**
-     * The tail of the log: one reader per process finds the entries as they become final (at once after this
-     * process commits, within `pollInterval` of another's) and hands each batch to every follower's receiver in
-     * turn, without waking a fiber per follower: a hundred followers cost one read a commit and a hundred calls.
-     * Every `Heartbeat` it hands them an empty batch.
-     */
-    const receivers = new Set<(batch: Batch, from: string | undefined) => void>()
-    /** Hands `batch`, the entries after `from` (all of them), to every follower. */
-    const handOut = (batch: Batch, from: string | undefined) =>
-      Effect.sync(() => receivers.forEach((receive) => receive(batch, from)))
-    let tailCursor: string | undefined
-    const reading = Effect.gen(function*() {
-      const woken = yield* PubSub.subscribe(commits)
-      let beaten = yield* Clock.currentTimeMillis
-      for (;;) {
-        const now = yield* Clock.currentTimeMillis
-        if (now - beaten >= heartbeat) {
-          beaten = now
-          yield* handOut([], tailCursor)
-        }
-        const found = yield* after(tailCursor)
-        if (found.length > 0) {
-          const from = tailCursor
-          tailCursor = found[found.length - 1]!.position
-          yield* handOut(found, from)
-        } else {
-          yield* Effect.raceFirst(woken.take, Effect.sleep(pollInterval))
-        }
-      }
-    }).pipe(
-      Effect.catchAllCause((cause) => Effect.logWarning("reading the change log's tail failed", cause)),
-      Effect.repeat(Schedule.spaced(pollInterval)),
-      Effect.scoped
-    )
-    // The tail is read only while someone follows: the first follower starts it, the last one stops it.
-    const scope = yield* Effect.scope
-    const followers = { count: 0, reader: undefined as Fiber.RuntimeFiber<unknown> | undefined }
-    const guard = yield* Effect.makeSemaphore(1)
-    const joined = guard.withPermits(1)(Effect.gen(function*() {
-      if (followers.count === 0) {
-        // The tail starts at the log's end as it is now: followers catch up to it from the store themselves.
-        tailCursor = yield* latest
-        followers.reader = yield* Effect.forkIn(Effect.interruptible(reading), scope)
-      }
-      followers.count++
-    }))
-    const left = guard.withPermits(1)(
-      Effect.suspend(() =>
-        --followers.count === 0 && followers.reader !== undefined ? Fiber.interrupt(followers.reader) : Effect.void
-      )
-    )
-
-    /**
-     * Hands `receiver` every entry after `position` (from now on when undefined), in batches, in the log's order,
-     * each entry once, and an empty batch every `Heartbeat` while it keeps up; runs until interrupted.
-     *
-     * While the receiver keeps up, the tail reader offers it each batch. When it declines one (it is behind, or must
-     * read something first), the follower catches up from the store from its cursor in its own fiber, handing batches
-     * to `take`, which may wait, and then goes back to the tail. The log is the buffer: a slow receiver costs no
-     * memory here and misses nothing.
-     */
-    const relay = <E>(position: string | undefined, receiver: Receiver<E>) =>
-      Effect.scoped(Effect.gen(function*() {
-        yield* Effect.acquireRelease(Effect.orDie(joined), () => left)
-        let cursor = position ?? tailCursor
-        // The batch itself when all of it is new: whoever makes it into something once (a message) can reuse that.
-        const fresh = (batch: Batch) =>
-          cursor === undefined || batch[0]!.position > cursor ? batch : batch.filter((e) => e.position > cursor!)
-        const state = {
-          live: false,
-          pending: [] as Array<{ readonly batch: Batch; readonly from: string | undefined }>,
-          overflowed: false,
-          behind: Deferred.unsafeMake<void>(FiberId.none)
-        }
-        const receive = (batch: Batch, from: string | undefined) => {
-          if (!state.live) {
-            // Catching up: what the tail finds meanwhile is kept to hand over after, up to a bound.
-            if (batch.length === 0) return
-            if (state.pending.length < maxPending) state.pending.push({ batch, from })
-            else state.overflowed = true
-            return
-          }
-          if (batch.length === 0) return void receiver.offer(batch)
-          const shown = fresh(batch)
-          if (shown.length === 0) return
-          if (receiver.offer(shown)) cursor = shown[shown.length - 1]!.position
-          else {
-            state.live = false
-            Deferred.unsafeDone(state.behind, Exit.void)
-          }
-        }
-        yield* Effect.acquireRelease(Effect.sync(() => receivers.add(receive)), () =>
-          Effect.sync(() => receivers.delete(receive)))
-        const take = (batch: Batch) =>
-          Effect.suspend(() => {
-            const shown = fresh(batch)
-            return shown.length === 0 ? Effect.void : Effect.zipRight(
-              receiver.take(shown),
-              Effect.sync(() =>
-                cursor = shown[shown.length - 1]!.position
-              )
-            )
-          })
-        for (;;) {
-          state.pending = []
-          state.overflowed = false
-          state.behind = yield* Deferred.make<void>()
-          // From the store, until it holds no more or what the tail kept meanwhile goes on from the cursor.
-          for (;;) {
-            const kept = state.pending[0]
-            if (kept !== undefined && !state.overflowed && (kept.from ?? "") <= (cursor ?? "")) break
-            const found = yield* Effect.suspend(() => after(cursor))
-            if (found.length === 0) break
-            yield* take(found)
-          }
-          if (state.overflowed) continue
-          while (state.pending.length > 0 && !state.overflowed) yield* take(state.pending.shift()!.batch)
-          if (state.overflowed) continue
-          // Nothing pending: from here on the tail hands batches over (no batch can arrive between check and switch).
-          state.live = true
-          yield* Deferred.await(state.behind)
-        }
-      }))
-
-    /**
-     * The entries after `position` (from now on when undefined) in batches, as each becomes final, in the log's
-     * order, each entry once; and an empty batch every `Heartbeat`.
-     */
-    const batches = (position?: string): Stream.Stream<Batch, Internal | FailedPrecondition> =>
-      streamOf((receiver) => relay(position, receiver))
-
-    /** Every entry after `position` (from now on when undefined), as each becomes final, in the log's order. */
-    const follow = (position?: string): Stream.Stream<ChangeLog.Entry, Internal | FailedPrecondition> =>
-      Stream.flattenIterables(batches(position))
-
-    return {
-      after,
-      stillHeld,
-      latest,
-      /** Removes the entries older than `before` (epoch milliseconds); how many (`ChangeLog.prune`). */
-      prune: (before: number) => Repository.orInternal(ChangeLog.prune(store, before)),
-      relay,
-      batches,
-      follow,
-      /** Every entry committed from now on, from any process sharing the store. */
-      stream: follow(),
-      /** Wakes this process's followers: a write just committed. */
-      committed: PubSub.publish(commits, undefined).pipe(Effect.asVoid),
-      /** A queue that receives a wake-up after each commit of this process, for the scope's life. */
-      wakeUps: PubSub.subscribe(commits)
-    }
+  /** The position of the last final entry, or undefined when the log is empty. */
+  const latest = Effect.gen(function*() {
+    const settled = yield* Repository.orInternal(store.settledPosition)
+    const [last] = yield* entries.find({
+      conditions: settled === undefined ? [] : [{ _tag: "Below", column: "position", value: settled }],
+      order: [{ column: "position", direction: "desc" }, { column: "uid", direction: "desc" }],
+      limit: 1
+    })
+    return last?.position
   })
-}) {}
+
+  /**
+   * The tail of the log: one reader per process finds the entries as they become final (at once after this
+   * process commits, within `pollInterval` of another's) and hands each batch to every follower's receiver in
+   * turn, without waking a fiber per follower: a hundred followers cost one read a commit and a hundred calls.
+   * Every `Heartbeat` it hands them an empty batch.
+   */
+  const receivers = new Set<(batch: Batch, from: string | undefined) => void>()
+  /** Hands `batch`, the entries after `from` (all of them), to every follower. */
+  const handOut = (batch: Batch, from: string | undefined) =>
+    Effect.sync(() => receivers.forEach((receive) => receive(batch, from)))
+  let tailCursor: string | undefined
+  const reading = Effect.gen(function*() {
+    const woken = yield* PubSub.subscribe(commits)
+    let beaten = yield* Clock.currentTimeMillis
+    for (;;) {
+      const now = yield* Clock.currentTimeMillis
+      if (now - beaten >= heartbeat) {
+        beaten = now
+        yield* handOut([], tailCursor)
+      }
+      const found = yield* after(tailCursor)
+      if (found.length > 0) {
+        const from = tailCursor
+        tailCursor = found[found.length - 1]!.position
+        yield* handOut(found, from)
+      } else {
+        yield* Effect.raceFirst(woken.take, Effect.sleep(pollInterval))
+      }
+    }
+  }).pipe(
+    Effect.catchAllCause((cause) => Effect.logWarning("reading the change log's tail failed", cause)),
+    Effect.repeat(Schedule.spaced(pollInterval)),
+    Effect.scoped
+  )
+  // The tail is read only while someone follows: the first follower starts it, the last one stops it.
+  const scope = yield* Effect.scope
+  const followers = { count: 0, reader: undefined as Fiber.RuntimeFiber<unknown> | undefined }
+  const guard = yield* Effect.makeSemaphore(1)
+  const joined = guard.withPermits(1)(Effect.gen(function*() {
+    if (followers.count === 0) {
+      // The tail starts at the log's end as it is now: followers catch up to it from the store themselves.
+      tailCursor = yield* latest
+      followers.reader = yield* Effect.forkIn(Effect.interruptible(reading), scope)
+    }
+    followers.count++
+  }))
+  const left = guard.withPermits(1)(
+    Effect.suspend(() =>
+      --followers.count === 0 && followers.reader !== undefined ? Fiber.interrupt(followers.reader) : Effect.void
+    )
+  )
+
+  /**
+   * Hands `receiver` every entry after `position` (from now on when undefined), in batches, in the log's order,
+   * each entry once, and an empty batch every `Heartbeat` while it keeps up; runs until interrupted.
+   *
+   * While the receiver keeps up, the tail reader offers it each batch. When it declines one (it is behind, or must
+   * read something first), the follower catches up from the store from its cursor in its own fiber, handing batches
+   * to `take`, which may wait, and then goes back to the tail. The log is the buffer: a slow receiver costs no
+   * memory here and misses nothing.
+   */
+  const relay = <E>(position: string | undefined, receiver: Receiver<E>) =>
+    Effect.scoped(Effect.gen(function*() {
+      yield* Effect.acquireRelease(Effect.orDie(joined), () => left)
+      let cursor = position ?? tailCursor
+      // The batch itself when all of it is new: whoever makes it into something once (a message) can reuse that.
+      const fresh = (batch: Batch) =>
+        cursor === undefined || batch[0]!.position > cursor ? batch : batch.filter((e) => e.position > cursor!)
+      const state = {
+        live: false,
+        pending: [] as Array<{ readonly batch: Batch; readonly from: string | undefined }>,
+        overflowed: false,
+        behind: Deferred.unsafeMake<void>(FiberId.none)
+      }
+      const receive = (batch: Batch, from: string | undefined) => {
+        if (!state.live) {
+          // Catching up: what the tail finds meanwhile is kept to hand over after, up to a bound.
+          if (batch.length === 0) return
+          if (state.pending.length < maxPending) state.pending.push({ batch, from })
+          else state.overflowed = true
+          return
+        }
+        if (batch.length === 0) return void receiver.offer(batch)
+        const shown = fresh(batch)
+        if (shown.length === 0) return
+        if (receiver.offer(shown)) cursor = shown[shown.length - 1]!.position
+        else {
+          state.live = false
+          Deferred.unsafeDone(state.behind, Exit.void)
+        }
+      }
+      yield* Effect.acquireRelease(Effect.sync(() => receivers.add(receive)), () =>
+        Effect.sync(() => receivers.delete(receive)))
+      const take = (batch: Batch) =>
+        Effect.suspend(() => {
+          const shown = fresh(batch)
+          return shown.length === 0 ? Effect.void : Effect.zipRight(
+            receiver.take(shown),
+            Effect.sync(() =>
+              cursor = shown[shown.length - 1]!.position
+            )
+          )
+        })
+      for (;;) {
+        state.pending = []
+        state.overflowed = false
+        state.behind = yield* Deferred.make<void>()
+        // From the store, until it holds no more or what the tail kept meanwhile goes on from the cursor.
+        for (;;) {
+          const kept = state.pending[0]
+          if (kept !== undefined && !state.overflowed && (kept.from ?? "") <= (cursor ?? "")) break
+          const found = yield* Effect.suspend(() => after(cursor))
+          if (found.length === 0) break
+          yield* take(found)
+        }
+        if (state.overflowed) continue
+        while (state.pending.length > 0 && !state.overflowed) yield* take(state.pending.shift()!.batch)
+        if (state.overflowed) continue
+        // Nothing pending: from here on the tail hands batches over (no batch can arrive between check and switch).
+        state.live = true
+        yield* Deferred.await(state.behind)
+      }
+    }))
+
+  /**
+   * The entries after `position` (from now on when undefined) in batches, as each becomes final, in the log's
+   * order, each entry once; and an empty batch every `Heartbeat`.
+   */
+  const batches = (position?: string): Stream.Stream<Batch, Internal | FailedPrecondition> =>
+    streamOf((receiver) => relay(position, receiver))
+
+  /** Every entry after `position` (from now on when undefined), as each becomes final, in the log's order. */
+  const follow = (position?: string): Stream.Stream<ChangeLog.Entry, Internal | FailedPrecondition> =>
+    Stream.flattenIterables(batches(position))
+
+  return {
+    after,
+    stillHeld,
+    latest,
+    /** Removes the entries older than `before` (epoch milliseconds); how many (`ChangeLog.prune`). */
+    prune: (before: number) => Repository.orInternal(ChangeLog.prune(store, before)),
+    relay,
+    batches,
+    follow,
+    /** Every entry committed from now on, from any process sharing the store. */
+    stream: follow(),
+    /** Wakes this process's followers: a write just committed. */
+    committed: PubSub.publish(commits, undefined).pipe(Effect.asVoid),
+    /** A queue that receives a wake-up after each commit of this process, for the scope's life. */
+    wakeUps: PubSub.subscribe(commits)
+  }
+})
+
+/** The in-process view of the change log. */
+export class Events extends Effect.Service<Events>()("@arbor/core/Events", { scoped: make }) {}

@@ -39,122 +39,123 @@ const merged = (defaults: Record<string, unknown>, item: Record<string, unknown>
   context: item.context ?? defaults.context
 })
 
+/** Builds the Access service from the services in its context (as `Arbor.layer` does, beside the others). */
+export const make = Effect.gen(function*() {
+  const authorization = yield* Authorization
+
+  /**
+   * The principal whose grants decide for `subject`: the caller itself, as its token holds, when it asks about
+   * itself; another identity only for a caller holding `role_bindings.list` at `group`.
+   */
+  const subjectOf = (caller: Principal.Principal, subject: Uid, group: Uid) =>
+    caller._tag === "Identity" && caller.uid === subject
+      ? Effect.succeed(caller)
+      : Effect.as(authorization.check(caller, RoleBinding.permissions.list, group), Principal.identity(subject))
+
+  /**
+   * What granted `capability` at `group` to the holder of `grants`, as `caller` may see it: the grants it may list
+   * in full, and one `UnseenGrant` for all the others.
+   */
+  const explanation = (caller: Principal.Principal, grants: Grants, capability: Capability, group: Uid) =>
+    Effect.map(authorization.grants(caller), (readers) => {
+      const giving = grants.giving(capability, group)
+      const seen = giving.filter((grant) => maySeeGrant(readers, grant))
+      return [
+        ...seen.map(explained),
+        ...(seen.length < giving.length ? [AccessEvaluation.UnseenGrant.instance] : [])
+      ]
+    })
+
+  const decide = (caller: Principal.Principal, evaluation: AccessEvaluation.Evaluation) =>
+    Effect.gen(function*() {
+      const group = AccessEvaluation.groupOf(evaluation.resource.type, evaluation.resource.id)
+      const grants = yield* authorization.grants(yield* subjectOf(caller, evaluation.subject.id, group))
+      const decision = grants.holds(evaluation.action.name, group)
+      return new AccessEvaluation.Decision({
+        decision,
+        ...(evaluation.context?.explain === true
+          ? { grantedBy: decision ? yield* explanation(caller, grants, evaluation.action.name, group) : [] }
+          : {})
+        // Built from values the engine made: a check at construction would cost a third of an evaluation.
+      }, trusted)
+    })
+
+  const decodeEvaluation = (input: unknown, prefix = "") =>
+    Validation.decode(AccessEvaluation.Evaluation, prefix)(input)
+
+  return {
+    /**
+     * True when `principal` holds `capability` at group `uid` (or, for a resource's uid, at the group it lives in:
+     * pass `AccessEvaluation.groupOf(type, uid)`), from its current bindings: the check every operation makes.
+     */
+    can: (principal: Principal.Principal, capability: Capability, uid: Uid): Effect.Effect<boolean, Internal> =>
+      authorization.holds(principal, capability, uid),
+
+    /** One evaluation (AuthZEN's `/access/v1/evaluation`); a false decision is an answer, never a failure. */
+    evaluate: (
+      caller: Principal.Principal,
+      input: unknown
+    ): Effect.Effect<AccessEvaluation.Decision, InvalidArgument | PermissionDenied | Internal> =>
+      operation("Access.evaluate")(
+        Effect.flatMap(decodeEvaluation(input), (evaluation) => decide(caller, evaluation))
+      ),
+
+    /**
+     * A batch (AuthZEN's `/access/v1/evaluations`): each item's subject, action, resource and context, or the
+     * batch's; every item checked before any is decided. `execute_all` (the default) decides each;
+     * `deny_on_first_deny` and `permit_on_first_permit` stop after the first false or true decision. Without items
+     * it is one evaluation.
+     */
+    evaluateMany: (
+      caller: Principal.Principal,
+      input: unknown
+    ): Effect.Effect<
+      AccessEvaluation.Decision | Decisions,
+      InvalidArgument | PermissionDenied | Internal
+    > =>
+      operation("Access.evaluateMany")(Effect.gen(function*() {
+        const batch = yield* Validation.decode(AccessEvaluation.Evaluations)(input)
+        const defaults = {
+          subject: batch.subject,
+          action: batch.action,
+          resource: batch.resource,
+          context: batch.context
+        }
+        if (batch.evaluations === undefined || batch.evaluations.length === 0) {
+          return yield* decide(caller, yield* decodeEvaluation(merged(defaults, {})))
+        }
+        const evaluations = yield* Effect.forEach(
+          batch.evaluations,
+          (item, i) => decodeEvaluation(merged(defaults, item), `evaluations[${i}]`)
+        )
+        const semantic = batch.options?.evaluations_semantic ?? "execute_all"
+        const stopAt = semantic === "deny_on_first_deny"
+          ? false
+          : semantic === "permit_on_first_permit"
+          ? true
+          : undefined
+        const decisions: Array<AccessEvaluation.Decision> = []
+        for (const evaluation of evaluations) {
+          const decided = yield* decide(caller, evaluation)
+          decisions.push(decided)
+          if (decided.decision === stopAt) break
+        }
+        return { evaluations: decisions } satisfies Decisions
+      })),
+
+    /**
+     * The capabilities the subject holds at the resource (AuthZEN's `/access/v1/search/action`), in the canonical
+     * order; asking about another identity needs `role_bindings.list` there, as an evaluation does.
+     */
+    searchActions: (caller: Principal.Principal, input: unknown) =>
+      operation("Access.searchActions")(Effect.gen(function*() {
+        const search = yield* Validation.decode(AccessEvaluation.ActionSearch)(input)
+        const group = AccessEvaluation.groupOf(search.resource.type, search.resource.id)
+        const grants = yield* authorization.grants(yield* subjectOf(caller, search.subject.id, group))
+        return grants.heldAt(group)
+      }))
+  }
+})
+
 /** Decisions. */
-export class Access extends Effect.Service<Access>()("@arbor/core/Access", {
-  effect: Effect.gen(function*() {
-    const authorization = yield* Authorization
-
-    /**
-     * The principal whose grants decide for `subject`: the caller itself, as its token holds, when it asks about
-     * itself; another identity only for a caller holding `role_bindings.list` at `group`.
-     */
-    const subjectOf = (caller: Principal.Principal, subject: Uid, group: Uid) =>
-      caller._tag === "Identity" && caller.uid === subject
-        ? Effect.succeed(caller)
-        : Effect.as(authorization.check(caller, RoleBinding.permissions.list, group), Principal.identity(subject))
-
-    /**
-     * What granted `capability` at `group` to the holder of `grants`, as `caller` may see it: the grants it may list
-     * in full, and one `UnseenGrant` for all the others.
-     */
-    const explanation = (caller: Principal.Principal, grants: Grants, capability: Capability, group: Uid) =>
-      Effect.map(authorization.grants(caller), (readers) => {
-        const giving = grants.giving(capability, group)
-        const seen = giving.filter((grant) => maySeeGrant(readers, grant))
-        return [
-          ...seen.map(explained),
-          ...(seen.length < giving.length ? [AccessEvaluation.UnseenGrant.instance] : [])
-        ]
-      })
-
-    const decide = (caller: Principal.Principal, evaluation: AccessEvaluation.Evaluation) =>
-      Effect.gen(function*() {
-        const group = AccessEvaluation.groupOf(evaluation.resource.type, evaluation.resource.id)
-        const grants = yield* authorization.grants(yield* subjectOf(caller, evaluation.subject.id, group))
-        const decision = grants.holds(evaluation.action.name, group)
-        return new AccessEvaluation.Decision({
-          decision,
-          ...(evaluation.context?.explain === true
-            ? { grantedBy: decision ? yield* explanation(caller, grants, evaluation.action.name, group) : [] }
-            : {})
-          // Built from values the engine made: a check at construction would cost a third of an evaluation.
-        }, trusted)
-      })
-
-    const decodeEvaluation = (input: unknown, prefix = "") =>
-      Validation.decode(AccessEvaluation.Evaluation, prefix)(input)
-
-    return {
-      /**
-       * True when `principal` holds `capability` at group `uid` (or, for a resource's uid, at the group it lives in:
-       * pass `AccessEvaluation.groupOf(type, uid)`), from its current bindings: the check every operation makes.
-       */
-      can: (principal: Principal.Principal, capability: Capability, uid: Uid): Effect.Effect<boolean, Internal> =>
-        authorization.holds(principal, capability, uid),
-
-      /** One evaluation (AuthZEN's `/access/v1/evaluation`); a false decision is an answer, never a failure. */
-      evaluate: (
-        caller: Principal.Principal,
-        input: unknown
-      ): Effect.Effect<AccessEvaluation.Decision, InvalidArgument | PermissionDenied | Internal> =>
-        operation("Access.evaluate")(
-          Effect.flatMap(decodeEvaluation(input), (evaluation) => decide(caller, evaluation))
-        ),
-
-      /**
-       * A batch (AuthZEN's `/access/v1/evaluations`): each item's subject, action, resource and context, or the
-       * batch's; every item checked before any is decided. `execute_all` (the default) decides each;
-       * `deny_on_first_deny` and `permit_on_first_permit` stop after the first false or true decision. Without items
-       * it is one evaluation.
-       */
-      evaluateMany: (
-        caller: Principal.Principal,
-        input: unknown
-      ): Effect.Effect<
-        AccessEvaluation.Decision | Decisions,
-        InvalidArgument | PermissionDenied | Internal
-      > =>
-        operation("Access.evaluateMany")(Effect.gen(function*() {
-          const batch = yield* Validation.decode(AccessEvaluation.Evaluations)(input)
-          const defaults = {
-            subject: batch.subject,
-            action: batch.action,
-            resource: batch.resource,
-            context: batch.context
-          }
-          if (batch.evaluations === undefined || batch.evaluations.length === 0) {
-            return yield* decide(caller, yield* decodeEvaluation(merged(defaults, {})))
-          }
-          const evaluations = yield* Effect.forEach(
-            batch.evaluations,
-            (item, i) => decodeEvaluation(merged(defaults, item), `evaluations[${i}]`)
-          )
-          const semantic = batch.options?.evaluations_semantic ?? "execute_all"
-          const stopAt = semantic === "deny_on_first_deny"
-            ? false
-            : semantic === "permit_on_first_permit"
-            ? true
-            : undefined
-          const decisions: Array<AccessEvaluation.Decision> = []
-          for (const evaluation of evaluations) {
-            const decided = yield* decide(caller, evaluation)
-            decisions.push(decided)
-            if (decided.decision === stopAt) break
-          }
-          return { evaluations: decisions } satisfies Decisions
-        })),
-
-      /**
-       * The capabilities the subject holds at the resource (AuthZEN's `/access/v1/search/action`), in the canonical
-       * order; asking about another identity needs `role_bindings.list` there, as an evaluation does.
-       */
-      searchActions: (caller: Principal.Principal, input: unknown) =>
-        operation("Access.searchActions")(Effect.gen(function*() {
-          const search = yield* Validation.decode(AccessEvaluation.ActionSearch)(input)
-          const group = AccessEvaluation.groupOf(search.resource.type, search.resource.id)
-          const grants = yield* authorization.grants(yield* subjectOf(caller, search.subject.id, group))
-          return grants.heldAt(group)
-        }))
-    }
-  })
-}) {}
+export class Access extends Effect.Service<Access>()("@arbor/core/Access", { effect: make }) {}

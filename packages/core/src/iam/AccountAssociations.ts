@@ -18,95 +18,98 @@ import * as AccountAssociation from "./AccountAssociation.js"
 import * as Group from "./Group.js"
 import type { Principal } from "./Principal.js"
 
-/** Account associations: one per group, at most. */
-export class AccountAssociations extends Effect.Service<AccountAssociations>()("@arbor/core/AccountAssociations", {
-  effect: Effect.gen(function*() {
-    const ops = yield* operations
-    const associations = yield* Repository.make(AccountAssociation.table, AccountAssociation.AccountAssociation)
-    const groups = yield* Repository.make(Group.table, Group.Group)
-    const authorization = ops.authorization
-    const kind: Resources.Kind<AccountAssociation.AccountAssociation> = {
-      resourceType: "account association",
-      repository: associations,
-      permissions: AccountAssociation.permissions,
-      groupOf: (uid) => uid
-    }
-    const spec: Lists.ListSpec<AccountAssociation.AccountAssociation> = {
-      load: Lists.asIs,
-      repository: associations,
-      capability: AccountAssociation.permissions.list,
-      visibleAt: "self"
-    }
+/** Builds the AccountAssociations service from the services in its context (as `Arbor.layer` does, beside the others). */
+export const make = Effect.gen(function*() {
+  const ops = yield* operations
+  const associations = yield* Repository.make(AccountAssociation.table, AccountAssociation.AccountAssociation)
+  const groups = yield* Repository.make(Group.table, Group.Group)
+  const authorization = ops.authorization
+  const kind: Resources.Kind<AccountAssociation.AccountAssociation> = {
+    resourceType: "account association",
+    repository: associations,
+    permissions: AccountAssociation.permissions,
+    groupOf: (uid) => uid
+  }
+  const spec: Lists.ListSpec<AccountAssociation.AccountAssociation> = {
+    load: Lists.asIs,
+    repository: associations,
+    capability: AccountAssociation.permissions.list,
+    visibleAt: "self"
+  }
 
-    const service = {
-      /** Associations the caller may list (`account_associations.list` at their group or above). */
-      list: (principal: Principal, options: Lists.ListOptions = {}) =>
-        operation("AccountAssociations.list")(Lists.list(ops, spec, principal, options)),
+  const service = {
+    /** Associations the caller may list (`account_associations.list` at their group or above). */
+    list: (principal: Principal, options: Lists.ListOptions = {}) =>
+      operation("AccountAssociations.list")(Lists.list(ops, spec, principal, options)),
 
-      /** The association of group `uid`. */
-      get: (principal: Principal, uid: string) =>
-        operation("AccountAssociations.get")(Resources.get(ops, kind, principal, uid)),
+    /** The association of group `uid`. */
+    get: (principal: Principal, uid: string) =>
+      operation("AccountAssociations.get")(Resources.get(ops, kind, principal, uid)),
 
-      /** Creates the association of group `groupUid`; a second one is refused. */
-      create: Effect.fnUntraced(function*(principal: Principal, groupUid: string, input: unknown) {
-        const group = yield* Uid.parse(groupUid, "parent")
-        yield* authorization.check(principal, AccountAssociation.permissions.create, group)
-        const fields = yield* Validation.decode(AccountAssociation.CreateAccountAssociation)(input)
-        return yield* commit(
-          ops,
-          principal,
-          Effect.gen(function*() {
-            yield* orNotFound(groups.get(group), "group", group)
-            if ((yield* associations.get(group))._tag === "Some") {
-              return yield* new AlreadyExists({
-                resourceType: "account association",
-                description: `group ${group} already has an account association`
-              })
-            }
-            const now = yield* DateTime.now
-            const association = new AccountAssociation.AccountAssociation(
-              { uid: group, ...fields, createTime: now, updateTime: now },
-              trusted
-            )
-            yield* associations.insert(association).pipe(unexpectedConflict)
-            return association
-          })
-        )
-      }, operation("AccountAssociations.create")),
-
-      update: (
-        principal: Principal,
-        uid: string,
-        patch: unknown,
-        updateMask?: string
-      ) =>
-        operation("AccountAssociations.update")(Resources.update(ops, kind, principal, uid, {
-          patch,
-          updateMask,
-          fields: AccountAssociation.fields,
-          apply: (current, request) => {
-            const { createTime: _c, uid: _u, updateTime: _t, ...input } = current
-            return Validation.decode(AccountAssociation.CreateAccountAssociation)(
-              FieldMask.apply(input, request.body, request.mask, AccountAssociation.fields)
-            ).pipe(Effect.map((fields) =>
-              new AccountAssociation.AccountAssociation({
-                uid: current.uid,
-                ...fields,
-                createTime: current.createTime,
-                updateTime: request.updateTime
-              }, trusted)
-            ))
+    /** Creates the association of group `groupUid`; a second one is refused. */
+    create: Effect.fnUntraced(function*(principal: Principal, groupUid: string, input: unknown) {
+      const group = yield* Uid.parse(groupUid, "parent")
+      yield* authorization.check(principal, AccountAssociation.permissions.create, group)
+      const fields = yield* Validation.decode(AccountAssociation.CreateAccountAssociation)(input)
+      return yield* commit(
+        ops,
+        principal,
+        Effect.gen(function*() {
+          yield* orNotFound(groups.get(group), "group", group)
+          if ((yield* associations.get(group))._tag === "Some") {
+            return yield* new AlreadyExists({
+              resourceType: "account association",
+              description: `group ${group} already has an account association`
+            })
           }
-        })),
+          const now = yield* DateTime.now
+          const association = new AccountAssociation.AccountAssociation(
+            { uid: group, ...fields, createTime: now, updateTime: now },
+            trusted
+          )
+          yield* associations.insert(association).pipe(unexpectedConflict)
+          return association
+        })
+      )
+    }, operation("AccountAssociations.create")),
 
-      /** Deletes the association of group `uid`; deleting a missing one succeeds. */
-      delete: (principal: Principal, uid: string) =>
-        operation("AccountAssociations.delete")(
-          Resources.remove<AccountAssociation.AccountAssociation, never, never>(ops, kind, principal, uid, {
-            idempotent: true
-          })
-        )
-    }
-    return service satisfies ResourceService.Writable<AccountAssociation.AccountAssociation>
-  })
-}) {}
+    update: (
+      principal: Principal,
+      uid: string,
+      patch: unknown,
+      updateMask?: string
+    ) =>
+      operation("AccountAssociations.update")(Resources.update(ops, kind, principal, uid, {
+        patch,
+        updateMask,
+        fields: AccountAssociation.fields,
+        apply: (current, request) => {
+          const { createTime: _c, uid: _u, updateTime: _t, ...input } = current
+          return Validation.decode(AccountAssociation.CreateAccountAssociation)(
+            FieldMask.apply(input, request.body, request.mask, AccountAssociation.fields)
+          ).pipe(Effect.map((fields) =>
+            new AccountAssociation.AccountAssociation({
+              uid: current.uid,
+              ...fields,
+              createTime: current.createTime,
+              updateTime: request.updateTime
+            }, trusted)
+          ))
+        }
+      })),
+
+    /** Deletes the association of group `uid`; deleting a missing one succeeds. */
+    delete: (principal: Principal, uid: string) =>
+      operation("AccountAssociations.delete")(
+        Resources.remove<AccountAssociation.AccountAssociation, never, never>(ops, kind, principal, uid, {
+          idempotent: true
+        })
+      )
+  }
+  return service satisfies ResourceService.Writable<AccountAssociation.AccountAssociation>
+})
+
+/** Account associations: one per group, at most. */
+export class AccountAssociations
+  extends Effect.Service<AccountAssociations>()("@arbor/core/AccountAssociations", { effect: make })
+{}

@@ -171,197 +171,198 @@ const authorityKinds: ReadonlySet<ChangeLog.ResourceKind> = new Set([
   "identity_provider"
 ])
 
-/** Loads grants from the current role bindings. */
-export class Authorization extends Effect.Service<Authorization>()("@arbor/core/Authorization", {
-  effect: Effect.gen(function*() {
-    const bindings = yield* Repository.make(RoleBinding.table, RoleBinding.Record)
-    const roles = yield* Repository.make(Role.table, Role.Role)
-    const mappings = yield* Repository.make(ExternalGroupRoleMapping.table, ExternalGroupRoleMapping.Record)
-    const scimUsers = yield* Repository.make(ScimUser.table, ScimUser.Record)
-    const builtIn: ReadonlyMap<string, ReadonlySet<Capability>> = new Map(
-      Role.builtIns.map((r) => [r.uid, new Set(r.capabilities)])
+/** Builds the Authorization service from the services in its context (as `Arbor.layer` does, beside the others). */
+export const make = Effect.gen(function*() {
+  const bindings = yield* Repository.make(RoleBinding.table, RoleBinding.Record)
+  const roles = yield* Repository.make(Role.table, Role.Role)
+  const mappings = yield* Repository.make(ExternalGroupRoleMapping.table, ExternalGroupRoleMapping.Record)
+  const scimUsers = yield* Repository.make(ScimUser.table, ScimUser.Record)
+  const builtIn: ReadonlyMap<string, ReadonlySet<Capability>> = new Map(
+    Role.builtIns.map((r) => [r.uid, new Set(r.capabilities)])
+  )
+
+  const store = yield* Store
+  /** Grants by principal uid, each with the version it was read at; emptied when it holds `cacheSize`. */
+  const cache = new Map<string, { readonly version: string; readonly held: Held }>()
+  const versions = Versions.of(store)
+  const version = orInternal(versions.current(Versions.grants))
+
+  /**
+   * An identity's bindings, and the providers whose SCIM clients deactivated or deleted it: its bindings in their
+   * organizations' groups give nothing (docs/api.md §13).
+   */
+  const load = (principal: Principal & { readonly _tag: "Identity" }): Effect.Effect<Held, Internal> =>
+    Effect.gen(function*() {
+      const [held, stoppedUsers] = yield* Effect.all([
+        bindings.find({
+          conditions: [{ _tag: "Equals", column: "identityUid", value: principal.uid }],
+          order: [{ column: "uid", direction: "asc" }]
+        }),
+        scimUsers.findRows({
+          conditions: [{ _tag: "Equals", column: "identityUid", value: principal.uid }, {
+            _tag: "Equals",
+            column: "active",
+            value: false
+          }],
+          order: [{ column: "uid", direction: "asc" }]
+        })
+      ])
+      const stopped = stoppedUsers.flatMap((row) => row.parent === null ? [] : [row.parent as Uid])
+      const capabilities = yield* capabilitiesOf(held.map((b) => b.roleUid))
+      return {
+        stopped,
+        grants: withdrawn(
+          new Grants(
+            false,
+            held.flatMap((b) => {
+              const caps = capabilities(b.roleUid)
+              return caps === undefined
+                ? []
+                : [{ group: b.parent, capabilities: caps, source: { role: b.roleUid, binding: b.uid } }]
+            })
+          ),
+          stopped
+        )
+      }
+    })
+
+  /** The capabilities of roles, built-in or custom (those gone give none). */
+  const capabilitiesOf = (roleUids: ReadonlyArray<string>) =>
+    Effect.map(
+      roles.getMany([...new Set(roleUids)].filter((uid) => !builtIn.has(uid))),
+      (custom) => {
+        const found = new Map(custom.map((r) => [r.uid as string, new Set(r.capabilities)] as const))
+        return (uid: string) => builtIn.get(uid) ?? found.get(uid)
+      }
     )
 
-    const store = yield* Store
-    /** Grants by principal uid, each with the version it was read at; emptied when it holds `cacheSize`. */
-    const cache = new Map<string, { readonly version: string; readonly held: Held }>()
-    const versions = Versions.of(store)
-    const version = orInternal(versions.current(Versions.grants))
-
-    /**
-     * An identity's bindings, and the providers whose SCIM clients deactivated or deleted it: its bindings in their
-     * organizations' groups give nothing (docs/api.md §13).
-     */
-    const load = (principal: Principal & { readonly _tag: "Identity" }): Effect.Effect<Held, Internal> =>
-      Effect.gen(function*() {
-        const [held, stoppedUsers] = yield* Effect.all([
-          bindings.find({
-            conditions: [{ _tag: "Equals", column: "identityUid", value: principal.uid }],
-            order: [{ column: "uid", direction: "asc" }]
-          }),
-          scimUsers.findRows({
-            conditions: [{ _tag: "Equals", column: "identityUid", value: principal.uid }, {
-              _tag: "Equals",
-              column: "active",
-              value: false
-            }],
-            order: [{ column: "uid", direction: "asc" }]
-          })
-        ])
-        const stopped = stoppedUsers.flatMap((row) => row.parent === null ? [] : [row.parent as Uid])
-        const capabilities = yield* capabilitiesOf(held.map((b) => b.roleUid))
-        return {
-          stopped,
-          grants: withdrawn(
-            new Grants(
-              false,
-              held.flatMap((b) => {
-                const caps = capabilities(b.roleUid)
-                return caps === undefined
-                  ? []
-                  : [{ group: b.parent, capabilities: caps, source: { role: b.roleUid, binding: b.uid } }]
-              })
-            ),
-            stopped
-          )
-        }
+  /**
+   * What the group mappings a sign-in gave a token hold now: each still there gives its role at its scope (one
+   * deleted since gives nothing from the next call on).
+   */
+  const mapped = (uids: ReadonlyArray<Uid> | undefined): Effect.Effect<ReadonlyArray<Grant>, Internal> =>
+    uids === undefined || uids.length === 0 ? Effect.succeed([]) : Effect.gen(function*() {
+      // Each as long as it stands on its creator's authority, as at sign-in.
+      const found = yield* Effect.filter(yield* mappings.getMany(uids), stands)
+      const capabilities = yield* capabilitiesOf(found.map((m) => m.roleUid))
+      return found.flatMap((m) => {
+        const caps = capabilities(m.roleUid)
+        return caps === undefined
+          ? []
+          : [{ group: m.scope, capabilities: caps, source: { role: m.roleUid, mapping: m.uid } }]
       })
+    })
 
-    /** The capabilities of roles, built-in or custom (those gone give none). */
-    const capabilitiesOf = (roleUids: ReadonlyArray<string>) =>
-      Effect.map(
-        roles.getMany([...new Set(roleUids)].filter((uid) => !builtIn.has(uid))),
-        (custom) => {
-          const found = new Map(custom.map((r) => [r.uid as string, new Set(r.capabilities)] as const))
-          return (uid: string) => builtIn.get(uid) ?? found.get(uid)
-        }
+  /**
+   * True while a group mapping rests on its creator's authority: they could still bind its role at its scope
+   * (`role_bindings.create` there, the role one they may read, defined at or above the scope, and every one of its
+   * capabilities held there). DECISIONS §7: no grant outlives the authority that made it; asked at each sign-in and
+   * at each use of a token that carries the mapping.
+   */
+  const stands = (mapping: {
+    readonly grantedBy: Uid | null
+    readonly roleUid: Uid
+    readonly scope: Uid
+  }): Effect.Effect<boolean, Internal> =>
+    Effect.gen(function*() {
+      const creator = yield* grants(mapping.grantedBy === null ? system : identity(mapping.grantedBy))
+      if (!creator.holds(RoleBinding.permissions.create, mapping.scope)) return false
+      const roleGroup = parentOrNull(mapping.roleUid)
+      if (
+        roleGroup !== null && (!creator.holds(Role.permissions.list, roleGroup) ||
+          !isAncestorOrSelf(roleGroup, mapping.scope))
+      ) return false
+      const capabilities = (yield* capabilitiesOf([mapping.roleUid]))(mapping.roleUid)
+      return capabilities !== undefined && creator.holdsAll(capabilities, mapping.scope)
+    })
+
+  const grants = (principal: Principal): Effect.Effect<Grants, Internal> =>
+    principal._tag === "System"
+      ? Effect.succeed(everything)
+      : Effect.zipWith(
+        held(principal),
+        mapped(principal.mappings),
+        (held, session) =>
+          held.grants.with(withdrawn(new Grants(false, session), held.stopped).grants).narrow(principal.narrowed)
       )
 
-    /**
-     * What the group mappings a sign-in gave a token hold now: each still there gives its role at its scope (one
-     * deleted since gives nothing from the next call on).
-     */
-    const mapped = (uids: ReadonlyArray<Uid> | undefined): Effect.Effect<ReadonlyArray<Grant>, Internal> =>
-      uids === undefined || uids.length === 0 ? Effect.succeed([]) : Effect.gen(function*() {
-        // Each as long as it stands on its creator's authority, as at sign-in.
-        const found = yield* Effect.filter(yield* mappings.getMany(uids), stands)
-        const capabilities = yield* capabilitiesOf(found.map((m) => m.roleUid))
-        return found.flatMap((m) => {
-          const caps = capabilities(m.roleUid)
-          return caps === undefined
-            ? []
-            : [{ group: m.scope, capabilities: caps, source: { role: m.roleUid, mapping: m.uid } }]
-        })
-      })
-
-    /**
-     * True while a group mapping rests on its creator's authority: they could still bind its role at its scope
-     * (`role_bindings.create` there, the role one they may read, defined at or above the scope, and every one of its
-     * capabilities held there). DECISIONS §7: no grant outlives the authority that made it; asked at each sign-in and
-     * at each use of a token that carries the mapping.
-     */
-    const stands = (mapping: {
-      readonly grantedBy: Uid | null
-      readonly roleUid: Uid
-      readonly scope: Uid
-    }): Effect.Effect<boolean, Internal> =>
-      Effect.gen(function*() {
-        const creator = yield* grants(mapping.grantedBy === null ? system : identity(mapping.grantedBy))
-        if (!creator.holds(RoleBinding.permissions.create, mapping.scope)) return false
-        const roleGroup = parentOrNull(mapping.roleUid)
-        if (
-          roleGroup !== null && (!creator.holds(Role.permissions.list, roleGroup) ||
-            !isAncestorOrSelf(roleGroup, mapping.scope))
-        ) return false
-        const capabilities = (yield* capabilitiesOf([mapping.roleUid]))(mapping.roleUid)
-        return capabilities !== undefined && creator.holdsAll(capabilities, mapping.scope)
-      })
-
-    const grants = (principal: Principal): Effect.Effect<Grants, Internal> =>
-      principal._tag === "System"
-        ? Effect.succeed(everything)
-        : Effect.zipWith(
-          held(principal),
-          mapped(principal.mappings),
-          (held, session) =>
-            held.grants.with(withdrawn(new Grants(false, session), held.stopped).grants).narrow(principal.narrowed)
-        )
-
-    /** What an identity's bindings give it, cached by identity (narrowing is applied after, per token). */
-    const held = (principal: Principal & { readonly _tag: "Identity" }): Effect.Effect<Held, Internal> =>
-      Effect.gen(function*() {
-        // The version is read before the bindings: grants cached under it are at least that recent.
-        const current = yield* version
-        const cached = cache.get(principal.uid)
-        if (cached !== undefined && cached.version === current) {
-          lookedUp("hit")
-          return cached.held
-        }
-        lookedUp("miss")
-        const loaded = yield* load(principal)
-        if (cache.size >= cacheSize) cache.clear()
-        cache.set(principal.uid, { version: current, held: loaded })
-        return loaded
-      })
-
-    /**
-     * What `principal` holds, without reading the store, when that is known to be current for `fiber`: the system,
-     * or an identity (its token carrying no group mappings, which are read on each use) whose grants are cached at
-     * the version of the grants that the store's change marker says is still current. Undefined otherwise: then
-     * `grants` reads what it must.
-     */
-    const currentGrants = (principal: Principal, fiber: Fiber.RuntimeFiber<unknown, unknown>): Grants | undefined => {
-      if (principal._tag === "System") return everything
-      if (principal.mappings !== undefined && principal.mappings.length > 0) return undefined
+  /** What an identity's bindings give it, cached by identity (narrowing is applied after, per token). */
+  const held = (principal: Principal & { readonly _tag: "Identity" }): Effect.Effect<Held, Internal> =>
+    Effect.gen(function*() {
+      // The version is read before the bindings: grants cached under it are at least that recent.
+      const current = yield* version
       const cached = cache.get(principal.uid)
-      if (cached === undefined || versions.unchanged(Versions.grants, fiber) !== cached.version) return undefined
-      lookedUp("hit")
-      return cached.held.grants.narrow(principal.narrowed)
-    }
+      if (cached !== undefined && cached.version === current) {
+        lookedUp("hit")
+        return cached.held
+      }
+      lookedUp("miss")
+      const loaded = yield* load(principal)
+      if (cache.size >= cacheSize) cache.clear()
+      cache.set(principal.uid, { version: current, held: loaded })
+      return loaded
+    })
 
+  /**
+   * What `principal` holds, without reading the store, when that is known to be current for `fiber`: the system,
+   * or an identity (its token carrying no group mappings, which are read on each use) whose grants are cached at
+   * the version of the grants that the store's change marker says is still current. Undefined otherwise: then
+   * `grants` reads what it must.
+   */
+  const currentGrants = (principal: Principal, fiber: Fiber.RuntimeFiber<unknown, unknown>): Grants | undefined => {
+    if (principal._tag === "System") return everything
+    if (principal.mappings !== undefined && principal.mappings.length > 0) return undefined
+    const cached = cache.get(principal.uid)
+    if (cached === undefined || versions.unchanged(Versions.grants, fiber) !== cached.version) return undefined
+    lookedUp("hit")
+    return cached.held.grants.narrow(principal.narrowed)
+  }
+
+  /**
+   * `decide` of what `principal` holds: at once on the cached grants when they are current (no read, no span),
+   * else on the grants read. One function for both the grants and a single decision, which is the hottest path
+   * (`Access.can`: mapping the grants after would cost it a fifth more).
+   */
+  const warm = <A>(principal: Principal, decide: (grants: Grants) => A): Effect.Effect<A, Internal> =>
+    Effect.withFiberRuntime((fiber) => {
+      const current = spansWanted(fiber) ? undefined : currentGrants(principal, fiber)
+      return current !== undefined
+        ? Effect.succeed(decide(current))
+        : Effect.map(operation("Authorization.grants")(grants(principal)), decide)
+    })
+  const grantsNow = (principal: Principal) => warm(principal, (held) => held)
+
+  return {
+    /** True when `principal` holds `capability` at `group` (or above it), decided as `grants` reads them. */
+    holds: (principal: Principal, capability: Capability, group: string) =>
+      warm(principal, (held) => held.holds(capability, group)),
     /**
-     * `decide` of what `principal` holds: at once on the cached grants when they are current (no read, no span),
-     * else on the grants read. One function for both the grants and a single decision, which is the hottest path
-     * (`Access.can`: mapping the grants after would cost it a fifth more).
+     * `principal`, unless its token came from a sign-in through an identity provider whose SCIM client has since
+     * deactivated or deleted it: that token no longer authenticates (docs/api.md §13).
      */
-    const warm = <A>(principal: Principal, decide: (grants: Grants) => A): Effect.Effect<A, Internal> =>
-      Effect.withFiberRuntime((fiber) => {
-        const current = spansWanted(fiber) ? undefined : currentGrants(principal, fiber)
-        return current !== undefined
-          ? Effect.succeed(decide(current))
-          : Effect.map(operation("Authorization.grants")(grants(principal)), decide)
-      })
-    const grantsNow = (principal: Principal) => warm(principal, (held) => held)
+    admit: (principal: Principal): Effect.Effect<Principal, Unauthenticated | Internal> =>
+      principal._tag === "System" || principal.provider === undefined
+        ? Effect.succeed(principal)
+        : Effect.flatMap(held(principal), ({ stopped }) =>
+          stopped.includes(principal.provider!)
+            ? Effect.fail(
+              new Unauthenticated({
+                why: "the identity provider this token's sign-in came through has deprovisioned its person",
+                reason: "DEPROVISIONED"
+              })
+            )
+            : Effect.succeed(principal)),
+    /** What `principal` holds, from its current bindings. */
+    grants: grantsNow,
+    /** True while a group mapping rests on its creator's authority (they could still bind its role at its scope). */
+    mappingStands: stands,
+    /** Fails unless `principal` holds `capability` at `group`. */
+    check: (principal: Principal, capability: Capability, group: string, resource: string = group) =>
+      operation("Authorization.check", { "arbor.capability": capability })(
+        Effect.flatMap(grantsNow(principal), (g) => g.require(capability, group, resource))
+      )
+  }
+})
 
-    return {
-      /** True when `principal` holds `capability` at `group` (or above it), decided as `grants` reads them. */
-      holds: (principal: Principal, capability: Capability, group: string) =>
-        warm(principal, (held) => held.holds(capability, group)),
-      /**
-       * `principal`, unless its token came from a sign-in through an identity provider whose SCIM client has since
-       * deactivated or deleted it: that token no longer authenticates (docs/api.md §13).
-       */
-      admit: (principal: Principal): Effect.Effect<Principal, Unauthenticated | Internal> =>
-        principal._tag === "System" || principal.provider === undefined
-          ? Effect.succeed(principal)
-          : Effect.flatMap(held(principal), ({ stopped }) =>
-            stopped.includes(principal.provider!)
-              ? Effect.fail(
-                new Unauthenticated({
-                  why: "the identity provider this token's sign-in came through has deprovisioned its person",
-                  reason: "DEPROVISIONED"
-                })
-              )
-              : Effect.succeed(principal)),
-      /** What `principal` holds, from its current bindings. */
-      grants: grantsNow,
-      /** True while a group mapping rests on its creator's authority (they could still bind its role at its scope). */
-      mappingStands: stands,
-      /** Fails unless `principal` holds `capability` at `group`. */
-      check: (principal: Principal, capability: Capability, group: string, resource: string = group) =>
-        operation("Authorization.check", { "arbor.capability": capability })(
-          Effect.flatMap(grantsNow(principal), (g) => g.require(capability, group, resource))
-        )
-    }
-  })
-}) {}
+/** Loads grants from the current role bindings. */
+export class Authorization extends Effect.Service<Authorization>()("@arbor/core/Authorization", { effect: make }) {}

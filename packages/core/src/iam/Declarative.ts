@@ -273,798 +273,797 @@ const foldersOf = (organization: Organization) => {
   return folders
 }
 
-/** The Declarative service: export, plan and apply organizations as documents. */
-export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Declarative", {
-  effect: Effect.gen(function*() {
-    const store = yield* Store
-    const groups = yield* Groups
-    const roles = yield* Roles
-    const identities = yield* Identities
-    const bindings = yield* RoleBindings
-    const providers = yield* IdentityProviders
-    const mappings = yield* ExternalGroupRoleMappings
-    const subscriptions = yield* Subscriptions
+/** Builds the Declarative service from the services in its context (as `Arbor.layer` does, beside the others). */
+export const make = Effect.gen(function*() {
+  const store = yield* Store
+  const groups = yield* Groups
+  const roles = yield* Roles
+  const identities = yield* Identities
+  const bindings = yield* RoleBindings
+  const providers = yield* IdentityProviders
+  const mappings = yield* ExternalGroupRoleMappings
+  const subscriptions = yield* Subscriptions
 
-    /** The organization `name` and what is in it, as `principal` may list it. */
-    const stateOf = (principal: Principal, name: string): Effect.Effect<State, ArborError> =>
-      Effect.gen(function*() {
-        const pathOf = new Map<string, string>()
-        const state: State = {
-          org: undefined,
-          folders: new Map(),
-          roles: new Map(),
-          identities: new Map(),
-          bindings: new Map(),
-          providers: new Map(),
-          mappings: new Map(),
-          subscriptions: new Map(),
-          roleNames: new Map(Role.builtIns.map((r) => [r.uid, r.name])),
-          groupPaths: pathOf
-        }
-        const [org] = (yield* groups.list(principal, { inRoot: true, name, pageSize: 1 })).items
-        if (org === undefined) return state
-        pathOf.set(org.uid, "")
-        const pathOfParent = (uid: Uid.Uid) => pathOf.get(Uid.parentOrNull(uid) ?? "")
-        const below = yield* all((pageToken) =>
-          groups.list(principal, { descendantsOf: org.uid, pageSize: 200, pageToken })
-        )
-        for (const group of [...below].sort((a, b) => Uid.depth(a.uid) - Uid.depth(b.uid))) {
-          const parent = pathOfParent(group.uid)
-          if (parent === undefined) continue
-          pathOf.set(group.uid, joined(parent, group.name))
-          state.folders.set(joined(parent, group.name), group)
-        }
-        const custom = yield* all((pageToken) =>
-          roles.list(principal, { childrenOf: org.uid, pageSize: 200, pageToken })
-        )
-        for (const role of custom) {
-          state.roles.set(role.name, role)
-          state.roleNames.set(role.uid, role.name)
-        }
-        const identityPath = new Map<string, string>()
-        const found = yield* all((pageToken) =>
-          identities.list(principal, { descendantsOf: org.uid, pageSize: 200, pageToken })
-        )
-        for (const identity of found) {
-          const parent = pathOfParent(identity.uid)
-          if (parent === undefined) continue
-          identityPath.set(identity.uid, joined(parent, identity.name))
-          state.identities.set(joined(parent, identity.name), identity)
-        }
-        const bound = yield* all((pageToken) =>
-          bindings.list(principal, { descendantsOf: org.uid, pageSize: 200, pageToken })
-        )
-        for (const binding of bound) {
-          const group = pathOfParent(binding.uid)
-          const identity = identityPath.get(binding.identity.uid)
-          const role = state.roleNames.get(binding.role.uid)
-          // A binding of an identity or a role from outside the organization is not the document's to manage.
-          if (group === undefined || identity === undefined || role === undefined) continue
-          state.bindings.set(bindingKey(identity, role, group), { identity, role, group, binding })
-        }
-        const providerPath = new Map<string, string>()
-        for (
-          const provider of yield* all((pageToken) =>
-            providers.list(principal, { descendantsOf: org.uid, pageSize: 200, pageToken })
-          )
-        ) {
-          const parent = pathOfParent(provider.uid)
-          if (parent === undefined) continue
-          providerPath.set(provider.uid, joined(parent, provider.name))
-          state.providers.set(joined(parent, provider.name), provider)
-        }
-        for (
-          const mapping of yield* all((pageToken) =>
-            mappings.list(principal, { descendantsOf: org.uid, pageSize: 200, pageToken })
-          )
-        ) {
-          const provider = providerPath.get(mapping.identityProviderUid)
-          const role = state.roleNames.get(mapping.roleUid)
-          const scope = pathOf.get(mapping.scope)
-          // A mapping to a role or a scope from outside the organization is not the document's to manage.
-          if (provider === undefined || role === undefined || scope === undefined) continue
-          const mapped = state.mappings.get(provider) ?? new Map<string, MappedAs>()
-          mapped.set(mappingKey(mapping.externalGroupId, role, scope), {
-            externalGroup: mapping.externalGroupId,
-            role,
-            scope,
-            mapping
-          })
-          state.mappings.set(provider, mapped)
-        }
-        for (
-          const subscription of yield* all((pageToken) =>
-            subscriptions.list(principal, { descendantsOf: org.uid, pageSize: 200, pageToken })
-          )
-        ) {
-          const group = pathOfParent(subscription.uid)
-          if (group === undefined) continue
-          state.subscriptions.set(subscriptionKey(subscription.sink, group), { group, subscription })
-        }
-        return { ...state, org }
-      })
-
-    /** The folders below `prefix` as the document writes them. */
-    const folderTree = (state: State, prefix: string): Record<string, FolderType> | undefined => {
-      const children = [...state.folders].filter(([path]) =>
-        path.startsWith(prefix) && path !== prefix && !path.slice(prefix.length).includes("/")
+  /** The organization `name` and what is in it, as `principal` may list it. */
+  const stateOf = (principal: Principal, name: string): Effect.Effect<State, ArborError> =>
+    Effect.gen(function*() {
+      const pathOf = new Map<string, string>()
+      const state: State = {
+        org: undefined,
+        folders: new Map(),
+        roles: new Map(),
+        identities: new Map(),
+        bindings: new Map(),
+        providers: new Map(),
+        mappings: new Map(),
+        subscriptions: new Map(),
+        roleNames: new Map(Role.builtIns.map((r) => [r.uid, r.name])),
+        groupPaths: pathOf
+      }
+      const [org] = (yield* groups.list(principal, { inRoot: true, name, pageSize: 1 })).items
+      if (org === undefined) return state
+      pathOf.set(org.uid, "")
+      const pathOfParent = (uid: Uid.Uid) => pathOf.get(Uid.parentOrNull(uid) ?? "")
+      const below = yield* all((pageToken) =>
+        groups.list(principal, { descendantsOf: org.uid, pageSize: 200, pageToken })
       )
-      if (children.length === 0) return undefined
-      return Object.fromEntries(
-        children.sort(([a], [b]) => (a < b ? -1 : 1)).map(([path, folder]) => {
-          const below = folderTree(state, `${path}/`)
-          return [path.slice(prefix.length), {
-            ...(folder.description === "" ? {} : { description: folder.description }),
-            ...(below === undefined ? {} : { folders: below })
-          }]
+      for (const group of [...below].sort((a, b) => Uid.depth(a.uid) - Uid.depth(b.uid))) {
+        const parent = pathOfParent(group.uid)
+        if (parent === undefined) continue
+        pathOf.set(group.uid, joined(parent, group.name))
+        state.folders.set(joined(parent, group.name), group)
+      }
+      const custom = yield* all((pageToken) => roles.list(principal, { childrenOf: org.uid, pageSize: 200, pageToken }))
+      for (const role of custom) {
+        state.roles.set(role.name, role)
+        state.roleNames.set(role.uid, role.name)
+      }
+      const identityPath = new Map<string, string>()
+      const found = yield* all((pageToken) =>
+        identities.list(principal, { descendantsOf: org.uid, pageSize: 200, pageToken })
+      )
+      for (const identity of found) {
+        const parent = pathOfParent(identity.uid)
+        if (parent === undefined) continue
+        identityPath.set(identity.uid, joined(parent, identity.name))
+        state.identities.set(joined(parent, identity.name), identity)
+      }
+      const bound = yield* all((pageToken) =>
+        bindings.list(principal, { descendantsOf: org.uid, pageSize: 200, pageToken })
+      )
+      for (const binding of bound) {
+        const group = pathOfParent(binding.uid)
+        const identity = identityPath.get(binding.identity.uid)
+        const role = state.roleNames.get(binding.role.uid)
+        // A binding of an identity or a role from outside the organization is not the document's to manage.
+        if (group === undefined || identity === undefined || role === undefined) continue
+        state.bindings.set(bindingKey(identity, role, group), { identity, role, group, binding })
+      }
+      const providerPath = new Map<string, string>()
+      for (
+        const provider of yield* all((pageToken) =>
+          providers.list(principal, { descendantsOf: org.uid, pageSize: 200, pageToken })
+        )
+      ) {
+        const parent = pathOfParent(provider.uid)
+        if (parent === undefined) continue
+        providerPath.set(provider.uid, joined(parent, provider.name))
+        state.providers.set(joined(parent, provider.name), provider)
+      }
+      for (
+        const mapping of yield* all((pageToken) =>
+          mappings.list(principal, { descendantsOf: org.uid, pageSize: 200, pageToken })
+        )
+      ) {
+        const provider = providerPath.get(mapping.identityProviderUid)
+        const role = state.roleNames.get(mapping.roleUid)
+        const scope = pathOf.get(mapping.scope)
+        // A mapping to a role or a scope from outside the organization is not the document's to manage.
+        if (provider === undefined || role === undefined || scope === undefined) continue
+        const mapped = state.mappings.get(provider) ?? new Map<string, MappedAs>()
+        mapped.set(mappingKey(mapping.externalGroupId, role, scope), {
+          externalGroup: mapping.externalGroupId,
+          role,
+          scope,
+          mapping
         })
-      )
+        state.mappings.set(provider, mapped)
+      }
+      for (
+        const subscription of yield* all((pageToken) =>
+          subscriptions.list(principal, { descendantsOf: org.uid, pageSize: 200, pageToken })
+        )
+      ) {
+        const group = pathOfParent(subscription.uid)
+        if (group === undefined) continue
+        state.subscriptions.set(subscriptionKey(subscription.sink, group), { group, subscription })
+      }
+      return { ...state, org }
+    })
+
+  /** The folders below `prefix` as the document writes them. */
+  const folderTree = (state: State, prefix: string): Record<string, FolderType> | undefined => {
+    const children = [...state.folders].filter(([path]) =>
+      path.startsWith(prefix) && path !== prefix && !path.slice(prefix.length).includes("/")
+    )
+    if (children.length === 0) return undefined
+    return Object.fromEntries(
+      children.sort(([a], [b]) => (a < b ? -1 : 1)).map(([path, folder]) => {
+        const below = folderTree(state, `${path}/`)
+        return [path.slice(prefix.length), {
+          ...(folder.description === "" ? {} : { description: folder.description }),
+          ...(below === undefined ? {} : { folders: below })
+        }]
+      })
+    )
+  }
+
+  /**
+   * True when `provider`'s client secret is `candidate`, or `unknown` when the caller may not compare it (only those
+   * who may change a provider may): a reviewer who may only read plans what it can see, and its export names a
+   * secret to supply rather than make the provider a public client.
+   */
+  const secretIs = (
+    principal: Principal,
+    provider: IdentityProvider.IdentityProvider,
+    candidate: string,
+    unknown: boolean
+  ) =>
+    providers.clientSecretIs(principal, provider.uid, candidate).pipe(
+      Effect.catchTag("PermissionDenied", () => Effect.succeed(unknown))
+    )
+
+  /** A provider as the document writes it; its secret, which cannot be read, as a variable to supply. */
+  const providerSpec = (
+    state: State,
+    organization: string,
+    path: string,
+    secret: boolean
+  ): typeof IdentityProviderSpec.Type => {
+    const provider = state.providers.get(path)!
+    const { oidc } = provider
+    const mapped = [...(state.mappings.get(path)?.values() ?? [])].sort((a, b) =>
+      mappingKey(a.externalGroup, a.role, a.scope) < mappingKey(b.externalGroup, b.role, b.scope) ? -1 : 1
+    )
+    const folder = split(path).folder
+    return {
+      ...(provider.description === "" ? {} : { description: provider.description }),
+      defaultRole: state.roleNames.get(provider.defaultRole) ?? provider.defaultRole,
+      issuer: oidc.issuer,
+      clientId: oidc.clientId,
+      ...(secret ? { secretFrom: { env: secretVariable(organization, path) } } : {}),
+      ...(oidc.additionalScopes.length === 0 ? {} : { additionalScopes: oidc.additionalScopes }),
+      ...(oidc.pkceEnabled ? { pkce: true } : {}),
+      ...(oidc.groupsClaim === "" ? {} : { groupsClaim: oidc.groupsClaim }),
+      ...(mapped.length === 0 ? {} : {
+        mappings: mapped.map(({ externalGroup, role, scope }) => ({
+          externalGroup,
+          role,
+          ...(scope === folder ? {} : { scope })
+        }))
+      })
     }
+  }
 
-    /**
-     * True when `provider`'s client secret is `candidate`, or `unknown` when the caller may not compare it (only those
-     * who may change a provider may): a reviewer who may only read plans what it can see, and its export names a
-     * secret to supply rather than make the provider a public client.
-     */
-    const secretIs = (
-      principal: Principal,
-      provider: IdentityProvider.IdentityProvider,
-      candidate: string,
-      unknown: boolean
-    ) =>
-      providers.clientSecretIs(principal, provider.uid, candidate).pipe(
-        Effect.catchTag("PermissionDenied", () => Effect.succeed(unknown))
-      )
-
-    /** A provider as the document writes it; its secret, which cannot be read, as a variable to supply. */
-    const providerSpec = (
-      state: State,
-      organization: string,
-      path: string,
-      secret: boolean
-    ): typeof IdentityProviderSpec.Type => {
-      const provider = state.providers.get(path)!
-      const { oidc } = provider
-      const mapped = [...(state.mappings.get(path)?.values() ?? [])].sort((a, b) =>
-        mappingKey(a.externalGroup, a.role, a.scope) < mappingKey(b.externalGroup, b.role, b.scope) ? -1 : 1
-      )
-      const folder = split(path).folder
-      return {
-        ...(provider.description === "" ? {} : { description: provider.description }),
-        defaultRole: state.roleNames.get(provider.defaultRole) ?? provider.defaultRole,
-        issuer: oidc.issuer,
-        clientId: oidc.clientId,
-        ...(secret ? { secretFrom: { env: secretVariable(organization, path) } } : {}),
-        ...(oidc.additionalScopes.length === 0 ? {} : { additionalScopes: oidc.additionalScopes }),
-        ...(oidc.pkceEnabled ? { pkce: true } : {}),
-        ...(oidc.groupsClaim === "" ? {} : { groupsClaim: oidc.groupsClaim }),
-        ...(mapped.length === 0 ? {} : {
-          mappings: mapped.map(({ externalGroup, role, scope }) => ({
-            externalGroup,
+  /** The organization `name` as a document, in a stable order: exported, applied and exported again, the same. */
+  const exportOrganization = (principal: Principal, name: string): Effect.Effect<Document, ArborError> =>
+    Effect.gen(function*() {
+      const state = yield* stateOf(principal, name)
+      if (state.org === undefined) {
+        return yield* InvalidArgument.field("organization", `is no organization the caller may list: ${name}`)
+      }
+      const folders = folderTree(state, "")
+      const managed = [...state.identities].filter(([, identity]) => identity.claimMatch !== undefined)
+      const organization: Organization = {
+        ...(state.org.description === "" ? {} : { description: state.org.description }),
+        ...(folders === undefined ? {} : { folders }),
+        ...(state.roles.size === 0 ? {} : {
+          roles: Object.fromEntries(
+            byKey(Object.fromEntries(state.roles)).map(([roleName, role]) => {
+              const capabilities = [...role.capabilities].sort()
+              return [
+                roleName,
+                role.description === "" ? capabilities : { description: role.description, capabilities }
+              ]
+            })
+          )
+        }),
+        ...(managed.length === 0 ? {} : {
+          identities: Object.fromEntries(
+            byKey(Object.fromEntries(managed)).map(([path, identity]) => {
+              const claimMatch = identity.claimMatch!
+              const shorthand =
+                claimKey(claimMatch) === claimKey({ issuer: claimMatch.issuer, subject: claimMatch.subject })
+              return [path, {
+                ...(identity.description === "" ? {} : { description: identity.description }),
+                ...(shorthand ? { issuer: claimMatch.issuer, subject: claimMatch.subject } : { claimMatch })
+              }]
+            })
+          )
+        }),
+        ...(state.bindings.size === 0 ? {} : {
+          bindings: [...state.bindings].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, { group, identity, role }]) => ({
+            identity,
             role,
-            ...(scope === folder ? {} : { scope })
+            ...(group === "" ? {} : { group })
           }))
+        }),
+        ...(state.subscriptions.size === 0 ? {} : {
+          subscriptions: [...state.subscriptions].sort(([a], [b]) => (a < b ? -1 : 1)).map((
+            [, { group, subscription }]
+          ) => ({
+            sink: subscription.sink,
+            ...(group === "" ? {} : { group })
+          }))
+        }),
+        ...(state.providers.size === 0 ? {} : {
+          identityProviders: Object.fromEntries(
+            yield* Effect.forEach(
+              byKey(Object.fromEntries(state.providers)),
+              ([path, provider]) =>
+                Effect.map(
+                  secretIs(principal, provider, "", false),
+                  (none) => [path, providerSpec(state, name, path, !none)]
+                )
+            )
+          )
         })
       }
-    }
+      return { organizations: { [name]: organization } }
+    })
 
-    /** The organization `name` as a document, in a stable order: exported, applied and exported again, the same. */
-    const exportOrganization = (principal: Principal, name: string): Effect.Effect<Document, ArborError> =>
-      Effect.gen(function*() {
-        const state = yield* stateOf(principal, name)
-        if (state.org === undefined) {
-          return yield* InvalidArgument.field("organization", `is no organization the caller may list: ${name}`)
-        }
-        const folders = folderTree(state, "")
-        const managed = [...state.identities].filter(([, identity]) => identity.claimMatch !== undefined)
-        const organization: Organization = {
-          ...(state.org.description === "" ? {} : { description: state.org.description }),
-          ...(folders === undefined ? {} : { folders }),
-          ...(state.roles.size === 0 ? {} : {
-            roles: Object.fromEntries(
-              byKey(Object.fromEntries(state.roles)).map(([roleName, role]) => {
-                const capabilities = [...role.capabilities].sort()
-                return [
-                  roleName,
-                  role.description === "" ? capabilities : { description: role.description, capabilities }
-                ]
-              })
-            )
-          }),
-          ...(managed.length === 0 ? {} : {
-            identities: Object.fromEntries(
-              byKey(Object.fromEntries(managed)).map(([path, identity]) => {
-                const claimMatch = identity.claimMatch!
-                const shorthand =
-                  claimKey(claimMatch) === claimKey({ issuer: claimMatch.issuer, subject: claimMatch.subject })
-                return [path, {
-                  ...(identity.description === "" ? {} : { description: identity.description }),
-                  ...(shorthand ? { issuer: claimMatch.issuer, subject: claimMatch.subject } : { claimMatch })
-                }]
-              })
-            )
-          }),
-          ...(state.bindings.size === 0 ? {} : {
-            bindings: [...state.bindings].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, { group, identity, role }]) => ({
-              identity,
-              role,
-              ...(group === "" ? {} : { group })
-            }))
-          }),
-          ...(state.subscriptions.size === 0 ? {} : {
-            subscriptions: [...state.subscriptions].sort(([a], [b]) => (a < b ? -1 : 1)).map((
-              [, { group, subscription }]
-            ) => ({
-              sink: subscription.sink,
-              ...(group === "" ? {} : { group })
-            }))
-          }),
-          ...(state.providers.size === 0 ? {} : {
-            identityProviders: Object.fromEntries(
-              yield* Effect.forEach(
-                byKey(Object.fromEntries(state.providers)),
-                ([path, provider]) =>
-                  Effect.map(
-                    secretIs(principal, provider, "", false),
-                    (none) => [path, providerSpec(state, name, path, !none)]
-                  )
-              )
-            )
+  /** The steps that make organization `name` as `wanted` says; `at` is its path in the document. */
+  const stepsOf = (
+    principal: Principal,
+    name: string,
+    wanted: Organization,
+    options: Options
+  ): Effect.Effect<Planned, ArborError> =>
+    Effect.gen(function*() {
+      const at = `organizations.${name}`
+      const prune = options.prune === true
+      const state = yield* stateOf(principal, name)
+      const creates: Array<Step> = []
+      const updates: Array<Step> = []
+      const deletes: Array<Step> = []
+      /** With `prune`, a delete of each of `existing` that `wanted` leaves out. */
+      const pruning = <A>(
+        existing: Iterable<readonly [string, A]>,
+        wanted: { readonly has: (key: string) => boolean },
+        kind: Change["kind"],
+        pathOf: (key: string, resource: A) => string,
+        remove: (resource: A) => Effect.Effect<unknown, ArborError>,
+        binding?: (resource: A) => RoleBinding.RoleBinding
+      ) => {
+        if (!prune) return
+        for (const [key, resource] of existing) {
+          if (wanted.has(key)) continue
+          deletes.push({
+            change: { action: "delete", kind, path: pathOf(key, resource) },
+            run: () => remove(resource),
+            binding: binding?.(resource)
           })
         }
-        return { organizations: { [name]: organization } }
-      })
+      }
+      const full = (path: string) => path === "" ? name : joined(name, path)
+      const uidOf = (uids: Map<string, Uid.Uid>, path: string) =>
+        Effect.suspend(() => {
+          const uid = uids.get(path)
+          return uid === undefined
+            ? Effect.fail(new Internal({ cause: `the plan made no ${path}`, reason: "PLAN" }))
+            : Effect.succeed(uid)
+        })
+      const description = (text: string | undefined) => text === undefined ? {} : { description: text }
 
-    /** The steps that make organization `name` as `wanted` says; `at` is its path in the document. */
-    const stepsOf = (
-      principal: Principal,
-      name: string,
-      wanted: Organization,
-      options: Options
-    ): Effect.Effect<Planned, ArborError> =>
-      Effect.gen(function*() {
-        const at = `organizations.${name}`
-        const prune = options.prune === true
-        const state = yield* stateOf(principal, name)
-        const creates: Array<Step> = []
-        const updates: Array<Step> = []
-        const deletes: Array<Step> = []
-        /** With `prune`, a delete of each of `existing` that `wanted` leaves out. */
-        const pruning = <A>(
-          existing: Iterable<readonly [string, A]>,
-          wanted: { readonly has: (key: string) => boolean },
-          kind: Change["kind"],
-          pathOf: (key: string, resource: A) => string,
-          remove: (resource: A) => Effect.Effect<unknown, ArborError>,
-          binding?: (resource: A) => RoleBinding.RoleBinding
-        ) => {
-          if (!prune) return
-          for (const [key, resource] of existing) {
-            if (wanted.has(key)) continue
-            deletes.push({
-              change: { action: "delete", kind, path: pathOf(key, resource) },
-              run: () => remove(resource),
-              binding: binding?.(resource)
-            })
-          }
-        }
-        const full = (path: string) => path === "" ? name : joined(name, path)
-        const uidOf = (uids: Map<string, Uid.Uid>, path: string) =>
-          Effect.suspend(() => {
-            const uid = uids.get(path)
-            return uid === undefined
-              ? Effect.fail(new Internal({ cause: `the plan made no ${path}`, reason: "PLAN" }))
-              : Effect.succeed(uid)
-          })
-        const description = (text: string | undefined) => text === undefined ? {} : { description: text }
+      if (state.org === undefined) {
+        creates.push({
+          change: { action: "create", kind: "organization", path: name },
+          run: (uids) =>
+            Effect.map(
+              groups.createRoot(principal, { name, ...description(wanted.description) }),
+              (org) => void uids.set("", org.uid)
+            )
+        })
+      } else if ((wanted.description ?? "") !== state.org.description) {
+        const org = state.org
+        updates.push({
+          change: { action: "update", kind: "organization", path: name, detail: "description" },
+          run: () => groups.update(principal, org.uid, { description: wanted.description ?? "" }, "description")
+        })
+      }
 
-        if (state.org === undefined) {
+      const folders = foldersOf(wanted)
+      /** A folder by path, as the document names it ("" for the organization). */
+      const folderNamed = (path: string) => path === "" || folders.has(path) || (state.folders.has(path) && !prune)
+      for (const [path, folder] of folders) {
+        const current = state.folders.get(path)
+        const parent = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : ""
+        const folderName = path.slice(parent === "" ? 0 : parent.length + 1)
+        if (current === undefined) {
           creates.push({
-            change: { action: "create", kind: "organization", path: name },
+            change: { action: "create", kind: "folder", path: full(path) },
             run: (uids) =>
-              Effect.map(
-                groups.createRoot(principal, { name, ...description(wanted.description) }),
-                (org) => void uids.set("", org.uid)
+              Effect.flatMap(uidOf(uids, parent), (parentUid) =>
+                Effect.map(
+                  groups.create(principal, parentUid, { name: folderName, ...description(folder.description) }),
+                  (created) => void uids.set(path, created.uid)
+                ))
+          })
+        } else if ((folder.description ?? "") !== current.description) {
+          updates.push({
+            change: { action: "update", kind: "folder", path: full(path), detail: "description" },
+            run: () => groups.update(principal, current.uid, { description: folder.description ?? "" }, "description")
+          })
+        }
+      }
+
+      const wantedRoles = new Set<string>()
+      for (const [roleName, spec] of byKey(wanted.roles)) {
+        const listed = isList(spec) ? spec : spec.capabilities
+        const capabilities: Array<Capability.Capability> = []
+        for (const [i, written] of listed.entries()) {
+          const capability = Capability.fromName(written)
+          if (capability === undefined) {
+            const field = `${at}.roles.${roleName}${isList(spec) ? "" : ".capabilities"}[${i}]`
+            return yield* InvalidArgument.field(field, `is not a capability: ${written}`)
+          }
+          if (!capabilities.includes(capability)) capabilities.push(capability)
+        }
+        capabilities.sort()
+        if (Role.builtInByName(roleName) !== undefined) {
+          return yield* InvalidArgument.field(`${at}.roles.${roleName}`, "is the name of a built-in role")
+        }
+        wantedRoles.add(roleName)
+        const roleDescription = isList(spec) ? "" : spec.description ?? ""
+        const current = state.roles.get(roleName)
+        if (current === undefined) {
+          creates.push({
+            change: { action: "create", kind: "role", path: full(roleName) },
+            run: (uids) =>
+              Effect.flatMap(uidOf(uids, ""), (org) =>
+                Effect.map(
+                  roles.create(principal, org, { name: roleName, description: roleDescription, capabilities }),
+                  (created) => void uids.set(`role:${roleName}`, created.uid)
+                ))
+          })
+          continue
+        }
+        const had = new Set<string>(current.capabilities)
+        const detail = [
+          ...capabilities.filter((c) => !had.has(c)).map((c) => `+${c}`),
+          ...[...current.capabilities].sort().filter((c) => !capabilities.includes(c)).map((c) => `-${c}`),
+          ...(roleDescription === current.description ? [] : ["description"])
+        ]
+        if (detail.length > 0) {
+          updates.push({
+            change: { action: "update", kind: "role", path: full(roleName), detail: detail.join(" ") },
+            run: () =>
+              roles.update(
+                principal,
+                current.uid,
+                { description: roleDescription, capabilities },
+                "description,capabilities"
               )
           })
-        } else if ((wanted.description ?? "") !== state.org.description) {
-          const org = state.org
+        }
+      }
+
+      const wantedIdentities = new Map<string, typeof IdentitySpec.Type>()
+      for (const [key, spec] of byKey(wanted.identities)) {
+        const path = spec.group === undefined ? key : joined(spec.group, key)
+        const folder = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : ""
+        const identityName = path.slice(folder === "" ? 0 : folder.length + 1)
+        if (!folderNamed(folder)) {
+          return yield* InvalidArgument.field(`${at}.identities.${key}`, `is in no folder of the document: ${folder}`)
+        }
+        if (wantedIdentities.has(path)) {
+          return yield* InvalidArgument.field(`${at}.identities.${key}`, `names the identity ${path} twice`)
+        }
+        wantedIdentities.set(path, spec)
+        const claimMatch = claimMatchOf(spec)
+        const current = state.identities.get(path)
+        if (current === undefined) {
+          creates.push({
+            at: `${at}.identities.${key}`,
+            change: { action: "create", kind: "identity", path: full(path) },
+            run: (uids) =>
+              Effect.flatMap(uidOf(uids, folder), (parent) =>
+                Effect.map(
+                  identities.create(principal, parent, {
+                    name: identityName,
+                    ...description(spec.description),
+                    claimMatch
+                  }),
+                  (created) => void uids.set(`identity:${path}`, created.uid)
+                ))
+          })
+        } else if (
+          claimKey(claimMatch) !== claimKey(current.claimMatch) || (spec.description ?? "") !== current.description
+        ) {
           updates.push({
-            change: { action: "update", kind: "organization", path: name, detail: "description" },
-            run: () => groups.update(principal, org.uid, { description: wanted.description ?? "" }, "description")
+            change: { action: "update", kind: "identity", path: full(path), detail: "claimMatch, description" },
+            run: () =>
+              identities.update(
+                principal,
+                current.uid,
+                { description: spec.description ?? "", claimMatch },
+                "description,claimMatch"
+              )
           })
         }
+      }
 
-        const folders = foldersOf(wanted)
-        /** A folder by path, as the document names it ("" for the organization). */
-        const folderNamed = (path: string) => path === "" || folders.has(path) || (state.folders.has(path) && !prune)
-        for (const [path, folder] of folders) {
-          const current = state.folders.get(path)
-          const parent = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : ""
-          const folderName = path.slice(parent === "" ? 0 : parent.length + 1)
-          if (current === undefined) {
-            creates.push({
-              change: { action: "create", kind: "folder", path: full(path) },
-              run: (uids) =>
-                Effect.flatMap(uidOf(uids, parent), (parentUid) =>
-                  Effect.map(
-                    groups.create(principal, parentUid, { name: folderName, ...description(folder.description) }),
-                    (created) => void uids.set(path, created.uid)
-                  ))
-            })
-          } else if ((folder.description ?? "") !== current.description) {
-            updates.push({
-              change: { action: "update", kind: "folder", path: full(path), detail: "description" },
-              run: () => groups.update(principal, current.uid, { description: folder.description ?? "" }, "description")
-            })
-          }
+      /** A role by name, as a binding, a provider's default role or a mapping names it; undefined if none. */
+      const roleNamed = (roleName: string) =>
+        Role.builtInByName(roleName) !== undefined || wantedRoles.has(roleName) ||
+        (state.roles.has(roleName) && !prune)
+      const roleUid = (uids: Map<string, Uid.Uid>, roleName: string) =>
+        Effect.suspend(() => {
+          const known = Role.builtInByName(roleName)?.uid ?? state.roles.get(roleName)?.uid
+          return known === undefined ? uidOf(uids, `role:${roleName}`) : Effect.succeed(known)
+        })
+
+      const wantedProviders = new Set<string>()
+      for (const [key, spec] of byKey(wanted.identityProviders)) {
+        const field = `${at}.identityProviders.${key}`
+        const path = spec.group === undefined ? key : joined(spec.group, key)
+        const { folder, name: providerName } = split(path)
+        if (!folderNamed(folder)) {
+          return yield* InvalidArgument.field(field, `is in no folder of the document: ${folder}`)
         }
-
-        const wantedRoles = new Set<string>()
-        for (const [roleName, spec] of byKey(wanted.roles)) {
-          const listed = isList(spec) ? spec : spec.capabilities
-          const capabilities: Array<Capability.Capability> = []
-          for (const [i, written] of listed.entries()) {
-            const capability = Capability.fromName(written)
-            if (capability === undefined) {
-              const field = `${at}.roles.${roleName}${isList(spec) ? "" : ".capabilities"}[${i}]`
-              return yield* InvalidArgument.field(field, `is not a capability: ${written}`)
-            }
-            if (!capabilities.includes(capability)) capabilities.push(capability)
-          }
-          capabilities.sort()
-          if (Role.builtInByName(roleName) !== undefined) {
-            return yield* InvalidArgument.field(`${at}.roles.${roleName}`, "is the name of a built-in role")
-          }
-          wantedRoles.add(roleName)
-          const roleDescription = isList(spec) ? "" : spec.description ?? ""
-          const current = state.roles.get(roleName)
-          if (current === undefined) {
-            creates.push({
-              change: { action: "create", kind: "role", path: full(roleName) },
-              run: (uids) =>
-                Effect.flatMap(uidOf(uids, ""), (org) =>
-                  Effect.map(
-                    roles.create(principal, org, { name: roleName, description: roleDescription, capabilities }),
-                    (created) => void uids.set(`role:${roleName}`, created.uid)
-                  ))
-            })
-            continue
-          }
-          const had = new Set<string>(current.capabilities)
+        if (wantedProviders.has(path)) {
+          return yield* InvalidArgument.field(field, `names the identity provider ${path} twice`)
+        }
+        wantedProviders.add(path)
+        if (!roleNamed(spec.defaultRole)) {
+          return yield* InvalidArgument.field(`${field}.defaultRole`, `names no role: ${spec.defaultRole}`)
+        }
+        const clientSecret = spec.secretFrom === undefined ? "" : options.secretOf === undefined
+          ? yield* InvalidArgument.field(
+            `${field}.secretFrom`,
+            "cannot be read here: apply the document with arbor, which reads it and sends what it read"
+          )
+          : yield* options.secretOf(spec.secretFrom, `${field}.secretFrom`)
+        const oidc = {
+          issuer: spec.issuer,
+          clientId: spec.clientId,
+          clientSecret,
+          additionalScopes: spec.additionalScopes ?? [],
+          pkceEnabled: spec.pkce ?? false,
+          groupsClaim: spec.groupsClaim ?? ""
+        }
+        const fields = (uids: Map<string, Uid.Uid>) =>
+          Effect.map(roleUid(uids, spec.defaultRole), (defaultRole) => ({
+            description: spec.description ?? "",
+            defaultRole,
+            oidc
+          }))
+        const current = state.providers.get(path)
+        if (current === undefined) {
+          creates.push({
+            at: field,
+            change: { action: "create", kind: "identityProvider", path: full(path) },
+            run: (uids) =>
+              Effect.gen(function*() {
+                const parent = yield* uidOf(uids, folder)
+                const created = yield* providers.create(principal, parent, {
+                  name: providerName,
+                  ...(yield* fields(uids))
+                })
+                uids.set(`provider:${path}`, created.uid)
+              })
+          })
+        } else {
+          const now = current.oidc
           const detail = [
-            ...capabilities.filter((c) => !had.has(c)).map((c) => `+${c}`),
-            ...[...current.capabilities].sort().filter((c) => !capabilities.includes(c)).map((c) => `-${c}`),
-            ...(roleDescription === current.description ? [] : ["description"])
+            ...((spec.description ?? "") === current.description ? [] : ["description"]),
+            ...(spec.defaultRole === state.roleNames.get(current.defaultRole) ? [] : ["defaultRole"]),
+            ...(oidc.issuer === now.issuer ? [] : ["issuer"]),
+            ...(oidc.clientId === now.clientId ? [] : ["clientId"]),
+            ...((yield* secretIs(principal, current, clientSecret, true)) ? [] : ["clientSecret"]),
+            ...(oidc.additionalScopes.join(" ") === now.additionalScopes.join(" ") ? [] : ["additionalScopes"]),
+            ...(oidc.pkceEnabled === now.pkceEnabled ? [] : ["pkce"]),
+            ...(oidc.groupsClaim === now.groupsClaim ? [] : ["groupsClaim"])
           ]
           if (detail.length > 0) {
             updates.push({
-              change: { action: "update", kind: "role", path: full(roleName), detail: detail.join(" ") },
-              run: () =>
-                roles.update(
-                  principal,
-                  current.uid,
-                  { description: roleDescription, capabilities },
-                  "description,capabilities"
-                )
-            })
-          }
-        }
-
-        const wantedIdentities = new Map<string, typeof IdentitySpec.Type>()
-        for (const [key, spec] of byKey(wanted.identities)) {
-          const path = spec.group === undefined ? key : joined(spec.group, key)
-          const folder = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : ""
-          const identityName = path.slice(folder === "" ? 0 : folder.length + 1)
-          if (!folderNamed(folder)) {
-            return yield* InvalidArgument.field(`${at}.identities.${key}`, `is in no folder of the document: ${folder}`)
-          }
-          if (wantedIdentities.has(path)) {
-            return yield* InvalidArgument.field(`${at}.identities.${key}`, `names the identity ${path} twice`)
-          }
-          wantedIdentities.set(path, spec)
-          const claimMatch = claimMatchOf(spec)
-          const current = state.identities.get(path)
-          if (current === undefined) {
-            creates.push({
-              at: `${at}.identities.${key}`,
-              change: { action: "create", kind: "identity", path: full(path) },
-              run: (uids) =>
-                Effect.flatMap(uidOf(uids, folder), (parent) =>
-                  Effect.map(
-                    identities.create(principal, parent, {
-                      name: identityName,
-                      ...description(spec.description),
-                      claimMatch
-                    }),
-                    (created) => void uids.set(`identity:${path}`, created.uid)
-                  ))
-            })
-          } else if (
-            claimKey(claimMatch) !== claimKey(current.claimMatch) || (spec.description ?? "") !== current.description
-          ) {
-            updates.push({
-              change: { action: "update", kind: "identity", path: full(path), detail: "claimMatch, description" },
-              run: () =>
-                identities.update(
-                  principal,
-                  current.uid,
-                  { description: spec.description ?? "", claimMatch },
-                  "description,claimMatch"
-                )
-            })
-          }
-        }
-
-        /** A role by name, as a binding, a provider's default role or a mapping names it; undefined if none. */
-        const roleNamed = (roleName: string) =>
-          Role.builtInByName(roleName) !== undefined || wantedRoles.has(roleName) ||
-          (state.roles.has(roleName) && !prune)
-        const roleUid = (uids: Map<string, Uid.Uid>, roleName: string) =>
-          Effect.suspend(() => {
-            const known = Role.builtInByName(roleName)?.uid ?? state.roles.get(roleName)?.uid
-            return known === undefined ? uidOf(uids, `role:${roleName}`) : Effect.succeed(known)
-          })
-
-        const wantedProviders = new Set<string>()
-        for (const [key, spec] of byKey(wanted.identityProviders)) {
-          const field = `${at}.identityProviders.${key}`
-          const path = spec.group === undefined ? key : joined(spec.group, key)
-          const { folder, name: providerName } = split(path)
-          if (!folderNamed(folder)) {
-            return yield* InvalidArgument.field(field, `is in no folder of the document: ${folder}`)
-          }
-          if (wantedProviders.has(path)) {
-            return yield* InvalidArgument.field(field, `names the identity provider ${path} twice`)
-          }
-          wantedProviders.add(path)
-          if (!roleNamed(spec.defaultRole)) {
-            return yield* InvalidArgument.field(`${field}.defaultRole`, `names no role: ${spec.defaultRole}`)
-          }
-          const clientSecret = spec.secretFrom === undefined ? "" : options.secretOf === undefined
-            ? yield* InvalidArgument.field(
-              `${field}.secretFrom`,
-              "cannot be read here: apply the document with arbor, which reads it and sends what it read"
-            )
-            : yield* options.secretOf(spec.secretFrom, `${field}.secretFrom`)
-          const oidc = {
-            issuer: spec.issuer,
-            clientId: spec.clientId,
-            clientSecret,
-            additionalScopes: spec.additionalScopes ?? [],
-            pkceEnabled: spec.pkce ?? false,
-            groupsClaim: spec.groupsClaim ?? ""
-          }
-          const fields = (uids: Map<string, Uid.Uid>) =>
-            Effect.map(roleUid(uids, spec.defaultRole), (defaultRole) => ({
-              description: spec.description ?? "",
-              defaultRole,
-              oidc
-            }))
-          const current = state.providers.get(path)
-          if (current === undefined) {
-            creates.push({
               at: field,
-              change: { action: "create", kind: "identityProvider", path: full(path) },
+              change: { action: "update", kind: "identityProvider", path: full(path), detail: detail.join(", ") },
               run: (uids) =>
-                Effect.gen(function*() {
-                  const parent = yield* uidOf(uids, folder)
-                  const created = yield* providers.create(principal, parent, {
-                    name: providerName,
-                    ...(yield* fields(uids))
-                  })
-                  uids.set(`provider:${path}`, created.uid)
-                })
-            })
-          } else {
-            const now = current.oidc
-            const detail = [
-              ...((spec.description ?? "") === current.description ? [] : ["description"]),
-              ...(spec.defaultRole === state.roleNames.get(current.defaultRole) ? [] : ["defaultRole"]),
-              ...(oidc.issuer === now.issuer ? [] : ["issuer"]),
-              ...(oidc.clientId === now.clientId ? [] : ["clientId"]),
-              ...((yield* secretIs(principal, current, clientSecret, true)) ? [] : ["clientSecret"]),
-              ...(oidc.additionalScopes.join(" ") === now.additionalScopes.join(" ") ? [] : ["additionalScopes"]),
-              ...(oidc.pkceEnabled === now.pkceEnabled ? [] : ["pkce"]),
-              ...(oidc.groupsClaim === now.groupsClaim ? [] : ["groupsClaim"])
-            ]
-            if (detail.length > 0) {
-              updates.push({
-                at: field,
-                change: { action: "update", kind: "identityProvider", path: full(path), detail: detail.join(", ") },
-                run: (uids) =>
-                  Effect.flatMap(
-                    fields(uids),
-                    (patch) => providers.update(principal, current.uid, patch, "description,defaultRole,oidc")
-                  )
-              })
-            }
-          }
-          const had = state.mappings.get(path) ?? new Map<string, MappedAs>()
-          const wantedMappings = new Set<string>()
-          for (const [j, mapping] of (spec.mappings ?? []).entries()) {
-            const where = `${field}.mappings[${j}]`
-            if (!roleNamed(mapping.role)) {
-              return yield* InvalidArgument.field(`${where}.role`, `names no role: ${mapping.role}`)
-            }
-            const scope = mapping.scope ?? folder
-            if (!folderNamed(scope)) {
-              return yield* InvalidArgument.field(`${where}.scope`, `names no folder of the document: ${scope}`)
-            }
-            if (!(folder === "" || scope === folder || scope.startsWith(`${folder}/`))) {
-              return yield* InvalidArgument.field(
-                `${where}.scope`,
-                `is not at or below the provider's folder ${folder}`
-              )
-            }
-            const key = mappingKey(mapping.externalGroup, mapping.role, scope)
-            if (wantedMappings.has(key)) {
-              continue
-            }
-            wantedMappings.add(key)
-            if (had.has(key)) continue
-            creates.push({
-              at: where,
-              change: {
-                action: "create",
-                kind: "mapping",
-                path: `${full(path)}: ${mapping.externalGroup} → ${mapping.role} at ${full(scope)}`
-              },
-              run: (uids) =>
-                Effect.gen(function*() {
-                  const provider = current?.uid ?? (yield* uidOf(uids, `provider:${path}`))
-                  yield* mappings.create(principal, provider, {
-                    externalGroupId: mapping.externalGroup,
-                    roleUid: yield* roleUid(uids, mapping.role),
-                    scope: yield* uidOf(uids, scope)
-                  })
-                })
+                Effect.flatMap(
+                  fields(uids),
+                  (patch) => providers.update(principal, current.uid, patch, "description,defaultRole,oidc")
+                )
             })
           }
-          pruning(
-            had,
-            wantedMappings,
-            "mapping",
-            (_, { externalGroup, role, scope }) => `${full(path)}: ${externalGroup} → ${role} at ${full(scope)}`,
-            ({ mapping }) => mappings.delete(principal, mapping.uid)
-          )
         }
-
-        const wantedBindings = new Set<string>()
-        for (const [i, binding] of (wanted.bindings ?? []).entries()) {
-          const where = `${at}.bindings[${i}]`
-          // An identity by its path, or by its name when one identity of the document has it (the fixture's way).
-          const named = [...wantedIdentities.keys()].filter((path) => path.split("/").at(-1) === binding.identity)
-          const identity = wantedIdentities.has(binding.identity) || (state.identities.has(binding.identity) && !prune)
-            ? binding.identity
-            : named.length === 1
-            ? named[0]!
-            : undefined
-          if (identity === undefined) {
+        const had = state.mappings.get(path) ?? new Map<string, MappedAs>()
+        const wantedMappings = new Set<string>()
+        for (const [j, mapping] of (spec.mappings ?? []).entries()) {
+          const where = `${field}.mappings[${j}]`
+          if (!roleNamed(mapping.role)) {
+            return yield* InvalidArgument.field(`${where}.role`, `names no role: ${mapping.role}`)
+          }
+          const scope = mapping.scope ?? folder
+          if (!folderNamed(scope)) {
+            return yield* InvalidArgument.field(`${where}.scope`, `names no folder of the document: ${scope}`)
+          }
+          if (!(folder === "" || scope === folder || scope.startsWith(`${folder}/`))) {
             return yield* InvalidArgument.field(
-              `${where}.identity`,
-              named.length > 1
-                ? `names ${named.length} identities of the document: give its path (${named.join(", ")})`
-                : `names no identity of the document: ${binding.identity}`
+              `${where}.scope`,
+              `is not at or below the provider's folder ${folder}`
             )
           }
-          if (!roleNamed(binding.role)) {
-            return yield* InvalidArgument.field(`${where}.role`, `names no role: ${binding.role}`)
+          const key = mappingKey(mapping.externalGroup, mapping.role, scope)
+          if (wantedMappings.has(key)) {
+            continue
           }
-          const group = binding.group ?? ""
-          if (!folderNamed(group)) {
-            return yield* InvalidArgument.field(`${where}.group`, `names no folder of the document: ${group}`)
-          }
-          const key = bindingKey(identity, binding.role, group)
-          if (wantedBindings.has(key)) continue
-          wantedBindings.add(key)
-          if (state.bindings.has(key)) continue
+          wantedMappings.add(key)
+          if (had.has(key)) continue
           creates.push({
+            at: where,
             change: {
               action: "create",
-              kind: "binding",
-              path: `${full(identity)} → ${binding.role} at ${full(group)}`
+              kind: "mapping",
+              path: `${full(path)}: ${mapping.externalGroup} → ${mapping.role} at ${full(scope)}`
             },
             run: (uids) =>
               Effect.gen(function*() {
-                const at = yield* uidOf(uids, group)
-                const identityUid = state.identities.get(identity)?.uid ??
-                  (yield* uidOf(uids, `identity:${identity}`))
-                yield* bindings.create(principal, at, { identityUid, roleUid: yield* roleUid(uids, binding.role) })
+                const provider = current?.uid ?? (yield* uidOf(uids, `provider:${path}`))
+                yield* mappings.create(principal, provider, {
+                  externalGroupId: mapping.externalGroup,
+                  roleUid: yield* roleUid(uids, mapping.role),
+                  scope: yield* uidOf(uids, scope)
+                })
               })
           })
         }
+        pruning(
+          had,
+          wantedMappings,
+          "mapping",
+          (_, { externalGroup, role, scope }) => `${full(path)}: ${externalGroup} → ${role} at ${full(scope)}`,
+          ({ mapping }) => mappings.delete(principal, mapping.uid)
+        )
+      }
 
-        const wantedSubscriptions = new Set<string>()
-        for (const [i, spec] of (wanted.subscriptions ?? []).entries()) {
-          const group = spec.group ?? ""
-          if (!folderNamed(group)) {
-            return yield* InvalidArgument.field(
-              `${at}.subscriptions[${i}].group`,
-              `names no folder of the document: ${group}`
+      const wantedBindings = new Set<string>()
+      for (const [i, binding] of (wanted.bindings ?? []).entries()) {
+        const where = `${at}.bindings[${i}]`
+        // An identity by its path, or by its name when one identity of the document has it (the fixture's way).
+        const named = [...wantedIdentities.keys()].filter((path) => path.split("/").at(-1) === binding.identity)
+        const identity = wantedIdentities.has(binding.identity) || (state.identities.has(binding.identity) && !prune)
+          ? binding.identity
+          : named.length === 1
+          ? named[0]!
+          : undefined
+        if (identity === undefined) {
+          return yield* InvalidArgument.field(
+            `${where}.identity`,
+            named.length > 1
+              ? `names ${named.length} identities of the document: give its path (${named.join(", ")})`
+              : `names no identity of the document: ${binding.identity}`
+          )
+        }
+        if (!roleNamed(binding.role)) {
+          return yield* InvalidArgument.field(`${where}.role`, `names no role: ${binding.role}`)
+        }
+        const group = binding.group ?? ""
+        if (!folderNamed(group)) {
+          return yield* InvalidArgument.field(`${where}.group`, `names no folder of the document: ${group}`)
+        }
+        const key = bindingKey(identity, binding.role, group)
+        if (wantedBindings.has(key)) continue
+        wantedBindings.add(key)
+        if (state.bindings.has(key)) continue
+        creates.push({
+          change: {
+            action: "create",
+            kind: "binding",
+            path: `${full(identity)} → ${binding.role} at ${full(group)}`
+          },
+          run: (uids) =>
+            Effect.gen(function*() {
+              const at = yield* uidOf(uids, group)
+              const identityUid = state.identities.get(identity)?.uid ??
+                (yield* uidOf(uids, `identity:${identity}`))
+              yield* bindings.create(principal, at, { identityUid, roleUid: yield* roleUid(uids, binding.role) })
+            })
+        })
+      }
+
+      const wantedSubscriptions = new Set<string>()
+      for (const [i, spec] of (wanted.subscriptions ?? []).entries()) {
+        const group = spec.group ?? ""
+        if (!folderNamed(group)) {
+          return yield* InvalidArgument.field(
+            `${at}.subscriptions[${i}].group`,
+            `names no folder of the document: ${group}`
+          )
+        }
+        const key = subscriptionKey(spec.sink, group)
+        if (wantedSubscriptions.has(key)) continue
+        wantedSubscriptions.add(key)
+        if (state.subscriptions.has(key)) continue
+        creates.push({
+          at: `${at}.subscriptions[${i}]`,
+          change: { action: "create", kind: "subscription", path: `${full(group)} → ${spec.sink}` },
+          run: (uids) =>
+            Effect.flatMap(
+              uidOf(uids, group),
+              (parent) => subscriptions.create(principal, parent, { sink: spec.sink })
             )
-          }
-          const key = subscriptionKey(spec.sink, group)
-          if (wantedSubscriptions.has(key)) continue
-          wantedSubscriptions.add(key)
-          if (state.subscriptions.has(key)) continue
-          creates.push({
-            at: `${at}.subscriptions[${i}]`,
-            change: { action: "create", kind: "subscription", path: `${full(group)} → ${spec.sink}` },
-            run: (uids) =>
-              Effect.flatMap(
-                uidOf(uids, group),
-                (parent) => subscriptions.create(principal, parent, { sink: spec.sink })
-              )
-          })
-        }
+        })
+      }
 
-        pruning(
-          state.subscriptions,
-          wantedSubscriptions,
-          "subscription",
-          (_, { group, subscription }) => `${full(group)} → ${subscription.sink}`,
-          ({ subscription }) => subscriptions.delete(principal, subscription.uid)
-        )
-        // A provider's mappings go with it.
-        pruning(state.providers, wantedProviders, "identityProvider", full, (p) => providers.delete(principal, p.uid))
-        pruning(
-          state.bindings,
-          wantedBindings,
-          "binding",
-          (_, { group, identity, role }) => `${full(identity)} → ${role} at ${full(group)}`,
-          ({ binding }) => bindings.delete(principal, binding.uid),
-          ({ binding }) => binding
-        )
-        pruning(state.identities, wantedIdentities, "identity", full, (i) => identities.delete(principal, i.uid))
-        pruning(state.roles, wantedRoles, "role", full, (role) => roles.delete(principal, role.uid))
-        pruning(
-          [...state.folders].sort(([a], [b]) => b.split("/").length - a.split("/").length),
-          folders,
-          "folder",
-          full,
-          (folder) => groups.delete(principal, folder.uid)
-        )
-        yield* keepsOwners(
-          principal,
-          state,
-          deletes.flatMap((step) => step.binding === undefined ? [] : [step.binding])
-        )
-        /** The uids of what exists, by path, before the steps make more. */
-        const existing = new Map<string, Uid.Uid>([
-          ...(state.org === undefined ? [] : [["", state.org.uid] as const]),
-          ...[...state.folders].map(([path, folder]) => [path, folder.uid] as const)
-        ])
-        return { existing, steps: [...creates, ...updates, ...deletes], etag: etagOf(state) }
-      })
-
-    /**
-     * Refuses deleting `doomed` bindings when one is the caller's own owner binding at the organization, or when no
-     * owner binding would be left there (an organization never loses its last owner to a document).
-     */
-    const keepsOwners = (principal: Principal, state: State, doomed: ReadonlyArray<RoleBinding.RoleBinding>) => {
-      const owner = Role.builtInByName("owner")!.uid
-      const org = state.org
-      if (org === undefined) return Effect.void
-      const ownersAtOrg = [...state.bindings.values()].map((bound) => bound.binding).filter((b) =>
-        b.role.uid === owner && Uid.parentOrNull(b.uid) === org.uid
+      pruning(
+        state.subscriptions,
+        wantedSubscriptions,
+        "subscription",
+        (_, { group, subscription }) => `${full(group)} → ${subscription.sink}`,
+        ({ subscription }) => subscriptions.delete(principal, subscription.uid)
       )
-      const lost = doomed.filter((b) => ownersAtOrg.includes(b))
-      const refuse = (type: string, description: string) =>
-        Effect.fail(
-          new FailedPrecondition({
-            summary: "the plan would take the organization's owners away",
-            violations: [new PreconditionViolation({ type, subject: org.uid, description })]
-          })
-        )
-      if (principal._tag === "Identity" && lost.some((b) => b.identity.uid === principal.uid)) {
-        return refuse("OWN_OWNER_BINDING", "it deletes the caller's own owner binding at the organization")
-      }
-      if (lost.length > 0 && lost.length === ownersAtOrg.length) {
-        return refuse("LAST_OWNER", "it deletes every owner binding at the organization")
-      }
-      return Effect.void
-    }
-
-    /** The steps of every organization of the document, each beside the uids of what exists. */
-    const stepsOfDocument = (principal: Principal, input: unknown, options: Options) =>
-      Effect.gen(function*() {
-        const document = yield* decodeDocument(input)
-        const steps: Array<Planned> = []
-        for (const [name, organization] of byKey(document.organizations)) {
-          steps.push(yield* stepsOf(principal, name, organization, options))
-        }
-        return steps
-      })
-
-    const planOf = (steps: ReadonlyArray<Planned>): Plan => ({
-      changes: steps.flatMap((organization) => organization.steps.map((step) => step.change)),
-      etag: createHash("sha256").update(steps.map((organization) => organization.etag).join(",")).digest("hex")
-        .slice(0, 32)
+      // A provider's mappings go with it.
+      pruning(state.providers, wantedProviders, "identityProvider", full, (p) => providers.delete(principal, p.uid))
+      pruning(
+        state.bindings,
+        wantedBindings,
+        "binding",
+        (_, { group, identity, role }) => `${full(identity)} → ${role} at ${full(group)}`,
+        ({ binding }) => bindings.delete(principal, binding.uid),
+        ({ binding }) => binding
+      )
+      pruning(state.identities, wantedIdentities, "identity", full, (i) => identities.delete(principal, i.uid))
+      pruning(state.roles, wantedRoles, "role", full, (role) => roles.delete(principal, role.uid))
+      pruning(
+        [...state.folders].sort(([a], [b]) => b.split("/").length - a.split("/").length),
+        folders,
+        "folder",
+        full,
+        (folder) => groups.delete(principal, folder.uid)
+      )
+      yield* keepsOwners(
+        principal,
+        state,
+        deletes.flatMap((step) => step.binding === undefined ? [] : [step.binding])
+      )
+      /** The uids of what exists, by path, before the steps make more. */
+      const existing = new Map<string, Uid.Uid>([
+        ...(state.org === undefined ? [] : [["", state.org.uid] as const]),
+        ...[...state.folders].map(([path, folder]) => [path, folder.uid] as const)
+      ])
+      return { existing, steps: [...creates, ...updates, ...deletes], etag: etagOf(state) }
     })
 
-    const apply = (principal: Principal, document: unknown, options: Options = {}) =>
-      operation("Declarative.apply")(
-        orInternal(store.transaction(Effect.gen(function*() {
-          const steps = yield* stepsOfDocument(principal, document, options)
-          const plan = planOf(steps)
-          if (options.etag !== undefined && options.etag !== plan.etag) {
-            return yield* new Aborted({
-              description: "the organization changed since the plan was made; plan again",
-              reason: "ETAG_MISMATCH"
-            })
-          }
-          for (const organization of steps) {
-            const uids = new Map(organization.existing)
-            for (const step of organization.steps) {
-              yield* step.run(uids).pipe(
-                Effect.catchTag("InvalidArgument", (e) => Effect.fail(step.at === undefined ? e : e.within(step.at)))
-              )
-            }
-          }
-          // validateOnly: every change made, as the caller, and undone, so each is refused as it would be.
-          if (options.validateOnly === true) return yield* new ValidatedOnly({ plan })
-          return plan
-        }))).pipe(Effect.catchTag("ValidatedOnly", ({ plan }) => Effect.succeed(plan)))
+  /**
+   * Refuses deleting `doomed` bindings when one is the caller's own owner binding at the organization, or when no
+   * owner binding would be left there (an organization never loses its last owner to a document).
+   */
+  const keepsOwners = (principal: Principal, state: State, doomed: ReadonlyArray<RoleBinding.RoleBinding>) => {
+    const owner = Role.builtInByName("owner")!.uid
+    const org = state.org
+    if (org === undefined) return Effect.void
+    const ownersAtOrg = [...state.bindings.values()].map((bound) => bound.binding).filter((b) =>
+      b.role.uid === owner && Uid.parentOrNull(b.uid) === org.uid
+    )
+    const lost = doomed.filter((b) => ownersAtOrg.includes(b))
+    const refuse = (type: string, description: string) =>
+      Effect.fail(
+        new FailedPrecondition({
+          summary: "the plan would take the organization's owners away",
+          violations: [new PreconditionViolation({ type, subject: org.uid, description })]
+        })
       )
-
-    /** The organization of uid `uid`, as `principal` may get it; INVALID_ARGUMENT for a folder's uid. */
-    const organizationAt = (principal: Principal, uid: string) =>
-      Effect.flatMap(groups.get(principal, uid), (group) =>
-        Uid.parentOrNull(group.uid) === null
-          ? Effect.succeed(group)
-          : Effect.fail(InvalidArgument.field("uid", "is a folder's: a document is applied to an organization")))
-
-    return {
-      /** The organization of uid `uid` as a document (`exportOrganization`). */
-      exportAt: (principal: Principal, uid: string) =>
-        Effect.flatMap(organizationAt(principal, uid), (org) => exportOrganization(principal, org.name)),
-
-      /**
-       * `apply` of a document that names the organization of uid `uid` and no other (the API's
-       * `POST /iam/v2beta1/groups/<uid>:apply`).
-       */
-      applyAt: (principal: Principal, uid: string, document: unknown, options: Options = {}) =>
-        Effect.gen(function*() {
-          const org = yield* organizationAt(principal, uid)
-          const named = typeof document === "object" && document !== null && "organizations" in document &&
-              typeof document.organizations === "object" && document.organizations !== null
-            ? Object.keys(document.organizations)
-            : undefined
-          if (named !== undefined && (named.length !== 1 || named[0] !== org.name)) {
-            return yield* InvalidArgument.field("organizations", `must name this organization only: ${org.name}`)
-          }
-          return yield* apply(principal, document, options)
-        }),
-
-      /**
-       * The uids of organization `name`'s groups and identities by their paths below it (the organization's own
-       * is ""), as `principal` may list them: what a document's names are, once applied.
-       */
-      uidsOf: (principal: Principal, name: string) =>
-        Effect.map(stateOf(principal, name), (state) => ({
-          groups: new Map<string, Uid.Uid>([
-            ...(state.org === undefined ? [] : [["", state.org.uid] as const]),
-            ...[...state.folders].map(([path, group]) => [path, group.uid] as const)
-          ]),
-          identities: new Map([...state.identities].map(([path, identity]) => [path, identity.uid] as const))
-        })),
-
-      /** The organization `name` as a document, as `principal` may list it. */
-      exportOrganization: (principal: Principal, name: string) =>
-        operation("Declarative.export")(exportOrganization(principal, name)),
-
-      /** What applying `document` would change, as `principal`, without changing anything. */
-      plan: (principal: Principal, document: unknown, options: Options = {}) =>
-        operation("Declarative.plan")(
-          Effect.map(stepsOfDocument(principal, document, options), planOf)
-        ),
-
-      /**
-       * Makes the document's organizations as it says, as `principal`: every change through the engine's services
-       * (so each is refused as it would be made by hand), all in one transaction or none; answers the plan applied.
-       */
-      apply
+    if (principal._tag === "Identity" && lost.some((b) => b.identity.uid === principal.uid)) {
+      return refuse("OWN_OWNER_BINDING", "it deletes the caller's own owner binding at the organization")
     }
+    if (lost.length > 0 && lost.length === ownersAtOrg.length) {
+      return refuse("LAST_OWNER", "it deletes every owner binding at the organization")
+    }
+    return Effect.void
+  }
+
+  /** The steps of every organization of the document, each beside the uids of what exists. */
+  const stepsOfDocument = (principal: Principal, input: unknown, options: Options) =>
+    Effect.gen(function*() {
+      const document = yield* decodeDocument(input)
+      const steps: Array<Planned> = []
+      for (const [name, organization] of byKey(document.organizations)) {
+        steps.push(yield* stepsOf(principal, name, organization, options))
+      }
+      return steps
+    })
+
+  const planOf = (steps: ReadonlyArray<Planned>): Plan => ({
+    changes: steps.flatMap((organization) => organization.steps.map((step) => step.change)),
+    etag: createHash("sha256").update(steps.map((organization) => organization.etag).join(",")).digest("hex")
+      .slice(0, 32)
   })
-}) {}
+
+  const apply = (principal: Principal, document: unknown, options: Options = {}) =>
+    operation("Declarative.apply")(
+      orInternal(store.transaction(Effect.gen(function*() {
+        const steps = yield* stepsOfDocument(principal, document, options)
+        const plan = planOf(steps)
+        if (options.etag !== undefined && options.etag !== plan.etag) {
+          return yield* new Aborted({
+            description: "the organization changed since the plan was made; plan again",
+            reason: "ETAG_MISMATCH"
+          })
+        }
+        for (const organization of steps) {
+          const uids = new Map(organization.existing)
+          for (const step of organization.steps) {
+            yield* step.run(uids).pipe(
+              Effect.catchTag("InvalidArgument", (e) => Effect.fail(step.at === undefined ? e : e.within(step.at)))
+            )
+          }
+        }
+        // validateOnly: every change made, as the caller, and undone, so each is refused as it would be.
+        if (options.validateOnly === true) return yield* new ValidatedOnly({ plan })
+        return plan
+      }))).pipe(Effect.catchTag("ValidatedOnly", ({ plan }) => Effect.succeed(plan)))
+    )
+
+  /** The organization of uid `uid`, as `principal` may get it; INVALID_ARGUMENT for a folder's uid. */
+  const organizationAt = (principal: Principal, uid: string) =>
+    Effect.flatMap(groups.get(principal, uid), (group) =>
+      Uid.parentOrNull(group.uid) === null
+        ? Effect.succeed(group)
+        : Effect.fail(InvalidArgument.field("uid", "is a folder's: a document is applied to an organization")))
+
+  return {
+    /** The organization of uid `uid` as a document (`exportOrganization`). */
+    exportAt: (principal: Principal, uid: string) =>
+      Effect.flatMap(organizationAt(principal, uid), (org) => exportOrganization(principal, org.name)),
+
+    /**
+     * `apply` of a document that names the organization of uid `uid` and no other (the API's
+     * `POST /iam/v2beta1/groups/<uid>:apply`).
+     */
+    applyAt: (principal: Principal, uid: string, document: unknown, options: Options = {}) =>
+      Effect.gen(function*() {
+        const org = yield* organizationAt(principal, uid)
+        const named = typeof document === "object" && document !== null && "organizations" in document &&
+            typeof document.organizations === "object" && document.organizations !== null
+          ? Object.keys(document.organizations)
+          : undefined
+        if (named !== undefined && (named.length !== 1 || named[0] !== org.name)) {
+          return yield* InvalidArgument.field("organizations", `must name this organization only: ${org.name}`)
+        }
+        return yield* apply(principal, document, options)
+      }),
+
+    /**
+     * The uids of organization `name`'s groups and identities by their paths below it (the organization's own
+     * is ""), as `principal` may list them: what a document's names are, once applied.
+     */
+    uidsOf: (principal: Principal, name: string) =>
+      Effect.map(stateOf(principal, name), (state) => ({
+        groups: new Map<string, Uid.Uid>([
+          ...(state.org === undefined ? [] : [["", state.org.uid] as const]),
+          ...[...state.folders].map(([path, group]) => [path, group.uid] as const)
+        ]),
+        identities: new Map([...state.identities].map(([path, identity]) => [path, identity.uid] as const))
+      })),
+
+    /** The organization `name` as a document, as `principal` may list it. */
+    exportOrganization: (principal: Principal, name: string) =>
+      operation("Declarative.export")(exportOrganization(principal, name)),
+
+    /** What applying `document` would change, as `principal`, without changing anything. */
+    plan: (principal: Principal, document: unknown, options: Options = {}) =>
+      operation("Declarative.plan")(
+        Effect.map(stepsOfDocument(principal, document, options), planOf)
+      ),
+
+    /**
+     * Makes the document's organizations as it says, as `principal`: every change through the engine's services
+     * (so each is refused as it would be made by hand), all in one transaction or none; answers the plan applied.
+     */
+    apply
+  }
+})
+
+/** The Declarative service: export, plan and apply organizations as documents. */
+export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Declarative", { effect: make }) {}

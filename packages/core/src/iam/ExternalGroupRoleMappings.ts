@@ -36,157 +36,158 @@ const asMapping = (record: ExternalGroupRoleMapping.Record): Mapping => {
   return new ExternalGroupRoleMapping.ExternalGroupRoleMapping(mapping, trusted)
 }
 
+/** Builds the ExternalGroupRoleMappings service from the services in its context (as `Arbor.layer` does, beside the others). */
+export const make = Effect.gen(function*() {
+  const ops = yield* operations
+  const mappings = yield* Repository.make(ExternalGroupRoleMapping.table, ExternalGroupRoleMapping.Record)
+  const providers = yield* Repository.make(IdentityProvider.table, IdentityProvider.Record)
+  const groups = yield* Repository.make(Group.table, Group.Group)
+  const roles = yield* Repository.make(Role.table, Role.Role)
+  /** A mapping's group: its provider's. */
+  const groupOf = (uid: Uid.Uid) => Uid.parentOrNull(Uid.parentOrNull(uid) ?? uid) ?? uid
+  const kind: Resources.Kind<ExternalGroupRoleMapping.Record> = {
+    resourceType: "external group role mapping",
+    repository: mappings,
+    permissions: ExternalGroupRoleMapping.permissions,
+    groupOf
+  }
+  const spec: Lists.ListSpec<Mapping, ExternalGroupRoleMapping.Record> = {
+    load: (records) => Effect.succeed(records.map(asMapping)),
+    repository: mappings,
+    capability: ExternalGroupRoleMapping.permissions.list,
+    visibleAt: "parent"
+  }
+
+  const service = {
+    /** Mappings the caller may list (`identity_providers.list` at their group or above), of one provider when asked. */
+    list: (principal: Principal, options: MappingListOptions = {}) => {
+      const provider = options.identityProviderUid || undefined
+      const filters: Lists.Filters = provider === undefined
+        ? { conditions: [], digest: null }
+        : {
+          conditions: [{ _tag: "Equals", column: "parent", value: provider }],
+          digest: [provider],
+          violations: Uid.isUid(provider)
+            ? []
+            : [
+              new FieldViolation({
+                field: "identity_provider_uid",
+                description: `'${provider}' is not a valid uid`
+              })
+            ]
+        }
+      return operation("ExternalGroupRoleMappings.list")(Lists.list(ops, spec, principal, options, filters))
+    },
+
+    get: (principal: Principal, uid: string) =>
+      operation("ExternalGroupRoleMappings.get")(Effect.map(Resources.get(ops, kind, principal, uid), asMapping)),
+
+    /**
+     * Creates a mapping below identity provider `providerUid`: `identity_providers.create` at its group, and at
+     * the mapping's scope `role_bindings.create` and every capability of the role (no escalation). The mapping
+     * rests on the caller's authority, as a binding they made would.
+     */
+    create: Effect.fnUntraced(function*(principal: Principal, providerUid: string, input: unknown) {
+      const provider = yield* Uid.parse(providerUid, "parent")
+      const group = Uid.parentOrNull(provider)
+      if (group === null) return yield* InvalidArgument.field("parent", "is not an identity provider's uid")
+      const grants = yield* ops.authorization.grants(principal)
+      yield* grants.require(ExternalGroupRoleMapping.permissions.create, group, provider)
+      const fields = yield* Validation.decode(ExternalGroupRoleMapping.CreateExternalGroupRoleMapping)(input)
+      const scope = fields.scope ?? group
+      if (!Uid.isAncestorOrSelf(group, scope)) {
+        return yield* InvalidArgument.field("scope", "must be the identity provider's group or a group below it")
+      }
+      yield* grants.require(RoleBinding.permissions.create, scope)
+      return yield* commit(
+        ops,
+        principal,
+        Effect.gen(function*() {
+          yield* orNotFound(providers.get(provider), "identity provider", provider)
+          yield* orNotFound(groups.get(scope), "group", scope)
+          yield* grantable(roles, grants, fields.roleUid, scope)
+          const record: ExternalGroupRoleMapping.Record = {
+            uid: Uid.makeChild(provider),
+            identityProviderUid: provider,
+            externalGroupId: fields.externalGroupId,
+            roleUid: fields.roleUid,
+            scope,
+            grantedBy: grantor(principal),
+            key: ExternalGroupRoleMapping.keyOf({ ...fields, scope }),
+            createTime: yield* DateTime.now
+          }
+          yield* mappings.insert(record).pipe(
+            conflict("external group role mapping", "this provider already maps that group to that role there")
+          )
+          return asMapping(record)
+        })
+      )
+    }, operation("ExternalGroupRoleMappings.create")),
+
+    /** Deletes a mapping; deleting one that is gone succeeds. */
+    delete: (principal: Principal, uid: string) =>
+      operation("ExternalGroupRoleMappings.delete")(
+        Resources.remove<ExternalGroupRoleMapping.Record, never, never>(ops, kind, principal, uid, {
+          idempotent: true
+        })
+      ),
+
+    /**
+     * Deletes the mappings `names` of provider `providerUid` at once (`identity_providers.delete`): those gone are
+     * skipped, one of another provider is INVALID_ARGUMENT and deletes nothing. Answers those deleted.
+     */
+    batchDelete: Effect.fnUntraced(function*(
+      principal: Principal,
+      request: { readonly parent: string; readonly names: ReadonlyArray<string> }
+    ) {
+      const provider = yield* Uid.parse(request.parent, "parent")
+      const group = Uid.parentOrNull(provider) ?? provider
+      yield* ops.authorization.check(principal, ExternalGroupRoleMapping.permissions.delete, group, provider)
+      if (request.names.length === 0 || request.names.length > ExternalGroupRoleMapping.maxBatch) {
+        return yield* InvalidArgument.field("names", `must name 1 to ${ExternalGroupRoleMapping.maxBatch} mappings`)
+      }
+      const violations = request.names.flatMap((name, i) =>
+        Uid.isUid(name) && Uid.parentOrNull(name) === provider
+          ? []
+          : [new FieldViolation({ field: `names[${i}]`, description: `is not a mapping of ${provider}` })]
+      )
+      const [first, ...rest] = violations
+      if (first !== undefined) return yield* new InvalidArgument({ violations: [first, ...rest] })
+      const uids = [...new Set(request.names)]
+      return yield* commit(
+        ops,
+        principal,
+        Effect.gen(function*() {
+          const found = yield* mappings.getMany(uids)
+          yield* mappings.delete({ conditions: [{ _tag: "In", column: "uid", values: uids }] })
+          return { parent: provider, externalGroupRoleMappings: found.map(asMapping) }
+        }).pipe(
+          ChangeLog.typedAs("external_group_role_mapping", "deleted", ExternalGroupRoleMapping.batchDeletedType)
+        )
+      )
+    }, operation("ExternalGroupRoleMappings.batchDelete")),
+
+    /**
+     * The mappings a sign-in through provider `providerUid` gives a person whose groups claim holds `groups`: those
+     * of their external groups whose creator could still bind the role at the scope (docs/api.md §7).
+     */
+    forSignIn: (providerUid: Uid.Uid, groups: ReadonlyArray<string>) =>
+      operation("ExternalGroupRoleMappings.forSignIn")(Effect.gen(function*() {
+        if (groups.length === 0) return []
+        const found = yield* mappings.find({
+          order: [{ column: "uid", direction: "asc" }],
+          conditions: [
+            { _tag: "Equals", column: "parent", value: providerUid },
+            { _tag: "In", column: "externalGroupId", values: [...new Set(groups)].slice(0, 1000) }
+          ]
+        })
+        return yield* Effect.filter(found, ops.authorization.mappingStands)
+      }))
+  }
+  return service satisfies ResourceService.Creatable<Mapping, MappingListOptions>
+})
+
 /** External group role mappings. */
 export class ExternalGroupRoleMappings
-  extends Effect.Service<ExternalGroupRoleMappings>()("@arbor/core/ExternalGroupRoleMappings", {
-    effect: Effect.gen(function*() {
-      const ops = yield* operations
-      const mappings = yield* Repository.make(ExternalGroupRoleMapping.table, ExternalGroupRoleMapping.Record)
-      const providers = yield* Repository.make(IdentityProvider.table, IdentityProvider.Record)
-      const groups = yield* Repository.make(Group.table, Group.Group)
-      const roles = yield* Repository.make(Role.table, Role.Role)
-      /** A mapping's group: its provider's. */
-      const groupOf = (uid: Uid.Uid) => Uid.parentOrNull(Uid.parentOrNull(uid) ?? uid) ?? uid
-      const kind: Resources.Kind<ExternalGroupRoleMapping.Record> = {
-        resourceType: "external group role mapping",
-        repository: mappings,
-        permissions: ExternalGroupRoleMapping.permissions,
-        groupOf
-      }
-      const spec: Lists.ListSpec<Mapping, ExternalGroupRoleMapping.Record> = {
-        load: (records) => Effect.succeed(records.map(asMapping)),
-        repository: mappings,
-        capability: ExternalGroupRoleMapping.permissions.list,
-        visibleAt: "parent"
-      }
-
-      const service = {
-        /** Mappings the caller may list (`identity_providers.list` at their group or above), of one provider when asked. */
-        list: (principal: Principal, options: MappingListOptions = {}) => {
-          const provider = options.identityProviderUid || undefined
-          const filters: Lists.Filters = provider === undefined
-            ? { conditions: [], digest: null }
-            : {
-              conditions: [{ _tag: "Equals", column: "parent", value: provider }],
-              digest: [provider],
-              violations: Uid.isUid(provider)
-                ? []
-                : [
-                  new FieldViolation({
-                    field: "identity_provider_uid",
-                    description: `'${provider}' is not a valid uid`
-                  })
-                ]
-            }
-          return operation("ExternalGroupRoleMappings.list")(Lists.list(ops, spec, principal, options, filters))
-        },
-
-        get: (principal: Principal, uid: string) =>
-          operation("ExternalGroupRoleMappings.get")(Effect.map(Resources.get(ops, kind, principal, uid), asMapping)),
-
-        /**
-         * Creates a mapping below identity provider `providerUid`: `identity_providers.create` at its group, and at
-         * the mapping's scope `role_bindings.create` and every capability of the role (no escalation). The mapping
-         * rests on the caller's authority, as a binding they made would.
-         */
-        create: Effect.fnUntraced(function*(principal: Principal, providerUid: string, input: unknown) {
-          const provider = yield* Uid.parse(providerUid, "parent")
-          const group = Uid.parentOrNull(provider)
-          if (group === null) return yield* InvalidArgument.field("parent", "is not an identity provider's uid")
-          const grants = yield* ops.authorization.grants(principal)
-          yield* grants.require(ExternalGroupRoleMapping.permissions.create, group, provider)
-          const fields = yield* Validation.decode(ExternalGroupRoleMapping.CreateExternalGroupRoleMapping)(input)
-          const scope = fields.scope ?? group
-          if (!Uid.isAncestorOrSelf(group, scope)) {
-            return yield* InvalidArgument.field("scope", "must be the identity provider's group or a group below it")
-          }
-          yield* grants.require(RoleBinding.permissions.create, scope)
-          return yield* commit(
-            ops,
-            principal,
-            Effect.gen(function*() {
-              yield* orNotFound(providers.get(provider), "identity provider", provider)
-              yield* orNotFound(groups.get(scope), "group", scope)
-              yield* grantable(roles, grants, fields.roleUid, scope)
-              const record: ExternalGroupRoleMapping.Record = {
-                uid: Uid.makeChild(provider),
-                identityProviderUid: provider,
-                externalGroupId: fields.externalGroupId,
-                roleUid: fields.roleUid,
-                scope,
-                grantedBy: grantor(principal),
-                key: ExternalGroupRoleMapping.keyOf({ ...fields, scope }),
-                createTime: yield* DateTime.now
-              }
-              yield* mappings.insert(record).pipe(
-                conflict("external group role mapping", "this provider already maps that group to that role there")
-              )
-              return asMapping(record)
-            })
-          )
-        }, operation("ExternalGroupRoleMappings.create")),
-
-        /** Deletes a mapping; deleting one that is gone succeeds. */
-        delete: (principal: Principal, uid: string) =>
-          operation("ExternalGroupRoleMappings.delete")(
-            Resources.remove<ExternalGroupRoleMapping.Record, never, never>(ops, kind, principal, uid, {
-              idempotent: true
-            })
-          ),
-
-        /**
-         * Deletes the mappings `names` of provider `providerUid` at once (`identity_providers.delete`): those gone are
-         * skipped, one of another provider is INVALID_ARGUMENT and deletes nothing. Answers those deleted.
-         */
-        batchDelete: Effect.fnUntraced(function*(
-          principal: Principal,
-          request: { readonly parent: string; readonly names: ReadonlyArray<string> }
-        ) {
-          const provider = yield* Uid.parse(request.parent, "parent")
-          const group = Uid.parentOrNull(provider) ?? provider
-          yield* ops.authorization.check(principal, ExternalGroupRoleMapping.permissions.delete, group, provider)
-          if (request.names.length === 0 || request.names.length > ExternalGroupRoleMapping.maxBatch) {
-            return yield* InvalidArgument.field("names", `must name 1 to ${ExternalGroupRoleMapping.maxBatch} mappings`)
-          }
-          const violations = request.names.flatMap((name, i) =>
-            Uid.isUid(name) && Uid.parentOrNull(name) === provider
-              ? []
-              : [new FieldViolation({ field: `names[${i}]`, description: `is not a mapping of ${provider}` })]
-          )
-          const [first, ...rest] = violations
-          if (first !== undefined) return yield* new InvalidArgument({ violations: [first, ...rest] })
-          const uids = [...new Set(request.names)]
-          return yield* commit(
-            ops,
-            principal,
-            Effect.gen(function*() {
-              const found = yield* mappings.getMany(uids)
-              yield* mappings.delete({ conditions: [{ _tag: "In", column: "uid", values: uids }] })
-              return { parent: provider, externalGroupRoleMappings: found.map(asMapping) }
-            }).pipe(
-              ChangeLog.typedAs("external_group_role_mapping", "deleted", ExternalGroupRoleMapping.batchDeletedType)
-            )
-          )
-        }, operation("ExternalGroupRoleMappings.batchDelete")),
-
-        /**
-         * The mappings a sign-in through provider `providerUid` gives a person whose groups claim holds `groups`: those
-         * of their external groups whose creator could still bind the role at the scope (docs/api.md §7).
-         */
-        forSignIn: (providerUid: Uid.Uid, groups: ReadonlyArray<string>) =>
-          operation("ExternalGroupRoleMappings.forSignIn")(Effect.gen(function*() {
-            if (groups.length === 0) return []
-            const found = yield* mappings.find({
-              order: [{ column: "uid", direction: "asc" }],
-              conditions: [
-                { _tag: "Equals", column: "parent", value: providerUid },
-                { _tag: "In", column: "externalGroupId", values: [...new Set(groups)].slice(0, 1000) }
-              ]
-            })
-            return yield* Effect.filter(found, ops.authorization.mappingStands)
-          }))
-      }
-      return service satisfies ResourceService.Creatable<Mapping, MappingListOptions>
-    })
-  })
+  extends Effect.Service<ExternalGroupRoleMappings>()("@arbor/core/ExternalGroupRoleMappings", { effect: make })
 {}

@@ -55,230 +55,231 @@ export const redeemer = (identityUid: Uid.Uid, verifiedEmail: string | undefined
   }
 }
 
-/** Group invites: codes that bind their redeemer to a role in a group. */
-export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/GroupInvites", {
-  effect: Effect.gen(function*() {
-    const ops = yield* operations
-    const invites = yield* Repository.make(GroupInvite.table, GroupInvite.Record)
-    const groups = yield* Repository.make(Group.table, Group.Group)
-    const roles = yield* Repository.make(Role.table, Role.Role)
-    const identities = yield* Repository.make(Identity.table, Identity.Identity)
-    const bindings = yield* Repository.make(RoleBinding.table, RoleBinding.Record)
-    const roleBindings = yield* RoleBindings
-    const authorization = ops.authorization
+/** Builds the GroupInvites service from the services in its context (as `Arbor.layer` does, beside the others). */
+export const make = Effect.gen(function*() {
+  const ops = yield* operations
+  const invites = yield* Repository.make(GroupInvite.table, GroupInvite.Record)
+  const groups = yield* Repository.make(Group.table, Group.Group)
+  const roles = yield* Repository.make(Role.table, Role.Role)
+  const identities = yield* Repository.make(Identity.table, Identity.Identity)
+  const bindings = yield* Repository.make(RoleBinding.table, RoleBinding.Record)
+  const roleBindings = yield* RoleBindings
+  const authorization = ops.authorization
 
-    /** Invites as returned, with their roles embedded as far as the caller may read them; never their codes. */
-    const present = (records: ReadonlyArray<GroupInvite.Record>, grants: Grants) =>
-      Effect.map(roles.getMany([...new Set(records.map((r) => r.roleUid))]), (found) => {
-        const byUid = new Map(found.map((r) => [r.uid, r]))
-        return records.map(({ codeHash: _h, email, grantedBy: _g, parent: _p, redeemed: _r, ...r }) => {
-          const role = canReadRole(grants, r.roleUid) ? byUid.get(r.roleUid) : undefined
-          return new GroupInvite.GroupInvite({
-            ...r,
-            ...(email === null ? {} : { email }),
-            role: { uid: r.roleUid, name: role?.name ?? "", description: role?.description ?? "" }
-          }, trusted)
-        })
+  /** Invites as returned, with their roles embedded as far as the caller may read them; never their codes. */
+  const present = (records: ReadonlyArray<GroupInvite.Record>, grants: Grants) =>
+    Effect.map(roles.getMany([...new Set(records.map((r) => r.roleUid))]), (found) => {
+      const byUid = new Map(found.map((r) => [r.uid, r]))
+      return records.map(({ codeHash: _h, email, grantedBy: _g, parent: _p, redeemed: _r, ...r }) => {
+        const role = canReadRole(grants, r.roleUid) ? byUid.get(r.roleUid) : undefined
+        return new GroupInvite.GroupInvite({
+          ...r,
+          ...(email === null ? {} : { email }),
+          role: { uid: r.roleUid, name: role?.name ?? "", description: role?.description ?? "" }
+        }, trusted)
       })
-    const presentOne = (record: GroupInvite.Record, grants: Grants) =>
-      Effect.map(present([record], grants), (xs) => xs[0]!)
+    })
+  const presentOne = (record: GroupInvite.Record, grants: Grants) =>
+    Effect.map(present([record], grants), (xs) => xs[0]!)
 
-    const kind: Resources.Kind<GroupInvite.Record> = {
-      resourceType: "group invite",
-      repository: invites,
-      permissions: GroupInvite.permissions,
-      groupOf: Resources.parentGroup
-    }
-    const spec: Lists.ListSpec<GroupInvite.GroupInvite, GroupInvite.Record> = {
-      repository: invites,
-      capability: GroupInvite.permissions.list,
-      visibleAt: "parent",
-      defaultOrder: "create_time desc",
-      load: present
-    }
+  const kind: Resources.Kind<GroupInvite.Record> = {
+    resourceType: "group invite",
+    repository: invites,
+    permissions: GroupInvite.permissions,
+    groupOf: Resources.parentGroup
+  }
+  const spec: Lists.ListSpec<GroupInvite.GroupInvite, GroupInvite.Record> = {
+    repository: invites,
+    capability: GroupInvite.permissions.list,
+    visibleAt: "parent",
+    defaultOrder: "create_time desc",
+    load: present
+  }
+
+  /**
+   * Redeems an invite code for an identity: binds it to the invite's role in the invite's group, atomically.
+   * Refuses expired invites, used single-use ones, and, for an invite with an email, any other `email`, and an
+   * `email` vouched for only below `emailVouchedBelow` (by an organization's provider there) when the invite is
+   * elsewhere. The caller is the identity itself, or the system principal acting for it. Returns the (hydrated)
+   * binding; an identity that already holds the role keeps its binding.
+   */
+  const redeem = (
+    principal: Principal.Principal,
+    code: string,
+    redeemer: { readonly identityUid: string; readonly email?: string; readonly emailVouchedBelow?: string }
+  ) =>
+    Effect.gen(function*() {
+      const identityUid = yield* Uid.parse(redeemer.identityUid, "identityUid")
+      if (principal._tag === "Identity" && principal.uid !== identityUid) {
+        return yield* new Errors.PermissionDenied({ capability: "group_invites.redeem", resource: identityUid })
+      }
+      const match = codePattern.exec(code)
+      if (match === null) return yield* Errors.InvalidArgument.field("code", "is not an invite code")
+      const keyId = match[1]!
+      const bindingUid = yield* commit(
+        ops,
+        principal,
+        Effect.gen(function*() {
+          const [invite] = yield* invites.find({
+            conditions: [{ _tag: "Equals", column: "keyId", value: keyId }],
+            order: [{ column: "uid", direction: "asc" }],
+            limit: 1
+          })
+          const given = Buffer.from(hashCode(code), "hex")
+          if (invite === undefined || !timingSafeEqual(given, Buffer.from(invite.codeHash, "hex"))) {
+            return yield* new Errors.NotFound({ resourceType: "group invite", uid: keyId })
+          }
+          const now = yield* DateTime.now
+          if (DateTime.greaterThan(now, invite.expirationTime)) {
+            return yield* refused("INVITE_EXPIRED", invite.uid, "the invite has expired")
+          }
+          if (invite.singleUse && invite.redeemed) {
+            return yield* refused("INVITE_USED", invite.uid, "the invite has already been used")
+          }
+          const authorized = yield* stillGrantable(authorization, roles, {
+            grantedBy: invite.grantedBy,
+            capability: GroupInvite.permissions.create,
+            roleUid: invite.roleUid
+          }, invite.parent)
+          if (!authorized) {
+            yield* Effect.logWarning("invite refused: whoever made it may no longer grant its role").pipe(
+              Effect.annotateLogs({ invite: invite.uid, grantedBy: invite.grantedBy })
+            )
+            return yield* refused("INVITE_NOT_GRANTABLE", invite.uid, "the invite is no longer valid")
+          }
+          if (invite.email !== null) {
+            const vouched = redeemer.emailVouchedBelow === undefined ||
+              Uid.isAncestorOrSelf(redeemer.emailVouchedBelow, invite.parent)
+            if (!vouched || invite.email.toLowerCase() !== redeemer.email?.toLowerCase()) {
+              return yield* refused("EMAIL_MISMATCH", invite.uid, "the invite is for another email address")
+            }
+          }
+          yield* orNotFound(identities.get(identityUid), "identity", identityUid)
+          yield* orNotFound(roles.get(invite.roleUid), "role", invite.roleUid)
+          const [existing] = yield* bindings.find({
+            conditions: [
+              { _tag: "Equals", column: "parent", value: invite.parent },
+              { _tag: "Equals", column: "identityUid", value: identityUid },
+              { _tag: "Equals", column: "roleUid", value: invite.roleUid }
+            ],
+            order: [{ column: "uid", direction: "asc" }],
+            limit: 1
+          })
+          yield* invites.update({ ...invite, redeemed: true, updateTime: now }).pipe(unexpectedConflict)
+          if (existing !== undefined) return existing.uid
+          const binding: RoleBinding.Record = {
+            uid: Uid.makeChild(invite.parent),
+            parent: invite.parent,
+            identityUid,
+            roleUid: invite.roleUid,
+            createTime: now,
+            updateTime: now
+          }
+          yield* bindings.insert(binding).pipe(unexpectedConflict)
+          return binding.uid
+        })
+      )
+      return yield* roleBindings.get(Principal.system, bindingUid)
+    })
+
+  const service = {
+    /**
+     * Redeems an invite for the calling identity itself (the request body of `redeem` over HTTP): the same rules
+     * as `redeem`.
+     */
+    redeemOwn: Effect.fnUntraced(function*(principal: Principal.Principal, input: GroupInvite.RedeemGroupInvite) {
+      if (principal._tag !== "Identity") {
+        return yield* Errors.InvalidArgument.field("principal", "only an identity redeems an invite for itself")
+      }
+      if (!Principal.actsAsItself(principal, principal.uid)) {
+        return yield* new Errors.PermissionDenied({ capability: "group_invites.redeem", resource: principal.uid })
+      }
+      const { code } = yield* Validation.decode(GroupInvite.RedeemGroupInvite)(input)
+      // The token's email is one its sign-in's provider verified (DECISIONS §10): vouched for as at that sign-in.
+      return yield* redeem(principal, code, redeemer(principal.uid, principal.email, principal.provider))
+    }, operation("GroupInvites.redeemOwn")),
+
+    /** Invites the caller may list (`group_invites.list` at their group or above), newest first by default. */
+    list: (principal: Principal.Principal, options: Lists.ListOptions = {}) =>
+      operation("GroupInvites.list")(Lists.list(ops, spec, principal, options)),
+
+    get: (principal: Principal.Principal, uid: string) =>
+      operation("GroupInvites.get")(Resources.getPresented(ops, kind, principal, uid, presentOne)),
 
     /**
-     * Redeems an invite code for an identity: binds it to the invite's role in the invite's group, atomically.
-     * Refuses expired invites, used single-use ones, and, for an invite with an email, any other `email`, and an
-     * `email` vouched for only below `emailVouchedBelow` (by an organization's provider there) when the invite is
-     * elsewhere. The caller is the identity itself, or the system principal acting for it. Returns the (hydrated)
-     * binding; an identity that already holds the role keeps its binding.
+     * Creates an invite to `groupUid` for a role the caller may grant there. The response carries the code; it is
+     * never shown again.
      */
-    const redeem = (
+    create: Effect.fnUntraced(function*(principal: Principal.Principal, groupUid: string, input: unknown) {
+      const group = yield* Uid.parse(groupUid, "parent")
+      const grants = yield* authorization.grants(principal)
+      yield* grants.require(GroupInvite.permissions.create, group)
+      const fields = yield* Validation.decode(GroupInvite.CreateGroupInvite)(input)
+      return yield* commit(
+        ops,
+        principal,
+        Effect.gen(function*() {
+          yield* orNotFound(groups.get(group), "group", group)
+          yield* grantable(roles, grants, fields.roleUid, group)
+          const now = yield* DateTime.now
+          const { code, keyId } = newCode()
+          const record: GroupInvite.Record = {
+            uid: Uid.makeChild(group),
+            parent: group,
+            roleUid: fields.roleUid,
+            email: fields.email ?? null,
+            expirationTime: DateTime.addDuration(now, fields.ttl ?? GroupInvite.defaultTtl),
+            singleUse: fields.singleUse,
+            keyId,
+            codeHash: hashCode(code),
+            redeemed: false,
+            grantedBy: grantor(principal),
+            createTime: now,
+            updateTime: now
+          }
+          yield* invites.insert(record).pipe(unexpectedConflict)
+          const invite = new GroupInvite.GroupInvite({ ...(yield* presentOne(record, grants)), code }, trusted)
+          return invite
+        })
+      )
+    }, operation("GroupInvites.create")),
+
+    /** Changes an invite's email or whether it is single-use. */
+    update: (
       principal: Principal.Principal,
-      code: string,
-      redeemer: { readonly identityUid: string; readonly email?: string; readonly emailVouchedBelow?: string }
+      uid: string,
+      patch: unknown,
+      updateMask?: string
     ) =>
-      Effect.gen(function*() {
-        const identityUid = yield* Uid.parse(redeemer.identityUid, "identityUid")
-        if (principal._tag === "Identity" && principal.uid !== identityUid) {
-          return yield* new Errors.PermissionDenied({ capability: "group_invites.redeem", resource: identityUid })
-        }
-        const match = codePattern.exec(code)
-        if (match === null) return yield* Errors.InvalidArgument.field("code", "is not an invite code")
-        const keyId = match[1]!
-        const bindingUid = yield* commit(
-          ops,
-          principal,
-          Effect.gen(function*() {
-            const [invite] = yield* invites.find({
-              conditions: [{ _tag: "Equals", column: "keyId", value: keyId }],
-              order: [{ column: "uid", direction: "asc" }],
-              limit: 1
-            })
-            const given = Buffer.from(hashCode(code), "hex")
-            if (invite === undefined || !timingSafeEqual(given, Buffer.from(invite.codeHash, "hex"))) {
-              return yield* new Errors.NotFound({ resourceType: "group invite", uid: keyId })
-            }
-            const now = yield* DateTime.now
-            if (DateTime.greaterThan(now, invite.expirationTime)) {
-              return yield* refused("INVITE_EXPIRED", invite.uid, "the invite has expired")
-            }
-            if (invite.singleUse && invite.redeemed) {
-              return yield* refused("INVITE_USED", invite.uid, "the invite has already been used")
-            }
-            const authorized = yield* stillGrantable(authorization, roles, {
-              grantedBy: invite.grantedBy,
-              capability: GroupInvite.permissions.create,
-              roleUid: invite.roleUid
-            }, invite.parent)
-            if (!authorized) {
-              yield* Effect.logWarning("invite refused: whoever made it may no longer grant its role").pipe(
-                Effect.annotateLogs({ invite: invite.uid, grantedBy: invite.grantedBy })
-              )
-              return yield* refused("INVITE_NOT_GRANTABLE", invite.uid, "the invite is no longer valid")
-            }
-            if (invite.email !== null) {
-              const vouched = redeemer.emailVouchedBelow === undefined ||
-                Uid.isAncestorOrSelf(redeemer.emailVouchedBelow, invite.parent)
-              if (!vouched || invite.email.toLowerCase() !== redeemer.email?.toLowerCase()) {
-                return yield* refused("EMAIL_MISMATCH", invite.uid, "the invite is for another email address")
-              }
-            }
-            yield* orNotFound(identities.get(identityUid), "identity", identityUid)
-            yield* orNotFound(roles.get(invite.roleUid), "role", invite.roleUid)
-            const [existing] = yield* bindings.find({
-              conditions: [
-                { _tag: "Equals", column: "parent", value: invite.parent },
-                { _tag: "Equals", column: "identityUid", value: identityUid },
-                { _tag: "Equals", column: "roleUid", value: invite.roleUid }
-              ],
-              order: [{ column: "uid", direction: "asc" }],
-              limit: 1
-            })
-            yield* invites.update({ ...invite, redeemed: true, updateTime: now }).pipe(unexpectedConflict)
-            if (existing !== undefined) return existing.uid
-            const binding: RoleBinding.Record = {
-              uid: Uid.makeChild(invite.parent),
-              parent: invite.parent,
-              identityUid,
-              roleUid: invite.roleUid,
-              createTime: now,
-              updateTime: now
-            }
-            yield* bindings.insert(binding).pipe(unexpectedConflict)
-            return binding.uid
-          })
-        )
-        return yield* roleBindings.get(Principal.system, bindingUid)
-      })
+      operation("GroupInvites.update")(Resources.updatePresented(ops, kind, principal, uid, {
+        patch,
+        updateMask,
+        fields: GroupInvite.fields,
+        apply: (current, request) =>
+          Validation.decode(GroupInvite.UpdateGroupInvite)(
+            FieldMask.apply(
+              { ...(current.email === null ? {} : { email: current.email }), singleUse: current.singleUse },
+              request.body,
+              request.mask,
+              GroupInvite.fields
+            )
+          ).pipe(Effect.map((fields) => ({
+            ...current,
+            email: fields.email ?? null,
+            singleUse: fields.singleUse,
+            grantedBy: grantor(principal),
+            updateTime: request.updateTime
+          }))),
+        present: presentOne
+      })),
 
-    const service = {
-      /**
-       * Redeems an invite for the calling identity itself (the request body of `redeem` over HTTP): the same rules
-       * as `redeem`.
-       */
-      redeemOwn: Effect.fnUntraced(function*(principal: Principal.Principal, input: GroupInvite.RedeemGroupInvite) {
-        if (principal._tag !== "Identity") {
-          return yield* Errors.InvalidArgument.field("principal", "only an identity redeems an invite for itself")
-        }
-        if (!Principal.actsAsItself(principal, principal.uid)) {
-          return yield* new Errors.PermissionDenied({ capability: "group_invites.redeem", resource: principal.uid })
-        }
-        const { code } = yield* Validation.decode(GroupInvite.RedeemGroupInvite)(input)
-        // The token's email is one its sign-in's provider verified (DECISIONS §10): vouched for as at that sign-in.
-        return yield* redeem(principal, code, redeemer(principal.uid, principal.email, principal.provider))
-      }, operation("GroupInvites.redeemOwn")),
+    delete: (principal: Principal.Principal, uid: string) =>
+      operation("GroupInvites.delete")(Resources.remove<GroupInvite.Record, never, never>(ops, kind, principal, uid)),
 
-      /** Invites the caller may list (`group_invites.list` at their group or above), newest first by default. */
-      list: (principal: Principal.Principal, options: Lists.ListOptions = {}) =>
-        operation("GroupInvites.list")(Lists.list(ops, spec, principal, options)),
+    redeem
+  }
+  return service satisfies ResourceService.Writable<GroupInvite.GroupInvite>
+})
 
-      get: (principal: Principal.Principal, uid: string) =>
-        operation("GroupInvites.get")(Resources.getPresented(ops, kind, principal, uid, presentOne)),
-
-      /**
-       * Creates an invite to `groupUid` for a role the caller may grant there. The response carries the code; it is
-       * never shown again.
-       */
-      create: Effect.fnUntraced(function*(principal: Principal.Principal, groupUid: string, input: unknown) {
-        const group = yield* Uid.parse(groupUid, "parent")
-        const grants = yield* authorization.grants(principal)
-        yield* grants.require(GroupInvite.permissions.create, group)
-        const fields = yield* Validation.decode(GroupInvite.CreateGroupInvite)(input)
-        return yield* commit(
-          ops,
-          principal,
-          Effect.gen(function*() {
-            yield* orNotFound(groups.get(group), "group", group)
-            yield* grantable(roles, grants, fields.roleUid, group)
-            const now = yield* DateTime.now
-            const { code, keyId } = newCode()
-            const record: GroupInvite.Record = {
-              uid: Uid.makeChild(group),
-              parent: group,
-              roleUid: fields.roleUid,
-              email: fields.email ?? null,
-              expirationTime: DateTime.addDuration(now, fields.ttl ?? GroupInvite.defaultTtl),
-              singleUse: fields.singleUse,
-              keyId,
-              codeHash: hashCode(code),
-              redeemed: false,
-              grantedBy: grantor(principal),
-              createTime: now,
-              updateTime: now
-            }
-            yield* invites.insert(record).pipe(unexpectedConflict)
-            const invite = new GroupInvite.GroupInvite({ ...(yield* presentOne(record, grants)), code }, trusted)
-            return invite
-          })
-        )
-      }, operation("GroupInvites.create")),
-
-      /** Changes an invite's email or whether it is single-use. */
-      update: (
-        principal: Principal.Principal,
-        uid: string,
-        patch: unknown,
-        updateMask?: string
-      ) =>
-        operation("GroupInvites.update")(Resources.updatePresented(ops, kind, principal, uid, {
-          patch,
-          updateMask,
-          fields: GroupInvite.fields,
-          apply: (current, request) =>
-            Validation.decode(GroupInvite.UpdateGroupInvite)(
-              FieldMask.apply(
-                { ...(current.email === null ? {} : { email: current.email }), singleUse: current.singleUse },
-                request.body,
-                request.mask,
-                GroupInvite.fields
-              )
-            ).pipe(Effect.map((fields) => ({
-              ...current,
-              email: fields.email ?? null,
-              singleUse: fields.singleUse,
-              grantedBy: grantor(principal),
-              updateTime: request.updateTime
-            }))),
-          present: presentOne
-        })),
-
-      delete: (principal: Principal.Principal, uid: string) =>
-        operation("GroupInvites.delete")(Resources.remove<GroupInvite.Record, never, never>(ops, kind, principal, uid)),
-
-      redeem
-    }
-    return service satisfies ResourceService.Writable<GroupInvite.GroupInvite>
-  })
-}) {}
+/** Group invites: codes that bind their redeemer to a role in a group. */
+export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/GroupInvites", { effect: make }) {}

@@ -64,289 +64,290 @@ export const childKinds: ReadonlyArray<ChildKind> = [
   { table: Subscription.table, label: "subscriptions" }
 ]
 
-/** Groups: the organization hierarchy. */
-export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", {
-  effect: Effect.gen(function*() {
-    const ops = yield* operations
-    const groups = yield* Repository.make(Group.table, Group.Group)
-    const acceptances = yield* Repository.make(TermsAcceptance.table, TermsAcceptance.TermsAcceptance)
-    const accessRequests = yield* Repository.make(GroupAccessRequest.table, GroupAccessRequest.GroupAccessRequest)
-    const identities = yield* Repository.make(Identity.table, Identity.Identity)
-    const bindings = yield* Repository.make(RoleBinding.table, RoleBinding.Record)
-    const authorization = ops.authorization
-    const kind: Resources.Kind<Group.Group> = {
-      resourceType: "group",
-      repository: groups,
-      permissions: Group.permissions,
-      groupOf: (uid) => uid
-    }
-    const spec: Lists.ListSpec<Group.Group> = {
-      repository: groups,
-      capability: Group.permissions.list,
-      visibleAt: "self",
-      load: Lists.asIs
-    }
+/** Builds the Groups service from the services in its context (as `Arbor.layer` does, beside the others). */
+export const make = Effect.gen(function*() {
+  const ops = yield* operations
+  const groups = yield* Repository.make(Group.table, Group.Group)
+  const acceptances = yield* Repository.make(TermsAcceptance.table, TermsAcceptance.TermsAcceptance)
+  const accessRequests = yield* Repository.make(GroupAccessRequest.table, GroupAccessRequest.GroupAccessRequest)
+  const identities = yield* Repository.make(Identity.table, Identity.Identity)
+  const bindings = yield* Repository.make(RoleBinding.table, RoleBinding.Record)
+  const authorization = ops.authorization
+  const kind: Resources.Kind<Group.Group> = {
+    resourceType: "group",
+    repository: groups,
+    permissions: Group.permissions,
+    groupOf: (uid) => uid
+  }
+  const spec: Lists.ListSpec<Group.Group> = {
+    repository: groups,
+    capability: Group.permissions.list,
+    visibleAt: "self",
+    load: Lists.asIs
+  }
 
-    /** Creates a group below `parent` (an organization when null), and an `owner` binding at it in the same write. */
-    const insert = (principal: Principal, parent: Uid.Uid | null, input: unknown, owner?: Uid.Uid) =>
-      Effect.gen(function*() {
-        if (parent !== null && Uid.depth(parent) >= Group.maxDepth) {
-          return yield* Errors.InvalidArgument.field(
-            "parent",
-            `is ${Group.maxDepth} levels below its organization: folders nest at most ${Group.maxDepth} deep`
+  /** Creates a group below `parent` (an organization when null), and an `owner` binding at it in the same write. */
+  const insert = (principal: Principal, parent: Uid.Uid | null, input: unknown, owner?: Uid.Uid) =>
+    Effect.gen(function*() {
+      if (parent !== null && Uid.depth(parent) >= Group.maxDepth) {
+        return yield* Errors.InvalidArgument.field(
+          "parent",
+          `is ${Group.maxDepth} levels below its organization: folders nest at most ${Group.maxDepth} deep`
+        )
+      }
+      // A new group is not verified: `verified` in a create body is output-only there and ignored (a client that
+      // copies a fetched group sends it); only a platform admin's update sets it.
+      const fields = { ...yield* Validation.decode(Group.CreateGroup)(input), verified: false }
+      const uid = parent === null ? Uid.makeRoot() : Uid.makeChild(parent)
+      return yield* commit(
+        ops,
+        principal,
+        Effect.gen(function*() {
+          if (parent !== null) yield* orNotFound(groups.get(parent), "group", parent)
+          const now = yield* DateTime.now
+          const group = new Group.Group({
+            uid,
+            ...fields,
+            createTime: now,
+            updateTime: now
+          }, trusted)
+          yield* groups.insert(group).pipe(
+            conflict(
+              "group",
+              `a group named '${fields.name}' already exists ${parent === null ? "at the root" : `in ${parent}`}`
+            )
           )
-        }
-        // A new group is not verified: `verified` in a create body is output-only there and ignored (a client that
-        // copies a fetched group sends it); only a platform admin's update sets it.
-        const fields = { ...yield* Validation.decode(Group.CreateGroup)(input), verified: false }
-        const uid = parent === null ? Uid.makeRoot() : Uid.makeChild(parent)
-        return yield* commit(
-          ops,
-          principal,
-          Effect.gen(function*() {
-            if (parent !== null) yield* orNotFound(groups.get(parent), "group", parent)
-            const now = yield* DateTime.now
-            const group = new Group.Group({
-              uid,
-              ...fields,
+          if (owner !== undefined) {
+            yield* orNotFound(identities.get(owner), "identity", owner)
+            yield* bindings.insert({
+              uid: Uid.makeChild(uid),
+              parent: uid,
+              identityUid: owner,
+              roleUid: ownerRole,
               createTime: now,
               updateTime: now
-            }, trusted)
-            yield* groups.insert(group).pipe(
-              conflict(
-                "group",
-                `a group named '${fields.name}' already exists ${parent === null ? "at the root" : `in ${parent}`}`
-              )
-            )
-            if (owner !== undefined) {
-              yield* orNotFound(identities.get(owner), "identity", owner)
-              yield* bindings.insert({
-                uid: Uid.makeChild(uid),
-                parent: uid,
-                identityUid: owner,
-                roleUid: ownerRole,
-                createTime: now,
-                updateTime: now
-              }).pipe(unexpectedConflict)
-            }
-            return group
+            }).pipe(unexpectedConflict)
+          }
+          return group
+        })
+      )
+    })
+
+  /**
+   * Refuses to delete a group while anything lives below it, naming the first kind found; else removes the terms
+   * it accepted and the requests for access to it, which are records of the group rather than resources in it.
+   */
+  const refuseIfNotEmpty = (group: Group.Group) =>
+    Effect.gen(function*() {
+      for (const child of childKinds) {
+        const range = child.includesSelf === true ? Uid.subtree(group.uid) : Uid.descendants(group.uid)
+        if (yield* exists(ops, child.table, { ranges: [range] })) {
+          return yield* new Errors.FailedPrecondition({
+            summary: `cannot delete group with child ${child.label}`,
+            violations: [
+              new Errors.PreconditionViolation({
+                type: "RESOURCE_NOT_EMPTY",
+                subject: group.uid,
+                description: `the group still has ${child.label}`
+              })
+            ]
           })
-        )
+        }
+      }
+      // What the group accepted, and the requests for access to it, go with it.
+      yield* acceptances.delete({ conditions: [{ _tag: "Equals", column: "parent", value: group.uid }] })
+      yield* accessRequests.delete({ conditions: [{ _tag: "Equals", column: "parent", value: group.uid }] })
+      return []
+    })
+
+  /** The domain of the caller's verified email, when it may look for its organization. */
+  const eligibleDomain = (principal: Principal) =>
+    principal._tag === "Identity" && principal.narrowed === undefined
+      ? GroupAccessRequest.eligibleDomain(principal.email)
+      : undefined
+
+  /** The verified organization named by the caller's email domain, if they are eligible and there is one. */
+  const verifiedFor = (principal: Principal) =>
+    Effect.gen(function*() {
+      const domain = eligibleDomain(principal)
+      if (domain === undefined) return undefined
+      const [found] = yield* groups.find({
+        order: [{ column: "uid", direction: "asc" }],
+        conditions: [
+          { _tag: "Equals", column: "parent", value: null },
+          { _tag: "Equals", column: "name", value: domain },
+          { _tag: "Equals", column: "verified", value: true }
+        ],
+        limit: 1
       })
+      return found
+    })
+
+  const notFoundForDomain = () =>
+    new Errors.NotFound({ resourceType: "verified organization", uid: "for your email's domain" })
+
+  /** The system, or a platform admin's own token (not a narrowed one). */
+  const isPlatformAdmin = (principal: Principal) =>
+    principal._tag === "System" ||
+    (principal.narrowed === undefined && ops.settings.platformAdmins.includes(principal.uid))
+
+  /**
+   * Whether a group is verified after an update (docs/api.md §13): only a platform admin changes it, and only an
+   * organization named by a domain is verified. A verified organization renamed by anyone else, or to a name that
+   * is not a domain, is verified no more: its name is what people at that domain find it by.
+   */
+  const verifiedAfter = (principal: Principal, current: Group.Group, wanted: boolean, name: string) =>
+    Effect.gen(function*() {
+      if (wanted !== current.verified) {
+        if (wanted) yield* mayVerify(principal, current.uid, name)
+        else if (!isPlatformAdmin(principal)) yield* adminOnly(current.uid)
+        return wanted
+      }
+      const renamed = name !== current.name
+      return current.verified && !(renamed && (!isPlatformAdmin(principal) || !GroupAccessRequest.isDomain(name)))
+    })
+
+  const adminOnly = (uid: string) =>
+    new Errors.PermissionDenied({
+      capability: "groups.update",
+      resource: uid,
+      reason: "PLATFORM_ADMIN_REQUIRED",
+      logDetail: "only platform admins verify organizations"
+    })
+
+  /** Fails unless the caller may mark group `uid`, named `name`, verified. */
+  const mayVerify = (principal: Principal, uid: Uid.Uid, name: string) =>
+    !isPlatformAdmin(principal)
+      ? Effect.fail(adminOnly(uid))
+      : Uid.parentOrNull(uid) !== null || !GroupAccessRequest.isDomain(name)
+      ? Errors.InvalidArgument.field("verified", "only an organization named by a domain (acme.com) can be verified")
+      : Effect.void
+
+  const service = {
+    /** Groups the caller may list (`groups.list` at the group or above). */
+    list: (principal: Principal, options: Lists.ListOptions = {}) =>
+      operation("Groups.list")(Lists.list(ops, spec, principal, options)),
+
+    get: (principal: Principal, uid: string) => operation("Groups.get")(Resources.get(ops, kind, principal, uid)),
+
+    /** Creates a group below `parentUid`. */
+    create: Effect.fnUntraced(function*(principal: Principal, parentUid: string, input: unknown) {
+      const parent = yield* Uid.parse(parentUid, "parent")
+      yield* authorization.check(principal, Group.permissions.create, parent)
+      return yield* insert(principal, parent, input)
+    }, operation("Groups.create")),
+
+    /** Creates a root group (an organization): for the system principal and configured platform admins. */
+    createRoot: Effect.fnUntraced(function*(principal: Principal, input: unknown, options: {
+      /** The identity (a person's too) bound as its owner; by default the calling identity, if any. */
+      readonly owner?: string | undefined
+    } = {}) {
+      const settings = ops.settings
+      if (principal._tag !== "System" && !settings.platformAdmins.includes(principal.uid)) {
+        return yield* new Errors.PermissionDenied({ capability: Group.permissions.create, resource: "root" })
+      }
+      const owner = options.owner === undefined
+        ? (principal._tag === "Identity" ? principal.uid : undefined)
+        : yield* Uid.parse(options.owner, "owner")
+      return yield* insert(principal, null, input, owner)
+    }, operation("Groups.createRoot")),
+
+    /** Updates a group: the fields present in `patch`, or those named by `updateMask`. */
+    update: (
+      principal: Principal,
+      uid: string,
+      patch: unknown,
+      updateMask?: string
+    ) =>
+      operation("Groups.update")(Resources.update(ops, kind, principal, uid, {
+        patch,
+        updateMask,
+        fields: Group.fields,
+        apply: (current, { body, mask, updateTime }) =>
+          Effect.gen(function*() {
+            const fields = yield* Validation.decode(Group.CreateGroup)(FieldMask.apply(
+              { name: current.name, description: current.description, verified: current.verified },
+              body,
+              mask,
+              Group.fields
+            ))
+            const verified = yield* verifiedAfter(principal, current, fields.verified, fields.name)
+            return new Group.Group({ ...current, ...fields, verified, updateTime }, trusted)
+          }),
+        duplicate: (next) => `a group named '${next.name}' already exists beside ${next.uid}`
+      })),
 
     /**
-     * Refuses to delete a group while anything lives below it, naming the first kind found; else removes the terms
-     * it accepted and the requests for access to it, which are records of the group rather than resources in it.
+     * Whether the caller may look for the verified organization of their email's domain (`CheckEligibility`): a
+     * person whose email the server's own provider verified, at a domain that is not a free mail service.
      */
-    const refuseIfNotEmpty = (group: Group.Group) =>
-      Effect.gen(function*() {
-        for (const child of childKinds) {
-          const range = child.includesSelf === true ? Uid.subtree(group.uid) : Uid.descendants(group.uid)
-          if (yield* exists(ops, child.table, { ranges: [range] })) {
-            return yield* new Errors.FailedPrecondition({
-              summary: `cannot delete group with child ${child.label}`,
-              violations: [
-                new Errors.PreconditionViolation({
-                  type: "RESOURCE_NOT_EMPTY",
-                  subject: group.uid,
-                  description: `the group still has ${child.label}`
-                })
-              ]
+    checkEligibility: (principal: Principal) =>
+      operation("Groups.checkEligibility")(Effect.succeed({ eligible: eligibleDomain(principal) !== undefined })),
+
+    /**
+     * The verified organization named by the caller's email domain (`LookupGroup`). Every reason there is none (no
+     * such organization, not eligible) is the same NotFound, so that none can be told from another.
+     */
+    lookupVerified: (principal: Principal) =>
+      operation("Groups.lookupVerified")(Effect.flatMap(verifiedFor(principal), (group) =>
+        group === undefined
+          ? Effect.fail(notFoundForDomain())
+          : Effect.succeed(group))),
+
+    /**
+     * Asks the owners of the verified organization `groupUid` for access (`RequestGroupAccess`): it must be the
+     * one the caller's email domain names (else NotFound, as for `lookupVerified`). The request is a change-log
+     * entry of the organization; the same caller's next one within a day is ResourceExhausted.
+     */
+    requestAccess: Effect.fnUntraced(function*(principal: Principal, groupUid: string) {
+      if (groupUid === "") return yield* Errors.InvalidArgument.field("group_uid", "is required")
+      const group = yield* verifiedFor(principal)
+      if (group === undefined || group.uid !== groupUid || principal._tag !== "Identity") {
+        return yield* notFoundForDomain()
+      }
+      const requester = principal.uid
+      return yield* commit(
+        ops,
+        principal,
+        Effect.gen(function*() {
+          const now = yield* DateTime.now
+          const recent = yield* accessRequests.count({
+            ranges: [Uid.descendants(group.uid)],
+            conditions: [
+              { _tag: "Equals", column: "requester", value: requester },
+              {
+                _tag: "AtLeast",
+                column: "createTime",
+                value: DateTime.toEpochMillis(now) - GroupAccessRequest.repeatAfterMillis
+              }
+            ]
+          })
+          if (recent > 0) {
+            return yield* new Errors.ResourceExhausted({
+              description: "you asked this organization for access within the last day; its owners have been told",
+              retryAfterSeconds: GroupAccessRequest.repeatAfterMillis / 1000,
+              reason: "ACCESS_ALREADY_REQUESTED"
             })
           }
-        }
-        // What the group accepted, and the requests for access to it, go with it.
-        yield* acceptances.delete({ conditions: [{ _tag: "Equals", column: "parent", value: group.uid }] })
-        yield* accessRequests.delete({ conditions: [{ _tag: "Equals", column: "parent", value: group.uid }] })
-        return []
-      })
-
-    /** The domain of the caller's verified email, when it may look for its organization. */
-    const eligibleDomain = (principal: Principal) =>
-      principal._tag === "Identity" && principal.narrowed === undefined
-        ? GroupAccessRequest.eligibleDomain(principal.email)
-        : undefined
-
-    /** The verified organization named by the caller's email domain, if they are eligible and there is one. */
-    const verifiedFor = (principal: Principal) =>
-      Effect.gen(function*() {
-        const domain = eligibleDomain(principal)
-        if (domain === undefined) return undefined
-        const [found] = yield* groups.find({
-          order: [{ column: "uid", direction: "asc" }],
-          conditions: [
-            { _tag: "Equals", column: "parent", value: null },
-            { _tag: "Equals", column: "name", value: domain },
-            { _tag: "Equals", column: "verified", value: true }
-          ],
-          limit: 1
+          yield* accessRequests.insert(
+            new GroupAccessRequest.GroupAccessRequest({
+              uid: Uid.makeChild(group.uid),
+              requester,
+              email: principal.email ?? "",
+              createTime: now
+            }, trusted)
+          ).pipe(unexpectedConflict)
+          return {}
         })
-        return found
-      })
+      )
+    }, operation("Groups.requestAccess")),
 
-    const notFoundForDomain = () =>
-      new Errors.NotFound({ resourceType: "verified organization", uid: "for your email's domain" })
+    /** Deletes a group that has nothing below it. */
+    delete: (principal: Principal, uid: string) =>
+      operation("Groups.delete")(Resources.remove(ops, kind, principal, uid, { before: refuseIfNotEmpty }))
+  }
+  return service satisfies ResourceService.Writable<Group.Group>
+})
 
-    /** The system, or a platform admin's own token (not a narrowed one). */
-    const isPlatformAdmin = (principal: Principal) =>
-      principal._tag === "System" ||
-      (principal.narrowed === undefined && ops.settings.platformAdmins.includes(principal.uid))
-
-    /**
-     * Whether a group is verified after an update (docs/api.md §13): only a platform admin changes it, and only an
-     * organization named by a domain is verified. A verified organization renamed by anyone else, or to a name that
-     * is not a domain, is verified no more: its name is what people at that domain find it by.
-     */
-    const verifiedAfter = (principal: Principal, current: Group.Group, wanted: boolean, name: string) =>
-      Effect.gen(function*() {
-        if (wanted !== current.verified) {
-          if (wanted) yield* mayVerify(principal, current.uid, name)
-          else if (!isPlatformAdmin(principal)) yield* adminOnly(current.uid)
-          return wanted
-        }
-        const renamed = name !== current.name
-        return current.verified && !(renamed && (!isPlatformAdmin(principal) || !GroupAccessRequest.isDomain(name)))
-      })
-
-    const adminOnly = (uid: string) =>
-      new Errors.PermissionDenied({
-        capability: "groups.update",
-        resource: uid,
-        reason: "PLATFORM_ADMIN_REQUIRED",
-        logDetail: "only platform admins verify organizations"
-      })
-
-    /** Fails unless the caller may mark group `uid`, named `name`, verified. */
-    const mayVerify = (principal: Principal, uid: Uid.Uid, name: string) =>
-      !isPlatformAdmin(principal)
-        ? Effect.fail(adminOnly(uid))
-        : Uid.parentOrNull(uid) !== null || !GroupAccessRequest.isDomain(name)
-        ? Errors.InvalidArgument.field("verified", "only an organization named by a domain (acme.com) can be verified")
-        : Effect.void
-
-    const service = {
-      /** Groups the caller may list (`groups.list` at the group or above). */
-      list: (principal: Principal, options: Lists.ListOptions = {}) =>
-        operation("Groups.list")(Lists.list(ops, spec, principal, options)),
-
-      get: (principal: Principal, uid: string) => operation("Groups.get")(Resources.get(ops, kind, principal, uid)),
-
-      /** Creates a group below `parentUid`. */
-      create: Effect.fnUntraced(function*(principal: Principal, parentUid: string, input: unknown) {
-        const parent = yield* Uid.parse(parentUid, "parent")
-        yield* authorization.check(principal, Group.permissions.create, parent)
-        return yield* insert(principal, parent, input)
-      }, operation("Groups.create")),
-
-      /** Creates a root group (an organization): for the system principal and configured platform admins. */
-      createRoot: Effect.fnUntraced(function*(principal: Principal, input: unknown, options: {
-        /** The identity (a person's too) bound as its owner; by default the calling identity, if any. */
-        readonly owner?: string | undefined
-      } = {}) {
-        const settings = ops.settings
-        if (principal._tag !== "System" && !settings.platformAdmins.includes(principal.uid)) {
-          return yield* new Errors.PermissionDenied({ capability: Group.permissions.create, resource: "root" })
-        }
-        const owner = options.owner === undefined
-          ? (principal._tag === "Identity" ? principal.uid : undefined)
-          : yield* Uid.parse(options.owner, "owner")
-        return yield* insert(principal, null, input, owner)
-      }, operation("Groups.createRoot")),
-
-      /** Updates a group: the fields present in `patch`, or those named by `updateMask`. */
-      update: (
-        principal: Principal,
-        uid: string,
-        patch: unknown,
-        updateMask?: string
-      ) =>
-        operation("Groups.update")(Resources.update(ops, kind, principal, uid, {
-          patch,
-          updateMask,
-          fields: Group.fields,
-          apply: (current, { body, mask, updateTime }) =>
-            Effect.gen(function*() {
-              const fields = yield* Validation.decode(Group.CreateGroup)(FieldMask.apply(
-                { name: current.name, description: current.description, verified: current.verified },
-                body,
-                mask,
-                Group.fields
-              ))
-              const verified = yield* verifiedAfter(principal, current, fields.verified, fields.name)
-              return new Group.Group({ ...current, ...fields, verified, updateTime }, trusted)
-            }),
-          duplicate: (next) => `a group named '${next.name}' already exists beside ${next.uid}`
-        })),
-
-      /**
-       * Whether the caller may look for the verified organization of their email's domain (`CheckEligibility`): a
-       * person whose email the server's own provider verified, at a domain that is not a free mail service.
-       */
-      checkEligibility: (principal: Principal) =>
-        operation("Groups.checkEligibility")(Effect.succeed({ eligible: eligibleDomain(principal) !== undefined })),
-
-      /**
-       * The verified organization named by the caller's email domain (`LookupGroup`). Every reason there is none (no
-       * such organization, not eligible) is the same NotFound, so that none can be told from another.
-       */
-      lookupVerified: (principal: Principal) =>
-        operation("Groups.lookupVerified")(Effect.flatMap(verifiedFor(principal), (group) =>
-          group === undefined
-            ? Effect.fail(notFoundForDomain())
-            : Effect.succeed(group))),
-
-      /**
-       * Asks the owners of the verified organization `groupUid` for access (`RequestGroupAccess`): it must be the
-       * one the caller's email domain names (else NotFound, as for `lookupVerified`). The request is a change-log
-       * entry of the organization; the same caller's next one within a day is ResourceExhausted.
-       */
-      requestAccess: Effect.fnUntraced(function*(principal: Principal, groupUid: string) {
-        if (groupUid === "") return yield* Errors.InvalidArgument.field("group_uid", "is required")
-        const group = yield* verifiedFor(principal)
-        if (group === undefined || group.uid !== groupUid || principal._tag !== "Identity") {
-          return yield* notFoundForDomain()
-        }
-        const requester = principal.uid
-        return yield* commit(
-          ops,
-          principal,
-          Effect.gen(function*() {
-            const now = yield* DateTime.now
-            const recent = yield* accessRequests.count({
-              ranges: [Uid.descendants(group.uid)],
-              conditions: [
-                { _tag: "Equals", column: "requester", value: requester },
-                {
-                  _tag: "AtLeast",
-                  column: "createTime",
-                  value: DateTime.toEpochMillis(now) - GroupAccessRequest.repeatAfterMillis
-                }
-              ]
-            })
-            if (recent > 0) {
-              return yield* new Errors.ResourceExhausted({
-                description: "you asked this organization for access within the last day; its owners have been told",
-                retryAfterSeconds: GroupAccessRequest.repeatAfterMillis / 1000,
-                reason: "ACCESS_ALREADY_REQUESTED"
-              })
-            }
-            yield* accessRequests.insert(
-              new GroupAccessRequest.GroupAccessRequest({
-                uid: Uid.makeChild(group.uid),
-                requester,
-                email: principal.email ?? "",
-                createTime: now
-              }, trusted)
-            ).pipe(unexpectedConflict)
-            return {}
-          })
-        )
-      }, operation("Groups.requestAccess")),
-
-      /** Deletes a group that has nothing below it. */
-      delete: (principal: Principal, uid: string) =>
-        operation("Groups.delete")(Resources.remove(ops, kind, principal, uid, { before: refuseIfNotEmpty }))
-    }
-    return service satisfies ResourceService.Writable<Group.Group>
-  })
-}) {}
+/** Groups: the organization hierarchy. */
+export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", { effect: make }) {}

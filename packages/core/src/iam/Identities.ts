@@ -65,283 +65,283 @@ export const filters = (options: IdentityListOptions): Lists.Filters => {
 /** How long static keys are trusted at most, and by default. */
 export const maxStaticKeysLifetime = { days: 365 } as const
 
-/** Identities, assumable by matching token claims. */
-export class Identities extends Effect.Service<Identities>()("@arbor/core/Identities", {
-  effect: Effect.gen(function*() {
-    const ops = yield* operations
-    const lastSeen = yield* LastSeen
-    const identities = yield* Repository.make(Identity.table, Identity.Identity)
-    const groups = yield* Repository.make(Group.table, Group.Group)
-    const bindings = yield* Repository.make(RoleBinding.table, RoleBinding.Record)
-    const metadata = yield* Repository.make(IdentityMetadata.table, IdentityMetadata.Stored)
-    const authorization = ops.authorization
-    const spec: Lists.ListSpec<Identity.Identity> = {
-      repository: identities,
-      capability: Identity.permissions.list,
-      visibleAt: "parent",
-      load: (records) => Effect.succeed(records.map(lastSeen.overlay))
-    }
+/** Builds the Identities service from the services in its context (as `Arbor.layer` does, beside the others). */
+export const make = Effect.gen(function*() {
+  const ops = yield* operations
+  const lastSeen = yield* LastSeen
+  const identities = yield* Repository.make(Identity.table, Identity.Identity)
+  const groups = yield* Repository.make(Group.table, Group.Group)
+  const bindings = yield* Repository.make(RoleBinding.table, RoleBinding.Record)
+  const metadata = yield* Repository.make(IdentityMetadata.table, IdentityMetadata.Stored)
+  const authorization = ops.authorization
+  const spec: Lists.ListSpec<Identity.Identity> = {
+    repository: identities,
+    capability: Identity.permissions.list,
+    visibleAt: "parent",
+    load: (records) => Effect.succeed(records.map(lastSeen.overlay))
+  }
 
-    /** Validates the caller's fields of an identity created at `createTime`. */
-    const validate = (input: unknown, createTime: DateTime.Utc) =>
-      Effect.gen(function*() {
-        const fields = yield* Validation.decode(Identity.CreateIdentity)(input)
-        const issuer = (url: string | undefined) =>
-          url === undefined ? undefined : IssuerUrl.error(url, { allowLoopback: ops.settings.allowLoopbackHttpIssuers })
-        const latest = DateTime.add(createTime, maxStaticKeysLifetime)
-        const violations = [
-          ["claimMatch.issuer", issuer(fields.claimMatch?.issuer)],
-          ["staticKeys.issuer", issuer(fields.staticKeys?.issuer)],
-          [
-            "staticKeys.expirationTime",
-            fields.staticKeys?.expirationTime !== undefined &&
-              DateTime.greaterThan(fields.staticKeys.expirationTime, latest)
-              ? "must be at most 365 days after the identity was created"
-              : undefined
-          ]
-        ].flatMap(([field, description]) =>
-          description === undefined ? [] : [new FieldViolation({ field: field!, description })]
+  /** Validates the caller's fields of an identity created at `createTime`. */
+  const validate = (input: unknown, createTime: DateTime.Utc) =>
+    Effect.gen(function*() {
+      const fields = yield* Validation.decode(Identity.CreateIdentity)(input)
+      const issuer = (url: string | undefined) =>
+        url === undefined ? undefined : IssuerUrl.error(url, { allowLoopback: ops.settings.allowLoopbackHttpIssuers })
+      const latest = DateTime.add(createTime, maxStaticKeysLifetime)
+      const violations = [
+        ["claimMatch.issuer", issuer(fields.claimMatch?.issuer)],
+        ["staticKeys.issuer", issuer(fields.staticKeys?.issuer)],
+        [
+          "staticKeys.expirationTime",
+          fields.staticKeys?.expirationTime !== undefined &&
+            DateTime.greaterThan(fields.staticKeys.expirationTime, latest)
+            ? "must be at most 365 days after the identity was created"
+            : undefined
+        ]
+      ].flatMap(([field, description]) =>
+        description === undefined ? [] : [new FieldViolation({ field: field!, description })]
+      )
+      const [first, ...rest] = violations
+      if (first !== undefined) return yield* new InvalidArgument({ violations: [first, ...rest] })
+      const staticKeys: StaticKeys | undefined = fields.staticKeys === undefined ? undefined : {
+        ...fields.staticKeys,
+        expirationTime: fields.staticKeys.expirationTime ?? latest
+      }
+      return {
+        name: fields.name,
+        description: fields.description,
+        ...(fields.claimMatch === undefined ? {} : { claimMatch: fields.claimMatch }),
+        ...(staticKeys === undefined ? {} : { staticKeys })
+      }
+    })
+
+  /** The identity's fields as a create request would give them. */
+  const asInput = (identity: Identity.Identity): Record<string, unknown> => ({
+    name: identity.name,
+    description: identity.description,
+    ...(identity.claimMatch === undefined ? {} : { claimMatch: identity.claimMatch }),
+    ...(identity.staticKeys === undefined ? {} : {
+      staticKeys: { ...identity.staticKeys, expirationTime: DateTime.formatIso(identity.staticKeys.expirationTime) }
+    })
+  })
+
+  const kind: Resources.Kind<Identity.Identity> = {
+    resourceType: "identity",
+    repository: identities,
+    permissions: Identity.permissions,
+    groupOf: Resources.parentGroup
+  }
+
+  /**
+   * Deletes the identity's refresh tokens, its sign-in record, its metadata and its role bindings, wherever they
+   * are.
+   */
+  const deleteBindings = (identity: Identity.Identity) =>
+    Effect.gen(function*() {
+      yield* ops.store.delete(RefreshToken.table, {
+        conditions: [{ _tag: "Equals", column: "parent", value: identity.uid }]
+      })
+      yield* ops.store.delete(Person.table, { ranges: [Uid.only(identity.uid)] })
+      yield* bindings.delete({ conditions: [{ _tag: "Equals", column: "identityUid", value: identity.uid }] })
+      yield* metadata.delete({ ranges: [Uid.only(identity.uid)] })
+    })
+
+  /**
+   * No escalation through identities (docs/api.md §7): whoever changes how an identity is assumed could then act as
+   * it, so they must hold every capability the identity holds, at each group where it holds it.
+   */
+  const requireEverythingHeldBy = (grants: Grants, identity: Uid.Uid) =>
+    Effect.flatMap(
+      authorization.grants(Principal.identity(identity)),
+      (held) => Effect.forEach(held.grants, (g) => requireAll(grants, [...g.capabilities], g.group), { discard: true })
+    )
+
+  /**
+   * The principal an operation on `uid` runs as: a person acting on their own (root-level) identity acts with full
+   * authority over it (not with a narrowed token); anyone else as themselves.
+   */
+  const actingOn = (principal: Principal.Principal, uid: string): Principal.Principal =>
+    Principal.actsAsItself(principal, uid) && Uid.isUid(uid) && Uid.parentOrNull(uid) === null
+      ? Principal.system
+      : principal
+
+  /** What a person may change of their own identity. */
+  const ownFields = ["name", "description"]
+
+  const service = {
+    /** Identities the caller may list (`identity.list` at their group or above), of one kind when asked. */
+    list: (principal: Principal.Principal, options: IdentityListOptions = {}) =>
+      operation("Identities.list")(Lists.list(ops, spec, principal, options, filters(options))),
+
+    /** One identity: with `identity.list` at its group, or a person's own. */
+    get: (principal: Principal.Principal, uid: string) =>
+      operation("Identities.get")(
+        Effect.map(Resources.get(ops, kind, actingOn(principal, uid), uid), lastSeen.overlay)
+      ),
+
+    /**
+     * The uid of the person who signs in with `issuer` and `subject`: theirs if they have signed in, else the one
+     * they will get (`LookupIdentity`). Any caller may ask.
+     */
+    lookup: (input: { readonly issuer: string; readonly subject: string }) =>
+      operation("Identities.lookup")(Effect.gen(function*() {
+        const violations = (["issuer", "subject"] as const).filter((field) => input[field] === "").map((field) =>
+          new FieldViolation({ field, description: "is required" })
         )
         const [first, ...rest] = violations
         if (first !== undefined) return yield* new InvalidArgument({ violations: [first, ...rest] })
-        const staticKeys: StaticKeys | undefined = fields.staticKeys === undefined ? undefined : {
-          ...fields.staticKeys,
-          expirationTime: fields.staticKeys.expirationTime ?? latest
-        }
-        return {
-          name: fields.name,
-          description: fields.description,
-          ...(fields.claimMatch === undefined ? {} : { claimMatch: fields.claimMatch }),
-          ...(staticKeys === undefined ? {} : { staticKeys })
-        }
-      })
-
-    /** The identity's fields as a create request would give them. */
-    const asInput = (identity: Identity.Identity): Record<string, unknown> => ({
-      name: identity.name,
-      description: identity.description,
-      ...(identity.claimMatch === undefined ? {} : { claimMatch: identity.claimMatch }),
-      ...(identity.staticKeys === undefined ? {} : {
-        staticKeys: { ...identity.staticKeys, expirationTime: DateTime.formatIso(identity.staticKeys.expirationTime) }
-      })
-    })
-
-    const kind: Resources.Kind<Identity.Identity> = {
-      resourceType: "identity",
-      repository: identities,
-      permissions: Identity.permissions,
-      groupOf: Resources.parentGroup
-    }
+        const known = yield* Person.find(ops.store, input.issuer, input.subject)
+        return { uid: known ?? Person.uidFor(input.issuer, input.subject) }
+      })),
 
     /**
-     * Deletes the identity's refresh tokens, its sign-in record, its metadata and its role bindings, wherever they
-     * are.
+     * Updates the caller's own metadata (`UpdateIdentityMetadata`): any identity may, on itself only, but not with a
+     * narrowed token. `request` is `{identityMetadata, updateMask}`; without a mask, the fields present change.
      */
-    const deleteBindings = (identity: Identity.Identity) =>
-      Effect.gen(function*() {
-        yield* ops.store.delete(RefreshToken.table, {
-          conditions: [{ _tag: "Equals", column: "parent", value: identity.uid }]
+    updateMetadata: Effect.fnUntraced(function*(principal: Principal.Principal, request: {
+      readonly identityMetadata?: unknown
+      readonly updateMask?: string | undefined
+    }) {
+      if (principal._tag !== "Identity" || !Principal.actsAsItself(principal, principal.uid)) {
+        return yield* new PermissionDenied({ capability: "identity.update", resource: "identity metadata" })
+      }
+      const patch = request.identityMetadata ?? {}
+      if (typeof patch !== "object" || patch === null || Array.isArray(patch)) {
+        return yield* InvalidArgument.field("identityMetadata", "must be an object")
+      }
+      const mask = yield* FieldMask.parse(request.updateMask, IdentityMetadata.fields)
+      return yield* commit(
+        ops,
+        principal,
+        Effect.gen(function*() {
+          const identity = yield* orNotFound(identities.get(principal.uid), "identity", principal.uid)
+          const current = yield* metadata.get(identity.uid)
+          const before = current._tag === "Some" ? current.value.fields : undefined
+          const fields = yield* Validation.decode(IdentityMetadata.Fields, "identityMetadata")(
+            FieldMask.apply(before ?? {}, patch as Record<string, unknown>, mask, IdentityMetadata.fields)
+          )
+          const changed = before === undefined ||
+            Object.keys(fields).some((k) => fields[k as keyof typeof fields] !== before[k as keyof typeof fields])
+          if (changed) {
+            const stored = new IdentityMetadata.Stored(
+              { uid: identity.uid, fields, updateTime: yield* DateTime.now },
+              trusted
+            )
+            yield* (before === undefined ? metadata.insert(stored) : metadata.update(stored)).pipe(
+              unexpectedConflict
+            )
+          }
+          return new IdentityMetadata.IdentityMetadata({
+            uid: identity.uid,
+            name: identity.name,
+            ...IdentityMetadata.namesOf(identity.name),
+            ...fields
+          }, trusted)
         })
-        yield* ops.store.delete(Person.table, { ranges: [Uid.only(identity.uid)] })
-        yield* bindings.delete({ conditions: [{ _tag: "Equals", column: "identityUid", value: identity.uid }] })
-        yield* metadata.delete({ ranges: [Uid.only(identity.uid)] })
-      })
-
-    /**
-     * No escalation through identities (docs/api.md §7): whoever changes how an identity is assumed could then act as
-     * it, so they must hold every capability the identity holds, at each group where it holds it.
-     */
-    const requireEverythingHeldBy = (grants: Grants, identity: Uid.Uid) =>
-      Effect.flatMap(
-        authorization.grants(Principal.identity(identity)),
-        (held) =>
-          Effect.forEach(held.grants, (g) => requireAll(grants, [...g.capabilities], g.group), { discard: true })
       )
+    }, operation("Identities.updateMetadata")),
+
+    /** Creates an identity in group `groupUid`. */
+    create: Effect.fnUntraced(function*(principal: Principal.Principal, groupUid: string, input: unknown) {
+      const group = yield* Uid.parse(groupUid, "parent")
+      yield* authorization.check(principal, Identity.permissions.create, group)
+      const now = yield* DateTime.now
+      const fields = yield* validate(input, now)
+      return yield* commit(
+        ops,
+        principal,
+        Effect.gen(function*() {
+          yield* orNotFound(groups.get(group), "group", group)
+          const identity = new Identity.Identity({
+            uid: Uid.makeChild(group),
+            ...fields,
+            lastSeenTime: now,
+            createTime: now,
+            updateTime: now
+          }, trusted)
+          yield* identities.insert(identity).pipe(
+            conflict("identity", `an identity named '${fields.name}' already exists in ${group}`)
+          )
+          return identity
+        })
+      )
+    }, operation("Identities.create")),
 
     /**
-     * The principal an operation on `uid` runs as: a person acting on their own (root-level) identity acts with full
-     * authority over it (not with a narrowed token); anyone else as themselves.
+     * Updates an identity: the fields present in `patch`, or those named by `updateMask`. `claimMatch` and
+     * `staticKeys` are one choice: setting one clears the other. Changing either needs, besides `identity.update`,
+     * every capability the identity holds through its bindings, where it holds them. A person may change the
+     * name and description of their own identity.
      */
-    const actingOn = (principal: Principal.Principal, uid: string): Principal.Principal =>
-      Principal.actsAsItself(principal, uid) && Uid.isUid(uid) && Uid.parentOrNull(uid) === null
-        ? Principal.system
-        : principal
-
-    /** What a person may change of their own identity. */
-    const ownFields = ["name", "description"]
-
-    const service = {
-      /** Identities the caller may list (`identity.list` at their group or above), of one kind when asked. */
-      list: (principal: Principal.Principal, options: IdentityListOptions = {}) =>
-        operation("Identities.list")(Lists.list(ops, spec, principal, options, filters(options))),
-
-      /** One identity: with `identity.list` at its group, or a person's own. */
-      get: (principal: Principal.Principal, uid: string) =>
-        operation("Identities.get")(
-          Effect.map(Resources.get(ops, kind, actingOn(principal, uid), uid), lastSeen.overlay)
-        ),
-
-      /**
-       * The uid of the person who signs in with `issuer` and `subject`: theirs if they have signed in, else the one
-       * they will get (`LookupIdentity`). Any caller may ask.
-       */
-      lookup: (input: { readonly issuer: string; readonly subject: string }) =>
-        operation("Identities.lookup")(Effect.gen(function*() {
-          const violations = (["issuer", "subject"] as const).filter((field) => input[field] === "").map((field) =>
-            new FieldViolation({ field, description: "is required" })
-          )
-          const [first, ...rest] = violations
-          if (first !== undefined) return yield* new InvalidArgument({ violations: [first, ...rest] })
-          const known = yield* Person.find(ops.store, input.issuer, input.subject)
-          return { uid: known ?? Person.uidFor(input.issuer, input.subject) }
-        })),
-
-      /**
-       * Updates the caller's own metadata (`UpdateIdentityMetadata`): any identity may, on itself only, but not with a
-       * narrowed token. `request` is `{identityMetadata, updateMask}`; without a mask, the fields present change.
-       */
-      updateMetadata: Effect.fnUntraced(function*(principal: Principal.Principal, request: {
-        readonly identityMetadata?: unknown
-        readonly updateMask?: string | undefined
-      }) {
-        if (principal._tag !== "Identity" || !Principal.actsAsItself(principal, principal.uid)) {
-          return yield* new PermissionDenied({ capability: "identity.update", resource: "identity metadata" })
-        }
-        const patch = request.identityMetadata ?? {}
-        if (typeof patch !== "object" || patch === null || Array.isArray(patch)) {
-          return yield* InvalidArgument.field("identityMetadata", "must be an object")
-        }
-        const mask = yield* FieldMask.parse(request.updateMask, IdentityMetadata.fields)
-        return yield* commit(
-          ops,
-          principal,
-          Effect.gen(function*() {
-            const identity = yield* orNotFound(identities.get(principal.uid), "identity", principal.uid)
-            const current = yield* metadata.get(identity.uid)
-            const before = current._tag === "Some" ? current.value.fields : undefined
-            const fields = yield* Validation.decode(IdentityMetadata.Fields, "identityMetadata")(
-              FieldMask.apply(before ?? {}, patch as Record<string, unknown>, mask, IdentityMetadata.fields)
-            )
-            const changed = before === undefined ||
-              Object.keys(fields).some((k) => fields[k as keyof typeof fields] !== before[k as keyof typeof fields])
-            if (changed) {
-              const stored = new IdentityMetadata.Stored(
-                { uid: identity.uid, fields, updateTime: yield* DateTime.now },
-                trusted
-              )
-              yield* (before === undefined ? metadata.insert(stored) : metadata.update(stored)).pipe(
-                unexpectedConflict
-              )
-            }
-            return new IdentityMetadata.IdentityMetadata({
-              uid: identity.uid,
-              name: identity.name,
-              ...IdentityMetadata.namesOf(identity.name),
-              ...fields
-            }, trusted)
-          })
+    update: (
+      principal: Principal.Principal,
+      uid: string,
+      patch: unknown,
+      updateMask?: string
+    ) =>
+      operation("Identities.update")(
+        Effect.gen(function*() {
+          const actor = actingOn(principal, uid)
+          if (actor === principal) return actor
+          const mask = yield* FieldMask.parse(updateMask, Identity.fields)
+          const body = Predicate.isRecord(patch) ? patch : {}
+          const changed = FieldMask.changed(body, mask, Identity.fields).filter((f) => !ownFields.includes(f))
+          if (changed.length > 0) {
+            return yield* new PermissionDenied({ capability: Identity.permissions.update, resource: uid })
+          }
+          return actor
+        }).pipe(
+          Effect.flatMap((actor) =>
+            Resources.update(ops, kind, actor, uid, {
+              patch,
+              updateMask,
+              fields: Identity.fields,
+              apply: (current, { body, grants, mask, updateTime }) =>
+                Effect.gen(function*() {
+                  const changed = FieldMask.changed(body, mask, Identity.fields)
+                  const merged = FieldMask.apply(asInput(current), body, mask, Identity.fields)
+                  if (
+                    changed.includes("claimMatch") && body.claimMatch !== undefined && !changed.includes("staticKeys")
+                  ) {
+                    delete merged.staticKeys
+                  }
+                  if (
+                    changed.includes("staticKeys") && body.staticKeys !== undefined && !changed.includes("claimMatch")
+                  ) {
+                    delete merged.claimMatch
+                  }
+                  const fields = yield* validate(merged, current.createTime)
+                  if (Identity.assumption(fields) !== Identity.assumption(current)) {
+                    yield* requireEverythingHeldBy(grants, current.uid)
+                  }
+                  return new Identity.Identity({
+                    uid: current.uid,
+                    ...fields,
+                    ...(current.email === undefined ? {} : { email: current.email }),
+                    ...(current.emailUnverified === undefined ? {} : { emailUnverified: current.emailUnverified }),
+                    lastSeenTime: current.lastSeenTime,
+                    createTime: current.createTime,
+                    updateTime
+                  }, trusted)
+                }),
+              duplicate: (next) => `an identity named '${next.name}' already exists beside ${next.uid}`
+            })
+          ),
+          Effect.map(lastSeen.overlay)
         )
-      }, operation("Identities.updateMetadata")),
+      ),
 
-      /** Creates an identity in group `groupUid`. */
-      create: Effect.fnUntraced(function*(principal: Principal.Principal, groupUid: string, input: unknown) {
-        const group = yield* Uid.parse(groupUid, "parent")
-        yield* authorization.check(principal, Identity.permissions.create, group)
-        const now = yield* DateTime.now
-        const fields = yield* validate(input, now)
-        return yield* commit(
-          ops,
-          principal,
-          Effect.gen(function*() {
-            yield* orNotFound(groups.get(group), "group", group)
-            const identity = new Identity.Identity({
-              uid: Uid.makeChild(group),
-              ...fields,
-              lastSeenTime: now,
-              createTime: now,
-              updateTime: now
-            }, trusted)
-            yield* identities.insert(identity).pipe(
-              conflict("identity", `an identity named '${fields.name}' already exists in ${group}`)
-            )
-            return identity
-          })
-        )
-      }, operation("Identities.create")),
+    /**
+     * Deletes an identity and, atomically, every role binding and refresh token of it. A person may delete their
+     * own identity.
+     */
+    delete: (principal: Principal.Principal, uid: string) =>
+      operation("Identities.delete")(
+        Resources.remove(ops, kind, actingOn(principal, uid), uid, { before: deleteBindings })
+      )
+  }
+  return service satisfies ResourceService.Writable<Identity.Identity, IdentityListOptions>
+})
 
-      /**
-       * Updates an identity: the fields present in `patch`, or those named by `updateMask`. `claimMatch` and
-       * `staticKeys` are one choice: setting one clears the other. Changing either needs, besides `identity.update`,
-       * every capability the identity holds through its bindings, where it holds them. A person may change the
-       * name and description of their own identity.
-       */
-      update: (
-        principal: Principal.Principal,
-        uid: string,
-        patch: unknown,
-        updateMask?: string
-      ) =>
-        operation("Identities.update")(
-          Effect.gen(function*() {
-            const actor = actingOn(principal, uid)
-            if (actor === principal) return actor
-            const mask = yield* FieldMask.parse(updateMask, Identity.fields)
-            const body = Predicate.isRecord(patch) ? patch : {}
-            const changed = FieldMask.changed(body, mask, Identity.fields).filter((f) => !ownFields.includes(f))
-            if (changed.length > 0) {
-              return yield* new PermissionDenied({ capability: Identity.permissions.update, resource: uid })
-            }
-            return actor
-          }).pipe(
-            Effect.flatMap((actor) =>
-              Resources.update(ops, kind, actor, uid, {
-                patch,
-                updateMask,
-                fields: Identity.fields,
-                apply: (current, { body, grants, mask, updateTime }) =>
-                  Effect.gen(function*() {
-                    const changed = FieldMask.changed(body, mask, Identity.fields)
-                    const merged = FieldMask.apply(asInput(current), body, mask, Identity.fields)
-                    if (
-                      changed.includes("claimMatch") && body.claimMatch !== undefined && !changed.includes("staticKeys")
-                    ) {
-                      delete merged.staticKeys
-                    }
-                    if (
-                      changed.includes("staticKeys") && body.staticKeys !== undefined && !changed.includes("claimMatch")
-                    ) {
-                      delete merged.claimMatch
-                    }
-                    const fields = yield* validate(merged, current.createTime)
-                    if (Identity.assumption(fields) !== Identity.assumption(current)) {
-                      yield* requireEverythingHeldBy(grants, current.uid)
-                    }
-                    return new Identity.Identity({
-                      uid: current.uid,
-                      ...fields,
-                      ...(current.email === undefined ? {} : { email: current.email }),
-                      ...(current.emailUnverified === undefined ? {} : { emailUnverified: current.emailUnverified }),
-                      lastSeenTime: current.lastSeenTime,
-                      createTime: current.createTime,
-                      updateTime
-                    }, trusted)
-                  }),
-                duplicate: (next) => `an identity named '${next.name}' already exists beside ${next.uid}`
-              })
-            ),
-            Effect.map(lastSeen.overlay)
-          )
-        ),
-
-      /**
-       * Deletes an identity and, atomically, every role binding and refresh token of it. A person may delete their
-       * own identity.
-       */
-      delete: (principal: Principal.Principal, uid: string) =>
-        operation("Identities.delete")(
-          Resources.remove(ops, kind, actingOn(principal, uid), uid, { before: deleteBindings })
-        )
-    }
-    return service satisfies ResourceService.Writable<Identity.Identity, IdentityListOptions>
-  })
-}) {}
+/** Identities, assumable by matching token claims. */
+export class Identities extends Effect.Service<Identities>()("@arbor/core/Identities", { effect: make }) {}

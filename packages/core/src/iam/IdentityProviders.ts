@@ -33,164 +33,167 @@ import * as Role from "./Role.js"
 const withoutSecret = ({ grantedBy: _g, oidc: { clientSecret: _, ...oidc }, ...record }: IdentityProvider.Record) =>
   new IdentityProvider.IdentityProvider({ ...record, oidc }, trusted)
 
-/** Identity providers: upstream OIDC providers for a group. */
-export class IdentityProviders extends Effect.Service<IdentityProviders>()("@arbor/core/IdentityProviders", {
-  effect: Effect.gen(function*() {
-    const ops = yield* operations
-    const providers = yield* Repository.make(IdentityProvider.table, IdentityProvider.Record)
-    const groups = yield* Repository.make(Group.table, Group.Group)
-    const roles = yield* Repository.make(Role.table, Role.Role)
-    const mappings = yield* Repository.make(ExternalGroupRoleMapping.table, ExternalGroupRoleMapping.Record)
-    const credentials = yield* Repository.make(ScimCredential.table, ScimCredential.Record)
-    const scimUsers = yield* Repository.make(ScimUser.table, ScimUser.Record)
-    const authorization = ops.authorization
-    const { sealing } = yield* Secrets
-    /** The validated fields as stored: the client secret sealed. */
-    const sealed = <F extends { readonly oidc: { readonly clientSecret: string } }>(fields: F): F => ({
-      ...fields,
-      oidc: { ...fields.oidc, clientSecret: Sealing.seal(sealing, fields.oidc.clientSecret) }
-    })
-    const kind: Resources.Kind<IdentityProvider.Record> = {
-      resourceType: "identity provider",
-      repository: providers,
-      permissions: IdentityProvider.permissions,
-      groupOf: Resources.parentGroup
-    }
-    const spec: Lists.ListSpec<IdentityProvider.IdentityProvider, IdentityProvider.Record> = {
-      repository: providers,
-      capability: IdentityProvider.permissions.list,
-      visibleAt: "parent",
-      load: (records) => Effect.succeed(records.map(withoutSecret))
-    }
-
-    /** Validates a provider's fields: the schema, then the issuer against the configured policy. */
-    const validate = (input: unknown) =>
-      Effect.gen(function*() {
-        const fields = yield* Validation.decode(IdentityProvider.CreateIdentityProvider)(input)
-        const error = IssuerUrl.error(fields.oidc.issuer, { allowLoopback: ops.settings.allowLoopbackHttpIssuers })
-        if (error !== undefined) return yield* InvalidArgument.field("oidc.issuer", error)
-        return fields
-      })
-
-    const service = {
-      /** Providers the caller may list (`identity_providers.list` at their group or above). */
-      list: (principal: Principal, options: Lists.ListOptions = {}) =>
-        operation("IdentityProviders.list")(Lists.list(ops, spec, principal, options)),
-
-      /** A provider, with its SCIM provisioning's status. */
-      get: (principal: Principal, uid: string) =>
-        operation("IdentityProviders.get")(Effect.gen(function*() {
-          const record = yield* Resources.get(ops, kind, principal, uid)
-          const scim = yield* Effect.map(credentials.get(record.uid), Option.getOrUndefined)
-          const endpoint = ScimCredential.endpointOf(ops.settings.apiUrl ?? "", record.uid)
-          return new IdentityProvider.IdentityProvider({
-            ...withoutSecret(record),
-            scim: ScimCredential.statusOf(scim, endpoint, yield* DateTime.now)
-          }, trusted)
-        })),
-
-      /** Creates a provider in `groupUid`; its default role must be grantable there by the caller. */
-      create: Effect.fnUntraced(function*(principal: Principal, groupUid: string, input: unknown) {
-        const group = yield* Uid.parse(groupUid, "parent")
-        const grants = yield* authorization.grants(principal)
-        yield* grants.require(IdentityProvider.permissions.create, group)
-        const fields = yield* validate(input)
-        return yield* commit(
-          ops,
-          principal,
-          Effect.gen(function*() {
-            yield* orNotFound(groups.get(group), "group", group)
-            yield* grantable(roles, grants, fields.defaultRole, group)
-            const now = yield* DateTime.now
-            const record: IdentityProvider.Record = {
-              uid: Uid.makeChild(group),
-              ...sealed(fields),
-              grantedBy: grantor(principal),
-              createTime: now,
-              updateTime: now
-            }
-            yield* providers.insert(record).pipe(
-              conflict("identity provider", `an identity provider named '${fields.name}' already exists in ${group}`)
-            )
-            return withoutSecret(record)
-          })
-        )
-      }, operation("IdentityProviders.create")),
-
-      /** Updates a provider; an `oidc` without `clientSecret` keeps the stored secret. */
-      update: (
-        principal: Principal,
-        uid: string,
-        patch: unknown,
-        updateMask?: string
-      ) =>
-        operation("IdentityProviders.update")(
-          Resources.update(ops, kind, principal, uid, {
-            patch,
-            updateMask,
-            fields: IdentityProvider.fields,
-            apply: (current, request) =>
-              Effect.gen(function*() {
-                const { createTime: _c, grantedBy: _g, uid: _u, updateTime: _t, ...stored } = current
-                const clientSecret = yield* Sealing.open(sealing, stored.oidc.clientSecret)
-                const input = { ...stored, oidc: { ...stored.oidc, clientSecret } }
-                const merged = FieldMask.apply(input, request.body, request.mask, IdentityProvider.fields)
-                const oidc = merged.oidc as Record<string, unknown> | undefined
-                if (oidc !== undefined && oidc.clientSecret === undefined) merged.oidc = { ...oidc, clientSecret }
-                const fields = yield* validate(merged)
-                if (fields.defaultRole !== current.defaultRole) {
-                  yield* grantable(roles, request.grants, fields.defaultRole, kind.groupOf(current.uid))
-                }
-                return { ...current, ...sealed(fields), grantedBy: grantor(principal), updateTime: request.updateTime }
-              }),
-            duplicate: (next) => `an identity provider named '${next.name}' already exists beside ${next.uid}`
-          }).pipe(
-            Effect.map(withoutSecret)
-          )
-        ),
-
-      /** Deletes a provider and, atomically, its group mappings, SCIM configuration and provisioned users. */
-      delete: (principal: Principal, uid: string) =>
-        operation("IdentityProviders.delete")(
-          Resources.remove<IdentityProvider.Record, Internal, never>(ops, kind, principal, uid, {
-            before: (provider) =>
-              Effect.all([
-                mappings.delete({ ranges: [Uid.descendants(provider.uid)] }),
-                scimUsers.delete({ ranges: [Uid.descendants(provider.uid)] }),
-                credentials.delete({ ranges: [Uid.only(provider.uid)] })
-              ], { discard: true })
-          })
-        ),
-
-      /**
-       * True when provider `uid`'s client secret is `candidate` ("" for none), compared in constant time; for those
-       * who may change it (`identity_providers.create` at its group), who could replace it anyway. The secret itself
-       * is never returned. IAM as code asks it to plan a secret's change without reading the secret.
-       */
-      clientSecretIs: (principal: Principal, uid: string, candidate: string) =>
-        operation("IdentityProviders.clientSecretIs")(Effect.gen(function*() {
-          const record = yield* Resources.get(ops, kind, principal, uid)
-          yield* authorization.check(principal, IdentityProvider.permissions.create, kind.groupOf(record.uid), uid)
-          const stored = yield* Sealing.open(sealing, record.oidc.clientSecret)
-          const digest = (text: string) => createHash("sha256").update(text).digest()
-          return timingSafeEqual(digest(stored), digest(candidate))
-        })),
-
-      /**
-       * Seals under the current key the client secrets that are not (stored before sealing began, or under a
-       * retired key), at a server's start; returns how many. Not a change of any provider: no change-log entry, no new update
-       * time.
-       */
-      sealStoredSecrets: ops.store.transaction(Effect.gen(function*() {
-        const stored = yield* providers.find({ order: [{ column: "uid", direction: "asc" }] })
-        const stale = stored.filter((record) => Sealing.needsSealing(sealing, record.oidc.clientSecret))
-        for (const record of stale) {
-          const clientSecret = Sealing.seal(sealing, yield* Sealing.open(sealing, record.oidc.clientSecret))
-          yield* providers.rewrite({ ...record, oidc: { ...record.oidc, clientSecret } }).pipe(Effect.orDie)
-        }
-        return stale.length
-      })).pipe(Repository.orInternal)
-    }
-    return service satisfies ResourceService.Writable<IdentityProvider.IdentityProvider>
+/** Builds the IdentityProviders service from the services in its context (as `Arbor.layer` does, beside the others). */
+export const make = Effect.gen(function*() {
+  const ops = yield* operations
+  const providers = yield* Repository.make(IdentityProvider.table, IdentityProvider.Record)
+  const groups = yield* Repository.make(Group.table, Group.Group)
+  const roles = yield* Repository.make(Role.table, Role.Role)
+  const mappings = yield* Repository.make(ExternalGroupRoleMapping.table, ExternalGroupRoleMapping.Record)
+  const credentials = yield* Repository.make(ScimCredential.table, ScimCredential.Record)
+  const scimUsers = yield* Repository.make(ScimUser.table, ScimUser.Record)
+  const authorization = ops.authorization
+  const { sealing } = yield* Secrets
+  /** The validated fields as stored: the client secret sealed. */
+  const sealed = <F extends { readonly oidc: { readonly clientSecret: string } }>(fields: F): F => ({
+    ...fields,
+    oidc: { ...fields.oidc, clientSecret: Sealing.seal(sealing, fields.oidc.clientSecret) }
   })
-}) {}
+  const kind: Resources.Kind<IdentityProvider.Record> = {
+    resourceType: "identity provider",
+    repository: providers,
+    permissions: IdentityProvider.permissions,
+    groupOf: Resources.parentGroup
+  }
+  const spec: Lists.ListSpec<IdentityProvider.IdentityProvider, IdentityProvider.Record> = {
+    repository: providers,
+    capability: IdentityProvider.permissions.list,
+    visibleAt: "parent",
+    load: (records) => Effect.succeed(records.map(withoutSecret))
+  }
+
+  /** Validates a provider's fields: the schema, then the issuer against the configured policy. */
+  const validate = (input: unknown) =>
+    Effect.gen(function*() {
+      const fields = yield* Validation.decode(IdentityProvider.CreateIdentityProvider)(input)
+      const error = IssuerUrl.error(fields.oidc.issuer, { allowLoopback: ops.settings.allowLoopbackHttpIssuers })
+      if (error !== undefined) return yield* InvalidArgument.field("oidc.issuer", error)
+      return fields
+    })
+
+  const service = {
+    /** Providers the caller may list (`identity_providers.list` at their group or above). */
+    list: (principal: Principal, options: Lists.ListOptions = {}) =>
+      operation("IdentityProviders.list")(Lists.list(ops, spec, principal, options)),
+
+    /** A provider, with its SCIM provisioning's status. */
+    get: (principal: Principal, uid: string) =>
+      operation("IdentityProviders.get")(Effect.gen(function*() {
+        const record = yield* Resources.get(ops, kind, principal, uid)
+        const scim = yield* Effect.map(credentials.get(record.uid), Option.getOrUndefined)
+        const endpoint = ScimCredential.endpointOf(ops.settings.apiUrl ?? "", record.uid)
+        return new IdentityProvider.IdentityProvider({
+          ...withoutSecret(record),
+          scim: ScimCredential.statusOf(scim, endpoint, yield* DateTime.now)
+        }, trusted)
+      })),
+
+    /** Creates a provider in `groupUid`; its default role must be grantable there by the caller. */
+    create: Effect.fnUntraced(function*(principal: Principal, groupUid: string, input: unknown) {
+      const group = yield* Uid.parse(groupUid, "parent")
+      const grants = yield* authorization.grants(principal)
+      yield* grants.require(IdentityProvider.permissions.create, group)
+      const fields = yield* validate(input)
+      return yield* commit(
+        ops,
+        principal,
+        Effect.gen(function*() {
+          yield* orNotFound(groups.get(group), "group", group)
+          yield* grantable(roles, grants, fields.defaultRole, group)
+          const now = yield* DateTime.now
+          const record: IdentityProvider.Record = {
+            uid: Uid.makeChild(group),
+            ...sealed(fields),
+            grantedBy: grantor(principal),
+            createTime: now,
+            updateTime: now
+          }
+          yield* providers.insert(record).pipe(
+            conflict("identity provider", `an identity provider named '${fields.name}' already exists in ${group}`)
+          )
+          return withoutSecret(record)
+        })
+      )
+    }, operation("IdentityProviders.create")),
+
+    /** Updates a provider; an `oidc` without `clientSecret` keeps the stored secret. */
+    update: (
+      principal: Principal,
+      uid: string,
+      patch: unknown,
+      updateMask?: string
+    ) =>
+      operation("IdentityProviders.update")(
+        Resources.update(ops, kind, principal, uid, {
+          patch,
+          updateMask,
+          fields: IdentityProvider.fields,
+          apply: (current, request) =>
+            Effect.gen(function*() {
+              const { createTime: _c, grantedBy: _g, uid: _u, updateTime: _t, ...stored } = current
+              const clientSecret = yield* Sealing.open(sealing, stored.oidc.clientSecret)
+              const input = { ...stored, oidc: { ...stored.oidc, clientSecret } }
+              const merged = FieldMask.apply(input, request.body, request.mask, IdentityProvider.fields)
+              const oidc = merged.oidc as Record<string, unknown> | undefined
+              if (oidc !== undefined && oidc.clientSecret === undefined) merged.oidc = { ...oidc, clientSecret }
+              const fields = yield* validate(merged)
+              if (fields.defaultRole !== current.defaultRole) {
+                yield* grantable(roles, request.grants, fields.defaultRole, kind.groupOf(current.uid))
+              }
+              return { ...current, ...sealed(fields), grantedBy: grantor(principal), updateTime: request.updateTime }
+            }),
+          duplicate: (next) => `an identity provider named '${next.name}' already exists beside ${next.uid}`
+        }).pipe(
+          Effect.map(withoutSecret)
+        )
+      ),
+
+    /** Deletes a provider and, atomically, its group mappings, SCIM configuration and provisioned users. */
+    delete: (principal: Principal, uid: string) =>
+      operation("IdentityProviders.delete")(
+        Resources.remove<IdentityProvider.Record, Internal, never>(ops, kind, principal, uid, {
+          before: (provider) =>
+            Effect.all([
+              mappings.delete({ ranges: [Uid.descendants(provider.uid)] }),
+              scimUsers.delete({ ranges: [Uid.descendants(provider.uid)] }),
+              credentials.delete({ ranges: [Uid.only(provider.uid)] })
+            ], { discard: true })
+        })
+      ),
+
+    /**
+     * True when provider `uid`'s client secret is `candidate` ("" for none), compared in constant time; for those
+     * who may change it (`identity_providers.create` at its group), who could replace it anyway. The secret itself
+     * is never returned. IAM as code asks it to plan a secret's change without reading the secret.
+     */
+    clientSecretIs: (principal: Principal, uid: string, candidate: string) =>
+      operation("IdentityProviders.clientSecretIs")(Effect.gen(function*() {
+        const record = yield* Resources.get(ops, kind, principal, uid)
+        yield* authorization.check(principal, IdentityProvider.permissions.create, kind.groupOf(record.uid), uid)
+        const stored = yield* Sealing.open(sealing, record.oidc.clientSecret)
+        const digest = (text: string) => createHash("sha256").update(text).digest()
+        return timingSafeEqual(digest(stored), digest(candidate))
+      })),
+
+    /**
+     * Seals under the current key the client secrets that are not (stored before sealing began, or under a
+     * retired key), at a server's start; returns how many. Not a change of any provider: no change-log entry, no new update
+     * time.
+     */
+    sealStoredSecrets: ops.store.transaction(Effect.gen(function*() {
+      const stored = yield* providers.find({ order: [{ column: "uid", direction: "asc" }] })
+      const stale = stored.filter((record) => Sealing.needsSealing(sealing, record.oidc.clientSecret))
+      for (const record of stale) {
+        const clientSecret = Sealing.seal(sealing, yield* Sealing.open(sealing, record.oidc.clientSecret))
+        yield* providers.rewrite({ ...record, oidc: { ...record.oidc, clientSecret } }).pipe(Effect.orDie)
+      }
+      return stale.length
+    })).pipe(Repository.orInternal)
+  }
+  return service satisfies ResourceService.Writable<IdentityProvider.IdentityProvider>
+})
+
+/** Identity providers: upstream OIDC providers for a group. */
+export class IdentityProviders
+  extends Effect.Service<IdentityProviders>()("@arbor/core/IdentityProviders", { effect: make })
+{}

@@ -50,203 +50,204 @@ export const filters = (options: RoleBindingListOptions): Lists.Filters => {
   return { conditions, violations, digest: [options.identity, options.group, options.role] }
 }
 
-/** Role bindings: an identity holding a role in a group and everything below it. */
-export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/RoleBindings", {
-  effect: Effect.gen(function*() {
-    const ops = yield* operations
-    const bindings = yield* Repository.make(RoleBinding.table, RoleBinding.Record)
-    const identities = yield* Repository.make(Identity.table, Identity.Identity)
-    const groups = yield* Repository.make(Group.table, Group.Group)
-    const roles = yield* Repository.make(Role.table, Role.Role)
-    const scimUsers = yield* Repository.make(ScimUser.table, ScimUser.Record)
-    const authorization = ops.authorization
+/** Builds the RoleBindings service from the services in its context (as `Arbor.layer` does, beside the others). */
+export const make = Effect.gen(function*() {
+  const ops = yield* operations
+  const bindings = yield* Repository.make(RoleBinding.table, RoleBinding.Record)
+  const identities = yield* Repository.make(Identity.table, Identity.Identity)
+  const groups = yield* Repository.make(Group.table, Group.Group)
+  const roles = yield* Repository.make(Role.table, Role.Role)
+  const scimUsers = yield* Repository.make(ScimUser.table, ScimUser.Record)
+  const authorization = ops.authorization
 
-    /** Embeds each binding's identity, group and role as far as the caller may read them. */
-    const embedding = yield* Embedding.make
-    const hydrate = embedding.bindings
-    const hydrateOne = (record: RoleBinding.Record, grants: Grants) =>
-      Effect.map(hydrate([record], grants), (bs) => bs[0]!)
+  /** Embeds each binding's identity, group and role as far as the caller may read them. */
+  const embedding = yield* Embedding.make
+  const hydrate = embedding.bindings
+  const hydrateOne = (record: RoleBinding.Record, grants: Grants) =>
+    Effect.map(hydrate([record], grants), (bs) => bs[0]!)
 
-    const spec: Lists.ListSpec<RoleBinding.RoleBinding, RoleBinding.Record> = {
-      repository: bindings,
-      capability: RoleBinding.permissions.list,
-      visibleAt: "parent",
-      load: hydrate
-    }
+  const spec: Lists.ListSpec<RoleBinding.RoleBinding, RoleBinding.Record> = {
+    repository: bindings,
+    capability: RoleBinding.permissions.list,
+    visibleAt: "parent",
+    load: hydrate
+  }
+
+  /**
+   * The group of the identity provider whose SCIM client provisioned person `identityUid`, when it is `group` or
+   * above it: a person is bound only there, by those who may list that group's identities (docs/api.md §13).
+   */
+  const provisionedFor = (identityUid: Uid.Uid, group: Uid.Uid) =>
+    Effect.map(
+      scimUsers.find({
+        conditions: [
+          { _tag: "Equals", column: "identityUid", value: identityUid },
+          { _tag: "Equals", column: "deleted", value: false }
+        ],
+        order: [{ column: "uid", direction: "asc" }]
+      }),
+      (users) =>
+        users.map((user) => Uid.parentOrNull(Uid.parentOrNull(user.uid) ?? user.uid))
+          .find((providerGroup) => providerGroup !== null && Uid.isAncestorOrSelf(providerGroup, group)) ?? null
+    )
+
+  /**
+   * Checks what a binding at `group` may reference: the group exists, the caller may see the identity (a person's,
+   * at the group of the provider that provisioned them, else at `group`), a workload's exists, the caller may see
+   * the role, it is built in or defined at `group` or above, and the caller holds every capability of the role.
+   * A person is referenced by the uid `LookupIdentity` gives, whether or not they have signed in yet (the binding
+   * holds from their first sign-in) and alike either way, so that a binding tells nobody whether they have.
+   */
+  const checkReferences = (grants: Grants, group: Uid.Uid, identityUid: Uid.Uid, roleUid: Uid.Uid) =>
+    Effect.gen(function*() {
+      const groupValue = yield* orNotFound(groups.get(group), "group", group)
+      const person = Uid.parentOrNull(identityUid) === null
+      const identityGroup = person
+        ? (yield* provisionedFor(identityUid, group)) ?? group
+        : Uid.parentOrNull(identityUid)!
+      if (!grants.holds(Identity.permissions.list, identityGroup)) {
+        return yield* new PermissionDenied({ capability: Identity.permissions.list, resource: identityUid })
+      }
+      const found = yield* identities.get(identityUid)
+      if (!person && Option.isNone(found)) return yield* orNotFound(Effect.succeedNone, "identity", identityUid)
+      const role = yield* grantable(roles, grants, roleUid, group)
+      return { group: groupValue, identity: Option.getOrUndefined(found), role }
+    })
+
+  const duplicate = (group: string) => `the identity already holds that role in ${group}`
+  const kind: Resources.Kind<RoleBinding.Record> = {
+    resourceType: "role binding",
+    repository: bindings,
+    permissions: RoleBinding.permissions,
+    groupOf: Resources.parentGroup
+  }
+
+  /** Binds `identityUid` to `roleUid` in `group`, once its references are checked (in the caller's transaction). */
+  const bind = (grants: Grants, group: Uid.Uid, identityUid: Uid.Uid, roleUid: Uid.Uid) =>
+    Effect.gen(function*() {
+      const refs = yield* checkReferences(grants, group, identityUid, roleUid)
+      const now = yield* DateTime.now
+      const record: RoleBinding.Record = {
+        uid: Uid.makeChild(group),
+        parent: group,
+        identityUid,
+        roleUid,
+        createTime: now,
+        updateTime: now
+      }
+      yield* bindings.insert(record).pipe(conflict("role binding", duplicate(group)))
+      return embedding.embed(grants, record, refs)
+    })
+
+  const service = {
+    /**
+     * Role bindings the caller may list (`role_bindings.list` at their group or above), hydrated; of one identity,
+     * group or role when the filters say so.
+     */
+    list: (principal: Principal, options: RoleBindingListOptions = {}) =>
+      operation("RoleBindings.list")(Lists.list(ops, spec, principal, options, filters(options))),
+
+    get: (principal: Principal, uid: string) =>
+      operation("RoleBindings.get")(Resources.getPresented(ops, kind, principal, uid, hydrateOne)),
+
+    /** Binds an identity to a role in group `groupUid`; the caller must hold every capability of the role. */
+    create: Effect.fnUntraced(function*(principal: Principal, groupUid: string, input: unknown) {
+      const group = yield* Uid.parse(groupUid, "parent")
+      const grants = yield* authorization.grants(principal)
+      yield* grants.require(RoleBinding.permissions.create, group)
+      const fields = yield* Validation.decode(RoleBinding.CreateRoleBinding)(input)
+      return yield* commit(ops, principal, bind(grants, group, fields.identityUid, fields.roleUid))
+    }, operation("RoleBindings.create")),
 
     /**
-     * The group of the identity provider whose SCIM client provisioned person `identityUid`, when it is `group` or
-     * above it: a person is bound only there, by those who may list that group's identities (docs/api.md §13).
+     * Binds up to 25 identities to roles in one group, all or none (`BatchCreateRoleBindings`), in the order asked:
+     * each as `create` would, the caller holding every capability of each role. A request names its role or takes
+     * the batch's `roleUid`; its `parent`, when set, is the batch's.
      */
-    const provisionedFor = (identityUid: Uid.Uid, group: Uid.Uid) =>
-      Effect.map(
-        scimUsers.find({
-          conditions: [
-            { _tag: "Equals", column: "identityUid", value: identityUid },
-            { _tag: "Equals", column: "deleted", value: false }
-          ],
-          order: [{ column: "uid", direction: "asc" }]
-        }),
-        (users) =>
-          users.map((user) => Uid.parentOrNull(Uid.parentOrNull(user.uid) ?? user.uid))
-            .find((providerGroup) => providerGroup !== null && Uid.isAncestorOrSelf(providerGroup, group)) ?? null
-      )
-
-    /**
-     * Checks what a binding at `group` may reference: the group exists, the caller may see the identity (a person's,
-     * at the group of the provider that provisioned them, else at `group`), a workload's exists, the caller may see
-     * the role, it is built in or defined at `group` or above, and the caller holds every capability of the role.
-     * A person is referenced by the uid `LookupIdentity` gives, whether or not they have signed in yet (the binding
-     * holds from their first sign-in) and alike either way, so that a binding tells nobody whether they have.
-     */
-    const checkReferences = (grants: Grants, group: Uid.Uid, identityUid: Uid.Uid, roleUid: Uid.Uid) =>
-      Effect.gen(function*() {
-        const groupValue = yield* orNotFound(groups.get(group), "group", group)
-        const person = Uid.parentOrNull(identityUid) === null
-        const identityGroup = person
-          ? (yield* provisionedFor(identityUid, group)) ?? group
-          : Uid.parentOrNull(identityUid)!
-        if (!grants.holds(Identity.permissions.list, identityGroup)) {
-          return yield* new PermissionDenied({ capability: Identity.permissions.list, resource: identityUid })
+    batchCreate: Effect.fnUntraced(function*(principal: Principal, input: unknown) {
+      const batch = yield* Validation.decode(RoleBinding.BatchCreateRoleBindings)(input)
+      const group = yield* Uid.parse(batch.parent ?? "", "parent")
+      const violations: Array<FieldViolation> = []
+      const wanted: Array<{ readonly identityUid: Uid.Uid; readonly roleUid: Uid.Uid; readonly at: number }> = []
+      batch.requests.forEach((request, i) => {
+        const field = (name: string) => `requests[${i}].${name}`
+        if (request.parent !== undefined && request.parent !== "" && request.parent !== group) {
+          violations.push(new FieldViolation({ field: field("parent"), description: "must be the batch's parent" }))
         }
-        const found = yield* identities.get(identityUid)
-        if (!person && Option.isNone(found)) return yield* orNotFound(Effect.succeedNone, "identity", identityUid)
-        const role = yield* grantable(roles, grants, roleUid, group)
-        return { group: groupValue, identity: Option.getOrUndefined(found), role }
-      })
-
-    const duplicate = (group: string) => `the identity already holds that role in ${group}`
-    const kind: Resources.Kind<RoleBinding.Record> = {
-      resourceType: "role binding",
-      repository: bindings,
-      permissions: RoleBinding.permissions,
-      groupOf: Resources.parentGroup
-    }
-
-    /** Binds `identityUid` to `roleUid` in `group`, once its references are checked (in the caller's transaction). */
-    const bind = (grants: Grants, group: Uid.Uid, identityUid: Uid.Uid, roleUid: Uid.Uid) =>
-      Effect.gen(function*() {
-        const refs = yield* checkReferences(grants, group, identityUid, roleUid)
-        const now = yield* DateTime.now
-        const record: RoleBinding.Record = {
-          uid: Uid.makeChild(group),
-          parent: group,
-          identityUid,
-          roleUid,
-          createTime: now,
-          updateTime: now
-        }
-        yield* bindings.insert(record).pipe(conflict("role binding", duplicate(group)))
-        return embedding.embed(grants, record, refs)
-      })
-
-    const service = {
-      /**
-       * Role bindings the caller may list (`role_bindings.list` at their group or above), hydrated; of one identity,
-       * group or role when the filters say so.
-       */
-      list: (principal: Principal, options: RoleBindingListOptions = {}) =>
-        operation("RoleBindings.list")(Lists.list(ops, spec, principal, options, filters(options))),
-
-      get: (principal: Principal, uid: string) =>
-        operation("RoleBindings.get")(Resources.getPresented(ops, kind, principal, uid, hydrateOne)),
-
-      /** Binds an identity to a role in group `groupUid`; the caller must hold every capability of the role. */
-      create: Effect.fnUntraced(function*(principal: Principal, groupUid: string, input: unknown) {
-        const group = yield* Uid.parse(groupUid, "parent")
-        const grants = yield* authorization.grants(principal)
-        yield* grants.require(RoleBinding.permissions.create, group)
-        const fields = yield* Validation.decode(RoleBinding.CreateRoleBinding)(input)
-        return yield* commit(ops, principal, bind(grants, group, fields.identityUid, fields.roleUid))
-      }, operation("RoleBindings.create")),
-
-      /**
-       * Binds up to 25 identities to roles in one group, all or none (`BatchCreateRoleBindings`), in the order asked:
-       * each as `create` would, the caller holding every capability of each role. A request names its role or takes
-       * the batch's `roleUid`; its `parent`, when set, is the batch's.
-       */
-      batchCreate: Effect.fnUntraced(function*(principal: Principal, input: unknown) {
-        const batch = yield* Validation.decode(RoleBinding.BatchCreateRoleBindings)(input)
-        const group = yield* Uid.parse(batch.parent ?? "", "parent")
-        const violations: Array<FieldViolation> = []
-        const wanted: Array<{ readonly identityUid: Uid.Uid; readonly roleUid: Uid.Uid; readonly at: number }> = []
-        batch.requests.forEach((request, i) => {
-          const field = (name: string) => `requests[${i}].${name}`
-          if (request.parent !== undefined && request.parent !== "" && request.parent !== group) {
-            violations.push(new FieldViolation({ field: field("parent"), description: "must be the batch's parent" }))
-          }
-          const own = request.roleBinding.roleUid
-          const roleUid = own ?? batch.roleUid
-          if (own !== undefined && batch.roleUid !== undefined && own !== batch.roleUid) {
-            violations.push(
-              new FieldViolation({
-                field: field("roleBinding.roleUid"),
-                description: "differs from the batch's roleUid"
-              })
-            )
-          } else if (roleUid === undefined) {
-            violations.push(
-              new FieldViolation({
-                field: field("roleBinding.roleUid"),
-                description: "is required, here or as the batch's roleUid"
-              })
-            )
-          } else {
-            const first = wanted.find((w) => w.identityUid === request.roleBinding.identityUid && w.roleUid === roleUid)
-            if (first !== undefined) {
-              violations.push(
-                new FieldViolation({ field: `requests[${i}]`, description: `binds what requests[${first.at}] binds` })
-              )
-            }
-            wanted.push({ identityUid: request.roleBinding.identityUid, roleUid, at: i })
-          }
-        })
-        const [violation, ...more] = violations
-        if (violation !== undefined) return yield* new InvalidArgument({ violations: [violation, ...more] })
-        const grants = yield* authorization.grants(principal)
-        yield* grants.require(RoleBinding.permissions.create, group)
-        return yield* commit(
-          ops,
-          principal,
-          Effect.forEach(wanted, ({ identityUid, roleUid }) => bind(grants, group, identityUid, roleUid)).pipe(
-            ChangeLog.typedAs("role_binding", "created", RoleBinding.batchCreatedType)
+        const own = request.roleBinding.roleUid
+        const roleUid = own ?? batch.roleUid
+        if (own !== undefined && batch.roleUid !== undefined && own !== batch.roleUid) {
+          violations.push(
+            new FieldViolation({
+              field: field("roleBinding.roleUid"),
+              description: "differs from the batch's roleUid"
+            })
           )
+        } else if (roleUid === undefined) {
+          violations.push(
+            new FieldViolation({
+              field: field("roleBinding.roleUid"),
+              description: "is required, here or as the batch's roleUid"
+            })
+          )
+        } else {
+          const first = wanted.find((w) => w.identityUid === request.roleBinding.identityUid && w.roleUid === roleUid)
+          if (first !== undefined) {
+            violations.push(
+              new FieldViolation({ field: `requests[${i}]`, description: `binds what requests[${first.at}] binds` })
+            )
+          }
+          wanted.push({ identityUid: request.roleBinding.identityUid, roleUid, at: i })
+        }
+      })
+      const [violation, ...more] = violations
+      if (violation !== undefined) return yield* new InvalidArgument({ violations: [violation, ...more] })
+      const grants = yield* authorization.grants(principal)
+      yield* grants.require(RoleBinding.permissions.create, group)
+      return yield* commit(
+        ops,
+        principal,
+        Effect.forEach(wanted, ({ identityUid, roleUid }) => bind(grants, group, identityUid, roleUid)).pipe(
+          ChangeLog.typedAs("role_binding", "created", RoleBinding.batchCreatedType)
         )
-      }, operation("RoleBindings.batchCreate")),
+      )
+    }, operation("RoleBindings.batchCreate")),
 
-      /** Changes a binding's identity or role; the caller must hold every capability of the role. */
-      update: (
-        principal: Principal,
-        uid: string,
-        patch: unknown,
-        updateMask?: string
-      ) =>
-        operation("RoleBindings.update")(Resources.updatePresented(ops, kind, principal, uid, {
-          patch,
-          updateMask,
-          fields: RoleBinding.fields,
-          apply: (current, { body, grants, mask, updateTime }) =>
-            Effect.gen(function*() {
-              const merged = FieldMask.apply(
-                { identityUid: current.identityUid, roleUid: current.roleUid },
-                body,
-                mask,
-                RoleBinding.fields
-              )
-              const fields = yield* Validation.decode(RoleBinding.CreateRoleBinding)(merged)
-              yield* checkReferences(grants, current.parent, fields.identityUid, fields.roleUid)
-              return { ...current, ...fields, updateTime }
-            }),
-          duplicate: (next) => duplicate(next.parent),
-          present: hydrateOne
-        })),
+    /** Changes a binding's identity or role; the caller must hold every capability of the role. */
+    update: (
+      principal: Principal,
+      uid: string,
+      patch: unknown,
+      updateMask?: string
+    ) =>
+      operation("RoleBindings.update")(Resources.updatePresented(ops, kind, principal, uid, {
+        patch,
+        updateMask,
+        fields: RoleBinding.fields,
+        apply: (current, { body, grants, mask, updateTime }) =>
+          Effect.gen(function*() {
+            const merged = FieldMask.apply(
+              { identityUid: current.identityUid, roleUid: current.roleUid },
+              body,
+              mask,
+              RoleBinding.fields
+            )
+            const fields = yield* Validation.decode(RoleBinding.CreateRoleBinding)(merged)
+            yield* checkReferences(grants, current.parent, fields.identityUid, fields.roleUid)
+            return { ...current, ...fields, updateTime }
+          }),
+        duplicate: (next) => duplicate(next.parent),
+        present: hydrateOne
+      })),
 
-      /** Deletes a binding; deleting one that is already gone succeeds. */
-      delete: (principal: Principal, uid: string) =>
-        operation("RoleBindings.delete")(
-          Resources.remove<RoleBinding.Record, never, never>(ops, kind, principal, uid, { idempotent: true })
-        )
-    }
-    return service satisfies ResourceService.Writable<RoleBinding.RoleBinding, RoleBindingListOptions>
-  })
-}) {}
+    /** Deletes a binding; deleting one that is already gone succeeds. */
+    delete: (principal: Principal, uid: string) =>
+      operation("RoleBindings.delete")(
+        Resources.remove<RoleBinding.Record, never, never>(ops, kind, principal, uid, { idempotent: true })
+      )
+  }
+  return service satisfies ResourceService.Writable<RoleBinding.RoleBinding, RoleBindingListOptions>
+})
+
+/** Role bindings: an identity holding a role in a group and everything below it. */
+export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/RoleBindings", { effect: make }) {}

@@ -32,134 +32,135 @@ const builtInRefused = (uid: string, action: string) =>
     ]
   })
 
-/** Roles: named sets of capabilities. */
-export class Roles extends Effect.Service<Roles>()("@arbor/core/Roles", {
-  effect: Effect.gen(function*() {
-    const ops = yield* operations
-    const roles = yield* Repository.make(Role.table, Role.Role)
-    const groups = yield* Repository.make(Group.table, Group.Group)
-    const authorization = ops.authorization
-    const store = yield* Store
-    const spec: Lists.ListSpec<Role.Role> = {
-      load: Lists.asIs,
-      repository: roles,
-      capability: Role.permissions.list,
-      visibleAt: "parent",
-      public: Role.builtIns.map((r) => r.uid)
-    }
+/** Builds the Roles service from the services in its context (as `Arbor.layer` does, beside the others). */
+export const make = Effect.gen(function*() {
+  const ops = yield* operations
+  const roles = yield* Repository.make(Role.table, Role.Role)
+  const groups = yield* Repository.make(Group.table, Group.Group)
+  const authorization = ops.authorization
+  const store = yield* Store
+  const spec: Lists.ListSpec<Role.Role> = {
+    load: Lists.asIs,
+    repository: roles,
+    capability: Role.permissions.list,
+    visibleAt: "parent",
+    public: Role.builtIns.map((r) => r.uid)
+  }
 
-    yield* Repository.orInternal(store.transaction(Effect.forEach(Role.builtIns, (builtIn) =>
-      Effect.gen(function*() {
-        const current = yield* roles.get(builtIn.uid)
-        const now = yield* DateTime.now
-        if (current._tag === "None") {
-          return yield* roles.insert(new Role.Role({ ...builtIn, createTime: now, updateTime: now }, trusted))
-        }
-        const role = current.value
-        const same = role.name === builtIn.name && role.description === builtIn.description &&
-          role.capabilities.join() === builtIn.capabilities.join()
-        if (!same) yield* roles.update(new Role.Role({ ...role, ...builtIn, updateTime: now }, trusted))
-      }), { discard: true }))).pipe(Effect.orDie)
+  yield* Repository.orInternal(store.transaction(Effect.forEach(Role.builtIns, (builtIn) =>
+    Effect.gen(function*() {
+      const current = yield* roles.get(builtIn.uid)
+      const now = yield* DateTime.now
+      if (current._tag === "None") {
+        return yield* roles.insert(new Role.Role({ ...builtIn, createTime: now, updateTime: now }, trusted))
+      }
+      const role = current.value
+      const same = role.name === builtIn.name && role.description === builtIn.description &&
+        role.capabilities.join() === builtIn.capabilities.join()
+      if (!same) yield* roles.update(new Role.Role({ ...role, ...builtIn, updateTime: now }, trusted))
+    }), { discard: true }))).pipe(Effect.orDie)
 
-    const kind: Resources.Kind<Role.Role> = {
-      resourceType: "role",
-      repository: roles,
-      permissions: Role.permissions,
-      groupOf: Resources.parentGroup
-    }
+  const kind: Resources.Kind<Role.Role> = {
+    resourceType: "role",
+    repository: roles,
+    permissions: Role.permissions,
+    groupOf: Resources.parentGroup
+  }
 
-    /** Refuses to delete a role that bindings, invites, identity providers or group mappings still grant. */
-    const refuseIfInUse = (role: Role.Role) =>
-      Effect.gen(function*() {
-        for (
-          const [table, column, what] of [
-            [RoleBinding.table, "roleUid", "role bindings"],
-            [GroupInvite.table, "roleUid", "group invites"],
-            [IdentityProvider.table, "defaultRole", "identity providers"],
-            [ExternalGroupRoleMapping.table, "roleUid", "external group role mappings"]
-          ] as const
-        ) {
-          if (yield* exists(ops, table, { conditions: [{ _tag: "Equals", column, value: role.uid }] })) {
-            return yield* new Errors.FailedPrecondition({
-              summary: `cannot delete a role that ${what} grant`,
-              violations: [
-                new Errors.PreconditionViolation({
-                  type: "RESOURCE_IN_USE",
-                  subject: role.uid,
-                  description: `${what} still grant this role`
-                })
-              ]
-            })
-          }
-        }
-        return []
-      })
-
-    const service = {
-      /** Built-in roles, and custom roles the caller may list (`roles.list` at their group or above). */
-      list: (principal: Principal, options: Lists.ListOptions = {}) =>
-        operation("Roles.list")(Lists.list(ops, spec, principal, options)),
-
-      /** A role; built-in roles are readable by every caller. */
-      get: Effect.fnUntraced(function*(principal: Principal, uid: string) {
-        if (Role.isBuiltIn(uid)) return yield* orNotFound(roles.get(uid), "role", uid)
-        return yield* Resources.get(ops, kind, principal, uid)
-      }, operation("Roles.get")),
-
-      /** Creates a role in group `groupUid`; the caller must hold every capability it lists. */
-      create: Effect.fnUntraced(function*(principal: Principal, groupUid: string, input: unknown) {
-        const group = yield* Uid.parse(groupUid, "parent")
-        const grants = yield* authorization.grants(principal)
-        yield* grants.require(Role.permissions.create, group)
-        const fields = yield* Validation.decode(Role.CreateRole)(input)
-        yield* requireAll(grants, fields.capabilities, group)
-        return yield* commit(
-          ops,
-          principal,
-          Effect.gen(function*() {
-            yield* orNotFound(groups.get(group), "group", group)
-            const now = yield* DateTime.now
-            const role = new Role.Role(
-              { uid: Uid.makeChild(group), ...fields, createTime: now, updateTime: now },
-              trusted
-            )
-            yield* roles.insert(role).pipe(
-              conflict("role", `a role named '${fields.name}' already exists in ${group}`)
-            )
-            return role
+  /** Refuses to delete a role that bindings, invites, identity providers or group mappings still grant. */
+  const refuseIfInUse = (role: Role.Role) =>
+    Effect.gen(function*() {
+      for (
+        const [table, column, what] of [
+          [RoleBinding.table, "roleUid", "role bindings"],
+          [GroupInvite.table, "roleUid", "group invites"],
+          [IdentityProvider.table, "defaultRole", "identity providers"],
+          [ExternalGroupRoleMapping.table, "roleUid", "external group role mappings"]
+        ] as const
+      ) {
+        if (yield* exists(ops, table, { conditions: [{ _tag: "Equals", column, value: role.uid }] })) {
+          return yield* new Errors.FailedPrecondition({
+            summary: `cannot delete a role that ${what} grant`,
+            violations: [
+              new Errors.PreconditionViolation({
+                type: "RESOURCE_IN_USE",
+                subject: role.uid,
+                description: `${what} still grant this role`
+              })
+            ]
           })
-        )
-      }, operation("Roles.create")),
+        }
+      }
+      return []
+    })
 
-      /** Updates a custom role; the caller must hold every capability the role will list. */
-      update: Effect.fnUntraced(function*(principal: Principal, uid: string, patch: unknown, updateMask?: string) {
-        if (Role.isBuiltIn(uid)) return yield* builtInRefused(uid, "updated")
-        return yield* Resources.update(ops, kind, principal, uid, {
-          patch,
-          updateMask,
-          fields: Role.fields,
-          apply: (current, request) =>
-            Effect.gen(function*() {
-              const merged = FieldMask.apply(
-                { name: current.name, description: current.description, capabilities: current.capabilities },
-                request.body,
-                request.mask,
-                Role.fields
-              )
-              const fields = yield* Validation.decode(Role.CreateRole)(merged)
-              yield* requireAll(request.grants, fields.capabilities, kind.groupOf(current.uid))
-              return new Role.Role({ ...current, ...fields, updateTime: request.updateTime }, trusted)
-            }),
-          duplicate: (next) => `a role named '${next.name}' already exists beside ${next.uid}`
+  const service = {
+    /** Built-in roles, and custom roles the caller may list (`roles.list` at their group or above). */
+    list: (principal: Principal, options: Lists.ListOptions = {}) =>
+      operation("Roles.list")(Lists.list(ops, spec, principal, options)),
+
+    /** A role; built-in roles are readable by every caller. */
+    get: Effect.fnUntraced(function*(principal: Principal, uid: string) {
+      if (Role.isBuiltIn(uid)) return yield* orNotFound(roles.get(uid), "role", uid)
+      return yield* Resources.get(ops, kind, principal, uid)
+    }, operation("Roles.get")),
+
+    /** Creates a role in group `groupUid`; the caller must hold every capability it lists. */
+    create: Effect.fnUntraced(function*(principal: Principal, groupUid: string, input: unknown) {
+      const group = yield* Uid.parse(groupUid, "parent")
+      const grants = yield* authorization.grants(principal)
+      yield* grants.require(Role.permissions.create, group)
+      const fields = yield* Validation.decode(Role.CreateRole)(input)
+      yield* requireAll(grants, fields.capabilities, group)
+      return yield* commit(
+        ops,
+        principal,
+        Effect.gen(function*() {
+          yield* orNotFound(groups.get(group), "group", group)
+          const now = yield* DateTime.now
+          const role = new Role.Role(
+            { uid: Uid.makeChild(group), ...fields, createTime: now, updateTime: now },
+            trusted
+          )
+          yield* roles.insert(role).pipe(
+            conflict("role", `a role named '${fields.name}' already exists in ${group}`)
+          )
+          return role
         })
-      }, operation("Roles.update")),
+      )
+    }, operation("Roles.create")),
 
-      /** Deletes a custom role that no binding uses. */
-      delete: Effect.fnUntraced(function*(principal: Principal, uid: string) {
-        if (Role.isBuiltIn(uid)) return yield* builtInRefused(uid, "deleted")
-        return yield* Resources.remove(ops, kind, principal, uid, { before: refuseIfInUse })
-      }, operation("Roles.delete"))
-    }
-    return service satisfies ResourceService.Writable<Role.Role>
-  })
-}) {}
+    /** Updates a custom role; the caller must hold every capability the role will list. */
+    update: Effect.fnUntraced(function*(principal: Principal, uid: string, patch: unknown, updateMask?: string) {
+      if (Role.isBuiltIn(uid)) return yield* builtInRefused(uid, "updated")
+      return yield* Resources.update(ops, kind, principal, uid, {
+        patch,
+        updateMask,
+        fields: Role.fields,
+        apply: (current, request) =>
+          Effect.gen(function*() {
+            const merged = FieldMask.apply(
+              { name: current.name, description: current.description, capabilities: current.capabilities },
+              request.body,
+              request.mask,
+              Role.fields
+            )
+            const fields = yield* Validation.decode(Role.CreateRole)(merged)
+            yield* requireAll(request.grants, fields.capabilities, kind.groupOf(current.uid))
+            return new Role.Role({ ...current, ...fields, updateTime: request.updateTime }, trusted)
+          }),
+        duplicate: (next) => `a role named '${next.name}' already exists beside ${next.uid}`
+      })
+    }, operation("Roles.update")),
+
+    /** Deletes a custom role that no binding uses. */
+    delete: Effect.fnUntraced(function*(principal: Principal, uid: string) {
+      if (Role.isBuiltIn(uid)) return yield* builtInRefused(uid, "deleted")
+      return yield* Resources.remove(ops, kind, principal, uid, { before: refuseIfInUse })
+    }, operation("Roles.delete"))
+  }
+  return service satisfies ResourceService.Writable<Role.Role>
+})
+
+/** Roles: named sets of capabilities. */
+export class Roles extends Effect.Service<Roles>()("@arbor/core/Roles", { effect: make }) {}

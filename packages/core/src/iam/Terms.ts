@@ -22,78 +22,79 @@ export interface Accepted {
   readonly documentIds: ReadonlyArray<string>
 }
 
-/** Terms: which legal documents each group has accepted. */
-export class Terms extends Effect.Service<Terms>()("@arbor/core/Terms", {
-  effect: Effect.gen(function*() {
-    const ops = yield* operations
-    const acceptances = yield* Repository.make(TermsAcceptance.table, TermsAcceptance.TermsAcceptance)
-    const groups = yield* Repository.make(Group.table, Group.Group)
-    const spec: Lists.ListSpec<TermsAcceptance.TermsAcceptance> = {
-      load: Lists.asIs,
-      repository: acceptances,
-      capability: TermsAcceptance.permissions.list,
-      visibleAt: "parent",
-      defaultOrder: "createTime"
-    }
+/** Builds the Terms service from the services in its context (as `Arbor.layer` does, beside the others). */
+export const make = Effect.gen(function*() {
+  const ops = yield* operations
+  const acceptances = yield* Repository.make(TermsAcceptance.table, TermsAcceptance.TermsAcceptance)
+  const groups = yield* Repository.make(Group.table, Group.Group)
+  const spec: Lists.ListSpec<TermsAcceptance.TermsAcceptance> = {
+    load: Lists.asIs,
+    repository: acceptances,
+    capability: TermsAcceptance.permissions.list,
+    visibleAt: "parent",
+    defaultOrder: "createTime"
+  }
 
-    return {
-      /** Records that `groupUid` accepts the documents `input.documentIds` names (`terms.accept` there). */
-      accept: Effect.fnUntraced(function*(principal: Principal.Principal, groupUid: string, input: unknown) {
-        const group = yield* Uid.parse(groupUid, "group")
-        yield* ops.authorization.check(principal, TermsAcceptance.permissions.accept, group)
-        const { documentIds } = yield* Validation.decode(TermsAcceptance.AcceptTerms)(input)
-        const ids = [...new Set(documentIds)]
-        yield* commit(
-          ops,
-          principal,
-          Effect.gen(function*() {
-            yield* orNotFound(groups.get(group), "group", group)
-            const accepted = yield* acceptances.find({
-              order: [{ column: "uid", direction: "asc" }],
-              conditions: [{ _tag: "Equals", column: "parent", value: group }, {
-                _tag: "In",
-                column: "docId",
-                values: ids
-              }]
-            })
-            const known = new Set(accepted.map((a) => a.docId))
-            const now = yield* DateTime.now
-            const acceptedBy = ChangeLog.actorOf(principal).subject
-            for (const docId of ids.filter((id) => !known.has(id))) {
-              yield* acceptances.insert(
-                new TermsAcceptance.TermsAcceptance(
-                  { uid: Uid.makeChild(group), docId, acceptedBy, orgUid: group, createTime: now },
-                  trusted
-                )
-              ).pipe(
-                // Accepted meanwhile by another request: accepted all the same.
-                Effect.catchIf(isUniqueViolation, () => Effect.void)
-              )
-            }
+  return {
+    /** Records that `groupUid` accepts the documents `input.documentIds` names (`terms.accept` there). */
+    accept: Effect.fnUntraced(function*(principal: Principal.Principal, groupUid: string, input: unknown) {
+      const group = yield* Uid.parse(groupUid, "group")
+      yield* ops.authorization.check(principal, TermsAcceptance.permissions.accept, group)
+      const { documentIds } = yield* Validation.decode(TermsAcceptance.AcceptTerms)(input)
+      const ids = [...new Set(documentIds)]
+      yield* commit(
+        ops,
+        principal,
+        Effect.gen(function*() {
+          yield* orNotFound(groups.get(group), "group", group)
+          const accepted = yield* acceptances.find({
+            order: [{ column: "uid", direction: "asc" }],
+            conditions: [{ _tag: "Equals", column: "parent", value: group }, {
+              _tag: "In",
+              column: "docId",
+              values: ids
+            }]
           })
-        )
-        return { group, documentIds: ids } satisfies Accepted
-      }, operation("Terms.accept")),
-
-      /**
-       * The acceptances of `groupUid` and of the groups above it (`terms.list` at `groupUid`), oldest first unless
-       * `order_by` says otherwise.
-       */
-      list: Effect.fnUntraced(function*(
-        principal: Principal.Principal,
-        groupUid: string,
-        options: Lists.ListOptions = {}
-      ) {
-        const group = yield* Uid.parse(groupUid, "group")
-        yield* ops.authorization.check(principal, TermsAcceptance.permissions.list, group)
-        const above = [group, ...Uid.ancestors(group)]
-        // Holding terms.list at the group shows what it inherits, so the list runs unfiltered by visibility.
-        return yield* Lists.list(ops, spec, Principal.system, options, {
-          conditions: [{ _tag: "In", column: "parent", values: above }],
-          violations: [],
-          digest: [group]
+          const known = new Set(accepted.map((a) => a.docId))
+          const now = yield* DateTime.now
+          const acceptedBy = ChangeLog.actorOf(principal).subject
+          for (const docId of ids.filter((id) => !known.has(id))) {
+            yield* acceptances.insert(
+              new TermsAcceptance.TermsAcceptance(
+                { uid: Uid.makeChild(group), docId, acceptedBy, orgUid: group, createTime: now },
+                trusted
+              )
+            ).pipe(
+              // Accepted meanwhile by another request: accepted all the same.
+              Effect.catchIf(isUniqueViolation, () => Effect.void)
+            )
+          }
         })
-      }, operation("Terms.list"))
-    }
-  })
-}) {}
+      )
+      return { group, documentIds: ids } satisfies Accepted
+    }, operation("Terms.accept")),
+
+    /**
+     * The acceptances of `groupUid` and of the groups above it (`terms.list` at `groupUid`), oldest first unless
+     * `order_by` says otherwise.
+     */
+    list: Effect.fnUntraced(function*(
+      principal: Principal.Principal,
+      groupUid: string,
+      options: Lists.ListOptions = {}
+    ) {
+      const group = yield* Uid.parse(groupUid, "group")
+      yield* ops.authorization.check(principal, TermsAcceptance.permissions.list, group)
+      const above = [group, ...Uid.ancestors(group)]
+      // Holding terms.list at the group shows what it inherits, so the list runs unfiltered by visibility.
+      return yield* Lists.list(ops, spec, Principal.system, options, {
+        conditions: [{ _tag: "In", column: "parent", values: above }],
+        violations: [],
+        digest: [group]
+      })
+    }, operation("Terms.list"))
+  }
+})
+
+/** Terms: which legal documents each group has accepted. */
+export class Terms extends Effect.Service<Terms>()("@arbor/core/Terms", { effect: make }) {}

@@ -127,118 +127,119 @@ const same = (a: Advisory.Record, b: Advisory.Record) =>
   a.packageName === b.packageName && JSON.stringify(a.aliases) === JSON.stringify(b.aliases) &&
   JSON.stringify(encodeEvents(a.events)) === JSON.stringify(encodeEvents(b.events))
 
-/** Vulnerability advisories. */
-export class Advisories extends Effect.Service<Advisories>()("@arbor/core/Advisories", {
-  effect: Effect.gen(function*() {
-    const ops = yield* operations
-    const advisories = yield* Repository.make(Advisory.table, Advisory.Record)
-    const groups = yield* Repository.make(Group.table, Group.Group)
-    const kind: Resources.Kind<Advisory.Record> = {
-      resourceType: "advisory",
-      repository: advisories,
-      permissions: Advisory.permissions,
-      groupOf: Resources.parentGroup
-    }
-    const spec: Lists.ListSpec<Advisory.Advisory, Advisory.Record> = {
-      repository: advisories,
-      capability: Advisory.permissions.list,
-      visibleAt: "parent",
-      load: (records) => Effect.succeed(records.map(present))
-    }
+/** Builds the Advisories service from the services in its context (as `Arbor.layer` does, beside the others). */
+export const make = Effect.gen(function*() {
+  const ops = yield* operations
+  const advisories = yield* Repository.make(Advisory.table, Advisory.Record)
+  const groups = yield* Repository.make(Group.table, Group.Group)
+  const kind: Resources.Kind<Advisory.Record> = {
+    resourceType: "advisory",
+    repository: advisories,
+    permissions: Advisory.permissions,
+    groupOf: Resources.parentGroup
+  }
+  const spec: Lists.ListSpec<Advisory.Advisory, Advisory.Record> = {
+    repository: advisories,
+    capability: Advisory.permissions.list,
+    visibleAt: "parent",
+    load: (records) => Effect.succeed(records.map(present))
+  }
 
-    /** Writes one document's advisories into `group` and removes the package's advisories it no longer has. */
-    const apply = (group: Uid.Uid, doc: AdvisoryDocument.Document) =>
-      Effect.gen(function*() {
-        const now = yield* DateTime.now
-        const counts = Import.counts()
-        for (const advisory of doc.advisories) {
-          const [existing] = yield* advisories.find({
-            conditions: [{ _tag: "Equals", column: "parent", value: group }, {
-              _tag: "Equals",
-              column: "advisoryId",
-              value: advisory.advisoryId
-            }],
-            order: [{ column: "uid", direction: "asc" }],
-            limit: 1
-          })
-          if (existing === undefined) {
-            const record = toRecord(Uid.makeChild(group), doc.packageName, advisory, now, now)
-            yield* advisories.insert(record).pipe(unexpectedConflict)
-            counts.created++
-            continue
-          }
-          const record = toRecord(existing.uid, doc.packageName, advisory, existing.createTime, now)
-          if (same(existing, record)) {
-            counts.unchanged++
-            continue
-          }
-          yield* advisories.update(record).pipe(unexpectedConflict)
-          counts.updated++
-        }
-        const kept = new Set(doc.advisories.map((a) => a.advisoryId))
-        const previous = yield* advisories.find({
+  /** Writes one document's advisories into `group` and removes the package's advisories it no longer has. */
+  const apply = (group: Uid.Uid, doc: AdvisoryDocument.Document) =>
+    Effect.gen(function*() {
+      const now = yield* DateTime.now
+      const counts = Import.counts()
+      for (const advisory of doc.advisories) {
+        const [existing] = yield* advisories.find({
           conditions: [{ _tag: "Equals", column: "parent", value: group }, {
             _tag: "Equals",
-            column: "packageName",
-            value: doc.packageName
+            column: "advisoryId",
+            value: advisory.advisoryId
           }],
-          order: [{ column: "uid", direction: "asc" }]
+          order: [{ column: "uid", direction: "asc" }],
+          limit: 1
         })
-        const dropped = previous.filter((a) => !kept.has(a.advisoryId))
-        if (dropped.length > 0) {
-          yield* advisories.delete({ conditions: [{ _tag: "In", column: "uid", values: dropped.map((a) => a.uid) }] })
-          counts.deleted += dropped.length
+        if (existing === undefined) {
+          const record = toRecord(Uid.makeChild(group), doc.packageName, advisory, now, now)
+          yield* advisories.insert(record).pipe(unexpectedConflict)
+          counts.created++
+          continue
         }
-        return counts
+        const record = toRecord(existing.uid, doc.packageName, advisory, existing.createTime, now)
+        if (same(existing, record)) {
+          counts.unchanged++
+          continue
+        }
+        yield* advisories.update(record).pipe(unexpectedConflict)
+        counts.updated++
+      }
+      const kept = new Set(doc.advisories.map((a) => a.advisoryId))
+      const previous = yield* advisories.find({
+        conditions: [{ _tag: "Equals", column: "parent", value: group }, {
+          _tag: "Equals",
+          column: "packageName",
+          value: doc.packageName
+        }],
+        order: [{ column: "uid", direction: "asc" }]
       })
+      const dropped = previous.filter((a) => !kept.has(a.advisoryId))
+      if (dropped.length > 0) {
+        yield* advisories.delete({ conditions: [{ _tag: "In", column: "uid", values: dropped.map((a) => a.uid) }] })
+        counts.deleted += dropped.length
+      }
+      return counts
+    })
 
-    const service = {
-      /** Advisories the caller may list (`advisories.list` at their group or above), with the advisory filters. */
-      list: (principal: Principal, options: AdvisoryListOptions = {}) =>
-        operation("Advisories.list")(Lists.list(ops, spec, principal, options, filters(options))),
+  const service = {
+    /** Advisories the caller may list (`advisories.list` at their group or above), with the advisory filters. */
+    list: (principal: Principal, options: AdvisoryListOptions = {}) =>
+      operation("Advisories.list")(Lists.list(ops, spec, principal, options, filters(options))),
 
-      get: (principal: Principal, uid: string) =>
-        operation("Advisories.get")(Effect.map(Resources.get(ops, kind, principal, uid), present)),
+    get: (principal: Principal, uid: string) =>
+      operation("Advisories.get")(Effect.map(Resources.get(ops, kind, principal, uid), present)),
 
-      /**
-       * Imports advisory documents into `groupUid`, each in one transaction: its advisories are created or updated
-       * (matched by advisory id), and advisories of its package that it no longer lists are deleted, so importing
-       * the same documents again changes nothing. A malformed document is reported with its reason and nothing of
-       * it is imported. Only the system principal imports.
-       */
-      importDocuments: Effect.fnUntraced(function*(
-        principal: Principal,
-        groupUid: string,
-        documents: ReadonlyArray<SourceDocument>,
-        options: Import.Options = {}
-      ) {
-        const group = yield* Uid.parse(groupUid, "parent")
-        if (principal._tag !== "System") {
-          return yield* new PermissionDenied({ capability: "advisories.import", resource: group })
-        }
-        yield* orNotFound(groups.get(group), "group", group)
-        const report = {
-          documents: documents.length,
-          advisories: Import.counts(),
-          failures: [] as Array<Import.Failure>
-        }
-        for (const [index, document] of documents.entries()) {
-          const parsed = AdvisoryDocument.parseDocument(document.source, document.text)
-          if (Either.isLeft(parsed)) {
-            report.failures.push({ source: document.source, reason: parsed.left })
-          } else {
-            const counts = yield* commit(ops, principal, apply(group, parsed.right))
-            for (const key of ["created", "updated", "unchanged", "deleted"] as const) {
-              report.advisories[key] += counts[key]
-            }
+    /**
+     * Imports advisory documents into `groupUid`, each in one transaction: its advisories are created or updated
+     * (matched by advisory id), and advisories of its package that it no longer lists are deleted, so importing
+     * the same documents again changes nothing. A malformed document is reported with its reason and nothing of
+     * it is imported. Only the system principal imports.
+     */
+    importDocuments: Effect.fnUntraced(function*(
+      principal: Principal,
+      groupUid: string,
+      documents: ReadonlyArray<SourceDocument>,
+      options: Import.Options = {}
+    ) {
+      const group = yield* Uid.parse(groupUid, "parent")
+      if (principal._tag !== "System") {
+        return yield* new PermissionDenied({ capability: "advisories.import", resource: group })
+      }
+      yield* orNotFound(groups.get(group), "group", group)
+      const report = {
+        documents: documents.length,
+        advisories: Import.counts(),
+        failures: [] as Array<Import.Failure>
+      }
+      for (const [index, document] of documents.entries()) {
+        const parsed = AdvisoryDocument.parseDocument(document.source, document.text)
+        if (Either.isLeft(parsed)) {
+          report.failures.push({ source: document.source, reason: parsed.left })
+        } else {
+          const counts = yield* commit(ops, principal, apply(group, parsed.right))
+          for (const key of ["created", "updated", "unchanged", "deleted"] as const) {
+            report.advisories[key] += counts[key]
           }
-          if (options.onProgress !== undefined) {
-            yield* options.onProgress({ done: index + 1, total: documents.length, source: document.source })
-          }
         }
-        return report as DocumentsReport
-      }, operation("Advisories.importDocuments"))
-    }
-    return service satisfies ResourceService.Readable<Advisory.Advisory, AdvisoryListOptions>
-  })
-}) {}
+        if (options.onProgress !== undefined) {
+          yield* options.onProgress({ done: index + 1, total: documents.length, source: document.source })
+        }
+      }
+      return report as DocumentsReport
+    }, operation("Advisories.importDocuments"))
+  }
+  return service satisfies ResourceService.Readable<Advisory.Advisory, AdvisoryListOptions>
+})
+
+/** Vulnerability advisories. */
+export class Advisories extends Effect.Service<Advisories>()("@arbor/core/Advisories", { effect: make }) {}

@@ -32,198 +32,197 @@ export interface CatalogReport {
   readonly failures: ReadonlyArray<Import.Failure>
 }
 
-/** Repos: the registry's repositories. */
-export class Repos extends Effect.Service<Repos>()("@arbor/core/Repos", {
-  effect: Effect.gen(function*() {
-    const ops = yield* operations
-    const repos = yield* Repository.make(Repo.table, Repo.Repo)
-    const tags = yield* Repository.make(Tag.table, Tag.Tag)
-    const groups = yield* Repository.make(Group.table, Group.Group)
-    const readmes = yield* Repository.make(RepoReadme.table, RepoReadme.Stored)
-    const authorization = ops.authorization
-    const kind: Resources.Kind<Repo.Repo> = {
-      resourceType: "repo",
-      repository: repos,
-      permissions: Repo.permissions,
-      groupOf: Resources.parentGroup
-    }
-    const spec: Lists.ListSpec<Repo.Repo> = {
-      repository: repos,
-      capability: Repo.permissions.list,
-      visibleAt: "parent",
-      load: Lists.asIs
-    }
+/** Builds the Repos service from the services in its context (as `Arbor.layer` does, beside the others). */
+export const make = Effect.gen(function*() {
+  const ops = yield* operations
+  const repos = yield* Repository.make(Repo.table, Repo.Repo)
+  const tags = yield* Repository.make(Tag.table, Tag.Tag)
+  const groups = yield* Repository.make(Group.table, Group.Group)
+  const readmes = yield* Repository.make(RepoReadme.table, RepoReadme.Stored)
+  const authorization = ops.authorization
+  const kind: Resources.Kind<Repo.Repo> = {
+    resourceType: "repo",
+    repository: repos,
+    permissions: Repo.permissions,
+    groupOf: Resources.parentGroup
+  }
+  const spec: Lists.ListSpec<Repo.Repo> = {
+    repository: repos,
+    capability: Repo.permissions.list,
+    visibleAt: "parent",
+    load: Lists.asIs
+  }
 
-    /** Deletes a repo's tags and its README. */
-    const deleteContents = (repo: Repo.Repo) =>
-      Effect.zipRight(
-        tags.delete({ ranges: [Uid.descendants(repo.uid)] }),
-        readmes.delete({ ranges: [Uid.only(repo.uid)] })
+  /** Deletes a repo's tags and its README. */
+  const deleteContents = (repo: Repo.Repo) =>
+    Effect.zipRight(
+      tags.delete({ ranges: [Uid.descendants(repo.uid)] }),
+      readmes.delete({ ranges: [Uid.only(repo.uid)] })
+    )
+
+  const service = {
+    /** Repos the caller may list (`repo.list` at their group or above). */
+    list: (principal: Principal, options: Lists.ListOptions = {}) =>
+      operation("Repos.list")(Lists.list(ops, spec, principal, options)),
+
+    get: (principal: Principal, uid: string) => operation("Repos.get")(Resources.get(ops, kind, principal, uid)),
+
+    /** Creates the repo named in `input` in `groupUid`, or updates the existing one (`repo.update` then). */
+    upsert: Effect.fnUntraced(function*(principal: Principal, groupUid: string, input: unknown) {
+      const group = yield* Uid.parse(groupUid, "parent")
+      const grants = yield* authorization.grants(principal)
+      yield* grants.require(Repo.permissions.create, group)
+      const fields = yield* Validation.decode(Repo.CreateRepo)(input)
+      return yield* commit(
+        ops,
+        principal,
+        Effect.gen(function*() {
+          yield* orNotFound(groups.get(group), "group", group)
+          const [repo, outcome] = yield* upsertRepo(repos, group, fields, yield* DateTime.now)
+          if (outcome === "updated") yield* grants.require(Repo.permissions.update, group, repo.uid)
+          return repo
+        })
       )
+    }, operation("Repos.upsert")),
 
-    const service = {
-      /** Repos the caller may list (`repo.list` at their group or above). */
-      list: (principal: Principal, options: Lists.ListOptions = {}) =>
-        operation("Repos.list")(Lists.list(ops, spec, principal, options)),
+    update: (
+      principal: Principal,
+      uid: string,
+      patch: unknown,
+      updateMask?: string
+    ) =>
+      operation("Repos.update")(Resources.update(ops, kind, principal, uid, {
+        patch,
+        updateMask,
+        fields: Repo.fields,
+        apply: (current, request) => {
+          const { createTime: _c, uid: _u, updateTime: _t, ...input } = current
+          return Validation.decode(Repo.CreateRepo)(FieldMask.apply(input, request.body, request.mask, Repo.fields))
+            .pipe(
+              Effect.map((fields) => new Repo.Repo({ ...current, ...fields, updateTime: request.updateTime }, trusted))
+            )
+        },
+        duplicate: (next) => `a repo named '${next.name}' already exists beside ${next.uid}`
+      })),
 
-      get: (principal: Principal, uid: string) => operation("Repos.get")(Resources.get(ops, kind, principal, uid)),
+    /** Deletes a repo and, atomically, its tags and README. */
+    delete: (principal: Principal, uid: string) =>
+      operation("Repos.delete")(Resources.remove(ops, kind, principal, uid, { before: deleteContents })),
 
-      /** Creates the repo named in `input` in `groupUid`, or updates the existing one (`repo.update` then). */
-      upsert: Effect.fnUntraced(function*(principal: Principal, groupUid: string, input: unknown) {
+    /** The README of repo `uid` (`repo.list` at its group); empty when it has none. */
+    readme: (principal: Principal, uid: string) =>
+      operation("Repos.readme")(
+        Effect.flatMap(Resources.get(ops, kind, principal, uid), (repo) =>
+          Effect.map(readmes.get(repo.uid), (stored) =>
+            new RepoReadme.RepoReadme({
+              uid: repo.uid,
+              content: stored._tag === "Some" ? stored.value.content : ""
+            }, trusted)))
+      ),
+
+    /**
+     * Replaces the README of repo `uid` (`repo.update` at its group) with `patch.content` (`updateMask`: only
+     * `content`, which a mask without it in the body clears). Refused, changing nothing, unless it is Markdown
+     * whose HTML a sanitizer leaves as it is.
+     */
+    updateReadme: Effect.fnUntraced(function*(
+      principal: Principal,
+      uid: string,
+      patch: unknown,
+      updateMask?: string
+    ) {
+      const repoUid = yield* Uid.parse(uid, "uid")
+      const grants = yield* authorization.grants(principal)
+      yield* grants.require(Repo.permissions.list, Uid.parentOrNull(repoUid) ?? repoUid, repoUid)
+      yield* grants.require(Repo.permissions.update, Uid.parentOrNull(repoUid) ?? repoUid, repoUid)
+      const body = yield* Validation.decode(Schema.Struct({ content: Schema.optional(Schema.String) }))(patch)
+      const mask = yield* FieldMask.parse(updateMask, RepoReadme.fields)
+      if (body.content !== undefined) yield* Readme.check(body.content)
+      return yield* commit(
+        ops,
+        principal,
+        Effect.gen(function*() {
+          const repo = yield* orNotFound(repos.get(repoUid), "repo", repoUid)
+          const current = yield* readmes.get(repo.uid)
+          const before = current._tag === "Some" ? current.value.content : ""
+          const next = FieldMask.apply({ content: before }, body, mask, RepoReadme.fields).content
+          const content = typeof next === "string" ? next : ""
+          if (current._tag === "None" ? content !== "" : before !== content) {
+            const stored = new RepoReadme.Stored({ uid: repo.uid, content, updateTime: yield* DateTime.now }, trusted)
+            yield* (current._tag === "None" ? readmes.insert(stored) : readmes.update(stored)).pipe(
+              unexpectedConflict
+            )
+          }
+          return new RepoReadme.RepoReadme({ uid: repo.uid, content }, trusted)
+        })
+      )
+    }, operation("Repos.updateReadme")),
+
+    /**
+     * Imports a catalog (a parsed JSON array like `repos.json`) into `groupUid`: each entry's repo and tags are
+     * created or updated in one transaction, so a second import of the same catalog changes nothing. An entry
+     * that does not validate is reported with its reason and nothing of it is imported. Tags are never deleted.
+     */
+    importCatalog: Effect.fnUntraced(
+      function*(principal: Principal, groupUid: string, catalog: unknown, options: Import.Options = {}) {
         const group = yield* Uid.parse(groupUid, "parent")
         const grants = yield* authorization.grants(principal)
-        yield* grants.require(Repo.permissions.create, group)
-        const fields = yield* Validation.decode(Repo.CreateRepo)(input)
-        return yield* commit(
-          ops,
-          principal,
-          Effect.gen(function*() {
-            yield* orNotFound(groups.get(group), "group", group)
-            const [repo, outcome] = yield* upsertRepo(repos, group, fields, yield* DateTime.now)
-            if (outcome === "updated") yield* grants.require(Repo.permissions.update, group, repo.uid)
-            return repo
-          })
-        )
-      }, operation("Repos.upsert")),
-
-      update: (
-        principal: Principal,
-        uid: string,
-        patch: unknown,
-        updateMask?: string
-      ) =>
-        operation("Repos.update")(Resources.update(ops, kind, principal, uid, {
-          patch,
-          updateMask,
-          fields: Repo.fields,
-          apply: (current, request) => {
-            const { createTime: _c, uid: _u, updateTime: _t, ...input } = current
-            return Validation.decode(Repo.CreateRepo)(FieldMask.apply(input, request.body, request.mask, Repo.fields))
-              .pipe(
-                Effect.map((fields) =>
-                  new Repo.Repo({ ...current, ...fields, updateTime: request.updateTime }, trusted)
+        for (
+          const capability of [
+            Repo.permissions.create,
+            Repo.permissions.update,
+            Tag.permissions.create,
+            Tag.permissions.update
+          ] as const
+        ) {
+          yield* grants.require(capability, group)
+        }
+        if (!Array.isArray(catalog)) return yield* InvalidArgument.field("catalog", "must be a JSON array of repos")
+        yield* orNotFound(groups.get(group), "group", group)
+        const report = { repos: Import.counts(), tags: Import.counts(), failures: [] as Array<Import.Failure> }
+        for (const [index, raw] of catalog.entries()) {
+          const source = typeof raw?.name === "string" ? raw.name : `#${index}`
+          const outcome = yield* Import.rejectedAsLeft(Effect.gen(function*() {
+            const entry = yield* Schema.decodeUnknown(RepoCatalog.Entry)(raw)
+            const fields = yield* Validation.decode(Repo.CreateRepo)(RepoCatalog.repoFields(entry))
+            const tagFields = yield* Effect.forEach(entry.tags, (name) => Validation.decode(Tag.CreateTag)({ name }))
+            return yield* commit(
+              ops,
+              principal,
+              Effect.gen(function*() {
+                const now = yield* DateTime.now
+                const [repo, repoOutcome] = yield* upsertRepo(
+                  repos,
+                  group,
+                  fields,
+                  now,
+                  RepoCatalog.firstSeen(entry)
                 )
-              )
-          },
-          duplicate: (next) => `a repo named '${next.name}' already exists beside ${next.uid}`
-        })),
-
-      /** Deletes a repo and, atomically, its tags and README. */
-      delete: (principal: Principal, uid: string) =>
-        operation("Repos.delete")(Resources.remove(ops, kind, principal, uid, { before: deleteContents })),
-
-      /** The README of repo `uid` (`repo.list` at its group); empty when it has none. */
-      readme: (principal: Principal, uid: string) =>
-        operation("Repos.readme")(
-          Effect.flatMap(Resources.get(ops, kind, principal, uid), (repo) =>
-            Effect.map(readmes.get(repo.uid), (stored) =>
-              new RepoReadme.RepoReadme({
-                uid: repo.uid,
-                content: stored._tag === "Some" ? stored.value.content : ""
-              }, trusted)))
-        ),
-
-      /**
-       * Replaces the README of repo `uid` (`repo.update` at its group) with `patch.content` (`updateMask`: only
-       * `content`, which a mask without it in the body clears). Refused, changing nothing, unless it is Markdown
-       * whose HTML a sanitizer leaves as it is.
-       */
-      updateReadme: Effect.fnUntraced(function*(
-        principal: Principal,
-        uid: string,
-        patch: unknown,
-        updateMask?: string
-      ) {
-        const repoUid = yield* Uid.parse(uid, "uid")
-        const grants = yield* authorization.grants(principal)
-        yield* grants.require(Repo.permissions.list, Uid.parentOrNull(repoUid) ?? repoUid, repoUid)
-        yield* grants.require(Repo.permissions.update, Uid.parentOrNull(repoUid) ?? repoUid, repoUid)
-        const body = yield* Validation.decode(Schema.Struct({ content: Schema.optional(Schema.String) }))(patch)
-        const mask = yield* FieldMask.parse(updateMask, RepoReadme.fields)
-        if (body.content !== undefined) yield* Readme.check(body.content)
-        return yield* commit(
-          ops,
-          principal,
-          Effect.gen(function*() {
-            const repo = yield* orNotFound(repos.get(repoUid), "repo", repoUid)
-            const current = yield* readmes.get(repo.uid)
-            const before = current._tag === "Some" ? current.value.content : ""
-            const next = FieldMask.apply({ content: before }, body, mask, RepoReadme.fields).content
-            const content = typeof next === "string" ? next : ""
-            if (current._tag === "None" ? content !== "" : before !== content) {
-              const stored = new RepoReadme.Stored({ uid: repo.uid, content, updateTime: yield* DateTime.now }, trusted)
-              yield* (current._tag === "None" ? readmes.insert(stored) : readmes.update(stored)).pipe(
-                unexpectedConflict
-              )
-            }
-            return new RepoReadme.RepoReadme({ uid: repo.uid, content }, trusted)
-          })
-        )
-      }, operation("Repos.updateReadme")),
-
-      /**
-       * Imports a catalog (a parsed JSON array like `repos.json`) into `groupUid`: each entry's repo and tags are
-       * created or updated in one transaction, so a second import of the same catalog changes nothing. An entry
-       * that does not validate is reported with its reason and nothing of it is imported. Tags are never deleted.
-       */
-      importCatalog: Effect.fnUntraced(
-        function*(principal: Principal, groupUid: string, catalog: unknown, options: Import.Options = {}) {
-          const group = yield* Uid.parse(groupUid, "parent")
-          const grants = yield* authorization.grants(principal)
-          for (
-            const capability of [
-              Repo.permissions.create,
-              Repo.permissions.update,
-              Tag.permissions.create,
-              Tag.permissions.update
-            ] as const
-          ) {
-            yield* grants.require(capability, group)
+                const tagOutcomes = yield* Effect.forEach(tagFields, (t) => upsertTag(tags, repo, t, now))
+                return [repoOutcome, tagOutcomes.map(([, o]) => o)] as const
+              })
+            )
+          }))
+          if (outcome._tag === "Left") {
+            report.failures.push({ source, reason: outcome.left.message })
+          } else {
+            const [repoOutcome, tagOutcomes] = outcome.right
+            report.repos[repoOutcome]++
+            for (const o of tagOutcomes) report.tags[o]++
           }
-          if (!Array.isArray(catalog)) return yield* InvalidArgument.field("catalog", "must be a JSON array of repos")
-          yield* orNotFound(groups.get(group), "group", group)
-          const report = { repos: Import.counts(), tags: Import.counts(), failures: [] as Array<Import.Failure> }
-          for (const [index, raw] of catalog.entries()) {
-            const source = typeof raw?.name === "string" ? raw.name : `#${index}`
-            const outcome = yield* Import.rejectedAsLeft(Effect.gen(function*() {
-              const entry = yield* Schema.decodeUnknown(RepoCatalog.Entry)(raw)
-              const fields = yield* Validation.decode(Repo.CreateRepo)(RepoCatalog.repoFields(entry))
-              const tagFields = yield* Effect.forEach(entry.tags, (name) => Validation.decode(Tag.CreateTag)({ name }))
-              return yield* commit(
-                ops,
-                principal,
-                Effect.gen(function*() {
-                  const now = yield* DateTime.now
-                  const [repo, repoOutcome] = yield* upsertRepo(
-                    repos,
-                    group,
-                    fields,
-                    now,
-                    RepoCatalog.firstSeen(entry)
-                  )
-                  const tagOutcomes = yield* Effect.forEach(tagFields, (t) => upsertTag(tags, repo, t, now))
-                  return [repoOutcome, tagOutcomes.map(([, o]) => o)] as const
-                })
-              )
-            }))
-            if (outcome._tag === "Left") {
-              report.failures.push({ source, reason: outcome.left.message })
-            } else {
-              const [repoOutcome, tagOutcomes] = outcome.right
-              report.repos[repoOutcome]++
-              for (const o of tagOutcomes) report.tags[o]++
-            }
-            if (options.onProgress !== undefined) {
-              yield* options.onProgress({ done: index + 1, total: catalog.length, source })
-            }
+          if (options.onProgress !== undefined) {
+            yield* options.onProgress({ done: index + 1, total: catalog.length, source })
           }
-          return report as CatalogReport
-        },
-        operation("Repos.importCatalog")
-      )
-    }
-    // A registry create is an upsert by name (docs/api.md §2): v1 and gRPC write repos and tags through it.
-    const registry = { ...service, create: service.upsert }
-    return registry satisfies ResourceService.Writable<Repo.Repo>
-  })
-}) {}
+        }
+        return report as CatalogReport
+      },
+      operation("Repos.importCatalog")
+    )
+  }
+  // A registry create is an upsert by name (docs/api.md §2): v1 and gRPC write repos and tags through it.
+  const registry = { ...service, create: service.upsert }
+  return registry satisfies ResourceService.Writable<Repo.Repo>
+})
+
+/** Repos: the registry's repositories. */
+export class Repos extends Effect.Service<Repos>()("@arbor/core/Repos", { effect: make }) {}

@@ -41,88 +41,89 @@ export const filters = (options: TagListOptions): Lists.Filters => {
   return { conditions, violations, digest: [options.digest, options.updatedSince] }
 }
 
-/** Tags: the tags of repos. */
-export class Tags extends Effect.Service<Tags>()("@arbor/core/Tags", {
-  effect: Effect.gen(function*() {
-    const ops = yield* operations
-    const tags = yield* Repository.make(Tag.table, Tag.Tag)
-    const repos = yield* Repository.make(Repo.table, Repo.Repo)
-    const authorization = ops.authorization
-    const kind: Resources.Kind<Tag.Tag> = {
-      resourceType: "tag",
-      repository: tags,
-      permissions: Tag.permissions,
-      groupOf: groupOfTag
-    }
-    const spec: Lists.ListSpec<Tag.Tag> = {
-      repository: tags,
-      capability: Tag.permissions.list,
-      visibleAt: "parent",
-      load: Lists.asIs
-    }
+/** Builds the Tags service from the services in its context (as `Arbor.layer` does, beside the others). */
+export const make = Effect.gen(function*() {
+  const ops = yield* operations
+  const tags = yield* Repository.make(Tag.table, Tag.Tag)
+  const repos = yield* Repository.make(Repo.table, Repo.Repo)
+  const authorization = ops.authorization
+  const kind: Resources.Kind<Tag.Tag> = {
+    resourceType: "tag",
+    repository: tags,
+    permissions: Tag.permissions,
+    groupOf: groupOfTag
+  }
+  const spec: Lists.ListSpec<Tag.Tag> = {
+    repository: tags,
+    capability: Tag.permissions.list,
+    visibleAt: "parent",
+    load: Lists.asIs
+  }
 
-    const service = {
-      /** Tags the caller may list (`tag.list` at their repo's group or above); filters `digest`, `updated_since`. */
-      list: (principal: Principal, options: TagListOptions = {}) =>
-        operation("Tags.list")(Lists.list(ops, spec, principal, options, filters(options))),
+  const service = {
+    /** Tags the caller may list (`tag.list` at their repo's group or above); filters `digest`, `updated_since`. */
+    list: (principal: Principal, options: TagListOptions = {}) =>
+      operation("Tags.list")(Lists.list(ops, spec, principal, options, filters(options))),
 
-      get: (principal: Principal, uid: string) => operation("Tags.get")(Resources.get(ops, kind, principal, uid)),
+    get: (principal: Principal, uid: string) => operation("Tags.get")(Resources.get(ops, kind, principal, uid)),
 
-      /** Creates the tag named in `input` in repo `repoUid`, or updates the existing one. */
-      upsert: Effect.fnUntraced(function*(principal: Principal, repoUid: string, input: unknown) {
-        const repoId = yield* Uid.parse(repoUid, "parent")
-        const group = Resources.parentGroup(repoId)
-        const grants = yield* authorization.grants(principal)
-        yield* grants.require(Tag.permissions.create, group, repoId)
-        const fields = yield* Validation.decode(Tag.CreateTag)(input)
-        return yield* commit(
-          ops,
-          principal,
+    /** Creates the tag named in `input` in repo `repoUid`, or updates the existing one. */
+    upsert: Effect.fnUntraced(function*(principal: Principal, repoUid: string, input: unknown) {
+      const repoId = yield* Uid.parse(repoUid, "parent")
+      const group = Resources.parentGroup(repoId)
+      const grants = yield* authorization.grants(principal)
+      yield* grants.require(Tag.permissions.create, group, repoId)
+      const fields = yield* Validation.decode(Tag.CreateTag)(input)
+      return yield* commit(
+        ops,
+        principal,
+        Effect.gen(function*() {
+          const repo = yield* orNotFound(repos.get(repoId), "repo", repoId)
+          const [tag, outcome] = yield* upsertTag(tags, repo, fields, yield* DateTime.now)
+          if (outcome === "updated") yield* grants.require(Tag.permissions.update, group, tag.uid)
+          return tag
+        })
+      )
+    }, operation("Tags.upsert")),
+
+    update: (
+      principal: Principal,
+      uid: string,
+      patch: unknown,
+      updateMask?: string
+    ) =>
+      operation("Tags.update")(Resources.update(ops, kind, principal, uid, {
+        patch,
+        updateMask,
+        fields: Tag.fields,
+        apply: (current, request) =>
           Effect.gen(function*() {
-            const repo = yield* orNotFound(repos.get(repoId), "repo", repoId)
-            const [tag, outcome] = yield* upsertTag(tags, repo, fields, yield* DateTime.now)
-            if (outcome === "updated") yield* grants.require(Tag.permissions.update, group, tag.uid)
-            return tag
-          })
-        )
-      }, operation("Tags.upsert")),
-
-      update: (
-        principal: Principal,
-        uid: string,
-        patch: unknown,
-        updateMask?: string
-      ) =>
-        operation("Tags.update")(Resources.update(ops, kind, principal, uid, {
-          patch,
-          updateMask,
-          fields: Tag.fields,
-          apply: (current, request) =>
-            Effect.gen(function*() {
-              const fields = yield* Validation.decode(Tag.CreateTag)(
-                FieldMask.apply(
-                  { name: current.name, digest: current.digest, deprecated: current.deprecated },
-                  request.body,
-                  request.mask,
-                  Tag.fields
-                )
+            const fields = yield* Validation.decode(Tag.CreateTag)(
+              FieldMask.apply(
+                { name: current.name, digest: current.digest, deprecated: current.deprecated },
+                request.body,
+                request.mask,
+                Tag.fields
               )
-              const repo = yield* orNotFound(repos.get(Resources.parentGroup(current.uid)), "repo", current.uid)
-              return new Tag.Tag({
-                ...current,
-                ...fields,
-                digest: fields.digest ?? syntheticDigest(repo.name, fields.name),
-                updateTime: request.updateTime
-              }, trusted)
-            }),
-          duplicate: (next) => `a tag named '${next.name}' already exists beside ${next.uid}`
-        })),
+            )
+            const repo = yield* orNotFound(repos.get(Resources.parentGroup(current.uid)), "repo", current.uid)
+            return new Tag.Tag({
+              ...current,
+              ...fields,
+              digest: fields.digest ?? syntheticDigest(repo.name, fields.name),
+              updateTime: request.updateTime
+            }, trusted)
+          }),
+        duplicate: (next) => `a tag named '${next.name}' already exists beside ${next.uid}`
+      })),
 
-      delete: (principal: Principal, uid: string) =>
-        operation("Tags.delete")(Resources.remove<Tag.Tag, never, never>(ops, kind, principal, uid))
-    }
-    // A registry create is an upsert by name (docs/api.md §2): v1 and gRPC write repos and tags through it.
-    const registry = { ...service, create: service.upsert }
-    return registry satisfies ResourceService.Writable<Tag.Tag, TagListOptions>
-  })
-}) {}
+    delete: (principal: Principal, uid: string) =>
+      operation("Tags.delete")(Resources.remove<Tag.Tag, never, never>(ops, kind, principal, uid))
+  }
+  // A registry create is an upsert by name (docs/api.md §2): v1 and gRPC write repos and tags through it.
+  const registry = { ...service, create: service.upsert }
+  return registry satisfies ResourceService.Writable<Tag.Tag, TagListOptions>
+})
+
+/** Tags: the tags of repos. */
+export class Tags extends Effect.Service<Tags>()("@arbor/core/Tags", { effect: make }) {}
