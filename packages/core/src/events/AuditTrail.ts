@@ -101,7 +101,7 @@ export type Relay = <E>(
   receiver: Events.Receiver<E>
 ) => Effect.Effect<never, Internal | FailedPrecondition | Unauthenticated | PermissionDenied | E>
 
-/** Builds the AuditTrail service from the services in its context (as `Arbor.layer` does, beside the others). */
+/** Builds the AuditTrail service from the services in its context; `Arbor.layer` builds it with the others. */
 export const make = Effect.gen(function*() {
   const ops = yield* operations
   const events = yield* Events.Events

@@ -72,7 +72,7 @@ export const streamOf = <E>(
     return Stream.flattenTake(Stream.fromQueue(queue))
   }))
 
-/** Builds the Events service scoped: its resources are released with the scope (as `Arbor.layer` does, beside the others). */
+/** Builds the Events service from the services in its context; what it holds is released with the scope. */
 export const make = Effect.gen(function*() {
   const store = yield* Store
   const entries = yield* Repository.make(ChangeLog.table, ChangeLog.Record)

@@ -23,7 +23,7 @@ import * as IssuerUrl from "../tokens/IssuerUrl.js"
 import * as ChangeLog from "./ChangeLog.js"
 import * as Subscription from "./Subscription.js"
 
-/** Builds the Subscriptions service from the services in its context (as `Arbor.layer` does, beside the others). */
+/** Builds the Subscriptions service from the services in its context; `Arbor.layer` builds it with the others. */
 export const make = Effect.gen(function*() {
   const ops = yield* operations
   const resolve = yield* Egress.Resolver

@@ -39,7 +39,7 @@ const merged = (defaults: Record<string, unknown>, item: Record<string, unknown>
   context: item.context ?? defaults.context
 })
 
-/** Builds the Access service from the services in its context (as `Arbor.layer` does, beside the others). */
+/** Builds the Access service from the services in its context; `Arbor.layer` builds it with the others. */
 export const make = Effect.gen(function*() {
   const authorization = yield* Authorization
 

@@ -18,7 +18,7 @@ import * as AccountAssociation from "./AccountAssociation.js"
 import * as Group from "./Group.js"
 import type { Principal } from "./Principal.js"
 
-/** Builds the AccountAssociations service from the services in its context (as `Arbor.layer` does, beside the others). */
+/** Builds the AccountAssociations service from the services in its context; `Arbor.layer` builds it with the others. */
 export const make = Effect.gen(function*() {
   const ops = yield* operations
   const associations = yield* Repository.make(AccountAssociation.table, AccountAssociation.AccountAssociation)

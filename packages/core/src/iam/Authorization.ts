@@ -171,7 +171,7 @@ const authorityKinds: ReadonlySet<ChangeLog.ResourceKind> = new Set([
   "identity_provider"
 ])
 
-/** Builds the Authorization service from the services in its context (as `Arbor.layer` does, beside the others). */
+/** Builds the Authorization service from the services in its context; `Arbor.layer` builds it with the others. */
 export const make = Effect.gen(function*() {
   const bindings = yield* Repository.make(RoleBinding.table, RoleBinding.Record)
   const roles = yield* Repository.make(Role.table, Role.Role)

@@ -273,7 +273,7 @@ const foldersOf = (organization: Organization) => {
   return folders
 }
 
-/** Builds the Declarative service from the services in its context (as `Arbor.layer` does, beside the others). */
+/** Builds the Declarative service from the services in its context; `Arbor.layer` builds it with the others. */
 export const make = Effect.gen(function*() {
   const store = yield* Store
   const groups = yield* Groups

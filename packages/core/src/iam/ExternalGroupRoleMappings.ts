@@ -36,7 +36,10 @@ const asMapping = (record: ExternalGroupRoleMapping.Record): Mapping => {
   return new ExternalGroupRoleMapping.ExternalGroupRoleMapping(mapping, trusted)
 }
 
-/** Builds the ExternalGroupRoleMappings service from the services in its context (as `Arbor.layer` does, beside the others). */
+/**
+ * Builds the ExternalGroupRoleMappings service from the services in its context; `Arbor.layer` builds it with the
+ * others.
+ */
 export const make = Effect.gen(function*() {
   const ops = yield* operations
   const mappings = yield* Repository.make(ExternalGroupRoleMapping.table, ExternalGroupRoleMapping.Record)

@@ -55,7 +55,7 @@ export const redeemer = (identityUid: Uid.Uid, verifiedEmail: string | undefined
   }
 }
 
-/** Builds the GroupInvites service from the services in its context (as `Arbor.layer` does, beside the others). */
+/** Builds the GroupInvites service from the services in its context; `Arbor.layer` builds it with the others. */
 export const make = Effect.gen(function*() {
   const ops = yield* operations
   const invites = yield* Repository.make(GroupInvite.table, GroupInvite.Record)

@@ -64,7 +64,7 @@ export const childKinds: ReadonlyArray<ChildKind> = [
   { table: Subscription.table, label: "subscriptions" }
 ]
 
-/** Builds the Groups service from the services in its context (as `Arbor.layer` does, beside the others). */
+/** Builds the Groups service from the services in its context; `Arbor.layer` builds it with the others. */
 export const make = Effect.gen(function*() {
   const ops = yield* operations
   const groups = yield* Repository.make(Group.table, Group.Group)

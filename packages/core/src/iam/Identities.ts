@@ -65,7 +65,7 @@ export const filters = (options: IdentityListOptions): Lists.Filters => {
 /** How long static keys are trusted at most, and by default. */
 export const maxStaticKeysLifetime = { days: 365 } as const
 
-/** Builds the Identities service from the services in its context (as `Arbor.layer` does, beside the others). */
+/** Builds the Identities service from the services in its context; `Arbor.layer` builds it with the others. */
 export const make = Effect.gen(function*() {
   const ops = yield* operations
   const lastSeen = yield* LastSeen

@@ -33,7 +33,7 @@ import * as Role from "./Role.js"
 const withoutSecret = ({ grantedBy: _g, oidc: { clientSecret: _, ...oidc }, ...record }: IdentityProvider.Record) =>
   new IdentityProvider.IdentityProvider({ ...record, oidc }, trusted)
 
-/** Builds the IdentityProviders service from the services in its context (as `Arbor.layer` does, beside the others). */
+/** Builds the IdentityProviders service from the services in its context; `Arbor.layer` builds it with the others. */
 export const make = Effect.gen(function*() {
   const ops = yield* operations
   const providers = yield* Repository.make(IdentityProvider.table, IdentityProvider.Record)

@@ -50,7 +50,7 @@ export const filters = (options: RoleBindingListOptions): Lists.Filters => {
   return { conditions, violations, digest: [options.identity, options.group, options.role] }
 }
 
-/** Builds the RoleBindings service from the services in its context (as `Arbor.layer` does, beside the others). */
+/** Builds the RoleBindings service from the services in its context; `Arbor.layer` builds it with the others. */
 export const make = Effect.gen(function*() {
   const ops = yield* operations
   const bindings = yield* Repository.make(RoleBinding.table, RoleBinding.Record)

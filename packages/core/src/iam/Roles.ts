@@ -32,7 +32,7 @@ const builtInRefused = (uid: string, action: string) =>
     ]
   })
 
-/** Builds the Roles service from the services in its context (as `Arbor.layer` does, beside the others). */
+/** Builds the Roles service from the services in its context; `Arbor.layer` builds it with the others. */
 export const make = Effect.gen(function*() {
   const ops = yield* operations
   const roles = yield* Repository.make(Role.table, Role.Role)

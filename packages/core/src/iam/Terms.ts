@@ -22,7 +22,7 @@ export interface Accepted {
   readonly documentIds: ReadonlyArray<string>
 }
 
-/** Builds the Terms service from the services in its context (as `Arbor.layer` does, beside the others). */
+/** Builds the Terms service from the services in its context; `Arbor.layer` builds it with the others. */
 export const make = Effect.gen(function*() {
   const ops = yield* operations
   const acceptances = yield* Repository.make(TermsAcceptance.table, TermsAcceptance.TermsAcceptance)

@@ -41,7 +41,7 @@ export const ownersRequired = 2
 const unauthenticated = () =>
   new Unauthenticated({ why: "a valid SCIM token of this identity provider is required", reason: "SCIM_TOKEN_INVALID" })
 
-/** Builds the ScimCredentials service from the services in its context (as `Arbor.layer` does, beside the others). */
+/** Builds the ScimCredentials service from the services in its context; `Arbor.layer` builds it with the others. */
 export const make = Effect.gen(function*() {
   const ops = yield* operations
   const credentials = yield* Repository.make(ScimCredential.table, ScimCredential.Record)

@@ -35,7 +35,7 @@ export interface Page {
 /** The most users a page holds. */
 export const maxPageSize = 200
 
-/** Builds the ScimUsers service from the services in its context (as `Arbor.layer` does, beside the others). */
+/** Builds the ScimUsers service from the services in its context; `Arbor.layer` builds it with the others. */
 export const make = Effect.gen(function*() {
   const ops = yield* operations
   const people = yield* People

@@ -127,7 +127,7 @@ const same = (a: Advisory.Record, b: Advisory.Record) =>
   a.packageName === b.packageName && JSON.stringify(a.aliases) === JSON.stringify(b.aliases) &&
   JSON.stringify(encodeEvents(a.events)) === JSON.stringify(encodeEvents(b.events))
 
-/** Builds the Advisories service from the services in its context (as `Arbor.layer` does, beside the others). */
+/** Builds the Advisories service from the services in its context; `Arbor.layer` builds it with the others. */
 export const make = Effect.gen(function*() {
   const ops = yield* operations
   const advisories = yield* Repository.make(Advisory.table, Advisory.Record)

@@ -32,7 +32,7 @@ export interface CatalogReport {
   readonly failures: ReadonlyArray<Import.Failure>
 }
 
-/** Builds the Repos service from the services in its context (as `Arbor.layer` does, beside the others). */
+/** Builds the Repos service from the services in its context; `Arbor.layer` builds it with the others. */
 export const make = Effect.gen(function*() {
   const ops = yield* operations
   const repos = yield* Repository.make(Repo.table, Repo.Repo)

@@ -41,7 +41,7 @@ export const filters = (options: TagListOptions): Lists.Filters => {
   return { conditions, violations, digest: [options.digest, options.updatedSince] }
 }
 
-/** Builds the Tags service from the services in its context (as `Arbor.layer` does, beside the others). */
+/** Builds the Tags service from the services in its context; `Arbor.layer` builds it with the others. */
 export const make = Effect.gen(function*() {
   const ops = yield* operations
   const tags = yield* Repository.make(Tag.table, Tag.Tag)

@@ -17,7 +17,7 @@ import * as Identity from "../../iam/Identity.js"
 /** How soon after it is noted a use is written. */
 export const interval = Duration.millis(250)
 
-/** Builds the LastSeen service scoped: its resources are released with the scope (as `Arbor.layer` does, beside the others). */
+/** Builds the LastSeen service from the services in its context; what it holds is released with the scope. */
 export const make = Effect.gen(function*() {
   const store = yield* Store
   const identities = yield* Repository.make(Identity.table, Identity.Identity)

@@ -31,7 +31,7 @@ export interface Access {
 /** How many suffixed names a new person's identity tries before giving up on a free one. */
 const nameAttempts = 8
 
-/** Builds the People service from the services in its context (as `Arbor.layer` does, beside the others). */
+/** Builds the People service from the services in its context; `Arbor.layer` builds it with the others. */
 export const make = Effect.gen(function*() {
   const ops = yield* operations
   const invites = yield* GroupInvites
