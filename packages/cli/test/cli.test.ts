@@ -6,7 +6,7 @@
 import { Advisories, Groups, Identities, Principal, Repos, Role, RoleBindings, Tags } from "@arbor/core"
 import * as Effect from "effect/Effect"
 import { execFile, execFileSync, spawn } from "node:child_process"
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { OAuth2Server } from "oauth2-mock-server"
@@ -853,35 +853,141 @@ describe("arbor iam, as an owner", () => {
     assert.strictEqual(applied.code, 0, applied.stderr)
     assert.match(applied.stdout, /Applied 2 change\(s\)\.\n$/)
     assert.strictEqual((await arbor(env, "diff", "-f", file)).code, 0)
-    // An identity provider's client secret, read from this machine's environment and sent with the request.
+    // An identity provider's client secret, read from this machine's environment and sent with the request, from
+    // the variable an export names for it.
+    const variable = "ARBOR_IDP_CODED__OKTA_CLIENT_SECRET"
     document.organizations.coded.identityProviders = {
       okta: {
         defaultRole: "viewer",
         issuer: "https://coded.okta.example.com",
         clientId: "arbor",
-        secretFrom: { env: "CODED_OKTA_SECRET" },
+        secretFrom: { env: variable },
         mappings: [{ externalGroup: "platform", role: "deployer", scope: "prod" }]
       }
     }
     writeFileSync(file, stringify(document))
     const unset = await arbor(env, "diff", "-f", file)
-    assert.strictEqual(unset.code, 2)
-    assert.include(
-      unset.stderr,
-      "secretFrom env:CODED_OKTA_SECRET: the environment variable CODED_OKTA_SECRET is not set"
-    )
-    const withSecret = { ...env, CODED_OKTA_SECRET: "s3cret" }
+    assert.strictEqual(unset.code, 1)
+    assert.include(unset.stderr, `secretFrom env:${variable}: the environment variable ${variable} is not set`)
+    const withSecret = { ...env, [variable]: "s3cret" }
     const providers = await arbor(withSecret, "apply", "-f", file, "--yes")
     assert.strictEqual(providers.code, 0, providers.stderr)
     assert.include(
       providers.stdout,
-      "+ identityProvider coded/okta\n+ mapping coded/okta: platform → deployer at coded/prod\n"
+      `+ identityProvider coded/okta: clientSecret from env ${variable}\n` +
+        "+ mapping coded/okta: platform → deployer at coded/prod\n"
     )
     assert.strictEqual((await arbor(withSecret, "diff", "-f", file)).code, 0)
     assert.strictEqual(
-      (await arbor({ ...env, CODED_OKTA_SECRET: "rotated" }, "diff", "-f", file)).stdout,
-      "~ identityProvider coded/okta: clientSecret\n"
+      (await arbor({ ...env, [variable]: "rotated" }, "diff", "-f", file)).stdout,
+      `~ identityProvider coded/okta: clientSecret from env ${variable}\n`
     )
+    assert.deepStrictEqual(
+      parse((await arbor(env, "export", "coded")).stdout).organizations.coded.identityProviders.okta.secretFrom,
+      { env: variable }
+    )
+  })
+
+  it("IAM as code reads no secret a document names unless it may: ARBOR_IDP_ variables, the document's folder, or named by a flag", async () => {
+    const { env } = await asOwnerOf("guarded")
+    const folder = join(env.dir, "iam")
+    mkdirSync(folder)
+    const file = join(folder, "guarded.yaml")
+    const outside = join(env.dir, "id_ed25519")
+    writeFileSync(outside, "PRIVATE KEY")
+    writeFileSync(join(folder, "okta.secret"), "s3cret\n")
+    symlinkSync(outside, join(folder, "linked.secret"))
+    const withSecret = (secretFrom: object) =>
+      writeFileSync(
+        file,
+        stringify({
+          organizations: {
+            guarded: {
+              identityProviders: {
+                okta: { defaultRole: "viewer", issuer: "https://guarded.example.com", clientId: "arbor", secretFrom }
+              }
+            }
+          }
+        })
+      )
+    const machine = { ...env, AWS_SECRET_ACCESS_KEY: "aws-secret" }
+    // Each is refused naming it, exit 1, nothing planned or sent.
+    for (
+      const [secretFrom, says] of [
+        [{ env: "AWS_SECRET_ACCESS_KEY" }, "arbor reads only variables named ARBOR_IDP_… or given with --secret-env"],
+        [{ file: outside }, "arbor reads only files in the document's folder"],
+        [{ file: "../id_ed25519" }, "arbor reads only files in the document's folder"],
+        [{ file: "linked.secret" }, "arbor reads only files in the document's folder"]
+      ] as const
+    ) {
+      withSecret(secretFrom)
+      const refused = await arbor(machine, "diff", "-f", file)
+      assert.strictEqual(refused.code, 1, JSON.stringify(secretFrom))
+      assert.include(refused.stderr, says)
+      assert.strictEqual(refused.stdout, "")
+    }
+    // A file beside the document (read from there whatever the working folder), or what a flag names, is read.
+    withSecret({ file: "okta.secret" })
+    const beside = await arbor(machine, "diff", "-f", file)
+    assert.deepStrictEqual(
+      [beside.code, beside.stdout],
+      [2, "+ identityProvider guarded/okta: clientSecret from file okta.secret\n"],
+      beside.stderr
+    )
+    withSecret({ env: "AWS_SECRET_ACCESS_KEY" })
+    const named = await arbor(machine, "diff", "-f", file, "--secret-env", "AWS_SECRET_ACCESS_KEY")
+    assert.strictEqual(named.code, 2, named.stderr)
+    withSecret({ file: outside })
+    assert.strictEqual((await arbor(machine, "diff", "-f", file, "--secret-file", outside)).code, 2)
+
+    // Two providers never read one secret (issue 54: a folder's okta beside the organization's prod-okta shared a
+    // variable, and an export → apply sent the organization's secret to the folder owner's issuer).
+    const provider = (secretFrom: object) => ({
+      defaultRole: "viewer",
+      issuer: "https://guarded.example.com",
+      clientId: "arbor",
+      secretFrom
+    })
+    const both = (a: object, b: object) =>
+      writeFileSync(
+        file,
+        stringify({
+          organizations: {
+            guarded: {
+              folders: { prod: {} },
+              identityProviders: { "prod-okta": provider(a), "prod/okta": provider(b) }
+            }
+          }
+        })
+      )
+    both({ file: "okta.secret" }, { file: "./okta.secret" })
+    const sameFile = await arbor(machine, "diff", "-f", file)
+    assert.strictEqual(sameFile.code, 1)
+    assert.include(sameFile.stderr, "prod-okta.secretFrom")
+    symlinkSync(join(folder, "okta.secret"), join(folder, "again.secret"))
+    both({ file: "okta.secret" }, { file: "again.secret" })
+    const linked = await arbor(machine, "diff", "-f", file)
+    assert.strictEqual(linked.code, 1)
+    assert.include(linked.stderr, "each identity provider's secret is its own")
+    // Made apart, each exports a variable of its own; applied back, each reads its own.
+    const secrets = {
+      ARBOR_IDP_GUARDED__PROD_OKTA_CLIENT_SECRET: "the organization's",
+      ARBOR_IDP_GUARDED__PROD__OKTA_CLIENT_SECRET: "the folder's"
+    }
+    both({ env: "ARBOR_IDP_GUARDED__PROD_OKTA_CLIENT_SECRET" }, { env: "ARBOR_IDP_GUARDED__PROD__OKTA_CLIENT_SECRET" })
+    const applied = await arbor({ ...env, ...secrets }, "apply", "-f", file, "--yes")
+    assert.strictEqual(applied.code, 0, applied.stderr)
+    const exported = parse((await arbor(env, "export", "guarded")).stdout).organizations.guarded.identityProviders
+    assert.deepStrictEqual(
+      [exported["prod-okta"].secretFrom, exported["prod/okta"].secretFrom],
+      [{ env: "ARBOR_IDP_GUARDED__PROD_OKTA_CLIENT_SECRET" }, { env: "ARBOR_IDP_GUARDED__PROD__OKTA_CLIENT_SECRET" }]
+    )
+    assert.strictEqual((await arbor({ ...env, ...secrets }, "diff", "-f", file)).code, 0)
+  })
+
+  it("IAM as code: an organization not made yet, a file that is no document, the document's schema", async () => {
+    const { env } = await asOwnerOf("uncoded")
+    const file = join(env.dir, "uncoded.yaml")
     // An organization that does not exist yet is the collection's to create: for platform admins only.
     writeFileSync(file, stringify({ organizations: { "not-yet": { folders: { prod: {} } } } }))
     const notYet = await arbor(env, "diff", "-f", file)

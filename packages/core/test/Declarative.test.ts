@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as fc from "effect/FastCheck"
 import * as Layer from "effect/Layer"
 import { parse } from "yaml"
 import * as Egress from "../src/engine/internal/egress.js"
@@ -126,7 +127,7 @@ organizations:
         defaultRole: viewer
         issuer: https://acme.okta.example.com
         clientId: arbor
-        secretFrom: { env: ACME_OKTA_CLIENT_SECRET }
+        secretFrom: { env: ARBOR_IDP_ACME__OKTA_CLIENT_SECRET }
         groupsClaim: groups
         mappings:
           - { externalGroup: admins, role: owner }
@@ -136,14 +137,14 @@ organizations:
       const okta = document.organizations.acme.identityProviders.okta
       let secret = "s3cret"
       const secretOf = (from: OrganizationDocument.SecretFrom) =>
-        OrganizationDocument.sourceOf(from) === "env:ACME_OKTA_CLIENT_SECRET"
+        OrganizationDocument.sourceOf(from) === "env:ARBOR_IDP_ACME__OKTA_CLIENT_SECRET"
           ? Effect.succeed(secret)
           : Effect.die(`asked for ${OrganizationDocument.sourceOf(from)}`)
       const exported = yield* withArbor(Effect.gen(function*() {
         const declarative = yield* Declarative.Declarative
         const plan = yield* declarative.apply(Principal.system, document, { secretOf })
         assert.deepStrictEqual(describeChanges(plan).filter((c) => /identityProvider|mapping/.test(c)), [
-          "create identityProvider acme/okta",
+          "create identityProvider acme/okta: clientSecret from env ARBOR_IDP_ACME__OKTA_CLIENT_SECRET",
           "create mapping acme/okta: admins → owner at acme",
           "create mapping acme/okta: deployers → deployer at acme/prod",
           "create identityProvider acme/prod/github"
@@ -152,7 +153,7 @@ organizations:
         assert.deepStrictEqual((yield* declarative.plan(Principal.system, document, { secretOf })).changes, [])
         secret = "rotated"
         assert.deepStrictEqual(describeChanges(yield* declarative.plan(Principal.system, document, { secretOf })), [
-          "update identityProvider acme/okta: clientSecret"
+          "update identityProvider acme/okta: clientSecret from env ARBOR_IDP_ACME__OKTA_CLIENT_SECRET"
         ])
         yield* declarative.apply(Principal.system, document, { secretOf })
         assert.deepStrictEqual((yield* declarative.plan(Principal.system, document, { secretOf })).changes, [])
@@ -188,7 +189,7 @@ organizations:
           defaultRole: "viewer",
           issuer: "https://acme.okta.example.com",
           clientId: "arbor",
-          secretFrom: { env: "ACME_OKTA_CLIENT_SECRET" },
+          secretFrom: { env: "ARBOR_IDP_ACME__OKTA_CLIENT_SECRET" },
           groupsClaim: "groups",
           mappings: [
             { externalGroup: "admins", role: "owner" },
@@ -235,6 +236,81 @@ organizations:
       assert.include(refusals.inlineSays, "secretFrom")
       assert.strictEqual(refusals.left, 0)
     }))
+
+  it("a secret's variable is one provider's alone: made from its organization and path, it spells them back", () => {
+    // The collisions of issue 54: a provider named prod-okta beside a folder prod's okta; acme-prod's okta beside
+    // acme's prod/okta.
+    const { secretVariable } = OrganizationDocument
+    assert.notStrictEqual(secretVariable("t2", "prod-okta"), secretVariable("t2", "prod/okta"))
+    assert.notStrictEqual(secretVariable("acme-prod", "okta"), secretVariable("acme", "prod/okta"))
+    assert.strictEqual(secretVariable("acme", "prod/okta"), "ARBOR_IDP_ACME__PROD__OKTA_CLIENT_SECRET")
+    // Every name reads back as its organization and path: no two map to one variable.
+    const code = { H: "-", S: "/", D: ".", W: " ", U: "_" } as Record<string, string>
+    const spelled = (variable: string) => {
+      assert.match(variable, /^[A-Z0-9_]+$/)
+      return variable.slice("ARBOR_IDP_".length, -"_CLIENT_SECRET".length).replace(
+        /___([A-Z]+)___|__|_|[A-Z0-9]+/g,
+        (run, escaped: string | undefined) =>
+          escaped !== undefined
+            ? [...escaped].map((c) => code[c]).join("")
+            : run === "__"
+            ? "/"
+            : run === "_"
+            ? "-"
+            : run.toLowerCase()
+      )
+    }
+    const name = fc.stringMatching(/^[a-z0-9 ._-]{1,8}$/)
+    fc.assert(
+      fc.property(name, fc.array(name, { minLength: 1, maxLength: 3 }), (organization, path) => {
+        assert.strictEqual(
+          spelled(secretVariable(organization, path.join("/"))),
+          `${organization}/${path.join("/")}`
+        )
+      }),
+      { numRuns: 2_000 }
+    )
+  })
+
+  it.effect("a document in which two identity providers read one secret is refused, nothing applied", () =>
+    withArbor(Effect.gen(function*() {
+      const declarative = yield* Declarative.Declarative
+      const provider = (secretFrom: OrganizationDocument.SecretFrom) => ({
+        defaultRole: "viewer",
+        issuer: "https://idp.example.com",
+        clientId: "arbor",
+        secretFrom
+      })
+      const secretOf = () => Effect.succeed("s3cret")
+      const refused = (document: unknown) => Effect.flip(declarative.apply(Principal.system, document, { secretOf }))
+      const sameVariable = yield* refused({
+        organizations: {
+          t2: {
+            folders: { prod: {} },
+            identityProviders: {
+              "prod-okta": provider({ env: "T2_OKTA" }),
+              "prod/okta": provider({ env: "T2_OKTA" })
+            }
+          }
+        }
+      })
+      // The same file however its path is written, across the organizations of one document.
+      const sameFile = yield* refused({
+        organizations: {
+          acme: { identityProviders: { okta: provider({ file: "secrets/okta" }) } },
+          "acme-prod": { identityProviders: { okta: provider({ file: "./secrets//okta" }) } }
+        }
+      })
+      assert.deepStrictEqual([sameVariable, sameFile].map(errorOf), [
+        { tag: "InvalidArgument", fields: ["organizations.t2.identityProviders.prod/okta.secretFrom"] },
+        { tag: "InvalidArgument", fields: ["organizations.acme-prod.identityProviders.okta.secretFrom"] }
+      ])
+      assert.include(
+        "violations" in sameVariable ? sameVariable.violations[0]?.description : "",
+        "organizations.t2.identityProviders.prod-okta.secretFrom"
+      )
+      assert.strictEqual((yield* (yield* Groups.Groups).list(Principal.system, { inRoot: true })).items.length, 0)
+    })))
 
   it.effect("subscriptions: made, exported, pruned; a sink the engine refuses is named by its place in the document", () =>
     Effect.gen(function*() {

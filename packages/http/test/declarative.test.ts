@@ -232,7 +232,7 @@ describe("organizations as code over REST", () => {
                   defaultRole: "viewer",
                   issuer: "https://acme.okta.example.com",
                   clientId: "arbor",
-                  secretFrom: { env: "ACME_OKTA_CLIENT_SECRET" },
+                  secretFrom: { env: "ARBOR_IDP_ACME__OKTA_CLIENT_SECRET" },
                   mappings: [{ externalGroup: "deployers", role: "deployer", scope: "prod" }]
                 }
               }

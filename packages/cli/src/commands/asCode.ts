@@ -9,7 +9,8 @@
 import * as OrganizationDocument from "@arbor/core/OrganizationDocument"
 import { Args, Command, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
-import { readFileSync } from "node:fs"
+import { readFileSync, realpathSync } from "node:fs"
+import { dirname, resolve, sep } from "node:path"
 import { createInterface } from "node:readline/promises"
 import { parse, stringify } from "yaml"
 import { CommandFailed, UsageError } from "../Failure.js"
@@ -57,17 +58,75 @@ const documentOf = (path: string) =>
     return { document, organization: names[0]! }
   })
 
+/** Variables and files beyond those `arbor` reads without being told (`--secret-env`, `--secret-file`). */
+interface Allowed {
+  readonly secretEnv: ReadonlyArray<string>
+  readonly secretFile: ReadonlyArray<string>
+}
+
+const secretEnv = Options.text("secret-env").pipe(
+  Options.withPseudoName("name"),
+  Options.withDescription(
+    `an environment variable the document may read a secret from, besides those named ${OrganizationDocument.secretPrefix}… (repeatable)`
+  ),
+  Options.repeated
+)
+const secretFile = Options.text("secret-file").pipe(
+  Options.withPseudoName("path"),
+  Options.withDescription("a file the document may read a secret from, besides those in its own folder (repeatable)"),
+  Options.repeated
+)
+
+/** The real path of `path` (symbolic links followed), or undefined when there is no such file. */
+const real = (path: string) => {
+  try {
+    return realpathSync(path)
+  } catch {
+    return undefined
+  }
+}
+
 /**
- * The client secrets the document names (`secretFrom`), read here, on this machine (a person's, a CI job's): sent
- * with the request, by source, since the server reads none of its own for a request.
+ * The client secrets the document at `path` names (`secretFrom`), read here, on this machine (a person's, a CI
+ * job's): sent with the request, by source, since the server reads none of its own for a request. A document under
+ * review must not have any of the machine's secrets read and sent: only variables named `ARBOR_IDP_…` (as an export
+ * names them) or by `--secret-env`, and files in the document's own folder (a relative path is read from there) or
+ * named by `--secret-file`; any other is an error naming it, before anything is sent.
  */
-const secretsOf = (document: unknown) =>
+const secretsOf = (path: string, document: unknown, allowed: Allowed) =>
   Effect.gen(function*() {
+    const folder = real(dirname(resolve(path))) ?? dirname(resolve(path))
+    const named = new Set(allowed.secretFile.flatMap((file) => real(file) ?? []))
     const secrets: Record<string, string> = {}
+    /** The real files read so far, by the source that read each. */
+    const files = new Map<string, string>()
     for (const from of OrganizationDocument.secretSources(document)) {
       const source = OrganizationDocument.sourceOf(from)
-      secrets[source] = yield* OrganizationDocument.readSecret(from, source).pipe(
-        Effect.mapError((e) => new UsageError({ message: `secretFrom ${source}: ${e.violations[0].description}` }))
+      const refuse = (why: string) => new CommandFailed({ message: `secretFrom ${source}: ${why}` })
+      let read: OrganizationDocument.SecretFrom = from
+      if ("env" in from) {
+        if (!from.env.startsWith(OrganizationDocument.secretPrefix) && !allowed.secretEnv.includes(from.env)) {
+          return yield* refuse(
+            `arbor reads only variables named ${OrganizationDocument.secretPrefix}… or given with --secret-env ${from.env}`
+          )
+        }
+      } else {
+        const wanted = resolve(folder, from.file)
+        const file = real(wanted) ?? wanted
+        if (!file.startsWith(`${folder}${sep}`) && !named.has(file)) {
+          return yield* refuse(
+            `arbor reads only files in the document's folder (${folder}) or given with --secret-file ${from.file}`
+          )
+        }
+        const other = files.get(file)
+        if (other !== undefined) {
+          return yield* refuse(`is the file ${other} reads too: each identity provider's secret is its own`)
+        }
+        files.set(file, source)
+        read = { file }
+      }
+      secrets[source] = yield* OrganizationDocument.readSecret(read, source).pipe(
+        Effect.mapError((e) => refuse(e.violations[0].description))
       )
     }
     return secrets
@@ -77,11 +136,13 @@ const secretsOf = (document: unknown) =>
  * The plan of applying the document of `flags.file` (nothing applied), with what is needed to apply it: at its
  * organization, or, when that does not exist yet, at the collection (which creates it; platform admins only).
  */
-const planned = (flags: Parameters<typeof connect>[0] & { readonly file: string; readonly prune: boolean }) =>
+const planned = (
+  flags: Parameters<typeof connect>[0] & Allowed & { readonly file: string; readonly prune: boolean }
+) =>
   Effect.gen(function*() {
     const client = yield* connect(flags)
     const { document, organization } = yield* documentOf(flags.file)
-    const secrets = yield* secretsOf(document)
+    const secrets = yield* secretsOf(flags.file, document, flags)
     const uid = yield* resolveGroup(client, organization).pipe(
       Effect.map((uid): string | undefined => uid),
       Effect.catchTag("NotFound", () => Effect.succeed(undefined))
@@ -121,16 +182,20 @@ export const exportCommand = Command.make(
 ))
 
 /** `arbor diff`. */
-export const diffCommand = Command.make("diff", { ...common, file, prune }, (flags) =>
-  Effect.gen(function*() {
-    const { changes } = yield* planned(flags)
-    if (changes.length === 0) return yield* print("No changes: the organization is as the document says.")
-    yield* print(planText(changes))
-    // As terraform plan -detailed-exitcode: 2 when there is something to apply.
-    yield* Effect.sync(() => (process.exitCode = 2))
-  })).pipe(Command.withDescription(
-    "Print what applying a document would change; exit 0 when nothing would, 2 when something would, 1 on error. Example: arbor diff -f acme.yaml"
-  ))
+export const diffCommand = Command.make(
+  "diff",
+  { ...common, file, prune, secretEnv, secretFile },
+  (flags) =>
+    Effect.gen(function*() {
+      const { changes } = yield* planned(flags)
+      if (changes.length === 0) return yield* print("No changes: the organization is as the document says.")
+      yield* print(planText(changes))
+      // As terraform plan -detailed-exitcode: 2 when there is something to apply.
+      yield* Effect.sync(() => (process.exitCode = 2))
+    })
+).pipe(Command.withDescription(
+  "Print what applying a document would change; exit 0 when nothing would, 2 when something would, 1 on error. Example: arbor diff -f acme.yaml"
+))
 
 /** `arbor apply`. */
 export const applyCommand = Command.make(
@@ -139,6 +204,8 @@ export const applyCommand = Command.make(
     ...common,
     file,
     prune,
+    secretEnv,
+    secretFile,
     yes: Options.boolean("yes").pipe(Options.withDescription("apply without asking (for CI)"))
   },
   (flags) =>

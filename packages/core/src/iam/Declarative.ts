@@ -49,6 +49,7 @@ import { Identities } from "./Identities.js"
 import type * as Identity from "./Identity.js"
 import type * as IdentityProvider from "./IdentityProvider.js"
 import { IdentityProviders } from "./IdentityProviders.js"
+import * as OrganizationDocument from "./OrganizationDocument.js"
 import {
   Document,
   type FolderType,
@@ -189,12 +190,6 @@ const split = (path: string) => {
   return { folder: at < 0 ? "" : path.slice(0, at), name: path.slice(at + 1) }
 }
 
-/**
- * The environment variable an export names for a provider's client secret, which it cannot read:
- * `ACME_PROD_OKTA_CLIENT_SECRET` for `acme`'s `prod/okta`.
- */
-export const secretVariable = (organization: string, path: string) =>
-  `${organization}_${path}_client_secret`.toUpperCase().replace(/[^A-Z0-9]+/g, "_")
 const joined = (parent: string, name: string) => parent === "" ? name : `${parent}/${name}`
 const byKey = <A>(record: { readonly [key: string]: A } | undefined): Array<readonly [string, A]> =>
   Object.entries(record ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
@@ -244,7 +239,34 @@ const inlineSecret = (input: unknown): string | undefined => {
   return undefined
 }
 
-/** A document as a caller gives it: YAML parsed or JSON, unknown keys refused by their path, no secret inline. */
+/**
+ * Refuses a document in which two identity providers read one secret (one variable, one file): applied, the one
+ * provider's secret would be sent to the other's issuer (DECISIONS §20).
+ */
+const oneSecretEach = (document: Document): Effect.Effect<Document, InvalidArgument> => {
+  const readers = new Map<string, string>()
+  for (const [name, organization] of byKey(document.organizations)) {
+    for (const [key, provider] of byKey(organization.identityProviders)) {
+      if (provider.secretFrom === undefined) continue
+      const source = OrganizationDocument.sourceOf(provider.secretFrom)
+      const field = `organizations.${name}.identityProviders.${key}.secretFrom`
+      const first = readers.get(source)
+      if (first !== undefined) {
+        return InvalidArgument.field(
+          field,
+          `reads the secret that ${first} reads (${source}): each identity provider's secret is its own`
+        )
+      }
+      readers.set(source, field)
+    }
+  }
+  return Effect.succeed(document)
+}
+
+/**
+ * A document as a caller gives it: YAML parsed or JSON, unknown keys refused by their path, no secret inline, no
+ * secret read by two providers.
+ */
 const decodeDocument = (input: unknown) => {
   const secret = inlineSecret(input)
   return secret !== undefined
@@ -253,7 +275,8 @@ const decodeDocument = (input: unknown) => {
       "must not be written in the document: give secretFrom: {env: NAME} or {file: path}, read where it is applied"
     )
     : Schema.decodeUnknown(Document, { errors: "all", onExcessProperty: "error" })(input).pipe(
-      Effect.mapError((error) => Validation.fromParseError(error))
+      Effect.mapError((error) => Validation.fromParseError(error)),
+      Effect.flatMap(oneSecretEach)
     )
 }
 
@@ -431,7 +454,7 @@ export const make = Effect.gen(function*() {
       defaultRole: state.roleNames.get(provider.defaultRole) ?? provider.defaultRole,
       issuer: oidc.issuer,
       clientId: oidc.clientId,
-      ...(secret ? { secretFrom: { env: secretVariable(organization, path) } } : {}),
+      ...(secret ? { secretFrom: { env: OrganizationDocument.secretVariable(organization, path) } } : {}),
       ...(oidc.additionalScopes.length === 0 ? {} : { additionalScopes: oidc.additionalScopes }),
       ...(oidc.pkceEnabled ? { pkce: true } : {}),
       ...(oidc.groupsClaim === "" ? {} : { groupsClaim: oidc.groupsClaim }),
@@ -724,6 +747,10 @@ export const make = Effect.gen(function*() {
             "cannot be read here: apply the document with arbor, which reads it and sends what it read"
           )
           : yield* options.secretOf(spec.secretFrom, `${field}.secretFrom`)
+        // Where the secret was read, shown in the plan: a reviewer sees which variable or file a change would send.
+        const secretSource = spec.secretFrom === undefined
+          ? undefined
+          : `clientSecret from ${OrganizationDocument.sourceOf(spec.secretFrom).replace(":", " ")}`
         const oidc = {
           issuer: spec.issuer,
           clientId: spec.clientId,
@@ -742,7 +769,12 @@ export const make = Effect.gen(function*() {
         if (current === undefined) {
           creates.push({
             at: field,
-            change: { action: "create", kind: "identityProvider", path: full(path) },
+            change: {
+              action: "create",
+              kind: "identityProvider",
+              path: full(path),
+              ...(secretSource === undefined ? {} : { detail: secretSource })
+            },
             run: (uids) =>
               Effect.gen(function*() {
                 const parent = yield* uidOf(uids, folder)
@@ -760,7 +792,7 @@ export const make = Effect.gen(function*() {
             ...(spec.defaultRole === state.roleNames.get(current.defaultRole) ? [] : ["defaultRole"]),
             ...(oidc.issuer === now.issuer ? [] : ["issuer"]),
             ...(oidc.clientId === now.clientId ? [] : ["clientId"]),
-            ...((yield* secretIs(principal, current, clientSecret, true)) ? [] : ["clientSecret"]),
+            ...((yield* secretIs(principal, current, clientSecret, true)) ? [] : [secretSource ?? "clientSecret"]),
             ...(oidc.additionalScopes.join(" ") === now.additionalScopes.join(" ") ? [] : ["additionalScopes"]),
             ...(oidc.pkceEnabled === now.pkceEnabled ? [] : ["pkce"]),
             ...(oidc.groupsClaim === now.groupsClaim ? [] : ["groupsClaim"])

@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as JSONSchema from "effect/JSONSchema"
 import * as Schema from "effect/Schema"
 import { readFileSync } from "node:fs"
+import { normalize } from "node:path"
 import { InvalidArgument } from "../engine/Errors.js"
 import * as Capability from "./Capability.js"
 import * as ClaimMatch from "./ClaimMatch.js"
@@ -64,8 +65,41 @@ export const SecretFrom = Schema.Union(
 ).annotations({ identifier: "SecretFrom" })
 export type SecretFrom = typeof SecretFrom.Type
 
-/** A secret's source as one string, `env:NAME` or `file:PATH`: how a request carries what its caller read there. */
-export const sourceOf = (from: SecretFrom): string => "env" in from ? `env:${from.env}` : `file:${from.file}`
+/**
+ * A secret's source as one string, `env:NAME` or `file:PATH` (the path normalized: `./okta` and `okta` are one file): how
+ * a request carries what its caller read there, and how a document is held to one provider a secret.
+ */
+export const sourceOf = (from: SecretFrom): string => "env" in from ? `env:${from.env}` : `file:${normalize(from.file)}`
+
+/**
+ * The prefix of the environment variables that an export names for client secrets, and that `arbor` reads without
+ * being told (`--secret-env` names others): a document under review cannot have it read any other of the machine's.
+ */
+export const secretPrefix = "ARBOR_IDP_"
+
+/** The code of each character a name may hold besides letters and digits, inside an escaped run (`secretVariable`). */
+const escapes: Readonly<Record<string, string>> = { "-": "H", "/": "S", ".": "D", " ": "W", "_": "U" }
+
+/**
+ * The environment variable an export names for a provider's client secret, which it cannot read, made of the
+ * organization's name and the provider's path so that no two providers ever share one (DECISIONS §20): letters and
+ * digits upper-cased, a lone `-` as `_`, a lone `/` as `__`, and any other run of other characters spelled out
+ * between `___` (`-` H, `/` S, `.` D, space W, `_` U), after `ARBOR_IDP_` (the prefix `arbor` reads without being
+ * told, `secretPrefix`) and before `_CLIENT_SECRET`. `acme`'s `prod/okta` reads
+ * `ARBOR_IDP_ACME__PROD__OKTA_CLIENT_SECRET`, its `prod-okta` `ARBOR_IDP_ACME__PROD_OKTA_CLIENT_SECRET`, `acme-prod`'s
+ * `okta` `ARBOR_IDP_ACME_PROD__OKTA_CLIENT_SECRET`. Each run of underscores says which it is (one, two, or three), so
+ * the name spells its path back.
+ */
+export const secretVariable = (organization: string, path: string) =>
+  secretPrefix + `${organization}/${path}`.replace(/[a-z0-9]+|[^a-z0-9]+/g, (run) =>
+    /^[a-z0-9]/.test(run)
+      ? run.toUpperCase()
+      : run === "-"
+      ? "_"
+      : run === "/"
+      ? "__"
+      : `___${[...run].map((c) => escapes[c] ?? `X${c.codePointAt(0)!.toString(16).toUpperCase()}X`).join("")}___`) +
+  "_CLIENT_SECRET"
 
 /**
  * Reads a client secret where `from` says, in this process: its environment variable, or its file (one trailing
