@@ -472,6 +472,12 @@ const subscriptionHealth = [
 /** Migration 12: what a sign-in's client asked to have back beside its tokens (its `state`). */
 const clientState = [`ALTER TABLE login_transactions ADD COLUMN client_state text COLLATE "C"`]
 
+/**
+ * Migration 13: a role binding may name a person who has not signed in yet (LookupIdentity gives their uid before
+ * there is an identity), so its identity is no reference the database holds it to; the engine checks the rest.
+ */
+const bindingsBeforeSignIn = [`ALTER TABLE role_bindings DROP CONSTRAINT IF EXISTS role_bindings_identity_uid_fkey`]
+
 /** The migrations, by `<id>_<name>`. */
 export const migrations: Migrations.Migrations = {
   "0001_initial": Migrations.statements(initial),
@@ -485,7 +491,8 @@ export const migrations: Migrations.Migrations = {
   "0009_iam_surface": Migrations.statements(migration9),
   "0010_scim": Migrations.statements(scim),
   "0011_subscription_health": Migrations.statements(subscriptionHealth),
-  "0012_client_state": Migrations.statements(clientState)
+  "0012_client_state": Migrations.statements(clientState),
+  "0013_bindings_before_sign_in": Migrations.statements(bindingsBeforeSignIn)
 }
 
 /** The newest schema version this code knows. */

@@ -2,6 +2,8 @@
  * The engine's typed errors, one per google.rpc code in use. Each carries what an edge needs to render it (a
  * message, an optional specific reason, and its detail payload) and nothing about transports.
  */
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 
 /** One invalid field of a request, named as the API names it (`name`, `claimMatch.issuer`, `page_size`). */
@@ -141,6 +143,16 @@ export class Internal extends Schema.TaggedError<Internal>()("Internal", {
     return "Internal error"
   }
 }
+
+/**
+ * Fails with an internal error of `cause`, which is logged here, once, at level ERROR, in the fiber that met it (so
+ * beside its request's id): the caller is told nothing of it, the operator everything (DECISIONS §20).
+ */
+export const internal = (cause: unknown, reason?: string): Effect.Effect<never, Internal> =>
+  Effect.zipRight(
+    Effect.logError(`internal error${reason === undefined ? "" : ` (${reason})`}`, Cause.die(cause)),
+    Effect.fail(new Internal({ cause, ...(reason === undefined ? {} : { reason }) }))
+  )
 
 /** Any error the engine's services fail with. */
 export const ArborError = Schema.Union(

@@ -8,7 +8,8 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as ChangeLog from "../events/ChangeLog.js"
-import { Internal } from "./Errors.js"
+import type { Internal } from "./Errors.js"
+import { internal } from "./Errors.js"
 import * as Versions from "./internal/storage/versions.js"
 import type { Query, Row, Table, UniqueViolation, Where } from "./Store.js"
 import type { StoreError } from "./Store.js"
@@ -20,10 +21,11 @@ import type { Uid } from "./Uid.js"
 export const orInternal = <A, E, R>(
   effect: Effect.Effect<A, E, R>
 ): Effect.Effect<A, Exclude<E, StoreError> | Internal, R> =>
-  Effect.mapError(
-    effect,
-    (e) => isStoreError(e) ? new Internal({ cause: e.cause }) : e as Exclude<E, StoreError>
-  )
+  Effect.catchIf(effect, isStoreError, (e) => internal(e.cause)) as Effect.Effect<
+    A,
+    Exclude<E, StoreError> | Internal,
+    R
+  >
 
 /** A table's rows as domain values. */
 export interface Repository<A> {
@@ -113,7 +115,7 @@ export const make = <A extends { readonly uid: Uid }, I>(
       return values !== CompiledSchema.failed
         ? Effect.succeed(remember(rows, values))
         : Either.match(decodeRows(rows), {
-          onLeft: (cause) => Effect.fail(new Internal({ cause, reason: "CORRUPT_ROW" })),
+          onLeft: (cause) => internal(cause, "CORRUPT_ROW"),
           onRight: (values) => Effect.succeed(remember(rows, values))
         })
     }
@@ -137,7 +139,7 @@ export const make = <A extends { readonly uid: Uid }, I>(
         ? Effect.succeed(asRow(encoded, value))
         : encodeOne(value).pipe(
           Effect.map((encoded) => asRow(encoded, value)),
-          Effect.mapError((cause) => new Internal({ cause }))
+          Effect.catchAll((cause) => internal(cause))
         )
     }
     return {

@@ -8,7 +8,7 @@
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from "node:crypto"
-import { Internal } from "./Errors.js"
+import { type Internal, internal } from "./Errors.js"
 
 const prefix = "sealed:v1:"
 
@@ -64,7 +64,7 @@ export const open = (sealing: Keys, text: string): Effect.Effect<string, Interna
   const id = idOf(text)
   const opener = [sealing.current, ...sealing.retired].find((k) => k.id === id)
   if (opener === undefined) {
-    return Effect.fail(new Internal({ cause: `a secret is sealed under key ${id}, which this server does not hold` }))
+    return internal(`a secret is sealed under key ${id}, which this server does not hold`)
   }
   return Effect.try({
     try: () => {
@@ -73,6 +73,6 @@ export const open = (sealing: Keys, text: string): Effect.Effect<string, Interna
       decipher.setAuthTag(bytes.subarray(bytes.length - 16))
       return Buffer.concat([decipher.update(bytes.subarray(12, bytes.length - 16)), decipher.final()]).toString("utf8")
     },
-    catch: (cause) => new Internal({ cause })
-  })
+    catch: (cause) => cause
+  }).pipe(Effect.catchAll((cause) => internal(cause)))
 }

@@ -27,7 +27,7 @@ import {
   Aborted,
   type ArborError,
   FailedPrecondition,
-  Internal,
+  internal,
   InvalidArgument,
   PreconditionViolation
 } from "../engine/Errors.js"
@@ -573,7 +573,7 @@ export const make = Effect.gen(function*() {
         Effect.suspend(() => {
           const uid = uids.get(path)
           return uid === undefined
-            ? Effect.fail(new Internal({ cause: `the plan made no ${path}`, reason: "PLAN" }))
+            ? internal(`the plan made no ${path}`, "PLAN")
             : Effect.succeed(uid)
         })
       const description = (text: string | undefined) => text === undefined ? {} : { description: text }
