@@ -144,10 +144,12 @@ export const error = (
     case "AlreadyExists":
       return { status: 409, body: body(409, "uniqueness"), headers: {} }
     case "Aborted":
-      // A write refused because it would leave the organization without an owner: the attribute may not change so.
-      return { status: 409, body: body(409, failure.reason === "LAST_OWNER" ? "mutability" : undefined), headers: {} }
+      return { status: 409, body: body(409), headers: {} }
     case "FailedPrecondition":
-      return { status: 400, body: body(400), headers: {} }
+      // A write refused because it would leave the organization without an owner: the attribute may not change so.
+      return failure.reason === "LAST_OWNER"
+        ? { status: 409, body: body(409, "mutability"), headers: {} }
+        : { status: 400, body: body(400), headers: {} }
     case "ResourceExhausted":
       return { status: 429, body: body(429), headers: { "retry-after": String(failure.retryAfterSeconds) } }
     case "Unavailable":

@@ -1427,9 +1427,51 @@ describe.skipIf(!tmux)("arbor in a terminal (tmux)", () => {
           }`
         )
       },
+      type: (keys: string) => execFileSync("tmux", ["send-keys", "-t", name, keys, "Enter"]),
       close: () => execFileSync("tmux", ["kill-session", "-t", name])
     }
   }
+
+  it("asks before a person deletes their own owner binding; the organization's last owner's is refused outright", async () => {
+    const { env, identity, org } = await asOwnerOf("careful")
+    const own = (await arbor(env, "iam", "role-bindings", "list", "--identity", identity, "-o", "id")).stdout.trim()
+    // The only owner: refused, even when they say yes (exit 1, the rule named), and kept.
+    const last = await arbor(env, "iam", "role-bindings", "delete", own, "--yes")
+    assert.strictEqual(last.code, 1)
+    assert.include(last.stderr, "an organization keeps at least one active owner")
+    await server.runtime.runPromise(
+      Effect.gen(function*() {
+        const second = yield* (yield* Identities.Identities).create(Principal.system, org, {
+          name: "second",
+          claimMatch: { issuer: "https://issuer.example.com", subject: "careful-second" }
+        })
+        yield* (yield* RoleBindings.RoleBindings).create(Principal.system, org, {
+          identityUid: second.uid,
+          roleUid: Role.builtInByName("owner")!.uid
+        })
+      }).pipe(Effect.orDie)
+    )
+    // With another owner: without a terminal to ask in, --yes is needed; in one, the question, and "n" keeps it.
+    const piped = await arbor(env, "iam", "role-bindings", "delete", own)
+    assert.strictEqual(piped.code, 2)
+    assert.include(piped.stderr, "give --yes to delete it without a terminal to ask in")
+    const session = terminal(env, `node ${executable} iam role-bindings delete ${own}`)
+    try {
+      await session.until(
+        /This is your own owner binding at careful: you may not be able to get it back\. Delete it\? \[y\/N\]/
+      )
+      session.type("n")
+      assert.include(await session.until(/exit=\d/), "nothing done")
+    } finally {
+      session.close()
+    }
+    const owned = async () =>
+      (await arbor(env, "iam", "role-bindings", "list", "--identity", identity, "-o", "id")).stdout.trim()
+    assert.strictEqual(await owned(), own)
+    const deleted = await arbor(env, "iam", "role-bindings", "delete", own, "--yes")
+    assert.strictEqual(deleted.code, 0, deleted.stderr)
+    assert.strictEqual(await owned(), "")
+  })
 
   it("--help reads well at 80 and 150 columns: the command's path, placeholders, descriptions beside their flags", async () => {
     for (const columns of [80, 150]) {

@@ -104,6 +104,7 @@ describe("Authorization", () => {
     withArbor(Effect.gen(function*() {
       const org = yield* organization("acme")
       const user = yield* principalWith(org.uid, "user", "owner")
+      yield* principalWith(org.uid, "keeper", "owner")
       yield* (yield* Identities.Identities).delete(Principal.system, user.identityUid)
       assert.strictEqual((yield* Effect.flip((yield* Groups.Groups).get(user, org.uid)))._tag, "PermissionDenied")
     })))

@@ -122,7 +122,7 @@ describe("ExternalGroupRoleMappings", () => {
   it.effect("forSignIn: the mappings of the person's groups whose creator could still bind the role", () =>
     withArbor(Effect.gen(function*() {
       const mappings = yield* ExternalGroupRoleMappings.ExternalGroupRoleMappings
-      const { provider, orgOwner } = yield* setUp
+      const { org, provider, orgOwner } = yield* setUp
       const engineers = yield* mappings.create(orgOwner, provider.uid, {
         externalGroupId: "engineers",
         roleUid: editor
@@ -131,7 +131,9 @@ describe("ExternalGroupRoleMappings", () => {
       const given = yield* mappings.forSignIn(provider.uid, ["engineers", "unmapped"])
       assert.deepStrictEqual(given.map((m) => m.uid), [engineers.uid])
       assert.deepStrictEqual(yield* mappings.forSignIn(provider.uid, []), [])
-      // The owner who made it loses their role: their mappings give nothing any more.
+      // The owner who made it loses their role (another owner keeps the organization): their mappings give nothing
+      // any more.
+      yield* principalWith(org.uid, "keeper", "owner")
       const bindings = yield* RoleBindings.RoleBindings
       const own = yield* bindings.list(Principal.system, { identity: orgOwner.identityUid })
       for (const binding of own.items) yield* bindings.delete(Principal.system, binding.uid)

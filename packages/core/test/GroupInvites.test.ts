@@ -118,6 +118,7 @@ describe("GroupInvites", () => {
         const invites = yield* GroupInvites.GroupInvites
         const bindings = yield* RoleBindings.RoleBindings
         const owner = yield* principalWith(org.uid, "owner", "owner")
+        const other = yield* principalWith(org.uid, "other owner", "owner")
         const ownerRole = Role.builtInByName("owner")!.uid
         const invite = yield* invites.create(owner, team.uid, { roleUid: ownerRole })
         const [held] = (yield* bindings.list(Principal.system, { childrenOf: org.uid })).items.filter((b) =>
@@ -136,7 +137,6 @@ describe("GroupInvites", () => {
         }
         assert.strictEqual((yield* bindings.list(Principal.system, { childrenOf: team.uid })).items.length, 0)
         // Whoever last changed an invite is who it rests on: an owner's change makes it redeemable again.
-        const other = yield* principalWith(org.uid, "other owner", "owner")
         yield* invites.update(other, invite.uid, { singleUse: false })
         const bound = yield* invites.redeem(Principal.identity(newcomer.uid), invite.code!, {
           identityUid: newcomer.uid

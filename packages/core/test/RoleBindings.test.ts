@@ -167,7 +167,7 @@ describe("RoleBindings", () => {
       assert.strictEqual(dup._tag, "AlreadyExists")
       const second = yield* bindings.create(Principal.system, org.uid, {
         identityUid: user.identityUid,
-        roleUid: owner
+        roleUid: Role.builtInByName("editor")!.uid
       })
       yield* bindings.delete(Principal.system, second.uid)
       yield* bindings.delete(Principal.system, second.uid)

@@ -12,6 +12,8 @@ import {
   type Import,
   Principal,
   Repos,
+  Role,
+  RoleBindings,
   Sealing,
   Secrets,
   Store,
@@ -36,6 +38,8 @@ import * as DataDir from "./DataDir.js"
 import * as Server from "./Server.js"
 import * as ServerConfig from "./ServerConfig.js"
 import * as StoreCopy from "./StoreCopy.js"
+
+const ownerRole = Role.builtInByName("owner")!.uid
 
 /** A refusal of the command line itself: exit code 2. */
 class UsageError extends Error {}
@@ -193,6 +197,35 @@ const createOrg = Command.make(
   "Create an organization with an owner; prints its uid. Example: pnpm admin create-org acme --owner <uid>"
 ))
 
+const grantOwner = Command.make(
+  "grant-owner",
+  {
+    organization: Args.text({ name: "organization" }).pipe(
+      Args.withDescription("the organization: its uid or its name")
+    ),
+    identity: Options.text("identity").pipe(
+      Options.withPseudoName("identity"),
+      Options.withDescription("who becomes its owner: a uid (a person's too), or its group's path and its name")
+    )
+  },
+  ({ identity, organization }) =>
+    onEngine(Effect.gen(function*() {
+      const org = yield* groupRef("organization", organization)
+      if (Uid.parentOrNull(org) !== null) {
+        return yield* Effect.fail(new UsageError(`${organization} is a folder, not an organization`))
+      }
+      const uid = yield* identityRef("identity", identity)
+      const bindings = yield* RoleBindings.RoleBindings
+      const existing = yield* bindings.list(Principal.system, { childrenOf: org, identity: uid, role: ownerRole })
+      const binding = existing.items[0] ??
+        (yield* bindings.create(Principal.system, org, { identityUid: uid, roleUid: ownerRole }))
+      yield* print(binding.uid)
+    }))
+).pipe(Command.withDescription(
+  "Bind an identity owner at an organization (one that lost its owners, recovered from the machine); prints the " +
+    "binding's uid. Example: pnpm admin grant-owner default --identity default/bootstrap-admin"
+))
+
 const rotateKeys = Command.make(
   "rotate-keys",
   {},
@@ -312,6 +345,7 @@ const admin = Command.make("admin").pipe(
   Help.withSubcommands([
     token,
     createOrg,
+    grantOwner,
     rotateKeys,
     copyToPostgres,
     Command.make("import").pipe(

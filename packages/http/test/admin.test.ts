@@ -55,11 +55,33 @@ describe("admin commands", () => {
       const fourth = await admin(cwd, ["create-org", "fourth"])
       assert.match(fourth.stdout, /^[0-9a-f]{40}\n$/)
 
+      // An organization's ownership given back from the machine (its owners lost, or never bound): grant-owner binds
+      // a named identity owner there, once however often it is run; the new owner acts at once.
+      const keeper = await fetch(`http://127.0.0.1:${port}/iam/v2beta1/identities/${org}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify({ name: "keeper", claimMatch: { issuer: "https://issuer.example.com", subject: "k" } })
+      }).then((r) => r.json() as Promise<{ uid: string }>)
+      const granted = await admin(cwd, ["grant-owner", "second", "--identity", "second/keeper"])
+      assert.match(granted.stdout, /^[0-9a-f]{40}\/[0-9a-f]{16}\n$/)
+      assert.strictEqual((await admin(cwd, ["grant-owner", org, "--identity", keeper.uid])).stdout, granted.stdout)
+      const keeperToken = (await admin(cwd, ["token", "--identity", keeper.uid])).stdout.trim()
+      const owned = await (await get(`/iam/v2beta1/roleBindings?uidp.children_of=${org}`, keeperToken)).json() as {
+        roleBindings: Array<{ identity: { uid: string }; role: { name: string } }>
+      }
+      assert.sameDeepMembers(owned.roleBindings.map((b) => [b.identity.uid, b.role.name]), [
+        [bootstrapAdmin, "owner"],
+        [keeper.uid, "owner"]
+      ])
+      const folder = await admin(cwd, ["grant-owner", "default/nowhere", "--identity", keeper.uid]).catch((e) => e)
+      assert.strictEqual(folder.code, 2)
+
       // Usage: --help on every command, with an example; a wrong command line exits 2 and says why.
       for (
         const command of [
           ["token"],
           ["create-org"],
+          ["grant-owner"],
           ["rotate-keys"],
           ["copy-to-postgres"],
           ["import", "advisories"],

@@ -11,11 +11,10 @@ import { Args, Command, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
 import { readFileSync, realpathSync } from "node:fs"
 import { dirname, resolve, sep } from "node:path"
-import { createInterface } from "node:readline/promises"
 import { parse, stringify } from "yaml"
 import { CommandFailed, UsageError } from "../Failure.js"
 import * as Help from "../Help.js"
-import { common, connect, print, resolveGroup } from "./shared.js"
+import { common, confirm, connect, print, resolveGroup, yes } from "./shared.js"
 
 /** A change of a plan, as the server answers it. */
 interface Change {
@@ -206,27 +205,14 @@ export const applyCommand = Command.make(
     prune,
     secretEnv,
     secretFile,
-    yes: Options.boolean("yes").pipe(Options.withDescription("apply without asking (for CI)"))
+    yes
   },
   (flags) =>
     Effect.gen(function*() {
       const { apply, changes } = yield* planned(flags)
       if (changes.length === 0) return yield* print("No changes: the organization is as the document says.")
       yield* print(planText(changes))
-      if (!flags.yes) {
-        if (process.stdin.isTTY !== true) {
-          return yield* new UsageError({ message: "give --yes to apply without a terminal to ask in" })
-        }
-        const answer = yield* Effect.promise(async () => {
-          const terminal = createInterface({ input: process.stdin, output: process.stderr })
-          try {
-            return await terminal.question(`Apply ${changes.length} change(s)? [y/N] `)
-          } finally {
-            terminal.close()
-          }
-        })
-        if (!/^y(es)?$/i.test(answer.trim())) return yield* new CommandFailed({ message: "nothing applied" })
-      }
+      yield* confirm(`Apply ${changes.length} change(s)?`, "apply", flags.yes)
       const applied = yield* apply
       yield* print(`Applied ${applied.changes.length} change(s).`)
     })

@@ -10,6 +10,7 @@ import type { ListOptions } from "@arbor/core/Lists"
 import { Args, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { createInterface } from "node:readline/promises"
 import * as Auth from "../Auth.js"
 import * as Failure from "../Failure.js"
 import * as Output from "../Output.js"
@@ -85,6 +86,34 @@ export type Client = ApiClient.Client
 /** The client, for the addresses the flags name. */
 export const connect = (flags: Parameters<typeof Where.endpoints>[0]) =>
   Effect.flatMap(Where.endpoints(flags), apiClient)
+
+/** The identity the flags' token acts as (its `sub`), as the token says, unverified: for questions, never for access. */
+export const callerOf = (flags: Parameters<typeof Where.endpoints>[0]) =>
+  Effect.map(Effect.flatMap(Where.endpoints(flags), Auth.token), (token) => String(Auth.claimsOf(token).sub ?? ""))
+
+/** `--yes`: do what would otherwise be asked first. */
+export const yes = Options.boolean("yes").pipe(Options.withDescription("go ahead without asking (for scripts and CI)"))
+
+/**
+ * Asks `question` on the terminal before something hard to undo (`doing` names it: "apply"), unless `--yes` was
+ * given; without a terminal to ask in, `--yes` is required. Anything but yes stops the command, nothing done.
+ */
+export const confirm = (question: string, doing: string, given: boolean) =>
+  Effect.gen(function*() {
+    if (given) return
+    if (process.stdin.isTTY !== true) {
+      return yield* new Failure.UsageError({ message: `give --yes to ${doing} without a terminal to ask in` })
+    }
+    const answer = yield* Effect.promise(async () => {
+      const terminal = createInterface({ input: process.stdin, output: process.stderr })
+      try {
+        return await terminal.question(`${question} [y/N] `)
+      } finally {
+        terminal.close()
+      }
+    })
+    if (!/^y(es)?$/i.test(answer.trim())) return yield* new Failure.CommandFailed({ message: `nothing done` })
+  })
 
 /** Every item a list selects, page by page (200 a page), up to `limit`. */
 export const allPages = <O extends ListOptions, P extends { readonly nextPageToken?: string | undefined }, A, E, R>(

@@ -8,8 +8,9 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as ChangeLog from "../events/ChangeLog.js"
-import type { Internal } from "./Errors.js"
+import type { FailedPrecondition, Internal } from "./Errors.js"
 import { internal } from "./Errors.js"
+import { invariantsOf } from "./internal/invariants.js"
 import * as Versions from "./internal/storage/versions.js"
 import type { Query, Row, Table, UniqueViolation, Where } from "./Store.js"
 import type { StoreError } from "./Store.js"
@@ -36,10 +37,13 @@ export interface Repository<A> {
   /** Rows as stored, for their sort positions. */
   readonly findRows: (query: Query) => Effect.Effect<ReadonlyArray<Row>, Internal>
   readonly count: (query: Where & Partial<Pick<Query, "order" | "after">>) => Effect.Effect<number, Internal>
-  /** Writes: each also appends its change-log entries, in the same transaction, for a table the log records. */
-  readonly insert: (value: A) => Effect.Effect<void, UniqueViolation | Internal>
-  readonly update: (value: A) => Effect.Effect<boolean, UniqueViolation | Internal>
-  readonly delete: (where: Where) => Effect.Effect<number, Internal>
+  /**
+   * Writes: each also appends its change-log entries, in the same transaction, for a table the log records, and
+   * fails with FailedPrecondition, changing nothing, where it would break one of the engine's invariants.
+   */
+  readonly insert: (value: A) => Effect.Effect<void, UniqueViolation | Internal | FailedPrecondition>
+  readonly update: (value: A) => Effect.Effect<boolean, UniqueViolation | Internal | FailedPrecondition>
+  readonly delete: (where: Where) => Effect.Effect<number, Internal | FailedPrecondition>
   /**
    * Replaces a row with no change-log entry: for what is not a change of the resource (when an identity was last
    * seen, a secret sealed again under a new key).
@@ -78,9 +82,16 @@ export const make = <A extends { readonly uid: Uid }, I>(
     const versions = table.versions ?? []
     const logged = table.events
     const versionRows = Versions.of(store)
+    const guards = invariantsOf(table.name)
+    /** A write that is no change of the resource, and in the same transaction the replacement of the version rows. */
+    const quietly = <A, E>(write: Effect.Effect<A, E>): Effect.Effect<A, E | StoreError> =>
+      versions.length === 0 ?
+        write :
+        store.transaction(Effect.tap(write, () => Effect.forEach(versions, versionRows.bump, { discard: true })))
     /**
-     * A write, and in the same transaction the replacement of the table's version rows and, unless `quietly`, the
-     * change-log entries of the rows it changed (`changed`: from its result, or read before it for a delete).
+     * A write, and in the same transaction the replacement of the table's version rows, the change-log entries of the rows it changed (`changed`: from its result, or read before it for a delete), and
+     * the engine's invariants: each that held before the write for what the write touches (`stored`, and the rows
+     * `previous` reads as they were) holds after it, or the write fails with its refusal and changes nothing.
      */
     const written = <A, E>(
       write: Effect.Effect<A, E>,
@@ -88,18 +99,38 @@ export const make = <A extends { readonly uid: Uid }, I>(
         readonly change: ChangeLog.Change
         readonly changed: (result: A) => ReadonlyArray<Row>
         readonly before?: Effect.Effect<ReadonlyArray<Row>, StoreError>
-      } | "quietly"
-    ): Effect.Effect<A, E | StoreError> => {
-      const logging = log !== "quietly" && logged !== undefined
-      if (versions.length === 0 && !logging) return write
+        readonly previous?: Effect.Effect<ReadonlyArray<Row>, StoreError>
+        readonly stored?: ReadonlyArray<Row>
+      }
+    ): Effect.Effect<A, E | StoreError | FailedPrecondition> => {
+      const logging = logged !== undefined
+      const guarding = guards.length > 0
+      if (versions.length === 0 && !logging && !guarding) return write
       return store.transaction(Effect.gen(function*() {
-        const before = logging && log.before !== undefined ? yield* log.before : []
+        const before = log.before === undefined ? [] : yield* log.before
+        const previous = guarding && log.previous !== undefined ? yield* log.previous : []
+        const held = guarding ? yield* holding([...before, ...previous, ...(log.stored ?? [])]) : []
         const result = yield* write
         yield* Effect.forEach(versions, versionRows.bump, { discard: true })
         if (logging) yield* ChangeLog.append(store, logged, log.change, [...before, ...log.changed(result)])
+        for (const { invariant, key } of held) {
+          if (!(yield* invariant.holds(store, key))) {
+            const refusal = invariant.broken(key)
+            yield* Effect.logWarning(`a write was refused: ${refusal.message}`).pipe(Effect.annotateLogs({ key }))
+            return yield* refusal
+          }
+        }
         return result
       }))
     }
+    /** The invariants a write of `rows` may break that hold now, each with what it holds for. */
+    const holding = (rows: ReadonlyArray<Row>) =>
+      Effect.filter(
+        guards.flatMap((invariant) =>
+          [...new Set(invariant.affected(table.name, rows))].map((key) => ({ invariant, key }))
+        ),
+        ({ invariant, key }) => invariant.holds(store, key)
+      )
     const { compiled, decodeRows, encodeCompiled, encodeOne } = codecsOf(schema)
     /**
      * Values decoded before, by the row they were decoded from: a store that hands out the rows it keeps (the
@@ -160,16 +191,18 @@ export const make = <A extends { readonly uid: Uid }, I>(
       count: (query) => orInternal(store.count(table, query)),
       insert: (value) =>
         Effect.flatMap(encode(value), (row) =>
-          orInternal(written(store.insert(table, row), { change: "created", changed: () => [row] }))),
+          orInternal(written(store.insert(table, row), { change: "created", changed: () => [row], stored: [row] }))),
       update: (value) =>
         Effect.flatMap(encode(value), (row) =>
           orInternal(written(store.update(table, row), {
             change: "updated",
             changed: (updated) =>
-              updated ? [row] : []
+              updated ? [row] : [],
+            previous: Effect.map(store.get(table, row.uid), Option.toArray),
+            stored: [row]
           }))),
       rewrite: (value) =>
-        Effect.flatMap(encode(value), (row) => orInternal(written(store.update(table, row), "quietly"))),
+        Effect.flatMap(encode(value), (row) => orInternal(quietly(store.update(table, row)))),
       delete: (where) =>
         orInternal(written(store.delete(table, where), {
           change: "deleted",

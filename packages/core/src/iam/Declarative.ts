@@ -49,6 +49,7 @@ import { Identities } from "./Identities.js"
 import type * as Identity from "./Identity.js"
 import type * as IdentityProvider from "./IdentityProvider.js"
 import { IdentityProviders } from "./IdentityProviders.js"
+import { ownerRole } from "./internal/ownership.js"
 import * as OrganizationDocument from "./OrganizationDocument.js"
 import {
   Document,
@@ -968,31 +969,30 @@ export const make = Effect.gen(function*() {
     })
 
   /**
-   * Refuses deleting `doomed` bindings when one is the caller's own owner binding at the organization, or when no
-   * owner binding would be left there (an organization never loses its last owner to a document).
+   * Refuses deleting `doomed` bindings when one is the caller's own owner binding at the organization: a document
+   * does not take its applier's ownership away. (That an organization keeps an owner at all is the engine's
+   * invariant, which every change of the apply is held to: `iam/internal/ownership`.)
    */
   const keepsOwners = (principal: Principal, state: State, doomed: ReadonlyArray<RoleBinding.RoleBinding>) => {
-    const owner = Role.builtInByName("owner")!.uid
     const org = state.org
-    if (org === undefined) return Effect.void
-    const ownersAtOrg = [...state.bindings.values()].map((bound) => bound.binding).filter((b) =>
-      b.role.uid === owner && Uid.parentOrNull(b.uid) === org.uid
+    if (org === undefined || principal._tag !== "Identity") return Effect.void
+    const own = doomed.some((b) =>
+      b.role.uid === ownerRole && Uid.parentOrNull(b.uid) === org.uid && b.identity.uid === principal.uid
     )
-    const lost = doomed.filter((b) => ownersAtOrg.includes(b))
-    const refuse = (type: string, description: string) =>
-      Effect.fail(
+    return own
+      ? Effect.fail(
         new FailedPrecondition({
-          summary: "the plan would take the organization's owners away",
-          violations: [new PreconditionViolation({ type, subject: org.uid, description })]
+          summary: "the plan would take the caller's own ownership of the organization away",
+          violations: [
+            new PreconditionViolation({
+              type: "OWN_OWNER_BINDING",
+              subject: org.uid,
+              description: "it deletes the caller's own owner binding at the organization"
+            })
+          ]
         })
       )
-    if (principal._tag === "Identity" && lost.some((b) => b.identity.uid === principal.uid)) {
-      return refuse("OWN_OWNER_BINDING", "it deletes the caller's own owner binding at the organization")
-    }
-    if (lost.length > 0 && lost.length === ownersAtOrg.length) {
-      return refuse("LAST_OWNER", "it deletes every owner binding at the organization")
-    }
-    return Effect.void
+      : Effect.void
   }
 
   /** The steps of every organization of the document, each beside the uids of what exists. */

@@ -6,7 +6,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { createHash, timingSafeEqual } from "node:crypto"
-import type { Internal } from "../engine/Errors.js"
+import type { FailedPrecondition, Internal } from "../engine/Errors.js"
 import { InvalidArgument } from "../engine/Errors.js"
 import * as FieldMask from "../engine/internal/lists/fieldMask.js"
 import { commit, conflict, operations, orNotFound, trusted } from "../engine/internal/operations.js"
@@ -151,7 +151,7 @@ export const make = Effect.gen(function*() {
     /** Deletes a provider and, atomically, its group mappings, SCIM configuration and provisioned users. */
     delete: (principal: Principal, uid: string) =>
       operation("IdentityProviders.delete")(
-        Resources.remove<IdentityProvider.Record, Internal, never>(ops, kind, principal, uid, {
+        Resources.remove<IdentityProvider.Record, Internal | FailedPrecondition, never>(ops, kind, principal, uid, {
           before: (provider) =>
             Effect.all([
               mappings.delete({ ranges: [Uid.descendants(provider.uid)] }),

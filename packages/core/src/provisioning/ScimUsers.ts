@@ -5,7 +5,7 @@
  */
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
-import { Aborted, AlreadyExists, InvalidArgument, NotFound } from "../engine/Errors.js"
+import { AlreadyExists, InvalidArgument, NotFound } from "../engine/Errors.js"
 import { commit, conflict, operations, trusted } from "../engine/internal/operations.js"
 import { operation } from "../engine/internal/tracing.js"
 import * as Repository from "../engine/Repository.js"
@@ -14,9 +14,8 @@ import * as Uid from "../engine/Uid.js"
 import * as Validation from "../engine/Validation.js"
 import * as ChangeLog from "../events/ChangeLog.js"
 import * as Principal from "../iam/Principal.js"
-import * as RoleBinding from "../iam/RoleBinding.js"
 import { People } from "../tokens/internal/signIn/people.js"
-import { live, owner, ownerBindings } from "./internal/owners.js"
+import { live } from "./internal/owners.js"
 import type { Client } from "./ScimCredentials.js"
 import * as ScimUser from "./ScimUser.js"
 
@@ -40,7 +39,6 @@ export const make = Effect.gen(function*() {
   const ops = yield* operations
   const people = yield* People
   const users = yield* Repository.make(ScimUser.table, ScimUser.Record)
-  const bindings = yield* Repository.make(RoleBinding.table, RoleBinding.Record)
 
   const userOf = ({ deleted: _, userNameKey: _k, ...user }: ScimUser.Record) => new ScimUser.ScimUser(user, trusted)
 
@@ -99,44 +97,13 @@ export const make = Effect.gen(function*() {
     })
 
   /**
-   * Whether the organization of `provider` has an active owner: an identity with an owner binding at it that still
-   * holds the owner's capabilities there (one its provider deprovisioned does not).
-   */
-  const hasActiveOwner = (provider: Uid.Uid) =>
-    Effect.gen(function*() {
-      const organization = Uid.rootOf(provider)
-      const owners = yield* ownerBindings(bindings, organization)
-      for (const uid of new Set(owners.map((b) => b.identityUid))) {
-        const grants = yield* ops.authorization.grants(Principal.identity(uid))
-        if (grants.holdsAll(owner.capabilities, organization)) return true
-      }
-      return false
-    })
-
-  /**
    * Runs `body` as one transaction, its writes attributed to the client: `scim:<provider uid>`. A write that would
    * leave the organization with no active owner (deactivating, deleting, or linking then deactivating, each of its
-   * owners) is refused and logged: provisioning never locks an organization out, its SCIM settings included.
+   * owners) is refused by the engine's invariant, as every path's is (`iam/internal/ownership`): provisioning never
+   * locks an organization out, its SCIM settings included.
    */
   const asClient = <A, E, R>(client: Client, body: Effect.Effect<A, E, R>) =>
-    commit(
-      ops,
-      Principal.system,
-      ChangeLog.actingAs({ subject: `scim:${client.provider.uid}` })(Effect.gen(function*() {
-        const owned = yield* hasActiveOwner(client.provider.uid)
-        const result = yield* body
-        if (owned && !(yield* hasActiveOwner(client.provider.uid))) {
-          yield* Effect.logWarning("a SCIM write was refused: it would leave the organization with no active owner")
-            .pipe(Effect.annotateLogs({ identityProvider: client.provider.uid }))
-          return yield* new Aborted({
-            description: "this change would leave the organization with no active owner; an owner must remain " +
-              "whom this provider has not deactivated or deleted",
-            reason: "LAST_OWNER"
-          })
-        }
-        return result
-      }))
-    )
+    commit(ops, Principal.system, ChangeLog.actingAs({ subject: `scim:${client.provider.uid}` })(body))
 
   /** Refuses a replacement that changes `externalId`: it is the person the user is. */
   const sameExternalId = (record: ScimUser.Record, next: Written) =>

@@ -12,7 +12,20 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { UsageError } from "../../Failure.js"
 import type * as Output from "../../Output.js"
-import { allPages, type Client, common, connect, limit, output, printOne, printRows, resolve } from "../shared.js"
+import {
+  allPages,
+  callerOf,
+  type Client,
+  common,
+  confirm,
+  connect,
+  limit,
+  output,
+  printOne,
+  printRows,
+  resolve,
+  yes
+} from "../shared.js"
 
 /** The argument that names one resource, and how it becomes a uid. */
 export interface Ref<E> {
@@ -199,6 +212,25 @@ export const describe = <A extends { readonly uid: string }, P, E, R, O extends 
       const client = yield* connect(flags)
       const found = yield* resource.get(client, yield* resource.ref.resolve(client, flags.ref))
       yield* printOne(found, resource.shape, flags.output)
+    })).pipe(Command.withDescription(description))
+
+/**
+ * `delete <ref> [--yes]`, asking first when `caution` has a question about deleting the resource found, for the
+ * identity the caller acts as (deleting one's own owner binding): `--yes` answers it, and is needed without a
+ * terminal.
+ */
+export const removeAsking = <A extends { readonly uid: string }, P, E, R, O extends ListOptions, QI>(
+  resource: Resource<A, P, E, R, O, QI>,
+  caution: (found: A, caller: string) => string | undefined,
+  description: string
+) =>
+  Command.make("delete", { ...common, ref: refArg(resource.ref), yes }, (flags) =>
+    Effect.gen(function*() {
+      const client = yield* connect(flags)
+      const uid = yield* resource.ref.resolve(client, flags.ref)
+      const question = caution(yield* resource.get(client, uid), yield* callerOf(flags))
+      if (question !== undefined) yield* confirm(question, "delete it", flags.yes)
+      yield* resource.delete(client, uid)
     })).pipe(Command.withDescription(description))
 
 /** `delete <ref>`. */

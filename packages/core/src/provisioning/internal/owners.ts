@@ -2,18 +2,15 @@
 import type { Repository } from "../../engine/Repository.js"
 import type { Condition } from "../../engine/Store.js"
 import type * as Uid from "../../engine/Uid.js"
-import * as Role from "../../iam/Role.js"
+import { ownerRole } from "../../iam/internal/ownership.js"
 import type * as RoleBinding from "../../iam/RoleBinding.js"
-
-/** The built-in owner role. */
-export const owner = Role.builtInByName("owner")!
 
 /** The `owner` bindings at `organization`. */
 export const ownerBindings = (bindings: Repository<RoleBinding.Record>, organization: Uid.Uid) =>
   bindings.find({
     conditions: [
       { _tag: "Equals", column: "parent", value: organization },
-      { _tag: "Equals", column: "roleUid", value: owner.uid }
+      { _tag: "Equals", column: "roleUid", value: ownerRole }
     ],
     order: [{ column: "uid", direction: "asc" }]
   })

@@ -49,6 +49,13 @@ export interface Real {
   readonly run: <A>(effect: Effect.Effect<A>) => Promise<A>
 }
 
+/** The organizations with an owner: an identity bound `owner` at the organization itself. */
+export const ownedOrganizations = (real: Real) =>
+  Effect.map(
+    real.bindings.list(Principal.system, { role: Role.builtInByName("owner")!.uid, pageSize: 200 }),
+    (page) => new Set(page.items.map((b) => b.group.uid).filter((group) => Uid.parentOrNull(group) === null))
+  )
+
 export const principalOf = (model: Model, actor: Actor) =>
   actor === "system" ? Principal.system : Principal.identity(model.actorUid.get(actor) as Uid.Uid)
 

@@ -5,7 +5,17 @@ import * as FastCheck from "effect/FastCheck"
 import * as TestClock from "effect/TestClock"
 import * as Uid from "../../engine/Uid.js"
 import { Capability, Role } from "../../index.js"
-import { checkCanary, checkCapabilities, checkLists, expect, principalOf, reach, reaches, type Real } from "./checks.js"
+import {
+  checkCanary,
+  checkCapabilities,
+  checkLists,
+  expect,
+  ownedOrganizations,
+  principalOf,
+  reach,
+  reaches,
+  type Real
+} from "./checks.js"
 import { type Actor, type Cap, claimMatch, keyOf, type Model, roleCaps } from "./model.js"
 
 export const viewerUid = Role.builtInByName("viewer")!.uid
@@ -38,6 +48,7 @@ export abstract class Step implements FastCheck.AsyncCommand<Model, Real> {
         yield* TestClock.adjust(this.tick.advance)
         model.now += this.tick.advance
         const reachBefore = yield* reach(model, real)
+        const ownedBefore = yield* ownedOrganizations(real)
         const actingGrants = yield* real.authorization.grants(principalOf(model, this.actor))
         model.picks.length = 0
         yield* this.step(model, real, label).pipe(
@@ -52,6 +63,11 @@ export abstract class Step implements FastCheck.AsyncCommand<Model, Real> {
           )
         )
         const ran = this.toString()
+        // The engine's invariant, asked of the engine itself: an organization that had an owner still has one.
+        const ownedAfter = yield* ownedOrganizations(real)
+        for (const org of ownedBefore) {
+          assert.isTrue(ownedAfter.has(org), `${ran} / ${model.nameOf(org)} lost its last owner`)
+        }
         yield* checkLists(model, real, ran, this.tick.seed)
         yield* checkCapabilities(model, real, ran)
         // No actor ever gains a capability, through any identity it can assume, that the caller did not hold itself.
@@ -219,9 +235,12 @@ export class DeleteIdentity extends Step {
   step(model: Model, real: Real, label: string) {
     const uid = model.pick("identity", this.target)
     if (uid === undefined || uid === real.canary) return Effect.void
-    const predicted = model.holds(this.actor, "identity.delete", Uid.parentOrNull(uid as Uid.Uid)!)
-      ? "ok"
-      : "PermissionDenied"
+    const bound = new Set(model.of("binding").filter((b) => b.identityUid === uid).map((b) => b.uid))
+    const predicted = !model.holds(this.actor, "identity.delete", Uid.parentOrNull(uid as Uid.Uid)!)
+      ? "PermissionDenied"
+      : model.losesLastOwner(bound)
+      ? "FailedPrecondition"
+      : "ok"
     return expect(label, predicted, real.identities.delete(principalOf(model, this.actor), uid), () => {
       model.remove(uid)
       for (const b of model.of("binding")) if (b.identityUid === uid) model.remove(b.uid)
@@ -366,9 +385,11 @@ export class Unbind extends Step {
   step(model: Model, real: Real, label: string) {
     const uid = model.pick("binding", this.target)
     if (uid === undefined) return Effect.void
-    const predicted = model.holds(this.actor, "role_bindings.delete", Uid.parentOrNull(uid as Uid.Uid)!)
-      ? "ok"
-      : "PermissionDenied"
+    const predicted = !model.holds(this.actor, "role_bindings.delete", Uid.parentOrNull(uid as Uid.Uid)!)
+      ? "PermissionDenied"
+      : model.losesLastOwner(new Set([uid]))
+      ? "FailedPrecondition"
+      : "ok"
     return expect(label, predicted, real.bindings.delete(principalOf(model, this.actor), uid), () => model.remove(uid))
   }
 }

@@ -4,6 +4,8 @@ import * as Uid from "../../engine/Uid.js"
 import type * as Capability from "../../iam/Capability.js"
 import * as Role from "../../iam/Role.js"
 
+const ownerRole = Role.builtInByName("owner")!.uid
+
 export const claimMatch = (subject: string) => ({ issuer: "https://issuer.example.com", subject })
 
 export type Cap = Capability.Capability
@@ -119,6 +121,19 @@ export class Model {
   /** `uid` as a person reads it: a group's path of names, a role's name, a binding's identity, role and group. */
   nameOf(uid: string): string {
     return this.names.get(uid) ?? uid
+  }
+
+  /**
+   * True when removing the bindings `removed` would leave an organization that has an owner with none: the engine
+   * refuses that, whatever the path (DECISIONS §20).
+   */
+  losesLastOwner(removed: ReadonlySet<string>): boolean {
+    const owners = this.of("binding").filter((b) =>
+      b.roleUid === ownerRole && Uid.parentOrNull(b.parent! as Uid.Uid) === null
+    )
+    return owners.some((lost) =>
+      removed.has(lost.uid) && owners.every((b) => b.parent !== lost.parent || removed.has(b.uid))
+    )
   }
 
   holds(actor: Actor, cap: Cap, group: string): boolean {
