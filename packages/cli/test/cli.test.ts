@@ -569,6 +569,15 @@ describe("arbor iam", () => {
       Effect.gen(function*() {
         const bindings = yield* RoleBindings.RoleBindings
         const [binding] = (yield* bindings.list(Principal.system, { identity })).items
+        // Another owner first: an organization never loses its last.
+        const keeper = yield* (yield* Identities.Identities).create(Principal.system, orgUid, {
+          name: "keeper",
+          claimMatch: { issuer: "https://issuer.example.com", subject: "revoking-keeper" }
+        })
+        yield* bindings.create(Principal.system, orgUid, {
+          identityUid: keeper.uid,
+          roleUid: Role.builtInByName("owner")!.uid
+        })
         yield* bindings.delete(Principal.system, binding!.uid)
       }).pipe(Effect.orDie)
     )

@@ -263,6 +263,15 @@ describe("token exchange", () => {
       const viewerOnly = yield* (yield* RoleBindings.RoleBindings).list(Principal.system, { identity }).pipe(
         Effect.orDie
       )
+      // Another owner keeps the organization (it never loses its last one).
+      const keeper = yield* (yield* Identities.Identities).create(Principal.system, org, {
+        name: "keeper",
+        claimMatch: { issuer: "https://issuer.invalid", subject: "keeper" }
+      }).pipe(Effect.orDie)
+      yield* (yield* RoleBindings.RoleBindings).create(Principal.system, org, {
+        identityUid: keeper.uid,
+        roleUid: Role.builtInByName("owner")!.uid
+      }).pipe(Effect.orDie)
       for (const binding of viewerOnly.items.filter((b) => b.role.name === "owner")) {
         yield* (yield* RoleBindings.RoleBindings).delete(Principal.system, binding.uid).pipe(Effect.orDie)
       }
