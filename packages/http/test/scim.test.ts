@@ -363,7 +363,7 @@ describe("SCIM provisioning over HTTP", () => {
     assert.strictEqual(off.status, 200, JSON.stringify(off.body))
   })
 
-  it("a password, in any spelling, schema extension or PATCH, is never kept, answered, logged nor delivered", async () => {
+  it("a password, in any spelling or name (userPassword, passwords), schema extension or PATCH, is never kept, answered, logged nor delivered", async () => {
     const { owner, token, users } = await provisionedOrganization("scim-hidden")
     const enterprise = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"
     const created = await scim("POST", users, token, {
@@ -373,7 +373,12 @@ describe("SCIM provisioning over HTTP", () => {
       Password: "secret-one",
       PASSWORD: "secret-two",
       [enterprise]: { department: "ops", password: "secret-three" },
-      [`${enterprise}:Password`]: "secret-four"
+      [`${enterprise}:Password`]: "secret-four",
+      // Other names vendors and extensions give it: a password in any name is none of Arbor's to keep.
+      userPassword: "secret-nine",
+      passwords: [{ value: "secret-ten", type: "old" }],
+      [enterprise + ":newPassword"]: "secret-eleven",
+      urn: { password_hash: "secret-twelve" }
     })
     assert.strictEqual(created.status, 201, JSON.stringify(created.body))
     assert.strictEqual(created.body[enterprise].department, "ops")
@@ -383,7 +388,9 @@ describe("SCIM provisioning over HTTP", () => {
       Operations: [
         { op: "add", path: "PassWord", value: "secret-five" },
         { op: "replace", value: { pAssword: "secret-six", displayName: "Dana" } },
-        { op: "add", path: `${enterprise}:password`, value: "secret-seven" }
+        { op: "add", path: `${enterprise}:password`, value: "secret-seven" },
+        { op: "replace", path: "userPassword", value: "secret-thirteen" },
+        { op: "add", value: { passwords: ["secret-fourteen"], oldPassword: "secret-fifteen" } }
       ]
     })
     assert.strictEqual(patched.status, 200, JSON.stringify(patched.body))
@@ -392,7 +399,8 @@ describe("SCIM provisioning over HTTP", () => {
       userName: "dana@example.com",
       externalId: "sub-dana",
       displayName: "Dana",
-      password: "secret-eight"
+      password: "secret-eight",
+      userPassword: "secret-sixteen"
     })
     assert.strictEqual(replaced.status, 200, JSON.stringify(replaced.body))
     const seen = [

@@ -109,12 +109,15 @@ export const ignoredAttributes: ReadonlyArray<string> = ["id", "meta", "schemas"
 /** True for an attribute the server sets (`ignoredAttributes`), however it is spelled. */
 export const isIgnored = (name: string) => ignoredAttributes.includes(name.toLowerCase())
 
-/** A password's attribute name, in any case, alone or as the last part of a schema-qualified name. */
-const isPassword = (name: string) => /(^|:)password$/i.test(name)
+/**
+ * An attribute that holds a password, or one like it: any whose name contains `password` in any case (RFC 7643's
+ * `password`, `userPassword`, `passwords`, a schema-qualified `…:User:password`, a vendor's `oldPassword`).
+ */
+const isPassword = (name: string) => /password/i.test(name)
 
 /**
- * `value` without any attribute named `password`, in any case, at any depth (in a schema extension, in a PATCH
- * value): a password is never stored, returned, logged nor delivered (RFC 7643 §4.1.1, §2.1).
+ * `value` without any attribute whose name contains `password`, in any case, at any depth (in a schema extension,
+ * in a PATCH value): a password is never stored, returned, logged nor delivered (RFC 7643 §4.1.1, §2.1).
  */
 export const withoutPasswords = (value: unknown): unknown =>
   Array.isArray(value)
