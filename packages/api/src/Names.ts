@@ -92,7 +92,16 @@ export const resolve = (client: Client, refers: Refers, ref: string) =>
  */
 export const reader = (client: Client) =>
   Effect.gen(function*() {
-    const groupPath = yield* Effect.cachedFunction((uid: string) =>
+    /**
+     * The name a group had when the audit trail last recorded it (its deletion, for one deleted since), as far as the
+     * caller may read the trail where it lived: history keeps its name (DECISIONS §20).
+     */
+    const recordedName = (uid: string) =>
+      client.auditTrail.list({ urlParams: { subject: uid, orderBy: "time desc", pageSize: 1 } }).pipe(
+        Effect.map((page) => page.events[0] === undefined ? undefined : named(page.events[0].body)),
+        Effect.orElseSucceed(() => undefined)
+      )
+    const groupPath: (uid: string) => Effect.Effect<string> = yield* Effect.cachedFunction((uid: string) =>
       Effect.all([
         client.groups.get({ path: { uid } }),
         client.groups.list({ urlParams: { ancestorsOf: uid, pageSize: 100 } })
@@ -102,7 +111,15 @@ export const reader = (client: Client) =>
           // The whole path, from the organization down, or the uid.
           return path.every((g, i) => Uid.depth(g.uid) === i) ? path.map((g) => g.name).join("/") : uid
         }),
-        Effect.orElseSucceed(() => uid)
+        // Gone (or never readable): its path as the trail recorded it, else its uid.
+        Effect.orElse(() =>
+          Effect.flatMap(recordedName(uid), (name) => {
+            const parent = Uid.isUid(uid) ? Uid.parentOrNull(uid as Uid.Uid) : null
+            if (name === undefined) return Effect.succeed(uid)
+            if (parent === null) return Effect.succeed(name)
+            return Effect.map(groupPath(parent), (above) => above === parent ? uid : `${above}/${name}`)
+          })
+        )
       )
     )
     const roleName = yield* Effect.cachedFunction((uid: string) =>

@@ -64,19 +64,23 @@ describe("the change log", () => {
       ])
       assert.deepStrictEqual(new Set(entries.map((e) => e.id)).size, entries.length, "ids are unique")
       assert.deepStrictEqual(entries.map((e) => e.position), entries.map((e) => e.position).sort())
-      // The body is the resource after the write; for a delete, as it was. A binding's references are kept as uids,
-      // rendered for each reader as GET would render them (here: the identity is gone, the role is there).
+      // The body is the resource after the write; for a delete, as it was. A binding's references as they were when
+      // it was written (DECISIONS §20): the identity deleted since keeps its name, for readers who may read it.
       assert.strictEqual(entries[2]!.body.description, "d")
       assert.deepStrictEqual(entries[5]!.body.identity, {
         uid: identity.uid,
-        name: "",
+        name: "ci",
         description: "",
-        subject: "",
-        issuer: ""
+        subject: "ci",
+        issuer: "https://issuer.example.com"
       })
-      assert.deepStrictEqual(entries[5]!.body.role, { uid: viewer, name: "", description: "" })
+      assert.deepStrictEqual(entries[5]!.body.role, {
+        uid: viewer,
+        name: "viewer",
+        description: "Viewer Role (built-in)"
+      })
       const read = (yield* (yield* AuditTrail.AuditTrail).list(Principal.system, { subject: binding.uid })).items
-      assert.deepStrictEqual(read.map((e) => (e.body.identity as { name: string }).name), ["", ""])
+      assert.deepStrictEqual(read.map((e) => (e.body.identity as { name: string }).name), ["ci", "ci"])
       assert.deepStrictEqual(read.map((e) => (e.body.role as { name: string }).name), ["viewer", "viewer"])
     }).pipe(Effect.provide(Arbor.layerMemory)))
 

@@ -145,5 +145,11 @@ describe("the typed client", () => {
       const stranger = yield* member("elsewhere")
       const theirs = yield* ApiClient.make({ token: stranger.token })
       assert.strictEqual(yield* (yield* Names.reader(theirs)).group(platform.uid), platform.uid)
+      // A folder deleted since keeps the path it had, as the audit trail recorded it (history is not rewritten); to a
+      // reader who could not read it there, its uid.
+      const gone = yield* api.groups.create({ path: { uid: platform.uid }, payload: { name: "gone" } })
+      yield* api.groups.delete({ path: { uid: gone.uid } })
+      assert.strictEqual(yield* (yield* Names.reader(api)).group(gone.uid), "names/platform/gone")
+      assert.strictEqual(yield* (yield* Names.reader(theirs)).group(gone.uid), gone.uid)
     }).pipe(Effect.provide(testServer())))
 })

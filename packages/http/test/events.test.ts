@@ -2,10 +2,12 @@
  * The audit trail over HTTP (docs/api.md §12): who changed what, read back by list and by watch (Server-Sent
  * Events), with the same visibility; writes over REST and gRPC both recorded with their request.
  */
+import { Identities, Principal, RoleBindings, Roles } from "@arbor/core"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
 import { comparable, connect, referenceProtos } from "./grpcSupport.js"
 import { freePort, startServer } from "./signInSupport.js"
-import { fetchJson, member, watch } from "./support.js"
+import { fetchJson, member, tokenFor, watch } from "./support.js"
 
 const created = "dev.chainguard.api.iam.group.created.v1"
 const updated = "dev.chainguard.api.iam.group.updated.v1"
@@ -81,6 +83,54 @@ describe("the audit trail over HTTP", () => {
     const newest = await rest("GET", "/events/v2beta1/events?order_by=time%20desc&page_size=1", owner.token)
     assert.strictEqual(newest.body.events.length, 1)
     assert.isString(newest.body.nextPageToken)
+  })
+
+  it("history is not rewritten: a binding's entries keep the names of an identity and a folder deleted since", async () => {
+    // gone-bot in folder ops, bound viewer there; then its binding, it and the folder deleted.
+    const folder = await rest("POST", `/iam/v2beta1/groups/${owner.org}`, owner.token, { name: "ops" })
+    const bot = await rest("POST", `/iam/v2beta1/identities/${folder.body.uid}`, owner.token, {
+      name: "gone-bot",
+      claimMatch: { issuer: "https://issuer.example.com", subject: "gone-bot" }
+    })
+    const viewer = (await rest("GET", "/iam/v2beta1/roles?name=viewer", owner.token)).body.roles[0].uid
+    const binding = await rest("POST", `/iam/v2beta1/roleBindings/${folder.body.uid}`, owner.token, {
+      identityUid: bot.body.uid,
+      roleUid: viewer
+    })
+    assert.strictEqual(binding.status, 200, JSON.stringify(binding.body))
+    for (
+      const path of [`roleBindings/${binding.body.uid}`, `identities/${bot.body.uid}`, `groups/${folder.body.uid}`]
+    ) {
+      assert.strictEqual((await rest("DELETE", `/iam/v2beta1/${path}`, owner.token)).status, 200, path)
+    }
+    const written = (token: string) =>
+      rest("GET", `/events/v2beta1/events?subject=${encodeURIComponent(binding.body.uid)}`, token).then((r) =>
+        r.body.events.map((e: { type: string; body: { identity: { name: string }; group: { name: string } } }) => [
+          e.type.split(".").at(-2),
+          e.body.identity.name,
+          e.body.group.name
+        ])
+      )
+    assert.deepStrictEqual(await written(owner.token), [["created", "gone-bot", "ops"], ["deleted", "gone-bot", "ops"]])
+    // A reader who may read the trail but not identities where the bot lived sees its uid alone.
+    const auditor = await server.runtime.runPromise(
+      Effect.gen(function*() {
+        const role = yield* (yield* Roles.Roles).create(Principal.system, owner.org, {
+          name: "trail reader",
+          capabilities: ["subscriptions.list"]
+        })
+        const identity = yield* (yield* Identities.Identities).create(Principal.system, owner.org, {
+          name: "auditor",
+          claimMatch: { issuer: "https://issuer.example.com", subject: "auditor" }
+        })
+        yield* (yield* RoleBindings.RoleBindings).create(Principal.system, owner.org, {
+          identityUid: identity.uid,
+          roleUid: role.uid
+        })
+        return yield* tokenFor(identity.uid)
+      }).pipe(Effect.orDie)
+    )
+    assert.deepStrictEqual(await written(auditor), [["created", "", ""], ["deleted", "", ""]])
   })
 
   it("refuses bad filters and cursors, naming each", async () => {

@@ -2,6 +2,7 @@
  * Role bindings: an identity holding a role within a group, and so in every group below it.
  */
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Timestamp } from "../engine/internal/fields.js"
 import * as Versions from "../engine/internal/storage/versions.js"
@@ -9,6 +10,9 @@ import type { Table } from "../engine/Store.js"
 import { Uid } from "../engine/Uid.js"
 import * as ChangeLog from "../events/ChangeLog.js"
 import * as Capability from "./Capability.js"
+import * as Group from "./Group.js"
+import * as Identity from "./Identity.js"
+import * as Role from "./Role.js"
 
 /** The capability each operation on role bindings needs (docs/api.md §7). */
 export const permissions = Capability.operations("role_bindings")
@@ -78,17 +82,47 @@ export const fields = {
 export const table: Table = {
   name: "role_bindings",
   events: ChangeLog.logged("role_binding", "dev.chainguard.api.iam.rolebindings", {
-    // References as uids: each reader sees the identity, group and role embedded as `GET` would show them to it
-    // (`internal/embedding`), never as the writer saw them.
-    body: (row) =>
-      Effect.succeed({
-        uid: row.uid,
-        identity: { uid: row.identityUid, name: "", description: "", subject: "", issuer: "" },
-        group: { uid: row.parent, name: "", description: "" },
-        role: { uid: row.roleUid, name: "", description: "" },
-        createTime: row.createTime,
-        updateTime: row.updateTime
-      })
+    // The identity, group and role as they were when the binding was written (DECISIONS §20: history is not
+    // rewritten when one is deleted or renamed later); each reader sees of them only what it may read where they
+    // live (`internal/embedding`), the uid alone elsewhere.
+    body: (row, store) =>
+      Effect.map(
+        Effect.all([
+          store.get(Identity.table, row.identityUid as string),
+          store.get(Group.table, row.parent as string),
+          Effect.map(
+            store.get(Role.table, row.roleUid as string),
+            Option.orElse(() =>
+              Option.map(
+                Option.fromNullable(Role.builtIns.find((role) => role.uid === row.roleUid)),
+                (role): { readonly [column: string]: unknown } => ({ name: role.name, description: role.description })
+              )
+            )
+          )
+        ]),
+        ([identity, group, role]) => {
+          const text = (found: Option.Option<{ readonly [column: string]: unknown }>, column: string) =>
+            Option.match(found, { onNone: () => "", onSome: (value) => String(value[column] ?? "") })
+          const claims: ChangeLog.Fields = Option.match(identity, {
+            onNone: () => ({}),
+            onSome: (value) => ({ ...ChangeLog.fieldsOf(value.staticKeys), ...ChangeLog.fieldsOf(value.claimMatch) })
+          })
+          return {
+            uid: row.uid,
+            identity: {
+              uid: row.identityUid,
+              name: text(identity, "name"),
+              description: text(identity, "description"),
+              subject: typeof claims.subject === "string" ? claims.subject : "",
+              issuer: typeof claims.issuer === "string" ? claims.issuer : ""
+            },
+            group: { uid: row.parent, name: text(group, "name"), description: text(group, "description") },
+            role: { uid: row.roleUid, name: text(role, "name"), description: text(role, "description") },
+            createTime: row.createTime,
+            updateTime: row.updateTime
+          }
+        }
+      )
   }),
   columns: {
     identityUid: { type: "text" },

@@ -43,6 +43,9 @@ export const make = Effect.gen(function*() {
   const groups = yield* Repository.make(Group.table, Group.Group)
   const roles = yield* Repository.make(Role.table, Role.Role)
 
+  /** What of a resource another embeds beside its uid. */
+  type Embedded = { readonly name: string; readonly description: string }
+
   /** What of a binding's references the caller may read; the others are embedded with their uid only. */
   const readable = (grants: Grants, r: RoleBinding.Record) => {
     const identityGroup = Uid.parentOrNull(r.identityUid)
@@ -61,9 +64,9 @@ export const make = Effect.gen(function*() {
     grants: Grants,
     r: RoleBinding.Record,
     found: {
-      readonly identity: Identity.Identity | undefined
-      readonly group: Group.Group | undefined
-      readonly role: Role.Role | undefined
+      readonly identity: Embedded & { readonly subject: string; readonly issuer: string } | undefined
+      readonly group: Embedded | undefined
+      readonly role: Embedded | undefined
     }
   ) => {
     const may = readable(grants, r)
@@ -92,7 +95,8 @@ export const make = Effect.gen(function*() {
    */
   const bindings = (
     records: ReadonlyArray<RoleBinding.Record>,
-    grants: Grants
+    grants: Grants,
+    recorded: ReadonlyArray<RoleBinding.RoleBinding | undefined> = []
   ): Effect.Effect<ReadonlyArray<RoleBinding.RoleBinding>, Internal> =>
     Effect.gen(function*() {
       const unique = (f: (r: RoleBinding.Record) => string) => [...new Set(records.map(f))]
@@ -102,45 +106,51 @@ export const make = Effect.gen(function*() {
         Effect.map(groups.getMany(unique((r) => r.parent)), byUid),
         Effect.map(roles.getMany(unique((r) => r.roleUid)), byUid)
       ])
-      return records.map((r) =>
-        embed(grants, r, { identity: is.get(r.identityUid), group: gs.get(r.parent), role: rs.get(r.roleUid) })
+      /** As the entry recorded it when it has a name there (what was written then), else as it is now. */
+      const asWritten = <A extends Embedded>(then: A | undefined, now: A | undefined) =>
+        then !== undefined && then.name !== "" ? then : now
+      return records.map((r, i) =>
+        embed(grants, r, {
+          identity: asWritten(recorded[i]?.identity, is.get(r.identityUid)),
+          group: asWritten(recorded[i]?.group, gs.get(r.parent)),
+          role: asWritten(recorded[i]?.role, rs.get(r.roleUid))
+        })
       )
     })
 
-  /** The binding an entry's body names (by uids; a body of any age), when it is one. */
-  const recordOf = (entry: ChangeLog.Entry): RoleBinding.Record | undefined =>
-    entry.kind !== "role_binding" ? undefined : Option.match(decodeBinding(entry.body), {
-      onNone: () => undefined,
-      onSome: (b) => ({
-        uid: b.uid,
-        parent: b.group.uid,
-        identityUid: b.identity.uid,
-        roleUid: b.role.uid,
-        createTime: b.createTime,
-        updateTime: b.updateTime
-      })
-    })
+  /** The binding an entry's body holds (a body of any age: older ones name their references by uid alone). */
+  const bindingOf = (entry: ChangeLog.Entry): RoleBinding.RoleBinding | undefined =>
+    entry.kind !== "role_binding" ? undefined : Option.getOrUndefined(decodeBinding(entry.body))
+
+  const recordOf = (b: RoleBinding.RoleBinding): RoleBinding.Record => ({
+    uid: b.uid,
+    parent: b.group.uid,
+    identityUid: b.identity.uid,
+    roleUid: b.role.uid,
+    createTime: b.createTime,
+    updateTime: b.updateTime
+  })
 
   /**
-   * The entries as a reader holding `grants` may see them: each role binding's body rendered as `GET` would render
-   * the binding for that reader (the log keeps references as uids). Other entries are returned as they are, and so
-   * is the array itself when none needs rendering.
+   * The entries as a reader holding `grants` may see them: each role binding's identity, group and role as the entry
+   * recorded them when it was written (DECISIONS §20: a reference deleted or renamed since keeps its name there),
+   * shown only where the reader may read them where they live, by uid alone elsewhere, as `GET` would. Other entries
+   * are returned as they are, and so is the array itself when none needs rendering.
    */
   const entries = (
     grants: Grants,
     batch: ReadonlyArray<ChangeLog.Entry>
   ): Effect.Effect<ReadonlyArray<ChangeLog.Entry>, Internal> => {
-    const records = batch.map(recordOf)
-    const named = records.filter((r): r is RoleBinding.Record => r !== undefined)
+    const written = batch.map(bindingOf)
+    const named = written.filter((b): b is RoleBinding.RoleBinding => b !== undefined)
     if (named.length === 0) return Effect.succeed(batch)
-    return Effect.map(bindings(named, grants), (rendered) => {
-      const byUid = new Map(rendered.map((b) => [b.uid, encodeBinding(b)]))
-      return batch.map((entry, i) => {
-        const record = records[i]
-        return record === undefined
+    return Effect.map(bindings(named.map(recordOf), grants, named), (rendered) => {
+      let next = 0
+      return batch.map((entry, i) =>
+        written[i] === undefined
           ? entry
-          : new ChangeLog.Entry({ ...entry, body: byUid.get(record.uid)! }, { disableValidation: true })
-      })
+          : new ChangeLog.Entry({ ...entry, body: encodeBinding(rendered[next++]!) }, { disableValidation: true })
+      )
     })
   }
 
