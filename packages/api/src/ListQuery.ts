@@ -11,6 +11,7 @@ import type { IdentityListOptions } from "@arbor/core/Identities"
 import type { ListOptions } from "@arbor/core/Lists"
 import type { RoleBindingListOptions } from "@arbor/core/RoleBindings"
 import type { TagListOptions } from "@arbor/core/Tags"
+import { HttpApi, type HttpApiGroup } from "@effect/platform"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as AST from "effect/SchemaAST"
@@ -245,4 +246,28 @@ export const aliases: Readonly<Record<string, string>> = {
   eventTypes: "event_types",
   latestEventType: "latest_event_type",
   update_mask: "updateMask"
+}
+
+/**
+ * The query parameters each endpoint of `api` takes, by `<METHOD> <path>` as its route is declared: the names its
+ * `urlParams` schema declares (none for an endpoint without one), what `KnownParameters` holds every request to.
+ */
+export const declaredParameters = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
+  api: HttpApi.HttpApi<Id, Groups, E, R>
+): ReadonlyMap<string, ReadonlySet<string>> => {
+  const declared = new Map<string, ReadonlySet<string>>()
+  HttpApi.reflect(api, {
+    onGroup() {},
+    onEndpoint({ endpoint }) {
+      const names = Option.match(endpoint.urlParamsSchema, {
+        onNone: () => [],
+        onSome: (schema) => {
+          const encoded = AST.encodedAST(schema.ast)
+          return AST.isTypeLiteral(encoded) ? encoded.propertySignatures.map((p) => String(p.name)) : []
+        }
+      })
+      declared.set(`${endpoint.method} ${endpoint.path}`, new Set(names))
+    }
+  })
+  return declared
 }

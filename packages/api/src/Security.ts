@@ -39,3 +39,12 @@ export class UpstreamBearer extends HttpApiMiddleware.Tag<UpstreamBearer>()("@ar
     )
   }
 }) {}
+
+/**
+ * Refuses a query parameter the method does not take, whatever the method (a DELETE's as a list's): 400
+ * INVALID_ARGUMENT naming it, nothing done (DECISIONS §18, §20), as gRPC refuses a field it does not know. On every
+ * group of the API (`ListQuery.declaredParameters` says what each endpoint takes).
+ */
+export class KnownParameters extends HttpApiMiddleware.Tag<KnownParameters>()("@arbor/api/KnownParameters", {
+  failure: ErrorBody.declared(Errors.InvalidArgument, 400, "a query parameter the method does not take")
+}) {}

@@ -113,14 +113,26 @@ describe("Groups", () => {
         )
       }))
 
-    it.effect("output-only and unknown fields are ignored", () =>
+    it.effect("output-only fields are ignored; an unknown one is refused by name, on create and update, nothing done", () =>
       withArbor(Effect.gen(function*() {
         const org = yield* organization("acme")
-        const body = { name: "x", uid: "ffff", createTime: "1999-01-01T00:00:00Z", color: "red" }
-        const group = yield* (yield* Groups.Groups).create(Principal.system, org.uid, body as any)
+        const groups = yield* Groups.Groups
+        const body = { name: "x", uid: "ffff", createTime: "1999-01-01T00:00:00Z", verified: true }
+        const group = yield* groups.create(Principal.system, org.uid, body)
         assert.notStrictEqual(group.uid, "ffff")
         assert.isFalse(group.verified)
-        assert.isFalse("color" in group)
+        const refused = yield* Effect.flip(groups.create(Principal.system, org.uid, { name: "y", color: "red" }))
+        assert.deepStrictEqual(refused._tag === "InvalidArgument" && refused.violations.map((v) => ({ ...v })), [
+          { field: "color", description: "is not a field of this request" }
+        ])
+        const patched = yield* Effect.flip(
+          groups.update(Principal.system, group.uid, { description: "d", colour: "red" })
+        )
+        assert.deepStrictEqual(patched._tag === "InvalidArgument" && patched.violations.map((v) => v.field), ["colour"])
+        assert.deepStrictEqual(
+          (yield* groups.list(Principal.system, { childrenOf: org.uid })).items.map((g) => [g.name, g.description]),
+          [["x", ""]]
+        )
       })))
 
     it.effect("malformed uids are invalid arguments, never lookups", () =>

@@ -56,6 +56,7 @@ import * as Handlers from "./Handlers.js"
 import * as Listener from "./Listener.js"
 import * as Metrics from "./Metrics.js"
 import * as Middleware from "./Middleware.js"
+import * as KnownParameters from "./middleware/KnownParameters.js"
 import * as RequestLimits from "./RequestLimits.js"
 import * as ScimRoutes from "./ScimRoutes.js"
 import * as Seed from "./Seed.js"
@@ -175,7 +176,7 @@ export const app = (config: ServerConfig) =>
     Layer.provideMerge(
       HttpApiBuilder.api(Api).pipe(
         Layer.provide(Handlers.layer),
-        Layer.provide(Layer.merge(Authentication.layer, Authentication.upstreamLayer))
+        Layer.provide(Layer.mergeAll(Authentication.layer, Authentication.upstreamLayer, KnownParameters.layer))
       )
     )
   )

@@ -132,9 +132,18 @@ describe.each(stores)("on %s", (store) => {
     it.scopedLive("resources: server-assigned uids, millisecond UTC times, masks, delete with an empty body, hydrated bindings", () =>
       Effect.gen(function*() {
         const { org, token } = yield* member("acme")
+        // The parent is the path's: in the body it is no field of the group, refused by name; output-only ones are
+        // ignored.
+        const withParent = yield* call("POST", `/iam/v2beta1/groups/${org}`, {
+          token,
+          body: { name: "team", parent: org }
+        })
+        assert.deepStrictEqual(withParent.body.details[1].fieldViolations, [
+          { field: "parent", description: "is not a field of this request" }
+        ])
         const created = yield* call("POST", `/iam/v2beta1/groups/${org}`, {
           token,
-          body: { name: "team", description: "first", uid: "ignored", parent: "ignored" }
+          body: { name: "team", description: "first", uid: "ignored", createTime: "2001-01-01T00:00:00.000Z" }
         })
         const group = created.body
         assert.match(group.uid, new RegExp(`^${org}/[0-9a-f]{16}$`))

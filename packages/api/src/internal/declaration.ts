@@ -9,7 +9,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import * as JSONSchema from "effect/JSONSchema"
 import * as Schema from "effect/Schema"
 import * as ListQuery from "../ListQuery.js"
-import { Authentication } from "../Security.js"
+import { Authentication, KnownParameters } from "../Security.js"
 import * as Wire from "../Wire.js"
 
 /** What query parameters encode to. */
@@ -130,7 +130,7 @@ export const authenticated = <
   R,
   const Prefix extends HttpApiEndpoint.PathSegment
 >(group: HttpApiGroup.HttpApiGroup<Id, Endpoints, E, R>, prefix: Prefix, description: string) =>
-  group.annotate(OpenApi.Description, description).middleware(Authentication).prefix(prefix)
+  group.annotate(OpenApi.Description, description).middleware(KnownParameters).middleware(Authentication).prefix(prefix)
 
 /** A resource's list page: its items under its name, the next page's token and the counts. */
 export const envelope = <const Name extends string, A, I>(

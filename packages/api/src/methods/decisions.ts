@@ -6,6 +6,7 @@ import * as Capability from "@arbor/core/Capability"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import * as Schema from "effect/Schema"
 import { authenticated, jsonShape, unchecked } from "../internal/declaration.js"
+import { KnownParameters } from "../Security.js"
 import * as Wire from "../Wire.js"
 
 /** A grant as an explanation names it: the binding or mapping, its role and group; or that the caller may not see it. */
@@ -109,7 +110,7 @@ export const Decisions = authenticated(
 )
 
 /** `/.well-known/authzen-configuration`: the decision point's metadata (AuthZEN §9), for anyone. */
-export const DecisionsMetadata = HttpApiGroup.make("decisionsMetadata").annotate(
+export const DecisionsMetadata = HttpApiGroup.make("decisionsMetadata").middleware(KnownParameters).annotate(
   OpenApi.Description,
   "Where the AuthZEN endpoints are, for policy enforcement points that discover them."
 ).add(

@@ -4,12 +4,13 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import * as Schema from "effect/Schema"
 import * as ListQuery from "../ListQuery.js"
-import { UpstreamBearer } from "../Security.js"
+import { KnownParameters, UpstreamBearer } from "../Security.js"
 import * as Wire from "../Wire.js"
 
 /** Liveness and readiness, without authentication. */
 export const Health = HttpApiGroup.make("health")
   .annotate(OpenApi.Description, "Liveness and readiness probes, without authentication.")
+  .middleware(KnownParameters)
   .add(
     HttpApiEndpoint.get("live", "/healthz")
       .addSuccess(Schema.Struct({ status: Schema.Literal("ok") }))
@@ -72,6 +73,7 @@ const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 /** The token exchange and the documents that let others verify its tokens. */
 export const TokenService = HttpApiGroup.make("sts")
   .annotate(OpenApi.Description, "The token exchange (STS), and this issuer's OpenID configuration and keys.")
+  .middleware(KnownParameters)
   .add(
     HttpApiEndpoint.get("exchange", "/sts/exchange")
       .setUrlParams(ExchangeParams)

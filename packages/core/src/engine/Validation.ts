@@ -6,6 +6,7 @@ import { CompiledSchema } from "@arbor/schema-compiler"
 import * as Effect from "effect/Effect"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import * as AST from "effect/SchemaAST"
 import { FieldViolation, InvalidArgument } from "./Errors.js"
 
 /** The rules of a resource's name and description (docs/api.md §2), for clients that check a field as it is typed. */
@@ -44,7 +45,7 @@ export const describeIssue = (
   issue: { readonly _tag?: string; readonly message: string; readonly path: ReadonlyArray<PropertyKey> }
 ): string => {
   if (issue._tag === "Missing" && issue.message === "is missing") return "is required"
-  if (issue._tag === "Unexpected" && issue.message === "is unexpected") return "is not a field of this request"
+  if (issue._tag === "Unexpected" && issue.message.startsWith("is unexpected")) return "is not a field of this request"
   const library = /^Expected (.+?)(?: \(\w+ side\))?, actual [\s\S]*$/.exec(issue.message)
   if (library === null) return issue.message
   const description = expected(library[1]!)
@@ -107,5 +108,101 @@ export const decode = <A, I>(schema: Schema.Schema<A, I>, prefix = "") => {
       : Schema.decodeUnknown(schema, { errors: "all", onExcessProperty: "ignore" })(input).pipe(
         Effect.mapError((error) => fromParseError(error, prefix))
       )
+  }
+}
+
+/** Whether `ast` could take `input`, an object or an array (anything else: no). */
+const takesShape = (ast: AST.AST, input: unknown): boolean => {
+  if (typeof input !== "object" || input === null) return false
+  switch (ast._tag) {
+    case "TypeLiteral":
+      return !Array.isArray(input)
+    case "TupleType":
+      return Array.isArray(input)
+    case "Union":
+      return ast.types.some((member) => takesShape(member, input))
+    case "Transformation":
+    case "Refinement":
+      return takesShape(ast.from, input)
+    case "Suspend":
+      return takesShape(ast.f(), input)
+    case "Declaration":
+    case "UnknownKeyword":
+    case "AnyKeyword":
+    case "ObjectKeyword":
+      return true
+    default:
+      return false
+  }
+}
+
+/**
+ * True when `input` holds, at any depth, a key that `ast` (the encoded side of a schema) does not declare. Objects
+ * with an index signature (records) take any key; a union declares what any of its members does.
+ */
+const hasUnknownKey = (ast: AST.AST, input: unknown): boolean => {
+  switch (ast._tag) {
+    case "TypeLiteral": {
+      if (typeof input !== "object" || input === null || Array.isArray(input) || ast.indexSignatures.length > 0) {
+        return false
+      }
+      for (const [key, value] of Object.entries(input)) {
+        const declared = ast.propertySignatures.find((signature) => signature.name === key)
+        if (declared === undefined || hasUnknownKey(declared.type, value)) return true
+      }
+      return false
+    }
+    case "TupleType":
+      return Array.isArray(input) && input.some((item, i) => {
+        const type = ast.elements[i]?.type ?? ast.rest[0]?.type
+        return type !== undefined && hasUnknownKey(type, item)
+      })
+    case "Union": {
+      // The members that could take an object or an array like `input`: it has an unknown key if each finds one.
+      const shaped = ast.types.filter((member) => takesShape(member, input))
+      return shaped.length > 0 && shaped.every((member) => hasUnknownKey(member, input))
+    }
+    case "Transformation":
+    case "Refinement":
+      return hasUnknownKey(ast.from, input)
+    case "Suspend":
+      return hasUnknownKey(ast.f(), input)
+    default:
+      return false
+  }
+}
+
+/** Each schema's encoded side, computed once. */
+const encodedSides = new WeakMap<AST.AST, AST.AST>()
+const encodedOf = (ast: AST.AST) => {
+  let encoded = encodedSides.get(ast)
+  if (encoded === undefined) encodedSides.set(ast, encoded = AST.encodedAST(ast))
+  return encoded
+}
+
+/**
+ * Decodes a request's body with `schema` as every method of the API does (DECISIONS §18, §20; AIP-203): the fields
+ * the engine computes (`outputOnly`: `uid`, `createTime`, a binding's embedded `identity`, …) are ignored, any other
+ * field the schema does not declare, at any depth, is refused by name with nothing done (a misspelt or unsupported
+ * field, `expireTime` where bindings have none, never silently dropped), and every bad field is reported together.
+ * Input with no unknown field takes `decode`'s compiled decoder.
+ */
+export const decodeRequest = <A, I>(
+  schema: Schema.Schema<A, I>,
+  options: { readonly outputOnly?: ReadonlyArray<string>; readonly prefix?: string } = {}
+) => {
+  const lenient = decode(schema, options.prefix)
+  const encoded = encodedOf(schema.ast)
+  const ignored = new Set(["uid", "createTime", "updateTime", ...(options.outputOnly ?? [])])
+  return (input: unknown): Effect.Effect<A, InvalidArgument> => {
+    const body = typeof input === "object" && input !== null && !Array.isArray(input) &&
+        Object.keys(input).some((key) => ignored.has(key))
+      ? Object.fromEntries(Object.entries(input).filter(([key]) => !ignored.has(key)))
+      : input
+    return hasUnknownKey(encoded, body)
+      ? Schema.decodeUnknown(schema, { errors: "all", onExcessProperty: "error" })(body).pipe(
+        Effect.mapError((error) => fromParseError(error, options.prefix))
+      )
+      : lenient(body)
   }
 }

@@ -134,7 +134,7 @@ export const make = Effect.gen(function*() {
     create: Effect.fnUntraced(function*(principal: Principal.Principal, parentUid: string, input: unknown) {
       const parent = yield* Uid.parse(parentUid, "parent")
       yield* ops.authorization.check(principal, Subscription.permissions.create, parent)
-      const { sink } = yield* Validation.decode(Subscription.CreateSubscription)(input)
+      const { sink } = yield* Validation.decodeRequest(Subscription.CreateSubscription)(input)
       const refused = yield* refusal(sink)
       if (refused !== undefined) return yield* InvalidArgument.field("sink", refused)
       return yield* commit(

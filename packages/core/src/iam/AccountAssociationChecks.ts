@@ -158,7 +158,7 @@ export class AccountAssociationChecks
         check: Effect.fnUntraced(function*(principal: Principal, uid: string, input: unknown) {
           const group = yield* Uid.parse(uid, "uid")
           const association: AccountAssociation.AccountAssociation = yield* associations.get(principal, group)
-          const { providerType } = yield* Validation.decode(Check.CheckAccountAssociation)(input)
+          const { providerType } = yield* Validation.decodeRequest(Check.CheckAccountAssociation)(input)
           switch (providerType) {
             case "ACCOUNT_PROVIDER_TYPE_AMAZON":
               return association.amazon == null

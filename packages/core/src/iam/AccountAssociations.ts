@@ -50,7 +50,10 @@ export const make = Effect.gen(function*() {
     create: Effect.fnUntraced(function*(principal: Principal, groupUid: string, input: unknown) {
       const group = yield* Uid.parse(groupUid, "parent")
       yield* authorization.check(principal, AccountAssociation.permissions.create, group)
-      const fields = yield* Validation.decode(AccountAssociation.CreateAccountAssociation)(input)
+      const fields = yield* Validation.decodeRequest(
+        AccountAssociation.CreateAccountAssociation,
+        AccountAssociation.fields
+      )(input)
       return yield* commit(
         ops,
         principal,
@@ -85,7 +88,7 @@ export const make = Effect.gen(function*() {
         fields: AccountAssociation.fields,
         apply: (current, request) => {
           const { createTime: _c, uid: _u, updateTime: _t, ...input } = current
-          return Validation.decode(AccountAssociation.CreateAccountAssociation)(
+          return Validation.decodeRequest(AccountAssociation.CreateAccountAssociation, AccountAssociation.fields)(
             FieldMask.apply(input, request.body, request.mask, AccountAssociation.fields)
           ).pipe(Effect.map((fields) =>
             new AccountAssociation.AccountAssociation({

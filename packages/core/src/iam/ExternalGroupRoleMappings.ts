@@ -96,7 +96,7 @@ export const make = Effect.gen(function*() {
       if (group === null) return yield* InvalidArgument.field("parent", "is not an identity provider's uid")
       const grants = yield* ops.authorization.grants(principal)
       yield* grants.require(ExternalGroupRoleMapping.permissions.create, group, provider)
-      const fields = yield* Validation.decode(ExternalGroupRoleMapping.CreateExternalGroupRoleMapping)(input)
+      const fields = yield* Validation.decodeRequest(ExternalGroupRoleMapping.CreateExternalGroupRoleMapping)(input)
       const scope = fields.scope ?? group
       if (!Uid.isAncestorOrSelf(group, scope)) {
         return yield* InvalidArgument.field("scope", "must be the identity provider's group or a group below it")

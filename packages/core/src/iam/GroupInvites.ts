@@ -194,7 +194,7 @@ export const make = Effect.gen(function*() {
       if (!Principal.actsAsItself(principal, principal.uid)) {
         return yield* new Errors.PermissionDenied({ capability: "group_invites.redeem", resource: principal.uid })
       }
-      const { code } = yield* Validation.decode(GroupInvite.RedeemGroupInvite)(input)
+      const { code } = yield* Validation.decodeRequest(GroupInvite.RedeemGroupInvite)(input)
       // The token's email is one its sign-in's provider verified (DECISIONS §10): vouched for as at that sign-in.
       return yield* redeem(principal, code, redeemer(principal.uid, principal.email, principal.provider))
     }, operation("GroupInvites.redeemOwn")),
@@ -214,7 +214,7 @@ export const make = Effect.gen(function*() {
       const group = yield* Uid.parse(groupUid, "parent")
       const grants = yield* authorization.grants(principal)
       yield* grants.require(GroupInvite.permissions.create, group)
-      const fields = yield* Validation.decode(GroupInvite.CreateGroupInvite)(input)
+      const fields = yield* Validation.decodeRequest(GroupInvite.CreateGroupInvite, GroupInvite.fields)(input)
       return yield* commit(
         ops,
         principal,
@@ -256,7 +256,7 @@ export const make = Effect.gen(function*() {
         updateMask,
         fields: GroupInvite.fields,
         apply: (current, request) =>
-          Validation.decode(GroupInvite.UpdateGroupInvite)(
+          Validation.decodeRequest(GroupInvite.UpdateGroupInvite, GroupInvite.fields)(
             FieldMask.apply(
               { ...(current.email === null ? {} : { email: current.email }), singleUse: current.singleUse },
               request.body,

@@ -97,7 +97,7 @@ export const make = Effect.gen(function*() {
       }
       // A new group is not verified: `verified` in a create body is output-only there and ignored (a client that
       // copies a fetched group sends it); only a platform admin's update sets it.
-      const fields = { ...yield* Validation.decode(Group.CreateGroup)(input), verified: false }
+      const fields = { ...yield* Validation.decodeRequest(Group.CreateGroup, Group.fields)(input), verified: false }
       const uid = parent === null ? Uid.makeRoot() : Uid.makeChild(parent)
       return yield* commit(
         ops,
@@ -265,7 +265,7 @@ export const make = Effect.gen(function*() {
         fields: Group.fields,
         apply: (current, { body, mask, updateTime }) =>
           Effect.gen(function*() {
-            const fields = yield* Validation.decode(Group.CreateGroup)(FieldMask.apply(
+            const fields = yield* Validation.decodeRequest(Group.CreateGroup, Group.fields)(FieldMask.apply(
               { name: current.name, description: current.description, verified: current.verified },
               body,
               mask,

@@ -84,7 +84,7 @@ export const make = Effect.gen(function*() {
   /** Validates the caller's fields of an identity created at `createTime`. */
   const validate = (input: unknown, createTime: DateTime.Utc) =>
     Effect.gen(function*() {
-      const fields = yield* Validation.decode(Identity.CreateIdentity)(input)
+      const fields = yield* Validation.decodeRequest(Identity.CreateIdentity, Identity.fields)(input)
       const issuer = (url: string | undefined) =>
         url === undefined ? undefined : IssuerUrl.error(url, { allowLoopback: ops.settings.allowLoopbackHttpIssuers })
       const latest = DateTime.add(createTime, maxStaticKeysLifetime)
@@ -217,7 +217,10 @@ export const make = Effect.gen(function*() {
           const identity = yield* orNotFound(identities.get(principal.uid), "identity", principal.uid)
           const current = yield* metadata.get(identity.uid)
           const before = current._tag === "Some" ? current.value.fields : undefined
-          const fields = yield* Validation.decode(IdentityMetadata.Fields, "identityMetadata")(
+          const fields = yield* Validation.decodeRequest(IdentityMetadata.Fields, {
+            ...IdentityMetadata.fields,
+            prefix: "identityMetadata"
+          })(
             FieldMask.apply(before ?? {}, patch as Record<string, unknown>, mask, IdentityMetadata.fields)
           )
           const changed = before === undefined ||

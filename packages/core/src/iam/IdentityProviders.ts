@@ -65,7 +65,9 @@ export const make = Effect.gen(function*() {
   /** Validates a provider's fields: the schema, then the issuer against the configured policy. */
   const validate = (input: unknown) =>
     Effect.gen(function*() {
-      const fields = yield* Validation.decode(IdentityProvider.CreateIdentityProvider)(input)
+      const fields = yield* Validation.decodeRequest(IdentityProvider.CreateIdentityProvider, IdentityProvider.fields)(
+        input
+      )
       const error = IssuerUrl.error(fields.oidc.issuer, { allowLoopback: ops.settings.allowLoopbackHttpIssuers })
       if (error !== undefined) return yield* InvalidArgument.field("oidc.issuer", error)
       return fields

@@ -155,7 +155,7 @@ export const make = Effect.gen(function*() {
       const group = yield* Uid.parse(groupUid, "parent")
       const grants = yield* authorization.grants(principal)
       yield* grants.require(RoleBinding.permissions.create, group)
-      const fields = yield* Validation.decode(RoleBinding.CreateRoleBinding)(input)
+      const fields = yield* Validation.decodeRequest(RoleBinding.CreateRoleBinding, RoleBinding.fields)(input)
       return yield* commit(ops, principal, bind(grants, group, fields.identityUid, fields.roleUid))
     }, operation("RoleBindings.create")),
 
@@ -165,7 +165,7 @@ export const make = Effect.gen(function*() {
      * the batch's `roleUid`; its `parent`, when set, is the batch's.
      */
     batchCreate: Effect.fnUntraced(function*(principal: Principal, input: unknown) {
-      const batch = yield* Validation.decode(RoleBinding.BatchCreateRoleBindings)(input)
+      const batch = yield* Validation.decodeRequest(RoleBinding.BatchCreateRoleBindings)(input)
       const group = yield* Uid.parse(batch.parent ?? "", "parent")
       const violations: Array<FieldViolation> = []
       const wanted: Array<{ readonly identityUid: Uid.Uid; readonly roleUid: Uid.Uid; readonly at: number }> = []
@@ -232,7 +232,7 @@ export const make = Effect.gen(function*() {
               mask,
               RoleBinding.fields
             )
-            const fields = yield* Validation.decode(RoleBinding.CreateRoleBinding)(merged)
+            const fields = yield* Validation.decodeRequest(RoleBinding.CreateRoleBinding, RoleBinding.fields)(merged)
             yield* checkReferences(grants, current.parent, fields.identityUid, fields.roleUid)
             return { ...current, ...fields, updateTime }
           }),

@@ -110,7 +110,7 @@ export const make = Effect.gen(function*() {
       const group = yield* Uid.parse(groupUid, "parent")
       const grants = yield* authorization.grants(principal)
       yield* grants.require(Role.permissions.create, group)
-      const fields = yield* Validation.decode(Role.CreateRole)(input)
+      const fields = yield* Validation.decodeRequest(Role.CreateRole, Role.fields)(input)
       yield* requireAll(grants, fields.capabilities, group)
       return yield* commit(
         ops,
@@ -145,7 +145,7 @@ export const make = Effect.gen(function*() {
               request.mask,
               Role.fields
             )
-            const fields = yield* Validation.decode(Role.CreateRole)(merged)
+            const fields = yield* Validation.decodeRequest(Role.CreateRole, Role.fields)(merged)
             yield* requireAll(request.grants, fields.capabilities, kind.groupOf(current.uid))
             return new Role.Role({ ...current, ...fields, updateTime: request.updateTime }, trusted)
           }),

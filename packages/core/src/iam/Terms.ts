@@ -40,7 +40,7 @@ export const make = Effect.gen(function*() {
     accept: Effect.fnUntraced(function*(principal: Principal.Principal, groupUid: string, input: unknown) {
       const group = yield* Uid.parse(groupUid, "group")
       yield* ops.authorization.check(principal, TermsAcceptance.permissions.accept, group)
-      const { documentIds } = yield* Validation.decode(TermsAcceptance.AcceptTerms)(input)
+      const { documentIds } = yield* Validation.decodeRequest(TermsAcceptance.AcceptTerms)(input)
       const ids = [...new Set(documentIds)]
       yield* commit(
         ops,

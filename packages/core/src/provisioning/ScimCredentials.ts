@@ -192,7 +192,7 @@ export const make = Effect.gen(function*() {
      */
     generateToken: Effect.fnUntraced(function*(principal: Principal.Principal, providerUid: string, input: unknown) {
       const provider = yield* managed(principal, providerUid)
-      const request = yield* Validation.decode(ScimCredential.GenerateScimToken)(input)
+      const request = yield* Validation.decodeRequest(ScimCredential.GenerateScimToken)(input)
       return yield* lifecycle(
         principal,
         provider,
@@ -233,7 +233,7 @@ export const make = Effect.gen(function*() {
     regenerateToken: Effect.fnUntraced(
       function*(principal: Principal.Principal, providerUid: string, input: unknown) {
         const provider = yield* managed(principal, providerUid)
-        const request = yield* Validation.decode(ScimCredential.RegenerateScimToken)(input)
+        const request = yield* Validation.decodeRequest(ScimCredential.RegenerateScimToken)(input)
         const requested = request.overlap === undefined
           ? ScimCredential.defaultOverlap
           : ScimCredential.durationOf(request.overlap)
@@ -308,7 +308,7 @@ export const make = Effect.gen(function*() {
      */
     setEnabled: Effect.fnUntraced(function*(principal: Principal.Principal, providerUid: string, input: unknown) {
       const provider = yield* managed(principal, providerUid)
-      const request = yield* Validation.decode(ScimCredential.SetScimEnabled)(input)
+      const request = yield* Validation.decodeRequest(ScimCredential.SetScimEnabled)(input)
       return yield* lifecycle(
         principal,
         provider,

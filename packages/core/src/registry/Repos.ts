@@ -72,7 +72,7 @@ export const make = Effect.gen(function*() {
       const group = yield* Uid.parse(groupUid, "parent")
       const grants = yield* authorization.grants(principal)
       yield* grants.require(Repo.permissions.create, group)
-      const fields = yield* Validation.decode(Repo.CreateRepo)(input)
+      const fields = yield* Validation.decodeRequest(Repo.CreateRepo, Repo.fields)(input)
       return yield* commit(
         ops,
         principal,
@@ -97,7 +97,9 @@ export const make = Effect.gen(function*() {
         fields: Repo.fields,
         apply: (current, request) => {
           const { createTime: _c, uid: _u, updateTime: _t, ...input } = current
-          return Validation.decode(Repo.CreateRepo)(FieldMask.apply(input, request.body, request.mask, Repo.fields))
+          return Validation.decodeRequest(Repo.CreateRepo, Repo.fields)(
+            FieldMask.apply(input, request.body, request.mask, Repo.fields)
+          )
             .pipe(
               Effect.map((fields) => new Repo.Repo({ ...current, ...fields, updateTime: request.updateTime }, trusted))
             )
@@ -135,7 +137,10 @@ export const make = Effect.gen(function*() {
       const grants = yield* authorization.grants(principal)
       yield* grants.require(Repo.permissions.list, Uid.parentOrNull(repoUid) ?? repoUid, repoUid)
       yield* grants.require(Repo.permissions.update, Uid.parentOrNull(repoUid) ?? repoUid, repoUid)
-      const body = yield* Validation.decode(Schema.Struct({ content: Schema.optional(Schema.String) }))(patch)
+      const body = yield* Validation.decodeRequest(
+        Schema.Struct({ content: Schema.optional(Schema.String) }),
+        RepoReadme.fields
+      )(patch)
       const mask = yield* FieldMask.parse(updateMask, RepoReadme.fields)
       if (body.content !== undefined) yield* Readme.check(body.content)
       return yield* commit(

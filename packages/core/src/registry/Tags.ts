@@ -73,7 +73,7 @@ export const make = Effect.gen(function*() {
       const group = Resources.parentGroup(repoId)
       const grants = yield* authorization.grants(principal)
       yield* grants.require(Tag.permissions.create, group, repoId)
-      const fields = yield* Validation.decode(Tag.CreateTag)(input)
+      const fields = yield* Validation.decodeRequest(Tag.CreateTag, Tag.fields)(input)
       return yield* commit(
         ops,
         principal,

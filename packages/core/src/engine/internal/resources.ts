@@ -105,6 +105,7 @@ export const updatePresented = <R extends { readonly uid: Uid.Uid; readonly upda
     yield* grants.require(kind.permissions.update!, kind.groupOf(id), id)
     const mask = yield* FieldMask.parse(updateMask, fields)
     const body = yield* fieldsOf(patch)
+    yield* FieldMask.known(body, fields)
     const next = yield* commit(
       ops,
       principal,

@@ -3,7 +3,7 @@
  * request; with one, exactly the fields it lists (camelCase or snake_case); `*` replaces every mutable field.
  */
 import * as Effect from "effect/Effect"
-import { InvalidArgument } from "../../Errors.js"
+import { FieldViolation, InvalidArgument } from "../../Errors.js"
 
 /** A resource's fields, as an update sees them. */
 export interface Fields {
@@ -42,6 +42,23 @@ export const parse = (mask: string | undefined, fields: Fields): Effect.Effect<F
     }
   }
   return Effect.succeed({ _tag: "Listed", fields: [...listed] })
+}
+
+/**
+ * Refuses a request's fields that are none of the resource's (AIP-203: output-only ones are ignored), naming each:
+ * an update never drops a field it does not know, as a create never does (`Validation.decodeRequest`).
+ */
+export const known = (
+  body: Readonly<Record<string, unknown>>,
+  fields: Fields
+): Effect.Effect<void, InvalidArgument> => {
+  const unknown = Object.keys(body).filter((name) =>
+    !fields.mutable.includes(name) && !fields.immutable.includes(name) && !fields.outputOnly.includes(name)
+  )
+  const [first, ...rest] = unknown.map((field) =>
+    new FieldViolation({ field, description: "is not a field of this request" })
+  )
+  return first === undefined ? Effect.void : Effect.fail(new InvalidArgument({ violations: [first, ...rest] }))
 }
 
 /** The fields an update changes, given the request. */
