@@ -89,9 +89,10 @@ export const make = <A extends { readonly uid: Uid }, I>(
         write :
         store.transaction(Effect.tap(write, () => Effect.forEach(versions, versionRows.bump, { discard: true })))
     /**
-     * A write, and in the same transaction the replacement of the table's version rows, the change-log entries of the rows it changed (`changed`: from its result, or read before it for a delete), and
-     * the engine's invariants: each that held before the write for what the write touches (`stored`, and the rows
-     * `previous` reads as they were) holds after it, or the write fails with its refusal and changes nothing.
+     * A write, and in the same transaction the replacement of the table's version rows, the change-log entries of
+     * the rows it changed (`changed`: from its result, or read before it for a delete), and the engine's invariants:
+     * each that held before the write for what the write touches (`stored`, and the rows `previous` reads as they
+     * were) holds after it, or the write fails with its refusal and changes nothing.
      */
     const written = <A, E>(
       write: Effect.Effect<A, E>,

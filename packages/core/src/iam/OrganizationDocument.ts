@@ -66,8 +66,8 @@ export const SecretFrom = Schema.Union(
 export type SecretFrom = typeof SecretFrom.Type
 
 /**
- * A secret's source as one string, `env:NAME` or `file:PATH` (the path normalized: `./okta` and `okta` are one file): how
- * a request carries what its caller read there, and how a document is held to one provider a secret.
+ * A secret's source as one string, `env:NAME` or `file:PATH` (the path normalized: `./okta` and `okta` are one
+ * file): how a request carries what its caller read there, and how a document is held to one provider a secret.
  */
 export const sourceOf = (from: SecretFrom): string => "env" in from ? `env:${from.env}` : `file:${normalize(from.file)}`
 
