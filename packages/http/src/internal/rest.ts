@@ -186,6 +186,18 @@ export const writable = <
 const v1Limit = 10_000
 
 /** The v1 handlers of a resource: every match in `items`, create, replace (PUT), delete. */
+/** v1's spellings of the output-only `uid`, `createTime` and `updateTime`. */
+const v1OutputOnly = new Set(["id", "createdAt", "updatedAt"])
+
+/**
+ * A v1 body as the engine reads it: v1's spellings of the output-only fields, which a v1 client sends back with the
+ * whole resource it read (v1 updates send the whole resource), are ignored as the v2 ones are (AIP-203).
+ */
+const v1Input = (input: unknown): unknown =>
+  typeof input === "object" && input !== null && !Array.isArray(input)
+    ? Object.fromEntries(Object.entries(input).filter(([field]) => !v1OutputOnly.has(field)))
+    : input
+
 export const v1 = <const Name extends string, A, V1I, C, CI>(
   surface: Resources.V1Surface<Name, A, V1I, C, CI>,
   service: ResourceService.Writable<A>
@@ -221,10 +233,10 @@ export const v1 = <const Name extends string, A, V1I, C, CI>(
           })
         ))
         .handleRaw("create", ({ path, request }) =>
-          write(request, (p, input) => service.create(p, path.uid, input), answered))
+          write(request, (p, input) => service.create(p, path.uid, v1Input(input)), answered))
         .handleRaw("replace", ({ path, request }) =>
           write(request, (p, input) =>
-            service.update(p, path.uid, input, "*"), answered))
+            service.update(p, path.uid, v1Input(input), "*"), answered))
         .handle("delete", ({ path }) =>
           asCaller((p) =>
             service.delete(p, path.uid)
