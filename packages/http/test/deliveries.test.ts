@@ -241,6 +241,64 @@ describe("webhook deliveries", () => {
     }
   }, 30_000)
 
+  it(
+    "sinks on the same host and port as a healthy one, hanging or slow, hold back none of its deliveries",
+    async () => {
+      // One receiver for every subscription (a webhook gateway many tenants share): /hang never answers, /slow answers
+      // after 5 s, /ok at once.
+      const healthy: Array<string> = []
+      const open = new Set<Socket>()
+      let badRequests = 0
+      const shared = createServer((request, response) => {
+        let body = ""
+        if (request.url !== "/ok") badRequests++
+        request.setEncoding("utf8").on("data", (chunk) => (body += chunk)).on("end", () => {
+          if (request.url === "/ok") {
+            healthy.push(JSON.parse(body).body.name)
+            response.writeHead(200).end()
+          } else if (request.url === "/slow") setTimeout(() => response.writeHead(200).end(), 5_000)
+        })
+      })
+      shared.on("connection", (socket) => {
+        open.add(socket)
+        socket.on("close", () => open.delete(socket))
+      })
+      await new Promise<void>((resolve) => shared.listen(0, "127.0.0.1", resolve))
+      const base = `http://127.0.0.1:${(shared.address() as AddressInfo).port}`
+      const subscriptions: Array<string> = []
+      try {
+        const folder = await rest("POST", `/iam/v2beta1/groups/${owner.org}`, { name: "shared host" })
+        const subscribe = async (path: string) => {
+          const made = await rest("POST", `/events/v2beta1/subscriptions/${folder.body.uid}`, {
+            sink: `${base}${path}`
+          })
+          assert.strictEqual(made.status, 200, JSON.stringify(made.body))
+          subscriptions.push(made.body.uid)
+        }
+        for (let i = 0; i < 100; i++) await subscribe("/hang")
+        for (let i = 0; i < 100; i++) await subscribe("/slow")
+        // The bad neighbours' deliveries of a first write are under way before the healthy subscription exists.
+        await rest("POST", `/iam/v2beta1/groups/${folder.body.uid}`, { name: "first" })
+        for (let wait = 0; wait < 200 && badRequests < 16; wait++) await new Promise((r) => setTimeout(r, 50))
+        assert.isAtLeast(badRequests, 16)
+        await subscribe("/ok")
+        // Each write reaches the healthy sink while they hang, well before the 10 s after which a delivery without an
+        // answer is given up and its connection freed (a per-host pool of connections, which they filled, failed here).
+        for (let i = 0; i < 5; i++) {
+          await rest("POST", `/iam/v2beta1/groups/${folder.body.uid}`, { name: `beside ${i}` })
+          for (let wait = 0; wait < 160 && healthy.length <= i; wait++) await new Promise((r) => setTimeout(r, 50))
+          assert.strictEqual(healthy.length, i + 1, `write ${i} did not reach the healthy sink within 8 s`)
+        }
+        assert.deepStrictEqual(healthy, [0, 1, 2, 3, 4].map((i) => `beside ${i}`))
+      } finally {
+        for (const uid of subscriptions) await rest("DELETE", `/events/v2beta1/subscriptions/${uid}`)
+        open.forEach((socket) => socket.destroy())
+        await new Promise((resolve) => shared.close(resolve))
+      }
+    },
+    120_000
+  )
+
   it("a subscription shows its health, and stops while its creator no longer holds subscriptions.create", async () => {
     const sink = await receiver()
     try {

@@ -95,14 +95,19 @@ interface Connecting {
   readonly agents: { readonly "http:": http.Agent; readonly "https:": https.Agent } | undefined
 }
 
+/**
+ * Kept connections, with no cap per host and port: a cap there is shared by every caller of that host, so sinks that
+ * never answer, of other tenants on one webhook gateway, held every connection and starved the others (issue 55).
+ * Each subscription has at most one delivery in flight, so the connections are bounded by the subscriptions, and one
+ * that hangs holds only its own; the idle ones kept are bounded.
+ */
+const keptAlive = { keepAlive: true, maxSockets: Infinity, maxFreeSockets: 64 }
+
 const connecting = (resolve: Resolve, allowLoopback: boolean, keepAlive: boolean | undefined): Connecting => ({
   resolve,
   allowLoopback,
   agents: keepAlive === true
-    ? {
-      "http:": new http.Agent({ keepAlive: true, maxSockets: 16 }),
-      "https:": new https.Agent({ keepAlive: true, maxSockets: 16 })
-    }
+    ? { "http:": new http.Agent(keptAlive), "https:": new https.Agent(keptAlive) }
     : undefined
 })
 
