@@ -81,6 +81,16 @@ export interface Rendered {
 }
 
 /** Renders an engine error, with `domain` as `ErrorInfo.domain`. */
+/**
+ * The HTTP status of an error: its code's (google/rpc/code.proto), but 413 for a body over the limit (DECISIONS §20),
+ * whose code stays INVALID_ARGUMENT.
+ */
+export const statusOf = (error: Errors.ArborError, code: number): number =>
+  error._tag === "InvalidArgument" && error.reason === tooLargeReason ? 413 : httpStatus[code]!
+
+/** The reason of a body over the limit. */
+export const tooLargeReason = "REQUEST_TOO_LARGE"
+
 export const render = (error: Errors.ArborError, domain: string): Rendered => {
   const name = codeOf[error._tag]
   const code = codes[name]
@@ -121,7 +131,7 @@ export const render = (error: Errors.ArborError, domain: string): Rendered => {
       break
   }
   return {
-    status: httpStatus[code]!,
+    status: statusOf(error, code),
     body: {
       code,
       message: error.message,

@@ -6,6 +6,7 @@ import type * as Errors from "@arbor/core/Errors"
 import * as ScimUser from "@arbor/core/ScimUser"
 import * as DateTime from "effect/DateTime"
 import * as Schema from "effect/Schema"
+import * as ErrorBody from "./ErrorBody.js"
 
 /** The URNs of the messages this server reads and writes. */
 export const schemas = {
@@ -133,7 +134,9 @@ export const error = (
         : failure.violations[0].field === "filter"
         ? "invalidFilter"
         : "invalidValue"
-      return { status: 400, body: body(400, type), headers: {} }
+      return failure.reason === ErrorBody.tooLargeReason
+        ? { status: 413, body: body(413), headers: {} }
+        : { status: 400, body: body(400, type), headers: {} }
     }
     case "Unauthenticated":
       return { status: 401, body: body(401), headers: { "www-authenticate": "Bearer" } }

@@ -7,6 +7,7 @@
  * limit is answered at once while the rest of it is read and dropped, so the client sees the answer instead of a
  * reset connection.
  */
+import * as ErrorBody from "@arbor/api/ErrorBody"
 import * as ListQuery from "@arbor/api/ListQuery"
 import * as Scim from "@arbor/api/Scim"
 import { Errors } from "@arbor/core"
@@ -33,7 +34,8 @@ const invalid = (field: string, description: string, reason: string) =>
   new Errors.InvalidArgument({ violations: [new Errors.FieldViolation({ field, description })], reason })
 
 /** The answer to a body over `limit` bytes. */
-export const tooLarge = (limit = maxBodyBytes) => invalid("body", `must be at most ${limit} bytes`, "REQUEST_TOO_LARGE")
+export const tooLarge = (limit = maxBodyBytes) =>
+  invalid("body", `must be at most ${limit} bytes`, ErrorBody.tooLargeReason)
 
 /** The largest body a path accepts: SCIM's endpoints take at most 256 KiB, the rest `maxBodyBytes`. */
 const bodyLimitOf = (url: string) => url.startsWith("/scim/") ? Scim.maxBodyBytes : maxBodyBytes

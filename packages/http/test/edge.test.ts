@@ -180,9 +180,20 @@ describe("request limits", () => {
         pump()
       })
       assert.isUndefined(reply.error)
-      assert.strictEqual(reply.status, 400)
+      assert.strictEqual(reply.status, 413)
+      assert.strictEqual(reply.body.code, 3)
       assert.strictEqual(reasonOf(reply.body), "REQUEST_TOO_LARGE")
       assert.strictEqual((yield* call("GET", "/healthz")).status, 200)
+      // Declared over the limit (10 MB): 413 from the headers alone, nothing read; SCIM's endpoints alike.
+      const declared = yield* call("POST", `/iam/v2beta1/groups/${org}`, {
+        token,
+        raw: JSON.stringify({ name: "big", description: "x".repeat(10 * 1024 * 1024) })
+      })
+      assert.deepStrictEqual([declared.status, declared.body.code, reasonOf(declared.body)], [
+        413,
+        3,
+        "REQUEST_TOO_LARGE"
+      ])
     }).pipe(Effect.provide(testServer())))
 
   it.scopedLive("a client closing after its answer gets all of it while still sending a body nobody reads", () =>
