@@ -141,6 +141,8 @@ export const render = (error: Errors.ArborError, domain: string): Rendered => {
       ? { "www-authenticate": "Bearer" }
       : error._tag === "ResourceExhausted"
       ? { "retry-after": String(error.retryAfterSeconds) }
+      : error._tag === "Unavailable"
+      ? { "retry-after": "1" }
       : {}
   }
 }

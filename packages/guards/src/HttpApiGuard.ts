@@ -52,7 +52,9 @@ export const layer = Layer.merge(
     ArborBearer,
     Effect.map(Authentication.Authentication, (authentication) => ({
       bearer: (token: Redacted.Redacted) =>
-        authentication.authenticate(Redacted.value(token).trim()).pipe(Effect.catchTag("Internal", Effect.die))
+        authentication.authenticate(Redacted.value(token).trim()).pipe(
+          Effect.catchTags({ Internal: Effect.die, Unavailable: Effect.die })
+        )
     }))
   ),
   challenge
@@ -71,8 +73,8 @@ export const requireCapability = (
   group: string
 ): Effect.Effect<Principal.Principal, Errors.PermissionDenied, ArborPrincipal | Access.Access> => {
   const held = Guard.capability(capability)
-  // A store that fails is a defect here, answered 500 by the framework.
+  // A store that fails is a defect here, answered by the framework.
   return Effect.flatMap(ArborPrincipal, (principal) => Guard.authorize(principal, held, group)).pipe(
-    Effect.catchTag("Internal", Effect.die)
+    Effect.catchTags({ Internal: Effect.die, Unavailable: Effect.die })
   )
 }

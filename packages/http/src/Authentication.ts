@@ -19,9 +19,12 @@ export const bearerIn = Engine.bearerIn
 export const layer = Layer.effect(
   Authentication,
   Effect.map(Engine.Authentication, (engine) => ({
-    // The middleware may fail only as 401: a store that fails is a defect, rendered as 500.
+    // The middleware may fail only as 401: a store that fails is a defect, rendered as what it is (500, or 503 when
+    // the store cannot be reached) by the error rendering, which sees defects.
     bearer: (token: Redacted.Redacted) =>
-      engine.authenticate(Redacted.value(token).trim()).pipe(Effect.catchTag("Internal", Effect.die))
+      engine.authenticate(Redacted.value(token).trim()).pipe(
+        Effect.catchTags({ Internal: Effect.die, Unavailable: Effect.die })
+      )
   }))
 )
 

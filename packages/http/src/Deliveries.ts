@@ -102,7 +102,7 @@ export const cloudEvent = (entry: ChangeLog.Entry, source: string) => {
 
 type State = Subscription.DeliveryState
 
-type Failure = Errors.Internal | Errors.FailedPrecondition
+type Failure = Errors.Internal | Errors.Unavailable | Errors.FailedPrecondition
 
 /** The group whose entries (and those below it) `subscription` receives. */
 const groupOf = (subscription: Subscription.Subscription) => Uid.parentOrNull(subscription.uid) ?? subscription.uid

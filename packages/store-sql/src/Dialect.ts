@@ -27,6 +27,11 @@ export interface Dialect {
    */
   readonly isRetryable: (cause: unknown) => boolean
   /**
+   * True when a failure means the database cannot be reached now (a connection refused or dropped, the server
+   * shutting down, a file that cannot be opened or written): the request is UNAVAILABLE, not an internal error.
+   */
+  readonly isUnavailable: (cause: unknown) => boolean
+  /**
    * The statement answering `Store.settledPosition` (one row, `position`), for databases whose writers commit
    * concurrently; absent where writers commit one at a time in position order.
    */

@@ -219,11 +219,15 @@ export const make = (
       const cause = (error as { cause?: unknown }).cause ?? error
       const constraint = dialect.uniqueViolation(cause)
       const columns = constraint === undefined ? undefined : constraintColumns(table, constraint)
-      return columns === undefined
-        ? new Store.StoreError({ cause: error })
-        : new Store.UniqueViolation({ table: table.name, columns })
+      return columns === undefined ? storeError(error) : new Store.UniqueViolation({ table: table.name, columns })
     }
-    const storeError = (error: unknown) => new Store.StoreError({ cause: error })
+    /** A failure of the database as the port's error, saying whether the database could not be reached. */
+    const storeError = (error: unknown) =>
+      new Store.StoreError({
+        cause: error,
+        unavailable: dialect.isUnavailable(error) || dialect.isUnavailable((error as { cause?: unknown }).cause),
+        retried: isRetryable(error)
+      })
     /** A transaction's failure: the database's own as a StoreError, the transaction body's as it is. */
     const asStoreError = <E>(e: E | SqlError | Store.StoreError): E | Store.StoreError =>
       Predicate.isTagged(e, "SqlError") ? storeError(e) : e as E | Store.StoreError
@@ -351,6 +355,12 @@ export const make = (
                     Schedule.intersect(Schedule.recurs(12))
                   )
                 }),
+                // Given up: the one log line of a transaction that kept losing its race.
+                Effect.tapError((e) =>
+                  isRetryable(e)
+                    ? Effect.logError("a transaction lost to concurrent ones 13 times; given up", e)
+                    : Effect.void
+                ),
                 Effect.mapError((e) => asStoreError<E>(e))
               )
         ),

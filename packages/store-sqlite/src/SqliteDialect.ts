@@ -32,5 +32,7 @@ export const dialect: Dialect.Dialect = {
   isRetryable: (cause) => {
     const code = Dialect.errorCode(cause)
     return code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED")
-  }
+  },
+  // Locked past every retry, a file that cannot be opened, read or written, a full disk.
+  isUnavailable: (cause) => /^SQLITE_(BUSY|LOCKED|CANTOPEN|READONLY|IOERR|FULL)/.test(Dialect.errorCode(cause))
 }

@@ -127,7 +127,12 @@ export class Unavailable extends Schema.TaggedError<Unavailable>()("Unavailable"
   description: Schema.String,
   reason,
   /** Why, for the server's log only; never shown to the caller. */
-  logDetail: Schema.optional(Schema.String)
+  logDetail: Schema.optional(Schema.String),
+  /**
+   * The failure underneath, for logs only (and for a store, to see a lost race worth retrying in it), never for
+   * callers.
+   */
+  cause: Schema.optional(Schema.Defect)
 }) {
   override get message(): string {
     return `Unavailable: ${this.description}`
@@ -148,11 +153,30 @@ export class Internal extends Schema.TaggedError<Internal>()("Internal", {
  * Fails with an internal error of `cause`, which is logged here, once, at level ERROR, in the fiber that met it (so
  * beside its request's id): the caller is told nothing of it, the operator everything (DECISIONS §20).
  */
-export const internal = (cause: unknown, reason?: string): Effect.Effect<never, Internal> =>
-  Effect.zipRight(
-    Effect.logError(`internal error${reason === undefined ? "" : ` (${reason})`}`, Cause.die(cause)),
-    Effect.fail(new Internal({ cause, ...(reason === undefined ? {} : { reason }) }))
+export const internal = (cause: unknown, reason?: string, logged = true): Effect.Effect<never, Internal> => {
+  const failure = Effect.fail(new Internal({ cause, ...(reason === undefined ? {} : { reason }) }))
+  return logged
+    ? Effect.zipRight(
+      Effect.logError(`internal error${reason === undefined ? "" : ` (${reason})`}`, Cause.die(cause)),
+      failure
+    )
+    : failure
+}
+
+/**
+ * Fails with UNAVAILABLE for a store that cannot be reached now (`cause` logged here, once, at WARN, beside the
+ * request's id): the caller is told to retry (DECISIONS §20), never that something broke inside.
+ */
+export const storeUnavailable = (cause: unknown, logged = true): Effect.Effect<never, Unavailable> => {
+  const failure = Effect.fail(
+    new Unavailable({
+      description: "the store cannot be reached now; retry shortly",
+      reason: "STORE_UNAVAILABLE",
+      cause
+    })
   )
+  return logged ? Effect.zipRight(Effect.logWarning("the store cannot be reached", Cause.die(cause)), failure) : failure
+}
 
 /** Any error the engine's services fail with. */
 export const ArborError = Schema.Union(

@@ -10,7 +10,7 @@ import * as Option from "effect/Option"
 import type { Grants } from "../iam/Authorization.js"
 import type { Capability } from "../iam/Capability.js"
 import type { Principal } from "../iam/Principal.js"
-import type { Internal } from "./Errors.js"
+import type { Internal, Unavailable } from "./Errors.js"
 import { FieldViolation, InvalidArgument } from "./Errors.js"
 import * as PageToken from "./internal/lists/pageToken.js"
 import type { Operations } from "./internal/operations.js"
@@ -82,7 +82,7 @@ export interface ListSpec<A, R = A> {
   /** The order when `order_by` is absent. */
   readonly defaultOrder?: string
   /** Turns records into the items returned (hydration), or returns them as they are (`asIs`). */
-  readonly load: (records: ReadonlyArray<R>, grants: Grants) => Effect.Effect<ReadonlyArray<A>, Internal>
+  readonly load: (records: ReadonlyArray<R>, grants: Grants) => Effect.Effect<ReadonlyArray<A>, Internal | Unavailable>
 }
 
 /**
@@ -256,7 +256,7 @@ export const list = <A, R>(
   principal: Principal,
   options: ListOptions,
   filters: Filters = noFilters
-): Effect.Effect<Page<A>, InvalidArgument | Internal> =>
+): Effect.Effect<Page<A>, InvalidArgument | Internal | Unavailable> =>
   Effect.gen(function*() {
     const { digest, order, pageSize, skip, where } = yield* request(spec, options, filters)
     const after = options.pageToken === undefined || options.pageToken === ""

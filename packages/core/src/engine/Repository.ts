@@ -8,8 +8,8 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as ChangeLog from "../events/ChangeLog.js"
-import type { FailedPrecondition, Internal } from "./Errors.js"
-import { internal } from "./Errors.js"
+import type { FailedPrecondition, Internal, Unavailable } from "./Errors.js"
+import { internal, storeUnavailable } from "./Errors.js"
 import { invariantsOf } from "./internal/invariants.js"
 import * as Versions from "./internal/storage/versions.js"
 import type { Query, Row, Table, UniqueViolation, Where } from "./Store.js"
@@ -18,38 +18,44 @@ import { isStoreError, Store } from "./Store.js"
 import { parentOrNull } from "./Uid.js"
 import type { Uid } from "./Uid.js"
 
-/** Store failures as internal errors. */
+/** Store failures as the engine's errors: UNAVAILABLE when the store cannot be reached now, else INTERNAL. */
 export const orInternal = <A, E, R>(
   effect: Effect.Effect<A, E, R>
-): Effect.Effect<A, Exclude<E, StoreError> | Internal, R> =>
-  Effect.catchIf(effect, isStoreError, (e) => internal(e.cause)) as Effect.Effect<
-    A,
-    Exclude<E, StoreError> | Internal,
-    R
-  >
+): Effect.Effect<A, Exclude<E, StoreError> | Internal | Unavailable, R> =>
+  Effect.catchIf(
+    effect,
+    isStoreError,
+    (e): Effect.Effect<never, Internal | Unavailable> =>
+      // A lost race the store retries is logged by the store only if it gives up.
+      e.unavailable === true
+        ? storeUnavailable(e.cause, e.retried !== true)
+        : internal(e.cause, undefined, e.retried !== true)
+  ) as Effect.Effect<A, Exclude<E, StoreError> | Internal | Unavailable, R>
 
 /** A table's rows as domain values. */
 export interface Repository<A> {
   readonly table: Table
-  readonly get: (uid: string) => Effect.Effect<Option.Option<A>, Internal>
-  readonly getMany: (uids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<A>, Internal>
-  readonly find: (query: Query) => Effect.Effect<ReadonlyArray<A>, Internal>
+  readonly get: (uid: string) => Effect.Effect<Option.Option<A>, Internal | Unavailable>
+  readonly getMany: (uids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<A>, Internal | Unavailable>
+  readonly find: (query: Query) => Effect.Effect<ReadonlyArray<A>, Internal | Unavailable>
   /** Rows as stored, for their sort positions. */
-  readonly findRows: (query: Query) => Effect.Effect<ReadonlyArray<Row>, Internal>
-  readonly count: (query: Where & Partial<Pick<Query, "order" | "after">>) => Effect.Effect<number, Internal>
+  readonly findRows: (query: Query) => Effect.Effect<ReadonlyArray<Row>, Internal | Unavailable>
+  readonly count: (
+    query: Where & Partial<Pick<Query, "order" | "after">>
+  ) => Effect.Effect<number, Internal | Unavailable>
   /**
    * Writes: each also appends its change-log entries, in the same transaction, for a table the log records, and
    * fails with FailedPrecondition, changing nothing, where it would break one of the engine's invariants.
    */
-  readonly insert: (value: A) => Effect.Effect<void, UniqueViolation | Internal | FailedPrecondition>
-  readonly update: (value: A) => Effect.Effect<boolean, UniqueViolation | Internal | FailedPrecondition>
-  readonly delete: (where: Where) => Effect.Effect<number, Internal | FailedPrecondition>
+  readonly insert: (value: A) => Effect.Effect<void, UniqueViolation | Internal | Unavailable | FailedPrecondition>
+  readonly update: (value: A) => Effect.Effect<boolean, UniqueViolation | Internal | Unavailable | FailedPrecondition>
+  readonly delete: (where: Where) => Effect.Effect<number, Internal | Unavailable | FailedPrecondition>
   /**
    * Replaces a row with no change-log entry: for what is not a change of the resource (when an identity was last
    * seen, a secret sealed again under a new key).
    */
-  readonly rewrite: (value: A) => Effect.Effect<boolean, UniqueViolation | Internal>
-  readonly decode: (rows: ReadonlyArray<Row>) => Effect.Effect<ReadonlyArray<A>, Internal>
+  readonly rewrite: (value: A) => Effect.Effect<boolean, UniqueViolation | Internal | Unavailable>
+  readonly decode: (rows: ReadonlyArray<Row>) => Effect.Effect<ReadonlyArray<A>, Internal | Unavailable>
 }
 
 /** A schema's row codecs, compiled once per schema however many engines are built (a test suite builds many). */
@@ -142,7 +148,7 @@ export const make = <A extends { readonly uid: Uid }, I>(
       for (let i = 0; i < rows.length; i++) decoded.set(rows[i]!, values[i]!)
       return values
     }
-    const decodeAfresh = (rows: ReadonlyArray<Row>): Effect.Effect<ReadonlyArray<A>, Internal> => {
+    const decodeAfresh = (rows: ReadonlyArray<Row>): Effect.Effect<ReadonlyArray<A>, Internal | Unavailable> => {
       const values = compiled === undefined ? CompiledSchema.failed : compiled(rows)
       return values !== CompiledSchema.failed
         ? Effect.succeed(remember(rows, values))
@@ -151,7 +157,7 @@ export const make = <A extends { readonly uid: Uid }, I>(
           onRight: (values) => Effect.succeed(remember(rows, values))
         })
     }
-    const decode = (rows: ReadonlyArray<Row>): Effect.Effect<ReadonlyArray<A>, Internal> => {
+    const decode = (rows: ReadonlyArray<Row>): Effect.Effect<ReadonlyArray<A>, Internal | Unavailable> => {
       const values: Array<A> = []
       for (const row of rows) {
         const value = decoded.get(row)
@@ -165,7 +171,7 @@ export const make = <A extends { readonly uid: Uid }, I>(
       uid: value.uid,
       parent: parentOrNull(value.uid)
     })
-    const encode = (value: A): Effect.Effect<Row, Internal> => {
+    const encode = (value: A): Effect.Effect<Row, Internal | Unavailable> => {
       const encoded = encodeCompiled === undefined ? CompiledSchema.failed : encodeCompiled(value)
       return encoded !== CompiledSchema.failed
         ? Effect.succeed(asRow(encoded, value))

@@ -111,7 +111,14 @@ export class UniqueViolation extends Schema.TaggedError<UniqueViolation>()("Uniq
 
 /** The store failed (I/O, corruption, a bug); the engine reports it as an internal error. */
 export class StoreError extends Schema.TaggedError<StoreError>()("StoreError", {
-  cause: Schema.Defect
+  cause: Schema.Defect,
+  /** The store cannot be reached now (a connection refused or dropped, a locked or unwritable file): a retry may work. */
+  unavailable: Schema.optional(Schema.Boolean),
+  /**
+   * The transaction lost a race the store retries it for (a serialization failure, a lock): not worth a log line
+   * unless the store gives up, which it logs itself.
+   */
+  retried: Schema.optional(Schema.Boolean)
 }) {}
 
 /** True for a UniqueViolation, recognized by its tag (so that two copies of this package agree). */

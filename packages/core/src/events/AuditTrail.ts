@@ -5,7 +5,7 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import type { ArborError, FailedPrecondition, Internal } from "../engine/Errors.js"
+import type { ArborError, FailedPrecondition, Internal, Unavailable } from "../engine/Errors.js"
 import { FieldViolation, InvalidArgument, PermissionDenied, Unauthenticated } from "../engine/Errors.js"
 import { operations } from "../engine/internal/operations.js"
 import { operation } from "../engine/internal/tracing.js"
@@ -99,7 +99,7 @@ const passes = (entry: ChangeLog.Entry, options: WatchOptions, since?: number, u
  */
 export type Relay = <E>(
   receiver: Events.Receiver<E>
-) => Effect.Effect<never, Internal | FailedPrecondition | Unauthenticated | PermissionDenied | E>
+) => Effect.Effect<never, Internal | Unavailable | FailedPrecondition | Unauthenticated | PermissionDenied | E>
 
 /** Builds the AuditTrail service from the services in its context; `Arbor.layer` builds it with the others. */
 export const make = Effect.gen(function*() {

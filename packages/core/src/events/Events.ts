@@ -15,7 +15,7 @@ import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as Take from "effect/Take"
-import type { Internal } from "../engine/Errors.js"
+import type { Internal, Unavailable } from "../engine/Errors.js"
 import { FailedPrecondition, PreconditionViolation } from "../engine/Errors.js"
 import * as Repository from "../engine/Repository.js"
 import { Store } from "../engine/Store.js"
@@ -261,11 +261,11 @@ export const make = Effect.gen(function*() {
    * The entries after `position` (from now on when undefined) in batches, as each becomes final, in the log's
    * order, each entry once; and an empty batch every `Heartbeat`.
    */
-  const batches = (position?: string): Stream.Stream<Batch, Internal | FailedPrecondition> =>
+  const batches = (position?: string): Stream.Stream<Batch, Internal | Unavailable | FailedPrecondition> =>
     streamOf((receiver) => relay(position, receiver))
 
   /** Every entry after `position` (from now on when undefined), as each becomes final, in the log's order. */
-  const follow = (position?: string): Stream.Stream<ChangeLog.Entry, Internal | FailedPrecondition> =>
+  const follow = (position?: string): Stream.Stream<ChangeLog.Entry, Internal | Unavailable | FailedPrecondition> =>
     Stream.flattenIterables(batches(position))
 
   return {

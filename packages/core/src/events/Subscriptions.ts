@@ -5,7 +5,7 @@
  */
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
-import { InvalidArgument } from "../engine/Errors.js"
+import { InvalidArgument, type Unavailable } from "../engine/Errors.js"
 import type { Internal } from "../engine/Errors.js"
 import * as Egress from "../engine/internal/egress.js"
 import { commit, operations, orNotFound, trusted, unexpectedConflict } from "../engine/internal/operations.js"
@@ -121,7 +121,7 @@ export const make = Effect.gen(function*() {
     /** How many entries wait for a subscription of `group` whose last delivered entry is at `delivered`. */
     pending,
 
-    refusal: (subscription: Subscription.Subscription): Effect.Effect<string | undefined, Internal> =>
+    refusal: (subscription: Subscription.Subscription): Effect.Effect<string | undefined, Internal | Unavailable> =>
       subscription.createdBy === null ? Effect.succeed(undefined) : Effect.map(
         ops.authorization.grants(Principal.identity(subscription.createdBy)),
         (grants) =>

@@ -6,7 +6,7 @@
  * whether an identity exists, or what it holds, is never shown to anyone who may not list bindings there.
  */
 import * as Effect from "effect/Effect"
-import type { Internal, InvalidArgument, PermissionDenied } from "../engine/Errors.js"
+import type { Internal, InvalidArgument, PermissionDenied, Unavailable } from "../engine/Errors.js"
 import { trusted } from "../engine/internal/operations.js"
 import { operation } from "../engine/internal/tracing.js"
 import type { Uid } from "../engine/Uid.js"
@@ -88,14 +88,17 @@ export const make = Effect.gen(function*() {
      * True when `principal` holds `capability` at group `uid` (or, for a resource's uid, at the group it lives in:
      * pass `AccessEvaluation.groupOf(type, uid)`), from its current bindings: the check every operation makes.
      */
-    can: (principal: Principal.Principal, capability: Capability, uid: Uid): Effect.Effect<boolean, Internal> =>
-      authorization.holds(principal, capability, uid),
+    can: (
+      principal: Principal.Principal,
+      capability: Capability,
+      uid: Uid
+    ): Effect.Effect<boolean, Internal | Unavailable> => authorization.holds(principal, capability, uid),
 
     /** One evaluation (AuthZEN's `/access/v1/evaluation`); a false decision is an answer, never a failure. */
     evaluate: (
       caller: Principal.Principal,
       input: unknown
-    ): Effect.Effect<AccessEvaluation.Decision, InvalidArgument | PermissionDenied | Internal> =>
+    ): Effect.Effect<AccessEvaluation.Decision, InvalidArgument | PermissionDenied | Internal | Unavailable> =>
       operation("Access.evaluate")(
         Effect.flatMap(decodeEvaluation(input), (evaluation) => decide(caller, evaluation))
       ),
@@ -111,7 +114,7 @@ export const make = Effect.gen(function*() {
       input: unknown
     ): Effect.Effect<
       AccessEvaluation.Decision | Decisions,
-      InvalidArgument | PermissionDenied | Internal
+      InvalidArgument | PermissionDenied | Internal | Unavailable
     > =>
       operation("Access.evaluateMany")(Effect.gen(function*() {
         const batch = yield* Validation.decode(AccessEvaluation.Evaluations)(input)

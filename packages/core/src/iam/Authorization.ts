@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
 import * as Metric from "effect/Metric"
 import * as MetricLabel from "effect/MetricLabel"
-import type { Internal } from "../engine/Errors.js"
+import type { Internal, Unavailable } from "../engine/Errors.js"
 import { PermissionDenied, Unauthenticated } from "../engine/Errors.js"
 import * as Versions from "../engine/internal/storage/versions.js"
 import { operation, spansWanted } from "../engine/internal/tracing.js"
@@ -191,7 +191,7 @@ export const make = Effect.gen(function*() {
    * An identity's bindings, and the providers whose SCIM clients deactivated or deleted it: its bindings in their
    * organizations' groups give nothing (docs/api.md §13).
    */
-  const load = (principal: Principal & { readonly _tag: "Identity" }): Effect.Effect<Held, Internal> =>
+  const load = (principal: Principal & { readonly _tag: "Identity" }): Effect.Effect<Held, Internal | Unavailable> =>
     Effect.gen(function*() {
       const [held, stoppedUsers] = yield* Effect.all([
         bindings.find({
@@ -240,7 +240,7 @@ export const make = Effect.gen(function*() {
    * What the group mappings a sign-in gave a token hold now: each still there gives its role at its scope (one
    * deleted since gives nothing from the next call on).
    */
-  const mapped = (uids: ReadonlyArray<Uid> | undefined): Effect.Effect<ReadonlyArray<Grant>, Internal> =>
+  const mapped = (uids: ReadonlyArray<Uid> | undefined): Effect.Effect<ReadonlyArray<Grant>, Internal | Unavailable> =>
     uids === undefined || uids.length === 0 ? Effect.succeed([]) : Effect.gen(function*() {
       // Each as long as it stands on its creator's authority, as at sign-in.
       const found = yield* Effect.filter(yield* mappings.getMany(uids), stands)
@@ -263,7 +263,7 @@ export const make = Effect.gen(function*() {
     readonly grantedBy: Uid | null
     readonly roleUid: Uid
     readonly scope: Uid
-  }): Effect.Effect<boolean, Internal> =>
+  }): Effect.Effect<boolean, Internal | Unavailable> =>
     Effect.gen(function*() {
       const creator = yield* grants(mapping.grantedBy === null ? system : identity(mapping.grantedBy))
       if (!creator.holds(RoleBinding.permissions.create, mapping.scope)) return false
@@ -276,7 +276,7 @@ export const make = Effect.gen(function*() {
       return capabilities !== undefined && creator.holdsAll(capabilities, mapping.scope)
     })
 
-  const grants = (principal: Principal): Effect.Effect<Grants, Internal> =>
+  const grants = (principal: Principal): Effect.Effect<Grants, Internal | Unavailable> =>
     principal._tag === "System"
       ? Effect.succeed(everything)
       : Effect.zipWith(
@@ -287,7 +287,7 @@ export const make = Effect.gen(function*() {
       )
 
   /** What an identity's bindings give it, cached by identity (narrowing is applied after, per token). */
-  const held = (principal: Principal & { readonly _tag: "Identity" }): Effect.Effect<Held, Internal> =>
+  const held = (principal: Principal & { readonly _tag: "Identity" }): Effect.Effect<Held, Internal | Unavailable> =>
     Effect.gen(function*() {
       // The version is read before the bindings: grants cached under it are at least that recent.
       const current = yield* version
@@ -323,7 +323,7 @@ export const make = Effect.gen(function*() {
    * else on the grants read. One function for both the grants and a single decision, which is the hottest path
    * (`Access.can`: mapping the grants after would cost it a fifth more).
    */
-  const warm = <A>(principal: Principal, decide: (grants: Grants) => A): Effect.Effect<A, Internal> =>
+  const warm = <A>(principal: Principal, decide: (grants: Grants) => A): Effect.Effect<A, Internal | Unavailable> =>
     Effect.withFiberRuntime((fiber) => {
       const current = spansWanted(fiber) ? undefined : currentGrants(principal, fiber)
       return current !== undefined
@@ -340,7 +340,7 @@ export const make = Effect.gen(function*() {
      * `principal`, unless its token came from a sign-in through an identity provider whose SCIM client has since
      * deactivated or deleted it: that token no longer authenticates (docs/api.md §13).
      */
-    admit: (principal: Principal): Effect.Effect<Principal, Unauthenticated | Internal> =>
+    admit: (principal: Principal): Effect.Effect<Principal, Unauthenticated | Internal | Unavailable> =>
       principal._tag === "System" || principal.provider === undefined
         ? Effect.succeed(principal)
         : Effect.flatMap(held(principal), ({ stopped }) =>

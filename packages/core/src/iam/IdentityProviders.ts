@@ -6,7 +6,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { createHash, timingSafeEqual } from "node:crypto"
-import type { FailedPrecondition, Internal } from "../engine/Errors.js"
+import type { FailedPrecondition, Internal, Unavailable } from "../engine/Errors.js"
 import { InvalidArgument } from "../engine/Errors.js"
 import * as FieldMask from "../engine/internal/lists/fieldMask.js"
 import { commit, conflict, operations, orNotFound, trusted } from "../engine/internal/operations.js"
@@ -153,14 +153,20 @@ export const make = Effect.gen(function*() {
     /** Deletes a provider and, atomically, its group mappings, SCIM configuration and provisioned users. */
     delete: (principal: Principal, uid: string) =>
       operation("IdentityProviders.delete")(
-        Resources.remove<IdentityProvider.Record, Internal | FailedPrecondition, never>(ops, kind, principal, uid, {
-          before: (provider) =>
-            Effect.all([
-              mappings.delete({ ranges: [Uid.descendants(provider.uid)] }),
-              scimUsers.delete({ ranges: [Uid.descendants(provider.uid)] }),
-              credentials.delete({ ranges: [Uid.only(provider.uid)] })
-            ], { discard: true })
-        })
+        Resources.remove<IdentityProvider.Record, Internal | Unavailable | FailedPrecondition, never>(
+          ops,
+          kind,
+          principal,
+          uid,
+          {
+            before: (provider) =>
+              Effect.all([
+                mappings.delete({ ranges: [Uid.descendants(provider.uid)] }),
+                scimUsers.delete({ ranges: [Uid.descendants(provider.uid)] }),
+                credentials.delete({ ranges: [Uid.only(provider.uid)] })
+              ], { discard: true })
+          }
+        )
       ),
 
     /**

@@ -7,7 +7,7 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { type Internal, Unauthenticated } from "../engine/Errors.js"
+import { type Internal, Unauthenticated, type Unavailable } from "../engine/Errors.js"
 import { operation } from "../engine/internal/tracing.js"
 import * as Uid from "../engine/Uid.js"
 import * as ChangeLog from "../events/ChangeLog.js"
@@ -54,7 +54,7 @@ export const principalOf = (identity: Uid.Uid, claims: Record<string, unknown>):
  * expires (epoch milliseconds).
  */
 export interface Authority {
-  readonly current: Effect.Effect<Principal.Principal, Unauthenticated | Internal>
+  readonly current: Effect.Effect<Principal.Principal, Unauthenticated | Internal | Unavailable>
   readonly expiresAt: number
 }
 
@@ -67,7 +67,9 @@ export class Authentication extends Effect.Service<Authentication>()("@arbor/cor
      * The caller `token` names: `Unauthenticated` when it is missing (""), not this issuer's, expired, or from a
      * sign-in whose identity provider has since deprovisioned its person.
      */
-    const authenticate = (token: string): Effect.Effect<Principal.Principal, Unauthenticated | Internal> =>
+    const authenticate = (
+      token: string
+    ): Effect.Effect<Principal.Principal, Unauthenticated | Internal | Unavailable> =>
       operation("Authentication.authenticate")(
         token === ""
           ? Effect.fail(missing())
@@ -79,7 +81,7 @@ export class Authentication extends Effect.Service<Authentication>()("@arbor/cor
     return {
       authenticate,
       /** `token`'s authority, checked again by `current` with the same function as every request (`authenticate`). */
-      authority: (token: string): Effect.Effect<Authority, Unauthenticated | Internal> =>
+      authority: (token: string): Effect.Effect<Authority, Unauthenticated | Internal | Unavailable> =>
         Effect.map(
           Effect.zipRight(authenticate(token), issuer.verify(token)),
           ({ claims }) => ({ current: authenticate(token), expiresAt: (claims.exp ?? 0) * 1000 })

@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as jose from "jose"
-import type { Internal } from "../engine/Errors.js"
+import type { Internal, Unavailable } from "../engine/Errors.js"
 import { InvalidArgument, PermissionDenied, Unauthenticated } from "../engine/Errors.js"
 import { operation } from "../engine/internal/tracing.js"
 import * as Repository from "../engine/Repository.js"
@@ -84,12 +84,13 @@ export const exchanges = Metric.counter("arbor_token_exchanges", {
 })
 const issued = exchanges.pipe(Metric.tagged("outcome", "issued"))
 
-const counted = (error: InvalidArgument | Unauthenticated | PermissionDenied | Internal) => {
+const counted = (error: InvalidArgument | Unauthenticated | PermissionDenied | Internal | Unavailable) => {
   const outcome = {
     InvalidArgument: "invalid",
     Unauthenticated: "unauthenticated",
     PermissionDenied: "denied",
-    Internal: "error"
+    Internal: "error",
+    Unavailable: "error"
   }[error._tag]
   const reason = error._tag === "PermissionDenied" ? (error.logDetail ?? "").split(":")[0]! : ""
   return Metric.increment(Metric.tagged(Metric.tagged(exchanges, "outcome", outcome), "reason", reason))
@@ -134,7 +135,7 @@ export class Sts extends Effect.Service<Sts>()("@arbor/core/Sts", {
       /** Exchanges a workload's OIDC token for an API token of `identity`. */
       exchange: (
         request: ExchangeRequest
-      ): Effect.Effect<Exchanged, InvalidArgument | Unauthenticated | PermissionDenied | Internal> =>
+      ): Effect.Effect<Exchanged, InvalidArgument | Unauthenticated | PermissionDenied | Internal | Unavailable> =>
         operation("Sts.exchange")(
           Effect.gen(function*() {
             const token = request.token.trim()

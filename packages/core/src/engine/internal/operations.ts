@@ -5,7 +5,7 @@ import * as ChangeLog from "../../events/ChangeLog.js"
 import { Events } from "../../events/Events.js"
 import { Authorization } from "../../iam/Authorization.js"
 import type { Principal } from "../../iam/Principal.js"
-import type { Internal } from "../Errors.js"
+import type { Internal, Unavailable } from "../Errors.js"
 import { Aborted, AlreadyExists, InvalidArgument, NotFound } from "../Errors.js"
 import { orInternal } from "../Repository.js"
 import type { SecretsService } from "../Secrets.js"
@@ -44,7 +44,7 @@ export const commit = <A, E, R>(
   ops: Operations,
   principal: Principal,
   body: Effect.Effect<A, E, R>
-): Effect.Effect<A, Exclude<E, StoreError> | Internal, R> =>
+): Effect.Effect<A, Exclude<E, StoreError> | Internal | Unavailable, R> =>
   orInternal(ops.store.transaction(body)).pipe(
     ChangeLog.attributedTo(principal),
     Effect.tap(() => ops.events.committed)
@@ -89,7 +89,7 @@ export const nextUpdateTime = (previous: DateTime.Utc): Effect.Effect<DateTime.U
   Effect.map(DateTime.now, (now) => DateTime.greaterThan(now, previous) ? now : DateTime.add(previous, { millis: 1 }))
 
 /** True when any row of `table` matches `where`. */
-export const exists = (ops: Operations, table: Table, where: Where): Effect.Effect<boolean, Internal> =>
+export const exists = (ops: Operations, table: Table, where: Where): Effect.Effect<boolean, Internal | Unavailable> =>
   orInternal(ops.store.find(table, { ...where, order: [{ column: "uid", direction: "asc" }], limit: 1 })).pipe(
     Effect.map((rows) => rows.length > 0)
   )

@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import type { Grants } from "../../iam/Authorization.js"
 import type { Operations as Permissions } from "../../iam/Capability.js"
 import type { Principal } from "../../iam/Principal.js"
-import type { Internal } from "../Errors.js"
+import type { Internal, Unavailable } from "../Errors.js"
 import type { Repository } from "../Repository.js"
 import * as Uid from "../Uid.js"
 import * as FieldMask from "./lists/fieldMask.js"
@@ -76,7 +76,7 @@ export interface UpdateRequest<R, E, Env> {
 
 /** An update whose result is presented (hydrated) with the grants its permission check loaded. */
 export interface PresentedUpdateRequest<R, E, Env, A> extends UpdateRequest<R, E, Env> {
-  readonly present: (next: R, grants: Grants) => Effect.Effect<A, Internal>
+  readonly present: (next: R, grants: Grants) => Effect.Effect<A, Internal | Unavailable>
 }
 
 /**

@@ -7,7 +7,7 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import type { Internal } from "../../engine/Errors.js"
+import type { Internal, Unavailable } from "../../engine/Errors.js"
 import { trusted } from "../../engine/internal/operations.js"
 import * as Repository from "../../engine/Repository.js"
 import * as Uid from "../../engine/Uid.js"
@@ -97,7 +97,7 @@ export const make = Effect.gen(function*() {
     records: ReadonlyArray<RoleBinding.Record>,
     grants: Grants,
     recorded: ReadonlyArray<RoleBinding.RoleBinding | undefined> = []
-  ): Effect.Effect<ReadonlyArray<RoleBinding.RoleBinding>, Internal> =>
+  ): Effect.Effect<ReadonlyArray<RoleBinding.RoleBinding>, Internal | Unavailable> =>
     Effect.gen(function*() {
       const unique = (f: (r: RoleBinding.Record) => string) => [...new Set(records.map(f))]
       const byUid = <A extends { readonly uid: string }>(xs: ReadonlyArray<A>) => new Map(xs.map((x) => [x.uid, x]))
@@ -140,7 +140,7 @@ export const make = Effect.gen(function*() {
   const entries = (
     grants: Grants,
     batch: ReadonlyArray<ChangeLog.Entry>
-  ): Effect.Effect<ReadonlyArray<ChangeLog.Entry>, Internal> => {
+  ): Effect.Effect<ReadonlyArray<ChangeLog.Entry>, Internal | Unavailable> => {
     const written = batch.map(bindingOf)
     const named = written.filter((b): b is RoleBinding.RoleBinding => b !== undefined)
     if (named.length === 0) return Effect.succeed(batch)

@@ -1,0 +1,95 @@
+/**
+ * A store that goes away (DECISIONS §20): requests meanwhile are UNAVAILABLE (503 with Retry-After), never INTERNAL,
+ * and the server answers as before once it is back. PostgreSQL is reached through a loopback proxy the test cuts
+ * (every connection dropped, new ones refused) and restores.
+ */
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import { createServer, type Server, Socket } from "node:net"
+import { afterAll, assert, beforeAll, describe, it } from "vitest"
+import { freshDatabase } from "../../store-postgres/test/databases.js"
+import { freePort } from "./processes.js"
+import { startServer } from "./signInSupport.js"
+import { member } from "./support.js"
+
+/** A TCP proxy on loopback to `host:port`, which can be cut (connections dropped, new ones refused) and restored. */
+const proxy = async (host: string, port: number) => {
+  const sockets = new Set<Socket>()
+  let server: Server | undefined
+  const listening = await freePort()
+  const listen = () =>
+    new Promise<void>((resolve) => {
+      server = createServer((client) => {
+        const upstream = new Socket().connect(port, host)
+        for (const socket of [client, upstream]) {
+          sockets.add(socket)
+          socket.on("close", () => sockets.delete(socket)).on("error", () => socket.destroy())
+        }
+        client.pipe(upstream).pipe(client)
+      })
+      server.listen(listening, "127.0.0.1", resolve)
+    })
+  await listen()
+  return {
+    port: listening,
+    cut: () =>
+      new Promise<void>((resolve) => {
+        server!.close(() => resolve())
+        sockets.forEach((socket) => socket.destroy())
+      }),
+    restore: listen
+  }
+}
+
+describe("a store that goes away", () => {
+  let server: Awaited<ReturnType<typeof startServer>>
+  let database: Awaited<ReturnType<typeof proxy>>
+  beforeAll(async () => {
+    const url = new URL(await Effect.runPromise(freshDatabase))
+    database = await proxy(url.hostname, Number(url.port))
+    url.port = String(database.port)
+    server = await startServer(await freePort(), {
+      store: "postgres",
+      databaseUrl: Redacted.make(url.toString()),
+      databasePool: 4
+    })
+  }, 60_000)
+  afterAll(() => server?.close())
+
+  it(
+    "PostgreSQL cut under load: every request is 503 UNAVAILABLE with Retry-After, none 500; back, all answer",
+    async () => {
+      const { org, token } = await server.runtime.runPromise(member("acme"))
+      const load = () =>
+        Promise.all(Array.from({ length: 20 }, (_, i) =>
+          i % 2 === 0
+            ? fetch(`${server.url}/iam/v2beta1/groups?uidp.descendants_of=${org}`, {
+              headers: { authorization: `Bearer ${token}` }
+            })
+            : fetch(`${server.url}/iam/v2beta1/groups/${org}`, {
+              method: "POST",
+              headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+              body: JSON.stringify({ name: `f${Math.random().toString(36).slice(2, 8)}` })
+            })))
+      assert.deepStrictEqual([...new Set((await load()).map((r) => r.status))], [200])
+      await database.cut()
+      const answers = await Promise.all((await load()).map(async (r) => ({
+        status: r.status,
+        retryAfter: r.headers.get("retry-after"),
+        code: (await r.json() as { code: number }).code
+      })))
+      for (const answer of answers) {
+        assert.deepStrictEqual(answer, { status: 503, retryAfter: "1", code: 14 }, JSON.stringify(answers))
+      }
+      await database.restore()
+      let statuses: Array<number> = []
+      for (let attempt = 0; attempt < 50; attempt++) {
+        statuses = [...new Set((await load()).map((r) => r.status))]
+        if (statuses.length === 1 && statuses[0] === 200) break
+        await new Promise((r) => setTimeout(r, 200))
+      }
+      assert.deepStrictEqual(statuses, [200])
+    },
+    60_000
+  )
+})
