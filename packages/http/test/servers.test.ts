@@ -213,4 +213,51 @@ describe("two servers on one PostgreSQL database", () => {
       await Promise.all(servers.map((s) => s.exited))
     }
   }, 120_000)
+
+  it(
+    "a watch without a cursor starts at the log's end, and shows racing writers in the order a replay shows",
+    async () => {
+      const { dirs, ports, servers } = await twoServers()
+      try {
+        await Promise.all(servers.map((s) => s.ready))
+        const base = (server: number) => `http://127.0.0.1:${ports[server]}`
+        const owner = readFileSync(dirs.map((d) => join(d, "bootstrap-token")).find((f) => existsSync(f))!, "utf8")
+          .trim()
+        const org: string = (await fetchJson(base(1), "GET", "/iam/v2beta1/groups?uidp.in_root=true", owner)).body
+          .groups[0].uid
+        // A folder created on B, then a watch opened on A: the folder's creation happened before the watch.
+        for (let round = 0; round < 5; round++) {
+          const before = await fetchJson(base(1), "POST", `/iam/v2beta1/groups/${org}`, owner, {
+            name: `before-${round}`
+          })
+          const watching = watch(`${base(0)}/events/v2beta1/events:watch`, owner, 1)
+          await new Promise((r) => setTimeout(r, 300))
+          const after = await fetchJson(base(0), "POST", `/iam/v2beta1/groups/${org}`, owner, {
+            name: `after-${round}`
+          })
+          const { messages } = await watching
+          assert.deepStrictEqual(messages.map((m) => m.data.subject), [after.body.uid], `not ${before.body.uid}`)
+        }
+        // Four writers, two on each server, writing until the watch has seen enough.
+        let writing = true
+        const writers = Array.from({ length: 4 }, async (_, w) => {
+          for (let i = 0; writing; i++) {
+            await fetchJson(base(w % 2), "POST", `/iam/v2beta1/groups/${org}`, owner, { name: `w${w}-${i}` })
+          }
+        })
+        const count = 120
+        const live = await watch(`${base(0)}/events/v2beta1/events:watch`, owner, count)
+        writing = false
+        await Promise.all(writers)
+        const shown = live.messages.slice(0, count).map((m) => m.id)
+        assert.strictEqual(shown.length, count)
+        const replay = await watch(`${base(1)}/events/v2beta1/events:watch?after=${shown[0]}`, owner, count - 1)
+        assert.deepStrictEqual(replay.messages.slice(0, count - 1).map((m) => m.id), shown.slice(1))
+      } finally {
+        for (const server of servers) server.child.kill("SIGTERM")
+        await Promise.all(servers.map((s) => s.exited))
+      }
+    },
+    120_000
+  )
 })

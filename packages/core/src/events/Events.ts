@@ -79,6 +79,9 @@ export const make = Effect.gen(function*() {
   const commits = yield* Effect.acquireRelease(PubSub.sliding<void>(1), PubSub.shutdown)
   const heartbeat = Duration.toMillis(yield* Heartbeat)
 
+  /** Below which position every entry is final: no transaction that could still add one below it runs. */
+  const settledPosition = Repository.orInternal(store.settledPosition)
+
   /** Fails when entries after `position` have been pruned: a reader going on from it would miss them. */
   const stillHeld = (position: string) =>
     Effect.flatMap(
@@ -108,7 +111,7 @@ export const make = Effect.gen(function*() {
   const after = (position: string | undefined, limit: number = batch, within?: Uid.Uid) =>
     Effect.gen(function*() {
       if (position !== undefined) yield* stillHeld(position)
-      const settled = yield* Repository.orInternal(store.settledPosition)
+      const settled = yield* settledPosition
       const records = yield* entries.find({
         // An entry's uid lies below its group: the entries of a group and of the groups below it.
         ...(within === undefined ? {} : { ranges: [Uid.descendants(within)] }),
@@ -123,14 +126,29 @@ export const make = Effect.gen(function*() {
     })
 
   /** The position of the last final entry, or undefined when the log is empty. */
-  const latest = Effect.gen(function*() {
-    const settled = yield* Repository.orInternal(store.settledPosition)
-    const [last] = yield* entries.find({
-      conditions: settled === undefined ? [] : [{ _tag: "Below", column: "position", value: settled }],
-      order: [{ column: "position", direction: "desc" }, { column: "uid", direction: "desc" }],
-      limit: 1
+  const lastBelow = (settled: string | undefined) =>
+    Effect.map(
+      entries.find({
+        conditions: settled === undefined ? [] : [{ _tag: "Below", column: "position", value: settled }],
+        order: [{ column: "position", direction: "desc" }, { column: "uid", direction: "desc" }],
+        limit: 1
+      }),
+      ([last]) => last?.position
+    )
+  const latest = Effect.flatMap(settledPosition, lastBelow)
+
+  /**
+   * The log's end as of now: the position of the last final entry, and those of the entries committed after it that
+   * are not final yet (an older transaction still runs), which a reader starting here must not be shown either.
+   */
+  const now = Effect.gen(function*() {
+    const settled = yield* settledPosition
+    const position = yield* lastBelow(settled)
+    const committed = settled === undefined ? [] : yield* entries.find({
+      conditions: [{ _tag: "AtLeast", column: "position", value: settled }],
+      order: [{ column: "position", direction: "asc" }, { column: "uid", direction: "asc" }]
     })
-    return last?.position
+    return { position, committed: new Set(committed.map((r) => r.position)) }
   })
 
   /**
@@ -197,10 +215,15 @@ export const make = Effect.gen(function*() {
   const relay = <E>(position: string | undefined, receiver: Receiver<E>) =>
     Effect.scoped(Effect.gen(function*() {
       yield* Effect.acquireRelease(Effect.orDie(joined), () => left)
-      let cursor = position ?? tailCursor
+      // Without a position, from the log's end as of now (the tail may not have read the newest commits yet): the
+      // last final entry, and the entries already committed after it, which are skipped when they become final.
+      const end = position === undefined ? yield* now : { position, committed: new Set<string>() }
+      let cursor = end.position
       // The batch itself when all of it is new: whoever makes it into something once (a message) can reuse that.
       const fresh = (batch: Batch) =>
-        cursor === undefined || batch[0]!.position > cursor ? batch : batch.filter((e) => e.position > cursor!)
+        end.committed.size === 0 && (cursor === undefined || batch[0]!.position > cursor) ?
+          batch :
+          batch.filter((e) => (cursor === undefined || e.position > cursor) && !end.committed.has(e.position))
       const state = {
         live: false,
         pending: [] as Array<{ readonly batch: Batch; readonly from: string | undefined }>,
