@@ -127,7 +127,7 @@ export const render = (error: Errors.ArborError, domain: string): Rendered => {
       details.push({ "@type": typeUrl("RetryInfo"), retryDelay: `${error.retryAfterSeconds}s` })
       break
     case "Aborted":
-      details.push({ "@type": typeUrl("RetryInfo"), retryDelay: "1s" })
+      details.push({ "@type": typeUrl("RetryInfo"), retryDelay: `${error.retryAfterSeconds ?? 1}s` })
       break
   }
   return {
@@ -143,6 +143,8 @@ export const render = (error: Errors.ArborError, domain: string): Rendered => {
       ? { "retry-after": String(error.retryAfterSeconds) }
       : error._tag === "Unavailable"
       ? { "retry-after": "1" }
+      : error._tag === "Aborted" && error.retryAfterSeconds !== undefined
+      ? { "retry-after": String(error.retryAfterSeconds) }
       : {}
   }
 }

@@ -11,6 +11,7 @@ import {
   Authentication as EngineAuthentication,
   Errors,
   Events,
+  Fairness,
   IdentityProviders,
   MemoryStore,
   RefreshTokens,
@@ -200,7 +201,9 @@ export const http = (config: ServerConfig, tracing?: Layer.Layer<never>) => {
     HttpMiddleware.withTracerDisabledWhen(() => !traced),
     Layer.provide(traced ? tracing ?? Tracing.layerOtlp(config.otlpEndpoint) : Layer.setTracerEnabled(false)),
     // Shutdown ends the watch streams before it waits for open requests (`drain`).
-    Layer.provideMerge(EventStream.layer(EventStream.limitsFor(config.maxConnections), config.errorDomain))
+    Layer.provideMerge(EventStream.layer(EventStream.limitsFor(config.maxConnections), config.errorDomain)),
+    // No busy request keeps the others from being read for more than a few milliseconds.
+    Layer.provide(Fairness.layer)
   )
 }
 

@@ -115,7 +115,9 @@ export class FailedPrecondition extends Schema.TaggedError<FailedPrecondition>()
 /** The operation lost a race with a concurrent one and may be retried (code 10). */
 export class Aborted extends Schema.TaggedError<Aborted>()("Aborted", {
   description: Schema.String,
-  reason
+  reason,
+  /** When retrying the same request later may succeed (another's work on the same thing ends): after how long. */
+  retryAfterSeconds: Schema.optional(Schema.Int)
 }) {
   override get message(): string {
     return `Aborted: ${this.description}`

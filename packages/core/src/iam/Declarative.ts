@@ -270,7 +270,13 @@ const oneSecretEach = (document: Document): Effect.Effect<Document, InvalidArgum
  */
 const decodeDocument = (input: unknown) => {
   const secret = inlineSecret(input)
-  return secret !== undefined
+  const resources = OrganizationDocument.resourcesOf(input)
+  return resources > OrganizationDocument.maxResources
+    ? InvalidArgument.field(
+      "organizations",
+      `declares ${resources} resources; a document declares at most ${OrganizationDocument.maxResources}: split it`
+    )
+    : secret !== undefined
     ? InvalidArgument.field(
       secret,
       "must not be written in the document: give secretFrom: {env: NAME} or {file: path}, read where it is applied"
@@ -996,9 +1002,8 @@ export const make = Effect.gen(function*() {
   }
 
   /** The steps of every organization of the document, each beside the uids of what exists. */
-  const stepsOfDocument = (principal: Principal, input: unknown, options: Options) =>
+  const stepsOfDocument = (principal: Principal, document: Document, options: Options) =>
     Effect.gen(function*() {
-      const document = yield* decodeDocument(input)
       const steps: Array<Planned> = []
       for (const [name, organization] of byKey(document.organizations)) {
         steps.push(yield* stepsOf(principal, name, organization, options))
@@ -1012,30 +1017,58 @@ export const make = Effect.gen(function*() {
       .slice(0, 32)
   })
 
-  const apply = (principal: Principal, document: unknown, options: Options = {}) =>
-    operation("Declarative.apply")(
-      orInternal(store.transaction(Effect.gen(function*() {
-        const steps = yield* stepsOfDocument(principal, document, options)
-        const plan = planOf(steps)
-        if (options.etag !== undefined && options.etag !== plan.etag) {
-          return yield* new Aborted({
-            description: "the organization changed since the plan was made; plan again",
-            reason: "ETAG_MISMATCH"
-          })
+  /** The organizations an apply of this process is changing now. */
+  const applying = new Set<string>()
+  /**
+   * `effect`, while no other apply of this process changes one of `organizations`; else `Aborted`, to retry once it
+   * ends: two applies of one organization would each plan from what the other is about to change.
+   */
+  const alone = <A, E, R>(organizations: ReadonlyArray<string>, effect: Effect.Effect<A, E, R>) =>
+    Effect.acquireUseRelease(
+      Effect.suspend(() => {
+        const busy = organizations.find((name) => applying.has(name))
+        if (busy !== undefined) {
+          return Effect.fail(
+            new Aborted({
+              description: `a document is being applied to the organization ${busy}: retry once it is done`,
+              reason: "APPLY_IN_PROGRESS",
+              retryAfterSeconds: 1
+            })
+          )
         }
-        for (const organization of steps) {
-          const uids = new Map(organization.existing)
-          for (const step of organization.steps) {
-            yield* step.run(uids).pipe(
-              Effect.catchTag("InvalidArgument", (e) => Effect.fail(step.at === undefined ? e : e.within(step.at)))
-            )
-          }
-        }
-        // validateOnly: every change made, as the caller, and undone, so each is refused as it would be.
-        if (options.validateOnly === true) return yield* new ValidatedOnly({ plan })
-        return plan
-      }))).pipe(Effect.catchTag("ValidatedOnly", ({ plan }) => Effect.succeed(plan)))
+        organizations.forEach((name) => applying.add(name))
+        return Effect.void
+      }),
+      () => effect,
+      () => Effect.sync(() => organizations.forEach((name) => applying.delete(name)))
     )
+
+  const apply = (principal: Principal, input: unknown, options: Options = {}) =>
+    operation("Declarative.apply")(Effect.flatMap(decodeDocument(input), (document) =>
+      alone(
+        Object.keys(document.organizations),
+        orInternal(store.transaction(Effect.gen(function*() {
+          const steps = yield* stepsOfDocument(principal, document, options)
+          const plan = planOf(steps)
+          if (options.etag !== undefined && options.etag !== plan.etag) {
+            return yield* new Aborted({
+              description: "the organization changed since the plan was made; plan again",
+              reason: "ETAG_MISMATCH"
+            })
+          }
+          for (const organization of steps) {
+            const uids = new Map(organization.existing)
+            for (const step of organization.steps) {
+              yield* step.run(uids).pipe(
+                Effect.catchTag("InvalidArgument", (e) => Effect.fail(step.at === undefined ? e : e.within(step.at)))
+              )
+            }
+          }
+          // validateOnly: every change made, as the caller, and undone, so each is refused as it would be.
+          if (options.validateOnly === true) return yield* new ValidatedOnly({ plan })
+          return plan
+        }))).pipe(Effect.catchTag("ValidatedOnly", ({ plan }) => Effect.succeed(plan)))
+      )))
 
   /** The organization of uid `uid`, as `principal` may get it; INVALID_ARGUMENT for a folder's uid. */
   const organizationAt = (principal: Principal, uid: string) =>
@@ -1086,7 +1119,10 @@ export const make = Effect.gen(function*() {
     /** What applying `document` would change, as `principal`, without changing anything. */
     plan: (principal: Principal, document: unknown, options: Options = {}) =>
       operation("Declarative.plan")(
-        Effect.map(stepsOfDocument(principal, document, options), planOf)
+        Effect.map(
+          Effect.flatMap(decodeDocument(document), (decoded) => stepsOfDocument(principal, decoded, options)),
+          planOf
+        )
       ),
 
     /**

@@ -183,5 +183,39 @@ export type Organization = typeof Organization.Type
 export const Document = Schema.Struct({ organizations: Schema.Record({ key: Schema.String, value: Organization }) })
 export type Document = typeof Document.Type
 
+/**
+ * How many resources a document may declare at most, over all its organizations: folders, roles, identities,
+ * bindings, identity providers with their group mappings, and subscriptions. A larger one is refused before any work.
+ */
+export const maxResources = 10_000
+
+/**
+ * How many resources `input` declares, counted as `maxResources` counts them, from the document as given (before it
+ * is decoded, and without recursion, so that no document is too deep to count).
+ */
+export const resourcesOf = (input: unknown): number => {
+  const entries = (value: unknown): ReadonlyArray<unknown> =>
+    Array.isArray(value) ? value : typeof value === "object" && value !== null ? Object.values(value) : []
+  const field = (value: unknown, name: string): unknown =>
+    typeof value === "object" && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)[name]
+      : undefined
+  let count = 0
+  for (const organization of entries(field(input, "organizations"))) {
+    const folders = [...entries(field(organization, "folders"))]
+    for (let folder = folders.pop(); folder !== undefined; folder = folders.pop()) {
+      count++
+      folders.push(...entries(field(folder, "folders")))
+    }
+    for (const name of ["roles", "identities", "bindings", "subscriptions"]) {
+      count += entries(field(organization, name)).length
+    }
+    for (const provider of entries(field(organization, "identityProviders"))) {
+      count += 1 + entries(field(provider, "mappings")).length
+    }
+  }
+  return count
+}
+
 /** The document's JSON Schema (draft-07), for editors and `arbor iac schema`. */
 export const jsonSchema = () => JSONSchema.make(Document)

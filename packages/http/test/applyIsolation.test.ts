@@ -1,0 +1,150 @@
+/**
+ * One tenant's `:apply` cannot stop the others (DECISIONS §20): on a server as `pnpm start` runs one (SQLite), other
+ * clients' reads and `/readyz` are answered while a large document is applied; a second apply to the same
+ * organization is refused at once, to be retried; a client that leaves cancels its apply; a document over the limit
+ * is refused before any work.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import { fetchJson, startedLikePnpmStart } from "./support.js"
+
+/** A server as `pnpm start` runs one, its bootstrap token and its organization's uid. */
+const started = Effect.gen(function*() {
+  const { cwd, url } = yield* startedLikePnpmStart
+  const owner = readFileSync(join(cwd, ".arbor", "bootstrap-token"), "utf8").trim()
+  const org: string = (yield* Effect.promise(() =>
+    fetchJson(url, "GET", "/iam/v2beta1/groups?uidp.in_root=true", owner)
+  )).body.groups[0].uid
+  return { url, owner, org }
+})
+
+/** A document of `count` folders side by side in the organization `default`. */
+const flat = (count: number, prefix = "f") => ({
+  organizations: {
+    default: { folders: Object.fromEntries(Array.from({ length: count }, (_, i) => [`${prefix}${i}`, {}])) }
+  }
+})
+
+/** Each request's time, in order, of a reader sending one after another until `until` settles. */
+const readWhile = async (url: string, token: string, org: string, until: Promise<unknown>) => {
+  let done = false
+  void until.finally(() => (done = true))
+  const times: Array<number> = []
+  for (let i = 0; !done; i++) {
+    const started = performance.now()
+    const response = await fetch(`${url}${i % 2 === 0 ? "/readyz" : `/iam/v2beta1/groups/${org}`}`, {
+      headers: { authorization: `Bearer ${token}` }
+    })
+    await response.arrayBuffer()
+    assert.strictEqual(response.status, 200)
+    times.push(performance.now() - started)
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+  return times
+}
+
+const p99 = (times: ReadonlyArray<number>) => [...times].sort((a, b) => a - b)[Math.floor(times.length * 0.99)]!
+
+describe("an apply beside other clients", () => {
+  it.scopedLive(
+    "other clients' reads and /readyz are answered while a large document is applied",
+    () =>
+      Effect.gen(function*() {
+        const { org, owner, url } = yield* started
+        yield* Effect.promise(async () => {
+          const began = performance.now()
+          const applying = fetchJson(url, "POST", `/iam/v2beta1/groups/${org}:apply`, owner, {
+            document: flat(2_000),
+            validateOnly: true
+          })
+          const times = await readWhile(url, owner, org, applying)
+          const took = performance.now() - began
+          assert.strictEqual((await applying).status, 200)
+          // Measured against the apply itself: a reader kept waiting would wait about as long as the apply takes.
+          assert.isAtLeast(times.length, 10, `${times.length} reads in ${took.toFixed(0)} ms`)
+          assert.isBelow(
+            p99(times),
+            took / 5,
+            `p99 ${p99(times).toFixed(0)} ms beside an apply of ${took.toFixed(0)} ms`
+          )
+        })
+      }),
+    { timeout: 120_000 }
+  )
+
+  it.scopedLive(
+    "a second apply to the organization while one runs is ABORTED, to retry after a second",
+    () =>
+      Effect.gen(function*() {
+        const { org, owner, url } = yield* started
+        yield* Effect.promise(async () => {
+          const first = fetchJson(url, "POST", `/iam/v2beta1/groups/${org}:apply`, owner, {
+            document: flat(2_000),
+            validateOnly: true
+          })
+          await new Promise((resolve) => setTimeout(resolve, 200))
+          const second = await fetch(`${url}/iam/v2beta1/groups/${org}:apply`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${owner}`, "content-type": "application/json" },
+            body: JSON.stringify({ document: flat(1) })
+          })
+          const body = await second.json()
+          assert.strictEqual((await first).status, 200)
+          assert.strictEqual(second.status, 409, JSON.stringify(body))
+          assert.strictEqual(body.code, 10)
+          assert.strictEqual(body.details[0].reason, "APPLY_IN_PROGRESS")
+          assert.strictEqual(second.headers.get("retry-after"), "1")
+          // Once the first is done, the same request goes through.
+          const again = await fetchJson(url, "POST", `/iam/v2beta1/groups/${org}:apply`, owner, { document: flat(1) })
+          assert.strictEqual(again.status, 200, JSON.stringify(again.body))
+        })
+      }),
+    { timeout: 120_000 }
+  )
+
+  it.scopedLive("a client that leaves cancels its apply: nothing of it is applied", () =>
+    Effect.gen(function*() {
+      const { org, owner, url } = yield* started
+      yield* Effect.promise(async () => {
+        const leaving = new AbortController()
+        const abandoned = fetch(`${url}/iam/v2beta1/groups/${org}:apply`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${owner}`, "content-type": "application/json" },
+          body: JSON.stringify({ document: flat(3_000, "left") }),
+          signal: leaving.signal
+        }).catch(() => undefined)
+        await new Promise((resolve) => setTimeout(resolve, 300))
+        leaving.abort()
+        await abandoned
+        // The organization takes the next apply (the abandoned one let go of it), and none of the abandoned folders
+        // exist, then or later.
+        let next = await fetchJson(url, "POST", `/iam/v2beta1/groups/${org}:apply`, owner, {
+          document: flat(1, "kept")
+        })
+        for (let i = 0; i < 50 && next.status === 409; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 100))
+          next = await fetchJson(url, "POST", `/iam/v2beta1/groups/${org}:apply`, owner, { document: flat(1, "kept") })
+        }
+        assert.strictEqual(next.status, 200, JSON.stringify(next.body))
+        await new Promise((resolve) => setTimeout(resolve, 3_000))
+        const folders = await fetchJson(url, "GET", `/iam/v2beta1/groups?uidp.children_of=${org}`, owner)
+        assert.deepStrictEqual(folders.body.groups.map((g: { name: string }) => g.name), ["kept0"])
+      })
+    }), { timeout: 120_000 })
+
+  it.scopedLive("a document over the limit is refused before any work, naming the limit", () =>
+    Effect.gen(function*() {
+      const { org, owner, url } = yield* started
+      yield* Effect.promise(async () => {
+        const refused = await fetchJson(url, "POST", `/iam/v2beta1/groups/${org}:apply`, owner, {
+          document: flat(10_001)
+        })
+        assert.strictEqual(refused.status, 400)
+        assert.include(refused.body.message, "declares 10001 resources; a document declares at most 10000")
+        const folders = await fetchJson(url, "GET", `/iam/v2beta1/groups?uidp.children_of=${org}`, owner)
+        assert.deepStrictEqual(folders.body.groups, [])
+      })
+    }), { timeout: 120_000 })
+})
