@@ -90,11 +90,11 @@ describe("an apply beside other clients", () => {
             headers: { authorization: `Bearer ${owner}`, "content-type": "application/json" },
             body: JSON.stringify({ document: flat(1) })
           })
-          const body = await second.json()
+          const body = await second.json() as { code: number; details: Array<{ reason: string }> }
           assert.strictEqual((await first).status, 200)
           assert.strictEqual(second.status, 409, JSON.stringify(body))
           assert.strictEqual(body.code, 10)
-          assert.strictEqual(body.details[0].reason, "APPLY_IN_PROGRESS")
+          assert.strictEqual(body.details[0]?.reason, "APPLY_IN_PROGRESS")
           assert.strictEqual(second.headers.get("retry-after"), "1")
           // Once the first is done, the same request goes through.
           const again = await fetchJson(url, "POST", `/iam/v2beta1/groups/${org}:apply`, owner, { document: flat(1) })
