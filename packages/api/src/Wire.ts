@@ -338,6 +338,10 @@ const SubscriptionHealth = Schema.Struct({
   lastDeliveredTime: Schema.optional(Time).annotations({ description: "when an entry was last delivered" }),
   failingSince: Schema.optional(Time).annotations({ description: "since when the next entry has failed" }),
   lastError: Schema.optional(Schema.String).annotations({ description: "why the last delivery failed" }),
+  nextRetryTime: Schema.optional(Time).annotations({ description: "when the failing entry is tried again" }),
+  sendingSince: Schema.optional(Time).annotations({
+    description: "since when the entry being sent has waited for its sink's answer; absent when none is in flight"
+  }),
   pending: Schema.Number.annotations({ description: "entries waiting to be delivered" })
 }).annotations({ identifier: "SubscriptionHealth" })
 

@@ -231,7 +231,8 @@ export const layer = (options: {
               failingSince: null,
               lastDelivered: null,
               lastError: null,
-              stopped: null
+              stopped: null,
+              sendingSince: null
             }
             // Another server inserting it at the same moment wins: a savepoint keeps the conflict from the rest.
             const inserted = yield* store.transaction(states.insert(state)).pipe(
@@ -436,7 +437,11 @@ export const layer = (options: {
                 continue
               }
               const now = Date.now()
+              // Noted as in flight (recorded only if the sink is slow to answer: a later state replaces it).
+              state = { ...state, sendingSince: now }
+              if (!(yield* mark(state))) return undefined
               const failure = yield* post(sink, delivery)
+              state = { ...state, sendingSince: null }
               const delivered = failure === undefined
               yield* Metrics.recordDelivery(delivered ? "delivered" : "failed", Date.now() - entry.time.epochMillis)
               if (delivered) {

@@ -299,6 +299,31 @@ describe("webhook deliveries", () => {
     120_000
   )
 
+  it("a subscription whose sink does not answer says since when its delivery has waited", async () => {
+    const sink = await hangingSink()
+    const subscription = await rest("POST", `/events/v2beta1/subscriptions/${owner.org}`, { sink: sink.url })
+    try {
+      assert.strictEqual(subscription.status, 200, JSON.stringify(subscription.body))
+      const health = async () =>
+        (await rest("GET", `/events/v2beta1/subscriptions/${subscription.body.uid}`)).body.health
+      const before = Date.now()
+      await rest("POST", `/iam/v2beta1/groups/${owner.org}`, { name: "unanswered" })
+      let now = await health()
+      for (let i = 0; i < 100 && now.sendingSince === undefined; i++) {
+        await new Promise((r) => setTimeout(r, 50))
+        now = await health()
+      }
+      // Not failing (no answer yet), one entry waiting, sent a moment after the write, and still unanswered.
+      assert.deepInclude(now, { state: "ACTIVE", pending: 1 })
+      assert.isAtLeast(Date.parse(now.sendingSince), before - 1_000)
+      await new Promise((r) => setTimeout(r, 1_000))
+      assert.strictEqual((await health()).sendingSince, now.sendingSince, "the same attempt, older")
+    } finally {
+      await rest("DELETE", `/events/v2beta1/subscriptions/${subscription.body.uid}`)
+      await sink.close()
+    }
+  })
+
   it("a subscription shows its health, and stops while its creator no longer holds subscriptions.create", async () => {
     const sink = await receiver()
     try {
@@ -338,6 +363,7 @@ describe("webhook deliveries", () => {
       }
       assert.deepInclude(now, { state: "FAILING", lastError: "the sink answered 500", pending: 1 })
       assert.isString(now.failingSince)
+      assert.isAbove(Date.parse(now.nextRetryTime), Date.parse(now.failingSince), "when it is tried again")
       await sink.until(5)
       for (let i = 0; i < 100 && now.state !== "ACTIVE"; i++) {
         await new Promise((r) => setTimeout(r, 50))

@@ -478,6 +478,9 @@ const clientState = [`ALTER TABLE login_transactions ADD COLUMN client_state tex
  */
 const bindingsBeforeSignIn = [`ALTER TABLE role_bindings DROP CONSTRAINT IF EXISTS role_bindings_identity_uid_fkey`]
 
+/** Migration 14: since when the delivery in flight has waited for its sink (a subscription's health says it). */
+const sendingSince = [`ALTER TABLE subscription_deliveries ADD COLUMN sending_since bigint`]
+
 /** The migrations, by `<id>_<name>`. */
 export const migrations: Migrations.Migrations = {
   "0001_initial": Migrations.statements(initial),
@@ -492,7 +495,8 @@ export const migrations: Migrations.Migrations = {
   "0010_scim": Migrations.statements(scim),
   "0011_subscription_health": Migrations.statements(subscriptionHealth),
   "0012_client_state": Migrations.statements(clientState),
-  "0013_bindings_before_sign_in": Migrations.statements(bindingsBeforeSignIn)
+  "0013_bindings_before_sign_in": Migrations.statements(bindingsBeforeSignIn),
+  "0014_sending_since": Migrations.statements(sendingSince)
 }
 
 /** The newest schema version this code knows. */

@@ -480,6 +480,9 @@ const bindingsBeforeSignIn = [
   `CREATE INDEX role_bindings__update_time ON role_bindings (update_time, uid)`
 ]
 
+/** Migration 15: since when the delivery in flight has waited for its sink (a subscription's health says it). */
+const sendingSince = [`ALTER TABLE subscription_deliveries ADD COLUMN sending_since INTEGER`]
+
 /** The migrations, by `<id>_<name>`. */
 export const migrations: Migrations.Migrations = {
   "0001_initial": Migrations.statements(initial),
@@ -495,7 +498,8 @@ export const migrations: Migrations.Migrations = {
   "0011_subscription_health": Migrations.statements(subscriptionHealth),
   "0012_client_state": Migrations.statements(clientState),
   "0013_rendered": Migrations.statements(rendered),
-  "0014_bindings_before_sign_in": Migrations.statements(bindingsBeforeSignIn)
+  "0014_bindings_before_sign_in": Migrations.statements(bindingsBeforeSignIn),
+  "0015_sending_since": Migrations.statements(sendingSince)
 }
 
 /** The newest schema version this code knows. */

@@ -249,6 +249,10 @@ const watch = Command.make(
   )
 )
 
+/** What a subscription whose delivery is unanswered waits on: its sink, since when. */
+const waitingSince = (s: Subscription) =>
+  s.health?.sendingSince === undefined ? "" : `waiting for its sink since ${time(s.health.sendingSince)}`
+
 const subscriptionShape: Output.Shape<Subscription> = {
   json: Wire.Subscription.v2,
   columns: [
@@ -262,7 +266,7 @@ const subscriptionShape: Output.Shape<Subscription> = {
       value: (s) => s.health?.lastDeliveredTime === undefined ? "" : time(s.health.lastDeliveredTime),
       wide: true
     },
-    { heading: "WHY", value: (s) => s.health?.reason ?? s.health?.lastError ?? "", wide: true },
+    { heading: "WHY", value: (s) => s.health?.reason ?? s.health?.lastError ?? waitingSince(s), wide: true },
     { heading: "CREATED", value: (s) => time(s.createTime), wide: true }
   ]
 }

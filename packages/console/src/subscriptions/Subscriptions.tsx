@@ -20,6 +20,12 @@ const Health = ({ health }: { readonly health: Subscription["health"] }) => {
         </>
       )}
       {why === undefined ? null : <>: {why}</>}
+      {health.sendingSince === undefined ? null : (
+        <>
+          {", waiting for its sink since "}
+          <Time at={health.sendingSince} />
+        </>
+      )}
     </span>
   )
 }

@@ -24,6 +24,10 @@ export class Health extends Schema.Class<Health>("@arbor/core/Subscription/Healt
   failingSince: Schema.optional(Timestamp),
   /** Why the last delivery failed. */
   lastError: Schema.optional(Schema.String),
+  /** When the failing entry is tried again. */
+  nextRetryTime: Schema.optional(Timestamp),
+  /** Since when the entry being sent now has waited for its sink's answer; absent when none is in flight. */
+  sendingSince: Schema.optional(Timestamp),
   /** Entries waiting to be delivered. */
   pending: Schema.Number
 }) {}
@@ -75,7 +79,9 @@ export const DeliveryState = Schema.Struct({
   lastDelivered: Schema.NullOr(Schema.Number),
   lastError: Schema.NullOr(Schema.String),
   /** Why deliveries are stopped (its creator's authority ended), or null. */
-  stopped: Schema.NullOr(Schema.String)
+  stopped: Schema.NullOr(Schema.String),
+  /** Since when the entry being sent has waited for its sink's answer (epoch milliseconds), or null. */
+  sendingSince: Schema.NullOr(Schema.Number)
 })
 export type DeliveryState = typeof DeliveryState.Type
 
@@ -95,7 +101,8 @@ export const deliveriesTable: Table = {
     failingSince: { type: "integer", nullable: true },
     lastDelivered: { type: "integer", nullable: true },
     lastError: { type: "text", nullable: true },
-    stopped: { type: "text", nullable: true }
+    stopped: { type: "text", nullable: true },
+    sendingSince: { type: "integer", nullable: true }
   },
   unique: [],
   indexes: []

@@ -75,6 +75,10 @@ export const make = Effect.gen(function*() {
             ...(state?.lastDelivered != null ? { lastDeliveredTime: DateTime.unsafeMake(state.lastDelivered) } : {}),
             ...(state?.failingSince != null ? { failingSince: DateTime.unsafeMake(state.failingSince) } : {}),
             ...(state?.lastError != null ? { lastError: state.lastError } : {}),
+            ...(state?.failingSince != null && state.retryAt > 0 ?
+              { nextRetryTime: DateTime.unsafeMake(state.retryAt) } :
+              {}),
+            ...(state?.sendingSince != null ? { sendingSince: DateTime.unsafeMake(state.sendingSince) } : {}),
             pending: waiting
           }, trusted)
           return new Subscription.Subscription({ ...subscription, health }, trusted)
