@@ -196,6 +196,29 @@ describe("request limits", () => {
       ])
     }).pipe(Effect.provide(testServer())))
 
+  it.scopedLive("bodies over the limit, sent on a client's kept-alive connections, cost none of its other requests", () =>
+    Effect.gen(function*() {
+      const p = yield* port
+      const { org, token } = yield* member("acme")
+      const url = `http://127.0.0.1:${p}/iam/v2beta1/groups/${org}`
+      const post = (body: string) =>
+        fetch(url, {
+          method: "POST",
+          headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+          body
+        }).then(async (response) => ({ status: response.status, body: await response.json() }))
+      const big = JSON.stringify({ name: "big", description: "x".repeat(10 * 1024 * 1024) })
+      yield* Effect.promise(async () => {
+        for (let i = 0; i < 10; i++) {
+          // The large one is refused (413), or its upload cut once the refusal is sent: never the next request.
+          const refused = await post(big).catch((error: Error) => ({ status: 0, body: String(error.cause ?? error) }))
+          if (refused.status !== 0) assert.strictEqual(refused.status, 413)
+          const created = await post(JSON.stringify({ name: `between-${i}` }))
+          assert.strictEqual(created.status, 200, JSON.stringify(created.body))
+        }
+      })
+    }).pipe(Effect.provide(testServer())))
+
   it.scopedLive("a client closing after its answer gets all of it while still sending a body nobody reads", () =>
     Effect.gen(function*() {
       const p = yield* port
