@@ -1,11 +1,14 @@
 /**
  * A store that goes away (DECISIONS §20): requests meanwhile are UNAVAILABLE (503 with Retry-After), never INTERNAL,
  * and the server answers as before once it is back. PostgreSQL is reached through a loopback proxy the test cuts
- * (every connection dropped, new ones refused) and restores.
+ * (every connection dropped, new ones refused) and restores; SQLite's file is locked by another process's
+ * connection, as a backup tool or a stray `sqlite3` shell would hold it.
  */
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
+import { createRequire } from "node:module"
 import { createServer, type Server, Socket } from "node:net"
+import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { freshDatabase } from "../../store-postgres/test/databases.js"
 import { freePort } from "./processes.js"
@@ -91,5 +94,63 @@ describe("a store that goes away", () => {
       assert.deepStrictEqual(statuses, [200])
     },
     60_000
+  )
+})
+
+/** better-sqlite3, as the SQLite store opens files (the tests' own connection to the server's file). */
+const Database = createRequire(new URL("../../store-sqlite/package.json", import.meta.url))("better-sqlite3") as new(
+  file: string
+) => { exec: (sql: string) => void; close: () => void }
+
+describe("a SQLite file another connection holds locked", () => {
+  let server: Awaited<ReturnType<typeof startServer>>
+  beforeAll(async () => {
+    server = await startServer(await freePort(), { store: "sqlite" })
+  }, 60_000)
+  afterAll(() => server?.close())
+
+  it(
+    "writes meanwhile are 503 UNAVAILABLE with Retry-After, not retried for seconds; reads go on; unlocked, all answer",
+    async () => {
+      const { org, token } = await server.runtime.runPromise(member("acme"))
+      const load = () =>
+        Promise.all(Array.from({ length: 6 }, async (_, i) => {
+          const response = i % 2 === 0
+            ? await fetch(`${server.url}/iam/v2beta1/groups?uidp.descendants_of=${org}`, {
+              headers: { authorization: `Bearer ${token}` },
+              signal: AbortSignal.timeout(12_000)
+            })
+            : await fetch(`${server.url}/iam/v2beta1/groups/${org}`, {
+              method: "POST",
+              headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+              body: JSON.stringify({ name: `f${Math.random().toString(36).slice(2, 8)}` }),
+              signal: AbortSignal.timeout(12_000)
+            })
+          const body = await response.json() as { code?: number }
+          return {
+            write: i % 2 === 1,
+            status: response.status,
+            retryAfter: response.headers.get("retry-after"),
+            code: body.code
+          }
+        }))
+      const holder = new Database(join(server.config.dataDir, "arbor.db"))
+      try {
+        holder.exec("BEGIN EXCLUSIVE")
+        for (const answer of await load()) {
+          assert.deepStrictEqual(
+            answer,
+            answer.write
+              ? { write: true, status: 503, retryAfter: "1", code: 14 }
+              : { write: false, status: 200, retryAfter: null, code: undefined }
+          )
+        }
+      } finally {
+        holder.exec("ROLLBACK")
+        holder.close()
+      }
+      assert.deepStrictEqual([...new Set((await load()).map((r) => r.status))], [200])
+    },
+    90_000
   )
 })
