@@ -13,8 +13,8 @@
  *
  * Any number of servers share the work through one row per subscription (`Subscription.deliveriesTable`): a server
  * delivers for a subscription only while it holds that row's lease, and records its progress there as it goes (one
- * write for all its subscriptions every few milliseconds, beside the deliveries), so a server that dies makes the next
- * holder send again only the entries of its last moments. A server keeps its name across restarts (`holder`), so it
+ * write for all its subscriptions every few milliseconds, each delivery recorded before its subscription's next is
+ * sent), so a server that dies makes the next holder send again only the entry that was in flight. A server keeps its name across restarts (`holder`), so it
  * takes its own leases back at once.
  */
 import * as Wire from "@arbor/api/Wire"
@@ -53,8 +53,11 @@ const leaseMillis = 30_000
 /** How long a worker keeps its lease after it has sent everything, for what may come next. */
 const holdMillis = 2_000
 
-/** How long the progress writer gathers what deliveries note before it records it. */
-const gatherMillis = 10
+/**
+ * How long the progress writer gathers what deliveries note before it records it: each subscription's next delivery
+ * waits for its last one to be recorded, so this bounds a subscription's pace (with the write itself, and the sink).
+ */
+const gatherMillis = 2
 
 /** How many deliveries are signed at once, ahead of sending them. */
 const lookahead = 8
@@ -302,6 +305,18 @@ export const layer = (options: {
         return Effect.as(wakeWriter.offer(undefined), true)
       })
 
+    /** Notes `state` as `mark` does and waits until it is recorded; false once its lease has been found lost. */
+    const recorded = (state: State) =>
+      Effect.suspend(() => {
+        if (lost.has(state.uid)) return Effect.succeed(false)
+        noted.set(state.uid, { ...state, leaseOwner: me, leaseUntil: Date.now() + leaseMillis })
+        const write = nextWrite
+        return Effect.zipRight(wakeWriter.offer(undefined), Deferred.await(write)).pipe(
+          Effect.as(Effect.sync(() => !lost.has(state.uid))),
+          Effect.flatten
+        )
+      })
+
     /** Notes `state` as it is and waits until it is recorded; false when its lease had been lost. */
     const flush = (state: State) =>
       Effect.suspend(() => {
@@ -479,8 +494,10 @@ export const layer = (options: {
                 yield* measure(subscription, state.delivered)
                 return state.retryAt
               }
-              // Another server took the lease over (this one was too slow to renew it): it goes on from here.
-              if (!(yield* mark(state))) return undefined
+              // Recorded before the next is sent, so that a crash sends again only the entry in flight (the writer
+              // records every subscription's progress in one transaction). Another server took the lease over (this
+              // one was too slow to renew it): it goes on from here.
+              if (!(yield* recorded(state))) return undefined
             }
             if (preparing !== undefined) prepared = yield* Fiber.join(preparing)
           }

@@ -1,69 +1,89 @@
 /**
  * Webhook deliveries across a crash: the standalone server, as `pnpm start` runs it, killed with SIGKILL while it
- * delivers a backlog, then started again on the same data and address. It takes its own lease back at once (no wait
- * for the dead process's lease to expire) and sends again only the one or two entries that were in flight.
+ * delivers a backlog, then started again on the same data and address, on SQLite and on PostgreSQL, twice. It takes
+ * its own lease back at once (no wait for the dead process's lease to expire) and sends again only the entry that was
+ * in flight.
  */
 import { afterAll, assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { freshDatabase } from "../../store-postgres/test/databases.js"
 import { freePort, startServer, waitFor } from "./processes.js"
 
 describe("webhook deliveries across a crash", () => {
-  const cwd = mkdtempSync(join(tmpdir(), "arbor-deliveries-crash-"))
-  afterAll(() => rmSync(cwd, { recursive: true, force: true }))
+  const dirs: Array<string> = []
+  afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })))
 
-  it("resume at once after SIGKILL, repeating at most the entries in flight", async () => {
-    // A sink that takes 20 ms to answer each delivery, so that the server is amid its backlog when it dies.
-    const received: Array<{ readonly id: string; readonly at: number }> = []
-    const sink = createServer((request, response) => {
-      request.resume().on("end", () => {
-        received.push({ id: String(request.headers["ce-id"]), at: Date.now() })
-        setTimeout(() => response.writeHead(204).end(), 20)
-      })
-    })
-    await new Promise<void>((resolve) => sink.listen(0, "127.0.0.1", resolve))
-    const port = await freePort()
-    const env = { ARBOR_ALLOW_INSECURE_SINKS: "loopback" }
-    let server = startServer(cwd, port, env)
-    try {
-      await server.ready
-      const token = readFileSync(join(cwd, ".arbor", "bootstrap-token"), "utf8").trim()
-      const call = async (method: string, path: string, body?: unknown) => {
-        const response = await fetch(`http://127.0.0.1:${port}${path}`, {
-          method,
-          headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-          ...(body === undefined ? {} : { body: JSON.stringify(body) })
+  it.each(["sqlite", "postgres"] as const)(
+    "on %s: resume at once after SIGKILL, repeating only the entry in flight",
+    async (store) => {
+      const cwd = mkdtempSync(join(tmpdir(), "arbor-deliveries-crash-"))
+      dirs.push(cwd)
+      // A sink that takes 5 ms to answer each delivery, so that the server is amid its backlog when it dies.
+      const received: Array<{ readonly id: string; readonly at: number }> = []
+      const sink = createServer((request, response) => {
+        request.resume().on("end", () => {
+          received.push({ id: String(request.headers["ce-id"]), at: Date.now() })
+          setTimeout(() => response.writeHead(204).end(), 5)
         })
-        return await response.json() as any
-      }
-      const org = (await call("GET", "/iam/v2beta1/groups?uidp.in_root=true")).groups[0].uid as string
-      await call("POST", `/events/v2beta1/subscriptions/${org}`, {
-        sink: `http://127.0.0.1:${(sink.address() as AddressInfo).port}/hook`
       })
-      const writes = 60
-      for (let i = 0; i < writes; i++) await call("POST", `/iam/v2beta1/groups/${org}`, { name: `folder ${i}` })
-      await waitFor(async () => received.length >= 15, 20_000)
-      assert.isBelow(received.length, writes, "the server died amid its backlog")
-
-      server.child.kill("SIGKILL")
-      await server.exited
-      const beforeCrash = received.length
-      server = startServer(cwd, port, env)
-      await server.ready
-      const restarted = Date.now()
-      await waitFor(async () => new Set(received.map((r) => r.id)).size === writes, 20_000)
-
-      const resumedAfter = received[beforeCrash]!.at - restarted
-      assert.isBelow(resumedAfter, 5_000, `deliveries resumed ${resumedAfter} ms after the restart`)
-      const repeated = received.length - new Set(received.map((r) => r.id)).size
-      assert.isAtMost(repeated, 2, `${repeated} entries were delivered twice`)
-    } finally {
-      server.child.kill("SIGKILL")
-      await server.exited
-      sink.close()
-    }
-  }, 120_000)
+      await new Promise<void>((resolve) => sink.listen(0, "127.0.0.1", resolve))
+      const port = await freePort()
+      const env = {
+        ARBOR_ALLOW_INSECURE_SINKS: "loopback",
+        ...(store === "postgres" ?
+          {
+            ARBOR_STORE: "postgres",
+            ARBOR_DATABASE_URL: await Effect.runPromise(freshDatabase),
+            ARBOR_SECRETS_KEY: "ab".repeat(32)
+          } :
+          {})
+      }
+      let server = startServer(cwd, port, env)
+      try {
+        await server.ready
+        const token = readFileSync(join(cwd, ".arbor", "bootstrap-token"), "utf8").trim()
+        const call = async (method: string, path: string, body?: unknown) => {
+          const response = await fetch(`http://127.0.0.1:${port}${path}`, {
+            method,
+            headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+            ...(body === undefined ? {} : { body: JSON.stringify(body) })
+          })
+          return await response.json() as any
+        }
+        const org = (await call("GET", "/iam/v2beta1/groups?uidp.in_root=true")).groups[0].uid as string
+        await call("POST", `/events/v2beta1/subscriptions/${org}`, {
+          sink: `http://127.0.0.1:${(sink.address() as AddressInfo).port}/hook`
+        })
+        const writes = 200
+        for (let i = 0; i < writes; i++) await call("POST", `/iam/v2beta1/groups/${org}`, { name: `folder ${i}` })
+        for (const crash of [1, 2]) {
+          await waitFor(async () => received.length >= crash * 40, 20_000)
+          assert.isBelow(new Set(received.map((r) => r.id)).size, writes, `crash ${crash}: amid the backlog`)
+          server.child.kill("SIGKILL")
+          await server.exited
+          const beforeCrash = received.length
+          const repeatedBefore = received.length - new Set(received.map((r) => r.id)).size
+          server = startServer(cwd, port, env)
+          await server.ready
+          const restarted = Date.now()
+          await waitFor(async () => received.length > beforeCrash + 5, 20_000)
+          const resumedAfter = received[beforeCrash]!.at - restarted
+          assert.isBelow(resumedAfter, 5_000, `deliveries resumed ${resumedAfter} ms after the restart`)
+          const repeated = received.length - new Set(received.map((r) => r.id)).size - repeatedBefore
+          assert.isAtMost(repeated, 1, `crash ${crash}: ${repeated} entries were delivered twice`)
+        }
+        await waitFor(async () => new Set(received.map((r) => r.id)).size === writes, 30_000)
+      } finally {
+        server.child.kill("SIGKILL")
+        await server.exited
+        sink.close()
+      }
+    },
+    180_000
+  )
 })
