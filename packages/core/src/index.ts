@@ -1,8 +1,8 @@
 /** @arbor/core: an embeddable IAM engine on Effect. */
 export * as Arbor from "./engine/Arbor.js"
 export * as Egress from "./engine/Egress.js"
-export * as Fairness from "./engine/Fairness.js"
 export * as Errors from "./engine/Errors.js"
+export * as Fairness from "./engine/Fairness.js"
 export * as Lists from "./engine/Lists.js"
 export * as MemoryStore from "./engine/MemoryStore.js"
 export * as NetworkAddress from "./engine/NetworkAddress.js"

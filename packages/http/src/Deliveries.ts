@@ -53,12 +53,6 @@ const leaseMillis = 30_000
 /** How long a worker keeps its lease after it has sent everything, for what may come next. */
 const holdMillis = 2_000
 
-/**
- * How long the progress writer gathers what deliveries note before it records it: each subscription's next delivery
- * waits for its last one to be recorded, so this bounds a subscription's pace (with the write itself, and the sink).
- */
-const gatherMillis = 2
-
 /** How many deliveries are signed at once, ahead of sending them. */
 const lookahead = 8
 
@@ -265,16 +259,17 @@ export const layer = (options: {
     let nextWrite = yield* Deferred.make<void, Failure>()
     const wakeWriter = yield* Queue.sliding<void>(1)
     const writer = Effect.gen(function*() {
+      // At once: each subscription's next delivery waits for this write, and what is noted while it runs goes with
+      // the next one.
       yield* Queue.take(wakeWriter)
-      // What the deliveries of the next moment note is recorded with it.
-      yield* Effect.sleep(gatherMillis)
       // Taken at once (no other fiber runs in between): a state noted after this waits for the next write.
       const following = yield* Deferred.make<void, Failure>()
       const recording = [...noted.values()]
       noted.clear()
       const done = nextWrite
       nextWrite = following
-      const written = Repository.orInternal(store.transaction(Effect.gen(function*() {
+      // Lazily committed: a database crash that loses the last moments of progress only has entries sent again.
+      const written = Repository.orInternal(Store.lazyCommit(store.transaction(Effect.gen(function*() {
         const current = new Map(
           (yield* states.getMany(recording.map((state) => state.uid))).map((row) => [row.uid, row])
         )
@@ -282,7 +277,7 @@ export const layer = (options: {
           if (current.get(next.uid)?.leaseOwner !== me) lost.add(next.uid)
           else yield* states.update(next).pipe(Effect.orDie)
         }
-      })))
+      }))))
       const outcome = yield* Effect.exit(written)
       if (Exit.isFailure(outcome)) {
         // Noted again, unless a later state has been noted meanwhile, and tried again in a moment (a defect too:

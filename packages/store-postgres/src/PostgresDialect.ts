@@ -49,6 +49,7 @@ export const dialect: Dialect.Dialect = {
   isRetryable: (cause) => retryable.has(Dialect.errorCode(cause)),
   isUnavailable: unavailable,
   beginTransaction: (sql) => sql`SET TRANSACTION ISOLATION LEVEL SERIALIZABLE`,
+  lazyCommit: (sql) => sql`SET LOCAL synchronous_commit = off`,
   // A position starts with its transaction's id (migration 8): every transaction whose id is below the oldest one
   // still running has ended, so no row can still appear below that id.
   settledPosition: (sql) =>

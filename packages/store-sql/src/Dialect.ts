@@ -38,6 +38,11 @@ export interface Dialect {
   readonly settledPosition?: (sql: Statement.Constructor) => Statement.Statement<{ readonly position: string }>
   /** A statement every outermost transaction runs first (its isolation level), if the database needs one. */
   readonly beginTransaction?: (sql: Statement.Constructor) => Statement.Statement<unknown>
+  /**
+   * A statement that lets the transaction's commit be acknowledged before it is durable (`Store.lazyCommit`), for
+   * databases that wait for the disk at each commit.
+   */
+  readonly lazyCommit?: (sql: Statement.Constructor) => Statement.Statement<unknown>
 }
 
 /** `createTime` is stored as `create_time`. */

@@ -10,6 +10,7 @@ import type * as Statement from "@effect/sql/Statement"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
@@ -325,6 +326,13 @@ export const make = (
       )
     }
 
+    /** What an outermost transaction runs first: its isolation level, and whether its commit may be lazy. */
+    const begin = Effect.flatMap(FiberRef.get(Store.lazyCommits), (lazy) =>
+      Effect.all([
+        dialect.beginTransaction?.(sql) ?? Effect.void,
+        lazy && dialect.lazyCommit !== undefined ? dialect.lazyCommit(sql) : Effect.void
+      ], { discard: true }))
+
     const service: Store.StoreService = {
       get: (table, uid) =>
         read(sql<Record<string, unknown>>`SELECT * FROM ${sql(table.name)} WHERE uid = ${uid}`).pipe(
@@ -370,9 +378,7 @@ export const make = (
           (outer) =>
             Option.isSome(outer)
               ? Effect.mapError(savepoint(outer.value, effect), (e) => asStoreError<E>(e))
-              : sql.withTransaction(
-                dialect.beginTransaction === undefined ? effect : Effect.zipRight(dialect.beginTransaction(sql), effect)
-              ).pipe(
+              : sql.withTransaction(Effect.zipRight(begin, effect)).pipe(
                 // `@effect/sql` turns a failed COMMIT into a defect; a lost race found at commit (a serialization
                 // failure) is retried like one found earlier.
                 Effect.catchAllDefect((defect) =>

@@ -122,6 +122,18 @@ export class StoreError extends Schema.TaggedError<StoreError>()("StoreError", {
 }) {}
 
 /** True for a UniqueViolation, recognized by its tag (so that two copies of this package agree). */
+/** Whether the current fiber's outermost transactions may be acknowledged before they are durable (`lazyCommit`). */
+export const lazyCommits: FiberRef.FiberRef<boolean> = FiberRef.unsafeMake(false)
+
+/**
+ * `effect`, its outermost transactions acknowledged before the database has made them durable (PostgreSQL's
+ * `synchronous_commit = off`; SQLite's commits are never waited for on disk in WAL mode): a crash of the database,
+ * not of Arbor, may lose their last moments. Only for records whose loss repeats work (a delivery's progress: its
+ * entry is sent again), never for a write a caller is told was made.
+ */
+export const lazyCommit = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.locally(effect, lazyCommits, true)
+
 export const isUniqueViolation = (u: unknown): u is UniqueViolation => Predicate.isTagged(u, "UniqueViolation")
 
 /** True for a StoreError, recognized by its tag. */
