@@ -39,9 +39,12 @@ export interface Arbor {
   readonly child: ChildProcess
 }
 
-/** Starts `pnpm start`'s server with its data in `dataDir` (SQLite unless `env` says otherwise), and waits until it is ready. */
-export const spawnArbor = async (dataDir: string, env: Record<string, string> = {}) => {
-  const port = await freePort()
+/**
+ * Starts `pnpm start`'s server with its data in `dataDir` (SQLite unless `env` says otherwise), on `port` (a free one
+ * unless given: a server restarted on its port keeps its name), and waits until it is ready.
+ */
+export const spawnArbor = async (dataDir: string, env: Record<string, string> = {}, at?: number) => {
+  const port = at ?? await freePort()
   const base = `http://127.0.0.1:${port}`
   const child = spawn(process.execPath, [join(root, "packages/http/dist/main.js")], {
     env: { ...process.env, PORT: String(port), ARBOR_BASE_URL: base, ARBOR_DATA_DIR: dataDir, ...env },
@@ -53,8 +56,12 @@ export const spawnArbor = async (dataDir: string, env: Record<string, string> = 
 }
 
 /** Starts a server on an empty store (SQLite in `dataDir` unless `env` says otherwise): it bootstraps an organization. */
-export const startArbor = async (dataDir: string, env: Record<string, string> = {}): Promise<Arbor> => {
-  const { base, child } = await spawnArbor(dataDir, env)
+export const startArbor = async (
+  dataDir: string,
+  env: Record<string, string> = {},
+  port?: number
+): Promise<Arbor> => {
+  const { base, child } = await spawnArbor(dataDir, env, port)
   const token = readFileSync(join(dataDir, "bootstrap-token"), "utf8").trim()
   const listed = await fetch(`${base}/iam/v2beta1/groups?uidp.in_root=true`, {
     headers: { authorization: `Bearer ${token}` }

@@ -384,17 +384,23 @@ export const make = (
                 Effect.catchAllDefect((defect) =>
                   isRetryable(defect) ? Effect.fail(storeError(defect)) : Effect.die(defect)
                 ),
+                // A lost race is over in milliseconds; a lock that outlasts 3 s of retries (another process holding
+                // SQLite's file) is no race: the request is UNAVAILABLE rather than kept waiting.
                 Effect.retry({
                   while: isRetryable,
                   schedule: Schedule.exponential("5 millis").pipe(
                     Schedule.jittered,
-                    Schedule.intersect(Schedule.recurs(12))
+                    Schedule.intersect(Schedule.recurs(12)),
+                    Schedule.upTo("3 seconds")
                   )
                 }),
                 // Given up: the one log line of a transaction that kept losing its race.
                 Effect.tapError((e) =>
                   isRetryable(e)
-                    ? Effect.logError("a transaction lost to concurrent ones 13 times; given up", e)
+                    ? Effect.logError(
+                      "a transaction kept losing to concurrent ones (3 s, 13 tries at most); given up",
+                      e
+                    )
                     : Effect.void
                 ),
                 Effect.mapError((e) => asStoreError<E>(e))

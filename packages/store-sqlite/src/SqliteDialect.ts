@@ -29,12 +29,9 @@ export const dialect: Dialect.Dialect = {
     const names = columns[0].slice("constraint failed: ".length).split(", ").map((c) => c.slice(c.indexOf(".") + 1))
     return Dialect.constraintName(columns[1]!, names)
   },
-  // A snapshot gone stale and a table lock fail at once, and a retry starts afresh. A plain SQLITE_BUSY has already
-  // waited out the busy timeout (another process holds the file's write lock): retried, a request would wait a
-  // minute; it is UNAVAILABLE instead.
   isRetryable: (cause) => {
     const code = Dialect.errorCode(cause)
-    return code === "SQLITE_BUSY_SNAPSHOT" || code.startsWith("SQLITE_LOCKED")
+    return code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED")
   },
   // Locked past every retry, a file that cannot be opened, read or written, a full disk.
   isUnavailable: (cause) => /^SQLITE_(BUSY|LOCKED|CANTOPEN|READONLY|IOERR|FULL)/.test(Dialect.errorCode(cause))
