@@ -13,8 +13,9 @@
  *
  * Any number of servers share the work through one row per subscription (`Subscription.deliveriesTable`): a server
  * delivers for a subscription only while it holds that row's lease, and records its progress there as it goes (one
- * write for all its subscriptions every few milliseconds, each delivery recorded before its subscription's next is
- * sent), so a server that dies makes the next holder send again only the entry that was in flight. A server keeps its name across restarts (`holder`), so it
+ * write for all its subscriptions every few milliseconds, each delivery recorded before its subscription's next but
+ * one is sent), so a server that dies makes the next holder send again at most the entry that was in flight and the
+ * one before it. A server keeps its name across restarts (`holder`), so it
  * takes its own leases back at once.
  */
 import * as Wire from "@arbor/api/Wire"
@@ -52,6 +53,15 @@ const leaseMillis = 30_000
 
 /** How long a worker keeps its lease after it has sent everything, for what may come next. */
 const holdMillis = 2_000
+
+/**
+ * How long the progress writer gathers what deliveries note before it records it: a subscription sends its next entry
+ * meanwhile, but not the one after, so this bounds one subscription's pace (about 500 deliveries a second).
+ */
+const gatherMillis = 2
+
+/** After how long a delivery waiting for its sink's answer is recorded as in flight (`sendingSince`). */
+const slowAfterMillis = 1_000
 
 /** How many deliveries are signed at once, ahead of sending them. */
 const lookahead = 8
@@ -259,9 +269,11 @@ export const layer = (options: {
     let nextWrite = yield* Deferred.make<void, Failure>()
     const wakeWriter = yield* Queue.sliding<void>(1)
     const writer = Effect.gen(function*() {
-      // At once: each subscription's next delivery waits for this write, and what is noted while it runs goes with
-      // the next one.
       yield* Queue.take(wakeWriter)
+      // What the deliveries of the next moment note is recorded with it.
+      yield* Effect.sleep(gatherMillis)
+      // A wake whose note the last write took: nothing to record.
+      if (noted.size === 0) return
       // Taken at once (no other fiber runs in between): a state noted after this waits for the next write.
       const following = yield* Deferred.make<void, Failure>()
       const recording = [...noted.values()]
@@ -300,16 +312,16 @@ export const layer = (options: {
         return Effect.as(wakeWriter.offer(undefined), true)
       })
 
-    /** Notes `state` as `mark` does and waits until it is recorded; false once its lease has been found lost. */
-    const recorded = (state: State) =>
+    /**
+     * Notes `state` as `mark` does; the write that will record it (undefined once its lease has been found lost), for
+     * the worker to wait for before the delivery after next.
+     */
+    const noting = (state: State) =>
       Effect.suspend(() => {
-        if (lost.has(state.uid)) return Effect.succeed(false)
+        if (lost.has(state.uid)) return Effect.succeed(undefined)
         noted.set(state.uid, { ...state, leaseOwner: me, leaseUntil: Date.now() + leaseMillis })
         const write = nextWrite
-        return Effect.zipRight(wakeWriter.offer(undefined), Deferred.await(write)).pipe(
-          Effect.as(Effect.sync(() => !lost.has(state.uid))),
-          Effect.flatten
-        )
+        return Effect.as(wakeWriter.offer(undefined), write)
       })
 
     /** Notes `state` as it is and waits until it is recorded; false when its lease had been lost. */
@@ -378,6 +390,8 @@ export const layer = (options: {
       return Effect.gen(function*() {
         // Whether the log may hold more for it without a wake: after a full read.
         let more = true
+        // The write that records the last entry delivered, waited for before the next but one is sent.
+        let recording: Deferred.Deferred<void, Failure> | undefined
         // How many writes that may change its creator's authority the tail had found at the last check.
         let checked: number | undefined
         for (;;) {
@@ -447,10 +461,12 @@ export const layer = (options: {
                 continue
               }
               const now = Date.now()
-              // Noted as in flight (recorded only if the sink is slow to answer: a later state replaces it).
-              state = { ...state, sendingSince: now }
-              if (!(yield* mark(state))) return undefined
-              const failure = yield* post(sink, delivery)
+              // Noted as in flight once the sink has been slow to answer for a second (its health says so).
+              const sending = { ...state, sendingSince: now }
+              const failure = yield* Effect.raceFirst(
+                post(sink, delivery),
+                Effect.zipRight(Effect.sleep(slowAfterMillis), Effect.zipRight(mark(sending), Effect.never))
+              )
               state = { ...state, sendingSince: null }
               const delivered = failure === undefined
               yield* Metrics.recordDelivery(delivered ? "delivered" : "failed", Date.now() - entry.time.epochMillis)
@@ -489,10 +505,15 @@ export const layer = (options: {
                 yield* measure(subscription, state.delivered)
                 return state.retryAt
               }
-              // Recorded before the next is sent, so that a crash sends again only the entry in flight (the writer
-              // records every subscription's progress in one transaction). Another server took the lease over (this
-              // one was too slow to renew it): it goes on from here.
-              if (!(yield* recorded(state))) return undefined
+              // Recorded while the next is sent, and before the one after it: a crash sends again at most the entry
+              // in flight and the one before it (the writer records every subscription's progress in one
+              // transaction). Another server took the lease over (this one was too slow to renew it): it goes on
+              // from here.
+              const write = yield* noting(state)
+              if (write === undefined) return undefined
+              if (recording !== undefined) yield* Deferred.await(recording)
+              if (lost.has(state.uid)) return undefined
+              recording = write
             }
             if (preparing !== undefined) prepared = yield* Fiber.join(preparing)
           }
