@@ -192,7 +192,7 @@ const drain = async (at: Deployment, sink: Sink, total: number, label: string) =
   sink.failing.delete(path)
   const mine = () => sink.arrivals.filter((a) => a.path === path)
   // The retry after the writes comes within minutes (its backoff doubles from 1 s while the writes go on).
-  for (let i = 0; i < 1200 && mine().length < total; i++) await sleep(100)
+  for (let i = 0; i < 6000 && mine().length < total; i++) await sleep(100)
   const got = mine()
   await call(first, "DELETE", `/events/v2beta1/subscriptions/${subscription.uid}`)
   return { got: got.length, total, perSecond: got.length / ((got.at(-1)!.at - got[0]!.at) / 1000) }
