@@ -304,17 +304,9 @@ export const layer = (options: {
       }
     }).pipe(Effect.forever)
 
-    /** Notes `state` to be recorded with the next write; false once its lease has been found lost. */
-    const mark = (state: State) =>
-      Effect.suspend(() => {
-        if (lost.has(state.uid)) return Effect.succeed(false)
-        noted.set(state.uid, { ...state, leaseOwner: me, leaseUntil: Date.now() + leaseMillis })
-        return Effect.as(wakeWriter.offer(undefined), true)
-      })
-
     /**
-     * Notes `state` as `mark` does; the write that will record it (undefined once its lease has been found lost), for
-     * the worker to wait for before the delivery after next.
+     * Notes `state` (its lease renewed) to be recorded with the next write; that write (for the worker to wait for
+     * before its delivery after next), or undefined once its lease has been found lost.
      */
     const noting = (state: State) =>
       Effect.suspend(() => {
@@ -323,6 +315,9 @@ export const layer = (options: {
         const write = nextWrite
         return Effect.as(wakeWriter.offer(undefined), write)
       })
+
+    /** Notes `state` as `noting` does; false once its lease has been found lost. */
+    const mark = (state: State) => Effect.map(noting(state), (write) => write !== undefined)
 
     /** Notes `state` as it is and waits until it is recorded; false when its lease had been lost. */
     const flush = (state: State) =>
