@@ -2,7 +2,7 @@
  * Fairness between fibers and the event loop's I/O. Effect's default scheduler resumes a fiber that yields (every
  * 2,048 operations) on a microtask, and gives the event loop a turn only after 2,048 such resumptions in a row: one
  * busy fiber (a large `:apply`, an export) keeps every other request from being read, `/readyz` included, for
- * seconds. `scheduler` gives the event loop a turn (`setImmediate`) whenever a resumption comes more than
+ * seconds. `make` builds one that gives the event loop a turn (`setImmediate`) whenever a resumption comes more than
  * `turnMillis` after the last turn it gave, so a busy fiber delays others by about that much; `layer` installs it.
  */
 import * as Layer from "effect/Layer"
