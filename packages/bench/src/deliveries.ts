@@ -633,8 +633,8 @@ export const run = async (scale: number): Promise<string> => {
       {
         name: "deliveries sent again per SIGKILL amid a backlog, three crashes: SQLite; PostgreSQL",
         value: `${sqliteResent.join(", ")}; ${postgresResent.join(", ")}`,
-        target: "≤ 1 (the one in flight)",
-        met: [...sqliteResent, ...postgresResent].every((n) => n <= 1)
+        target: "≤ 2 (the one in flight, the one whose record was being written)",
+        met: [...sqliteResent, ...postgresResent].every((n) => n <= 2)
       },
       ...perDeployment,
       {
