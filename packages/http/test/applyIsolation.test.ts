@@ -10,14 +10,18 @@ import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { fetchJson, startedLikePnpmStart } from "./support.js"
 
-/** A server as `pnpm start` runs one, its bootstrap token and its organization's uid. */
+/**
+ * A server as `pnpm start` runs one, its bootstrap token, its organization's uid, and `apply`: a `:apply` of a body to
+ * that organization as its owner, the answer and its parsed body (`fetchJson`).
+ */
 const started = Effect.gen(function*() {
   const { cwd, url } = yield* startedLikePnpmStart
   const owner = readFileSync(join(cwd, ".arbor", "bootstrap-token"), "utf8").trim()
   const org: string = (yield* Effect.promise(() =>
     fetchJson(url, "GET", "/iam/v2beta1/groups?uidp.in_root=true", owner)
   )).body.groups[0].uid
-  return { url, owner, org }
+  const apply = (body: object) => fetchJson(url, "POST", `/iam/v2beta1/groups/${org}:apply`, owner, body)
+  return { url, owner, org, apply }
 })
 
 /** A document of `count` folders side by side in the organization `default`. */
@@ -52,10 +56,10 @@ describe("an apply beside other clients", () => {
     "other clients' reads and /readyz are answered while a large document is applied",
     () =>
       Effect.gen(function*() {
-        const { org, owner, url } = yield* started
+        const { apply, org, owner, url } = yield* started
         yield* Effect.promise(async () => {
           const began = performance.now()
-          const applying = fetchJson(url, "POST", `/iam/v2beta1/groups/${org}:apply`, owner, {
+          const applying = apply({
             document: flat(2_000),
             validateOnly: true
           })
@@ -78,9 +82,9 @@ describe("an apply beside other clients", () => {
     "a second apply to the organization while one runs is ABORTED, to retry after a second",
     () =>
       Effect.gen(function*() {
-        const { org, owner, url } = yield* started
+        const { apply, org, owner, url } = yield* started
         yield* Effect.promise(async () => {
-          const first = fetchJson(url, "POST", `/iam/v2beta1/groups/${org}:apply`, owner, {
+          const first = apply({
             document: flat(2_000),
             validateOnly: true
           })
@@ -97,7 +101,7 @@ describe("an apply beside other clients", () => {
           assert.strictEqual(body.details[0]?.reason, "APPLY_IN_PROGRESS")
           assert.strictEqual(second.headers.get("retry-after"), "1")
           // Once the first is done, the same request goes through.
-          const again = await fetchJson(url, "POST", `/iam/v2beta1/groups/${org}:apply`, owner, { document: flat(1) })
+          const again = await apply({ document: flat(1) })
           assert.strictEqual(again.status, 200, JSON.stringify(again.body))
         })
       }),
@@ -106,7 +110,7 @@ describe("an apply beside other clients", () => {
 
   it.scopedLive("a client that leaves cancels its apply: nothing of it is applied", () =>
     Effect.gen(function*() {
-      const { org, owner, url } = yield* started
+      const { apply, org, owner, url } = yield* started
       yield* Effect.promise(async () => {
         const leaving = new AbortController()
         const abandoned = fetch(`${url}/iam/v2beta1/groups/${org}:apply`, {
@@ -120,12 +124,12 @@ describe("an apply beside other clients", () => {
         await abandoned
         // The organization takes the next apply (the abandoned one let go of it), and none of the abandoned folders
         // exist, then or later.
-        let next = await fetchJson(url, "POST", `/iam/v2beta1/groups/${org}:apply`, owner, {
+        let next = await apply({
           document: flat(1, "kept")
         })
         for (let i = 0; i < 50 && next.status === 409; i++) {
           await new Promise((resolve) => setTimeout(resolve, 100))
-          next = await fetchJson(url, "POST", `/iam/v2beta1/groups/${org}:apply`, owner, { document: flat(1, "kept") })
+          next = await apply({ document: flat(1, "kept") })
         }
         assert.strictEqual(next.status, 200, JSON.stringify(next.body))
         await new Promise((resolve) => setTimeout(resolve, 3_000))
@@ -136,9 +140,9 @@ describe("an apply beside other clients", () => {
 
   it.scopedLive("a document over the limit is refused before any work, naming the limit", () =>
     Effect.gen(function*() {
-      const { org, owner, url } = yield* started
+      const { apply, org, owner, url } = yield* started
       yield* Effect.promise(async () => {
-        const refused = await fetchJson(url, "POST", `/iam/v2beta1/groups/${org}:apply`, owner, {
+        const refused = await apply({
           document: flat(10_001)
         })
         assert.strictEqual(refused.status, 400)
