@@ -450,7 +450,7 @@ organizations:
 
   it.effect("a store that fails in the middle of an apply leaves nothing of it", () =>
     Effect.gen(function*() {
-      // The memory store, failing every insert from the 7th on once armed: six writes of the apply succeed first.
+      // The memory store, failing every insert (of one row or many) from the 7th on once armed: six succeed first.
       let armed = false
       let inserts = 0
       const faulty = Layer.effect(
@@ -460,7 +460,11 @@ organizations:
           insert: (table, row) =>
             armed && ++inserts >= 7
               ? Effect.fail(new Store.StoreError({ cause: "the disk is full" }))
-              : store.insert(table, row)
+              : store.insert(table, row),
+          insertMany: (table, rows) =>
+            armed && ++inserts >= 7
+              ? Effect.fail(new Store.StoreError({ cause: "the disk is full" }))
+              : store.insertMany(table, rows)
         }))
       ).pipe(Layer.provideMerge(MemoryStore.layer))
       const engine = Arbor.layer.pipe(Layer.provideMerge(faulty), Layer.provide(Secrets.layerEphemeral))

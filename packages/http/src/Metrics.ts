@@ -186,6 +186,7 @@ export const timedStore = (store: Store.StoreService): Store.StoreService => {
     find: (table, query) => timed("find", table.name, store.find(table, query)),
     count: (table, query) => timed("count", table.name, store.count(table, query)),
     insert: (table, row) => timed("insert", table.name, store.insert(table, row)),
+    insertMany: (table, rows) => timed("insertMany", table.name, store.insertMany(table, rows)),
     update: (table, row) => timed("update", table.name, store.update(table, row)),
     delete: (table, where) => timed("delete", table.name, store.delete(table, where)),
     transaction: (effect) => timed("transaction", "", store.transaction(effect)),

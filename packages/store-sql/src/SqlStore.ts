@@ -28,6 +28,9 @@ type Range = { readonly from: string; readonly to: string }
 /** How many uids one `IN` list carries at most. */
 const chunkSize = 500
 
+/** How many values one multi-row `INSERT` binds at most (SQLite allows 32,766, PostgreSQL 65,535). */
+const insertParameters = 10_000
+
 type CountQuery = Where & {
   readonly order?: ReadonlyArray<OrderKey>
   readonly after?: ReadonlyArray<Scalar> | undefined
@@ -359,6 +362,21 @@ export const make = (
           Effect.asVoid,
           Effect.mapError(failure(table))
         ),
+      insertMany: (table, rows) => {
+        if (rows.length === 0) return Effect.void
+        const encoded = rows.map((row) => encodeRow(table, row))
+        const perStatement = Math.max(1, Math.floor(insertParameters / Object.keys(encoded[0]!).length))
+        const statements = Effect.forEach(
+          Array.from(
+            { length: Math.ceil(encoded.length / perStatement) },
+            (_, i) => encoded.slice(i * perStatement, (i + 1) * perStatement)
+          ),
+          (chunk) => sql`INSERT INTO ${sql(table.name)} ${sql.insert(chunk)}`,
+          { discard: true }
+        ).pipe(Effect.mapError(failure(table)))
+        // Several statements: all or none, as one.
+        return encoded.length <= perStatement ? statements : service.transaction(statements)
+      },
       update: (table, row) => {
         const { uid, ...values } = encodeRow(table, row)
         return sql`UPDATE ${sql(table.name)} SET ${sql.update(values)} WHERE uid = ${uid} RETURNING uid`.pipe(
@@ -377,7 +395,8 @@ export const make = (
           Effect.serviceOption(SqlClient.TransactionConnection),
           (outer) =>
             Option.isSome(outer)
-              ? Effect.mapError(savepoint(outer.value, effect), (e) => asStoreError<E>(e))
+              ? Effect.flatMap(FiberRef.get(Store.oneWhole), (whole) =>
+                Effect.mapError(whole ? effect : savepoint(outer.value, effect), (e) => asStoreError<E>(e)))
               : sql.withTransaction(Effect.zipRight(begin, effect)).pipe(
                 // `@effect/sql` turns a failed COMMIT into a defect; a lost race found at commit (a serialization
                 // failure) is retried like one found earlier.
@@ -403,7 +422,9 @@ export const make = (
                     )
                     : Effect.void
                 ),
-                Effect.mapError((e) => asStoreError<E>(e))
+                Effect.mapError((e) =>
+                  asStoreError<E>(e)
+                )
               )
         ),
       changeMarker: (fiber) => {

@@ -83,6 +83,18 @@ export const make: Effect.Effect<MemoryStoreService> = Effect.gen(function*() {
         }
         return Effect.as(checkUnique(table, ts, row), [setTable(state, table, withRow(ts, row)), undefined] as const)
       }),
+    insertMany: (table, inputs) =>
+      write((state) =>
+        Effect.map(
+          Effect.reduce(inputs, tableState(state, table), (ts, input) => {
+            const row = positioned(table, normalize(table, input))
+            return ts.rows.get(row.uid) !== undefined
+              ? Effect.fail(new UniqueViolation({ table: table.name, columns: ["uid"] }))
+              : Effect.as(checkUnique(table, ts, row), withRow(ts, row))
+          }),
+          (ts) => [setTable(state, table, ts), undefined] as const
+        )
+      ),
     update: (table, input) =>
       write((state) => {
         const ts = tableState(state, table)

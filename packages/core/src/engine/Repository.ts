@@ -48,6 +48,10 @@ export interface Repository<A> {
    * fails with FailedPrecondition, changing nothing, where it would break one of the engine's invariants.
    */
   readonly insert: (value: A) => Effect.Effect<void, UniqueViolation | Internal | Unavailable | FailedPrecondition>
+  /** Inserts `values` as `insert` does each, all or none, in as few statements as the store can. */
+  readonly insertMany: (
+    values: ReadonlyArray<A>
+  ) => Effect.Effect<void, UniqueViolation | Internal | Unavailable | FailedPrecondition>
   readonly update: (value: A) => Effect.Effect<boolean, UniqueViolation | Internal | Unavailable | FailedPrecondition>
   readonly delete: (where: Where) => Effect.Effect<number, Internal | Unavailable | FailedPrecondition>
   /**
@@ -199,6 +203,16 @@ export const make = <A extends { readonly uid: Uid }, I>(
       insert: (value) =>
         Effect.flatMap(encode(value), (row) =>
           orInternal(written(store.insert(table, row), { change: "created", changed: () => [row], stored: [row] }))),
+      insertMany: (values) =>
+        Effect.flatMap(Effect.forEach(values, encode), (rows) =>
+          orInternal(
+            written(store.insertMany(table, rows), {
+              change: "created",
+              changed: () =>
+                rows,
+              stored: rows
+            })
+          )),
       update: (value) =>
         Effect.flatMap(encode(value), (row) =>
           orInternal(written(store.update(table, row), {
@@ -208,8 +222,7 @@ export const make = <A extends { readonly uid: Uid }, I>(
             previous: Effect.map(store.get(table, row.uid), Option.toArray),
             stored: [row]
           }))),
-      rewrite: (value) =>
-        Effect.flatMap(encode(value), (row) => orInternal(quietly(store.update(table, row)))),
+      rewrite: (value) => Effect.flatMap(encode(value), (row) => orInternal(quietly(store.update(table, row)))),
       delete: (where) =>
         orInternal(written(store.delete(table, where), {
           change: "deleted",

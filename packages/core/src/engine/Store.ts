@@ -134,6 +134,18 @@ export const lazyCommits: FiberRef.FiberRef<boolean> = FiberRef.unsafeMake(false
 export const lazyCommit = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.locally(effect, lazyCommits, true)
 
+/** Whether the current fiber's nested transactions are parts of one whole (`asOneWhole`). */
+export const oneWhole: FiberRef.FiberRef<boolean> = FiberRef.unsafeMake(false)
+
+/**
+ * `effect`, its nested transactions run without savepoints: for a caller that fails its outermost transaction
+ * whenever any part of it fails, so that no part is ever undone alone (an `:apply`, all or nothing). A savepoint
+ * costs a part two statements (on PostgreSQL, two round trips); no part of `effect` may recover from a failed
+ * write and go on.
+ */
+export const asOneWhole = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.locally(effect, oneWhole, true)
+
 export const isUniqueViolation = (u: unknown): u is UniqueViolation => Predicate.isTagged(u, "UniqueViolation")
 
 /** True for a StoreError, recognized by its tag. */
@@ -151,6 +163,12 @@ export interface StoreService {
     query: Where & { readonly order?: ReadonlyArray<OrderKey>; readonly after?: ReadonlyArray<Scalar> | undefined }
   ) => Effect.Effect<number, StoreError>
   readonly insert: (table: Table, row: Row) => Effect.Effect<void, UniqueViolation | StoreError>
+  /**
+   * Inserts `rows`, all or none: one that breaks a unique constraint (with a stored row or with another of `rows`)
+   * fails the call, which inserts none of them. Position columns follow the order of `rows`. A store writes them in
+   * as few statements as it can (a SQL store, a few hundred rows each).
+   */
+  readonly insertMany: (table: Table, rows: ReadonlyArray<Row>) => Effect.Effect<void, UniqueViolation | StoreError>
   /** Replaces the row with the same uid; false when there is none. */
   readonly update: (table: Table, row: Row) => Effect.Effect<boolean, UniqueViolation | StoreError>
   /** Deletes the rows matching `where`; returns how many. */
@@ -197,6 +215,7 @@ export const withSpans = (store: StoreService): StoreService => ({
   find: (table, query) => spanned(store.find(table, query), "find", table),
   count: (table, query) => spanned(store.count(table, query), "count", table),
   insert: (table, row) => spanned(store.insert(table, row), "insert", table),
+  insertMany: (table, rows) => spanned(store.insertMany(table, rows), "insertMany", table),
   update: (table, row) => spanned(store.update(table, row), "update", table),
   delete: (table, where) => spanned(store.delete(table, where), "delete", table),
   transaction: (effect) => spanned(store.transaction(effect), "transaction"),
@@ -223,6 +242,7 @@ export const withBoundedStaleness = (store: StoreService, bound: Duration.Durati
   return {
     ...store,
     insert: (table, row) => counted(store.insert(table, row)),
+    insertMany: (table, rows) => counted(store.insertMany(table, rows)),
     update: (table, row) => counted(store.update(table, row)),
     delete: (table, where) => counted(store.delete(table, where)),
     transaction: (effect) => counted(store.transaction(Effect.locally(effect, inTransaction, true))),

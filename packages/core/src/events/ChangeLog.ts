@@ -58,11 +58,24 @@ export interface Logged {
   /** The group an entry belongs to: the resource's parent (itself at the root), unless the kind says otherwise. */
   readonly groupOf?: (uid: Uid.Uid) => Uid.Uid
   /**
-   * The entry's body from the stored row: the resource as the engine's class for it encodes it, secrets left out and
-   * references hydrated. By default, the row without its `parent`.
+   * The entries' bodies from the stored rows, one each, in order: the resource as the engine's class for it encodes
+   * it, secrets left out and references hydrated (read for all the rows of a write at once). By default, each row
+   * without its `parent`.
    */
-  readonly body?: (row: Row, store: StoreService) => Effect.Effect<Fields, StoreError>
+  readonly body?: (rows: ReadonlyArray<Row>, store: StoreService) => Effect.Effect<ReadonlyArray<Fields>, StoreError>
 }
+
+/** A `body` that needs nothing but each row. */
+export const eachRow =
+  (body: (row: Row) => Fields) => (rows: ReadonlyArray<Row>): Effect.Effect<ReadonlyArray<Fields>> =>
+    Effect.succeed(rows.map(body))
+
+/** The rows of `table` with those uids, by uid, in one read. */
+export const rowsByUid = (store: StoreService, table: Table, uids: ReadonlyArray<unknown>) =>
+  Effect.map(
+    store.getMany(table, [...new Set(uids.map(String))]),
+    (rows) => new Map(rows.map((row) => [row.uid as string, row]))
+  )
 
 /** A table's logging: its kind and the types `<prefix>.created.v1`, `<prefix>.updated.v1`, `<prefix>.deleted.v1`. */
 export const logged = (
@@ -282,12 +295,12 @@ export const append = (
         const requestId = fiber.getFiberRef(currentRequestId) ?? null
         const typed = fiber.getFiberRef(currentTypes).find((t) => t.kind === logged.kind && t.change === change)
         const type = typed?.type ?? logged.types[change]
-        return Effect.forEach(rows, (row) =>
-          Effect.flatMap(
-            logged.body === undefined ? Effect.succeed(defaultBody(row)) : logged.body(row, store),
-            (body) => {
+        return Effect.map(
+          logged.body === undefined ? Effect.succeed(rows.map(defaultBody)) : logged.body(rows, store),
+          (bodies) =>
+            rows.map((row, i): Row => {
               const subject = row.uid as Uid.Uid
-              return store.insert(table, {
+              return {
                 uid: Uid.makeChild(groupOf(logged, subject)),
                 parent: groupOf(logged, subject),
                 id: globalThis.crypto.randomUUID(),
@@ -298,11 +311,12 @@ export const append = (
                 actorSubject: actor.subject,
                 actor,
                 requestId,
-                body
-              }).pipe(
-                // Entry uids are 64 random bits below their group, and positions the store's own: neither can clash.
-                Effect.catchTag("UniqueViolation", (e) => Effect.die(e))
-              )
-            }
-          ), { discard: true })
+                body: bodies[i]
+              }
+            })
+        ).pipe(
+          Effect.flatMap((entries) => store.insertMany(table, entries)),
+          // Entry uids are 64 random bits below their group, and positions the store's own: neither can clash.
+          Effect.catchTag("UniqueViolation", (e) => Effect.die(e))
+        )
       }))

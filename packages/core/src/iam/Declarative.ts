@@ -34,7 +34,7 @@ import {
 import { operation } from "../engine/internal/tracing.js"
 import type { Page } from "../engine/Lists.js"
 import { orInternal } from "../engine/Repository.js"
-import { Store } from "../engine/Store.js"
+import * as Store from "../engine/Store.js"
 import * as Uid from "../engine/Uid.js"
 import * as Validation from "../engine/Validation.js"
 import type * as Subscription from "../events/Subscription.js"
@@ -173,18 +173,60 @@ const etagOf = (state: State) =>
   ).sort().join(";")
 
 /** A change, and how it is made: given the uids of the paths made so far, it records those it makes. */
-interface Step {
+type Step = RunStep | BatchStep
+
+/** A change made by itself. */
+interface RunStep {
   readonly change: Change
   readonly run: (uids: Map<string, Uid.Uid>) => Effect.Effect<unknown, ArborError>
   /** The binding a delete removes. */
   readonly binding?: RoleBinding.RoleBinding | undefined
   /** Where in the document the change comes from: the engine's refusal of a field is named below it. */
   readonly at?: string | undefined
+  readonly batch?: undefined
+}
+
+/** A create made in one write with the creates of its kind beside it in the plan (`createFolders`, `createBindings`). */
+interface BatchStep {
+  readonly change: Change
+  readonly batch: Batched
+  readonly binding?: undefined
+}
+
+type Batched = FolderCreate | BindingCreate
+
+/** A folder to create: its path and its parent's below the organization, and the create's body. */
+interface FolderCreate {
+  readonly _tag: "folder"
+  readonly path: string
+  readonly parent: string
+  readonly input: { readonly name: string; readonly description?: string }
+}
+
+/** A binding to create: its group and the create's body, once the uids of what the apply made are known. */
+interface BindingCreate {
+  readonly _tag: "binding"
+  readonly resolve: (uids: Map<string, Uid.Uid>) => Effect.Effect<{
+    readonly groupUid: Uid.Uid
+    readonly input: { readonly identityUid: Uid.Uid; readonly roleUid: Uid.Uid }
+  }, ArborError>
 }
 
 const bindingKey = (identity: string, role: string, group: string) => `${identity}\n${role}\n${group}`
 const mappingKey = (externalGroup: string, role: string, scope: string) => `${externalGroup}\n${role}\n${scope}`
 const subscriptionKey = (sink: string, group: string) => `${group}\n${sink}`
+/** `steps` in order, each run of consecutive creates of one kind in a batch as one array of them. */
+const runsOf = (steps: ReadonlyArray<Step>): Array<RunStep | Array<Batched>> => {
+  const runs: Array<RunStep | Array<Batched>> = []
+  for (const step of steps) {
+    const last = runs.at(-1)
+    if (step.batch === undefined) runs.push(step)
+    else if (Array.isArray(last) && last[0]!._tag === step.batch._tag) last.push(step.batch)
+    else runs.push([step.batch])
+  }
+  return runs
+}
+
 /** The folder of a path below the organization ("" for the organization itself), and the last name. */
 const split = (path: string) => {
   const at = path.lastIndexOf("/")
@@ -305,7 +347,7 @@ const foldersOf = (organization: Organization) => {
 
 /** Builds the Declarative service from the services in its context; `Arbor.layer` builds it with the others. */
 export const make = Effect.gen(function*() {
-  const store = yield* Store
+  const store = yield* Store.Store
   const groups = yield* Groups
   const roles = yield* Roles
   const identities = yield* Identities
@@ -612,12 +654,7 @@ export const make = Effect.gen(function*() {
         if (current === undefined) {
           creates.push({
             change: { action: "create", kind: "folder", path: full(path) },
-            run: (uids) =>
-              Effect.flatMap(uidOf(uids, parent), (parentUid) =>
-                Effect.map(
-                  groups.create(principal, parentUid, { name: folderName, ...description(folder.description) }),
-                  (created) => void uids.set(path, created.uid)
-                ))
+            batch: { _tag: "folder", path, parent, input: { name: folderName, ...description(folder.description) } }
           })
         } else if ((folder.description ?? "") !== current.description) {
           updates.push({
@@ -901,13 +938,16 @@ export const make = Effect.gen(function*() {
             kind: "binding",
             path: `${full(identity)} → ${binding.role} at ${full(group)}`
           },
-          run: (uids) =>
-            Effect.gen(function*() {
-              const at = yield* uidOf(uids, group)
-              const identityUid = state.identities.get(identity)?.uid ??
-                (yield* uidOf(uids, `identity:${identity}`))
-              yield* bindings.create(principal, at, { identityUid, roleUid: yield* roleUid(uids, binding.role) })
-            })
+          batch: {
+            _tag: "binding",
+            resolve: (uids) =>
+              Effect.gen(function*() {
+                const groupUid = yield* uidOf(uids, group)
+                const identityUid = state.identities.get(identity)?.uid ??
+                  (yield* uidOf(uids, `identity:${identity}`))
+                return { groupUid, input: { identityUid, roleUid: yield* roleUid(uids, binding.role) } }
+              })
+          }
         })
       }
 
@@ -1043,6 +1083,46 @@ export const make = Effect.gen(function*() {
       () => Effect.sync(() => organizations.forEach((name) => applying.delete(name)))
     )
 
+  /** Makes a batch of creates of one kind (`runsOf`). */
+  const createBatch = (principal: Principal, uids: Map<string, Uid.Uid>, batch: ReadonlyArray<Batched>) => {
+    const folders = batch.flatMap((created) => created._tag === "folder" ? [created] : [])
+    const bound = batch.flatMap((created) => created._tag === "binding" ? [created] : [])
+    return Effect.zipRight(
+      createFolders(principal, uids, folders),
+      bound.length === 0
+        ? Effect.void
+        : Effect.flatMap(
+          Effect.forEach(bound, (binding) => binding.resolve(uids)),
+          (creations) => bindings.createMany(principal, creations)
+        )
+    )
+  }
+
+  /**
+   * Creates `folders` (parents first, as the plan lists them) a level at a time, each level in one write, and notes
+   * each one's uid by its path.
+   */
+  const createFolders = (principal: Principal, uids: Map<string, Uid.Uid>, folders: ReadonlyArray<FolderCreate>) => {
+    const levels = new Map<number, Array<FolderCreate>>()
+    for (const folder of folders) {
+      const depth = folder.path.split("/").length
+      const level = levels.get(depth)
+      if (level === undefined) levels.set(depth, [folder])
+      else level.push(folder)
+    }
+    return Effect.forEach([...levels].sort(([a], [b]) => a - b), ([, level]) =>
+      Effect.gen(function*() {
+        const creations: Array<{ readonly parentUid: string; readonly input: FolderCreate["input"] }> = []
+        for (const folder of level) {
+          const parentUid = uids.get(folder.parent)
+          if (parentUid === undefined) return yield* internal(`the plan made no ${folder.parent}`, "PLAN")
+          creations.push({ parentUid, input: folder.input })
+        }
+        const created = yield* groups.createMany(principal, creations)
+        level.forEach((folder, i) => uids.set(folder.path, created[i]!.uid))
+      }), { discard: true })
+  }
+
   const apply = (principal: Principal, input: unknown, options: Options = {}) =>
     operation("Declarative.apply")(Effect.flatMap(decodeDocument(input), (document) =>
       alone(
@@ -1056,14 +1136,16 @@ export const make = Effect.gen(function*() {
               reason: "ETAG_MISMATCH"
             })
           }
-          for (const organization of steps) {
+          // All or nothing: a step that fails fails the apply, so no step needs a savepoint of its own.
+          yield* Store.asOneWhole(Effect.forEach(steps, (organization) => {
             const uids = new Map(organization.existing)
-            for (const step of organization.steps) {
-              yield* step.run(uids).pipe(
-                Effect.catchTag("InvalidArgument", (e) => Effect.fail(step.at === undefined ? e : e.within(step.at)))
-              )
-            }
-          }
+            return Effect.forEach(runsOf(organization.steps), (run) =>
+              Array.isArray(run)
+                ? createBatch(principal, uids, run)
+                : run.run(uids).pipe(
+                  Effect.catchTag("InvalidArgument", (e) => Effect.fail(run.at === undefined ? e : e.within(run.at)))
+                ), { discard: true })
+          }, { discard: true }))
           // validateOnly: every change made, as the caller, and undone, so each is refused as it would be.
           if (options.validateOnly === true) return yield* new ValidatedOnly({ plan })
           return plan

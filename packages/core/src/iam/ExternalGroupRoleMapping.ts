@@ -4,7 +4,6 @@
  * external group is in the person's groups claim gives its role at its group for that session only: the API token
  * names the mappings, and nothing is bound. Mappings are never changed: delete one and create another.
  */
-import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { Timestamp } from "../engine/internal/fields.js"
 import type { Table } from "../engine/Store.js"
@@ -77,7 +76,7 @@ export const table: Table = {
   events: ChangeLog.logged("external_group_role_mapping", "dev.chainguard.api.iam.external_group_role_mappings", {
     // A mapping's entries are its provider's group's.
     groupOf: (uid) => Uids.unsafeMake(uid.split("/").slice(0, -2).join("/")),
-    body: (row) => Effect.succeed(ChangeLog.omitting("grantedBy", "key")(row))
+    body: ChangeLog.eachRow(ChangeLog.omitting("grantedBy", "key"))
   }),
   columns: {
     identityProviderUid: { type: "text" },

@@ -4,7 +4,6 @@
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { Timestamp } from "../engine/internal/fields.js"
@@ -112,18 +111,19 @@ export const table: Table = {
   name: "group_invites",
   events: ChangeLog.logged("group_invite", "dev.chainguard.api.iam.group_invite", {
     // The code is a secret, kept only as a hash: neither is logged. The role is embedded, as invites are returned.
-    body: (row, store) =>
-      Effect.map(store.get(Role.table, String(row.roleUid)), (role) => {
-        const { email, ...rest } = ChangeLog.omitting("codeHash", "redeemed", "grantedBy")(row)
-        return {
-          ...rest,
-          ...(email === null ? {} : { email }),
-          role: Option.match(role, {
-            onNone: () => ({ uid: row.roleUid, name: "", description: "" }),
-            onSome: (r) => ({ uid: r.uid, name: r.name, description: r.description })
-          })
-        }
-      })
+    body: (rows, store) =>
+      Effect.map(ChangeLog.rowsByUid(store, Role.table, rows.map((row) => row.roleUid)), (roles) =>
+        rows.map((row) => {
+          const { email, ...rest } = ChangeLog.omitting("codeHash", "redeemed", "grantedBy")(row)
+          const role = roles.get(String(row.roleUid))
+          return {
+            ...rest,
+            ...(email === null ? {} : { email }),
+            role: role === undefined
+              ? { uid: row.roleUid, name: "", description: "" }
+              : { uid: role.uid, name: role.name, description: role.description }
+          }
+        }))
   }),
   columns: {
     roleUid: { type: "text" },

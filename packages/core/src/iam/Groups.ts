@@ -64,6 +64,12 @@ export const childKinds: ReadonlyArray<ChildKind> = [
   { table: Subscription.table, label: "subscriptions" }
 ]
 
+/** A group to create: below `parent` (an organization when null), from the request body `input`. */
+interface Creation {
+  readonly parent: Uid.Uid | null
+  readonly input: unknown
+}
+
 /** Builds the Groups service from the services in its context; `Arbor.layer` builds it with the others. */
 export const make = Effect.gen(function*() {
   const ops = yield* operations
@@ -86,38 +92,62 @@ export const make = Effect.gen(function*() {
     load: Lists.asIs
   }
 
-  /** Creates a group below `parent` (an organization when null), and an `owner` binding at it in the same write. */
-  const insert = (principal: Principal, parent: Uid.Uid | null, input: unknown, owner?: Uid.Uid) =>
+  /**
+   * Creates groups, each below its parent (an organization when null), which exists already: in one write, all or
+   * none. A root group gets an `owner` binding for `owner` in the same write.
+   */
+  const insert = (principal: Principal, creations: ReadonlyArray<Creation>, owner?: Uid.Uid) =>
     Effect.gen(function*() {
-      if (parent !== null && Uid.depth(parent) >= Group.maxDepth) {
-        return yield* Errors.InvalidArgument.field(
-          "parent",
-          `is ${Group.maxDepth} levels below its organization: folders nest at most ${Group.maxDepth} deep`
-        )
+      const made: Array<{ readonly uid: Uid.Uid; readonly fields: typeof Group.CreateGroup.Type }> = []
+      for (const { input, parent } of creations) {
+        if (parent !== null && Uid.depth(parent) >= Group.maxDepth) {
+          return yield* Errors.InvalidArgument.field(
+            "parent",
+            `is ${Group.maxDepth} levels below its organization: folders nest at most ${Group.maxDepth} deep`
+          )
+        }
+        const fields = yield* Validation.decodeRequest(Group.CreateGroup, Group.fields)(input)
+        made.push({ uid: parent === null ? Uid.makeRoot() : Uid.makeChild(parent), fields })
       }
-      // A new group is not verified: `verified` in a create body is output-only there and ignored (a client that
-      // copies a fetched group sends it); only a platform admin's update sets it.
-      const fields = { ...yield* Validation.decodeRequest(Group.CreateGroup, Group.fields)(input), verified: false }
-      const uid = parent === null ? Uid.makeRoot() : Uid.makeChild(parent)
+      const named = (group: { readonly uid: Uid.Uid; readonly fields: { readonly name: string } }) => {
+        const parent = Uid.parentOrNull(group.uid)
+        return `a group named '${group.fields.name}' already exists ${parent === null ? "at the root" : `in ${parent}`}`
+      }
       return yield* commit(
         ops,
         principal,
         Effect.gen(function*() {
-          if (parent !== null) yield* orNotFound(groups.get(parent), "group", parent)
+          const parents = [...new Set(made.flatMap(({ uid }) => Uid.parentOrNull(uid) ?? []))]
+          const found = new Set((yield* groups.getMany(parents)).map((group) => group.uid))
+          const missing = parents.find((parent) => !found.has(parent))
+          if (missing !== undefined) return yield* new Errors.NotFound({ resourceType: "group", uid: missing })
+          // Several at once: a clash with a stored sibling found first, to be named (the insert's own refusal, which
+          // would end the transaction on PostgreSQL, does not say which).
+          if (made.length > 1) {
+            const taken = yield* groups.findRows({
+              conditions: [
+                { _tag: "In", column: "parent", values: parents },
+                { _tag: "In", column: "name", values: [...new Set(made.map(({ fields }) => fields.name))] }
+              ],
+              order: [{ column: "uid", direction: "asc" }]
+            })
+            const siblings = new Set(taken.map((row) => `${row.parent}\n${row.name}`))
+            const clash = made.find(({ fields, uid }) => siblings.has(`${Uid.parentOrNull(uid)}\n${fields.name}`))
+            if (clash !== undefined) {
+              return yield* new Errors.AlreadyExists({ resourceType: "group", description: named(clash) })
+            }
+          }
           const now = yield* DateTime.now
-          const group = new Group.Group({
-            uid,
-            ...fields,
-            createTime: now,
-            updateTime: now
-          }, trusted)
-          yield* groups.insert(group).pipe(
-            conflict(
-              "group",
-              `a group named '${fields.name}' already exists ${parent === null ? "at the root" : `in ${parent}`}`
-            )
+          // A new group is not verified: `verified` in a create body is output-only there and ignored (a client that
+          // copies a fetched group sends it); only a platform admin's update sets it.
+          const created = made.map(({ fields, uid }) =>
+            new Group.Group({ uid, ...fields, verified: false, createTime: now, updateTime: now }, trusted)
+          )
+          yield* groups.insertMany(created).pipe(
+            conflict("group", made.length === 1 ? named(made[0]!) : "a group of the same name already exists")
           )
           if (owner !== undefined) {
+            const uid = created[0]!.uid
             yield* orNotFound(identities.get(owner), "identity", owner)
             yield* bindings.insert({
               uid: Uid.makeChild(uid),
@@ -128,7 +158,7 @@ export const make = Effect.gen(function*() {
               updateTime: now
             }).pipe(unexpectedConflict)
           }
-          return group
+          return created
         })
       )
     })
@@ -234,8 +264,26 @@ export const make = Effect.gen(function*() {
     create: Effect.fnUntraced(function*(principal: Principal, parentUid: string, input: unknown) {
       const parent = yield* Uid.parse(parentUid, "parent")
       yield* authorization.check(principal, Group.permissions.create, parent)
-      return yield* insert(principal, parent, input)
+      return (yield* insert(principal, [{ parent, input }]))[0]!
     }, operation("Groups.create")),
+
+    /**
+     * Creates groups below existing ones, as `create` does each, in one write: all or none. For many at once (an
+     * `:apply`), in a few statements rather than a few each.
+     */
+    createMany: Effect.fnUntraced(function*(
+      principal: Principal,
+      creations: ReadonlyArray<{ readonly parentUid: string; readonly input: unknown }>
+    ) {
+      const parsed: Array<Creation> = []
+      for (const { input, parentUid } of creations) {
+        parsed.push({ parent: yield* Uid.parse(parentUid, "parent"), input })
+      }
+      for (const parent of new Set(parsed.map(({ parent }) => parent))) {
+        yield* authorization.check(principal, Group.permissions.create, parent!)
+      }
+      return yield* insert(principal, parsed)
+    }, operation("Groups.createMany")),
 
     /** Creates a root group (an organization): for the system principal and configured platform admins. */
     createRoot: Effect.fnUntraced(function*(principal: Principal, input: unknown, options: {
@@ -249,7 +297,7 @@ export const make = Effect.gen(function*() {
       const owner = options.owner === undefined
         ? (principal._tag === "Identity" ? principal.uid : undefined)
         : yield* Uid.parse(options.owner, "owner")
-      return yield* insert(principal, null, input, owner)
+      return (yield* insert(principal, [{ parent: null, input }], owner))[0]!
     }, operation("Groups.createRoot")),
 
     /** Updates a group: the fields present in `patch`, or those named by `updateMask`. */

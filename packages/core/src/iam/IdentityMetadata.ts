@@ -4,7 +4,6 @@
  * referring pages), which only they set, through `UpdateIdentityMetadata`. Kept beside the identity, one row per
  * identity that has set any, and removed with it.
  */
-import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { Timestamp } from "../engine/internal/fields.js"
 import type { Table } from "../engine/Store.js"
@@ -77,7 +76,7 @@ export const table: Table = {
       deleted: "dev.chainguard.api.iam.identity.metadata.deleted.v1"
     },
     // An identity's entry is its group's, as the identity's own are; a person's is their own.
-    body: (row) => Effect.succeed({ uid: row.uid, ...ChangeLog.fieldsOf(row.fields) })
+    body: ChangeLog.eachRow((row) => ({ uid: row.uid, ...ChangeLog.fieldsOf(row.fields) }))
   } satisfies ChangeLog.Logged,
   columns: {
     fields: { type: "json" },

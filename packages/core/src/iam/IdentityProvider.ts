@@ -1,7 +1,6 @@
 /**
  * Identity providers: upstream OIDC providers whose users log in to a group, receiving its default role.
  */
-import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as Struct from "effect/Struct"
 import { OptionalDescription, RequiredName, Timestamp } from "../engine/internal/fields.js"
@@ -100,8 +99,10 @@ export const table: Table = {
   name: "identity_providers",
   events: ChangeLog.logged("identity_provider", "dev.chainguard.api.iam.identity_providers", {
     // The client secret is write-only: never returned, never logged.
-    body: (row) =>
-      Effect.succeed({ ...ChangeLog.omitting("grantedBy")(row), oidc: ChangeLog.without(row.oidc, "clientSecret") })
+    body: ChangeLog.eachRow((row) => ({
+      ...ChangeLog.omitting("grantedBy")(row),
+      oidc: ChangeLog.without(row.oidc, "clientSecret")
+    }))
   }),
   columns: {
     name: { type: "text" },

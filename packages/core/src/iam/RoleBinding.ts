@@ -2,7 +2,6 @@
  * Role bindings: an identity holding a role within a group, and so in every group below it.
  */
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Timestamp } from "../engine/internal/fields.js"
 import * as Versions from "../engine/internal/storage/versions.js"
@@ -85,43 +84,40 @@ export const table: Table = {
     // The identity, group and role as they were when the binding was written (DECISIONS §20: history is not
     // rewritten when one is deleted or renamed later); each reader sees of them only what it may read where they
     // live (`internal/embedding`), the uid alone elsewhere.
-    body: (row, store) =>
+    body: (rows, store) =>
       Effect.map(
         Effect.all([
-          store.get(Identity.table, row.identityUid as string),
-          store.get(Group.table, row.parent as string),
-          Effect.map(
-            store.get(Role.table, row.roleUid as string),
-            Option.orElse(() =>
-              Option.map(
-                Option.fromNullable(Role.builtIns.find((role) => role.uid === row.roleUid)),
-                (role): { readonly [column: string]: unknown } => ({ name: role.name, description: role.description })
-              )
-            )
-          )
+          ChangeLog.rowsByUid(store, Identity.table, rows.map((row) => row.identityUid)),
+          ChangeLog.rowsByUid(store, Group.table, rows.map((row) => row.parent)),
+          ChangeLog.rowsByUid(store, Role.table, rows.map((row) => row.roleUid))
         ]),
-        ([identity, group, role]) => {
-          const text = (found: Option.Option<{ readonly [column: string]: unknown }>, column: string) =>
-            Option.match(found, { onNone: () => "", onSome: (value) => String(value[column] ?? "") })
-          const claims: ChangeLog.Fields = Option.match(identity, {
-            onNone: () => ({}),
-            onSome: (value) => ({ ...ChangeLog.fieldsOf(value.staticKeys), ...ChangeLog.fieldsOf(value.claimMatch) })
+        ([identities, groups, roles]) =>
+          rows.map((row) => {
+            const identity = identities.get(String(row.identityUid))
+            const group = groups.get(String(row.parent))
+            const builtIn = Role.builtIns.find((role) => role.uid === row.roleUid)
+            const role = roles.get(String(row.roleUid)) ??
+              (builtIn === undefined ? undefined : { name: builtIn.name, description: builtIn.description })
+            const text = (found: { readonly [column: string]: unknown } | undefined, column: string) =>
+              String(found?.[column] ?? "")
+            const claims: ChangeLog.Fields = identity === undefined
+              ? {}
+              : { ...ChangeLog.fieldsOf(identity.staticKeys), ...ChangeLog.fieldsOf(identity.claimMatch) }
+            return {
+              uid: row.uid,
+              identity: {
+                uid: row.identityUid,
+                name: text(identity, "name"),
+                description: text(identity, "description"),
+                subject: typeof claims.subject === "string" ? claims.subject : "",
+                issuer: typeof claims.issuer === "string" ? claims.issuer : ""
+              },
+              group: { uid: row.parent, name: text(group, "name"), description: text(group, "description") },
+              role: { uid: row.roleUid, name: text(role, "name"), description: text(role, "description") },
+              createTime: row.createTime,
+              updateTime: row.updateTime
+            }
           })
-          return {
-            uid: row.uid,
-            identity: {
-              uid: row.identityUid,
-              name: text(identity, "name"),
-              description: text(identity, "description"),
-              subject: typeof claims.subject === "string" ? claims.subject : "",
-              issuer: typeof claims.issuer === "string" ? claims.issuer : ""
-            },
-            group: { uid: row.parent, name: text(group, "name"), description: text(group, "description") },
-            role: { uid: row.roleUid, name: text(role, "name"), description: text(role, "description") },
-            createTime: row.createTime,
-            updateTime: row.updateTime
-          }
-        }
       )
   }),
   columns: {

@@ -5,7 +5,7 @@
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { FieldViolation, InvalidArgument, PermissionDenied } from "../engine/Errors.js"
+import { AlreadyExists, FieldViolation, InvalidArgument, PermissionDenied } from "../engine/Errors.js"
 import * as FieldMask from "../engine/internal/lists/fieldMask.js"
 import { commit, conflict, operations, orNotFound } from "../engine/internal/operations.js"
 import * as Resources from "../engine/internal/resources.js"
@@ -48,6 +48,20 @@ export const filters = (options: RoleBindingListOptions): Lists.Filters => {
     conditions.push({ _tag: "Equals", column, value })
   }
   return { conditions, violations, digest: [options.identity, options.group, options.role] }
+}
+
+/** A binding to make: its group, identity and role. */
+interface Wanted {
+  readonly group: Uid.Uid
+  readonly identityUid: Uid.Uid
+  readonly roleUid: Uid.Uid
+}
+
+/** Where the checks of a binding's references read its group, identity and role. */
+interface References {
+  readonly groups: Pick<Repository.Repository<Group.Group>, "get">
+  readonly identities: Pick<Repository.Repository<Identity.Identity>, "get">
+  readonly roles: Pick<Repository.Repository<Role.Role>, "get">
 }
 
 /** Builds the RoleBindings service from the services in its context; `Arbor.layer` builds it with the others. */
@@ -98,9 +112,15 @@ export const make = Effect.gen(function*() {
    * A person is referenced by the uid `LookupIdentity` gives, whether or not they have signed in yet (the binding
    * holds from their first sign-in) and alike either way, so that a binding tells nobody whether they have.
    */
-  const checkReferences = (grants: Grants, group: Uid.Uid, identityUid: Uid.Uid, roleUid: Uid.Uid) =>
+  const checkReferences = (
+    grants: Grants,
+    group: Uid.Uid,
+    identityUid: Uid.Uid,
+    roleUid: Uid.Uid,
+    read: References = { groups, identities, roles }
+  ) =>
     Effect.gen(function*() {
-      const groupValue = yield* orNotFound(groups.get(group), "group", group)
+      const groupValue = yield* orNotFound(read.groups.get(group), "group", group)
       const person = Uid.parentOrNull(identityUid) === null
       const identityGroup = person
         ? (yield* provisionedFor(identityUid, group)) ?? group
@@ -108,9 +128,9 @@ export const make = Effect.gen(function*() {
       if (!grants.holds(Identity.permissions.list, identityGroup)) {
         return yield* new PermissionDenied({ capability: Identity.permissions.list, resource: identityUid })
       }
-      const found = yield* identities.get(identityUid)
+      const found = yield* read.identities.get(identityUid)
       if (!person && Option.isNone(found)) return yield* orNotFound(Effect.succeedNone, "identity", identityUid)
-      const role = yield* grantable(roles, grants, roleUid, group)
+      const role = yield* grantable(read.roles, grants, roleUid, group)
       return { group: groupValue, identity: Option.getOrUndefined(found), role }
     })
 
@@ -122,21 +142,62 @@ export const make = Effect.gen(function*() {
     groupOf: Resources.parentGroup
   }
 
-  /** Binds `identityUid` to `roleUid` in `group`, once its references are checked (in the caller's transaction). */
-  const bind = (grants: Grants, group: Uid.Uid, identityUid: Uid.Uid, roleUid: Uid.Uid) =>
+  /**
+   * What the references of `wanted` bindings read, each kind in one read: the groups, identities and roles they
+   * name, for `checkReferences` to look up.
+   */
+  const referencesOf = (wanted: ReadonlyArray<Wanted>) =>
     Effect.gen(function*() {
-      const refs = yield* checkReferences(grants, group, identityUid, roleUid)
+      const lookup = <A extends { readonly uid: Uid.Uid }>(values: ReadonlyArray<A>) => {
+        const byUid = new Map(values.map((value) => [value.uid as string, value]))
+        return { get: (uid: string) => Effect.succeed(Option.fromNullable(byUid.get(uid))) }
+      }
+      const distinct = (uids: ReadonlyArray<Uid.Uid>) => [...new Set(uids)]
+      return {
+        groups: lookup(yield* groups.getMany(distinct(wanted.map((w) => w.group)))),
+        identities: lookup(yield* identities.getMany(distinct(wanted.map((w) => w.identityUid)))),
+        roles: lookup(yield* roles.getMany(distinct(wanted.map((w) => w.roleUid))))
+      } satisfies References
+    })
+
+  /**
+   * Binds each identity to its role in its group, once every binding's references are checked (in the caller's
+   * transaction, in order: the first refused refuses them all); in one write for many (an `:apply`).
+   */
+  const bind = (grants: Grants, wanted: ReadonlyArray<Wanted>) =>
+    Effect.gen(function*() {
+      const read = wanted.length === 1 ? undefined : yield* referencesOf(wanted)
+      const refs = yield* Effect.forEach(
+        wanted,
+        ({ group, identityUid, roleUid }) => checkReferences(grants, group, identityUid, roleUid, read)
+      )
       const now = yield* DateTime.now
-      const record: RoleBinding.Record = {
+      const records = wanted.map(({ group, identityUid, roleUid }): RoleBinding.Record => ({
         uid: Uid.makeChild(group),
         parent: group,
         identityUid,
         roleUid,
         createTime: now,
         updateTime: now
+      }))
+      // Several at once: one already bound found first, to be named (the insert's own refusal, which would end the
+      // transaction on PostgreSQL, does not say which).
+      if (records.length > 1) {
+        const held = yield* bindings.findRows({
+          conditions: [
+            { _tag: "In", column: "parent", values: [...new Set(records.map((r) => r.parent))] },
+            { _tag: "In", column: "identityUid", values: [...new Set(records.map((r) => r.identityUid))] }
+          ],
+          order: [{ column: "uid", direction: "asc" }]
+        })
+        const keys = new Set(held.map((row) => `${row.parent}\n${row.identityUid}\n${row.roleUid}`))
+        const bound = records.find((r) => keys.has(`${r.parent}\n${r.identityUid}\n${r.roleUid}`))
+        if (bound !== undefined) {
+          return yield* new AlreadyExists({ resourceType: "role binding", description: duplicate(bound.parent) })
+        }
       }
-      yield* bindings.insert(record).pipe(conflict("role binding", duplicate(group)))
-      return embedding.embed(grants, record, refs)
+      yield* bindings.insertMany(records).pipe(conflict("role binding", duplicate(records[0]?.parent ?? "")))
+      return records.map((record, i) => embedding.embed(grants, record, refs[i]!))
     })
 
   const service = {
@@ -156,8 +217,28 @@ export const make = Effect.gen(function*() {
       const grants = yield* authorization.grants(principal)
       yield* grants.require(RoleBinding.permissions.create, group)
       const fields = yield* Validation.decodeRequest(RoleBinding.CreateRoleBinding, RoleBinding.fields)(input)
-      return yield* commit(ops, principal, bind(grants, group, fields.identityUid, fields.roleUid))
+      const [bound] = yield* commit(ops, principal, bind(grants, [{ group, ...fields }]))
+      return bound!
     }, operation("RoleBindings.create")),
+
+    /**
+     * Binds identities to roles in their groups as `create` does each, in one write: all or none. For many at once
+     * (an `:apply`), in a few statements rather than several each.
+     */
+    createMany: Effect.fnUntraced(function*(
+      principal: Principal,
+      creations: ReadonlyArray<{ readonly groupUid: string; readonly input: unknown }>
+    ) {
+      const grants = yield* authorization.grants(principal)
+      const wanted: Array<Wanted> = []
+      for (const { groupUid, input } of creations) {
+        const group = yield* Uid.parse(groupUid, "parent")
+        yield* grants.require(RoleBinding.permissions.create, group)
+        const fields = yield* Validation.decodeRequest(RoleBinding.CreateRoleBinding, RoleBinding.fields)(input)
+        wanted.push({ group, ...fields })
+      }
+      return yield* commit(ops, principal, bind(grants, wanted))
+    }, operation("RoleBindings.createMany")),
 
     /**
      * Binds up to 25 identities to roles in one group, all or none (`BatchCreateRoleBindings`), in the order asked:
@@ -207,7 +288,7 @@ export const make = Effect.gen(function*() {
       return yield* commit(
         ops,
         principal,
-        Effect.forEach(wanted, ({ identityUid, roleUid }) => bind(grants, group, identityUid, roleUid)).pipe(
+        bind(grants, wanted.map(({ identityUid, roleUid }) => ({ group, identityUid, roleUid }))).pipe(
           ChangeLog.typedAs("role_binding", "created", RoleBinding.batchCreatedType)
         )
       )

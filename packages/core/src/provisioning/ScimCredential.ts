@@ -6,7 +6,6 @@
  */
 import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
-import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { Timestamp, TimestampInput } from "../engine/internal/fields.js"
 import type { Table } from "../engine/Store.js"
@@ -170,12 +169,11 @@ export const table: Table = {
       deleted: "dev.chainguard.api.iam.identity_providers.scim.deleted.v1"
     },
     // The digests are secrets: never logged.
-    body: (row) =>
-      Effect.succeed({
-        ...ChangeLog.omitting("uid", "tokenDigest", "previousTokenDigest", "version")(row),
-        identityProviderUid: row.uid,
-        etag: String(row.version)
-      })
+    body: ChangeLog.eachRow((row) => ({
+      ...ChangeLog.omitting("uid", "tokenDigest", "previousTokenDigest", "version")(row),
+      identityProviderUid: row.uid,
+      etag: String(row.version)
+    }))
   } satisfies ChangeLog.Logged,
   columns: {
     enabled: { type: "boolean" },

@@ -4,7 +4,6 @@
  * their first sign-in). A user who is not `active`, or whom the client deleted, cannot sign in through the provider,
  * and holds nothing in its organization.
  */
-import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { Timestamp } from "../engine/internal/fields.js"
 import * as Versions from "../engine/internal/storage/versions.js"
@@ -136,7 +135,7 @@ export const emailOf = (user: Pick<WriteScimUser, "emails">): string | undefined
 export const table: Table = {
   name: "scim_users",
   events: ChangeLog.logged("scim_user", "dev.chainguard.api.iam.scim_users", {
-    body: (row) => Effect.succeed(ChangeLog.omitting("userNameKey", "deleted")(row))
+    body: ChangeLog.eachRow(ChangeLog.omitting("userNameKey", "deleted"))
   }),
   columns: {
     identityUid: { type: "text" },

@@ -3,7 +3,6 @@
  * determined a false positive, ...). Read-only through the API; loaded by the advisory importer.
  */
 import type * as DateTime from "effect/DateTime"
-import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { Timestamp } from "../engine/internal/fields.js"
 import type { Table } from "../engine/Store.js"
@@ -114,7 +113,7 @@ export const searchText = (a: Pick<Advisory, "advisoryId" | "packageName" | "ali
 export const table: Table = {
   name: "advisories",
   events: ChangeLog.logged("advisory", "dev.chainguard.api.vulnerabilities.advisory", {
-    body: (row) => Effect.succeed(ChangeLog.omitting("eventTypes", "search")(row))
+    body: ChangeLog.eachRow(ChangeLog.omitting("eventTypes", "search"))
   }),
   columns: {
     advisoryId: { type: "text" },

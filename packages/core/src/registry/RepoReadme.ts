@@ -4,12 +4,11 @@
  * `internal/readme`), so that what a README shows wherever it is rendered is what its author wrote. One per
  * repo, its uid the repo's, deleted with it.
  */
-import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { Timestamp } from "../engine/internal/fields.js"
 import type { Table } from "../engine/Store.js"
 import { Uid } from "../engine/Uid.js"
-import type * as ChangeLog from "../events/ChangeLog.js"
+import * as ChangeLog from "../events/ChangeLog.js"
 
 /** A README. */
 export class RepoReadme extends Schema.Class<RepoReadme>("@arbor/core/RepoReadme")({
@@ -45,7 +44,7 @@ export const table: Table = {
       updated: updatedType,
       deleted: "dev.chainguard.api.platform.registry.repo.readme.deleted.v1"
     },
-    body: (row) => Effect.succeed({ uid: row.uid, content: row.content })
+    body: ChangeLog.eachRow((row) => ({ uid: row.uid, content: row.content }))
   } satisfies ChangeLog.Logged,
   columns: {
     content: { type: "text" },

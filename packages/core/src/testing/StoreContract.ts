@@ -20,7 +20,7 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Versions from "../engine/internal/storage/versions.js"
 import type { Condition, OrderKey, Query, Row, Scalar, Where } from "../engine/Store.js"
-import { Store } from "../engine/Store.js"
+import * as Store from "../engine/Store.js"
 import * as Uid from "../engine/Uid.js"
 import * as ChangeLog from "../events/ChangeLog.js"
 import * as Group from "../iam/Group.js"
@@ -108,16 +108,16 @@ export const reference = {
 }
 
 /** Runs the storage contract against `layer`. */
-export const suite = <E>(name: string, layer: Layer.Layer<Store, E>): void => {
-  const run = <A, E2>(effect: Effect.Effect<A, E2, Store>) => Effect.provide(effect, layer)
+export const suite = <E>(name: string, layer: Layer.Layer<Store.Store, E>): void => {
+  const run = <A, E2>(effect: Effect.Effect<A, E2, Store.Store>) => Effect.provide(effect, layer)
 
   const seed = (rows: ReadonlyArray<Row>) =>
-    Effect.flatMap(Store, (store) => Effect.forEach(rows, (r) => store.insert(Group.table, r), { discard: true }))
+    Effect.flatMap(Store.Store, (store) => Effect.forEach(rows, (r) => store.insert(Group.table, r), { discard: true }))
 
   describe(`storage contract: ${name}`, () => {
     it.effect("stores and returns rows, absent nullable columns as null, json as parsed values", () =>
       run(Effect.gen(function*() {
-        const store = yield* Store
+        const store = yield* Store.Store
         const g = group(root(1), "acme")
         yield* store.insert(Group.table, g)
         assert.deepStrictEqual(yield* store.get(Group.table, g.uid), Option.some(g))
@@ -141,7 +141,7 @@ export const suite = <E>(name: string, layer: Layer.Layer<Store, E>): void => {
 
     it.effect("keeps version rows: each bump a new value, read back by any reader; a rolled-back bump undone", () =>
       run(Effect.gen(function*() {
-        const store = yield* Store
+        const store = yield* Store.Store
         assert.strictEqual(yield* Versions.current(Versions.grants), "")
         yield* Versions.bump(Versions.grants)
         const first = yield* Versions.current(Versions.grants)
@@ -157,7 +157,7 @@ export const suite = <E>(name: string, layer: Layer.Layer<Store, E>): void => {
 
     it.effect("a change marker moves with every write its reader sees (or the store says it cannot tell)", () =>
       run(Effect.gen(function*() {
-        const store = yield* Store
+        const store = yield* Store.Store
         const marker = Effect.withFiberRuntime((fiber) => Effect.succeed(store.changeMarker(fiber)))
         /** True when the marker moved from `before` or cannot tell. */
         const moved = (before: unknown) => Effect.map(marker, (now) => now === undefined || now !== before)
@@ -175,7 +175,7 @@ export const suite = <E>(name: string, layer: Layer.Layer<Store, E>): void => {
 
     it.effect("refuses a duplicate uid and a duplicate unique key, naming the constraint", () =>
       run(Effect.gen(function*() {
-        const store = yield* Store
+        const store = yield* Store.Store
         yield* seed([group(root(1), "acme"), group(child(root(1), 1), "team")])
         const sameUid = yield* Effect.flip(store.insert(Group.table, group(root(1), "other")))
         assert.deepStrictEqual([sameUid._tag, sameUid._tag === "UniqueViolation" && sameUid.columns], [
@@ -190,9 +190,50 @@ export const suite = <E>(name: string, layer: Layer.Layer<Store, E>): void => {
         assert.strictEqual(yield* store.count(Group.table, {}), 3)
       })))
 
+    it.effect("inserts many rows at once, all or none, a clash anywhere among them inserting none", () =>
+      run(Effect.gen(function*() {
+        const store = yield* Store.Store
+        yield* seed([group(root(1), "acme")])
+        yield* store.insertMany(Group.table, [])
+        // More than a SQL store binds in one statement.
+        const many = Array.from({ length: 3_000 }, (_, i) => group(child(root(1), i + 1), `g${i}`))
+        yield* store.insertMany(Group.table, many)
+        assert.strictEqual(yield* store.count(Group.table, {}), 3_001)
+        assert.deepStrictEqual(yield* store.get(Group.table, many[2_999]!.uid), Option.some(many[2_999]!))
+        const more = Array.from({ length: 3_000 }, (_, i) => group(child(root(1), 10_000 + i), `h${i}`))
+        for (
+          const [rows, columns] of [
+            [[...more, group(child(root(1), 20_000), "g7")], ["parent", "name"]],
+            [[...more, group(child(root(1), 20_000), "h0")], ["parent", "name"]],
+            [[group(many[0]!.uid, "fresh"), ...more], ["uid"]]
+          ] as const
+        ) {
+          const clash = yield* Effect.flip(store.insertMany(Group.table, rows))
+          assert.deepStrictEqual(clash._tag === "UniqueViolation" && clash.columns, columns)
+          assert.strictEqual(yield* store.count(Group.table, {}), 3_001, "none of them inserted")
+        }
+        // Inside a transaction, undone with it.
+        yield* store.transaction(Effect.zipRight(store.insertMany(Group.table, more), Effect.fail("undo"))).pipe(
+          Effect.ignore
+        )
+        assert.strictEqual(yield* store.count(Group.table, {}), 3_001)
+      })))
+
+    it.effect("parts of one whole: a failed part fails the transaction, which changes nothing", () =>
+      run(Effect.gen(function*() {
+        const store = yield* Store.Store
+        const inserted = (n: number) => store.transaction(store.insert(Group.table, group(root(n), `o${n}`)))
+        yield* store.transaction(Store.asOneWhole(Effect.all([inserted(1), inserted(2)])))
+        const failed = yield* Effect.exit(
+          store.transaction(Store.asOneWhole(Effect.all([inserted(3), inserted(2)])))
+        )
+        assert.isTrue(Exit.isFailure(failed))
+        assert.deepStrictEqual(uids(yield* store.find(Group.table, { order: byUid })), [root(1), root(2)])
+      })))
+
     it.effect("updates by uid, refusing a unique conflict without changing anything", () =>
       run(Effect.gen(function*() {
-        const store = yield* Store
+        const store = yield* Store.Store
         const a = group(child(root(1), 1), "a")
         const b = group(child(root(1), 2), "b")
         yield* seed([group(root(1), "acme"), a, b])
@@ -211,7 +252,7 @@ export const suite = <E>(name: string, layer: Layer.Layer<Store, E>): void => {
 
     it.effect("deletes what a where matches and says how many", () =>
       run(Effect.gen(function*() {
-        const store = yield* Store
+        const store = yield* Store.Store
         const org = root(1)
         const rows = [group(org, "acme"), group(child(org, 1), "x"), group(child(child(org, 1), 1), "y")]
         yield* seed(rows)
@@ -226,7 +267,7 @@ export const suite = <E>(name: string, layer: Layer.Layer<Store, E>): void => {
 
     it.effect("ranges follow whole segments: a/b is not an ancestor of a/bc", () =>
       run(Effect.gen(function*() {
-        const store = yield* Store
+        const store = yield* Store.Store
         const org = root(1)
         const ab = child(org, 0xb)
         const abc = `${org}/${"0".repeat(14)}bc`
@@ -254,7 +295,7 @@ export const suite = <E>(name: string, layer: Layer.Layer<Store, E>): void => {
 
     it.effect("conditions compare with null as a value", () =>
       run(Effect.gen(function*() {
-        const store = yield* Store
+        const store = yield* Store.Store
         yield* seed([group(root(1), "a"), group(root(2), "b"), group(child(root(1), 1), "c")])
         const roots = yield* store.find(Group.table, {
           conditions: [{ _tag: "Equals", column: "parent", value: null }],
@@ -267,7 +308,7 @@ export const suite = <E>(name: string, layer: Layer.Layer<Store, E>): void => {
 
     it.effect("AtLeast, Below, Overlaps and Contains agree with the reference", () =>
       run(Effect.gen(function*() {
-        const store = yield* Store
+        const store = yield* Store.Store
         const org = root(1)
         const repo = child(org, 1)
         const tags = [0, 5, 10, 15].map((t, i): Row => ({
@@ -341,7 +382,7 @@ export const suite = <E>(name: string, layer: Layer.Layer<Store, E>): void => {
 
     it.live("position columns: given at insert, increasing in commit order, kept by updates, never reused", () =>
       run(Effect.gen(function*() {
-        const store = yield* Store
+        const store = yield* Store.Store
         const entry = (n: number): Row => ({
           uid: child(root(1), n),
           parent: root(1),
@@ -388,7 +429,7 @@ export const suite = <E>(name: string, layer: Layer.Layer<Store, E>): void => {
 
     it.effect("text sorts by UTF-8 bytes: U+E000 to U+FFFF before characters above U+FFFF", () =>
       run(Effect.gen(function*() {
-        const store = yield* Store
+        const store = yield* Store.Store
         const sorted = ["a", "ab", "é", "中", "\uE000", "\uFFFD", "𐀀", "😀", "😀a"]
         yield* seed([...sorted].reverse().map((name, i) => group(root(i + 1), name)))
         const order = (direction: "asc" | "desc") =>
@@ -406,7 +447,7 @@ export const suite = <E>(name: string, layer: Layer.Layer<Store, E>): void => {
 
     it.effect("a nested transaction that fails undoes only its own writes; the outer one recovers and commits", () =>
       run(Effect.gen(function*() {
-        const store = yield* Store
+        const store = yield* Store.Store
         yield* store.transaction(Effect.gen(function*() {
           yield* store.insert(Group.table, group(root(1), "kept before"))
           const inner = yield* Effect.exit(store.transaction(Effect.gen(function*() {
@@ -430,7 +471,7 @@ export const suite = <E>(name: string, layer: Layer.Layer<Store, E>): void => {
 
     it.effect("a failed transaction changes nothing, nested ones that succeeded included", () =>
       run(Effect.gen(function*() {
-        const store = yield* Store
+        const store = yield* Store.Store
         const failed = yield* Effect.exit(store.transaction(Effect.gen(function*() {
           yield* store.insert(Group.table, group(root(1), "a"))
           yield* store.transaction(store.insert(Group.table, group(root(2), "b")))
@@ -453,7 +494,7 @@ export const suite = <E>(name: string, layer: Layer.Layer<Store, E>): void => {
 
     it.live("transactions serialize: read-then-write from many fibers loses nothing", () =>
       run(Effect.gen(function*() {
-        const store = yield* Store
+        const store = yield* Store.Store
         const writers = 8
         const each = 10
         yield* Effect.forEach(
@@ -474,7 +515,7 @@ export const suite = <E>(name: string, layer: Layer.Layer<Store, E>): void => {
 
     it.live("reads outside a transaction never see another transaction's uncommitted writes", () =>
       run(Effect.gen(function*() {
-        const store = yield* Store
+        const store = yield* Store.Store
         const written = yield* Deferred.make<void>()
         const undo = yield* Deferred.make<void>()
         const writer = yield* Effect.fork(store.transaction(Effect.gen(function*() {
@@ -502,7 +543,7 @@ export const suite = <E>(name: string, layer: Layer.Layer<Store, E>): void => {
 
     it.live("an interrupted transaction changes nothing", () =>
       run(Effect.gen(function*() {
-        const store = yield* Store
+        const store = yield* Store.Store
         const fiber = yield* Effect.fork(store.transaction(
           Effect.zipRight(store.insert(Group.table, group(root(1), "a")), Effect.never)
         ))
@@ -515,7 +556,7 @@ export const suite = <E>(name: string, layer: Layer.Layer<Store, E>): void => {
 
     it.live("a transaction interrupted while it waits for another holds up no one after it, and changes nothing unless its body ran", () =>
       run(Effect.gen(function*() {
-        const store = yield* Store
+        const store = yield* Store.Store
         const go = yield* Deferred.make<void>()
         const first = yield* Effect.fork(store.transaction(
           Effect.zipRight(store.insert(Group.table, group(root(1), "a")), Deferred.await(go))
@@ -554,7 +595,7 @@ export const suite = <E>(name: string, layer: Layer.Layer<Store, E>): void => {
       [rowsArbitrary, queryArbitrary],
       ([rows, q]) =>
         run(Effect.gen(function*() {
-          const store = yield* Store
+          const store = yield* Store.Store
           yield* seed(rows)
           const query = materialize(q, rows)
           const expected = reference.find(rows, query)

@@ -26,7 +26,12 @@ export const canReadRole = (grants: Grants, roleUid: Uid.Uid): boolean => {
  * The role `roleUid` if something at `group` may grant it: one the caller may read (else permission denied), built
  * in or defined at `group` or above (any other is not found), whose every capability the caller holds at `group`.
  */
-export const grantable = (roles: Repository<Role.Role>, grants: Grants, roleUid: Uid.Uid, group: Uid.Uid) =>
+export const grantable = (
+  roles: Pick<Repository<Role.Role>, "get">,
+  grants: Grants,
+  roleUid: Uid.Uid,
+  group: Uid.Uid
+) =>
   Effect.gen(function*() {
     if (!canReadRole(grants, roleUid)) {
       return yield* new PermissionDenied({ capability: "roles.list", resource: roleUid })
