@@ -190,6 +190,7 @@ export const timedStore = (store: Store.StoreService): Store.StoreService => {
     update: (table, row) => timed("update", table.name, store.update(table, row)),
     delete: (table, where) => timed("delete", table.name, store.delete(table, where)),
     transaction: (effect) => timed("transaction", "", store.transaction(effect)),
+    claim: (name) => timed("claim", "", store.claim(name)),
     settledPosition: timed("settledPosition", "", store.settledPosition),
     changeMarker: store.changeMarker
   }

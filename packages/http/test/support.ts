@@ -180,7 +180,11 @@ export const fetchJson = async (base: string, method: string, path: string, toke
     ...(body === undefined ? {} : { body: JSON.stringify(body) })
   })
   const text = await response.text()
-  return { status: response.status, body: text === "" ? undefined : JSON.parse(text) }
+  return {
+    status: response.status,
+    headers: Object.fromEntries(response.headers),
+    body: text === "" ? undefined : JSON.parse(text)
+  }
 }
 
 /** One Server-Sent Events message. */

@@ -50,6 +50,9 @@ export const dialect: Dialect.Dialect = {
   isUnavailable: unavailable,
   beginTransaction: (sql) => sql`SET TRANSACTION ISOLATION LEVEL SERIALIZABLE`,
   lazyCommit: (sql) => sql`SET LOCAL synchronous_commit = off`,
+  // A transaction-scoped advisory lock, keyed by the name's 64-bit hash.
+  claim: (sql, name) =>
+    sql<{ readonly claimed: boolean }>`SELECT pg_try_advisory_xact_lock(hashtextextended(${name}, 0)) AS claimed`,
   // A position starts with its transaction's id (migration 8): every transaction whose id is below the oldest one
   // still running has ended, so no row can still appear below that id.
   settledPosition: (sql) =>

@@ -43,6 +43,11 @@ export interface Dialect {
    * databases that wait for the disk at each commit.
    */
   readonly lazyCommit?: (sql: Statement.Constructor) => Statement.Statement<unknown>
+  /**
+   * The statement answering `Store.claim` (one row, `claimed`), for databases whose transactions run concurrently;
+   * absent where they run one at a time.
+   */
+  readonly claim?: (sql: Statement.Constructor, name: string) => Statement.Statement<{ readonly claimed: unknown }>
 }
 
 /** `createTime` is stored as `create_time`. */

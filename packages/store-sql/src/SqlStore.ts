@@ -427,6 +427,13 @@ export const make = (
                 )
               )
         ),
+      claim: (name) =>
+        dialect.claim === undefined
+          ? Effect.succeed(true)
+          : dialect.claim(sql, name).pipe(
+            Effect.map((rows) => rows[0]?.claimed === true),
+            Effect.mapError(storeError)
+          ),
       changeMarker: (fiber) => {
         // Inside a transaction the marker does not see its own writes: the store cannot tell.
         if (

@@ -114,6 +114,8 @@ export const make: Effect.Effect<MemoryStoreService> = Effect.gen(function*() {
         return Effect.succeed([next, doomed.length] as const)
       }),
     transaction,
+    // Transactions run one at a time.
+    claim: () => Effect.succeed(true),
     settledPosition: Effect.succeed(undefined),
     // The state the reader sees: the committed one, or its own transaction's (which each write replaces).
     changeMarker

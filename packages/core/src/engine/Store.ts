@@ -182,6 +182,12 @@ export interface StoreService {
    */
   readonly transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | StoreError, R>
   /**
+   * Inside a transaction, claims `name` until the transaction ends: false, at once, while another running
+   * transaction (of any process or server on the same database) holds it. Stores whose transactions run one at a
+   * time always answer true.
+   */
+  readonly claim: (name: string) => Effect.Effect<boolean, StoreError>
+  /**
    * The position below which rows of `position` columns are final: no transaction still running can commit a row
    * below it, so a reader that goes on from the last position it read misses none. Undefined when every committed
    * row is final (stores whose writers commit one at a time, in position order). PostgreSQL's writers run
@@ -219,6 +225,7 @@ export const withSpans = (store: StoreService): StoreService => ({
   update: (table, row) => spanned(store.update(table, row), "update", table),
   delete: (table, where) => spanned(store.delete(table, where), "delete", table),
   transaction: (effect) => spanned(store.transaction(effect), "transaction"),
+  claim: (name) => spanned(store.claim(name), "claim"),
   settledPosition: spanned(store.settledPosition, "settledPosition"),
   // Asked on every decision and cheaper than any span: never spanned.
   changeMarker: store.changeMarker

@@ -1057,30 +1057,40 @@ export const make = Effect.gen(function*() {
       .slice(0, 32)
   })
 
+  /** The refusal of an apply to `organization` while another is changing it, to retry once it ends. */
+  const inProgress = (organization: string) =>
+    new Aborted({
+      description: `a document is being applied to the organization ${organization}: retry once it is done`,
+      reason: "APPLY_IN_PROGRESS",
+      retryAfterSeconds: 1
+    })
   /** The organizations an apply of this process is changing now. */
   const applying = new Set<string>()
   /**
-   * `effect`, while no other apply of this process changes one of `organizations`; else `Aborted`, to retry once it
-   * ends: two applies of one organization would each plan from what the other is about to change.
+   * `effect`, while no other apply changes one of `organizations`; else `Aborted`, to retry once it ends: two applies
+   * of one organization would each plan from what the other is about to change (and, on a store whose transactions
+   * run concurrently, one would fail at commit having done all its work). Another apply of this process is seen
+   * before `effect` starts its transaction; another server's, by `claims`, inside it.
    */
   const alone = <A, E, R>(organizations: ReadonlyArray<string>, effect: Effect.Effect<A, E, R>) =>
     Effect.acquireUseRelease(
       Effect.suspend(() => {
         const busy = organizations.find((name) => applying.has(name))
-        if (busy !== undefined) {
-          return Effect.fail(
-            new Aborted({
-              description: `a document is being applied to the organization ${busy}: retry once it is done`,
-              reason: "APPLY_IN_PROGRESS",
-              retryAfterSeconds: 1
-            })
-          )
-        }
+        if (busy !== undefined) return Effect.fail(inProgress(busy))
         organizations.forEach((name) => applying.add(name))
         return Effect.void
       }),
       () => effect,
       () => Effect.sync(() => organizations.forEach((name) => applying.delete(name)))
+    )
+  /** Inside the apply's transaction: each of `organizations` claimed for it, or `Aborted` (`alone`). */
+  const claims = (organizations: ReadonlyArray<string>) =>
+    Effect.forEach(
+      organizations,
+      (name) =>
+        Effect.flatMap(store.claim(`arbor.apply:${name}`), (claimed) =>
+          claimed ? Effect.void : Effect.fail(inProgress(name))),
+      { discard: true }
     )
 
   /** Makes a batch of creates of one kind (`runsOf`). */
@@ -1128,6 +1138,7 @@ export const make = Effect.gen(function*() {
       alone(
         Object.keys(document.organizations),
         orInternal(store.transaction(Effect.gen(function*() {
+          yield* claims(Object.keys(document.organizations))
           const steps = yield* stepsOfDocument(principal, document, options)
           const plan = planOf(steps)
           if (options.etag !== undefined && options.etag !== plan.etag) {

@@ -231,6 +231,31 @@ export const suite = <E>(name: string, layer: Layer.Layer<Store.Store, E>): void
         assert.deepStrictEqual(uids(yield* store.find(Group.table, { order: byUid })), [root(1), root(2)])
       })))
 
+    it.live("a claim holds until its transaction ends: another transaction's claim meanwhile is false, or waits", () =>
+      run(Effect.gen(function*() {
+        const store = yield* Store.Store
+        const claimed = yield* Deferred.make<void>()
+        const answered = yield* Deferred.make<void>()
+        let holding = false
+        const holder = yield* Effect.fork(store.transaction(Effect.gen(function*() {
+          assert.isTrue(yield* store.claim("x"))
+          assert.isTrue(yield* store.claim("x"), "again, by the transaction that holds it")
+          holding = true
+          yield* Deferred.succeed(claimed, undefined)
+          // A store whose transactions run one at a time starts the other only once this one ends.
+          yield* Deferred.await(answered).pipe(Effect.timeout("500 millis"), Effect.ignore)
+          holding = false
+        })))
+        yield* Deferred.await(claimed)
+        const other = yield* store.transaction(
+          Effect.map(store.claim("x"), (claimed) => ({ claimed, whileHeld: holding }))
+        )
+        yield* Deferred.succeed(answered, undefined)
+        yield* Fiber.join(holder)
+        assert.deepStrictEqual(other, { claimed: !other.whileHeld, whileHeld: other.whileHeld })
+        assert.isTrue(yield* store.transaction(store.claim("x")), "free once its holder ended")
+      })))
+
     it.effect("updates by uid, refusing a unique conflict without changing anything", () =>
       run(Effect.gen(function*() {
         const store = yield* Store.Store
