@@ -904,10 +904,16 @@ export const make = Effect.gen(function*() {
       }
 
       const wantedBindings = new Set<string>()
+      /** The document's identities' paths by their last name. */
+      const pathsByName = new Map<string, Array<string>>()
+      for (const path of wantedIdentities.keys()) {
+        const last = path.slice(path.lastIndexOf("/") + 1)
+        pathsByName.set(last, [...(pathsByName.get(last) ?? []), path])
+      }
       for (const [i, binding] of (wanted.bindings ?? []).entries()) {
         const where = `${at}.bindings[${i}]`
         // An identity by its path, or by its name when one identity of the document has it (the fixture's way).
-        const named = [...wantedIdentities.keys()].filter((path) => path.split("/").at(-1) === binding.identity)
+        const named = pathsByName.get(binding.identity) ?? []
         const identity = wantedIdentities.has(binding.identity) || (state.identities.has(binding.identity) && !prune)
           ? binding.identity
           : named.length === 1
