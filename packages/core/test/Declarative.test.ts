@@ -388,6 +388,16 @@ organizations:
         [
           bad({ identities: { "qa/ci": { issuer: "https://issuer.example.com", subject: "ci" } } }),
           "organizations.acme.identities.qa/ci"
+        ],
+        // Refused by the engine as it makes the identity (a batch of them), named where the document wrote it.
+        [
+          bad({
+            identities: {
+              ...org.identities,
+              "staging/deploy": { issuer: "http://issuer.example.com", subject: "deploy" }
+            }
+          }),
+          "organizations.acme.identities.staging/deploy.claimMatch.issuer"
         ]
       ] as const
       for (const [document, field] of cases) {

@@ -32,21 +32,29 @@ const flat = (count: number, prefix = "f") => ({
 })
 
 /**
- * A document slow to apply, to be measured beside: `identities` identities (each made by itself, where folders and
- * bindings are made a thousand at a time) in the organization `default`.
+ * `count` identities in the organization `default`, each described as `description`. Applied over the same
+ * identities described otherwise, it is slow enough to be measured beside: each update is made by itself, where
+ * creates of folders, identities and bindings are made a thousand at a time.
  */
-const slow = (identities: number, prefix = "i") => ({
+const described = (count: number, description: string) => ({
   organizations: {
     default: {
       identities: Object.fromEntries(
-        Array.from({ length: identities }, (_, i) => [
-          `${prefix}${i}`,
-          { issuer: "https://issuer.example.invalid", subject: `${prefix}${i}` }
+        Array.from({ length: count }, (_, i) => [
+          `i${i}`,
+          { issuer: "https://issuer.example.invalid", subject: `i${i}`, description }
         ])
       )
     }
   }
 })
+
+/** The organization's 3,000 identities, made now, and a document that updates each of them. */
+const slowApply = async (apply: (body: object) => Promise<{ status: number; body: any }>) => {
+  const made = await apply({ document: described(3_000, "before") })
+  assert.strictEqual(made.status, 200, JSON.stringify(made.body))
+  return described(3_000, "after")
+}
 
 /** Each request's time, in order, of a reader sending one after another until `until` settles. */
 const readWhile = async (url: string, token: string, org: string, until: Promise<unknown>) => {
@@ -75,8 +83,9 @@ describe("an apply beside other clients", () => {
       Effect.gen(function*() {
         const { apply, org, owner, url } = yield* started
         yield* Effect.promise(async () => {
+          const document = await slowApply(apply)
           const began = performance.now()
-          const applying = apply({ document: slow(3_000), validateOnly: true })
+          const applying = apply({ document, validateOnly: true })
           const times = await readWhile(url, owner, org, applying)
           const took = performance.now() - began
           assert.strictEqual((await applying).status, 200)
@@ -98,12 +107,12 @@ describe("an apply beside other clients", () => {
       Effect.gen(function*() {
         const { apply, org, owner, url } = yield* started
         yield* Effect.promise(async () => {
-          const first = apply({ document: slow(3_000), validateOnly: true })
+          const first = apply({ document: await slowApply(apply), validateOnly: true })
           await new Promise((resolve) => setTimeout(resolve, 200))
           const second = await fetch(`${url}/iam/v2beta1/groups/${org}:apply`, {
             method: "POST",
             headers: { authorization: `Bearer ${owner}`, "content-type": "application/json" },
-            body: JSON.stringify({ document: flat(1) })
+            body: JSON.stringify({ document: described(3_000, "before") })
           })
           const body = await second.json() as { code: number; details: Array<{ reason: string }> }
           assert.strictEqual((await first).status, 200)
@@ -112,7 +121,7 @@ describe("an apply beside other clients", () => {
           assert.strictEqual(body.details[0]?.reason, "APPLY_IN_PROGRESS")
           assert.strictEqual(second.headers.get("retry-after"), "1")
           // Once the first is done, the same request goes through.
-          const again = await apply({ document: flat(1) })
+          const again = await apply({ document: described(3_000, "before") })
           assert.strictEqual(again.status, 200, JSON.stringify(again.body))
         })
       }),
@@ -123,31 +132,45 @@ describe("an apply beside other clients", () => {
     Effect.gen(function*() {
       const { apply, org, owner, url } = yield* started
       yield* Effect.promise(async () => {
+        const document = await slowApply(apply)
         const leaving = new AbortController()
         const abandoned = fetch(`${url}/iam/v2beta1/groups/${org}:apply`, {
           method: "POST",
           headers: { authorization: `Bearer ${owner}`, "content-type": "application/json" },
-          body: JSON.stringify({ document: slow(3_000, "left") }),
+          body: JSON.stringify({ document }),
           signal: leaving.signal
         }).catch(() => undefined)
         await new Promise((resolve) => setTimeout(resolve, 300))
         leaving.abort()
         await abandoned
         // The organization takes the next apply (the abandoned one let go of it), and none of the abandoned
-        // identities exist, then or later.
-        let next = await apply({
-          document: flat(1, "kept")
-        })
+        // updates were made, then or later.
+        const kept = {
+          organizations: {
+            default: { ...described(3_000, "before").organizations.default, ...flat(1, "kept").organizations.default }
+          }
+        }
+        let next = await apply({ document: kept })
         for (let i = 0; i < 50 && next.status === 409; i++) {
           await new Promise((resolve) => setTimeout(resolve, 100))
-          next = await apply({ document: flat(1, "kept") })
+          next = await apply({ document: kept })
         }
         assert.strictEqual(next.status, 200, JSON.stringify(next.body))
         await new Promise((resolve) => setTimeout(resolve, 3_000))
         const folders = await fetchJson(url, "GET", `/iam/v2beta1/groups?uidp.children_of=${org}`, owner)
         assert.deepStrictEqual(folders.body.groups.map((g: { name: string }) => g.name), ["kept0"])
-        const identities = await fetchJson(url, "GET", `/iam/v2beta1/identities?uidp.children_of=${org}`, owner)
-        assert.deepStrictEqual(identities.body.identities.map((i: { name: string }) => i.name), ["bootstrap-admin"])
+        const identities = await fetchJson(
+          url,
+          "GET",
+          `/iam/v2beta1/identities?uidp.children_of=${org}&page_size=5000`,
+          owner
+        )
+        const descriptions = new Set(
+          identities.body.identities.filter((i: { name: string }) => i.name !== "bootstrap-admin").map((
+            i: { description: string }
+          ) => i.description)
+        )
+        assert.deepStrictEqual([...descriptions], ["before"])
       })
     }), { timeout: 120_000 })
 

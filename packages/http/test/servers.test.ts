@@ -100,27 +100,36 @@ describe("two servers on one PostgreSQL database", () => {
       const jwks = await Promise.all([0, 1].map((s) => call(s, "GET", "/.well-known/jwks.json", owner)))
       for (const keys of jwks) assert.include(keys.body.keys.map((k: { kid: string }) => k.kid), kid)
 
-      // One apply to an organization at a time, whichever server each reaches: the other is ABORTED, to retry.
+      // One apply to an organization at a time, whichever server each reaches: the other is ABORTED, to retry. (The
+      // first updates 3,000 identities, each by itself: slow enough to be overlapped.)
       const name: string = orgs.body.groups[0].name
-      const identities = (count: number) =>
-        Object.fromEntries(
-          Array.from({ length: count }, (_, i) => [`i${i}`, { issuer: "https://ci.example.com", subject: `i${i}` }])
-        )
-      const applied = (server: number, count: number) =>
+      const applied = (server: number, description: string, validateOnly = true) =>
         call(server, "POST", `/iam/v2beta1/groups/${org}:apply`, owner, {
-          document: { organizations: { [name]: { identities: identities(count) } } },
-          validateOnly: true
+          document: {
+            organizations: {
+              [name]: {
+                identities: Object.fromEntries(
+                  Array.from(
+                    { length: 3_000 },
+                    (_, i) => [`i${i}`, { issuer: "https://ci.example.com", subject: `i${i}`, description }]
+                  )
+                )
+              }
+            }
+          },
+          validateOnly
         })
-      const running = applied(0, 3_000)
+      assert.strictEqual((await applied(0, "before", false)).status, 200)
+      const running = applied(0, "after")
       await new Promise((resolve) => setTimeout(resolve, 300))
-      const refused = await applied(1, 1)
+      const refused = await applied(1, "before")
       assert.strictEqual((await running).status, 200, JSON.stringify((await running).body))
       assert.deepStrictEqual([refused.status, refused.headers["retry-after"], refused.body.details?.[0]?.reason], [
         409,
         "1",
         "APPLY_IN_PROGRESS"
       ])
-      assert.strictEqual((await applied(1, 1)).status, 200, "once the first is done")
+      assert.strictEqual((await applied(1, "before")).status, 200, "once the first is done")
     } finally {
       for (const server of servers) server.child.kill("SIGTERM")
       await Promise.all(servers.map((s) => s.exited))

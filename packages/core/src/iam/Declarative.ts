@@ -193,7 +193,7 @@ interface BatchStep {
   readonly binding?: undefined
 }
 
-type Batched = FolderCreate | BindingCreate
+type Batched = FolderCreate | IdentityCreate | BindingCreate
 
 /** A folder to create: its path and its parent's below the organization, and the create's body. */
 interface FolderCreate {
@@ -201,6 +201,17 @@ interface FolderCreate {
   readonly path: string
   readonly parent: string
   readonly input: { readonly name: string; readonly description?: string }
+}
+
+/** An identity to create, by its path: its group, the create's body and its place in the document, once known. */
+interface IdentityCreate {
+  readonly _tag: "identity"
+  readonly path: string
+  readonly resolve: (uids: Map<string, Uid.Uid>) => Effect.Effect<{
+    readonly groupUid: Uid.Uid
+    readonly input: unknown
+    readonly at: string
+  }, ArborError>
 }
 
 /** A binding to create: its group and the create's body, once the uids of what the apply made are known. */
@@ -731,18 +742,17 @@ export const make = Effect.gen(function*() {
         const current = state.identities.get(path)
         if (current === undefined) {
           creates.push({
-            at: `${at}.identities.${key}`,
             change: { action: "create", kind: "identity", path: full(path) },
-            run: (uids) =>
-              Effect.flatMap(uidOf(uids, folder), (parent) =>
-                Effect.map(
-                  identities.create(principal, parent, {
-                    name: identityName,
-                    ...description(spec.description),
-                    claimMatch
-                  }),
-                  (created) => void uids.set(`identity:${path}`, created.uid)
-                ))
+            batch: {
+              _tag: "identity",
+              path,
+              resolve: (uids) =>
+                Effect.map(uidOf(uids, folder), (groupUid) => ({
+                  groupUid,
+                  input: { name: identityName, ...description(spec.description), claimMatch },
+                  at: `${at}.identities.${key}`
+                }))
+            }
           })
         } else if (
           claimKey(claimMatch) !== claimKey(current.claimMatch) || (spec.description ?? "") !== current.description
@@ -1102,16 +1112,23 @@ export const make = Effect.gen(function*() {
   /** Makes a batch of creates of one kind (`runsOf`). */
   const createBatch = (principal: Principal, uids: Map<string, Uid.Uid>, batch: ReadonlyArray<Batched>) => {
     const folders = batch.flatMap((created) => created._tag === "folder" ? [created] : [])
+    const named = batch.flatMap((created) => created._tag === "identity" ? [created] : [])
     const bound = batch.flatMap((created) => created._tag === "binding" ? [created] : [])
-    return Effect.zipRight(
+    return Effect.all([
       createFolders(principal, uids, folders),
-      bound.length === 0
-        ? Effect.void
-        : Effect.flatMap(
-          Effect.forEach(bound, (binding) => binding.resolve(uids)),
-          (creations) => bindings.createMany(principal, creations)
-        )
-    )
+      named.length === 0 ? Effect.void : Effect.flatMap(
+        Effect.forEach(named, (identity) => identity.resolve(uids)),
+        (creations) =>
+          Effect.map(
+            identities.createMany(principal, creations),
+            (created) => named.forEach((identity, i) => uids.set(`identity:${identity.path}`, created[i]!.uid))
+          )
+      ),
+      bound.length === 0 ? Effect.void : Effect.flatMap(
+        Effect.forEach(bound, (binding) => binding.resolve(uids)),
+        (creations) => bindings.createMany(principal, creations)
+      )
+    ], { discard: true })
   }
 
   /**

@@ -7,8 +7,8 @@ import * as Errors from "../engine/Errors.js"
 import * as FieldMask from "../engine/internal/lists/fieldMask.js"
 import {
   commit,
-  conflict,
   exists,
+  insertNamed,
   operations,
   orNotFound,
   trusted,
@@ -109,43 +109,20 @@ export const make = Effect.gen(function*() {
         const fields = yield* Validation.decodeRequest(Group.CreateGroup, Group.fields)(input)
         made.push({ uid: parent === null ? Uid.makeRoot() : Uid.makeChild(parent), fields })
       }
-      const named = (group: { readonly uid: Uid.Uid; readonly fields: { readonly name: string } }) => {
-        const parent = Uid.parentOrNull(group.uid)
-        return `a group named '${group.fields.name}' already exists ${parent === null ? "at the root" : `in ${parent}`}`
-      }
       return yield* commit(
         ops,
         principal,
         Effect.gen(function*() {
-          const parents = [...new Set(made.flatMap(({ uid }) => Uid.parentOrNull(uid) ?? []))]
-          const found = new Set((yield* groups.getMany(parents)).map((group) => group.uid))
-          const missing = parents.find((parent) => !found.has(parent))
-          if (missing !== undefined) return yield* new Errors.NotFound({ resourceType: "group", uid: missing })
-          // Several at once: a clash with a stored sibling found first, to be named (the insert's own refusal, which
-          // would end the transaction on PostgreSQL, does not say which).
-          if (made.length > 1) {
-            const taken = yield* groups.findRows({
-              conditions: [
-                { _tag: "In", column: "parent", values: parents },
-                { _tag: "In", column: "name", values: [...new Set(made.map(({ fields }) => fields.name))] }
-              ],
-              order: [{ column: "uid", direction: "asc" }]
-            })
-            const siblings = new Set(taken.map((row) => `${row.parent}\n${row.name}`))
-            const clash = made.find(({ fields, uid }) => siblings.has(`${Uid.parentOrNull(uid)}\n${fields.name}`))
-            if (clash !== undefined) {
-              return yield* new Errors.AlreadyExists({ resourceType: "group", description: named(clash) })
-            }
-          }
           const now = yield* DateTime.now
           // A new group is not verified: `verified` in a create body is output-only there and ignored (a client that
           // copies a fetched group sends it); only a platform admin's update sets it.
           const created = made.map(({ fields, uid }) =>
             new Group.Group({ uid, ...fields, verified: false, createTime: now, updateTime: now }, trusted)
           )
-          yield* groups.insertMany(created).pipe(
-            conflict("group", made.length === 1 ? named(made[0]!) : "a group of the same name already exists")
-          )
+          yield* insertNamed(groups, groups, "group", created, (group) => {
+            const parent = Uid.parentOrNull(group.uid)
+            return `a group named '${group.name}' already exists ${parent === null ? "at the root" : `in ${parent}`}`
+          })
           if (owner !== undefined) {
             const uid = created[0]!.uid
             yield* orNotFound(identities.get(owner), "identity", owner)

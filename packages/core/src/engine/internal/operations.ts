@@ -7,6 +7,7 @@ import { Authorization } from "../../iam/Authorization.js"
 import type { Principal } from "../../iam/Principal.js"
 import type { Internal, Unavailable } from "../Errors.js"
 import { Aborted, AlreadyExists, InvalidArgument, NotFound } from "../Errors.js"
+import type { Repository } from "../Repository.js"
 import { orInternal } from "../Repository.js"
 import type { SecretsService } from "../Secrets.js"
 import { Secrets } from "../Secrets.js"
@@ -14,6 +15,7 @@ import type { SettingsService } from "../Settings.js"
 import { Settings } from "../Settings.js"
 import type { StoreError, StoreService, Table, UniqueViolation, Where } from "../Store.js"
 import { isUniqueViolation, Store } from "../Store.js"
+import * as Uid from "../Uid.js"
 
 /**
  * What every operation needs, captured once when a service is built, so that no call needs a context: the store,
@@ -93,6 +95,41 @@ export const exists = (ops: Operations, table: Table, where: Where): Effect.Effe
   orInternal(ops.store.find(table, { ...where, order: [{ column: "uid", direction: "asc" }], limit: 1 })).pipe(
     Effect.map((rows) => rows.length > 0)
   )
+
+/**
+ * Inserts `values`, each named uniquely among its siblings (a unique key over `parent` and `name`), in one write: all
+ * or none. Each parent (a group) exists, else NotFound; a name already taken beside one of them is AlreadyExists,
+ * `taken` describing the value. With several values the clash is looked for first, to be named: the insert's own
+ * refusal does not say which, and on PostgreSQL would end the transaction.
+ */
+export const insertNamed = <A extends { readonly uid: Uid.Uid; readonly name: string }>(
+  repository: Repository<A>,
+  groups: Pick<Repository<{ readonly uid: Uid.Uid }>, "getMany">,
+  resourceType: string,
+  values: ReadonlyArray<A>,
+  taken: (value: A) => string
+) =>
+  Effect.gen(function*() {
+    const parents = [...new Set(values.flatMap(({ uid }) => Uid.parentOrNull(uid) ?? []))]
+    const found = new Set((yield* groups.getMany(parents)).map((group) => group.uid))
+    const missing = parents.find((parent) => !found.has(parent))
+    if (missing !== undefined) return yield* new NotFound({ resourceType: "group", uid: missing })
+    if (values.length > 1) {
+      const stored = yield* repository.findRows({
+        conditions: [
+          { _tag: "In", column: "parent", values: parents },
+          { _tag: "In", column: "name", values: [...new Set(values.map(({ name }) => name))] }
+        ],
+        order: [{ column: "uid", direction: "asc" }]
+      })
+      const siblings = new Set(stored.map((row) => `${row.parent}\n${row.name}`))
+      const clash = values.find(({ name, uid }) => siblings.has(`${Uid.parentOrNull(uid)}\n${name}`))
+      if (clash !== undefined) return yield* new AlreadyExists({ resourceType, description: taken(clash) })
+    }
+    yield* repository.insertMany(values).pipe(
+      conflict(resourceType, values.length === 1 ? taken(values[0]!) : `a ${resourceType} of the same name exists`)
+    )
+  })
 
 /** Constructor options for domain values built from already-validated fields: skip re-validation. */
 export const trusted = { disableValidation: true } as const
