@@ -186,7 +186,7 @@ interface RunStep {
   readonly batch?: undefined
 }
 
-/** A create made in one write with the creates of its kind beside it in the plan (`createFolders`, `createBindings`). */
+/** A create made in one write with the creates of its kind beside it in the plan (`createBatch`). */
 interface BatchStep {
   readonly change: Change
   readonly batch: Batched
