@@ -28,8 +28,11 @@ type Range = { readonly from: string; readonly to: string }
 /** How many uids one `IN` list carries at most. */
 const chunkSize = 500
 
-/** How many values one multi-row `INSERT` binds at most (SQLite allows 32,766, PostgreSQL 65,535). */
-const insertParameters = 10_000
+/**
+ * How many values one multi-row `INSERT` binds at most (SQLite allows 32,766, PostgreSQL 65,535): a few hundred rows,
+ * so that one statement of SQLite, which runs on the server's thread, holds it for a few milliseconds.
+ */
+const insertParameters = 2_000
 
 type CountQuery = Where & {
   readonly order?: ReadonlyArray<OrderKey>
@@ -364,18 +367,17 @@ export const make = (
         ),
       insertMany: (table, rows) => {
         if (rows.length === 0) return Effect.void
-        const encoded = rows.map((row) => encodeRow(table, row))
-        const perStatement = Math.max(1, Math.floor(insertParameters / Object.keys(encoded[0]!).length))
+        const perStatement = Math.max(1, Math.floor(insertParameters / (columnsOf(table).list.length + 2)))
         const statements = Effect.forEach(
           Array.from(
-            { length: Math.ceil(encoded.length / perStatement) },
-            (_, i) => encoded.slice(i * perStatement, (i + 1) * perStatement)
+            { length: Math.ceil(rows.length / perStatement) },
+            (_, i) => rows.slice(i * perStatement, (i + 1) * perStatement)
           ),
-          (chunk) => sql`INSERT INTO ${sql(table.name)} ${sql.insert(chunk)}`,
+          (chunk) => sql`INSERT INTO ${sql(table.name)} ${sql.insert(chunk.map((row) => encodeRow(table, row)))}`,
           { discard: true }
         ).pipe(Effect.mapError(failure(table)))
         // Several statements: all or none, as one.
-        return encoded.length <= perStatement ? statements : service.transaction(statements)
+        return rows.length <= perStatement ? statements : service.transaction(statements)
       },
       update: (table, row) => {
         const { uid, ...values } = encodeRow(table, row)

@@ -98,17 +98,18 @@ export const make = Effect.gen(function*() {
    */
   const insert = (principal: Principal, creations: ReadonlyArray<Creation>, owner?: Uid.Uid) =>
     Effect.gen(function*() {
-      const made: Array<{ readonly uid: Uid.Uid; readonly fields: typeof Group.CreateGroup.Type }> = []
-      for (const { input, parent } of creations) {
-        if (parent !== null && Uid.depth(parent) >= Group.maxDepth) {
-          return yield* Errors.InvalidArgument.field(
+      // Each a step of its own (`Effect.forEach`, not a loop of `yield*`, which runs synchronous steps as one), so
+      // that a large batch lets other requests in between (`Fairness`).
+      const made = yield* Effect.forEach(creations, ({ input, parent }) =>
+        parent !== null && Uid.depth(parent) >= Group.maxDepth
+          ? Errors.InvalidArgument.field(
             "parent",
             `is ${Group.maxDepth} levels below its organization: folders nest at most ${Group.maxDepth} deep`
           )
-        }
-        const fields = yield* Validation.decodeRequest(Group.CreateGroup, Group.fields)(input)
-        made.push({ uid: parent === null ? Uid.makeRoot() : Uid.makeChild(parent), fields })
-      }
+          : Effect.map(Validation.decodeRequest(Group.CreateGroup, Group.fields)(input), (fields) => ({
+            uid: parent === null ? Uid.makeRoot() : Uid.makeChild(parent),
+            fields
+          })))
       return yield* commit(
         ops,
         principal,
@@ -252,10 +253,10 @@ export const make = Effect.gen(function*() {
       principal: Principal,
       creations: ReadonlyArray<{ readonly parentUid: string; readonly input: unknown }>
     ) {
-      const parsed: Array<Creation> = []
-      for (const { input, parentUid } of creations) {
-        parsed.push({ parent: yield* Uid.parse(parentUid, "parent"), input })
-      }
+      const parsed = yield* Effect.forEach(
+        creations,
+        ({ input, parentUid }) => Effect.map(Uid.parse(parentUid, "parent"), (parent): Creation => ({ parent, input }))
+      )
       for (const parent of new Set(parsed.map(({ parent }) => parent))) {
         yield* authorization.check(principal, Group.permissions.create, parent!)
       }

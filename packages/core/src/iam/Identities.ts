@@ -133,23 +133,22 @@ export const make = Effect.gen(function*() {
   const insert = (principal: Principal.Principal, creations: ReadonlyArray<Creation>) =>
     Effect.gen(function*() {
       const now = yield* DateTime.now
-      const made: Array<Identity.Identity> = []
-      for (const { at, groupUid, input } of creations) {
-        const group = yield* Uid.parse(groupUid, "parent")
-        yield* authorization.check(principal, Identity.permissions.create, group)
-        const fields = yield* validate(input, now).pipe(
-          Effect.mapError((e) => at === undefined ? e : e.within(at))
-        )
-        made.push(
-          new Identity.Identity({
+      // Each a step of its own (`Effect.forEach`): a large batch lets other requests in between (`Fairness`).
+      const made = yield* Effect.forEach(creations, ({ at, groupUid, input }) =>
+        Effect.gen(function*() {
+          const group = yield* Uid.parse(groupUid, "parent")
+          yield* authorization.check(principal, Identity.permissions.create, group)
+          const fields = yield* validate(input, now).pipe(
+            Effect.mapError((e) => at === undefined ? e : e.within(at))
+          )
+          return new Identity.Identity({
             uid: Uid.makeChild(group),
             ...fields,
             lastSeenTime: now,
             createTime: now,
             updateTime: now
           }, trusted)
-        )
-      }
+        }))
       return yield* commit(
         ops,
         principal,

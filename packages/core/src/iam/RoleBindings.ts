@@ -230,13 +230,14 @@ export const make = Effect.gen(function*() {
       creations: ReadonlyArray<{ readonly groupUid: string; readonly input: unknown }>
     ) {
       const grants = yield* authorization.grants(principal)
-      const wanted: Array<Wanted> = []
-      for (const { groupUid, input } of creations) {
-        const group = yield* Uid.parse(groupUid, "parent")
-        yield* grants.require(RoleBinding.permissions.create, group)
-        const fields = yield* Validation.decodeRequest(RoleBinding.CreateRoleBinding, RoleBinding.fields)(input)
-        wanted.push({ group, ...fields })
-      }
+      // Each a step of its own (`Effect.forEach`): a large batch lets other requests in between (`Fairness`).
+      const wanted = yield* Effect.forEach(creations, ({ groupUid, input }) =>
+        Effect.gen(function*() {
+          const group = yield* Uid.parse(groupUid, "parent")
+          yield* grants.require(RoleBinding.permissions.create, group)
+          const fields = yield* Validation.decodeRequest(RoleBinding.CreateRoleBinding, RoleBinding.fields)(input)
+          return { group, ...fields } satisfies Wanted
+        }))
       return yield* commit(ops, principal, bind(grants, wanted))
     }, operation("RoleBindings.createMany")),
 
