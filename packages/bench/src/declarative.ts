@@ -62,7 +62,7 @@ const mixedDocument = (scale: number) => {
   const identities: Record<string, { issuer: string; subject: string }> = {}
   const bindings: Array<{ identity: string; role: string; group: string }> = []
   for (let i = 0; i < 50 * teams; i++) {
-    const path = `team-${i % teams}/app-${i % 99}/ci-${i}`
+    const path = `team-${i % teams}/f${i % 99}/ci-${i}`
     identities[path] = {
       issuer: "https://token.actions.githubusercontent.com",
       subject: `repo:acme/r${i}:ref:refs/heads/main`
@@ -71,7 +71,7 @@ const mixedDocument = (scale: number) => {
       bindings.push({
         identity: path,
         role: b % 2 === 0 ? "viewer" : "editor",
-        group: `team-${(i + b) % teams}/app-${(i * 7 + b) % 99}`
+        group: `team-${(i + b) % teams}/f${(i * 7 + b) % 99}`
       })
     }
   }
