@@ -32,6 +32,27 @@ const evaluation = (subject: string, action: string, context?: object) => ({
 })
 
 describe("AuthZEN", () => {
+  it("echoes the client's X-Request-ID, as the specification requires, and gives its own id when none is sent", async () => {
+    const ask = (headers: Record<string, string>) =>
+      fetch(`${server.url}/access/v1/evaluation`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${viewer.token}`, "content-type": "application/json", ...headers },
+        body: JSON.stringify(evaluation(viewer.identity, "groups.list"))
+      })
+    const echoed = await ask({ "x-request-id": "bfe9eb29-ab87-4ca3-be83-a1d5d8305716" })
+    assert.strictEqual(echoed.status, 200)
+    assert.strictEqual(echoed.headers.get("x-request-id"), "bfe9eb29-ab87-4ca3-be83-a1d5d8305716")
+    const refused = await fetch(`${server.url}/access/v1/evaluation`, {
+      method: "POST",
+      headers: { "x-request-id": "req-401", "content-type": "application/json" },
+      body: "{}"
+    })
+    assert.strictEqual(refused.status, 401)
+    assert.strictEqual(refused.headers.get("x-request-id"), "req-401", "on a refusal too")
+    const own = (await ask({})).headers.get("x-request-id")
+    assert.match(own ?? "", /^[0-9a-z]+-[0-9a-z]+$/)
+  })
+
   it("publishes its endpoints at /.well-known/authzen-configuration, to anyone", async () => {
     const response = await fetch(`${server.url}/.well-known/authzen-configuration`)
     assert.strictEqual(response.status, 200)

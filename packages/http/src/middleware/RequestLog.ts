@@ -1,7 +1,10 @@
 /**
  * The outermost piece of the server's middleware: gives each request an id (its `x-request-id`, a field of every line
- * logged while it is answered, an attribute of its span) and, once it is answered, writes its log line and records
- * its metrics. The pieces inside note what the line should say on its `CurrentRequest`.
+ * logged while it is answered, an attribute of its span, the change log's `requestId`) and, once it is answered,
+ * writes its log line and records its metrics. The pieces inside note what the line should say on its
+ * `CurrentRequest`. A client's own `X-Request-ID` is echoed in the answer's (AuthZEN 1.0 §10.1.1, and what proxies
+ * expect) and logged beside the server's id as `clientRequestId`; the server's id stays the one its records carry,
+ * which a client cannot choose.
  */
 import { ChangeLog } from "@arbor/core"
 import { type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
@@ -29,11 +32,18 @@ const onSpan = (key: string, value: string) =>
     return Effect.void
   })
 
+/** A client's `X-Request-ID`, when it is one to echo: printable ASCII, at most 200 characters. */
+const clientRequestId = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
+  const sent = request.headers["x-request-id"]
+  return sent !== undefined && sent.length <= 200 && /^[\x20-\x7e]+$/.test(sent) ? sent : undefined
+}
+
 /** `app` with a request id, its log line and its metrics. */
 export const middleware = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const current = CurrentRequest.begin(request, nextId())
+    const echoed = clientRequestId(request)
     const started = performance.now()
     yield* onSpan("arbor.request_id", current.id)
     const response = yield* ChangeLog.withRequestId(current.id)(app)
@@ -41,6 +51,7 @@ export const middleware = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E,
     const path = request.url.split("?")[0]!
     yield* Logs.request({
       requestId: current.id,
+      ...(echoed === undefined ? {} : { clientRequestId: echoed }),
       method: request.method,
       path,
       status: response.status,
@@ -51,5 +62,5 @@ export const middleware = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E,
     yield* current.grpcStatus === undefined
       ? Metrics.recordRequest(request.method, path, response.status, millis / 1000)
       : Metrics.recordCall(path, current.grpcStatus, millis / 1000)
-    return HttpServerResponse.setHeader(response, "x-request-id", current.id)
+    return HttpServerResponse.setHeader(response, "x-request-id", echoed ?? current.id)
   })
