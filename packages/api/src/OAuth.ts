@@ -151,7 +151,11 @@ export const openApiPaths: OpenApi.OpenAPISpecPaths = {
       }, ["grant_type", "device_code"]),
       responses: {
         "200": json("the API token, and a refresh token when asked", TokenResponse),
-        "400": oauthError("not yet, or never: `authorization_pending`, `slow_down`, `access_denied`, `expired_token`")
+        "400": oauthError(
+          "not yet, or never: `authorization_pending`, `slow_down`, `access_denied`, `expired_token`; " +
+            "`invalid_grant` for a code that is not one, `invalid_request` for a missing or repeated parameter, " +
+            "`unsupported_grant_type` for another grant"
+        )
       }
     }
   },

@@ -297,14 +297,24 @@ export const layer = (options: {
         OAuth.paths.token,
         Effect.gen(function*() {
           const form = yield* formOf(yield* HttpServerRequest.HttpServerRequest)
-          if (form.get("grant_type") !== OAuth.deviceCodeGrant) {
+          // RFC 6749 §5.2: a missing or repeated parameter is `invalid_request`; a grant type not served here is
+          // `unsupported_grant_type`; a device code that is not one is `invalid_grant` (from `poll`).
+          const invalid = (description: string) =>
+            oauthJson({ error: "invalid_request", error_description: description }, 400)
+          const repeated = [...new Set(form.keys())].find((name) => form.getAll(name).length > 1)
+          if (repeated !== undefined) return invalid(`${repeated} is given more than once`)
+          const grantType = form.get("grant_type") ?? ""
+          if (grantType === "") return invalid("grant_type is required")
+          if (grantType !== OAuth.deviceCodeGrant) {
             return oauthJson({
               error: "unsupported_grant_type",
               error_description: `grant_type must be ${OAuth.deviceCodeGrant}`
             }, 400)
           }
+          const deviceCode = form.get("device_code") ?? ""
+          if (deviceCode === "") return invalid("device_code is required")
           const now = yield* DateTime.now
-          return yield* signIns.poll(form.get("device_code") ?? "").pipe(
+          return yield* signIns.poll(deviceCode).pipe(
             Effect.map((tokens) =>
               oauthJson(
                 {

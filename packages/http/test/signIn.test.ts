@@ -407,6 +407,29 @@ describe("the headless flow", () => {
     assert.strictEqual((await json(unsupported)).error, "unsupported_grant_type")
   })
 
+  it("answers the token endpoint's malformed requests as RFC 6749 §5.2 says: invalid_request", async () => {
+    const errorOf = async (body: string) => {
+      const response = await fetch(`${server.url}/oauth/token`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body
+      })
+      return [response.status, ((await response.json()) as { error: string }).error]
+    }
+    const grant = `grant_type=${encodeURIComponent(deviceGrant)}`
+    assert.deepStrictEqual(await errorOf(""), [400, "invalid_request"], "no grant_type")
+    assert.deepStrictEqual(await errorOf("device_code=abc"), [400, "invalid_request"], "no grant_type, a code")
+    assert.deepStrictEqual(await errorOf(grant), [400, "invalid_request"], "no device_code")
+    assert.deepStrictEqual(await errorOf(`${grant}&device_code=`), [400, "invalid_request"], "an empty device_code")
+    assert.deepStrictEqual(
+      await errorOf(`${grant}&device_code=a&device_code=b`),
+      [400, "invalid_request"],
+      "device_code twice"
+    )
+    assert.deepStrictEqual(await errorOf(`${grant}&${grant}&device_code=a`), [400, "invalid_request"], "grant twice")
+    assert.deepStrictEqual(await errorOf(`${grant}&device_code=nope`), [400, "invalid_grant"], "not a device code")
+  })
+
   it("refuses a confirmation posted from elsewhere (no page cookie), and tells of a wrong code", async () => {
     const authorization = await json(form("/oauth/device/code", {}))
     const forged = await new Browser().load(`${server.url}/oauth/device`, {
