@@ -63,13 +63,16 @@ describe("TokenIssuer", () => {
       assert.strictEqual((yield* issuer.verify(yield* forge(now + 30, now + 30 + 3600))).identity, identity)
     }))
 
-  it.scoped("after a rotation new tokens carry the new kid; old tokens verify until they expire", () =>
+  it.scoped("after a rotation new tokens carry the new kid, once published; old tokens verify until they expire", () =>
     Effect.gen(function*() {
       yield* TestClock.setTime(Date.parse("2026-11-22T00:00:00Z"))
       const issuer = yield* issuerOver(TokenIssuer.SigningKeys.layerMemory)
       const before = (yield* issuer.mint(identity, actor)).token
       yield* TestClock.adjust("30 minutes")
       const kid = yield* issuer.rotate
+      assert.strictEqual((yield* issuer.jwks).keys.length, 2, "published at once")
+      assert.strictEqual(kidOf((yield* issuer.mint(identity, actor)).token), kidOf(before), "the old key still signs")
+      yield* TestClock.adjust(TokenIssuer.publicationMillis)
       const after = (yield* issuer.mint(identity, actor)).token
       assert.strictEqual(kidOf(after), kid)
       assert.notStrictEqual(kidOf(before), kid)
@@ -89,10 +92,29 @@ describe("TokenIssuer", () => {
       const server = yield* issuerOver(keys)
       const admin = yield* issuerOver(keys)
       const kid = yield* admin.rotate
+      yield* TestClock.adjust(TokenIssuer.publicationMillis)
       // A token of the new key is verified at once: the unknown kid makes the server reload.
       const fresh = (yield* admin.mint(identity, actor)).token
+      assert.strictEqual(kidOf(fresh), kid)
       assert.strictEqual((yield* server.verify(fresh)).identity, identity)
       assert.strictEqual(kidOf((yield* server.mint(identity, actor)).token), kid)
+    }))
+
+  it.scoped("a rotated-in key is in every sharing issuer's JWKS before any of them signs with it", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(Date.parse("2026-11-22T00:00:00Z"))
+      const keys = Layer.succeedContext(yield* Layer.build(TokenIssuer.SigningKeys.layerMemory))
+      const [a, b] = [yield* issuerOver(keys), yield* issuerOver(keys)]
+      const old = kidOf((yield* b.mint(identity, actor)).token)
+      const kid = yield* a.rotate
+      yield* TestClock.adjust("1 second")
+      for (const issuer of [a, b]) {
+        assert.include((yield* issuer.jwks).keys.map((k) => k.kid), kid, "listed at once, on the other issuer too")
+      }
+      yield* TestClock.adjust(TokenIssuer.publicationMillis - 2_000)
+      for (const issuer of [a, b]) assert.strictEqual(kidOf((yield* issuer.mint(identity, actor)).token), old)
+      yield* TestClock.adjust("1 second")
+      for (const issuer of [a, b]) assert.strictEqual(kidOf((yield* issuer.mint(identity, actor)).token), kid)
     }))
 
   it.scoped("rotateIfOlderThan rotates only a key older than the limit", () =>

@@ -231,8 +231,8 @@ const rotateKeys = Command.make(
   {},
   () => onEngine(Effect.flatMap(Effect.flatMap(TokenIssuer.TokenIssuer, (issuer) => issuer.rotate), print))
 ).pipe(Command.withDescription(
-  "Sign tokens with a new key from now on, printing its kid; tokens of the old key work until they expire. " +
-    "Example: pnpm admin rotate-keys"
+  "Publish a new signing key at once and sign tokens with it two minutes later (when every server and verifier " +
+    "knows it), printing its kid; tokens of the old key work until they expire. Example: pnpm admin rotate-keys"
 ))
 
 const importAdvisories = Command.make(

@@ -84,12 +84,17 @@ describe("two servers on one PostgreSQL database", () => {
       assert.strictEqual((await call(0, "DELETE", `/iam/v2beta1/roleBindings/${binding.body.uid}`, owner)).status, 200)
       assert.strictEqual((await call(1, "GET", `/iam/v2beta1/groups/${org}`, reader)).status, 403)
 
-      // A key rotation made beside one server is honoured by both: tokens of the new key verify everywhere.
+      // A key rotation made beside one server is published by both at once, before anything signs with it (two
+      // minutes later): tokens made meanwhile carry the key they knew, and verify everywhere.
       const kid = (await admin(dirs[0]!, ["rotate-keys"], adminEnv)).stdout.trim()
+      for (const server of [0, 1]) {
+        const published = await call(server, "GET", "/.well-known/jwks.json", owner)
+        assert.include(published.body.keys.map((k: { kid: string }) => k.kid), kid)
+      }
       const rotated =
         (await admin(dirs[1]!, ["token", "--identity", identity.body.uid], { ...env, ARBOR_DATA_DIR: dirs[1]! }))
           .stdout.trim()
-      assert.strictEqual(JSON.parse(Buffer.from(rotated.split(".")[0]!, "base64url").toString()).kid, kid)
+      assert.notStrictEqual(JSON.parse(Buffer.from(rotated.split(".")[0]!, "base64url").toString()).kid, kid)
       await call(0, "POST", `/iam/v2beta1/roleBindings/${org}`, owner, {
         identityUid: identity.body.uid,
         roleUid: viewer

@@ -1,7 +1,9 @@
 /**
  * API tokens: ES256 JWTs issued by this service (docs/api.md §7). The issuer mints them for identities and verifies
- * them on every request: issuer, audience, algorithm, signature (by `kid`) and expiry. Keys rotate: the newest key
- * signs; retired keys keep verifying until every token they signed has expired.
+ * them on every request: issuer, audience, algorithm, signature (by `kid`) and expiry. Keys rotate: a new key is
+ * published (listed in the JWKS) `publicationMillis` before it signs, so that every server and every verifier that
+ * caches the JWKS knows it first; the newest key whose time has come signs; retired keys keep verifying until every
+ * token they signed has expired.
  */
 import * as Cache from "effect/Cache"
 import * as Clock from "effect/Clock"
@@ -26,7 +28,10 @@ export const SigningKey = Schema.Struct({
   kid: Schema.String,
   privateJwk: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
   publicJwk: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
-  /** Epoch milliseconds. */
+  /**
+   * From when it signs (epoch milliseconds): its creation for the first key; for a key rotated in, `publicationMillis`
+   * after, the JWKS listing it meanwhile.
+   */
   createdAt: Schema.Number,
   /** When a newer key replaced it for signing (epoch milliseconds); it verifies for one token lifetime more. */
   retiredAt: Schema.optional(Schema.Number)
@@ -157,6 +162,15 @@ export interface DeliveryClaims {
   readonly digest: string
 }
 
+/**
+ * How long a rotated-in key is published before it signs: every server takes up the stored keys each minute (and its
+ * JWKS reads them afresh), and a verifier that caches the JWKS refreshes it within a minute or on an unknown `kid`.
+ */
+export const publicationMillis = 120_000
+
+/** How often at most the JWKS reads the stored keys afresh. */
+const jwksReloadMillis = 1_000
+
 /** How often at most tokens of unknown keys make the issuer reload the stored keys. */
 const reloadCooldownMillis = 10_000
 
@@ -182,6 +196,18 @@ export const generateKey = (createdAt: number): Effect.Effect<SigningKey> =>
 
 const rejected = (why: string, reason: string) => new Unauthenticated({ why, reason })
 
+/**
+ * The key that signs at `at`: of those not retired by then, the newest whose time to sign has come (else, should
+ * every one be still to come, the first of them).
+ */
+const signingKeyAt = (keys: ReadonlyArray<SigningKey>, at: number): SigningKey => {
+  const current = keys.filter((k) => k.retiredAt === undefined || k.retiredAt > at)
+  const due = current.filter((k) => k.createdAt <= at)
+  const pick = (from: ReadonlyArray<SigningKey>, newest: boolean) =>
+    from.reduce((a, b) => (newest ? b.createdAt > a.createdAt : b.createdAt < a.createdAt) ? b : a)
+  return due.length > 0 ? pick(due, true) : current.length > 0 ? pick(current, false) : pick(keys, true)
+}
+
 /** Mints and verifies API tokens. */
 export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/TokenIssuer", {
   effect: Effect.gen(function*() {
@@ -200,8 +226,8 @@ export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/Toke
 
     /** The signing key, imported once per key. */
     let imported: { readonly kid: string; readonly key: Awaited<ReturnType<typeof jose.importJWK>> } | undefined
-    const signing = Effect.flatMap(Ref.get(keys), (all) => {
-      const key = all.find((k) => k.retiredAt === undefined)!
+    const signing = Effect.flatMap(Effect.zip(Ref.get(keys), Clock.currentTimeMillis), ([all, at]) => {
+      const key = signingKeyAt(all, at)
       if (imported?.kid === key.kid) return Effect.succeed({ kid: key.kid, privateKey: imported.key })
       return Effect.promise(async () => {
         const privateKey = await jose.importJWK(key.privateJwk as jose.JWK, alg)
@@ -231,6 +257,9 @@ export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/Toke
       store.load,
       (stored) => stored.some((k) => k.retiredAt === undefined) ? Ref.set(keys, stored) : Effect.void
     )
+
+    /** When the JWKS last read the stored keys. */
+    let jwksReadAt = 0
 
     /** Reloads at most once per `reloadCooldown` for tokens of unknown keys. */
     let reloadedAt = 0
@@ -367,8 +396,18 @@ export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/Toke
         }
       },
 
-      /** The public keys that verify this issuer's tokens, as a JWKS. */
-      jwks: Effect.map(verifying, (ks) => ({ keys: ks.map((k) => k.publicJwk) })),
+      /**
+       * The public keys that verify this issuer's tokens, as a JWKS: those published to sign soon included, read
+       * afresh (at most once a second), so that a key rotated in by another process is listed at once.
+       */
+      jwks: Effect.gen(function*() {
+        const at = yield* Clock.currentTimeMillis
+        if (at - jwksReadAt >= jwksReloadMillis) {
+          jwksReadAt = at
+          yield* reload
+        }
+        return { keys: (yield* verifying).map((k) => k.publicJwk) }
+      }),
 
       /**
        * The bearer token of a webhook delivery (docs/api.md §12): `iss` this issuer, `aud` `customer`, `sub`
@@ -416,16 +455,18 @@ export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/Toke
         }),
 
       /**
-       * Retires the signing key and signs with a new one from now on; tokens of the retired key verify until they
-       * expire. Starts from the stored keys, so a rotation made by another process is kept.
+       * Publishes a new key, which signs `publicationMillis` from now, when the signing key retires; tokens of the
+       * retired key verify until they expire. Starts from the stored keys, so a rotation made by another process is
+       * kept. Answers the new key's `kid`.
        */
       rotate: operation("TokenIssuer.rotate")(Effect.gen(function*() {
         const at = yield* Clock.currentTimeMillis
-        const fresh = yield* generateKey(at)
+        const from = at + publicationMillis
+        const fresh = yield* generateKey(from)
         const next = [
           ...(yield* store.load)
             .filter((k) => k.retiredAt === undefined || at - k.retiredAt <= lifetime * 1000)
-            .map((k) => k.retiredAt === undefined ? { ...k, retiredAt: at } : k),
+            .map((k) => k.retiredAt === undefined ? { ...k, retiredAt: from } : k),
           fresh
         ]
         yield* store.save(next)
