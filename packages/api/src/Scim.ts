@@ -14,7 +14,9 @@ export const schemas = {
   listResponse: "urn:ietf:params:scim:api:messages:2.0:ListResponse",
   patchOp: "urn:ietf:params:scim:api:messages:2.0:PatchOp",
   error: "urn:ietf:params:scim:api:messages:2.0:Error",
-  serviceProviderConfig: "urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig"
+  serviceProviderConfig: "urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig",
+  resourceType: "urn:ietf:params:scim:schemas:core:2.0:ResourceType",
+  schema: "urn:ietf:params:scim:schemas:core:2.0:Schema"
 } as const
 
 /** SCIM's media type (RFC 7644 §3.1); plain JSON is accepted too. */
@@ -28,6 +30,17 @@ export const endpointPath = (provider: string) => `/scim/v2/${provider}`
 
 /** A user's `meta.version`: a weak ETag of its change count. */
 export const versionOf = (user: ScimUser.ScimUser) => `W/"${user.version}"`
+
+/**
+ * The versions an `If-Match` or `If-None-Match` header names (RFC 7232 §3.1: a list of ETags, weak or strong, as
+ * `versionOf` makes them); `"any"` for `*`; undefined without the header. An ETag that is not one of ours names no
+ * version, so it matches none.
+ */
+export const versionsIn = (header: string | undefined): ReadonlyArray<number> | "any" | undefined => {
+  if (header === undefined) return undefined
+  if (header.trim() === "*") return "any"
+  return [...header.matchAll(/(?:W\/)?"(\d{1,15})"/g)].map((match) => Number(match[1]))
+}
 
 /** A user as its resource (RFC 7643 §4.1), at `location`. */
 export const user = (value: ScimUser.ScimUser, location: string) => ({
@@ -91,12 +104,90 @@ export const serviceProviderConfig = (documentationUri: string) => ({
   filter: { supported: true, maxResults: 200 },
   changePassword: { supported: false },
   sort: { supported: false },
-  etag: { supported: false },
+  etag: { supported: true },
   authenticationSchemes: [{
     type: "oauthbearertoken",
     name: "OAuth Bearer Token",
     description: "the identity provider's SCIM token (GenerateScimToken)"
   }]
+})
+
+/** An attribute of a schema (RFC 7643 §7), its characteristics spelled out as a client reads them. */
+const attribute = (
+  name: string,
+  description: string,
+  options: {
+    readonly type?: "string" | "boolean" | "complex"
+    readonly multiValued?: boolean
+    readonly required?: boolean
+    readonly mutability?: "readWrite" | "immutable" | "readOnly"
+    readonly uniqueness?: "none" | "server"
+    readonly subAttributes?: ReadonlyArray<unknown>
+  } = {}
+) => ({
+  name,
+  type: options.type ?? "string",
+  multiValued: options.multiValued ?? false,
+  description,
+  required: options.required ?? false,
+  ...(options.type === "complex" ? { subAttributes: options.subAttributes ?? [] } : { caseExact: false }),
+  mutability: options.mutability ?? "readWrite",
+  returned: "default",
+  uniqueness: options.uniqueness ?? "none"
+})
+
+/**
+ * The User schema as this server keeps it (RFC 7643 §4.1 and §8.7.1), with its own choices said the standard's way:
+ * `externalId`, the person's subject at the provider, is required and immutable; `active` false (or a delete) ends
+ * the person's access in the organization at once, and cannot be removed, only set. Other attributes a client sends
+ * are kept as sent.
+ */
+export const userSchemaDocument = (location: string) => ({
+  schemas: [schemas.schema],
+  id: schemas.user,
+  name: "User",
+  description: "A person of the identity provider, who signs in to Arbor through it",
+  attributes: [
+    attribute("userName", "Unique among the provider's users, case-insensitively", {
+      required: true,
+      uniqueness: "server"
+    }),
+    attribute("externalId", "The person's subject (`sub`) at the provider: who they are when they sign in", {
+      required: true,
+      mutability: "immutable",
+      uniqueness: "server"
+    }),
+    attribute("active", "False ends the person's access in the organization at once; true gives it back", {
+      type: "boolean"
+    }),
+    attribute("displayName", "The person's name as shown"),
+    attribute("name", "The person's name, in parts", {
+      type: "complex",
+      subAttributes: ["formatted", "familyName", "givenName", "middleName", "honorificPrefix", "honorificSuffix"]
+        .map((part) => attribute(part, `The ${part} part of the name`))
+    }),
+    attribute("emails", "Email addresses; the primary (or first) is the person's email", {
+      type: "complex",
+      multiValued: true,
+      subAttributes: [
+        attribute("value", "An email address"),
+        attribute("type", "work, home or other"),
+        attribute("primary", "The person's email", { type: "boolean" })
+      ]
+    })
+  ],
+  meta: { resourceType: "Schema", location }
+})
+
+/** The one resource type (RFC 7644 §4): users, at `endpoint`. */
+export const userResourceType = (endpoint: string, location: string) => ({
+  schemas: [schemas.resourceType],
+  id: "User",
+  name: "User",
+  endpoint,
+  description: "The provider's users: the people it provisions",
+  schema: schemas.user,
+  meta: { resourceType: "ResourceType", location }
 })
 
 /** SCIM's `scimType`s (RFC 7644 §3.12) that an engine error's UPPER_SNAKE reason may name. */
@@ -147,7 +238,10 @@ export const error = (
     case "AlreadyExists":
       return { status: 409, body: body(409, "uniqueness"), headers: {} }
     case "Aborted":
-      return { status: 409, body: body(409), headers: {} }
+      // RFC 7644 §3.14: a write whose If-Match names a version the resource is no longer at.
+      return failure.reason === "ETAG_MISMATCH"
+        ? { status: 412, body: body(412), headers: {} }
+        : { status: 409, body: body(409), headers: {} }
     case "FailedPrecondition":
       // A write refused because it would leave the organization without an owner: the attribute may not change so.
       return failure.reason === "LAST_OWNER"

@@ -1,7 +1,8 @@
 /**
  * The SCIM 2.0 endpoint of each identity provider (docs/api.md §13): `/scim/v2/<provider uid>/Users` (RFC 7644's
- * create, get, list with `filter`, `startIndex` and `count`, replace, PATCH and delete) and its
- * `/ServiceProviderConfig`, the provider's SCIM token as bearer. A token past its rate is answered 429 with
+ * create, get, list with `filter`, `startIndex` and `count`, replace, PATCH and delete, with ETags: `If-Match` on a
+ * write, `If-None-Match` on a read) and its discovery (`/ServiceProviderConfig`, `/ResourceTypes`, `/Schemas`), the
+ * provider's SCIM token as bearer. A token past its rate is answered 429 with
  * `Retry-After`. Every failure is rendered in SCIM's error format by the server's error middleware (`ErrorRendering`).
  */
 import * as Scim from "@arbor/api/Scim"
@@ -17,8 +18,15 @@ import { parse as parseFilter } from "scim2-parse-filter"
 import * as Authentication from "./Authentication.js"
 import { Windows } from "./FixedWindows.js"
 
-/** The paths below `/scim/v2/`: a provider's uid, then `Users`, `Users/<id>` or `ServiceProviderConfig`. */
-const route = /^\/scim\/v2\/([0-9a-f]{40}(?:\/[0-9a-f]{16})+)\/(Users|ServiceProviderConfig)(?:\/([^/]+))?\/?$/
+/**
+ * The paths below `/scim/v2/`: a provider's uid, then `Users`, `Users/<id>`, `ServiceProviderConfig`,
+ * `ResourceTypes[/User]` or `Schemas[/<urn>]`.
+ */
+const route =
+  /^\/scim\/v2\/([0-9a-f]{40}(?:\/[0-9a-f]{16})+)\/(Users|ServiceProviderConfig|ResourceTypes|Schemas)(?:\/([^/]+))?\/?$/
+
+/** Attributes a user always has: a PATCH may set them, never remove them. */
+const unremovable = ["username", "externalid", "active"]
 
 /** The default number of users a page holds when `count` is absent. */
 const defaultCount = 100
@@ -165,6 +173,22 @@ export const layer = (options: { readonly baseUrl: string; readonly requestsPerM
           if (method !== "GET" || id !== undefined) return yield* notAllowed(method)
           return scimJson(Scim.serviceProviderConfig(`${options.baseUrl}/docs`))
         }
+        // Discovery (RFC 7644 §4): the one resource type and its schema, as a list or by id.
+        const discovery = `${options.baseUrl}${Scim.endpointPath(provider)}`
+        if (resource === "ResourceTypes" || resource === "Schemas") {
+          if (method !== "GET") return yield* notAllowed(method)
+          const [known, document] = resource === "ResourceTypes"
+            ? ["User", Scim.userResourceType("/Users", `${discovery}/ResourceTypes/User`)]
+            : [Scim.schemas.user, Scim.userSchemaDocument(`${discovery}/Schemas/${Scim.schemas.user}`)]
+          if (id === undefined) return scimJson(Scim.listResponse(1, 1, [document]))
+          if (decodeURIComponent(id) !== known) {
+            return yield* new Errors.NotFound({ resourceType: resource.slice(0, -1), uid: decodeURIComponent(id) })
+          }
+          return scimJson(document)
+        }
+        const ifMatch = Scim.versionsIn(request.headers["if-match"])
+        /** The versions a write may change (`If-Match`), undefined when any. */
+        const expected = ifMatch === "any" ? undefined : ifMatch
         if (id === undefined) {
           if (method === "POST") return answer(yield* scim.createUser(authenticated, yield* body(request)), 201)
           if (method !== "GET") return yield* notAllowed(method)
@@ -181,20 +205,38 @@ export const layer = (options: { readonly baseUrl: string; readonly requestsPerM
           )
         }
         switch (method) {
-          case "GET":
-            return answer(yield* scim.getUser(authenticated, id))
+          case "GET": {
+            const user = yield* scim.getUser(authenticated, id)
+            const unchanged = Scim.versionsIn(request.headers["if-none-match"])
+            if (unchanged === "any" || unchanged?.includes(user.version) === true) {
+              return HttpServerResponse.empty({ status: 304, headers: { etag: Scim.versionOf(user) } })
+            }
+            return answer(user)
+          }
           case "PUT":
-            return answer(yield* scim.replaceUser(authenticated, id, yield* body(request)))
+            return answer(yield* scim.replaceUser(authenticated, id, yield* body(request), expected))
           case "PATCH": {
             const patch = yield* Effect.mapError(
               decodePatch(yield* body(request)),
               (error) => invalid("Operations", error.message, "INVALID_SYNTAX")
             )
             const operations = patch.Operations.map(operationOf)
-            return answer(yield* scim.patchUser(authenticated, id, patched(operations, `${base}/${id}`)))
+            const removed = operations.find((o) =>
+              o.op === "remove" &&
+              unremovable.includes(o.path.toLowerCase().replace(`${Scim.schemas.user.toLowerCase()}:`, ""))
+            )
+            if (removed !== undefined && removed.op === "remove") {
+              return yield* invalid(
+                "Operations",
+                `cannot remove ${removed.path}: every user has one` +
+                  (removed.path.toLowerCase() === "active" ? "; replace it with false to deactivate the user" : ""),
+                "MUTABILITY"
+              )
+            }
+            return answer(yield* scim.patchUser(authenticated, id, patched(operations, `${base}/${id}`), expected))
           }
           case "DELETE":
-            yield* scim.deleteUser(authenticated, id)
+            yield* scim.deleteUser(authenticated, id, expected)
             return HttpServerResponse.empty({ status: 204 })
           default:
             return yield* notAllowed(method)

@@ -284,6 +284,93 @@ describe("SCIM provisioning over HTTP", () => {
     assert.isTrue(config.body.patch.supported)
   })
 
+  it("discovery tells a client Arbor's choices: one resource type, its schema with externalId required and immutable", async () => {
+    const { idp, token } = await provisionedOrganization("scim-discovery")
+    const base = `/scim/v2/${idp}`
+    const config = await scim("GET", `${base}/ServiceProviderConfig`, token)
+    assert.isTrue(config.body.etag.supported)
+    const types = await scim("GET", `${base}/ResourceTypes`, token)
+    assert.strictEqual(types.status, 200)
+    assert.deepStrictEqual(types.body.schemas, ["urn:ietf:params:scim:api:messages:2.0:ListResponse"])
+    assert.deepInclude(types.body.Resources[0], {
+      id: "User",
+      endpoint: "/Users",
+      schema: "urn:ietf:params:scim:schemas:core:2.0:User"
+    })
+    assert.deepStrictEqual((await scim("GET", `${base}/ResourceTypes/User`, token)).body, types.body.Resources[0])
+    const schemas = await scim("GET", `${base}/Schemas`, token)
+    const user = schemas.body.Resources[0]
+    assert.strictEqual(user.id, "urn:ietf:params:scim:schemas:core:2.0:User")
+    const byName = new Map(user.attributes.map((a: { name: string }) => [a.name, a]))
+    assert.deepInclude(byName.get("externalId"), { required: true, mutability: "immutable", uniqueness: "server" })
+    assert.deepInclude(byName.get("userName"), { required: true, uniqueness: "server" })
+    assert.deepInclude(byName.get("active"), { type: "boolean", mutability: "readWrite" })
+    assert.deepStrictEqual((await scim("GET", `${base}/Schemas/${user.id}`, token)).body, user)
+    const unknown = await scim("GET", `${base}/Schemas/urn:ietf:params:scim:schemas:core:2.0:Group`, token)
+    assert.deepStrictEqual([unknown.status, unknown.body.status], [404, "404"])
+    assert.strictEqual((await scim("POST", `${base}/Schemas`, token, {})).status, 404)
+  })
+
+  it("ETags: a write with a stale If-Match is 412 and changes nothing; If-None-Match of the current one is 304", async () => {
+    const { token, users } = await provisionedOrganization("scim-etags")
+    const created = await scim("POST", users, token, { userName: "eve@example.com", externalId: "sub-eve" })
+    const at = `${users}/${created.body.id}`
+    const first = created.body.meta.version
+    assert.strictEqual(created.headers.get("etag"), first)
+    const withHeader = (method: string, headers: Record<string, string>, body?: unknown) =>
+      fetch(`${server.url}${at}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/scim+json", ...headers },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) })
+      })
+    const replaced = await withHeader("PUT", { "if-match": first }, {
+      userName: "eve@example.com",
+      externalId: "sub-eve",
+      displayName: "Eve"
+    })
+    assert.strictEqual(replaced.status, 200)
+    const current = replaced.headers.get("etag")!
+    assert.notStrictEqual(current, first)
+    const deactivate = {
+      schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+      Operations: [{ op: "replace", path: "active", value: false }]
+    }
+    for (
+      const [method, body] of [
+        ["PUT", { userName: "eve@example.com", externalId: "sub-eve", displayName: "Stale" }],
+        ["PATCH", deactivate],
+        ["DELETE", undefined]
+      ] as const
+    ) {
+      const stale = await withHeader(method, { "if-match": first }, body)
+      const error = await stale.json() as { status: string; schemas: Array<string> }
+      assert.deepStrictEqual([stale.status, error.status], [412, "412"], method)
+    }
+    const kept = await scim("GET", at, token)
+    assert.deepInclude(kept.body, { displayName: "Eve", active: true })
+    assert.strictEqual(kept.body.meta.version, current, "nothing changed")
+    const notModified = await withHeader("GET", { "if-none-match": current })
+    assert.strictEqual(notModified.status, 304)
+    assert.strictEqual((await withHeader("GET", { "if-none-match": first })).status, 200)
+    assert.strictEqual((await withHeader("PATCH", { "if-match": `"0", ${current}` }, deactivate)).status, 200)
+    assert.strictEqual((await withHeader("DELETE", { "if-match": "*" })).status, 204)
+  })
+
+  it("a PATCH that removes active, userName or externalId is refused, naming why, and changes nothing", async () => {
+    const { token, users } = await provisionedOrganization("scim-remove")
+    const created = await scim("POST", users, token, { userName: "rem@example.com", externalId: "sub-rem" })
+    for (const path of ["active", "userName", "urn:ietf:params:scim:schemas:core:2.0:User:externalId"]) {
+      const removed = await scim("PATCH", `${users}/${created.body.id}`, token, {
+        schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+        Operations: [{ op: "remove", path }]
+      })
+      assert.deepStrictEqual([removed.status, removed.body.scimType], [400, "mutability"], path)
+    }
+    const kept = await scim("GET", `${users}/${created.body.id}`, token)
+    assert.deepInclude(kept.body, { active: true, userName: "rem@example.com", externalId: "sub-rem" })
+    assert.strictEqual(kept.body.meta.version, created.body.meta.version)
+  })
+
   it("no SCIM write leaves the organization without an active owner; the refused one changes nothing", async () => {
     const { idp, owner, token, users } = await provisionedOrganization("scim-owners")
     const patch = (id: string, value: unknown) =>

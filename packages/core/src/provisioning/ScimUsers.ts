@@ -5,7 +5,7 @@
  */
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
-import { AlreadyExists, InvalidArgument, NotFound } from "../engine/Errors.js"
+import { Aborted, AlreadyExists, InvalidArgument, NotFound } from "../engine/Errors.js"
 import { commit, conflict, operations, trusted } from "../engine/internal/operations.js"
 import { operation } from "../engine/internal/tracing.js"
 import * as Repository from "../engine/Repository.js"
@@ -43,7 +43,7 @@ export const make = Effect.gen(function*() {
   const userOf = ({ deleted: _, userNameKey: _k, ...user }: ScimUser.Record) => new ScimUser.ScimUser(user, trusted)
 
   /** The user `id` (its person's uid) of the client's provider, as stored; NotFound for one deleted. */
-  const stored = (client: Client, id: string) =>
+  const stored = (client: Client, id: string, ifMatch?: ReadonlyArray<number>) =>
     Effect.gen(function*() {
       const found = Uid.isUid(id)
         ? yield* users.find({
@@ -54,6 +54,14 @@ export const make = Effect.gen(function*() {
         : []
       const record = found[0]
       if (record === undefined) return yield* new NotFound({ resourceType: "User", uid: id })
+      if (ifMatch !== undefined && !ifMatch.includes(record.version)) {
+        return yield* new Aborted({
+          description: `the user changed since version ${
+            ifMatch.join(", ")
+          }: it is at ${record.version}; read it again`,
+          reason: "ETAG_MISMATCH"
+        })
+      }
       return record
     })
 
@@ -173,14 +181,18 @@ export const make = Effect.gen(function*() {
         return { total, users: found.map(userOf) }
       })),
 
-    /** Replaces a user's attributes (RFC 7644 §3.5.1); its `externalId` cannot change. */
-    replaceUser: (client: Client, id: string, input: unknown) =>
+    /**
+     * Replaces a user's attributes (RFC 7644 §3.5.1); its `externalId` cannot change. With `ifMatch`, only a user at
+     * one of those versions (its `If-Match`, RFC 7644 §3.14), else ABORTED `ETAG_MISMATCH` and nothing changes; so
+     * too for a patch and a delete.
+     */
+    replaceUser: (client: Client, id: string, input: unknown, ifMatch?: ReadonlyArray<number>) =>
       operation("ScimUsers.replaceUser")(Effect.gen(function*() {
         const next = yield* written(input)
         return yield* asClient(
           client,
           Effect.gen(function*() {
-            const record = yield* stored(client, id)
+            const record = yield* stored(client, id, ifMatch)
             yield* sameExternalId(record, next)
             return yield* save(record, next, client.provider.uid, record.identityUid)
           })
@@ -191,12 +203,17 @@ export const make = Effect.gen(function*() {
      * Changes a user by `apply`, which the edge makes of a PATCH request (RFC 7644 §3.5.2): it is given the user
      * as stored, and what it returns is checked as a replacement is.
      */
-    patchUser: <E>(client: Client, id: string, apply: (user: ScimUser.ScimUser) => Effect.Effect<unknown, E>) =>
+    patchUser: <E>(
+      client: Client,
+      id: string,
+      apply: (user: ScimUser.ScimUser) => Effect.Effect<unknown, E>,
+      ifMatch?: ReadonlyArray<number>
+    ) =>
       operation("ScimUsers.patchUser")(
         asClient(
           client,
           Effect.gen(function*() {
-            const record = yield* stored(client, id)
+            const record = yield* stored(client, id, ifMatch)
             const next = yield* written(yield* apply(userOf(record)))
             yield* sameExternalId(record, next)
             return yield* save(record, next, client.provider.uid, record.identityUid)
@@ -208,12 +225,12 @@ export const make = Effect.gen(function*() {
      * Deletes a user: gone from SCIM, and its person can no longer sign in through the provider nor hold anything
      * in its organization, until the client creates the user again.
      */
-    deleteUser: (client: Client, id: string) =>
+    deleteUser: (client: Client, id: string, ifMatch?: ReadonlyArray<number>) =>
       operation("ScimUsers.deleteUser")(
         asClient(
           client,
           Effect.gen(function*() {
-            const record = yield* stored(client, id)
+            const record = yield* stored(client, id, ifMatch)
             const now = yield* DateTime.now
             yield* users.update({
               ...record,
