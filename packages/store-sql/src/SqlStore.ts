@@ -373,7 +373,14 @@ export const make = (
             { length: Math.ceil(rows.length / perStatement) },
             (_, i) => rows.slice(i * perStatement, (i + 1) * perStatement)
           ),
-          (chunk) => sql`INSERT INTO ${sql(table.name)} ${sql.insert(chunk.map((row) => encodeRow(table, row)))}`,
+          // Each statement then a yield: a turn for the event loop when one is due (`Fairness`), between statements
+          // of SQLite, which run on the server's thread. (A yield at a point of our own: one between a library's
+          // steps could let an event it awaits pass unheard.)
+          (chunk) =>
+            Effect.zipLeft(
+              sql`INSERT INTO ${sql(table.name)} ${sql.insert(chunk.map((row) => encodeRow(table, row)))}`,
+              Effect.yieldNow()
+            ),
           { discard: true }
         ).pipe(Effect.mapError(failure(table)))
         // Several statements: all or none, as one.

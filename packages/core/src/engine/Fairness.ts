@@ -5,7 +5,6 @@
  * seconds. `make` builds one that gives the event loop a turn (`setImmediate`) whenever a resumption comes more than
  * `turnMillis` after the last turn it gave, so a busy fiber delays others by about that much; `layer` installs it.
  */
-import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Scheduler from "effect/Scheduler"
 
@@ -26,13 +25,7 @@ export const make = (turn: number = turnMillis): Scheduler.Scheduler => {
     }
   })
   return {
-    // Besides Effect's every 2,048 operations, a fiber yields once a turn is due, looked at every 16th operation (at
-    // every one, the clock would cost a busy fiber a third of its time): a run of slow operations (statements of
-    // SQLite, which runs on this thread) would otherwise hold the event loop for the whole run.
-    shouldYield: (fiber) =>
-      (fiber.currentOpCount & 15) === 0 && performance.now() - lastTurn >= turn
-        ? fiber.getFiberRef(FiberRef.currentSchedulingPriority)
-        : Scheduler.defaultScheduler.shouldYield(fiber),
+    shouldYield: (fiber) => Scheduler.defaultScheduler.shouldYield(fiber),
     scheduleTask: (task, priority, fiber) => runners(fiber).scheduleTask(task, priority)
   }
 }
