@@ -49,8 +49,11 @@ export const startServer = (cwd: string, port: number, env: Record<string, strin
     stderr += c
   })
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+  // Ready once it answers and its "listening" line has come through the pipe (which may lag the answer).
   const ready = waitFor(
-    async () => (await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(2000) })).ok,
+    async () =>
+      (await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(2000) })).ok &&
+      logs.includes(`"message":"listening on`),
     60_000
   )
   return { child, exited, ready, logs: () => logs, stderr: () => stderr }
