@@ -61,6 +61,7 @@ const twins: Readonly<Record<string, string | Without>> = {
   "sts.exchangePost": "chainguard.platform.oidc.SecurityTokenService/Exchange",
   "sts.exchangeRefreshToken": "chainguard.platform.oidc.SecurityTokenService/ExchangeRefreshToken",
   "sts.configuration": discovery,
+  "sts.authorizationServer": discovery,
   "sts.jwks": discovery,
   "health.live": probe,
   "health.ready": probe,
@@ -76,6 +77,7 @@ const notOnTheCommandLine: Readonly<Record<string, string>> = {
   "decisionsMetadata.configuration": discovery.without,
   "sts.exchangePost": "the same exchange as GET, which arbor uses",
   "sts.configuration": discovery.without,
+  "sts.authorizationServer": discovery.without,
   "sts.jwks": discovery.without,
   "health.live": probe.without,
   "health.ready": probe.without

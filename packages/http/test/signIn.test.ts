@@ -336,14 +336,20 @@ describe("the browser flow", () => {
     assert.strictEqual(to.searchParams.get("status_code"), "403")
   })
 
-  it("is listed in the discovery document", async () => {
-    const discovery = await json(fetch(`${server.url}/.well-known/openid-configuration`))
-    assert.deepInclude(discovery, {
-      authorization_endpoint: `${server.url}/oauth`,
+  it("is listed in the discovery documents as a generic client reads them: no authorization endpoint it cannot use", async () => {
+    const endpoints = {
+      issuer: server.url,
       token_endpoint: `${server.url}/oauth/token`,
       device_authorization_endpoint: `${server.url}/oauth/device/code`,
-      revocation_endpoint: `${server.url}/oauth/revoke`
-    })
+      revocation_endpoint: `${server.url}/oauth/revoke`,
+      grant_types_supported: [deviceGrant],
+      response_types_supported: []
+    }
+    for (const path of ["/.well-known/openid-configuration", "/.well-known/oauth-authorization-server"]) {
+      const discovery = await json(fetch(`${server.url}${path}`))
+      assert.deepInclude(discovery, endpoints, path)
+      assert.notProperty(discovery, "authorization_endpoint", path)
+    }
   })
 })
 

@@ -116,6 +116,16 @@ export const TokenService = HttpApiGroup.make("sts")
       )
   )
   .add(
+    HttpApiEndpoint.get("authorizationServer", "/.well-known/oauth-authorization-server")
+      .addSuccess(JsonObject)
+      .annotate(OpenApi.Summary, "OAuth authorization server metadata")
+      .annotate(
+        OpenApi.Description,
+        "The metadata (RFC 8414) a generic OAuth client discovers the token, device authorization and revocation " +
+          "endpoints by, with the grants and client authentication they take. No token."
+      )
+  )
+  .add(
     HttpApiEndpoint.get("jwks", "/.well-known/jwks.json")
       .addSuccess(Schema.Struct({ keys: Schema.Array(JsonObject) }))
       .annotate(OpenApi.Summary, "The public keys that verify this issuer's tokens")

@@ -23,16 +23,29 @@ export const paths = {
 /** The grant type of a device's token request (RFC 8628 §3.4). */
 export const deviceCodeGrant = "urn:ietf:params:oauth:grant-type:device_code"
 
-/** The OpenID configuration of the token service at `issuer`: where its keys and sign-in endpoints are, what it signs. */
-export const openIdConfiguration = (issuer: string) => ({
+/**
+ * The authorization server metadata (RFC 8414) of the token service at `issuer`: what a generic OAuth client can use
+ * of it, no more. Its grant is the device flow (RFC 8628) by public clients; there is no authorization endpoint for
+ * other relying parties (`/oauth` starts Arbor's own sign-in, for `arbor` and the console), so no response type.
+ */
+export const authorizationServerMetadata = (issuer: string) => ({
   issuer,
   jwks_uri: `${issuer}/.well-known/jwks.json`,
-  authorization_endpoint: `${issuer}${paths.authorization}`,
   token_endpoint: `${issuer}${paths.token}`,
   device_authorization_endpoint: `${issuer}${paths.deviceAuthorization}`,
   revocation_endpoint: `${issuer}${paths.revocation}`,
   grant_types_supported: [deviceCodeGrant],
-  response_types_supported: ["id_token"],
+  response_types_supported: [] as ReadonlyArray<string>,
+  token_endpoint_auth_methods_supported: ["none"],
+  revocation_endpoint_auth_methods_supported: ["none"]
+})
+
+/**
+ * The OpenID configuration of the token service at `issuer`: its metadata (`authorizationServerMetadata`), and what a
+ * verifier of its tokens reads: the keys, the algorithm, the subjects and claims.
+ */
+export const openIdConfiguration = (issuer: string) => ({
+  ...authorizationServerMetadata(issuer),
   subject_types_supported: ["public"],
   id_token_signing_alg_values_supported: ["ES256"],
   claims_supported: ["iss", "sub", "aud", "iat", "exp", "jti", "act", "email"]

@@ -54,8 +54,9 @@ export const tokens = Domain.make({
               refreshTokens.exchange(token, urlParams.aud, { capabilities: urlParams.cap, scopes: urlParams.scope })))
           .handle("configuration", () =>
             Effect.succeed(SignIn.openIdConfiguration(tokens.issuer)))
-          .handle("jwks", () =>
-            tokens.jwks)),
+          .handle("authorizationServer", () =>
+            Effect.succeed(SignIn.authorizationServerMetadata(tokens.issuer)))
+          .handle("jwks", () => tokens.jwks)),
       HttpApiBuilder.group(serve(Health), "health", (h) =>
         h
           .handle("live", () => Effect.succeed({ status: "ok" as const }))
