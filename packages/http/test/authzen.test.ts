@@ -116,6 +116,32 @@ describe("AuthZEN", () => {
     })
     assert.strictEqual(bad.status, 400)
     assert.strictEqual(bad.body.details[1].fieldViolations[0].field, "resource.type")
+    // In a batch, an item that cannot be evaluated is its own false decision, saying why; a field is named as the
+    // request wrote it (the batch's own subject at the top, an item's below it).
+    const mixed = await post("/access/v1/evaluations", owner.token, {
+      subject: { type: "identity", id: owner.identity },
+      resource: { type: "group", id: owner.org },
+      evaluations: [
+        { action: { name: "groups.list" } },
+        { action: { name: "groups.list" }, resource: { type: "document", id: owner.org } },
+        { action: { name: "groups.list" }, subject: { type: "identity", id: viewer.identity } }
+      ]
+    })
+    assert.strictEqual(mixed.status, 200, JSON.stringify(mixed.body))
+    assert.deepStrictEqual(mixed.body.evaluations[0], { decision: true })
+    assert.deepInclude(mixed.body.evaluations[1], { decision: false })
+    assert.strictEqual(mixed.body.evaluations[1].context.error.status, 400)
+    assert.include(mixed.body.evaluations[1].context.error.message, "evaluations[1].resource.type")
+    const asViewer = await post("/access/v1/evaluations", viewer.token, {
+      subject: { type: "user", id: viewer.identity },
+      action: { name: "groups.list" },
+      evaluations: [{ resource: { type: "group", id: owner.org } }, { resource: { type: "group", id: owner.org } }]
+    })
+    assert.strictEqual(asViewer.status, 200, JSON.stringify(asViewer.body))
+    for (const item of asViewer.body.evaluations) {
+      assert.strictEqual(item.decision, false)
+      assert.include(item.context.error.message, ": subject.type:")
+    }
     const anonymous = await fetch(`${server.url}/access/v1/evaluation`, {
       method: "POST",
       headers: { "content-type": "application/json" },

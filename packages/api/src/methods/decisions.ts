@@ -27,7 +27,13 @@ const GrantedBy = Schema.Union(
 export const AccessDecision = Schema.transform(
   Schema.Struct({
     decision: Schema.Boolean,
-    context: Schema.optionalWith(Schema.Struct({ grantedBy: Schema.Array(GrantedBy) }), { exact: true })
+    context: Schema.optionalWith(
+      Schema.Struct({
+        grantedBy: Schema.optionalWith(Schema.Array(GrantedBy), { exact: true }),
+        error: Schema.optionalWith(Schema.Struct({ status: Schema.Number, message: Schema.String }), { exact: true })
+      }),
+      { exact: true }
+    )
   }),
   Schema.typeSchema(AccessEvaluation.Decision),
   {
@@ -35,17 +41,23 @@ export const AccessDecision = Schema.transform(
     decode: ({ context, decision }) =>
       new AccessEvaluation.Decision({
         decision,
-        ...(context === undefined
+        ...(context?.grantedBy === undefined
           ? {}
           : {
             grantedBy: context.grantedBy.map((g) =>
               "description" in g ? AccessEvaluation.UnseenGrant.instance : new AccessEvaluation.Grant(g, true)
             )
-          })
+          }),
+        ...(context?.error === undefined ? {} : { error: new AccessEvaluation.EvaluationError(context.error) })
       }),
-    encode: ({ decision, grantedBy }) => ({
+    encode: ({ decision, error, grantedBy }) => ({
       decision,
-      ...(grantedBy === undefined ? {} : { context: { grantedBy: grantedBy.map((g) => ({ ...g })) } })
+      ...(grantedBy === undefined && error === undefined ? {} : {
+        context: {
+          ...(grantedBy === undefined ? {} : { grantedBy: grantedBy.map((g) => ({ ...g })) }),
+          ...(error === undefined ? {} : { error: { status: error.status, message: error.message } })
+        }
+      })
     })
   }
 ).annotations({ identifier: "AccessEvaluationResponse" })

@@ -83,6 +83,13 @@ export const make = Effect.gen(function*() {
   const decodeEvaluation = (input: unknown, prefix = "") =>
     Validation.decode(AccessEvaluation.Evaluation, prefix)(input)
 
+  /** A batch's item that could not be evaluated: false, with the status and message of why. */
+  const refused = (status: number, message: string) =>
+    new AccessEvaluation.Decision({
+      decision: false,
+      error: new AccessEvaluation.EvaluationError({ status, message })
+    })
+
   return {
     /**
      * True when `principal` holds `capability` at group `uid` (or, for a resource's uid, at the group it lives in:
@@ -105,7 +112,9 @@ export const make = Effect.gen(function*() {
 
     /**
      * A batch (AuthZEN's `/access/v1/evaluations`): each item's subject, action, resource and context, or the
-     * batch's; every item checked before any is decided. `execute_all` (the default) decides each;
+     * batch's. An item that cannot be evaluated (a field refused, a subject the caller may not ask about) is a false
+     * decision with its `error` (status 400 or 403 and why), the others decided as usual. `execute_all` (the default)
+     * decides each;
      * `deny_on_first_deny` and `permit_on_first_permit` stop after the first false or true decision. Without items
      * it is one evaluation.
      */
@@ -127,9 +136,15 @@ export const make = Effect.gen(function*() {
         if (batch.evaluations === undefined || batch.evaluations.length === 0) {
           return yield* decide(caller, yield* decodeEvaluation(merged(defaults, {})))
         }
-        const evaluations = yield* Effect.forEach(
-          batch.evaluations,
-          (item, i) => decodeEvaluation(merged(defaults, item), `evaluations[${i}]`)
+        // An item that cannot be evaluated is its own false decision, saying why (AuthZEN §7.1.3), named as the
+        // request wrote it: a field of the item below `evaluations[i]`, one of the batch's defaults at the top.
+        const evaluations = batch.evaluations.map((item, i) =>
+          decodeEvaluation(merged(defaults, item)).pipe(
+            Effect.mapError((e) => {
+              const own = Object.keys(item).find((key) => e.violations[0].field.split(/[.[]/)[0] === key)
+              return own === undefined ? e : e.within(`evaluations[${i}]`)
+            })
+          )
         )
         const semantic = batch.options?.evaluations_semantic ?? "execute_all"
         const stopAt = semantic === "deny_on_first_deny"
@@ -139,7 +154,12 @@ export const make = Effect.gen(function*() {
           : undefined
         const decisions: Array<AccessEvaluation.Decision> = []
         for (const evaluation of evaluations) {
-          const decided = yield* decide(caller, evaluation)
+          const decided = yield* Effect.flatMap(evaluation, (valid) => decide(caller, valid)).pipe(
+            Effect.catchTags({
+              InvalidArgument: (e) => Effect.succeed(refused(400, e.message)),
+              PermissionDenied: (e) => Effect.succeed(refused(403, e.message))
+            })
+          )
           decisions.push(decided)
           if (decided.decision === stopAt) break
         }

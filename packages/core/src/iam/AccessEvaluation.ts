@@ -133,9 +133,17 @@ export class UnseenGrant extends Schema.Class<UnseenGrant>("@arbor/core/AccessEv
   static readonly instance = new UnseenGrant({ description: "granted by a binding you cannot see" })
 }
 
+/** Why an evaluation of a batch could not be made: an HTTP status and its message (AuthZEN §7.1.3). */
+export class EvaluationError extends Schema.Class<EvaluationError>("@arbor/core/AccessEvaluation/EvaluationError")({
+  status: Schema.Number,
+  message: Schema.String
+}) {}
+
 /** A decision, with what granted it when asked to explain. */
 export class Decision extends Schema.Class<Decision>("@arbor/core/AccessEvaluation/Decision")({
   decision: Schema.Boolean,
+  /** In a batch, an evaluation that could not be made: its decision false, and why. */
+  error: Schema.optional(EvaluationError),
   /**
    * With `explain`: the grants that hold the capability at the resource's group (none for a false decision), each
    * the caller may list in full, and one `UnseenGrant` for all those it may not.
