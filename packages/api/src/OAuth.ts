@@ -6,9 +6,9 @@ import { type OpenApi, OpenApiJsonSchema } from "@effect/platform"
 import * as Schema from "effect/Schema"
 
 /** The paths of the sign-in endpoints, and the device grant's type: the engine's (`SignIn`). */
-import { deviceCodeGrant, paths } from "@arbor/core/SignIn"
+import { deviceCodeGrant, paths, tokenExchangeGrant } from "@arbor/core/SignIn"
 
-export { deviceCodeGrant, paths }
+export { deviceCodeGrant, paths, tokenExchangeGrant }
 
 /** The answer to a device authorization request (RFC 8628 §3.2). */
 export const DeviceAuthorization = Schema.Struct({
@@ -140,15 +140,24 @@ export const openApiPaths: OpenApi.OpenAPISpecPaths = {
       tags: ["Sign-in"],
       security: [],
       operationId: "signIn.token",
-      summary: "Collect a device's tokens",
+      summary: "Collect a device's tokens, or exchange a token",
       description: "Polled by the program every `interval` seconds with its `device_code` until the person has " +
         "signed in (RFC 8628 §3.4): `authorization_pending` until then, `slow_down` when polled too often, " +
-        "`access_denied` when refused, `expired_token` after `expires_in`.",
+        "`access_denied` when refused, `expired_token` after `expires_in`. With the token-exchange grant " +
+        "(RFC 8693), the STS's exchange: `subject_token` (a JWT), `subject_token_type`, `audience` (by default the " +
+        "API's base URL), `scope` (group uids) and `identity` (the uid to assume) give " +
+        "`{access_token, issued_token_type, token_type, expires_in}`; a refused subject token is `invalid_grant`, an " +
+        "audience not served `invalid_target`.",
       parameters: [],
       requestBody: form({
-        grant_type: text(`\`${deviceCodeGrant}\``),
-        device_code: text("the device code of `/oauth/device/code`")
-      }, ["grant_type", "device_code"]),
+        grant_type: text(`\`${deviceCodeGrant}\` or \`${tokenExchangeGrant}\``),
+        device_code: text("the device code of `/oauth/device/code` (device grant)"),
+        subject_token: text("the workload's own OIDC token (token exchange)"),
+        subject_token_type: text("`urn:ietf:params:oauth:token-type:jwt`, `…:id_token` or `…:access_token`"),
+        audience: text("the API token's audience (token exchange; default the API's base URL)"),
+        scope: text("group uids the API token is narrowed to, space-separated (token exchange)"),
+        identity: text("the uid of the identity to assume (token exchange)")
+      }, ["grant_type"]),
       responses: {
         "200": json("the API token, and a refresh token when asked", TokenResponse),
         "400": oauthError(

@@ -5,7 +5,7 @@
  */
 import * as ErrorBody from "@arbor/api/ErrorBody"
 import * as OAuth from "@arbor/api/OAuth"
-import { RefreshTokens, SignIn, SignIns } from "@arbor/core"
+import { RefreshTokens, SignIn, SignIns, Sts, TokenIssuer } from "@arbor/core"
 import type { Errors } from "@arbor/core"
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import * as DateTime from "effect/DateTime"
@@ -77,6 +77,8 @@ export const layer = (options: {
     Effect.gen(function*() {
       const signIns = yield* SignIns.SignIns
       const refreshTokens = yield* RefreshTokens.RefreshTokens
+      const sts = yield* Sts.Sts
+      const tokens = yield* TokenIssuer.TokenIssuer
       const limits = SignInLimits.make()
       // The server as each page names it.
       const server = new URL(options.authUrl).host
@@ -116,6 +118,82 @@ export const layer = (options: {
             ...("logDetail" in error && error.logDetail !== undefined ? { detail: error.logDetail } : {})
           })
         )
+      /**
+       * RFC 8693's token exchange at the token endpoint: the STS's exchange (the same rules, the same API token) in
+       * the shape a generic client sends it. `subject_token` is the workload's JWT (`subject_token_type` jwt,
+       * id_token or access_token), `audience` (or `resource`) the API token's audience, by default the API's base
+       * URL, `scope` narrows it to groups (space-separated uids), and `identity`, this server's extension parameter,
+       * names the identity to assume. Errors are RFC 6749 §5.2's: a missing or unsupported parameter
+       * `invalid_request`, an audience not served `invalid_target`, a subject token that does not verify or match
+       * `invalid_grant`.
+       */
+      const tokenExchange = (
+        form: URLSearchParams,
+        invalid: (description: string) => HttpServerResponse.HttpServerResponse
+      ) =>
+        Effect.gen(function*() {
+          const subjectToken = form.get("subject_token") ?? ""
+          if (subjectToken === "") return invalid("subject_token is required")
+          const subjectType = form.get("subject_token_type") ?? ""
+          const jwt = [
+            SignIn.tokenTypes.jwt,
+            SignIn.tokenTypes.idToken,
+            SignIn.tokenTypes.accessToken
+          ] as ReadonlyArray<string>
+          if (!jwt.includes(subjectType)) return invalid(`subject_token_type must be one of ${jwt.join(", ")}`)
+          const requested = form.get("requested_token_type") ?? ""
+          if (requested !== "" && requested !== SignIn.tokenTypes.jwt && requested !== SignIn.tokenTypes.accessToken) {
+            return invalid(`requested_token_type must be ${SignIn.tokenTypes.jwt} or ${SignIn.tokenTypes.accessToken}`)
+          }
+          const identity = form.get("identity") ?? ""
+          if (identity === "") return invalid("identity is required: the uid of the identity to assume")
+          const scope = (form.get("scope") ?? "").split(" ").filter((s) => s !== "")
+          const now = yield* DateTime.now
+          return yield* sts.exchange({
+            token: subjectToken,
+            audience: form.get("audience") ?? form.get("resource") ?? tokens.audience,
+            identity,
+            ...(scope.length === 0 ? {} : { scopes: scope })
+          }).pipe(
+            Effect.map((exchanged) =>
+              oauthJson({
+                access_token: exchanged.token,
+                issued_token_type: requested === "" ? SignIn.tokenTypes.jwt : requested,
+                token_type: "Bearer",
+                expires_in: Math.round((exchanged.expiry.epochMillis - now.epochMillis) / 1000)
+              })
+            ),
+            Effect.catchAll((error) => {
+              switch (error._tag) {
+                case "InvalidArgument": {
+                  const field = error.violations[0].field
+                  return Effect.succeed(
+                    oauthJson({
+                      error: field === "aud" ? "invalid_target" : "invalid_request",
+                      error_description: error.message
+                    }, 400)
+                  )
+                }
+                case "Unauthenticated":
+                case "PermissionDenied":
+                  return Effect.as(
+                    logged(error),
+                    oauthJson({ error: "invalid_grant", error_description: "the subject token was refused" }, 400)
+                  )
+                case "Unavailable":
+                  return Effect.succeed(
+                    oauthJson({ error: "temporarily_unavailable", error_description: error.message }, 503)
+                  )
+                default:
+                  return Effect.as(
+                    logged(error),
+                    oauthJson({ error: "server_error", error_description: error.message }, 500)
+                  )
+              }
+            })
+          )
+        })
+
       /** A failure reported to the loopback callback when there is one, else on an error page. */
       const failed = (error: Errors.ArborError, callback: string | undefined, state?: string | undefined) =>
         Effect.as(
@@ -305,10 +383,11 @@ export const layer = (options: {
           if (repeated !== undefined) return invalid(`${repeated} is given more than once`)
           const grantType = form.get("grant_type") ?? ""
           if (grantType === "") return invalid("grant_type is required")
+          if (grantType === SignIn.tokenExchangeGrant) return yield* tokenExchange(form, invalid)
           if (grantType !== OAuth.deviceCodeGrant) {
             return oauthJson({
               error: "unsupported_grant_type",
-              error_description: `grant_type must be ${OAuth.deviceCodeGrant}`
+              error_description: `grant_type must be ${OAuth.deviceCodeGrant} or ${SignIn.tokenExchangeGrant}`
             }, 400)
           }
           const deviceCode = form.get("device_code") ?? ""

@@ -342,7 +342,7 @@ describe("the browser flow", () => {
       token_endpoint: `${server.url}/oauth/token`,
       device_authorization_endpoint: `${server.url}/oauth/device/code`,
       revocation_endpoint: `${server.url}/oauth/revoke`,
-      grant_types_supported: [deviceGrant],
+      grant_types_supported: [deviceGrant, "urn:ietf:params:oauth:grant-type:token-exchange"],
       response_types_supported: []
     }
     for (const path of ["/.well-known/openid-configuration", "/.well-known/oauth-authorization-server"]) {

@@ -418,6 +418,75 @@ describe("token exchange", () => {
     }).pipe(Effect.provide(server)))
 })
 
+describe("RFC 8693 at the token endpoint", () => {
+  it.scopedLive("a generic client exchanges its token for the same API token; errors are RFC 6749's", () =>
+    Effect.gen(function*() {
+      const oidc = yield* provider
+      const { folder, identity } = yield* assumable({ claimMatch: githubMatch(oidc.issuer.url!) })
+      const exchanged = (fields: Record<string, string>) =>
+        call("POST", "/oauth/token", {
+          raw: new URLSearchParams({
+            grant_type: "urn:ietf:params:oauth:grant-type:token-exchange",
+            ...fields
+          }).toString(),
+          contentType: "application/x-www-form-urlencoded"
+        })
+      const subject = yield* tokenOf(oidc, github())
+      const jwt = "urn:ietf:params:oauth:token-type:jwt"
+      const ok = yield* exchanged({ subject_token: subject, subject_token_type: jwt, identity })
+      assert.strictEqual(ok.status, 200, JSON.stringify(ok.body))
+      assert.deepInclude(ok.body, { issued_token_type: jwt, token_type: "Bearer" })
+      assert.isAbove(ok.body.expires_in, 3500)
+      assert.strictEqual(ok.headers["cache-control"], "no-store")
+      assert.strictEqual(jose.decodeJwt(ok.body.access_token).sub, identity)
+      assert.strictEqual(
+        (yield* call("GET", `/iam/v2beta1/groups/${folder}`, { token: ok.body.access_token })).status,
+        200
+      )
+      const errorOf = (reply: { status: number; body: any }) => [reply.status, reply.body.error]
+      assert.deepStrictEqual(
+        errorOf(yield* exchanged({ subject_token: subject, subject_token_type: jwt })),
+        [400, "invalid_request"],
+        "no identity"
+      )
+      assert.deepStrictEqual(
+        errorOf(yield* exchanged({ subject_token: subject, identity })),
+        [400, "invalid_request"],
+        "no subject_token_type"
+      )
+      assert.deepStrictEqual(
+        errorOf(yield* exchanged({ subject_token: subject, subject_token_type: "urn:x:saml2", identity })),
+        [400, "invalid_request"],
+        "a subject token type that is not a JWT's"
+      )
+      assert.deepStrictEqual(
+        errorOf(
+          yield* exchanged({
+            subject_token: subject,
+            subject_token_type: jwt,
+            identity,
+            audience: "https://elsewhere.invalid"
+          })
+        ),
+        [400, "invalid_target"],
+        "an audience not served"
+      )
+      assert.deepStrictEqual(
+        errorOf(
+          yield* exchanged({
+            subject_token: yield* tokenOf(oidc, github({ repository_owner: "someone-else" })),
+            subject_token_type: jwt,
+            identity
+          })
+        ),
+        [400, "invalid_grant"],
+        "a token the identity does not match"
+      )
+      const discovery = (yield* call("GET", "/.well-known/oauth-authorization-server")).body
+      assert.include(discovery.grant_types_supported, "urn:ietf:params:oauth:grant-type:token-exchange")
+    }).pipe(Effect.provide(server)))
+})
+
 describe("token exchange refuses", () => {
   /** A GitHub-shaped identity, its provider, and the 403 reason for an exchange of `token`. */
   const refused = (

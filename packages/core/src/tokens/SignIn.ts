@@ -23,6 +23,16 @@ export const paths = {
 /** The grant type of a device's token request (RFC 8628 §3.4). */
 export const deviceCodeGrant = "urn:ietf:params:oauth:grant-type:device_code"
 
+/** The grant type of a token exchange at the token endpoint (RFC 8693 §2.1), the STS's exchange by another name. */
+export const tokenExchangeGrant = "urn:ietf:params:oauth:grant-type:token-exchange"
+
+/** RFC 8693's token type URIs: the types of subject token an exchange takes (JWTs all), and what it issues. */
+export const tokenTypes = {
+  jwt: "urn:ietf:params:oauth:token-type:jwt",
+  idToken: "urn:ietf:params:oauth:token-type:id_token",
+  accessToken: "urn:ietf:params:oauth:token-type:access_token"
+} as const
+
 /**
  * The authorization server metadata (RFC 8414) of the token service at `issuer`: what a generic OAuth client can use
  * of it, no more. Its grant is the device flow (RFC 8628) by public clients; there is no authorization endpoint for
@@ -34,7 +44,7 @@ export const authorizationServerMetadata = (issuer: string) => ({
   token_endpoint: `${issuer}${paths.token}`,
   device_authorization_endpoint: `${issuer}${paths.deviceAuthorization}`,
   revocation_endpoint: `${issuer}${paths.revocation}`,
-  grant_types_supported: [deviceCodeGrant],
+  grant_types_supported: [deviceCodeGrant, tokenExchangeGrant],
   response_types_supported: [] as ReadonlyArray<string>,
   token_endpoint_auth_methods_supported: ["none"],
   revocation_endpoint_auth_methods_supported: ["none"]
