@@ -16,6 +16,7 @@ export const schemas = {
   error: "urn:ietf:params:scim:api:messages:2.0:Error",
   serviceProviderConfig: "urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig",
   resourceType: "urn:ietf:params:scim:schemas:core:2.0:ResourceType",
+  searchRequest: "urn:ietf:params:scim:api:messages:2.0:SearchRequest",
   schema: "urn:ietf:params:scim:schemas:core:2.0:Schema"
 } as const
 
@@ -62,6 +63,80 @@ export const user = (value: ScimUser.ScimUser, location: string) => ({
   }
 })
 
+/** Which attributes an answer carries (RFC 7644 §3.4.2.5, §3.9): only `attributes`, or all but `excluded`. */
+export interface Projection {
+  readonly attributes: ReadonlyArray<string>
+  readonly excluded: ReadonlyArray<string>
+}
+
+/** Attributes always returned, whatever a projection names (RFC 7643 §3.1, §7: `returned: always`). */
+const alwaysReturned = ["id", "schemas"]
+
+/** An attribute path as a projection names it: lower case, the User schema's URN prefix dropped. */
+const pathOf = (path: string) => {
+  const lower = path.trim().toLowerCase()
+  const core = `${schemas.user.toLowerCase()}:`
+  return lower.startsWith(core) ? lower.slice(core.length) : lower
+}
+
+/**
+ * `resource` as `projection` shapes it: with `attributes`, only those (and `id`, `schemas`); else without the
+ * `excluded` (never `id` nor `schemas`). A path is an attribute (`userName`), a sub-attribute (`name.givenName`,
+ * `emails.value`, in each value of a multi-valued one) or an extension's (`urn:…:enterprise:2.0:User:department`),
+ * in any case, with or without the User schema's URN.
+ */
+export const projected = (resource: Record<string, unknown>, projection: Projection): Record<string, unknown> => {
+  const wanted = projection.attributes.map(pathOf).filter((p) => p !== "")
+  const excluded = projection.excluded.map(pathOf).filter((p) => p !== "" && !alwaysReturned.includes(p))
+  if (wanted.length === 0 && excluded.length === 0) return resource
+  /** The key of `resource` a path names, and the sub-attribute it names below it, if any. */
+  const split = (path: string): readonly [string, string | undefined] | undefined => {
+    for (const key of Object.keys(resource)) {
+      const lower = key.toLowerCase()
+      if (path === lower) return [key, undefined]
+      const separator = lower.startsWith("urn:") ? ":" : "."
+      if (path.startsWith(`${lower}${separator}`)) return [key, path.slice(lower.length + 1)]
+    }
+    return undefined
+  }
+  /** `value` (an object, or an array of them) with only, or without, its sub-attributes `names`. */
+  const sub = (value: unknown, names: ReadonlyArray<string>, keep: boolean): unknown => {
+    if (Array.isArray(value)) return value.map((item) => sub(item, names, keep))
+    if (typeof value !== "object" || value === null) return value
+    return Object.fromEntries(
+      Object.entries(value).filter(([name]) => names.includes(name.toLowerCase()) === keep)
+    )
+  }
+  const targets = (paths: ReadonlyArray<string>) => {
+    const byKey = new Map<string, Array<string> | "whole">()
+    for (const found of paths.map(split)) {
+      if (found === undefined) continue
+      const [key, name] = found
+      const had = byKey.get(key)
+      if (name === undefined || had === "whole") byKey.set(key, "whole")
+      else byKey.set(key, [...(had ?? []), name])
+    }
+    return byKey
+  }
+  if (wanted.length > 0) {
+    const kept = targets(wanted)
+    return Object.fromEntries(
+      Object.entries(resource).flatMap(([key, value]): Array<[string, unknown]> => {
+        if (alwaysReturned.includes(key)) return [[key, value]]
+        const names = kept.get(key)
+        return names === undefined ? [] : [[key, names === "whole" ? value : sub(value, names, true)]]
+      })
+    )
+  }
+  const dropped = targets(excluded)
+  return Object.fromEntries(
+    Object.entries(resource).flatMap(([key, value]): Array<[string, unknown]> => {
+      const names = dropped.get(key)
+      return names === undefined ? [[key, value]] : names === "whole" ? [] : [[key, sub(value, names, false)]]
+    })
+  )
+}
+
 /** A page of resources (RFC 7644 §3.4.2). */
 export const listResponse = (total: number, startIndex: number, resources: ReadonlyArray<unknown>) => ({
   schemas: [schemas.listResponse],
@@ -94,6 +169,18 @@ export const PatchRequest = Schema.Struct({
   )
 })
 export type PatchRequest = typeof PatchRequest.Type
+
+/** A search as a POST (RFC 7644 §3.4.3): a list's query in a body. */
+export const SearchRequest = Schema.Struct({
+  schemas: Schema.Array(Schema.String).pipe(
+    Schema.filter((urns) => urns.includes(schemas.searchRequest) || `must include ${schemas.searchRequest}`)
+  ),
+  attributes: Schema.optional(Schema.Array(Schema.String)),
+  excludedAttributes: Schema.optional(Schema.Array(Schema.String)),
+  filter: Schema.optional(Schema.String),
+  startIndex: Schema.optional(Schema.Int),
+  count: Schema.optional(Schema.Int)
+})
 
 /** What this server supports (RFC 7643 §5), for clients that ask. */
 export const serviceProviderConfig = (documentationUri: string) => ({

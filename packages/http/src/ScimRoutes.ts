@@ -20,10 +20,10 @@ import { Windows } from "./FixedWindows.js"
 
 /**
  * The paths below `/scim/v2/`: a provider's uid, then `Users`, `Users/<id>`, `ServiceProviderConfig`,
- * `ResourceTypes[/User]` or `Schemas[/<urn>]`.
+ * `ResourceTypes[/User]`, `Schemas[/<urn>]`, or a search by POST: `.search` or `Users/.search`.
  */
 const route =
-  /^\/scim\/v2\/([0-9a-f]{40}(?:\/[0-9a-f]{16})+)\/(Users|ServiceProviderConfig|ResourceTypes|Schemas)(?:\/([^/]+))?\/?$/
+  /^\/scim\/v2\/([0-9a-f]{40}(?:\/[0-9a-f]{16})+)\/(Users|ServiceProviderConfig|ResourceTypes|Schemas|\.search)(?:\/([^/]+))?\/?$/
 
 /** Attributes a user always has: a PATCH may set them, never remove them. */
 const unremovable = ["username", "externalid", "active"]
@@ -76,6 +76,11 @@ const scimJson = (body: unknown, status = 200, headers: Record<string, string> =
   HttpServerResponse.unsafeJson(body, { status, contentType: Scim.mediaType, headers })
 
 const decodePatch = Schema.decodeUnknown(Scim.PatchRequest)
+const decodeSearch = Schema.decodeUnknown(Scim.SearchRequest)
+
+/** A query's comma-separated list of attribute paths (`attributes`, `excludedAttributes`). */
+const pathsIn = (text: string | null): ReadonlyArray<string> =>
+  text === null ? [] : text.split(",").map((path) => path.trim()).filter((path) => path !== "")
 
 /** An operation as scim-patch takes it: its `op` in lower case (Microsoft Entra sends `"Replace"`). */
 const operationOf = (operation: Scim.PatchRequest["Operations"][number]): ScimPatchOperation => {
@@ -163,8 +168,15 @@ export const layer = (options: { readonly baseUrl: string; readonly requestsPerM
         // Locations are the configured base URL's, never the Host header's.
         const base = `${options.baseUrl}${Scim.endpointPath(provider)}/Users`
         const location = (user: ScimUser.ScimUser) => `${base}/${user.identityUid}`
+        // Which attributes answers carry (RFC 7644 §3.9): from the query, on every method; from the body of a search.
+        const asked: Scim.Projection = {
+          attributes: pathsIn(url.searchParams.get("attributes")),
+          excluded: pathsIn(url.searchParams.get("excludedAttributes"))
+        }
+        const shown = (user: ScimUser.ScimUser, projection: Scim.Projection = asked) =>
+          Scim.projected(Scim.user(user, location(user)), projection)
         const answer = (user: ScimUser.ScimUser, status = 200) =>
-          scimJson(Scim.user(user, location(user)), status, {
+          scimJson(shown(user), status, {
             etag: Scim.versionOf(user),
             ...(status === 201 ? { location: location(user) } : {})
           })
@@ -186,6 +198,33 @@ export const layer = (options: { readonly baseUrl: string; readonly requestsPerM
           }
           return scimJson(document)
         }
+        /** A page of the users `filter` names, shaped by `projection`. */
+        const listed = (
+          filter: string | null,
+          startAt: number,
+          counted: number,
+          projection: Scim.Projection
+        ) =>
+          Effect.gen(function*() {
+            const startIndex = Math.max(1, startAt)
+            const count = Math.min(ScimUsers.maxPageSize, Math.max(0, counted))
+            const page = yield* scim.listUsers(authenticated, yield* filterOf(filter), { startIndex, count })
+            return scimJson(
+              Scim.listResponse(page.total, startIndex, page.users.map((user) => shown(user, projection)))
+            )
+          })
+        // A search by POST (RFC 7644 §3.4.3), at the root or below `Users`: a list whose query is the body.
+        if (resource === ".search" || id === ".search") {
+          if (method !== "POST" || (resource === ".search" && id !== undefined)) return yield* notAllowed(method)
+          const search = yield* Effect.mapError(
+            decodeSearch(yield* body(request)),
+            (error) => invalid("body", error.message, "INVALID_SYNTAX")
+          )
+          return yield* listed(search.filter ?? null, search.startIndex ?? 1, search.count ?? defaultCount, {
+            attributes: search.attributes ?? [],
+            excluded: search.excludedAttributes ?? []
+          })
+        }
         const ifMatch = Scim.versionsIn(request.headers["if-match"])
         /** The versions a write may change (`If-Match`), undefined when any. */
         const expected = ifMatch === "any" ? undefined : ifMatch
@@ -193,15 +232,11 @@ export const layer = (options: { readonly baseUrl: string; readonly requestsPerM
           if (method === "POST") return answer(yield* scim.createUser(authenticated, yield* body(request)), 201)
           if (method !== "GET") return yield* notAllowed(method)
           const query = url.searchParams
-          const filter = yield* filterOf(query.get("filter"))
-          const startIndex = Math.max(1, yield* integer(query.get("startIndex"), "startIndex", 1))
-          const count = Math.min(
-            ScimUsers.maxPageSize,
-            Math.max(0, yield* integer(query.get("count"), "count", defaultCount))
-          )
-          const page = yield* scim.listUsers(authenticated, filter, { startIndex, count })
-          return scimJson(
-            Scim.listResponse(page.total, startIndex, page.users.map((user) => Scim.user(user, location(user))))
+          return yield* listed(
+            query.get("filter"),
+            yield* integer(query.get("startIndex"), "startIndex", 1),
+            yield* integer(query.get("count"), "count", defaultCount),
+            asked
           )
         }
         switch (method) {

@@ -356,6 +356,56 @@ describe("SCIM provisioning over HTTP", () => {
     assert.strictEqual((await withHeader("DELETE", { "if-match": "*" })).status, 204)
   })
 
+  it("attributes and excludedAttributes shape every answer; POST .search lists as GET does", async () => {
+    const { idp, token, users } = await provisionedOrganization("scim-attributes")
+    const created = await scim("POST", users, token, {
+      userName: "ada@example.com",
+      externalId: "sub-ada",
+      name: { givenName: "Ada", familyName: "Lovelace" },
+      emails: [{ value: "ada@example.com", type: "work", primary: true }]
+    })
+    const at = `${users}/${created.body.id}`
+    const only = await scim("GET", `${at}?attributes=userName,name.givenName`, token)
+    assert.deepStrictEqual(only.body, {
+      schemas: ["urn:ietf:params:scim:schemas:core:2.0:User"],
+      id: created.body.id,
+      userName: "ada@example.com",
+      name: { givenName: "Ada" }
+    })
+    const without = await scim(
+      "GET",
+      `${at}?excludedAttributes=emails,urn:ietf:params:scim:schemas:core:2.0:User:name,id,meta`,
+      token
+    )
+    assert.notProperty(without.body, "emails")
+    assert.notProperty(without.body, "name")
+    assert.notProperty(without.body, "meta")
+    assert.strictEqual(without.body.id, created.body.id, "id is always returned")
+    const listed = await scim(
+      "GET",
+      `${users}?filter=${encodeURIComponent("userName eq \"ada@example.com\"")}&attributes=emails.value`,
+      token
+    )
+    assert.deepStrictEqual(listed.body.Resources[0].emails, [{ value: "ada@example.com" }])
+    assert.notProperty(listed.body.Resources[0], "userName")
+    const search = {
+      schemas: ["urn:ietf:params:scim:api:messages:2.0:SearchRequest"],
+      filter: "externalId eq \"sub-ada\"",
+      attributes: ["userName"],
+      startIndex: 1,
+      count: 10
+    }
+    for (const path of [`${users}/.search`, `/scim/v2/${idp}/.search`]) {
+      const found = await scim("POST", path, token, search)
+      assert.strictEqual(found.status, 200, JSON.stringify(found.body))
+      assert.deepStrictEqual(found.body.totalResults, 1, path)
+      assert.deepStrictEqual(Object.keys(found.body.Resources[0]).sort(), ["id", "schemas", "userName"], path)
+    }
+    const bad = await scim("POST", `${users}/.search`, token, { filter: "userName eq \"x\"" })
+    assert.deepStrictEqual([bad.status, bad.body.scimType], [400, "invalidSyntax"], "no SearchRequest schema")
+    assert.strictEqual((await scim("GET", `${users}/.search`, token)).status, 404)
+  })
+
   it("a PATCH that removes active, userName or externalId is refused, naming why, and changes nothing", async () => {
     const { token, users } = await provisionedOrganization("scim-remove")
     const created = await scim("POST", users, token, { userName: "rem@example.com", externalId: "sub-rem" })
