@@ -373,14 +373,16 @@ export const make = (
             { length: Math.ceil(rows.length / perStatement) },
             (_, i) => rows.slice(i * perStatement, (i + 1) * perStatement)
           ),
-          // Each statement then a yield: a turn for the event loop when one is due (`Fairness`), between statements
-          // of SQLite, which run on the server's thread. (A yield at a point of our own: one between a library's
-          // steps could let an event it awaits pass unheard.)
-          (chunk) =>
-            Effect.zipLeft(
-              sql`INSERT INTO ${sql(table.name)} ${sql.insert(chunk.map((row) => encodeRow(table, row)))}`,
-              Effect.yieldNow()
-            ),
+          // A yield before each statement but the first: a turn for the event loop when one is due (`Fairness`),
+          // between statements of SQLite, which run on the server's thread; none for the one statement of most calls
+          // (every write's change-log entry). (A yield at a point of our own: one between a library's steps could let
+          // an event it awaits pass unheard.)
+          (chunk, i) => {
+            const statement = sql`INSERT INTO ${sql(table.name)} ${
+              sql.insert(chunk.map((row) => encodeRow(table, row)))
+            }`
+            return i === 0 ? statement : Effect.zipRight(Effect.yieldNow(), statement)
+          },
           { discard: true }
         ).pipe(Effect.mapError(failure(table)))
         // Several statements: all or none, as one.
@@ -404,8 +406,10 @@ export const make = (
           Effect.serviceOption(SqlClient.TransactionConnection),
           (outer) =>
             Option.isSome(outer)
-              ? Effect.flatMap(FiberRef.get(Store.oneWhole), (whole) =>
-                Effect.mapError(whole ? effect : savepoint(outer.value, effect), (e) => asStoreError<E>(e)))
+              ? Effect.flatMap(
+                FiberRef.get(Store.oneWhole),
+                (whole) => Effect.mapError(whole ? effect : savepoint(outer.value, effect), (e) => asStoreError<E>(e))
+              )
               : sql.withTransaction(Effect.zipRight(begin, effect)).pipe(
                 // `@effect/sql` turns a failed COMMIT into a defect; a lost race found at commit (a serialization
                 // failure) is retried like one found earlier.
@@ -431,9 +435,7 @@ export const make = (
                     )
                     : Effect.void
                 ),
-                Effect.mapError((e) =>
-                  asStoreError<E>(e)
-                )
+                Effect.mapError((e) => asStoreError<E>(e))
               )
         ),
       claim: (name) =>
