@@ -60,6 +60,8 @@ describe("AuthZEN", () => {
       policy_decision_point: server.url,
       access_evaluation_endpoint: `${server.url}/access/v1/evaluation`,
       access_evaluations_endpoint: `${server.url}/access/v1/evaluations`,
+      search_subject_endpoint: `${server.url}/access/v1/search/subject`,
+      search_resource_endpoint: `${server.url}/access/v1/search/resource`,
       search_action_endpoint: `${server.url}/access/v1/search/action`
     })
   })
@@ -88,6 +90,65 @@ describe("AuthZEN", () => {
     )
     const revoked = await post("/access/v1/evaluation", viewer.token, evaluation(viewer.identity, "groups.list"))
     assert.deepStrictEqual(revoked.body, { decision: false })
+  })
+
+  it("subject and resource searches: who may act here, and where one may; paged; unknown types find nothing", async () => {
+    // An organization of its own: other tests revoke bindings of theirs.
+    const owner = await server.runtime.runPromise(member("searched"))
+    const viewer = await server.runtime.runPromise(member("searched", "viewer"))
+    const outsider = await server.runtime.runPromise(member("elsewhere"))
+    const who = (token: string, action: string, page?: object) =>
+      post("/access/v1/search/subject", token, {
+        subject: { type: "identity" },
+        action: { name: action },
+        resource: { type: "group", id: owner.org },
+        ...(page === undefined ? {} : { page })
+      })
+    const listers = await who(owner.token, "groups.list")
+    assert.strictEqual(listers.status, 200, JSON.stringify(listers.body))
+    const ids = listers.body.results.map((r: { id: string }) => r.id)
+    assert.includeMembers(ids, [owner.identity, viewer.identity])
+    assert.isTrue(listers.body.results.every((r: { type: string }) => r.type === "identity"))
+    const deleters = (await who(owner.token, "groups.delete")).body.results.map((r: { id: string }) => r.id)
+    assert.include(deleters, owner.identity)
+    assert.notInclude(deleters, viewer.identity, "a viewer may not delete")
+    // Paged: one at a time, every one found once.
+    const seen: Array<string> = []
+    let page = await who(owner.token, "groups.list", { limit: 1 })
+    for (let i = 0; i < 20; i++) {
+      seen.push(...page.body.results.map((r: { id: string }) => r.id))
+      if (page.body.page?.next_token === undefined) break
+      page = await who(owner.token, "groups.list", { limit: 1, token: page.body.page.next_token })
+    }
+    assert.deepStrictEqual(seen, ids)
+    assert.strictEqual((await who(outsider.token, "groups.list")).status, 403, "only for who may list the bindings")
+    const unknown = await post("/access/v1/search/subject", owner.token, {
+      subject: { type: "user" },
+      action: { name: "groups.list" },
+      resource: { type: "group", id: owner.org }
+    })
+    assert.deepStrictEqual([unknown.status, unknown.body.results], [200, []])
+
+    const where = (token: string, subject: string, action: string, type = "group") =>
+      post("/access/v1/search/resource", token, {
+        subject: { type: "identity", id: subject },
+        action: { name: action },
+        resource: { type }
+      })
+    const mine = await where(viewer.token, viewer.identity, "groups.list")
+    assert.strictEqual(mine.status, 200, JSON.stringify(mine.body))
+    assert.deepInclude(mine.body.results, { type: "group", id: owner.org })
+    assert.deepStrictEqual((await where(viewer.token, viewer.identity, "groups.delete")).body.results, [])
+    assert.deepStrictEqual(
+      (await where(outsider.token, viewer.identity, "groups.list")).body.results,
+      [],
+      "another identity's, only where the caller may list bindings"
+    )
+    assert.deepInclude((await where(owner.token, viewer.identity, "groups.list")).body.results, {
+      type: "group",
+      id: owner.org
+    })
+    assert.deepStrictEqual((await where(owner.token, owner.identity, "groups.list", "document")).body.results, [])
   })
 
   it("evaluations with each semantic; search/action lists what is held; bad input names the field; 401 without a token", async () => {

@@ -56,6 +56,8 @@ const twins: Readonly<Record<string, string | Without>> = {
   "decisions.evaluate": authzen,
   "decisions.evaluateMany": authzen,
   "decisions.searchActions": authzen,
+  "decisions.searchSubjects": authzen,
+  "decisions.searchResources": authzen,
   "decisionsMetadata.configuration": authzen,
   "sts.exchange": "chainguard.platform.oidc.SecurityTokenService/Exchange",
   "sts.exchangePost": "chainguard.platform.oidc.SecurityTokenService/Exchange",
@@ -74,6 +76,8 @@ const twins: Readonly<Record<string, string | Without>> = {
 /** Custom endpoints no command of `arbor` calls, and why. */
 const notOnTheCommandLine: Readonly<Record<string, string>> = {
   "decisions.evaluateMany": "batches of decisions are for services; arbor iam check asks one",
+  "decisions.searchSubjects": "searches are for services; arbor iam check asks one decision",
+  "decisions.searchResources": "searches are for services; arbor iam check asks one decision",
   "decisionsMetadata.configuration": discovery.without,
   "sts.exchangePost": "the same exchange as GET, which arbor uses",
   "sts.configuration": discovery.without,

@@ -66,8 +66,29 @@ export const AccessDecision = Schema.transform(
 export const authzenPaths = {
   evaluation: "/access/v1/evaluation",
   evaluations: "/access/v1/evaluations",
-  searchAction: "/access/v1/search/action"
+  searchAction: "/access/v1/search/action",
+  searchSubject: "/access/v1/search/subject",
+  searchResource: "/access/v1/search/resource"
 } as const
+
+/** A page of a subject or resource search, as AuthZEN answers it: `page.next_token` while more follow. */
+const Found = Schema.Struct({ type: Schema.String, id: Wire.Uid })
+
+export const SearchResults = Schema.transform(
+  Schema.Struct({
+    results: Schema.Array(Found),
+    page: Schema.optionalWith(Schema.Struct({ next_token: Schema.String }), { exact: true })
+  }),
+  Schema.Struct({ results: Schema.Array(Schema.typeSchema(Found)), nextToken: Schema.UndefinedOr(Schema.String) }),
+  {
+    strict: true,
+    decode: ({ page, results }) => ({ results, nextToken: page?.next_token }),
+    encode: ({ nextToken, results }) => ({
+      results,
+      ...(nextToken === undefined ? {} : { page: { next_token: nextToken } })
+    })
+  }
+).annotations({ identifier: "SearchResults" })
 
 /**
  * Decisions for other services (DECISIONS §16, docs/api.md §14): the OpenID AuthZEN Authorization API 1.0. A false
@@ -116,6 +137,37 @@ export const Decisions = authenticated(
         .addSuccess(Schema.Struct({ results: Schema.Array(Schema.Struct({ name: Capability.Capability })) }))
         .annotate(OpenApi.Summary, "What may this identity do here?")
         .annotate(OpenApi.Description, "Every capability the subject holds at the resource, in the canonical order.")
+    )
+    .add(
+      HttpApiEndpoint.post("searchSubjects", "/search/subject")
+        .setPayload(unchecked<typeof AccessEvaluation.SubjectSearch.Encoded>(
+          "SubjectSearchRequest",
+          jsonShape(AccessEvaluation.SubjectSearch)
+        ))
+        .addSuccess(SearchResults)
+        .annotate(OpenApi.Summary, "Who may do this here?")
+        .annotate(
+          OpenApi.Description,
+          "The identities (subject type identity) whose bindings at the resource's group or above give the " +
+            "capability, each decided as an evaluation is, in uid order; page {limit, token}. Needs " +
+            "role_bindings.list at the resource's group. Those who hold it only through a sign-in's group mappings " +
+            "are not found."
+        )
+    )
+    .add(
+      HttpApiEndpoint.post("searchResources", "/search/resource")
+        .setPayload(unchecked<typeof AccessEvaluation.ResourceSearch.Encoded>(
+          "ResourceSearchRequest",
+          jsonShape(AccessEvaluation.ResourceSearch)
+        ))
+        .addSuccess(SearchResults)
+        .annotate(OpenApi.Summary, "Where may this identity do this?")
+        .annotate(
+          OpenApi.Description,
+          "The resources of the type where the subject holds the capability, in uid order; page {limit, token}. " +
+            "For another identity than the caller, only where the caller holds role_bindings.list. An unknown " +
+            "subject or resource type finds nothing."
+        )
     ),
   "/access/v1",
   "Decisions for other services: the OpenID AuthZEN Authorization API 1.0."
@@ -131,6 +183,8 @@ export const DecisionsMetadata = HttpApiGroup.make("decisionsMetadata").middlewa
       policy_decision_point: Schema.String,
       access_evaluation_endpoint: Schema.String,
       access_evaluations_endpoint: Schema.String,
+      search_subject_endpoint: Schema.String,
+      search_resource_endpoint: Schema.String,
       search_action_endpoint: Schema.String
     }))
     .annotate(OpenApi.Summary, "Where this decision point's AuthZEN endpoints are")

@@ -9,14 +9,48 @@ import * as Effect from "effect/Effect"
 import type { Internal, InvalidArgument, PermissionDenied, Unavailable } from "../engine/Errors.js"
 import { trusted } from "../engine/internal/operations.js"
 import { operation } from "../engine/internal/tracing.js"
-import type { Uid } from "../engine/Uid.js"
+import * as Repository from "../engine/Repository.js"
+import { Store, type Table } from "../engine/Store.js"
+import * as Uid from "../engine/Uid.js"
 import * as Validation from "../engine/Validation.js"
+import * as Subscription from "../events/Subscription.js"
+import * as Repo from "../registry/Repo.js"
+import * as Tag from "../registry/Tag.js"
 import * as AccessEvaluation from "./AccessEvaluation.js"
+import * as AccountAssociation from "./AccountAssociation.js"
 import { Authorization, type Grant, type Grants } from "./Authorization.js"
 import type { Capability } from "./Capability.js"
+import * as ExternalGroupRoleMapping from "./ExternalGroupRoleMapping.js"
+import * as Group from "./Group.js"
+import * as GroupInvite from "./GroupInvite.js"
+import * as Identity from "./Identity.js"
+import * as IdentityProvider from "./IdentityProvider.js"
 import { maySeeGrant } from "./internal/embedding.js"
 import * as Principal from "./Principal.js"
+import * as Role from "./Role.js"
 import * as RoleBinding from "./RoleBinding.js"
+
+/** Where each kind of resource a decision may be asked about is stored. */
+const tables: Readonly<Record<AccessEvaluation.ResourceType, Table>> = {
+  group: Group.table,
+  identity: Identity.table,
+  role: Role.table,
+  role_binding: RoleBinding.table,
+  identity_provider: IdentityProvider.table,
+  account_association: AccountAssociation.table,
+  group_invite: GroupInvite.table,
+  external_group_role_mapping: ExternalGroupRoleMapping.table,
+  repo: Repo.table,
+  tag: Tag.table,
+  subscription: Subscription.table
+}
+
+/** A search's page token: the last uid of the page before, opaque to the client. */
+const tokenOf = (uid: Uid.Uid) => Buffer.from(uid).toString("base64url")
+const afterToken = (token: string | undefined): string | undefined =>
+  token === undefined || token === "" ? undefined : Buffer.from(token, "base64url").toString()
+
+const nothingFound: AccessEvaluation.SearchResults = { results: [], nextToken: undefined }
 
 /** What a batch answers: one decision per evaluation run (fewer when a semantic stopped it early). */
 export interface Decisions {
@@ -42,12 +76,14 @@ const merged = (defaults: Record<string, unknown>, item: Record<string, unknown>
 /** Builds the Access service from the services in its context; `Arbor.layer` builds it with the others. */
 export const make = Effect.gen(function*() {
   const authorization = yield* Authorization
+  const store = yield* Store
+  const bindings = yield* Repository.make(RoleBinding.table, RoleBinding.Record)
 
   /**
    * The principal whose grants decide for `subject`: the caller itself, as its token holds, when it asks about
    * itself; another identity only for a caller holding `role_bindings.list` at `group`.
    */
-  const subjectOf = (caller: Principal.Principal, subject: Uid, group: Uid) =>
+  const subjectOf = (caller: Principal.Principal, subject: Uid.Uid, group: Uid.Uid) =>
     caller._tag === "Identity" && caller.uid === subject
       ? Effect.succeed(caller)
       : Effect.as(authorization.check(caller, RoleBinding.permissions.list, group), Principal.identity(subject))
@@ -56,7 +92,7 @@ export const make = Effect.gen(function*() {
    * What granted `capability` at `group` to the holder of `grants`, as `caller` may see it: the grants it may list
    * in full, and one `UnseenGrant` for all the others.
    */
-  const explanation = (caller: Principal.Principal, grants: Grants, capability: Capability, group: Uid) =>
+  const explanation = (caller: Principal.Principal, grants: Grants, capability: Capability, group: Uid.Uid) =>
     Effect.map(authorization.grants(caller), (readers) => {
       const giving = grants.giving(capability, group)
       const seen = giving.filter((grant) => maySeeGrant(readers, grant))
@@ -65,6 +101,15 @@ export const make = Effect.gen(function*() {
         ...(seen.length < giving.length ? [AccessEvaluation.UnseenGrant.instance] : [])
       ]
     })
+
+  /** `found` (in uid order, one past the page when there is more) as a page of at most `limit`. */
+  const paged = (type: string, found: ReadonlyArray<Uid.Uid>, limit: number): AccessEvaluation.SearchResults => {
+    const page = found.slice(0, limit)
+    return {
+      results: page.map((id) => ({ type, id })),
+      nextToken: found.length > limit ? tokenOf(page.at(-1)!) : undefined
+    }
+  }
 
   const decide = (caller: Principal.Principal, evaluation: AccessEvaluation.Evaluation) =>
     Effect.gen(function*() {
@@ -98,7 +143,7 @@ export const make = Effect.gen(function*() {
     can: (
       principal: Principal.Principal,
       capability: Capability,
-      uid: Uid
+      uid: Uid.Uid
     ): Effect.Effect<boolean, Internal | Unavailable> => authorization.holds(principal, capability, uid),
 
     /** One evaluation (AuthZEN's `/access/v1/evaluation`); a false decision is an answer, never a failure. */
@@ -170,6 +215,72 @@ export const make = Effect.gen(function*() {
      * The capabilities the subject holds at the resource (AuthZEN's `/access/v1/search/action`), in the canonical
      * order; asking about another identity needs `role_bindings.list` there, as an evaluation does.
      */
+    searchSubjects: (
+      caller: Principal.Principal,
+      input: unknown
+    ): Effect.Effect<AccessEvaluation.SearchResults, InvalidArgument | PermissionDenied | Internal | Unavailable> =>
+      operation("Access.searchSubjects")(Effect.gen(function*() {
+        const search = yield* Validation.decode(AccessEvaluation.SubjectSearch)(input)
+        const group = AccessEvaluation.groupOf(search.resource.type, search.resource.id)
+        // Who may act here is what the bindings here show: asked only by who may list them.
+        yield* authorization.check(caller, RoleBinding.permissions.list, group)
+        if (search.subject.type !== "identity") return nothingFound
+        const limit = search.page?.limit ?? AccessEvaluation.defaultSearchResults
+        const after = afterToken(search.page?.token)
+        const bound = yield* bindings.find({
+          conditions: [{ _tag: "In", column: "parent", values: [...Uid.ancestors(group), group] }],
+          order: [{ column: "uid", direction: "asc" }]
+        })
+        // Each candidate decided as an evaluation is, so every rule of who may still act applies.
+        const candidates = [...new Set(bound.map((b) => b.identityUid))].sort()
+          .filter((uid) => after === undefined || uid > after)
+        const found: Array<Uid.Uid> = []
+        for (const uid of candidates) {
+          if (found.length > limit) break
+          const grants = yield* authorization.grants(Principal.identity(uid))
+          if (grants.holds(search.action.name, group)) found.push(uid)
+        }
+        return paged("identity", found, limit)
+      })),
+
+    /**
+     * The resources of a type the subject may take the action on (AuthZEN's `/access/v1/search/resource`), in uid
+     * order: those in the groups where it holds the capability and, for another identity than the caller, where the
+     * caller holds `role_bindings.list`. An unknown subject or resource type, or a subject id that is no uid, finds
+     * nothing.
+     */
+    searchResources: (
+      caller: Principal.Principal,
+      input: unknown
+    ): Effect.Effect<AccessEvaluation.SearchResults, InvalidArgument | Internal | Unavailable> =>
+      operation("Access.searchResources")(Effect.gen(function*() {
+        const search = yield* Validation.decode(AccessEvaluation.ResourceSearch)(input)
+        const type = search.resource.type
+        if (search.subject.type !== "identity" || !Uid.isUid(search.subject.id)) return nothingFound
+        if (!AccessEvaluation.isResourceType(type)) return nothingFound
+        const self = caller._tag === "Identity" && caller.uid === search.subject.id
+        const held = (yield* authorization.grants(self ? caller : Principal.identity(search.subject.id)))
+          .scopes(search.action.name)
+        const subtrees = (roots: "all" | ReadonlyArray<Uid.Uid>) =>
+          roots === "all" ? undefined : Uid.normalizeRanges(roots.map(Uid.subtree))
+        const listable = self ? undefined : subtrees((yield* authorization.grants(caller)).scopes(
+          RoleBinding.permissions.list
+        ))
+        const granted = subtrees(held)
+        const ranges = granted === undefined ? listable : listable === undefined
+          ? granted
+          : Uid.intersectRanges(granted, listable)
+        const limit = search.page?.limit ?? AccessEvaluation.defaultSearchResults
+        const after = afterToken(search.page?.token)
+        const rows = yield* Repository.orInternal(store.find(tables[type], {
+          ...(ranges === undefined ? {} : { ranges }),
+          order: [{ column: "uid", direction: "asc" }],
+          ...(after === undefined ? {} : { after: [after] }),
+          limit: limit + 1
+        }))
+        return paged(type, rows.map((row) => row.uid as Uid.Uid), limit)
+      })),
+
     searchActions: (caller: Principal.Principal, input: unknown) =>
       operation("Access.searchActions")(Effect.gen(function*() {
         const search = yield* Validation.decode(AccessEvaluation.ActionSearch)(input)

@@ -115,6 +115,56 @@ export const ActionSearch = Schema.Struct({
   context: Schema.optional(Context)
 })
 
+/** The most results one page of a search holds, and how many when the request does not say (AuthZEN §8.1). */
+export const maxSearchResults = 1_000
+export const defaultSearchResults = 100
+
+/** A search's page: at most `limit` results, after those of the page whose `next_token` is `token`. */
+export const SearchPage = Schema.Struct({
+  token: Schema.optional(Schema.String),
+  limit: Schema.optional(
+    Schema.Int.pipe(
+      Schema.between(1, maxSearchResults, { message: () => `must be an integer from 1 to ${maxSearchResults}` })
+    )
+  )
+})
+
+/** An entity searched for by its type alone: any type, an unknown one finding nothing. */
+const Typed = Schema.Struct({ type: required(Schema.String), properties: Properties })
+
+/**
+ * A search of the subjects that may take an action on a resource (AuthZEN §8.2): identities, found by their
+ * bindings at the resource's group or above and each decided as an evaluation is.
+ */
+export const SubjectSearch = Schema.Struct({
+  subject: required(Typed),
+  action: required(Action),
+  resource: required(Resource),
+  context: Schema.optional(Context),
+  page: Schema.optional(SearchPage)
+})
+
+/** A search of the resources of a type a subject may take an action on (AuthZEN §8.3). */
+export const ResourceSearch = Schema.Struct({
+  subject: required(
+    Schema.Struct({ type: required(Schema.String), id: required(Schema.String), properties: Properties })
+  ),
+  action: required(Action),
+  resource: required(Typed),
+  context: Schema.optional(Context),
+  page: Schema.optional(SearchPage)
+})
+
+/** A page of a search's results: entities by type and id, in uid order, and the token of the next page. */
+export interface SearchResults {
+  readonly results: ReadonlyArray<{ readonly type: string; readonly id: Uid.Uid }>
+  readonly nextToken: string | undefined
+}
+
+/** True for one of `resourceTypes`. */
+export const isResourceType = (type: string): type is ResourceType =>
+  (resourceTypes as ReadonlyArray<string>).includes(type)
+
 /** What granted a decision: a binding (or a sign-in's group mapping) of a role at a group. */
 export class Grant extends Schema.Class<Grant>("@arbor/core/AccessEvaluation/Grant")({
   group: Uid.Uid,

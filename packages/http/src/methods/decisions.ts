@@ -1,6 +1,6 @@
 /**
- * Decisions for other services (`@arbor/api`'s `methods/decisions.ts`): AuthZEN's evaluations, action search and
- * metadata. REST only: the reference protos have no such service.
+ * Decisions for other services (`@arbor/api`'s `methods/decisions.ts`): AuthZEN's evaluations, its subject,
+ * resource and action searches, and metadata. REST only: the reference protos have no such service.
  */
 import { AccessDecision, authzenPaths, Decisions, DecisionsMetadata } from "@arbor/api/Api"
 import { HttpApiBuilder } from "@effect/platform"
@@ -22,13 +22,17 @@ export const decisions = Domain.make({
           .handle("searchActions", ({ payload }) =>
             asCaller((p) => access.searchActions(p, payload)).pipe(
               Effect.map((capabilities) => ({ results: capabilities.map((name) => ({ name })) }))
-            ))),
+            ))
+          .handle("searchSubjects", ({ payload }) => asCaller((p) => access.searchSubjects(p, payload)))
+          .handle("searchResources", ({ payload }) => asCaller((p) => access.searchResources(p, payload)))),
       HttpApiBuilder.group(serve(DecisionsMetadata), "decisionsMetadata", (h) =>
         h.handle("configuration", () =>
           Effect.succeed({
             policy_decision_point: tokens.audience,
             access_evaluation_endpoint: `${tokens.audience}${authzenPaths.evaluation}`,
             access_evaluations_endpoint: `${tokens.audience}${authzenPaths.evaluations}`,
+            search_subject_endpoint: `${tokens.audience}${authzenPaths.searchSubject}`,
+            search_resource_endpoint: `${tokens.audience}${authzenPaths.searchResource}`,
             search_action_endpoint: `${tokens.audience}${authzenPaths.searchAction}`
           })))
     ),
