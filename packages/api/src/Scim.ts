@@ -1,8 +1,9 @@
 /**
- * SCIM 2.0 on the wire (RFC 7643, RFC 7644; docs/api.md §13): the User resource as an identity provider's SCIM
- * client reads it, list responses, PATCH requests, and SCIM's own error body, each engine error rendered once.
+ * SCIM 2.0 on the wire (RFC 7643, RFC 7644; docs/api.md §13): the User and Group resources as an identity
+ * provider's SCIM client reads them, list responses, PATCH requests, and SCIM's own error body, each engine error rendered once.
  */
 import type * as Errors from "@arbor/core/Errors"
+import * as ScimGroup from "@arbor/core/ScimGroup"
 import * as ScimUser from "@arbor/core/ScimUser"
 import * as DateTime from "effect/DateTime"
 import * as Schema from "effect/Schema"
@@ -11,6 +12,7 @@ import * as ErrorBody from "./ErrorBody.js"
 /** The URNs of the messages this server reads and writes. */
 export const schemas = {
   user: ScimUser.userSchema,
+  group: ScimGroup.groupSchema,
   listResponse: "urn:ietf:params:scim:api:messages:2.0:ListResponse",
   patchOp: "urn:ietf:params:scim:api:messages:2.0:PatchOp",
   error: "urn:ietf:params:scim:api:messages:2.0:Error",
@@ -29,8 +31,8 @@ export const maxBodyBytes = 256 * 1024
 /** The path of a provider's endpoint below the API's base URL. */
 export const endpointPath = (provider: string) => `/scim/v2/${provider}`
 
-/** A user's `meta.version`: a weak ETag of its change count. */
-export const versionOf = (user: ScimUser.ScimUser) => `W/"${user.version}"`
+/** A user's or group's `meta.version`: a weak ETag of its change count. */
+export const versionOf = (resource: { readonly version: number }) => `W/"${resource.version}"`
 
 /**
  * The versions an `If-Match` or `If-None-Match` header names (RFC 7232 §3.1: a list of ETags, weak or strong, as
@@ -63,6 +65,25 @@ export const user = (value: ScimUser.ScimUser, location: string) => ({
   }
 })
 
+/**
+ * A group as its resource (RFC 7643 §4.2), at `location`; each member by its SCIM `id`, with its `$ref` below
+ * `usersAt`.
+ */
+export const group = (value: ScimGroup.ScimGroup, location: string, usersAt: string) => ({
+  schemas: [schemas.group],
+  id: ScimGroup.scimIdOf(value),
+  ...(value.externalId === null ? {} : { externalId: value.externalId }),
+  displayName: value.displayName,
+  members: value.members.map((member) => ({ value: member, $ref: `${usersAt}/${member}`, type: "User" })),
+  meta: {
+    resourceType: "Group",
+    created: DateTime.formatIso(value.createTime),
+    lastModified: DateTime.formatIso(value.updateTime),
+    location,
+    version: versionOf(value)
+  }
+})
+
 /** Which attributes an answer carries (RFC 7644 §3.4.2.5, §3.9): only `attributes`, or all but `excluded`. */
 export interface Projection {
   readonly attributes: ReadonlyArray<string>
@@ -72,11 +93,11 @@ export interface Projection {
 /** Attributes always returned, whatever a projection names (RFC 7643 §3.1, §7: `returned: always`). */
 const alwaysReturned = ["id", "schemas"]
 
-/** An attribute path as a projection names it: lower case, the User schema's URN prefix dropped. */
+/** An attribute path as a projection names it: lower case, a core schema's URN prefix dropped. */
 const pathOf = (path: string) => {
   const lower = path.trim().toLowerCase()
-  const core = `${schemas.user.toLowerCase()}:`
-  return lower.startsWith(core) ? lower.slice(core.length) : lower
+  const core = [schemas.user, schemas.group].map((urn) => `${urn.toLowerCase()}:`).find((urn) => lower.startsWith(urn))
+  return core === undefined ? lower : lower.slice(core.length)
 }
 
 /**
@@ -266,16 +287,54 @@ export const userSchemaDocument = (location: string) => ({
   meta: { resourceType: "Schema", location }
 })
 
-/** The one resource type (RFC 7644 §4): users, at `endpoint`. */
-export const userResourceType = (endpoint: string, location: string) => ({
+/**
+ * The Group schema as this server keeps it (RFC 7643 §4.2 and §8.7.1): a group's members are the provider's users,
+ * and the provider's group mappings of its `displayName` or `externalId` give them their roles while they are.
+ */
+export const groupSchemaDocument = (location: string) => ({
+  schemas: [schemas.schema],
+  id: schemas.group,
+  name: "Group",
+  description: "A group of the identity provider: its group mappings give its members their roles",
+  attributes: [
+    attribute("displayName", "Unique among the provider's groups, case-insensitively; a group mapping may name it", {
+      required: true,
+      uniqueness: "server"
+    }),
+    attribute("externalId", "The provider's own id of the group; a group mapping may name it"),
+    attribute("members", `The provider's users in the group, by their SCIM id; at most ${ScimGroup.maxMembers}`, {
+      type: "complex",
+      multiValued: true,
+      subAttributes: [
+        attribute("value", "A user's id", { mutability: "immutable" }),
+        attribute("$ref", "The user's URI", { mutability: "immutable" }),
+        attribute("type", "User", { mutability: "immutable" })
+      ]
+    })
+  ],
+  meta: { resourceType: "Schema", location }
+})
+
+/** A resource type (RFC 7644 §4), at `endpoint`. */
+const resourceType = (name: string, schema: string, description: string) => (endpoint: string, location: string) => ({
   schemas: [schemas.resourceType],
-  id: "User",
-  name: "User",
+  id: name,
+  name,
   endpoint,
-  description: "The provider's users: the people it provisions",
-  schema: schemas.user,
+  description,
+  schema,
   meta: { resourceType: "ResourceType", location }
 })
+
+/** Users, at `endpoint`. */
+export const userResourceType = resourceType("User", schemas.user, "The provider's users: the people it provisions")
+
+/** Groups, at `endpoint`. */
+export const groupResourceType = resourceType(
+  "Group",
+  schemas.group,
+  "The provider's groups: its group mappings give their members roles"
+)
 
 /** SCIM's `scimType`s (RFC 7644 §3.12) that an engine error's UPPER_SNAKE reason may name. */
 const scimTypes: ReadonlyArray<string> = [

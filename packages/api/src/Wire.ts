@@ -22,6 +22,7 @@ import { RepoReadme as CoreRepoReadme } from "@arbor/core/RepoReadme"
 import { Role as CoreRole } from "@arbor/core/Role"
 import { RoleBinding as CoreRoleBinding } from "@arbor/core/RoleBinding"
 import * as ScimCredential from "@arbor/core/ScimCredential"
+import { ScimGroup as CoreScimGroup } from "@arbor/core/ScimGroup"
 import { ScimUser as CoreScimUser } from "@arbor/core/ScimUser"
 import { Health as CoreSubscriptionHealth, Subscription as CoreSubscription } from "@arbor/core/Subscription"
 import { Tag as CoreTag } from "@arbor/core/Tag"
@@ -509,6 +510,22 @@ export const ScimUser = shape(
   (user) => user
 )
 
+/** A group a provider's SCIM client pushed, as its change-log entries carry it. */
+export const ScimGroup = shape(
+  "ScimGroup",
+  Schema.typeSchema(CoreScimGroup),
+  Schema.Struct({
+    uid: Uid.annotations({ description: "the group's SCIM id" }),
+    displayName: Schema.String,
+    externalId: Schema.NullOr(Schema.String),
+    members: Schema.Array(Uid).annotations({ description: "the identities of its members: their users' SCIM ids" }),
+    version: Schema.Int,
+    ...times
+  }),
+  (group) => new CoreScimGroup(group, true),
+  (group) => group
+)
+
 /** An advisory event: its type, its time, and the data of its type under the type's camelCase name. */
 const Event = eventOf(Time)
 
@@ -559,7 +576,8 @@ const bodiesByKind: { readonly [K in ChangeLog.ResourceKind]: ReturnType<typeof 
   group_access_request: bodies(CoreGroupAccessRequest, GroupAccessRequest),
   external_group_role_mapping: bodies(CoreExternalGroupRoleMapping, ExternalGroupRoleMapping),
   scim_credential: bodies(ScimCredential.Logged, ScimCredentialChange),
-  scim_user: bodies(CoreScimUser, ScimUser)
+  scim_user: bodies(CoreScimUser, ScimUser),
+  scim_group: bodies(CoreScimGroup, ScimGroup)
 }
 
 /** An entry of the change log (docs/api.md §12): its body the resource's v2 JSON. */

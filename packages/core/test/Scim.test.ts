@@ -5,14 +5,17 @@ import {
   Arbor,
   AuditTrail,
   Authorization,
+  ExternalGroupRoleMappings,
   GroupInvites,
   IdentityProviders,
   Principal,
   Role,
   RoleBindings,
   ScimCredentials,
+  ScimGroups,
   ScimUsers
 } from "../src/index.js"
+import * as ScimGroup from "../src/provisioning/ScimGroup.js"
 import * as Person from "../src/tokens/internal/signIn/person.js"
 import { folder, organization, principalWith } from "./fixtures.js"
 
@@ -268,5 +271,72 @@ describe("ScimUsers", () => {
       const again = yield* scim.createUser(client, { userName: "ada", externalId: "00u1" })
       assert.strictEqual(again.identityUid, user.identityUid)
       assert.isTrue(yield* holds(team.uid))
+    })))
+})
+
+describe("ScimGroups", () => {
+  it.effect("a member holds what the provider's mappings of the group give, by its name or externalId, while a member", () =>
+    withArbor(Effect.gen(function*() {
+      const users = yield* ScimUsers.ScimUsers
+      const groups = yield* ScimGroups.ScimGroups
+      const authorization = yield* Authorization.Authorization
+      const mappings = yield* ExternalGroupRoleMappings.ExternalGroupRoleMappings
+      const scim = yield* ScimCredentials.ScimCredentials
+      const { org, owner, provider } = yield* setUp
+      yield* principalWith(org.uid, "second owner", "owner")
+      const { etag, token } = yield* scim.generateToken(owner, provider.uid, {})
+      yield* scim.setEnabled(owner, provider.uid, { enabled: true, etag })
+      const client = yield* scim.authenticate(provider.uid, token)
+      const team = yield* folder(org.uid, "team")
+      const ops = yield* folder(org.uid, "ops")
+      const editor = Role.builtInByName("editor")!.uid
+      yield* mappings.create(owner, provider.uid, { externalGroupId: "Engineering", roleUid: editor, scope: team.uid })
+      yield* mappings.create(owner, provider.uid, { externalGroupId: "00g-admins", roleUid: editor, scope: ops.uid })
+      const ada = yield* users.createUser(client, { userName: "ada", externalId: "00u1" })
+      const holdsAt = (group: string) =>
+        Effect.map(
+          authorization.grants(Principal.identity(ada.identityUid)),
+          (grants) => grants.holds("repo.create", group)
+        )
+      assert.isFalse(yield* holdsAt(team.uid))
+      const engineering = yield* groups.createGroup(client, { displayName: "Engineering", members: [] })
+      assert.isFalse(yield* holdsAt(team.uid))
+      const joined = yield* groups.replaceGroup(client, ScimGroup.scimIdOf(engineering), {
+        displayName: "Engineering",
+        members: [{ value: ada.identityUid }, { value: ada.identityUid }]
+      })
+      assert.deepStrictEqual(joined.members, [ada.identityUid])
+      assert.isTrue(yield* holdsAt(team.uid), "by its name")
+      assert.isFalse(yield* holdsAt(ops.uid))
+      yield* groups.createGroup(client, {
+        displayName: "Admins",
+        externalId: "00g-admins",
+        members: [{ value: ada.identityUid }]
+      })
+      assert.isTrue(yield* holdsAt(ops.uid), "by its externalId")
+      // Deactivated, the person holds nothing there, pushed groups included.
+      yield* users.patchUser(
+        client,
+        ada.identityUid,
+        () => Effect.succeed({ userName: "ada", externalId: "00u1", active: false })
+      )
+      assert.isFalse(yield* holdsAt(team.uid))
+      yield* users.patchUser(
+        client,
+        ada.identityUid,
+        () => Effect.succeed({ userName: "ada", externalId: "00u1", active: true })
+      )
+      assert.isTrue(yield* holdsAt(team.uid))
+      yield* groups.deleteGroup(client, ScimGroup.scimIdOf(engineering))
+      assert.isFalse(yield* holdsAt(team.uid))
+      // Someone the provider did not provision cannot be made a member.
+      const refused = yield* Effect.flip(
+        groups.createGroup(client, {
+          displayName: "Sneaky",
+          members: [{ value: owner._tag === "Identity" ? owner.uid : "" }]
+        })
+      )
+      assert.strictEqual(refused._tag, "InvalidArgument")
+      assert.strictEqual((yield* groups.listGroups(client, undefined, { startIndex: 1, count: 10 })).total, 1)
     })))
 })

@@ -1,13 +1,14 @@
 /**
- * The SCIM 2.0 endpoint of each identity provider (docs/api.md §13): `/scim/v2/<provider uid>/Users` (RFC 7644's
- * create, get, list with `filter`, `startIndex` and `count`, replace, PATCH and delete, with ETags: `If-Match` on a
- * write, `If-None-Match` on a read) and its discovery (`/ServiceProviderConfig`, `/ResourceTypes`, `/Schemas`), the
+ * The SCIM 2.0 endpoint of each identity provider (docs/api.md §13): `/scim/v2/<provider uid>/Users` and `/Groups`
+ * (RFC 7644's create, get, list with `filter`, `startIndex` and `count`, replace, PATCH and delete, with ETags:
+ * `If-Match` on a write, `If-None-Match` on a read) and its discovery (`/ServiceProviderConfig`, `/ResourceTypes`, `/Schemas`), the
  * provider's SCIM token as bearer. A token past its rate is answered 429 with
  * `Retry-After`. Every failure is rendered in SCIM's error format by the server's error middleware (`ErrorRendering`).
  */
 import * as Scim from "@arbor/api/Scim"
-import { Errors, ScimCredentials, ScimUsers } from "@arbor/core"
-import type { ScimUser } from "@arbor/core"
+import { Errors, ScimCredentials, ScimGroups, ScimUsers } from "@arbor/core"
+import type { ScimCredentials as Credentials, ScimUser } from "@arbor/core"
+import * as ScimGroup from "@arbor/core/ScimGroup"
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -19,14 +20,11 @@ import * as Authentication from "./Authentication.js"
 import { Windows } from "./FixedWindows.js"
 
 /**
- * The paths below `/scim/v2/`: a provider's uid, then `Users`, `Users/<id>`, `ServiceProviderConfig`,
- * `ResourceTypes[/User]`, `Schemas[/<urn>]`, or a search by POST: `.search` or `Users/.search`.
+ * The paths below `/scim/v2/`: a provider's uid, then `Users[/<id>]`, `Groups[/<id>]`, `ServiceProviderConfig`,
+ * `ResourceTypes[/<name>]`, `Schemas[/<urn>]`, or a search by POST: `.search`, `Users/.search` or `Groups/.search`.
  */
 const route =
-  /^\/scim\/v2\/([0-9a-f]{40}(?:\/[0-9a-f]{16})+)\/(Users|ServiceProviderConfig|ResourceTypes|Schemas|\.search)(?:\/([^/]+))?\/?$/
-
-/** Attributes a user always has: a PATCH may set them, never remove them. */
-const unremovable = ["username", "externalid", "active"]
+  /^\/scim\/v2\/([0-9a-f]{40}(?:\/[0-9a-f]{16})+)\/(Users|Groups|ServiceProviderConfig|ResourceTypes|Schemas|\.search)(?:\/([^/]+))?\/?$/
 
 /** The default number of users a page holds when `count` is absent. */
 const defaultCount = 100
@@ -38,27 +36,27 @@ const invalid = (field: string, description: string, reason?: string) =>
   })
 
 /**
- * The one filter the store answers: `userName eq "…"` or `externalId eq "…"` (what Okta and Microsoft Entra send);
- * anything else is `invalidFilter`.
+ * The one filter the store answers: equality on one of `attributes` (by their names in lower case), as Okta and
+ * Microsoft Entra send it (`userName eq "…"`, `displayName eq "…"`, `externalId eq "…"`); anything else is
+ * `invalidFilter`.
  */
-const filterOf = (text: string | null): Effect.Effect<ScimUsers.Filter | undefined, Errors.InvalidArgument> => {
+const filterOf = <A extends string>(attributes: ReadonlyArray<A>) =>
+(
+  text: string | null
+): Effect.Effect<{ readonly attribute: A; readonly value: string } | undefined, Errors.InvalidArgument> => {
   if (text === null || text.trim() === "") return Effect.succeed(undefined)
   const refused = invalid(
     "filter",
-    "must be userName eq \"…\" or externalId eq \"…\"",
+    `must be ${attributes.map((a) => `${a} eq "…"`).join(" or ")}`,
     "INVALID_FILTER"
   )
   return Effect.try({ try: () => parseFilter(text), catch: () => refused }).pipe(
-    Effect.flatMap((parsed): Effect.Effect<ScimUsers.Filter, Errors.InvalidArgument> => {
+    Effect.flatMap((parsed) => {
       if (parsed.op !== "eq" || !("attrPath" in parsed) || typeof parsed.compValue !== "string") {
         return Effect.fail(refused)
       }
-      const attribute = parsed.attrPath.toLowerCase()
-      return attribute === "username"
-        ? Effect.succeed({ attribute: "userName", value: parsed.compValue })
-        : attribute === "externalid"
-        ? Effect.succeed({ attribute: "externalId", value: parsed.compValue })
-        : Effect.fail(refused)
+      const attribute = attributes.find((a) => a.toLowerCase() === parsed.attrPath.toLowerCase())
+      return attribute === undefined ? Effect.fail(refused) : Effect.succeed({ attribute, value: parsed.compValue })
     })
   )
 }
@@ -82,18 +80,67 @@ const decodeSearch = Schema.decodeUnknown(Scim.SearchRequest)
 const pathsIn = (text: string | null): ReadonlyArray<string> =>
   text === null ? [] : text.split(",").map((path) => path.trim()).filter((path) => path !== "")
 
-/** An operation as scim-patch takes it: its `op` in lower case (Microsoft Entra sends `"Replace"`). */
-const operationOf = (operation: Scim.PatchRequest["Operations"][number]): ScimPatchOperation => {
+/**
+ * An operation as scim-patch takes it: its `op` in lower case (Microsoft Entra sends `"Replace"`); a `remove` of
+ * values from a multi-valued attribute (Entra's `{"op": "Remove", "path": "members", "value": [{"value": "<id>"}]}`)
+ * is one removal by `value` filter for each, as Okta sends them (`members[value eq "<id>"]`), so that a value matches
+ * whatever other sub-attributes it was answered with.
+ */
+const operationsOf = (operation: Scim.PatchRequest["Operations"][number]): ReadonlyArray<ScimPatchOperation> => {
   const value = operation.value === undefined ? {} : { value: operation.value }
   const path = operation.path === undefined ? {} : { path: operation.path }
   switch (operation.op.toLowerCase()) {
-    case "remove":
-      return { op: "remove", path: operation.path ?? "", ...value }
+    case "remove": {
+      const removed = operation.value
+      const values = Array.isArray(removed) && removed.length > 0 &&
+          removed.every((item) => typeof item === "object" && item !== null && typeof item.value === "string")
+        ? removed.map((item: { readonly value: string }) => item.value)
+        : undefined
+      return values !== undefined && operation.path !== undefined && !operation.path.includes("[")
+        ? values.map((v) => ({ op: "remove", path: `${operation.path}[value eq ${JSON.stringify(v)}]` }))
+        : [{ op: "remove", path: operation.path ?? "", ...value }]
+    }
     case "add":
-      return { op: "add", ...path, ...value }
+      return [{ op: "add", ...path, ...value }]
     default:
-      return { op: "replace", ...path, ...value }
+      return [{ op: "replace", ...path, ...value }]
   }
+}
+
+/**
+ * A resource type's endpoint: its service's operations, how its resource reads, what a list may filter on, and the
+ * attributes every one of them has (a PATCH may set them, never remove them).
+ */
+interface Endpoint<R extends { readonly version: number }> {
+  readonly name: "User" | "Group"
+  readonly schema: string
+  readonly unremovable: ReadonlyArray<string>
+  readonly idOf: (resource: R) => string
+  readonly render: (resource: R, location: string) => Record<string, unknown>
+  readonly create: (client: Credentials.Client, input: unknown) => Effect.Effect<R, Errors.ArborError>
+  readonly get: (client: Credentials.Client, id: string) => Effect.Effect<R, Errors.ArborError>
+  readonly list: (
+    client: Credentials.Client,
+    filter: string | null,
+    page: ScimUsers.Page
+  ) => Effect.Effect<{ readonly total: number; readonly resources: ReadonlyArray<R> }, Errors.ArborError>
+  readonly replace: (
+    client: Credentials.Client,
+    id: string,
+    input: unknown,
+    ifMatch?: ReadonlyArray<number>
+  ) => Effect.Effect<R, Errors.ArborError>
+  readonly patch: (
+    client: Credentials.Client,
+    id: string,
+    apply: (resource: R) => Effect.Effect<unknown, Errors.InvalidArgument>,
+    ifMatch?: ReadonlyArray<number>
+  ) => Effect.Effect<R, Errors.ArborError>
+  readonly remove: (
+    client: Credentials.Client,
+    id: string,
+    ifMatch?: ReadonlyArray<number>
+  ) => Effect.Effect<void, Errors.ArborError>
 }
 
 /** The endpoints below the API's `baseUrl`, each SCIM token limited to `requestsPerMinute`. */
@@ -101,7 +148,8 @@ export const layer = (options: { readonly baseUrl: string; readonly requestsPerM
   HttpApiBuilder.Router.use((router) =>
     Effect.gen(function*() {
       const credentials = yield* ScimCredentials.ScimCredentials
-      const scim = yield* ScimUsers.ScimUsers
+      const users = yield* ScimUsers.ScimUsers
+      const groups = yield* ScimGroups.ScimGroups
       const perToken = new Windows(60_000)
 
       /**
@@ -132,15 +180,12 @@ export const layer = (options: { readonly baseUrl: string; readonly requestsPerM
             ? Effect.succeed(json)
             : Effect.fail(invalid("body", "must be a JSON object", "INVALID_SYNTAX")))
 
-      /** A PATCH's operations applied to `user` (as its resource) by scim-patch; what is left is the new user. */
-      const patched = (operations: ReadonlyArray<ScimPatchOperation>, location: string) => (user: ScimUser.ScimUser) =>
+      /** A PATCH's operations applied to `resource` by scim-patch; what is left is the new resource. */
+      const patched = (operations: ReadonlyArray<ScimPatchOperation>) => (resource: Record<string, unknown>) =>
         Effect.try({
           try: () => {
-            const resource: ScimResource = {
-              ...Scim.user(user, location),
-              meta: { created: new Date(), lastModified: new Date() }
-            }
-            const { id: _id, meta: _meta, schemas: _schemas, ...rest } = scimPatch(resource, [...operations], {
+            const document = { ...resource, meta: { created: new Date(), lastModified: new Date() } } as ScimResource
+            const { id: _id, meta: _meta, schemas: _schemas, ...rest } = scimPatch(document, [...operations], {
               mutateDocument: false,
               treatMissingAsAdd: true
             })
@@ -156,6 +201,51 @@ export const layer = (options: { readonly baseUrl: string; readonly requestsPerM
               : invalid("Operations", "could not be applied", "INVALID_SYNTAX")
         })
 
+      const userFilter = filterOf(["userName", "externalId"] as const)
+      const groupFilter = filterOf(["displayName", "externalId"] as const)
+
+      /** The two resource types, at `base` (the provider's endpoint). */
+      const endpoints = (base: string) => {
+        const usersAt = `${base}/Users`
+        const user: Endpoint<ScimUser.ScimUser> = {
+          name: "User",
+          schema: Scim.schemas.user,
+          unremovable: ["username", "externalid", "active"],
+          idOf: (resource) => resource.identityUid,
+          render: Scim.user,
+          create: users.createUser,
+          get: users.getUser,
+          list: (client, text, page) =>
+            Effect.flatMap(userFilter(text), (filter) =>
+              Effect.map(users.listUsers(client, filter, page), (found) => ({
+                total: found.total,
+                resources: found.users
+              }))),
+          replace: users.replaceUser,
+          patch: (client, id, apply, ifMatch) => users.patchUser(client, id, (found) => apply(found), ifMatch),
+          remove: users.deleteUser
+        }
+        const group: Endpoint<ScimGroup.ScimGroup> = {
+          name: "Group",
+          schema: Scim.schemas.group,
+          unremovable: ["displayname"],
+          idOf: ScimGroup.scimIdOf,
+          render: (resource, location) => Scim.group(resource, location, usersAt),
+          create: groups.createGroup,
+          get: groups.getGroup,
+          list: (client, text, page) =>
+            Effect.flatMap(groupFilter(text), (filter) =>
+              Effect.map(groups.listGroups(client, filter, page), (found) => ({
+                total: found.total,
+                resources: found.groups
+              }))),
+          replace: groups.replaceGroup,
+          patch: groups.patchGroup,
+          remove: groups.deleteGroup
+        }
+        return { Users: user, Groups: group }
+      }
+
       const serve = Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
         const url = new URL(request.url, "http://localhost")
@@ -163,120 +253,160 @@ export const layer = (options: { readonly baseUrl: string; readonly requestsPerM
         if (match === null) {
           return yield* new Errors.NotFound({ resourceType: "SCIM endpoint", uid: url.pathname })
         }
-        const [, provider = "", resource, id] = match
+        const [, provider = "", resource = "", id] = match
         const authenticated = yield* client(request, provider)
         // Locations are the configured base URL's, never the Host header's.
-        const base = `${options.baseUrl}${Scim.endpointPath(provider)}/Users`
-        const location = (user: ScimUser.ScimUser) => `${base}/${user.identityUid}`
-        // Which attributes answers carry (RFC 7644 §3.9): from the query, on every method; from the body of a search.
-        const asked: Scim.Projection = {
-          attributes: pathsIn(url.searchParams.get("attributes")),
-          excluded: pathsIn(url.searchParams.get("excludedAttributes"))
-        }
-        const shown = (user: ScimUser.ScimUser, projection: Scim.Projection = asked) =>
-          Scim.projected(Scim.user(user, location(user)), projection)
-        const answer = (user: ScimUser.ScimUser, status = 200) =>
-          scimJson(shown(user), status, {
-            etag: Scim.versionOf(user),
-            ...(status === 201 ? { location: location(user) } : {})
-          })
+        const discovery = `${options.baseUrl}${Scim.endpointPath(provider)}`
         const method = request.method
         if (resource === "ServiceProviderConfig") {
-          if (method !== "GET" || id !== undefined) return yield* notAllowed(method)
+          if (method !== "GET" || id !== undefined) {
+            return yield* notAllowed(method)
+          }
           return scimJson(Scim.serviceProviderConfig(`${options.baseUrl}/docs`))
         }
-        // Discovery (RFC 7644 §4): the one resource type and its schema, as a list or by id.
-        const discovery = `${options.baseUrl}${Scim.endpointPath(provider)}`
+        // Discovery (RFC 7644 §4): the resource types and their schemas, as a list or by id.
         if (resource === "ResourceTypes" || resource === "Schemas") {
-          if (method !== "GET") return yield* notAllowed(method)
-          const [known, document] = resource === "ResourceTypes"
-            ? ["User", Scim.userResourceType("/Users", `${discovery}/ResourceTypes/User`)]
-            : [Scim.schemas.user, Scim.userSchemaDocument(`${discovery}/Schemas/${Scim.schemas.user}`)]
-          if (id === undefined) return scimJson(Scim.listResponse(1, 1, [document]))
-          if (decodeURIComponent(id) !== known) {
+          if (method !== "GET") {
+            return yield* notAllowed(method)
+          }
+          const documents: ReadonlyArray<readonly [string, unknown]> = resource === "ResourceTypes"
+            ? [
+              ["User", Scim.userResourceType("/Users", `${discovery}/ResourceTypes/User`)],
+              ["Group", Scim.groupResourceType("/Groups", `${discovery}/ResourceTypes/Group`)]
+            ]
+            : [
+              [Scim.schemas.user, Scim.userSchemaDocument(`${discovery}/Schemas/${Scim.schemas.user}`)],
+              [Scim.schemas.group, Scim.groupSchemaDocument(`${discovery}/Schemas/${Scim.schemas.group}`)]
+            ]
+          if (id === undefined) {
+            return scimJson(Scim.listResponse(
+              documents.length,
+              1,
+              documents.map(([, document]) =>
+                document
+              )
+            ))
+          }
+          const found = documents.find(([known]) => known === decodeURIComponent(id))
+          if (found === undefined) {
             return yield* new Errors.NotFound({ resourceType: resource.slice(0, -1), uid: decodeURIComponent(id) })
           }
-          return scimJson(document)
+          return scimJson(found[1])
         }
-        /** A page of the users `filter` names, shaped by `projection`. */
-        const listed = (
-          filter: string | null,
-          startAt: number,
-          counted: number,
-          projection: Scim.Projection
-        ) =>
-          Effect.gen(function*() {
-            const startIndex = Math.max(1, startAt)
-            const count = Math.min(ScimUsers.maxPageSize, Math.max(0, counted))
-            const page = yield* scim.listUsers(authenticated, yield* filterOf(filter), { startIndex, count })
-            return scimJson(
-              Scim.listResponse(page.total, startIndex, page.users.map((user) => shown(user, projection)))
-            )
-          })
-        // A search by POST (RFC 7644 §3.4.3), at the root or below `Users`: a list whose query is the body.
-        if (resource === ".search" || id === ".search") {
-          if (method !== "POST" || (resource === ".search" && id !== undefined)) return yield* notAllowed(method)
-          const search = yield* Effect.mapError(
-            decodeSearch(yield* body(request)),
-            (error) => invalid("body", error.message, "INVALID_SYNTAX")
-          )
-          return yield* listed(search.filter ?? null, search.startIndex ?? 1, search.count ?? defaultCount, {
-            attributes: search.attributes ?? [],
-            excluded: search.excludedAttributes ?? []
-          })
-        }
-        const ifMatch = Scim.versionsIn(request.headers["if-match"])
-        /** The versions a write may change (`If-Match`), undefined when any. */
-        const expected = ifMatch === "any" ? undefined : ifMatch
-        if (id === undefined) {
-          if (method === "POST") return answer(yield* scim.createUser(authenticated, yield* body(request)), 201)
-          if (method !== "GET") return yield* notAllowed(method)
-          const query = url.searchParams
-          return yield* listed(
-            query.get("filter"),
-            yield* integer(query.get("startIndex"), "startIndex", 1),
-            yield* integer(query.get("count"), "count", defaultCount),
-            asked
-          )
-        }
-        switch (method) {
-          case "GET": {
-            const user = yield* scim.getUser(authenticated, id)
-            const unchanged = Scim.versionsIn(request.headers["if-none-match"])
-            if (unchanged === "any" || unchanged?.includes(user.version) === true) {
-              return HttpServerResponse.empty({ status: 304, headers: { etag: Scim.versionOf(user) } })
-            }
-            return answer(user)
+        const { Groups, Users } = endpoints(discovery)
+        const at = (type: "Users" | "Groups") => ({
+          request,
+          url,
+          client: authenticated,
+          base: `${discovery}/${type}`,
+          // A search at the root is one of users.
+          id: resource === ".search" ? (id === undefined ? ".search" : `.search/${id}`) : id
+        })
+        return yield* (resource === "Groups" ? served(Groups, at("Groups")) : served(Users, at("Users")))
+      })
+
+      /** A request to one resource type's endpoint, at `base`: a list, a search, or one resource by `id`. */
+      const served = <R extends { readonly version: number }>(endpoint: Endpoint<R>, at: {
+        readonly request: HttpServerRequest.HttpServerRequest
+        readonly url: URL
+        readonly client: Credentials.Client
+        readonly base: string
+        readonly id: string | undefined
+      }) =>
+        Effect.gen(function*() {
+          const { base, client: authenticated, id, request, url } = at
+          const location = (value: R) => `${base}/${endpoint.idOf(value)}`
+          // Which attributes answers carry (RFC 7644 §3.9): from the query, on every method; from the body of a search.
+          const asked: Scim.Projection = {
+            attributes: pathsIn(url.searchParams.get("attributes")),
+            excluded: pathsIn(url.searchParams.get("excludedAttributes"))
           }
-          case "PUT":
-            return answer(yield* scim.replaceUser(authenticated, id, yield* body(request), expected))
-          case "PATCH": {
-            const patch = yield* Effect.mapError(
-              decodePatch(yield* body(request)),
-              (error) => invalid("Operations", error.message, "INVALID_SYNTAX")
+          const shown = (value: R, projection: Scim.Projection = asked) =>
+            Scim.projected(endpoint.render(value, location(value)), projection)
+          const answer = (value: R, status = 200) =>
+            scimJson(shown(value), status, {
+              etag: Scim.versionOf(value),
+              ...(status === 201 ? { location: location(value) } : {})
+            })
+          const method = request.method
+          /** A page of the resources `filter` names, shaped by `projection`. */
+          const listed = (filter: string | null, startAt: number, counted: number, projection: Scim.Projection) =>
+            Effect.gen(function*() {
+              const startIndex = Math.max(1, startAt)
+              const count = Math.min(ScimUsers.maxPageSize, Math.max(0, counted))
+              const page = yield* endpoint.list(authenticated, filter, { startIndex, count })
+              return scimJson(
+                Scim.listResponse(page.total, startIndex, page.resources.map((value) => shown(value, projection)))
+              )
+            })
+          // A search by POST (RFC 7644 §3.4.3): a list whose query is the body.
+          if (id !== undefined && id.startsWith(".search")) {
+            if (method !== "POST" || id !== ".search") return yield* notAllowed(method)
+            const search = yield* Effect.mapError(
+              decodeSearch(yield* body(request)),
+              (error) => invalid("body", error.message, "INVALID_SYNTAX")
             )
-            const operations = patch.Operations.map(operationOf)
-            const removed = operations.find((o) =>
-              o.op === "remove" &&
-              unremovable.includes(o.path.toLowerCase().replace(`${Scim.schemas.user.toLowerCase()}:`, ""))
+            return yield* listed(search.filter ?? null, search.startIndex ?? 1, search.count ?? defaultCount, {
+              attributes: search.attributes ?? [],
+              excluded: search.excludedAttributes ?? []
+            })
+          }
+          const ifMatch = Scim.versionsIn(request.headers["if-match"])
+          /** The versions a write may change (`If-Match`), undefined when any. */
+          const expected = ifMatch === "any" ? undefined : ifMatch
+          if (id === undefined) {
+            if (method === "POST") return answer(yield* endpoint.create(authenticated, yield* body(request)), 201)
+            if (method !== "GET") return yield* notAllowed(method)
+            const query = url.searchParams
+            return yield* listed(
+              query.get("filter"),
+              yield* integer(query.get("startIndex"), "startIndex", 1),
+              yield* integer(query.get("count"), "count", defaultCount),
+              asked
             )
-            if (removed !== undefined && removed.op === "remove") {
-              return yield* invalid(
-                "Operations",
-                `cannot remove ${removed.path}: every user has one` +
-                  (removed.path.toLowerCase() === "active" ? "; replace it with false to deactivate the user" : ""),
-                "MUTABILITY"
+          }
+          switch (method) {
+            case "GET": {
+              const value = yield* endpoint.get(authenticated, id)
+              const unchanged = Scim.versionsIn(request.headers["if-none-match"])
+              if (unchanged === "any" || unchanged?.includes(value.version) === true) {
+                return HttpServerResponse.empty({ status: 304, headers: { etag: Scim.versionOf(value) } })
+              }
+              return answer(value)
+            }
+            case "PUT":
+              return answer(yield* endpoint.replace(authenticated, id, yield* body(request), expected))
+            case "PATCH": {
+              const patch = yield* Effect.mapError(
+                decodePatch(yield* body(request)),
+                (error) => invalid("Operations", error.message, "INVALID_SYNTAX")
+              )
+              const operations = patch.Operations.flatMap(operationsOf)
+              const removed = operations.find((o) =>
+                o.op === "remove" &&
+                endpoint.unremovable.includes(o.path.toLowerCase().replace(`${endpoint.schema.toLowerCase()}:`, ""))
+              )
+              if (removed !== undefined && removed.op === "remove") {
+                return yield* invalid(
+                  "Operations",
+                  `cannot remove ${removed.path}: every ${endpoint.name.toLowerCase()} has one` +
+                    (removed.path.toLowerCase() === "active" ? "; replace it with false to deactivate the user" : ""),
+                  "MUTABILITY"
+                )
+              }
+              const apply = patched(operations)
+              return answer(
+                yield* endpoint.patch(authenticated, id, (value) =>
+                  apply(endpoint.render(value, location(value))), expected)
               )
             }
-            return answer(yield* scim.patchUser(authenticated, id, patched(operations, `${base}/${id}`), expected))
+            case "DELETE":
+              yield* endpoint.remove(authenticated, id, expected)
+              return HttpServerResponse.empty({ status: 204 })
+            default:
+              return yield* notAllowed(method)
           }
-          case "DELETE":
-            yield* scim.deleteUser(authenticated, id, expected)
-            return HttpServerResponse.empty({ status: 204 })
-          default:
-            return yield* notAllowed(method)
-        }
-      })
+        })
 
       yield* router.all("/scim/v2/*", serve)
     })

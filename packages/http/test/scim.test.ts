@@ -284,7 +284,7 @@ describe("SCIM provisioning over HTTP", () => {
     assert.isTrue(config.body.patch.supported)
   })
 
-  it("discovery tells a client Arbor's choices: one resource type, its schema with externalId required and immutable", async () => {
+  it("discovery tells a client Arbor's choices: users and groups, the user's externalId required and immutable", async () => {
     const { idp, token } = await provisionedOrganization("scim-discovery")
     const base = `/scim/v2/${idp}`
     const config = await scim("GET", `${base}/ServiceProviderConfig`, token)
@@ -306,7 +306,19 @@ describe("SCIM provisioning over HTTP", () => {
     assert.deepInclude(byName.get("userName"), { required: true, uniqueness: "server" })
     assert.deepInclude(byName.get("active"), { type: "boolean", mutability: "readWrite" })
     assert.deepStrictEqual((await scim("GET", `${base}/Schemas/${user.id}`, token)).body, user)
-    const unknown = await scim("GET", `${base}/Schemas/urn:ietf:params:scim:schemas:core:2.0:Group`, token)
+    assert.deepInclude(types.body.Resources[1], {
+      id: "Group",
+      endpoint: "/Groups",
+      schema: "urn:ietf:params:scim:schemas:core:2.0:Group"
+    })
+    const group = (await scim("GET", `${base}/Schemas/urn:ietf:params:scim:schemas:core:2.0:Group`, token)).body
+    assert.deepInclude(group.attributes[0], { name: "displayName", required: true, uniqueness: "server" })
+    assert.deepStrictEqual(schemas.body.Resources[1], group)
+    const unknown = await scim(
+      "GET",
+      `${base}/Schemas/urn:ietf:params:scim:schemas:extension:enterprise:2.0:User`,
+      token
+    )
     assert.deepStrictEqual([unknown.status, unknown.body.status], [404, "404"])
     assert.strictEqual((await scim("POST", `${base}/Schemas`, token, {})).status, 404)
   })
@@ -549,6 +561,91 @@ describe("SCIM provisioning over HTTP", () => {
     ].map((body) => JSON.stringify(body))
     assert.include(seen[4], "dana@example.com", "the change log holds the user's writes")
     for (const text of seen) assert.notMatch(text, /secret-|password/i, text)
+  })
+
+  it("pushed groups: a member holds the mapped role on the token already issued, and loses it at once when removed (Entra's and Okta's requests)", async () => {
+    const { idp, owner, token, users } = await provisionedOrganization("scim-groups")
+    const groups = `/scim/v2/${idp}/Groups`
+    const editor = Role.builtInByName("editor")!.uid
+    const mapped = await request("POST", `/iam/v2beta1/externalGroupRoleMappings/${idp}`, owner.token, {
+      externalGroupId: "Engineering",
+      roleUid: editor
+    })
+    assert.strictEqual(mapped.status, 200, JSON.stringify(mapped.body))
+    const user = await scim("POST", users, token, { userName: "gina@example.com", externalId: "sub-scim-gina" })
+    const apiToken = (await signIn("scim-gina", "scim-groups")).get("token")!
+    /** Whether the person's token, issued before any of the changes below, may create repos in the organization. */
+    const mayCreate = async () => {
+      const asked = await request("POST", "/access/v1/evaluation", apiToken, {
+        subject: { type: "identity", id: user.body.id },
+        action: { name: "repo.create" },
+        resource: { type: "group", id: owner.org }
+      })
+      assert.strictEqual(asked.status, 200, JSON.stringify(asked.body))
+      return asked.body.decision as boolean
+    }
+    assert.isFalse(await mayCreate())
+
+    // Microsoft Entra: it looks the group up by name without its members, creates it, then adds members by PATCH.
+    const lookup = `${groups}?excludedAttributes=members&filter=${encodeURIComponent("displayName eq \"Engineering\"")}`
+    assert.deepInclude((await scim("GET", lookup, token)).body, { totalResults: 0 })
+    const created = await scim("POST", groups, token, {
+      schemas: [
+        "urn:ietf:params:scim:schemas:core:2.0:Group",
+        "http://schemas.microsoft.com/2006/11/ResourceManagement/ADSCIM/2.0/Group"
+      ],
+      externalId: "8aa1a0c0-c4c3-4bc0-b4a5-2ef676900159",
+      displayName: "Engineering",
+      members: []
+    })
+    assert.strictEqual(created.status, 201, JSON.stringify(created.body))
+    assert.strictEqual(created.headers.get("location"), `${server.url}${groups}/${created.body.id}`)
+    assert.deepInclude(created.body, { displayName: "Engineering", members: [] })
+    const found = await scim("GET", lookup, token)
+    assert.deepInclude(found.body, { totalResults: 1 })
+    assert.notProperty(found.body.Resources[0], "members")
+    const at = `${groups}/${created.body.id}`
+    const patch = (...Operations: ReadonlyArray<unknown>) =>
+      scim("PATCH", at, token, { schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], Operations })
+    const added = await patch({ op: "Add", path: "members", value: [{ value: user.body.id }] })
+    assert.strictEqual(added.status, 200, JSON.stringify(added.body))
+    assert.deepStrictEqual(added.body.members.map((m: { value: string }) => m.value), [user.body.id])
+    assert.isTrue(await mayCreate())
+    const repo = await request("POST", `/registry/v1/repos/${owner.org}`, apiToken, { name: "made-as-member" })
+    assert.strictEqual(repo.status, 200, JSON.stringify(repo.body))
+    const removed = await patch({ op: "Remove", path: "members", value: [{ value: user.body.id }] })
+    assert.deepStrictEqual([removed.status, removed.body.members], [200, []])
+    assert.isFalse(await mayCreate())
+    const refused = await request("POST", `/registry/v1/repos/${owner.org}`, apiToken, { name: "made-after" })
+    assert.strictEqual(refused.status, 403)
+
+    // Okta: adds with display names, renames with a pathless replace, removes by a value filter.
+    await patch({ op: "add", path: "members", value: [{ value: user.body.id, display: "gina@example.com" }] })
+    assert.isTrue(await mayCreate())
+    const renamed = await patch({ op: "replace", value: { id: created.body.id, displayName: "Engineers" } })
+    assert.deepInclude(renamed.body, { displayName: "Engineers" })
+    assert.isFalse(await mayCreate(), "the mapping names the group as it was called")
+    await patch({ op: "replace", path: "displayName", value: "Engineering" })
+    assert.isTrue(await mayCreate())
+    await patch({ op: "remove", path: `members[value eq "${user.body.id}"]` })
+    assert.isFalse(await mayCreate())
+
+    // Only the provider's own users may be members: anyone else is refused, and nothing changes.
+    const before = (await scim("GET", at, token)).body.meta.version
+    const stranger = await patch({ op: "add", path: "members", value: [{ value: owner.identity }] })
+    assert.deepInclude(stranger.body, { status: "400", scimType: "invalidValue" })
+    assert.strictEqual((await scim("GET", at, token)).body.meta.version, before)
+    // Another provider's client cannot read or change the group.
+    const other = await provisionedOrganization("scim-groups-other")
+    assert.strictEqual((await scim("GET", `/scim/v2/${other.idp}/Groups/${created.body.id}`, other.token)).status, 404)
+    assert.strictEqual((await scim("GET", at, other.token)).status, 401)
+
+    // A group deleted takes what it gave with it.
+    await patch({ op: "add", path: "members", value: [{ value: user.body.id }] })
+    assert.isTrue(await mayCreate())
+    assert.strictEqual((await scim("DELETE", at, token)).status, 204)
+    assert.isFalse(await mayCreate())
+    assert.strictEqual((await scim("GET", at, token)).status, 404)
   })
 
   it("a token past its rate is answered 429 with Retry-After", async () => {

@@ -481,6 +481,24 @@ const bindingsBeforeSignIn = [`ALTER TABLE role_bindings DROP CONSTRAINT IF EXIS
 /** Migration 14: since when the delivery in flight has waited for its sink (a subscription's health says it). */
 const sendingSince = [`ALTER TABLE subscription_deliveries ADD COLUMN sending_since bigint`]
 
+/** Migration 15: the groups identity providers' SCIM clients push. */
+const scimGroups = [
+  `CREATE TABLE scim_groups (
+  uid text COLLATE "C" NOT NULL,
+  parent text COLLATE "C",
+  display_name text COLLATE "C" NOT NULL,
+  display_name_key text COLLATE "C" NOT NULL,
+  external_id text COLLATE "C",
+  members jsonb NOT NULL,
+  version bigint NOT NULL,
+  create_time bigint NOT NULL,
+  update_time bigint NOT NULL,
+  CONSTRAINT scim_groups__pkey PRIMARY KEY (uid)
+)`,
+  `CREATE UNIQUE INDEX scim_groups__unique__parent__display_name_key ON scim_groups (parent, display_name_key) NULLS NOT DISTINCT`,
+  `CREATE INDEX scim_groups__parent ON scim_groups (parent, uid)`
+]
+
 /** The migrations, by `<id>_<name>`. */
 export const migrations: Migrations.Migrations = {
   "0001_initial": Migrations.statements(initial),
@@ -496,7 +514,8 @@ export const migrations: Migrations.Migrations = {
   "0011_subscription_health": Migrations.statements(subscriptionHealth),
   "0012_client_state": Migrations.statements(clientState),
   "0013_bindings_before_sign_in": Migrations.statements(bindingsBeforeSignIn),
-  "0014_sending_since": Migrations.statements(sendingSince)
+  "0014_sending_since": Migrations.statements(sendingSince),
+  "0015_scim_groups": Migrations.statements(scimGroups)
 }
 
 /** The newest schema version this code knows. */

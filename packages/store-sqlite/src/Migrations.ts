@@ -483,6 +483,23 @@ const bindingsBeforeSignIn = [
 /** Migration 15: since when the delivery in flight has waited for its sink (a subscription's health says it). */
 const sendingSince = [`ALTER TABLE subscription_deliveries ADD COLUMN sending_since INTEGER`]
 
+/** Migration 16: the groups identity providers' SCIM clients push. */
+const scimGroups = [
+  `CREATE TABLE scim_groups (
+  uid TEXT PRIMARY KEY NOT NULL,
+  parent TEXT,
+  display_name TEXT NOT NULL,
+  display_name_key TEXT NOT NULL,
+  external_id TEXT,
+  members TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  create_time INTEGER NOT NULL,
+  update_time INTEGER NOT NULL
+) STRICT`,
+  `CREATE UNIQUE INDEX scim_groups__unique__parent__display_name_key ON scim_groups (parent, display_name_key)`,
+  `CREATE INDEX scim_groups__parent ON scim_groups (parent, uid)`
+]
+
 /** The migrations, by `<id>_<name>`. */
 export const migrations: Migrations.Migrations = {
   "0001_initial": Migrations.statements(initial),
@@ -499,7 +516,8 @@ export const migrations: Migrations.Migrations = {
   "0012_client_state": Migrations.statements(clientState),
   "0013_rendered": Migrations.statements(rendered),
   "0014_bindings_before_sign_in": Migrations.statements(bindingsBeforeSignIn),
-  "0015_sending_since": Migrations.statements(sendingSince)
+  "0015_sending_since": Migrations.statements(sendingSince),
+  "0016_scim_groups": Migrations.statements(scimGroups)
 }
 
 /** The newest schema version this code knows. */

@@ -36,6 +36,8 @@ import * as Terms from "../iam/Terms.js"
 import * as TermsAcceptance from "../iam/TermsAcceptance.js"
 import * as ScimCredential from "../provisioning/ScimCredential.js"
 import * as ScimCredentials from "../provisioning/ScimCredentials.js"
+import * as ScimGroup from "../provisioning/ScimGroup.js"
+import * as ScimGroups from "../provisioning/ScimGroups.js"
 import * as ScimUser from "../provisioning/ScimUser.js"
 import * as ScimUsers from "../provisioning/ScimUsers.js"
 import * as Advisories from "../registry/Advisories.js"
@@ -78,7 +80,8 @@ export const resourceTables: ReadonlyArray<Table> = [
   GroupAccessRequest.table,
   ExternalGroupRoleMapping.table,
   ScimCredential.table,
-  ScimUser.table
+  ScimUser.table,
+  ScimGroup.table
 ]
 
 /**
@@ -116,6 +119,7 @@ export type Services =
   | Declarative.Declarative
   | ScimCredentials.ScimCredentials
   | ScimUsers.ScimUsers
+  | ScimGroups.ScimGroups
   | Access.Access
   | People.People
   | Authorization.Authorization
@@ -178,6 +182,7 @@ const services: Effect.Effect<Context.Context<Services>, never, Store | Secrets.
       .and(ExternalGroupRoleMappings.ExternalGroupRoleMappings, ExternalGroupRoleMappings.make)
       .and(ScimCredentials.ScimCredentials, ScimCredentials.make)
       .and(ScimUsers.ScimUsers, ScimUsers.make)
+      .and(ScimGroups.ScimGroups, ScimGroups.make)
       .and(Access.Access, Access.make)
       // Documents are applied through the services above, as a caller would make each change.
       .and(Declarative.Declarative, Declarative.make)

@@ -38,7 +38,8 @@ export const ResourceKind = Schema.Literal(
   "group_access_request",
   "external_group_role_mapping",
   "scim_credential",
-  "scim_user"
+  "scim_user",
+  "scim_group"
 )
 export type ResourceKind = typeof ResourceKind.Type
 

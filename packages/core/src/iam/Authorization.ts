@@ -1,9 +1,10 @@
 /**
  * Authorization (docs/api.md §7): an identity holds capability C at group G when a role binding at G or at any
- * ancestor of G gives it a role containing C (or, for a token whose sign-in it gave, a group mapping does, §13). Decided from the current bindings on every call: each principal's
- * grants are cached with the version of the role bindings and roles they were read at (`Versions.grants`), which
- * every write to those tables replaces in its own transaction, so one read of that version row tells a current
- * cache from a stale one, whichever process wrote.
+ * ancestor of G gives it a role containing C (or a group mapping does, §13: for a token whose sign-in it gave, or
+ * while the identity is a member of a group its provider's SCIM client pushed). Decided from the current bindings
+ * on every call: each principal's grants are cached with the version of the bindings, roles, mappings and pushed
+ * groups they were read at (`Versions.grants`), which every write to those tables replaces in its own transaction,
+ * so one read of that version row tells a current cache from a stale one, whichever process wrote.
  */
 import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
@@ -19,10 +20,11 @@ import { Store } from "../engine/Store.js"
 import { isAncestor, isAncestorOrSelf, parentOrNull } from "../engine/Uid.js"
 import type { Uid } from "../engine/Uid.js"
 import type * as ChangeLog from "../events/ChangeLog.js"
+import * as ScimGroup from "../provisioning/ScimGroup.js"
 import * as ScimUser from "../provisioning/ScimUser.js"
 import { all, type Capability } from "./Capability.js"
 import * as ExternalGroupRoleMapping from "./ExternalGroupRoleMapping.js"
-import { identity, type Narrowing, type Principal, system } from "./Principal.js"
+import type { Narrowing, Principal } from "./Principal.js"
 import * as Role from "./Role.js"
 import * as RoleBinding from "./RoleBinding.js"
 
@@ -30,7 +32,7 @@ import * as RoleBinding from "./RoleBinding.js"
 export interface Grant {
   readonly group: Uid
   readonly capabilities: ReadonlySet<Capability>
-  /** What gave it: a role binding or a sign-in's group mapping, and its role (for explanations). */
+  /** What gave it: a role binding or a group mapping, and its role (for explanations). */
   readonly source?: { readonly role: Uid; readonly binding?: Uid; readonly mapping?: Uid } | undefined
 }
 
@@ -125,7 +127,10 @@ const everything = new Grants(true, [])
 
 /** An identity's grants as cached: what its bindings give, and the providers that deprovisioned it. */
 interface Held {
+  /** What its bindings and the mappings of its pushed groups give it. */
   readonly grants: Grants
+  /** What its bindings alone give it: the authority its own group mappings rest on. */
+  readonly bound: Grants
   /** Identity providers whose SCIM clients deactivated or deleted the identity. */
   readonly stopped: ReadonlyArray<Uid>
 }
@@ -166,6 +171,7 @@ const authorityKinds: ReadonlySet<ChangeLog.ResourceKind> = new Set([
   "role_binding",
   "role",
   "scim_user",
+  "scim_group",
   "external_group_role_mapping",
   "identity",
   "identity_provider"
@@ -177,6 +183,7 @@ export const make = Effect.gen(function*() {
   const roles = yield* Repository.make(Role.table, Role.Role)
   const mappings = yield* Repository.make(ExternalGroupRoleMapping.table, ExternalGroupRoleMapping.Record)
   const scimUsers = yield* Repository.make(ScimUser.table, ScimUser.Record)
+  const scimGroups = yield* Repository.make(ScimGroup.table, ScimGroup.Record)
   const builtIn: ReadonlyMap<string, ReadonlySet<Capability>> = new Map(
     Role.builtIns.map((r) => [r.uid, new Set(r.capabilities)])
   )
@@ -189,41 +196,75 @@ export const make = Effect.gen(function*() {
 
   /**
    * An identity's bindings, and the providers whose SCIM clients deactivated or deleted it: its bindings in their
-   * organizations' groups give nothing (docs/api.md §13).
+   * organizations' groups give nothing (docs/api.md §13); then what the group mappings of the groups the other
+   * providers' clients pushed with it as a member give it.
    */
-  const load = (principal: Principal & { readonly _tag: "Identity" }): Effect.Effect<Held, Internal | Unavailable> =>
+  const load = (
+    principal: Principal & { readonly _tag: "Identity" },
+    options: { readonly memberships: boolean }
+  ): Effect.Effect<Held, Internal | Unavailable> =>
     Effect.gen(function*() {
-      const [held, stoppedUsers] = yield* Effect.all([
+      const [held, provisioned] = yield* Effect.all([
         bindings.find({
           conditions: [{ _tag: "Equals", column: "identityUid", value: principal.uid }],
           order: [{ column: "uid", direction: "asc" }]
         }),
-        scimUsers.findRows({
-          conditions: [{ _tag: "Equals", column: "identityUid", value: principal.uid }, {
-            _tag: "Equals",
-            column: "active",
-            value: false
-          }],
+        scimUsers.find({
+          conditions: [{ _tag: "Equals", column: "identityUid", value: principal.uid }],
           order: [{ column: "uid", direction: "asc" }]
         })
       ])
-      const stopped = stoppedUsers.flatMap((row) => row.parent === null ? [] : [row.parent as Uid])
+      const providerOf = (user: ScimUser.Record) => parentOrNull(user.uid) ?? []
+      const stopped = provisioned.filter((user) => !user.active).flatMap(providerOf)
       const capabilities = yield* capabilitiesOf(held.map((b) => b.roleUid))
-      return {
-        stopped,
-        grants: withdrawn(
-          new Grants(
-            false,
-            held.flatMap((b) => {
-              const caps = capabilities(b.roleUid)
-              return caps === undefined
-                ? []
-                : [{ group: b.parent, capabilities: caps, source: { role: b.roleUid, binding: b.uid } }]
-            })
-          ),
-          stopped
-        )
+      const bound = withdrawn(
+        new Grants(
+          false,
+          held.flatMap((b) => {
+            const caps = capabilities(b.roleUid)
+            return caps === undefined
+              ? []
+              : [{ group: b.parent, capabilities: caps, source: { role: b.roleUid, binding: b.uid } }]
+          })
+        ),
+        stopped
+      )
+      const active = provisioned.filter((user) => user.active).flatMap(providerOf)
+      const pushed = !options.memberships || active.length === 0 ? [] : yield* memberships(principal.uid, active)
+      return { stopped, bound, grants: pushed.length === 0 ? bound : bound.with(pushed) }
+    })
+
+  /**
+   * What the group mappings of the groups that `providers`' SCIM clients pushed with `identityUid` as a member give
+   * it: a mapping whose external group is such a group's `displayName` or `externalId`, while it stands.
+   */
+  const memberships = (identityUid: Uid, providers: ReadonlyArray<Uid>) =>
+    Effect.gen(function*() {
+      const groups = yield* scimGroups.find({
+        conditions: [
+          { _tag: "In", column: "parent", values: providers },
+          { _tag: "Overlaps", column: "members", values: [identityUid] }
+        ],
+        order: [{ column: "uid", direction: "asc" }]
+      })
+      if (groups.length === 0) return []
+      const externalIds = new Map<string, Set<string>>()
+      for (const group of groups) {
+        const provider = parentOrNull(group.uid)!
+        const ids = externalIds.get(provider) ?? new Set<string>()
+        for (const id of ScimGroup.externalIdsOf(group)) ids.add(id)
+        externalIds.set(provider, ids)
       }
+      const found = yield* mappings.find({
+        conditions: [
+          { _tag: "In", column: "parent", values: [...externalIds.keys()] },
+          { _tag: "In", column: "externalGroupId", values: [...new Set(groups.flatMap(ScimGroup.externalIdsOf))] }
+        ],
+        order: [{ column: "uid", direction: "asc" }]
+      })
+      return yield* granted(
+        found.filter((m) => externalIds.get(m.identityProviderUid)?.has(m.externalGroupId) === true)
+      )
     })
 
   /** The capabilities of roles, built-in or custom (those gone give none). */
@@ -241,11 +282,14 @@ export const make = Effect.gen(function*() {
    * deleted since gives nothing from the next call on).
    */
   const mapped = (uids: ReadonlyArray<Uid> | undefined): Effect.Effect<ReadonlyArray<Grant>, Internal | Unavailable> =>
-    uids === undefined || uids.length === 0 ? Effect.succeed([]) : Effect.gen(function*() {
-      // Each as long as it stands on its creator's authority, as at sign-in.
-      const found = yield* Effect.filter(yield* mappings.getMany(uids), stands)
-      const capabilities = yield* capabilitiesOf(found.map((m) => m.roleUid))
-      return found.flatMap((m) => {
+    uids === undefined || uids.length === 0 ? Effect.succeed([]) : Effect.flatMap(mappings.getMany(uids), granted)
+
+  /** What `found` mappings give, each as long as it stands on its creator's authority (as at sign-in). */
+  const granted = (found: ReadonlyArray<ExternalGroupRoleMapping.Record>) =>
+    Effect.gen(function*() {
+      const standing = yield* Effect.filter(found, stands)
+      const capabilities = yield* capabilitiesOf(standing.map((m) => m.roleUid))
+      return standing.flatMap((m): ReadonlyArray<Grant> => {
         const caps = capabilities(m.roleUid)
         return caps === undefined
           ? []
@@ -256,8 +300,9 @@ export const make = Effect.gen(function*() {
   /**
    * True while a group mapping rests on its creator's authority: they could still bind its role at its scope
    * (`role_bindings.create` there, the role one they may read, defined at or above the scope, and every one of its
-   * capabilities held there). DECISIONS §7: no grant outlives the authority that made it; asked at each sign-in and
-   * at each use of a token that carries the mapping.
+   * capabilities held there), by their bindings alone (so that mappings never rest on one another). DECISIONS §7: no
+   * grant outlives the authority that made it; asked at each sign-in, at each use of a token that carries the
+   * mapping, and whenever a pushed group's member's grants are read.
    */
   const stands = (mapping: {
     readonly grantedBy: Uid | null
@@ -265,7 +310,7 @@ export const make = Effect.gen(function*() {
     readonly scope: Uid
   }): Effect.Effect<boolean, Internal | Unavailable> =>
     Effect.gen(function*() {
-      const creator = yield* grants(mapping.grantedBy === null ? system : identity(mapping.grantedBy))
+      const creator = mapping.grantedBy === null ? everything : yield* boundOf(mapping.grantedBy)
       if (!creator.holds(RoleBinding.permissions.create, mapping.scope)) return false
       const roleGroup = parentOrNull(mapping.roleUid)
       if (
@@ -286,20 +331,31 @@ export const make = Effect.gen(function*() {
           held.grants.with(withdrawn(new Grants(false, session), held.stopped).grants).narrow(principal.narrowed)
       )
 
-  /** What an identity's bindings give it, cached by identity (narrowing is applied after, per token). */
-  const held = (principal: Principal & { readonly _tag: "Identity" }): Effect.Effect<Held, Internal | Unavailable> =>
+  /**
+   * What an identity's bindings and pushed groups give it, cached by identity (narrowing is applied after, per
+   * token).
+   */
+  const held = (principal: Principal & { readonly _tag: "Identity" }) =>
+    cachedAs(principal.uid, load(principal, { memberships: true }))
+
+  /** What identity `uid`'s bindings alone give it, cached beside `held`. */
+  const boundOf = (uid: Uid) =>
+    Effect.map(cachedAs(`bound:${uid}`, load({ _tag: "Identity", uid }, { memberships: false })), (l) => l.bound)
+
+  /** What `load` reads, from the cache under `key` while the grants' version is the one it was read at. */
+  const cachedAs = (key: string, load: Effect.Effect<Held, Internal | Unavailable>) =>
     Effect.gen(function*() {
       // The version is read before the bindings: grants cached under it are at least that recent.
       const current = yield* version
-      const cached = cache.get(principal.uid)
+      const cached = cache.get(key)
       if (cached !== undefined && cached.version === current) {
         lookedUp("hit")
         return cached.held
       }
       lookedUp("miss")
-      const loaded = yield* load(principal)
+      const loaded = yield* load
       if (cache.size >= cacheSize) cache.clear()
-      cache.set(principal.uid, { version: current, held: loaded })
+      cache.set(key, { version: current, held: loaded })
       return loaded
     })
 

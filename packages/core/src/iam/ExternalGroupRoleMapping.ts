@@ -1,11 +1,14 @@
 /**
  * External group role mappings (docs/api.md §13): a group of an organization's identity provider (a value of the
- * provider's groups claim) mapped to a role at a group. At each sign-in through that provider, every mapping whose
- * external group is in the person's groups claim gives its role at its group for that session only: the API token
- * names the mappings, and nothing is bound. Mappings are never changed: delete one and create another.
+ * provider's groups claim, or a group its SCIM client pushed) mapped to a role at a group. At each sign-in through
+ * that provider, every mapping whose external group is in the person's groups claim gives its role at its group for
+ * that session only: the API token names the mappings, and nothing is bound; and while a person is a member of a
+ * pushed group the mappings of it give their roles on every token (`ScimGroup`). Mappings are never changed: delete
+ * one and create another.
  */
 import * as Schema from "effect/Schema"
 import { Timestamp } from "../engine/internal/fields.js"
+import * as Versions from "../engine/internal/storage/versions.js"
 import type { Table } from "../engine/Store.js"
 import * as Uids from "../engine/Uid.js"
 import { Uid } from "../engine/Uid.js"
@@ -88,5 +91,7 @@ export const table: Table = {
     createTime: { type: "integer" }
   },
   unique: [["parent", "key"]],
-  indexes: [["parent"], ["createTime"]]
+  indexes: [["parent"], ["createTime"]],
+  // Pushed groups' members hold what a mapping gives: a mapping's change changes their grants.
+  versions: [Versions.grants]
 }

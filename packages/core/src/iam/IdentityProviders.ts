@@ -20,6 +20,7 @@ import { Secrets } from "../engine/Secrets.js"
 import * as Uid from "../engine/Uid.js"
 import * as Validation from "../engine/Validation.js"
 import * as ScimCredential from "../provisioning/ScimCredential.js"
+import * as ScimGroup from "../provisioning/ScimGroup.js"
 import * as ScimUser from "../provisioning/ScimUser.js"
 import * as IssuerUrl from "../tokens/IssuerUrl.js"
 import * as ExternalGroupRoleMapping from "./ExternalGroupRoleMapping.js"
@@ -42,6 +43,7 @@ export const make = Effect.gen(function*() {
   const mappings = yield* Repository.make(ExternalGroupRoleMapping.table, ExternalGroupRoleMapping.Record)
   const credentials = yield* Repository.make(ScimCredential.table, ScimCredential.Record)
   const scimUsers = yield* Repository.make(ScimUser.table, ScimUser.Record)
+  const scimGroups = yield* Repository.make(ScimGroup.table, ScimGroup.Record)
   const authorization = ops.authorization
   const { sealing } = yield* Secrets
   /** The validated fields as stored: the client secret sealed. */
@@ -150,7 +152,7 @@ export const make = Effect.gen(function*() {
         )
       ),
 
-    /** Deletes a provider and, atomically, its group mappings, SCIM configuration and provisioned users. */
+    /** Deletes a provider and, atomically, its group mappings, SCIM configuration, provisioned users and pushed groups. */
     delete: (principal: Principal, uid: string) =>
       operation("IdentityProviders.delete")(
         Resources.remove<IdentityProvider.Record, Internal | Unavailable | FailedPrecondition, never>(
@@ -163,6 +165,7 @@ export const make = Effect.gen(function*() {
               Effect.all([
                 mappings.delete({ ranges: [Uid.descendants(provider.uid)] }),
                 scimUsers.delete({ ranges: [Uid.descendants(provider.uid)] }),
+                scimGroups.delete({ ranges: [Uid.descendants(provider.uid)] }),
                 credentials.delete({ ranges: [Uid.only(provider.uid)] })
               ], { discard: true })
           }
