@@ -9,7 +9,7 @@ import { HttpApi, OpenApi } from "@effect/platform"
 import * as ErrorBody from "./ErrorBody.js"
 import { truthful } from "./internal/openApi.js"
 import { AccountAssociationChecks } from "./methods/accountAssociations.js"
-import { Decisions, DecisionsMetadata } from "./methods/decisions.js"
+import { Decisions, DecisionsMetadata, DecisionVocabularies, OrganizationDecisions } from "./methods/decisions.js"
 import { AuditTrail } from "./methods/events.js"
 import { Organizations, OrganizationsAsCode, Terms, VerifiedOrganizations } from "./methods/groups.js"
 import { IdentityLookup, OwnMetadata } from "./methods/identities.js"
@@ -60,6 +60,8 @@ export const Api = ErrorBody.declareErrors(
     .add(Resources.advisories.group)
     .add(AuditTrail)
     .add(Decisions)
+    .add(OrganizationDecisions)
+    .add(DecisionVocabularies)
     .add(DecisionsMetadata)
     .add(Resources.subscriptions.group)
     .add(Terms)

@@ -10,6 +10,7 @@ import { Advisory as CoreAdvisory, eventOf, EventType } from "@arbor/core/Adviso
 import * as Capability from "@arbor/core/Capability"
 import * as ChangeLog from "@arbor/core/ChangeLog"
 import { ClaimMatch, StaticKeys as CoreStaticKeys } from "@arbor/core/ClaimMatch"
+import * as CoreDecisionVocabulary from "@arbor/core/DecisionVocabulary"
 import { ExternalGroupRoleMapping as CoreExternalGroupRoleMapping } from "@arbor/core/ExternalGroupRoleMapping"
 import { Group as CoreGroup } from "@arbor/core/Group"
 import { GroupAccessRequest as CoreGroupAccessRequest } from "@arbor/core/GroupAccessRequest"
@@ -526,6 +527,26 @@ export const ScimGroup = shape(
   (group) => group
 )
 
+/**
+ * An organization's decision vocabulary (docs/api.md §14): its subject types, action names and resource types, its
+ * `etag` the version a replacement may name.
+ */
+export const DecisionVocabulary = shape(
+  "DecisionVocabulary",
+  Schema.typeSchema(CoreDecisionVocabulary.DecisionVocabulary),
+  Schema.Struct({
+    uid: Uid.annotations({ description: "the organization's" }),
+    subjects: Schema.Record({ key: Schema.String, value: CoreDecisionVocabulary.SubjectRule }),
+    actions: Schema.Record({ key: Schema.String, value: Capability.Capability }),
+    resources: Schema.Record({ key: Schema.String, value: CoreDecisionVocabulary.ResourceRule }),
+    etag: Schema.String,
+    updateTime: Time
+  }),
+  ({ etag, ...vocabulary }) =>
+    new CoreDecisionVocabulary.DecisionVocabulary({ ...vocabulary, version: Number(etag) }, true),
+  ({ version, ...vocabulary }) => ({ ...vocabulary, etag: String(version) })
+)
+
 /** An advisory event: its type, its time, and the data of its type under the type's camelCase name. */
 const Event = eventOf(Time)
 
@@ -577,7 +598,8 @@ const bodiesByKind: { readonly [K in ChangeLog.ResourceKind]: ReturnType<typeof 
   external_group_role_mapping: bodies(CoreExternalGroupRoleMapping, ExternalGroupRoleMapping),
   scim_credential: bodies(ScimCredential.Logged, ScimCredentialChange),
   scim_user: bodies(CoreScimUser, ScimUser),
-  scim_group: bodies(CoreScimGroup, ScimGroup)
+  scim_group: bodies(CoreScimGroup, ScimGroup),
+  decision_vocabulary: bodies(CoreDecisionVocabulary.DecisionVocabulary, DecisionVocabulary)
 }
 
 /** An entry of the change log (docs/api.md §12): its body the resource's v2 JSON. */

@@ -783,6 +783,32 @@ describe("arbor iam, as an owner", () => {
     assert.strictEqual((await arbor(env, "images", "repos", "readme", repo.uid)).stdout, "# demo\n\nAn image.\n")
   })
 
+  it("sets an organization's decision vocabulary from a YAML file and prints it back; a wrong word is named", async () => {
+    const { env } = await asOwnerOf("worded-org")
+    const file = join(env.dir, "vocabulary.yaml")
+    const vocabulary = [
+      "subjects:",
+      "  user:",
+      "    by: subject",
+      "    issuer: https://todo-idp.invalid",
+      "actions:",
+      "  can_read_todos: repo.list",
+      "resources:",
+      "  todo:",
+      "    folder: todos"
+    ].join("\n")
+    writeFileSync(file, `${vocabulary}\n`)
+    const set = await arbor(env, "iam", "decision-vocabulary", "set", "worded-org", "-f", file)
+    assert.strictEqual(set.code, 0, set.stderr)
+    assert.include(set.stderr, "version 1")
+    const printed = await arbor(env, "iam", "decision-vocabulary", "get", "worded-org")
+    assert.strictEqual(printed.stdout, `${vocabulary}\n`)
+    writeFileSync(file, "actions:\n  can_fly: wings.flap\n")
+    const wrong = await arbor(env, "iam", "decision-vocabulary", "set", "worded-org", "-f", file)
+    assert.strictEqual(wrong.code, 1)
+    assert.include(wrong.stderr, "actions.can_fly")
+  })
+
   it("runs an identity provider's SCIM provisioning: a token shown once, enabled with two owners, rotated, revoked", async () => {
     const { env, org } = await asOwnerOf("provisioned")
     const { json, run } = succeeding(env)

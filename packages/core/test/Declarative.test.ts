@@ -364,6 +364,46 @@ organizations:
       ])
     }))
 
+  it.effect("the decision vocabulary: applied, exported, compared as a whole; a wrong word named by its place", () =>
+    withArbor(Effect.gen(function*() {
+      const declarative = yield* Declarative.Declarative
+      const document = parse(`
+organizations:
+  todo:
+    folders: { todos: {} }
+    decisions:
+      subjects: { user: { by: subject, issuer: "https://todo-idp.invalid" } }
+      actions: { can_read_todos: repo.list, can_create_todo: CAP_REPO_CREATE }
+      resources: { todo: { folder: todos }, user: {} }
+`)
+      const plan = yield* declarative.apply(Principal.system, document)
+      assert.include(describeChanges(plan), "create decisions todo: subjects, actions, resources")
+      assert.deepStrictEqual((yield* declarative.plan(Principal.system, document)).changes, [])
+      const exported = yield* declarative.exportOrganization(Principal.system, "todo")
+      assert.deepStrictEqual(exported.organizations.todo!.decisions, {
+        subjects: { user: { by: "subject", issuer: "https://todo-idp.invalid" } },
+        actions: { can_read_todos: "repo.list", can_create_todo: "repo.create" },
+        resources: { todo: { folder: "todos" }, user: {} }
+      })
+      const changed = structuredClone(document)
+      changed.organizations.todo.decisions.actions.can_delete_todo = "repo.delete"
+      assert.deepStrictEqual(describeChanges(yield* declarative.plan(Principal.system, changed)), [
+        "update decisions todo: actions"
+      ])
+      // Left out, it is left alone; with prune, emptied.
+      const without = { organizations: { todo: { folders: { todos: {} } } } }
+      assert.deepStrictEqual((yield* declarative.plan(Principal.system, without)).changes, [])
+      assert.deepStrictEqual(describeChanges(yield* declarative.plan(Principal.system, without, { prune: true })), [
+        "delete decisions todo: subjects, actions, resources"
+      ])
+      const wrong = structuredClone(document)
+      wrong.organizations.todo.decisions.actions.can_fly = "wings.flap"
+      assert.deepStrictEqual(errorOf(yield* Effect.flip(declarative.apply(Principal.system, wrong))), {
+        tag: "InvalidArgument",
+        fields: ["organizations.todo.decisions.actions.can_fly"]
+      })
+    })))
+
   it.effect("bad documents name the path of what is wrong, and nothing is applied", () =>
     withArbor(Effect.gen(function*() {
       const declarative = yield* Declarative.Declarative
@@ -500,6 +540,7 @@ describe("OrganizationDocument.jsonSchema", () => {
     assert.isFalse(organization.additionalProperties)
     assert.deepStrictEqual(Object.keys(organization.properties).sort(), [
       "bindings",
+      "decisions",
       "description",
       "folders",
       "identities",

@@ -499,6 +499,20 @@ const scimGroups = [
   `CREATE INDEX scim_groups__parent ON scim_groups (parent, uid)`
 ]
 
+/** Migration 16: each organization's decision vocabulary. */
+const decisionVocabularies = [
+  `CREATE TABLE decision_vocabularies (
+  uid text COLLATE "C" NOT NULL,
+  parent text COLLATE "C",
+  subjects jsonb NOT NULL,
+  actions jsonb NOT NULL,
+  resources jsonb NOT NULL,
+  version bigint NOT NULL,
+  update_time bigint NOT NULL,
+  CONSTRAINT decision_vocabularies__pkey PRIMARY KEY (uid)
+)`
+]
+
 /** The migrations, by `<id>_<name>`. */
 export const migrations: Migrations.Migrations = {
   "0001_initial": Migrations.statements(initial),
@@ -515,7 +529,8 @@ export const migrations: Migrations.Migrations = {
   "0012_client_state": Migrations.statements(clientState),
   "0013_bindings_before_sign_in": Migrations.statements(bindingsBeforeSignIn),
   "0014_sending_since": Migrations.statements(sendingSince),
-  "0015_scim_groups": Migrations.statements(scimGroups)
+  "0015_scim_groups": Migrations.statements(scimGroups),
+  "0016_decision_vocabularies": Migrations.statements(decisionVocabularies)
 }
 
 /** The newest schema version this code knows. */

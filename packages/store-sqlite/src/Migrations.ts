@@ -500,6 +500,19 @@ const scimGroups = [
   `CREATE INDEX scim_groups__parent ON scim_groups (parent, uid)`
 ]
 
+/** Migration 17: each organization's decision vocabulary. */
+const decisionVocabularies = [
+  `CREATE TABLE decision_vocabularies (
+  uid TEXT PRIMARY KEY NOT NULL,
+  parent TEXT,
+  subjects TEXT NOT NULL,
+  actions TEXT NOT NULL,
+  resources TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  update_time INTEGER NOT NULL
+) STRICT`
+]
+
 /** The migrations, by `<id>_<name>`. */
 export const migrations: Migrations.Migrations = {
   "0001_initial": Migrations.statements(initial),
@@ -517,7 +530,8 @@ export const migrations: Migrations.Migrations = {
   "0013_rendered": Migrations.statements(rendered),
   "0014_bindings_before_sign_in": Migrations.statements(bindingsBeforeSignIn),
   "0015_sending_since": Migrations.statements(sendingSince),
-  "0016_scim_groups": Migrations.statements(scimGroups)
+  "0016_scim_groups": Migrations.statements(scimGroups),
+  "0017_decision_vocabularies": Migrations.statements(decisionVocabularies)
 }
 
 /** The newest schema version this code knows. */

@@ -113,7 +113,8 @@ const Change = Schema.Struct({
     "binding",
     "identityProvider",
     "mapping",
-    "subscription"
+    "subscription",
+    "decisions"
   ),
   path: Schema.String,
   detail: Schema.optional(Schema.String)

@@ -15,6 +15,8 @@ import * as Access from "../iam/Access.js"
 import * as AccountAssociation from "../iam/AccountAssociation.js"
 import * as AccountAssociations from "../iam/AccountAssociations.js"
 import * as Authorization from "../iam/Authorization.js"
+import * as DecisionVocabularies from "../iam/DecisionVocabularies.js"
+import * as DecisionVocabulary from "../iam/DecisionVocabulary.js"
 import * as Declarative from "../iam/Declarative.js"
 import * as ExternalGroupRoleMapping from "../iam/ExternalGroupRoleMapping.js"
 import * as ExternalGroupRoleMappings from "../iam/ExternalGroupRoleMappings.js"
@@ -81,7 +83,8 @@ export const resourceTables: ReadonlyArray<Table> = [
   ExternalGroupRoleMapping.table,
   ScimCredential.table,
   ScimUser.table,
-  ScimGroup.table
+  ScimGroup.table,
+  DecisionVocabulary.table
 ]
 
 /**
@@ -120,6 +123,7 @@ export type Services =
   | ScimCredentials.ScimCredentials
   | ScimUsers.ScimUsers
   | ScimGroups.ScimGroups
+  | DecisionVocabularies.DecisionVocabularies
   | Access.Access
   | People.People
   | Authorization.Authorization
@@ -183,6 +187,7 @@ const services: Effect.Effect<Context.Context<Services>, never, Store | Secrets.
       .and(ScimCredentials.ScimCredentials, ScimCredentials.make)
       .and(ScimUsers.ScimUsers, ScimUsers.make)
       .and(ScimGroups.ScimGroups, ScimGroups.make)
+      .and(DecisionVocabularies.DecisionVocabularies, DecisionVocabularies.make)
       .and(Access.Access, Access.make)
       // Documents are applied through the services above, as a caller would make each change.
       .and(Declarative.Declarative, Declarative.make)

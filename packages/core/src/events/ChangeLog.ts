@@ -39,7 +39,8 @@ export const ResourceKind = Schema.Literal(
   "external_group_role_mapping",
   "scim_credential",
   "scim_user",
-  "scim_group"
+  "scim_group",
+  "decision_vocabulary"
 )
 export type ResourceKind = typeof ResourceKind.Type
 

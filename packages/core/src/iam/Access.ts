@@ -20,6 +20,8 @@ import * as AccessEvaluation from "./AccessEvaluation.js"
 import * as AccountAssociation from "./AccountAssociation.js"
 import { Authorization, type Grant, type Grants } from "./Authorization.js"
 import type { Capability } from "./Capability.js"
+import { DecisionVocabularies } from "./DecisionVocabularies.js"
+import type { DecisionVocabulary } from "./DecisionVocabulary.js"
 import * as ExternalGroupRoleMapping from "./ExternalGroupRoleMapping.js"
 import * as Group from "./Group.js"
 import * as GroupInvite from "./GroupInvite.js"
@@ -76,6 +78,7 @@ const merged = (defaults: Record<string, unknown>, item: Record<string, unknown>
 /** Builds the Access service from the services in its context; `Arbor.layer` builds it with the others. */
 export const make = Effect.gen(function*() {
   const authorization = yield* Authorization
+  const vocabularies = yield* DecisionVocabularies
   const store = yield* Store
   const bindings = yield* Repository.make(RoleBinding.table, RoleBinding.Record)
 
@@ -128,6 +131,38 @@ export const make = Effect.gen(function*() {
   const decodeEvaluation = (input: unknown, prefix = "") =>
     Validation.decode(AccessEvaluation.Evaluation, prefix)(input)
 
+  /** A request in Arbor's terms: by `vocabulary` (an organization's decision point's) when there is one. */
+  const interpreted = (input: unknown, vocabulary: DecisionVocabulary | undefined) =>
+    vocabulary === undefined || typeof input !== "object" || input === null || Array.isArray(input)
+      ? Effect.succeed(input)
+      : vocabularies.interpret(vocabulary)(input as Record<string, unknown>)
+
+  /**
+   * `input` with its `keys` read in `vocabulary`'s words (the rest as it was), or `"unknown"`: for searches, whose
+   * searched-for entity has a type and no id.
+   */
+  const interpretedParts = (
+    input: unknown,
+    vocabulary: DecisionVocabulary | undefined,
+    keys: ReadonlyArray<"subject" | "action" | "resource">
+  ) => {
+    if (vocabulary === undefined || typeof input !== "object" || input === null || Array.isArray(input)) {
+      return Effect.succeed(input)
+    }
+    const request = input as Record<string, unknown>
+    return Effect.map(
+      vocabularies.interpret(vocabulary)(Object.fromEntries(keys.map((key) => [key, request[key]]))),
+      (parts) => parts === "unknown" ? parts : { ...request, ...parts }
+    )
+  }
+
+  /** One evaluation of `input`, by `vocabulary` when there is one: a subject or folder it cannot find is false. */
+  const evaluation = (caller: Principal.Principal, input: unknown, vocabulary: DecisionVocabulary | undefined) =>
+    Effect.flatMap(interpreted(input, vocabulary), (request) =>
+      request === "unknown"
+        ? Effect.succeed(new AccessEvaluation.Decision({ decision: false }))
+        : Effect.flatMap(decodeEvaluation(request), (valid) => decide(caller, valid)))
+
   /** A batch's item that could not be evaluated: false, with the status and message of why. */
   const refused = (status: number, message: string) =>
     new AccessEvaluation.Decision({
@@ -146,14 +181,17 @@ export const make = Effect.gen(function*() {
       uid: Uid.Uid
     ): Effect.Effect<boolean, Internal | Unavailable> => authorization.holds(principal, capability, uid),
 
-    /** One evaluation (AuthZEN's `/access/v1/evaluation`); a false decision is an answer, never a failure. */
+    /**
+     * One evaluation (AuthZEN's `/access/v1/evaluation`); a false decision is an answer, never a failure. With an
+     * organization's `vocabulary` (its decision point's), the request is read in its words first (docs/api.md §14);
+     * so for every method below.
+     */
     evaluate: (
       caller: Principal.Principal,
-      input: unknown
+      input: unknown,
+      vocabulary?: DecisionVocabulary
     ): Effect.Effect<AccessEvaluation.Decision, InvalidArgument | PermissionDenied | Internal | Unavailable> =>
-      operation("Access.evaluate")(
-        Effect.flatMap(decodeEvaluation(input), (evaluation) => decide(caller, evaluation))
-      ),
+      operation("Access.evaluate")(evaluation(caller, input, vocabulary)),
 
     /**
      * A batch (AuthZEN's `/access/v1/evaluations`): each item's subject, action, resource and context, or the
@@ -165,7 +203,8 @@ export const make = Effect.gen(function*() {
      */
     evaluateMany: (
       caller: Principal.Principal,
-      input: unknown
+      input: unknown,
+      vocabulary?: DecisionVocabulary
     ): Effect.Effect<
       AccessEvaluation.Decision | Decisions,
       InvalidArgument | PermissionDenied | Internal | Unavailable
@@ -179,13 +218,14 @@ export const make = Effect.gen(function*() {
           context: batch.context
         }
         if (batch.evaluations === undefined || batch.evaluations.length === 0) {
-          return yield* decide(caller, yield* decodeEvaluation(merged(defaults, {})))
+          return yield* evaluation(caller, merged(defaults, {}), vocabulary)
         }
         // An item that cannot be evaluated is its own false decision, saying why (AuthZEN §7.1.3), named as the
         // request wrote it: a field of the item below `evaluations[i]`, one of the batch's defaults at the top.
         const evaluations = batch.evaluations.map((item, i) =>
-          decodeEvaluation(merged(defaults, item)).pipe(
+          evaluation(caller, merged(defaults, item), vocabulary).pipe(
             Effect.mapError((e) => {
+              if (e._tag !== "InvalidArgument") return e
               const own = Object.keys(item).find((key) => e.violations[0].field.split(/[.[]/)[0] === key)
               return own === undefined ? e : e.within(`evaluations[${i}]`)
             })
@@ -199,7 +239,7 @@ export const make = Effect.gen(function*() {
           : undefined
         const decisions: Array<AccessEvaluation.Decision> = []
         for (const evaluation of evaluations) {
-          const decided = yield* Effect.flatMap(evaluation, (valid) => decide(caller, valid)).pipe(
+          const decided = yield* evaluation.pipe(
             Effect.catchTags({
               InvalidArgument: (e) => Effect.succeed(refused(400, e.message)),
               PermissionDenied: (e) => Effect.succeed(refused(403, e.message))
@@ -217,14 +257,19 @@ export const make = Effect.gen(function*() {
      */
     searchSubjects: (
       caller: Principal.Principal,
-      input: unknown
+      input: unknown,
+      vocabulary?: DecisionVocabulary
     ): Effect.Effect<AccessEvaluation.SearchResults, InvalidArgument | PermissionDenied | Internal | Unavailable> =>
       operation("Access.searchSubjects")(Effect.gen(function*() {
-        const search = yield* Validation.decode(AccessEvaluation.SubjectSearch)(input)
+        const request = yield* interpretedParts(input, vocabulary, ["action", "resource"])
+        if (request === "unknown") return nothingFound
+        const search = yield* Validation.decode(AccessEvaluation.SubjectSearch)(request)
         const group = AccessEvaluation.groupOf(search.resource.type, search.resource.id)
         // Who may act here is what the bindings here show: asked only by who may list them.
         yield* authorization.check(caller, RoleBinding.permissions.list, group)
-        if (search.subject.type !== "identity") return nothingFound
+        // Identities are found by uid: as `identity`, or a vocabulary's subject type that finds them so.
+        const type = search.subject.type
+        if (type !== "identity" && vocabulary?.subjects[type]?.by !== "uid") return nothingFound
         const limit = search.page?.limit ?? AccessEvaluation.defaultSearchResults
         const after = afterToken(search.page?.token)
         const bound = yield* bindings.find({
@@ -240,7 +285,7 @@ export const make = Effect.gen(function*() {
           const grants = yield* authorization.grants(Principal.identity(uid))
           if (grants.holds(search.action.name, group)) found.push(uid)
         }
-        return paged("identity", found, limit)
+        return paged(type, found, limit)
       })),
 
     /**
@@ -251,13 +296,20 @@ export const make = Effect.gen(function*() {
      */
     searchResources: (
       caller: Principal.Principal,
-      input: unknown
+      input: unknown,
+      vocabulary?: DecisionVocabulary
     ): Effect.Effect<AccessEvaluation.SearchResults, InvalidArgument | Internal | Unavailable> =>
       operation("Access.searchResources")(Effect.gen(function*() {
-        const search = yield* Validation.decode(AccessEvaluation.ResourceSearch)(input)
+        const request = yield* interpretedParts(input, vocabulary, ["subject", "action"])
+        if (request === "unknown") return nothingFound
+        const search = yield* Validation.decode(AccessEvaluation.ResourceSearch)(request)
         const type = search.resource.type
         if (search.subject.type !== "identity" || !Uid.isUid(search.subject.id)) return nothingFound
-        if (!AccessEvaluation.isResourceType(type)) return nothingFound
+        // A vocabulary's resource type is searched as the kind it names; one decided at a folder cannot be listed.
+        const kind = vocabulary === undefined
+          ? AccessEvaluation.isResourceType(type) ? type : undefined
+          : vocabularies.kindOf(vocabulary, type)
+        if (kind === undefined) return nothingFound
         const self = caller._tag === "Identity" && caller.uid === search.subject.id
         const held = (yield* authorization.grants(self ? caller : Principal.identity(search.subject.id)))
           .scopes(search.action.name)
@@ -272,7 +324,7 @@ export const make = Effect.gen(function*() {
           : Uid.intersectRanges(granted, listable)
         const limit = search.page?.limit ?? AccessEvaluation.defaultSearchResults
         const after = afterToken(search.page?.token)
-        const rows = yield* Repository.orInternal(store.find(tables[type], {
+        const rows = yield* Repository.orInternal(store.find(tables[kind], {
           ...(ranges === undefined ? {} : { ranges }),
           order: [{ column: "uid", direction: "asc" }],
           ...(after === undefined ? {} : { after: [after] }),
@@ -281,12 +333,23 @@ export const make = Effect.gen(function*() {
         return paged(type, rows.map((row) => row.uid as Uid.Uid), limit)
       })),
 
-    searchActions: (caller: Principal.Principal, input: unknown) =>
+    /**
+     * The actions the subject may take on the resource (AuthZEN's `/access/v1/search/action`): the capabilities it
+     * holds there, in the canonical order; with a vocabulary that names actions, its names of them instead.
+     */
+    searchActions: (
+      caller: Principal.Principal,
+      input: unknown,
+      vocabulary?: DecisionVocabulary
+    ): Effect.Effect<ReadonlyArray<string>, InvalidArgument | PermissionDenied | Internal | Unavailable> =>
       operation("Access.searchActions")(Effect.gen(function*() {
-        const search = yield* Validation.decode(AccessEvaluation.ActionSearch)(input)
+        const request = yield* interpretedParts(input, vocabulary, ["subject", "resource"])
+        if (request === "unknown") return []
+        const search = yield* Validation.decode(AccessEvaluation.ActionSearch)(request)
         const group = AccessEvaluation.groupOf(search.resource.type, search.resource.id)
         const grants = yield* authorization.grants(yield* subjectOf(caller, search.subject.id, group))
-        return grants.heldAt(group)
+        const held = grants.heldAt(group)
+        return vocabulary === undefined ? held : vocabularies.actionsOf(vocabulary, held)
       }))
   }
 })

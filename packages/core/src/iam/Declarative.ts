@@ -1,6 +1,6 @@
 /**
  * IAM as code (issue 45): an organization as a document of names and paths (folders, custom roles, identities,
- * role bindings, identity providers with their group mappings, subscriptions), read from the engine (`exportOrganization`), compared with it (`plan`) and made true (`apply`),
+ * role bindings, identity providers with their group mappings, subscriptions, the decision vocabulary), read from the engine (`exportOrganization`), compared with it (`plan`) and made true (`apply`),
  * every change through the engine's own services as the caller, so each rule of the API holds for each change as if
  * it were made by hand, and all of them in one transaction or none. The document is the test kit's fixture grown
  * (`@arbor/core/testing/Fixture`): YAML or JSON, e.g.
@@ -41,6 +41,8 @@ import type * as Subscription from "../events/Subscription.js"
 import { Subscriptions } from "../events/Subscriptions.js"
 import * as Capability from "./Capability.js"
 import type * as ClaimMatch from "./ClaimMatch.js"
+import { DecisionVocabularies } from "./DecisionVocabularies.js"
+import type * as DecisionVocabulary from "./DecisionVocabulary.js"
 import type * as ExternalGroupRoleMapping from "./ExternalGroupRoleMapping.js"
 import { ExternalGroupRoleMappings } from "./ExternalGroupRoleMappings.js"
 import type * as Group from "./Group.js"
@@ -78,6 +80,7 @@ export interface Change {
     | "identityProvider"
     | "mapping"
     | "subscription"
+    | "decisions"
   readonly path: string
   /** What changes, for an update (`+repo.delete -repo.list`, `description`). */
   readonly detail?: string | undefined
@@ -126,6 +129,8 @@ interface State {
   readonly mappings: Map<string, Map<string, MappedAs>>
   /** Subscriptions by `subscriptionKey`, each with its folder's path. */
   readonly subscriptions: Map<string, { readonly group: string; readonly subscription: Subscription.Subscription }>
+  /** The organization's decision vocabulary (version 0 when it has none). */
+  readonly vocabulary: DecisionVocabulary.DecisionVocabulary | undefined
   /** A role's name by its uid: the organization's custom roles and the built-in ones. */
   readonly roleNames: Map<string, string>
   /** A group's path by its uid (the organization's own is ""). */
@@ -169,6 +174,7 @@ const etagOf = (state: State) =>
     ...state.providers.values(),
     ...[...state.subscriptions.values()].map(({ subscription }) => subscription)
   ].map((resource) => `${resource.uid}@${resource.updateTime.epochMillis}`).concat(
+    state.vocabulary === undefined ? [] : [`${state.vocabulary.uid}#${state.vocabulary.version}`],
     [...state.mappings.values()].flatMap((mapped) => [...mapped.values()].map(({ mapping }) => mapping.uid))
   ).sort().join(";")
 
@@ -222,6 +228,24 @@ interface BindingCreate {
     readonly input: { readonly identityUid: Uid.Uid; readonly roleUid: Uid.Uid }
   }, ArborError>
 }
+
+/** A vocabulary's words, as a document writes them. */
+const wordsOf = (vocabulary: DecisionVocabulary.Vocabulary | undefined): DecisionVocabulary.Vocabulary => ({
+  subjects: vocabulary?.subjects ?? {},
+  actions: vocabulary?.actions ?? {},
+  resources: vocabulary?.resources ?? {}
+})
+
+/** A value as JSON with its object keys sorted: two vocabularies are the same when theirs are. */
+const canonical = (value: unknown): string =>
+  JSON.stringify(value, (_, inner: unknown) =>
+    typeof inner === "object" && inner !== null && !Array.isArray(inner)
+      ? Object.fromEntries(Object.entries(inner).sort(([a], [b]) => (a < b ? -1 : 1)))
+      : inner)
+
+/** True for a vocabulary without a word. */
+const isEmpty = (words: DecisionVocabulary.Vocabulary) =>
+  Object.keys(words.subjects).length + Object.keys(words.actions).length + Object.keys(words.resources).length === 0
 
 const bindingKey = (identity: string, role: string, group: string) => `${identity}\n${role}\n${group}`
 const mappingKey = (externalGroup: string, role: string, scope: string) => `${externalGroup}\n${role}\n${scope}`
@@ -366,6 +390,7 @@ export const make = Effect.gen(function*() {
   const providers = yield* IdentityProviders
   const mappings = yield* ExternalGroupRoleMappings
   const subscriptions = yield* Subscriptions
+  const vocabularies = yield* DecisionVocabularies
 
   /** The organization `name` and what is in it, as `principal` may list it. */
   const stateOf = (principal: Principal, name: string): Effect.Effect<State, ArborError> =>
@@ -380,6 +405,7 @@ export const make = Effect.gen(function*() {
         providers: new Map(),
         mappings: new Map(),
         subscriptions: new Map(),
+        vocabulary: undefined,
         roleNames: new Map(Role.builtIns.map((r) => [r.uid, r.name])),
         groupPaths: pathOf
       }
@@ -461,7 +487,7 @@ export const make = Effect.gen(function*() {
         if (group === undefined) continue
         state.subscriptions.set(subscriptionKey(subscription.sink, group), { group, subscription })
       }
-      return { ...state, org }
+      return { ...state, org, vocabulary: yield* vocabularies.get(principal, org.uid) }
     })
 
   /** The folders below `prefix` as the document writes them. */
@@ -571,6 +597,7 @@ export const make = Effect.gen(function*() {
             ...(group === "" ? {} : { group })
           }))
         }),
+        ...(isEmpty(wordsOf(state.vocabulary)) ? {} : { decisions: wordsOf(state.vocabulary) }),
         ...(state.subscriptions.size === 0 ? {} : {
           subscriptions: [...state.subscriptions].sort(([a], [b]) => (a < b ? -1 : 1)).map((
             [, { group, subscription }]
@@ -988,6 +1015,25 @@ export const make = Effect.gen(function*() {
               uidOf(uids, group),
               (parent) => subscriptions.create(principal, parent, { sink: spec.sink })
             )
+        })
+      }
+
+      // The vocabulary is the organization's as a whole: replaced when the document's differs (emptied only by prune).
+      const currentWords = wordsOf(state.vocabulary)
+      const wantedWords = wanted.decisions === undefined ? (prune ? wordsOf(undefined) : undefined) : wanted.decisions
+      if (wantedWords !== undefined && canonical(wantedWords) !== canonical(currentWords)) {
+        const changed = (["subjects", "actions", "resources"] as const).filter((kind) =>
+          canonical(wantedWords[kind]) !== canonical(currentWords[kind])
+        )
+        updates.push({
+          at: `${at}.decisions`,
+          change: {
+            action: isEmpty(currentWords) ? "create" : isEmpty(wantedWords) ? "delete" : "update",
+            kind: "decisions",
+            path: name,
+            detail: changed.join(", ")
+          },
+          run: (uids) => Effect.flatMap(uidOf(uids, ""), (org) => vocabularies.set(principal, org, wantedWords))
         })
       }
 

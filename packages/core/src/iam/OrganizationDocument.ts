@@ -1,6 +1,7 @@
 /**
  * The document of IAM as code (docs/api.md §15): organizations by name, each with its folders, custom roles,
- * identities, role bindings, identity providers with their group mappings and subscriptions, by names and paths,
+ * identities, role bindings, identity providers with their group mappings, subscriptions and its decision
+ * vocabulary, by names and paths,
  * never uids, and client secrets only by where they are read (`secretFrom`, `readSecret`). `Declarative` exports,
  * plans and applies it; `jsonSchema` describes it for editors (`arbor iac schema`), capabilities listed in both
  * spellings.
@@ -13,6 +14,7 @@ import { normalize } from "node:path"
 import { InvalidArgument } from "../engine/Errors.js"
 import * as Capability from "./Capability.js"
 import * as ClaimMatch from "./ClaimMatch.js"
+import * as DecisionVocabulary from "./DecisionVocabulary.js"
 
 /** A folder as the document writes it. */
 export interface FolderType {
@@ -175,7 +177,9 @@ export const Organization = Schema.Struct({
   identities: Schema.optional(Schema.Record({ key: Schema.String, value: IdentitySpec })),
   bindings: Schema.optional(Schema.Array(BindingSpec)),
   identityProviders: Schema.optional(Schema.Record({ key: Schema.String, value: IdentityProviderSpec })),
-  subscriptions: Schema.optional(Schema.Array(SubscriptionSpec))
+  subscriptions: Schema.optional(Schema.Array(SubscriptionSpec)),
+  /** The organization's decision vocabulary (docs/api.md §14): its applications' AuthZEN words. */
+  decisions: Schema.optional(DecisionVocabulary.Vocabulary)
 })
 export type Organization = typeof Organization.Type
 

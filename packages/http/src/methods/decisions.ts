@@ -1,8 +1,17 @@
 /**
  * Decisions for other services (`@arbor/api`'s `methods/decisions.ts`): AuthZEN's evaluations, its subject,
- * resource and action searches, and metadata. REST only: the reference protos have no such service.
+ * resource and action searches, and metadata; the same at each organization's decision point, in its vocabulary, and
+ * the vocabularies. REST only: the reference protos have no such service.
  */
-import { AccessDecision, authzenPaths, Decisions, DecisionsMetadata } from "@arbor/api/Api"
+import {
+  AccessDecision,
+  authzenPaths,
+  Decisions,
+  DecisionsMetadata,
+  DecisionVocabularies,
+  OrganizationDecisions
+} from "@arbor/api/Api"
+import type { DecisionVocabulary, Principal } from "@arbor/core"
 import { HttpApiBuilder } from "@effect/platform"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -13,8 +22,25 @@ import { answer, asCaller, serve } from "../internal/rest.js"
 const decided = answer(AccessDecision)
 
 export const decisions = Domain.make({
-  rest: ({ access, tokens }) =>
-    Layer.merge(
+  rest: ({ access, tokens, vocabularies }) => {
+    /** The metadata of the decision point at `base` (AuthZEN §9). */
+    const configuration = (base: string) => ({
+      policy_decision_point: base,
+      access_evaluation_endpoint: `${base}${authzenPaths.evaluation}`,
+      access_evaluations_endpoint: `${base}${authzenPaths.evaluations}`,
+      search_subject_endpoint: `${base}${authzenPaths.searchSubject}`,
+      search_resource_endpoint: `${base}${authzenPaths.searchResource}`,
+      search_action_endpoint: `${base}${authzenPaths.searchAction}`
+    })
+    /** `operation` as the caller, in organization `uid`'s vocabulary. */
+    const inVocabularyOf = <A, E>(
+      uid: string,
+      operation: (
+        principal: Principal.Principal,
+        vocabulary: DecisionVocabulary.DecisionVocabulary
+      ) => Effect.Effect<A, E>
+    ) => Effect.flatMap(vocabularies.of(uid), (vocabulary) => asCaller((p) => operation(p, vocabulary)))
+    return Layer.mergeAll(
       HttpApiBuilder.group(serve(Decisions), "decisions", (h) =>
         h
           .handle("evaluate", ({ payload }) => Effect.flatMap(asCaller((p) => access.evaluate(p, payload)), decided))
@@ -25,17 +51,37 @@ export const decisions = Domain.make({
             ))
           .handle("searchSubjects", ({ payload }) => asCaller((p) => access.searchSubjects(p, payload)))
           .handle("searchResources", ({ payload }) => asCaller((p) => access.searchResources(p, payload)))),
+      HttpApiBuilder.group(serve(OrganizationDecisions), "organizationDecisions", (h) =>
+        h
+          .handle("evaluate", ({ path, payload }) =>
+            Effect.flatMap(
+              inVocabularyOf(path.uid, (p, v) => access.evaluate(p, payload, v)),
+              decided
+            ))
+          .handle("evaluateMany", ({ path, payload }) =>
+            inVocabularyOf(path.uid, (p, v) => access.evaluateMany(p, payload, v)))
+          .handle("searchActions", ({ path, payload }) =>
+            inVocabularyOf(path.uid, (p, v) =>
+              Effect.map(access.searchActions(p, payload, v), (names) => ({
+                results: names.map((name) => ({ name }))
+              }))))
+          .handle("searchSubjects", ({ path, payload }) =>
+            inVocabularyOf(path.uid, (p, v) =>
+              access.searchSubjects(p, payload, v)))
+          .handle("searchResources", ({ path, payload }) =>
+            inVocabularyOf(path.uid, (p, v) =>
+              access.searchResources(p, payload, v)))),
+      HttpApiBuilder.group(serve(DecisionVocabularies), "decisionVocabularies", (h) =>
+        h
+          .handle("get", ({ path }) => asCaller((p) => vocabularies.get(p, path.uid)))
+          .handle("set", ({ path, payload }) => asCaller((p) => vocabularies.set(p, path.uid, payload)))),
       HttpApiBuilder.group(serve(DecisionsMetadata), "decisionsMetadata", (h) =>
-        h.handle("configuration", () =>
-          Effect.succeed({
-            policy_decision_point: tokens.audience,
-            access_evaluation_endpoint: `${tokens.audience}${authzenPaths.evaluation}`,
-            access_evaluations_endpoint: `${tokens.audience}${authzenPaths.evaluations}`,
-            search_subject_endpoint: `${tokens.audience}${authzenPaths.searchSubject}`,
-            search_resource_endpoint: `${tokens.audience}${authzenPaths.searchResource}`,
-            search_action_endpoint: `${tokens.audience}${authzenPaths.searchAction}`
-          })))
-    ),
+        h
+          .handle("configuration", () => Effect.succeed(configuration(tokens.audience)))
+          .handle("organizationConfiguration", ({ path }) =>
+            Effect.succeed(configuration(`${tokens.audience}/authzen/${path.uid}`))))
+    )
+  },
   services: [],
   grpc: () => undefined
 })
