@@ -28,7 +28,7 @@ export const SubjectRule = Schema.Union(
       Schema.filter((s) => /^https?:\/\/\S+$/.test(s) || "must be the issuer's URL, as its tokens' iss says it")
     )
   })
-).annotations({ identifier: "SubjectRule" })
+)
 export type SubjectRule = typeof SubjectRule.Type
 
 /**
@@ -43,7 +43,7 @@ export const ResourceRule = Schema.Union(
       message: () => `must be one of ${AccessEvaluation.resourceTypes.join(", ")}`
     })
   })
-).annotations({ identifier: "ResourceRule" })
+)
 export type ResourceRule = typeof ResourceRule.Type
 
 /** A name of the vocabulary: an AuthZEN type or action name, 1 to 128 characters, none of Arbor's own words. */
@@ -81,7 +81,7 @@ export const Vocabulary = Schema.Struct({
   subjects: Schema.optionalWith(fields.subjects, { default: () => ({}) }),
   actions: Schema.optionalWith(fields.actions, { default: () => ({}) }),
   resources: Schema.optionalWith(fields.resources, { default: () => ({}) })
-}).annotations({ identifier: "DecisionVocabulary" })
+})
 export type Vocabulary = typeof Vocabulary.Type
 
 /** What a replacement takes: the vocabulary, and the version it replaces (`etag`, optional). */
