@@ -21,7 +21,7 @@ import { IdentityProvider as CoreIdentityProvider, Oidc } from "@arbor/core/Iden
 import { CatalogTier, Repo as CoreRepo } from "@arbor/core/Repo"
 import { RepoReadme as CoreRepoReadme } from "@arbor/core/RepoReadme"
 import { Role as CoreRole } from "@arbor/core/Role"
-import { RoleBinding as CoreRoleBinding } from "@arbor/core/RoleBinding"
+import { RoleBinding as CoreRoleBinding, stateAt as bindingStateAt } from "@arbor/core/RoleBinding"
 import * as ScimCredential from "@arbor/core/ScimCredential"
 import { ScimGroup as CoreScimGroup } from "@arbor/core/ScimGroup"
 import { ScimUser as CoreScimUser } from "@arbor/core/ScimUser"
@@ -213,10 +213,33 @@ export const RoleBinding = resource(
     identity: Schema.Struct({ ...Reference.fields, subject: Schema.String, issuer: Schema.String }),
     group: Reference,
     role: Reference,
+    startTime: Schema.optionalWith(Time, { exact: true }).annotations({
+      description: "when it starts to grant (absent: from its creation); Arbor's own, field 1000 in gRPC"
+    }),
+    expireTime: Schema.optionalWith(Time, { exact: true }).annotations({
+      description: "when it stops granting (absent: never); Arbor's own, field 1001 in gRPC"
+    }),
+    state: Schema.optionalWith(Schema.Literal("PENDING", "ENDED"), { exact: true }).annotations({
+      description: "output only: PENDING before startTime, ENDED from expireTime (absent: granting)"
+    }),
     createTime: Time
   },
-  (binding) => new CoreRoleBinding({ ...binding, updateTime: binding.createTime }, true),
-  (binding) => binding
+  ({ expireTime, startTime, state: _, ...binding }) =>
+    new CoreRoleBinding({
+      ...binding,
+      startTime: startTime ?? null,
+      expireTime: expireTime ?? null,
+      updateTime: binding.createTime
+    }, true),
+  ({ expireTime, startTime, ...binding }) => {
+    const state = bindingStateAt({ expireTime, startTime }, Date.now())
+    return {
+      ...binding,
+      ...(startTime === null ? {} : { startTime }),
+      ...(expireTime === null ? {} : { expireTime }),
+      ...(state === "ACTIVE" ? {} : { state })
+    }
+  }
 )
 
 /** SCIM credential states by their protos' enum spelling (`CREDENTIAL_STATE_LIVE`). */

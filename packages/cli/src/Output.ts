@@ -8,11 +8,15 @@ import * as Schema from "effect/Schema"
 export const formats = ["table", "wide", "json", "id", "csv", "tree"] as const
 export type Format = typeof formats[number]
 
-/** A column of a table: its heading, its value for a row, and whether only `wide` shows it. */
+/**
+ * A column of a table: its heading, its value for a row, and whether only `wide` shows it, or a table only when a
+ * row has a value in it (`whenSet`: a binding's end, which most have not).
+ */
 export interface Column<A> {
   readonly heading: string
   readonly value: (row: A) => string
   readonly wide?: boolean
+  readonly whenSet?: boolean
 }
 
 /** How one kind of resource is printed. */
@@ -130,6 +134,10 @@ export const render = <A extends Identified>(
     case "wide":
       return table(rows, shape.columns, width)
     case "table":
-      return table(rows, shape.columns.filter((c) => c.wide !== true), width)
+      return table(
+        rows,
+        shape.columns.filter((c) => c.wide !== true && (c.whenSet !== true || rows.some((row) => c.value(row) !== ""))),
+        width
+      )
   }
 }

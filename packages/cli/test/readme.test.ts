@@ -34,6 +34,9 @@ it.scopedLive("the README's command-line walkthrough runs as written", () =>
       })
     )
     assert.match(stdout, /^IDENTITY +ROLE +GROUP +UID\nreleaser +viewer +tools +/m)
+    // The binding made to end: its end shown beside it, 8 hours from now.
+    const [, until] = /^IDENTITY +ROLE +GROUP +EXPIRES +UID\nreleaser +editor +tools +until (\S+) /m.exec(stdout) ?? []
+    assert.approximately(Date.parse(until ?? "") - Date.now(), 8 * 3_600_000, 600_000)
     assert.include(stdout, "default\n├── platform\n│   ├── build\n│   └── deploy\n└── tools\n")
     // The audit trail, newest first: the binding the walkthrough made last, by the bootstrap admin.
     assert.match(stdout, /^TIME +EVENT +SUBJECT +ACTOR +GROUP\n\S+ +iam\.rolebindings\.created +/m)

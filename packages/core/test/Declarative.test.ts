@@ -1,7 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as fc from "effect/FastCheck"
 import * as Layer from "effect/Layer"
+import * as TestClock from "effect/TestClock"
 import { parse } from "yaml"
 import * as Egress from "../src/engine/internal/egress.js"
 import {
@@ -363,6 +365,40 @@ organizations:
         { sink: "https://hooks.acme.invalid/prod", group: "prod" }
       ])
     }))
+
+  it.effect("a binding's expiry: applied, exported, changed as an update of the same binding", () =>
+    withArbor(Effect.gen(function*() {
+      yield* TestClock.setTime(Date.parse("2026-11-29T00:00:00Z"))
+      const declarative = yield* Declarative.Declarative
+      const document = parse(`
+organizations:
+  temp:
+    identities:
+      contractor: { issuer: https://ci.example.com, subject: contractor }
+    bindings:
+      - { identity: contractor, role: editor, expires: "2026-12-01T00:00:00Z" }
+`)
+      yield* declarative.apply(Principal.system, document)
+      assert.deepStrictEqual((yield* declarative.plan(Principal.system, document)).changes, [])
+      const exported = yield* declarative.exportOrganization(Principal.system, "temp")
+      assert.deepStrictEqual(
+        exported.organizations.temp!.bindings!.map((
+          b
+        ) => [b.identity, b.role, b.expires === undefined ? undefined : DateTime.formatIso(b.expires)]),
+        [["contractor", "editor", "2026-12-01T00:00:00.000Z"]]
+      )
+      const later = structuredClone(document)
+      later.organizations.temp.bindings[0].expires = "2026-12-08T00:00:00Z"
+      assert.deepStrictEqual(describeChanges(yield* declarative.apply(Principal.system, later)), [
+        "update binding temp/contractor → editor at temp: expires 2026-12-08T00:00:00.000Z"
+      ])
+      const past = structuredClone(document)
+      past.organizations.temp.bindings[0].expires = "2026-11-01T00:00:00Z"
+      assert.deepStrictEqual(errorOf(yield* Effect.flip(declarative.apply(Principal.system, past))), {
+        tag: "InvalidArgument",
+        fields: ["organizations.temp.bindings[0].expires.expireTime"]
+      })
+    })))
 
   it.effect("the decision vocabulary: applied, exported, compared as a whole; a wrong word named by its place", () =>
     withArbor(Effect.gen(function*() {

@@ -1,9 +1,13 @@
 import { assert, describe, it } from "@effect/vitest"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import * as TestClock from "effect/TestClock"
 import {
+  Access,
   Arbor,
   AuditTrail,
   Capability,
+  Events,
   Identities,
   Principal,
   Role,
@@ -296,5 +300,109 @@ describe("RoleBindings hydration", () => {
       assert.strictEqual(full.identity.subject, "secret")
       assert.strictEqual(full.role.name, "secret role")
       assert.strictEqual(full.group.name, "team")
+    })))
+})
+
+describe("RoleBindings with a window (DECISIONS §21)", () => {
+  /** An organization, a folder and an identity to bind there, at 2026-11-29T00:00:00Z by the test clock. */
+  const setUp = Effect.gen(function*() {
+    yield* TestClock.setTime(Date.parse("2026-11-29T00:00:00Z"))
+    const org = yield* organization("acme")
+    const team = yield* folder(org.uid, "team")
+    const identity = yield* (yield* Identities.Identities).create(Principal.system, org.uid, {
+      name: "contractor",
+      claimMatch: claimMatch("contractor")
+    })
+    const principal = Principal.identity(identity.uid)
+    const access = yield* Access.Access
+    return { org, team, identity, principal, holds: access.can(principal, "repo.create", team.uid) }
+  })
+  const editor = Role.builtInByName("editor")!.uid
+
+  it.effect("an expiring binding grants until its end and nothing after, with no write and the decision warm", () =>
+    withArbor(Effect.gen(function*() {
+      const { holds, identity, team } = yield* setUp
+      const bindings = yield* RoleBindings.RoleBindings
+      const bound = yield* bindings.create(Principal.system, team.uid, {
+        identityUid: identity.uid,
+        roleUid: editor,
+        expireTime: "2026-11-29T08:00:00Z"
+      })
+      assert.strictEqual(DateTime.formatIso(bound.expireTime!), "2026-11-29T08:00:00.000Z")
+      assert.isTrue(yield* holds)
+      assert.isTrue(yield* holds, "warm: from the cache")
+      yield* TestClock.adjust(8 * 3_600_000 - 1)
+      assert.isTrue(yield* holds)
+      yield* TestClock.adjust("1 millis")
+      assert.isFalse(yield* holds, "at its end, from the cache's own reading of the clock")
+      assert.isFalse(yield* holds)
+      // Its end is one change-log entry, by the system, written by the engine's sweep without anyone asking.
+      const endsOf = Effect.map(
+        Effect.flatMap(Events.Events, (events) => events.after(undefined, 10_000)),
+        (entries) => entries.filter((e) => e.type === RoleBinding.endedType && e.subject === bound.uid)
+      )
+      for (let i = 0; i < 100 && (yield* endsOf).length === 0; i++) yield* TestClock.adjust("10 millis")
+      const [ended, ...again] = yield* endsOf
+      assert.strictEqual(ended?.actor.subject, "system")
+      yield* TestClock.adjust("2 hours")
+      assert.deepStrictEqual([...again, ...(yield* endsOf).slice(1)], [], "once")
+      // Listed still, as ended, until deleted.
+      const listed = yield* bindings.list(Principal.system, { identity: identity.uid })
+      assert.deepStrictEqual(listed.items.map((b) => RoleBinding.stateAt(b, Date.parse("2026-11-29T08:00:00Z"))), [
+        "ENDED"
+      ])
+      // Extended by an update: it grants again.
+      yield* bindings.update(Principal.system, bound.uid, { expireTime: "2026-11-30T00:00:00Z" }, "expireTime")
+      assert.isTrue(yield* holds)
+    })))
+
+  it.effect("a binding that starts later grants from its start; windows are checked when written", () =>
+    withArbor(Effect.gen(function*() {
+      const { holds, identity, team } = yield* setUp
+      const bindings = yield* RoleBindings.RoleBindings
+      const bad = (input: Record<string, unknown>) =>
+        Effect.map(
+          Effect.flip(
+            bindings.create(Principal.system, team.uid, { identityUid: identity.uid, roleUid: editor, ...input })
+          ),
+          (e) => [e._tag, (e as { violations?: ReadonlyArray<{ field: string }> }).violations?.[0]?.field]
+        )
+      assert.deepStrictEqual(yield* bad({ expireTime: "2026-11-28T23:59:59Z" }), ["InvalidArgument", "expireTime"])
+      assert.deepStrictEqual(
+        yield* bad({ startTime: "2026-11-29T10:00:00Z", expireTime: "2026-11-29T09:00:00Z" }),
+        ["InvalidArgument", "expireTime"]
+      )
+      assert.deepStrictEqual(yield* bad({ expireTime: "tomorrow" }), ["InvalidArgument", "expireTime"])
+      yield* bindings.create(Principal.system, team.uid, {
+        identityUid: identity.uid,
+        roleUid: editor,
+        startTime: "2026-11-29T09:00:00Z",
+        expireTime: "2026-11-29T17:00:00Z"
+      })
+      assert.isFalse(yield* holds)
+      yield* TestClock.adjust("9 hours")
+      assert.isTrue(yield* holds)
+      yield* TestClock.adjust("8 hours")
+      assert.isFalse(yield* holds)
+    })))
+
+  it.effect("an organization's last owner cannot be one that ends: an owner binding with an expiry is not one", () =>
+    withArbor(Effect.gen(function*() {
+      const { identity, org } = yield* setUp
+      const bindings = yield* RoleBindings.RoleBindings
+      yield* principalWith(org.uid, "boss", "owner")
+      const [own] = (yield* bindings.list(Principal.system, { group: org.uid, role: owner })).items
+      const expiring = yield* bindings.create(Principal.system, org.uid, {
+        identityUid: identity.uid,
+        roleUid: owner,
+        expireTime: "2026-11-29T08:00:00Z"
+      })
+      const refused = yield* Effect.flip(bindings.delete(Principal.system, own!.uid))
+      assert.strictEqual(refused._tag, "FailedPrecondition")
+      const ending = yield* Effect.flip(
+        bindings.update(Principal.system, own!.uid, { expireTime: "2026-11-29T08:00:00Z" }, "expireTime")
+      )
+      assert.strictEqual(ending._tag, "FailedPrecondition")
+      yield* bindings.delete(Principal.system, expiring.uid)
     })))
 })

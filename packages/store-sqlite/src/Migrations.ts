@@ -513,6 +513,14 @@ const decisionVocabularies = [
 ) STRICT`
 ]
 
+/** Migration 18: a role binding's window (DECISIONS §21) and when its end was logged, its expiry indexed for the sweep. */
+const bindingWindows = [
+  `ALTER TABLE role_bindings ADD COLUMN start_time INTEGER`,
+  `ALTER TABLE role_bindings ADD COLUMN expire_time INTEGER`,
+  `ALTER TABLE role_bindings ADD COLUMN ended_time INTEGER`,
+  `CREATE INDEX role_bindings__expire_time ON role_bindings (expire_time, uid)`
+]
+
 /** The migrations, by `<id>_<name>`. */
 export const migrations: Migrations.Migrations = {
   "0001_initial": Migrations.statements(initial),
@@ -531,7 +539,8 @@ export const migrations: Migrations.Migrations = {
   "0014_bindings_before_sign_in": Migrations.statements(bindingsBeforeSignIn),
   "0015_sending_since": Migrations.statements(sendingSince),
   "0016_scim_groups": Migrations.statements(scimGroups),
-  "0017_decision_vocabularies": Migrations.statements(decisionVocabularies)
+  "0017_decision_vocabularies": Migrations.statements(decisionVocabularies),
+  "0018_binding_windows": Migrations.statements(bindingWindows)
 }
 
 /** The newest schema version this code knows. */

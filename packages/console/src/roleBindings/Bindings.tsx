@@ -11,6 +11,26 @@ import * as Route from "../Route.js"
 import { Choice, DeleteButton, ErrorMessage, Field, Form, ShowMore, Table } from "../ui/components.js"
 import { useAction, useLoaded, usePages } from "../ui/hooks.js"
 
+/** How long from now to `at`, as a person says it: "3 h", "12 min", "2 days". */
+const span = (millis: number) => {
+  const minutes = Math.max(1, Math.round(Math.abs(millis) / 60_000))
+  return minutes < 60
+    ? `${minutes} min`
+    : minutes < 48 * 60
+    ? `${Math.round(minutes / 60)} h`
+    : `${Math.round(minutes / 1440)} days`
+}
+
+/** A binding's window in words: "expires in 3 h", "ended 2 days ago", "starts in 12 min"; nothing for always. */
+export const windowOf = (b: RoleBinding, now = Date.now()) =>
+  b.expireTime !== null && now >= b.expireTime.epochMillis
+    ? `ended ${span(now - b.expireTime.epochMillis)} ago`
+    : b.startTime !== null && now < b.startTime.epochMillis
+    ? `starts in ${span(b.startTime.epochMillis - now)}`
+    : b.expireTime !== null
+    ? `expires in ${span(b.expireTime.epochMillis - now)}`
+    : ""
+
 /** Bindings as rows: who holds which role, and where or by whom (`show`). */
 export const BindingsTable = (props: {
   readonly bindings: ReadonlyArray<RoleBinding>
@@ -35,6 +55,7 @@ export const BindingsTable = (props: {
             ? ["Identity", (b) => <a href={Route.href({ _tag: "Identity", uid: b.identity.uid })}>{b.identity.name}</a>]
             : ["Group", (b) => <a href={Route.href(Route.group(b.group.uid, "bindings"))}>{b.group.name}</a>],
           ["Role", (b) => b.role.name],
+          ["Until", (b) => windowOf(b)],
           ["Actions", (b) => (
             <DeleteButton
               what={`the binding of ${b.identity.name} to ${b.role.name}`}

@@ -6,6 +6,9 @@
  * groups they were read at (`Versions.grants`), which every write to those tables replaces in its own transaction,
  * so one read of that version row tells a current cache from a stale one, whichever process wrote.
  */
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as DefaultServices from "effect/DefaultServices"
 import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
 import * as Metric from "effect/Metric"
@@ -133,7 +136,16 @@ interface Held {
   readonly bound: Grants
   /** Identity providers whose SCIM clients deactivated or deleted the identity. */
   readonly stopped: ReadonlyArray<Uid>
+  /**
+   * When a binding's window next opens or closes (epoch milliseconds), after which these grants are no longer
+   * current: read again then, with no write needed (DECISIONS §21). Infinity when none has a window ahead.
+   */
+  readonly changesAt: number
 }
+
+/** The time of the clock `fiber` runs with (a test clock in tests), in epoch milliseconds. */
+const nowOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): number =>
+  Context.get(fiber.getFiberRef(DefaultServices.currentServices), Clock.Clock).unsafeCurrentTimeMillis()
 
 /** `grants` without what they hold in the groups of the identity providers `stopped` (and below). */
 const withdrawn = (grants: Grants, stopped: ReadonlyArray<Uid>): Grants => {
@@ -216,11 +228,21 @@ export const make = Effect.gen(function*() {
       ])
       const providerOf = (user: ScimUser.Record) => parentOrNull(user.uid) ?? []
       const stopped = provisioned.filter((user) => !user.active).flatMap(providerOf)
-      const capabilities = yield* capabilitiesOf(held.map((b) => b.roleUid))
+      // Only the bindings whose window holds now; the next edge of any window is when these grants stop being current.
+      const now = yield* Clock.currentTimeMillis
+      let changesAt = Infinity
+      const granting = held.filter((b) => {
+        const starts = b.startTime?.epochMillis
+        const ends = b.expireTime?.epochMillis
+        if (starts !== undefined && starts > now) changesAt = Math.min(changesAt, starts)
+        if (ends !== undefined && ends > now) changesAt = Math.min(changesAt, ends)
+        return RoleBinding.stateAt(b, now) === "ACTIVE"
+      })
+      const capabilities = yield* capabilitiesOf(granting.map((b) => b.roleUid))
       const bound = withdrawn(
         new Grants(
           false,
-          held.flatMap((b) => {
+          granting.flatMap((b) => {
             const caps = capabilities(b.roleUid)
             return caps === undefined
               ? []
@@ -231,7 +253,7 @@ export const make = Effect.gen(function*() {
       )
       const active = provisioned.filter((user) => user.active).flatMap(providerOf)
       const pushed = !options.memberships || active.length === 0 ? [] : yield* memberships(principal.uid, active)
-      return { stopped, bound, grants: pushed.length === 0 ? bound : bound.with(pushed) }
+      return { stopped, bound, grants: pushed.length === 0 ? bound : bound.with(pushed), changesAt }
     })
 
   /**
@@ -348,7 +370,9 @@ export const make = Effect.gen(function*() {
       // The version is read before the bindings: grants cached under it are at least that recent.
       const current = yield* version
       const cached = cache.get(key)
-      if (cached !== undefined && cached.version === current) {
+      if (
+        cached !== undefined && cached.version === current && (yield* Clock.currentTimeMillis) < cached.held.changesAt
+      ) {
         lookedUp("hit")
         return cached.held
       }
@@ -370,6 +394,8 @@ export const make = Effect.gen(function*() {
     if (principal.mappings !== undefined && principal.mappings.length > 0) return undefined
     const cached = cache.get(principal.uid)
     if (cached === undefined || versions.unchanged(Versions.grants, fiber) !== cached.version) return undefined
+    // A window that opened or closed since they were read: read them again (the clock is read only for such grants).
+    if (cached.held.changesAt !== Infinity && nowOf(fiber) >= cached.held.changesAt) return undefined
     lookedUp("hit")
     return cached.held.grants.narrow(principal.narrowed)
   }

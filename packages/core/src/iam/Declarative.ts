@@ -20,6 +20,7 @@
  * (the fixture's spelling). Without `prune`, what the document leaves out is left alone.
  */
 import * as Data from "effect/Data"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { createHash } from "node:crypto"
@@ -225,7 +226,7 @@ interface BindingCreate {
   readonly _tag: "binding"
   readonly resolve: (uids: Map<string, Uid.Uid>) => Effect.Effect<{
     readonly groupUid: Uid.Uid
-    readonly input: { readonly identityUid: Uid.Uid; readonly roleUid: Uid.Uid }
+    readonly input: { readonly identityUid: Uid.Uid; readonly roleUid: Uid.Uid; readonly expireTime?: string }
   }, ArborError>
 }
 
@@ -591,10 +592,13 @@ export const make = Effect.gen(function*() {
           )
         }),
         ...(state.bindings.size === 0 ? {} : {
-          bindings: [...state.bindings].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, { group, identity, role }]) => ({
+          bindings: [...state.bindings].sort(([a], [b]) => (a < b ? -1 : 1)).map((
+            [, { binding, group, identity, role }]
+          ) => ({
             identity,
             role,
-            ...(group === "" ? {} : { group })
+            ...(group === "" ? {} : { group }),
+            ...(binding.expireTime === null ? {} : { expires: binding.expireTime })
           }))
         }),
         ...(isEmpty(wordsOf(state.vocabulary)) ? {} : { decisions: wordsOf(state.vocabulary) }),
@@ -974,7 +978,31 @@ export const make = Effect.gen(function*() {
         const key = bindingKey(identity, binding.role, group)
         if (wantedBindings.has(key)) continue
         wantedBindings.add(key)
-        if (state.bindings.has(key)) continue
+        const expireTime = binding.expires ?? null
+        const current = state.bindings.get(key)
+        if (current !== undefined) {
+          // Its expiry is the binding's to change: an update, not another binding.
+          if (current.binding.expireTime?.epochMillis !== expireTime?.epochMillis) {
+            const uid = current.binding.uid
+            updates.push({
+              at: `${where}.expires`,
+              change: {
+                action: "update",
+                kind: "binding",
+                path: `${full(identity)} → ${binding.role} at ${full(group)}`,
+                detail: `expires ${expireTime === null ? "never" : DateTime.formatIso(expireTime)}`
+              },
+              run: () =>
+                bindings.update(
+                  principal,
+                  uid,
+                  { expireTime: expireTime === null ? null : DateTime.formatIso(expireTime) },
+                  "expireTime"
+                )
+            })
+          }
+          continue
+        }
         creates.push({
           change: {
             action: "create",
@@ -988,7 +1016,14 @@ export const make = Effect.gen(function*() {
                 const groupUid = yield* uidOf(uids, group)
                 const identityUid = state.identities.get(identity)?.uid ??
                   (yield* uidOf(uids, `identity:${identity}`))
-                return { groupUid, input: { identityUid, roleUid: yield* roleUid(uids, binding.role) } }
+                return {
+                  groupUid,
+                  input: {
+                    identityUid,
+                    roleUid: yield* roleUid(uids, binding.role),
+                    ...(expireTime === null ? {} : { expireTime: DateTime.formatIso(expireTime) })
+                  }
+                }
               })
           }
         })

@@ -172,6 +172,9 @@ export const make = Effect.gen(function*() {
             parent: invite.parent,
             identityUid,
             roleUid: invite.roleUid,
+            startTime: null,
+            expireTime: null,
+            endedTime: null,
             createTime: now,
             updateTime: now
           }

@@ -132,6 +132,9 @@ export const make = Effect.gen(function*() {
               parent: uid,
               identityUid: owner,
               roleUid: ownerRole,
+              startTime: null,
+              expireTime: null,
+              endedTime: null,
               createTime: now,
               updateTime: now
             }).pipe(unexpectedConflict)

@@ -54,7 +54,9 @@ export const BindingSpec = Schema.Struct({
   identity: Schema.String,
   role: Schema.String,
   /** A folder's path below the organization; the organization itself when absent. */
-  group: Schema.optional(Schema.String)
+  group: Schema.optional(Schema.String),
+  /** When it stops granting (RFC 3339); never when absent (DECISIONS §21). */
+  expires: Schema.optional(Schema.DateTimeUtc)
 })
 
 /**

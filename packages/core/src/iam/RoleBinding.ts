@@ -1,9 +1,12 @@
 /**
- * Role bindings: an identity holding a role within a group, and so in every group below it.
+ * Role bindings: an identity holding a role within a group, and so in every group below it; from `startTime` and
+ * until `expireTime` when it has them (DECISIONS §21): outside that window it grants nothing, on every path, with no
+ * write when it ends.
  */
+import type * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { Timestamp } from "../engine/internal/fields.js"
+import { Timestamp, TimestampInput } from "../engine/internal/fields.js"
 import * as Versions from "../engine/internal/storage/versions.js"
 import type { Table } from "../engine/Store.js"
 import { Uid } from "../engine/Uid.js"
@@ -28,9 +31,24 @@ export class RoleBinding extends Schema.Class<RoleBinding>("@arbor/core/RoleBind
   }),
   group: Schema.Struct({ uid: Uid, name: Schema.String, description: Schema.String }),
   role: Schema.Struct({ uid: Uid, name: Schema.String, description: Schema.String }),
+  /** When it starts to grant; null: from its creation (and in change-log entries older than windows). */
+  startTime: Schema.optional(Schema.NullOr(Timestamp)).pipe(Schema.withDecodingDefault(() => null)),
+  /** When it stops granting; null: never. */
+  expireTime: Schema.optional(Schema.NullOr(Timestamp)).pipe(Schema.withDecodingDefault(() => null)),
   createTime: Timestamp,
   updateTime: Timestamp
 }) {}
+
+/** Where a binding stands at `now` (epoch milliseconds): before its window, in it, or after it. */
+export const stateAt = (
+  binding: { readonly startTime: DateTime.Utc | null; readonly expireTime: DateTime.Utc | null },
+  now: number
+): "PENDING" | "ACTIVE" | "ENDED" =>
+  binding.expireTime !== null && now >= binding.expireTime.epochMillis
+    ? "ENDED"
+    : binding.startTime !== null && now < binding.startTime.epochMillis
+    ? "PENDING"
+    : "ACTIVE"
 
 /** A role binding as stored: references by uid; the group is the parent. */
 export const Record = Schema.Struct({
@@ -38,16 +56,28 @@ export const Record = Schema.Struct({
   parent: Uid,
   identityUid: Uid,
   roleUid: Uid,
+  startTime: Schema.NullOr(Timestamp),
+  expireTime: Schema.NullOr(Timestamp),
+  /** When its end was logged (the one change-log entry of its end); null until then. */
+  endedTime: Schema.NullOr(Timestamp),
   createTime: Timestamp,
   updateTime: Timestamp
 })
 export type Record = typeof Record.Type
 
-/** What a caller gives to create a role binding. */
+/** What a caller gives to create a role binding: with a window (RFC 3339 times), it grants only within it. */
 export const CreateRoleBinding = Schema.Struct({
   identityUid: Uid,
-  roleUid: Uid
-})
+  roleUid: Uid,
+  startTime: Schema.optionalWith(Schema.NullOr(TimestampInput), { default: () => null }),
+  expireTime: Schema.optionalWith(Schema.NullOr(TimestampInput), { default: () => null })
+}).pipe(
+  Schema.filter((binding) =>
+    binding.startTime === null || binding.expireTime === null ||
+    binding.startTime.epochMillis < binding.expireTime.epochMillis ||
+    { path: ["expireTime"], message: "must be after startTime" }
+  )
+)
 export type CreateRoleBinding = typeof CreateRoleBinding.Encoded
 
 /** The most bindings one `BatchCreateRoleBindings` makes. */
@@ -61,20 +91,28 @@ export const BatchCreateRoleBindings = Schema.Struct({
   parent: Schema.optional(Schema.String),
   requests: Schema.Array(Schema.Struct({
     parent: Schema.optional(Schema.String),
-    roleBinding: Schema.Struct({ identityUid: Uid, roleUid: Schema.optional(Uid) })
+    roleBinding: Schema.Struct({
+      identityUid: Uid,
+      roleUid: Schema.optional(Uid),
+      startTime: Schema.optionalWith(Schema.NullOr(TimestampInput), { default: () => null }),
+      expireTime: Schema.optionalWith(Schema.NullOr(TimestampInput), { default: () => null })
+    })
   })).pipe(Schema.minItems(1), Schema.maxItems(maxBatch)),
   roleUid: Schema.optional(Uid)
 })
 export type BatchCreateRoleBindings = typeof BatchCreateRoleBindings.Encoded
+
+/** Event type of a binding's end: logged once, by whichever server sees it first (Arbor's own). */
+export const endedType = "dev.chainguard.api.iam.rolebindings.ended.v1"
 
 /** Event type of the bindings a batch creates (the method's own, in the reference protos). */
 export const batchCreatedType = "dev.chainguard.api.iam.rolebindings.created.batch.v1"
 
 /** Fields an update may change. */
 export const fields = {
-  mutable: ["identityUid", "roleUid"],
+  mutable: ["identityUid", "roleUid", "startTime", "expireTime"],
   immutable: [],
-  outputOnly: ["uid", "identity", "group", "role", "createTime", "updateTime"]
+  outputOnly: ["uid", "identity", "group", "role", "state", "createTime", "updateTime"]
 } as const
 
 /** How role bindings are stored. */
@@ -114,6 +152,8 @@ export const table: Table = {
               },
               group: { uid: row.parent, name: text(group, "name"), description: text(group, "description") },
               role: { uid: row.roleUid, name: text(role, "name"), description: text(role, "description") },
+              startTime: row.startTime ?? null,
+              expireTime: row.expireTime ?? null,
               createTime: row.createTime,
               updateTime: row.updateTime
             }
@@ -124,9 +164,13 @@ export const table: Table = {
     identityUid: { type: "text" },
     roleUid: { type: "text" },
     createTime: { type: "integer" },
-    updateTime: { type: "integer" }
+    updateTime: { type: "integer" },
+    // Added by a migration, so after the others.
+    startTime: { type: "integer", nullable: true },
+    expireTime: { type: "integer", nullable: true },
+    endedTime: { type: "integer", nullable: true }
   },
   unique: [["parent", "identityUid", "roleUid"]],
-  indexes: [["parent"], ["identityUid"], ["roleUid"], ["createTime"], ["updateTime"]],
+  indexes: [["parent"], ["identityUid"], ["roleUid"], ["createTime"], ["updateTime"], ["expireTime"]],
   versions: [Versions.grants]
 }

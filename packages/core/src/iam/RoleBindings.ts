@@ -5,6 +5,7 @@
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
 import { AlreadyExists, FieldViolation, InvalidArgument, PermissionDenied } from "../engine/Errors.js"
 import * as FieldMask from "../engine/internal/lists/fieldMask.js"
 import { commit, conflict, operations, orNotFound } from "../engine/internal/operations.js"
@@ -21,6 +22,7 @@ import * as ScimUser from "../provisioning/ScimUser.js"
 import type { Grants } from "./Authorization.js"
 import * as Group from "./Group.js"
 import * as Identity from "./Identity.js"
+import * as BindingEnds from "./internal/bindingEnds.js"
 import * as Embedding from "./internal/embedding.js"
 import { grantable } from "./internal/roles.js"
 import type { Principal } from "./Principal.js"
@@ -55,6 +57,9 @@ interface Wanted {
   readonly group: Uid.Uid
   readonly identityUid: Uid.Uid
   readonly roleUid: Uid.Uid
+  /** Its window; none: always. */
+  readonly startTime?: DateTime.Utc | null | undefined
+  readonly expireTime?: DateTime.Utc | null | undefined
 }
 
 /** Where the checks of a binding's references read its group, identity and role. */
@@ -73,6 +78,11 @@ export const make = Effect.gen(function*() {
   const roles = yield* Repository.make(Role.table, Role.Role)
   const scimUsers = yield* Repository.make(ScimUser.table, ScimUser.Record)
   const authorization = ops.authorization
+  // The ends of expiring bindings, logged once each: woken here whenever a binding with an expiry is written.
+  const wake = yield* Queue.sliding<void>(1)
+  yield* Effect.forkScoped(BindingEnds.sweeper(ops, bindings, wake))
+  const expiring = (records: ReadonlyArray<{ readonly expireTime: DateTime.Utc | null }>) =>
+    records.some((r) => r.expireTime !== null) ? Queue.offer(wake, undefined) : Effect.void
 
   /** Embeds each binding's identity, group and role as far as the caller may read them. */
   const embedding = yield* Embedding.make
@@ -134,6 +144,12 @@ export const make = Effect.gen(function*() {
       return { group: groupValue, identity: Option.getOrUndefined(found), role }
     })
 
+  /** Refuses an expiry that is not after `now`: a binding is written to grant, not already ended. */
+  const ending = (expireTime: DateTime.Utc | null, now: DateTime.Utc) =>
+    expireTime === null || expireTime.epochMillis > now.epochMillis
+      ? Effect.void
+      : Effect.fail(InvalidArgument.field("expireTime", "must be in the future"))
+
   const duplicate = (group: string) => `the identity already holds that role in ${group}`
   const kind: Resources.Kind<RoleBinding.Record> = {
     resourceType: "role binding",
@@ -172,11 +188,15 @@ export const make = Effect.gen(function*() {
         ({ group, identityUid, roleUid }) => checkReferences(grants, group, identityUid, roleUid, read)
       )
       const now = yield* DateTime.now
-      const records = wanted.map(({ group, identityUid, roleUid }): RoleBinding.Record => ({
+      yield* Effect.forEach(wanted, (w) => ending(w.expireTime ?? null, now))
+      const records = wanted.map(({ expireTime, group, identityUid, roleUid, startTime }): RoleBinding.Record => ({
         uid: Uid.makeChild(group),
         parent: group,
         identityUid,
         roleUid,
+        startTime: startTime ?? null,
+        expireTime: expireTime ?? null,
+        endedTime: null,
         createTime: now,
         updateTime: now
       }))
@@ -197,6 +217,7 @@ export const make = Effect.gen(function*() {
         }
       }
       yield* bindings.insertMany(records).pipe(conflict("role binding", duplicate(records[0]?.parent ?? "")))
+      yield* expiring(records)
       return records.map((record, i) => embedding.embed(grants, record, refs[i]!))
     })
 
@@ -250,7 +271,9 @@ export const make = Effect.gen(function*() {
       const batch = yield* Validation.decodeRequest(RoleBinding.BatchCreateRoleBindings)(input)
       const group = yield* Uid.parse(batch.parent ?? "", "parent")
       const violations: Array<FieldViolation> = []
-      const wanted: Array<{ readonly identityUid: Uid.Uid; readonly roleUid: Uid.Uid; readonly at: number }> = []
+      const wanted: Array<
+        Omit<Wanted, "group"> & { readonly at: number }
+      > = []
       batch.requests.forEach((request, i) => {
         const field = (name: string) => `requests[${i}].${name}`
         if (request.parent !== undefined && request.parent !== "" && request.parent !== group) {
@@ -279,7 +302,13 @@ export const make = Effect.gen(function*() {
               new FieldViolation({ field: `requests[${i}]`, description: `binds what requests[${first.at}] binds` })
             )
           }
-          wanted.push({ identityUid: request.roleBinding.identityUid, roleUid, at: i })
+          const { expireTime, identityUid, startTime } = request.roleBinding
+          if (startTime !== null && expireTime !== null && startTime.epochMillis >= expireTime.epochMillis) {
+            violations.push(
+              new FieldViolation({ field: field("roleBinding.expireTime"), description: "must be after startTime" })
+            )
+          }
+          wanted.push({ identityUid, roleUid, startTime, expireTime, at: i })
         }
       })
       const [violation, ...more] = violations
@@ -289,7 +318,7 @@ export const make = Effect.gen(function*() {
       return yield* commit(
         ops,
         principal,
-        bind(grants, wanted.map(({ identityUid, roleUid }) => ({ group, identityUid, roleUid }))).pipe(
+        bind(grants, wanted.map(({ at: _, ...binding }) => ({ group, ...binding }))).pipe(
           ChangeLog.typedAs("role_binding", "created", RoleBinding.batchCreatedType)
         )
       )
@@ -308,15 +337,25 @@ export const make = Effect.gen(function*() {
         fields: RoleBinding.fields,
         apply: (current, { body, grants, mask, updateTime }) =>
           Effect.gen(function*() {
+            const iso = (time: DateTime.Utc | null) => time === null ? null : DateTime.formatIso(time)
             const merged = FieldMask.apply(
-              { identityUid: current.identityUid, roleUid: current.roleUid },
+              {
+                identityUid: current.identityUid,
+                roleUid: current.roleUid,
+                startTime: iso(current.startTime),
+                expireTime: iso(current.expireTime)
+              },
               body,
               mask,
               RoleBinding.fields
             )
             const fields = yield* Validation.decodeRequest(RoleBinding.CreateRoleBinding, RoleBinding.fields)(merged)
+            // A new expiry must be ahead (and its end is logged anew); one left as it was may have passed.
+            const extended = fields.expireTime?.epochMillis !== current.expireTime?.epochMillis
+            if (extended) yield* ending(fields.expireTime, updateTime)
             yield* checkReferences(grants, current.parent, fields.identityUid, fields.roleUid)
-            return { ...current, ...fields, updateTime }
+            if (extended) yield* expiring([fields])
+            return { ...current, ...fields, endedTime: extended ? null : current.endedTime, updateTime }
           }),
         duplicate: (next) => duplicate(next.parent),
         present: hydrateOne
@@ -332,4 +371,4 @@ export const make = Effect.gen(function*() {
 })
 
 /** Role bindings: an identity holding a role in a group and everything below it. */
-export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/RoleBindings", { effect: make }) {}
+export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/RoleBindings", { scoped: make }) {}

@@ -1,19 +1,22 @@
 /**
  * Concurrent writers through two engines on one database: names stay unique among siblings, no role binding
  * outlives its identity, every acknowledged write is there afterwards with its change-log entry (and no entry is
- * without its write), and a follower of the log on each engine sees every entry once, in the log's order. Every
- * store that several connections (or processes) share runs it.
+ * without its write), a follower of the log on each engine sees every entry once, in the log's order, and a binding
+ * that expires denies on both engines at its end with no write between. Every store that several connections (or
+ * processes) share runs it.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Stream from "effect/Stream"
 import * as Arbor from "../engine/Arbor.js"
 import * as Secrets from "../engine/Secrets.js"
 import { Store } from "../engine/Store.js"
 import type * as ChangeLog from "../events/ChangeLog.js"
 import * as Events from "../events/Events.js"
+import * as Access from "../iam/Access.js"
 import * as Group from "../iam/Group.js"
 import * as Groups from "../iam/Groups.js"
 import * as Identities from "../iam/Identities.js"
@@ -188,6 +191,47 @@ export const suite = <E, E2>(name: string, database: Effect.Effect<Layer.Layer<S
           }).pipe(Effect.provide(engine))
         }).pipe(Effect.scoped),
       { timeout: 120_000 }
+    )
+
+    it.live(
+      "a binding that expires denies on both engines at its end, their decisions warm, with no write",
+      () =>
+        Effect.gen(function*() {
+          const store = yield* database
+          const engine = Arbor.layer.pipe(Layer.provideMerge(store), Layer.provide(Secrets.layerEphemeral))
+          const engines = [ManagedRuntime.make(engine), ManagedRuntime.make(engine)] as const
+          yield* Effect.addFinalizer(() => Effect.promise(() => Promise.all(engines.map((e) => e.dispose()))))
+          const ends = Date.now() + 3_000
+          const { group, reader } = yield* Effect.promise(() =>
+            engines[0].runPromise(Effect.gen(function*() {
+              const org = yield* (yield* Groups.Groups).createRoot(Principal.system, { name: "ending" })
+              const identity = yield* (yield* Identities.Identities).create(Principal.system, org.uid, {
+                name: "contractor",
+                claimMatch: { issuer: "https://ci.example.com", subject: "contractor" }
+              })
+              yield* (yield* RoleBindings.RoleBindings).create(Principal.system, org.uid, {
+                identityUid: identity.uid,
+                roleUid: Role.builtInByName("viewer")!.uid,
+                expireTime: new Date(ends).toISOString()
+              })
+              return { group: org.uid, reader: Principal.identity(identity.uid) }
+            }))
+          )
+          // Asked as an embedder asks, warm: the second answer of each engine comes from its cache.
+          const can = (runtime: typeof engines[number]) =>
+            Effect.promise(() =>
+              runtime.runPromise(Effect.flatMap(Access.Access, (access) => access.can(reader, "groups.list", group)))
+            )
+          for (const runtime of engines) {
+            assert.isTrue(yield* can(runtime))
+            assert.isTrue(yield* can(runtime))
+          }
+          assert.isBelow(Date.now(), ends, "the decisions before the end were made before it")
+          yield* Effect.sleep(Math.max(0, ends - Date.now()))
+          // The first decision after the end denies: nothing waits for a sweep or a cache to expire.
+          for (const runtime of engines) assert.isFalse(yield* can(runtime), "denied from its end, by every engine")
+        }).pipe(Effect.scoped),
+      { timeout: 60_000 }
     )
   })
 }

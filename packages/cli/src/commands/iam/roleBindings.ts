@@ -1,13 +1,44 @@
 /** `arbor iam role-bindings`: an identity holding a role in a group and everything below it. */
 import { Wire } from "@arbor/api"
 import * as Resources from "@arbor/api/Resources"
-import type { RoleBinding } from "@arbor/core/RoleBinding"
+import { type RoleBinding, stateAt } from "@arbor/core/RoleBinding"
 import { Command, Options } from "@effect/cli"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { UsageError } from "../../Failure.js"
 import * as Help from "../../Help.js"
 import type * as Output from "../../Output.js"
 import { common, connect, output, parent, printRows, resolveGroup, resolveIdentity, resolveRole } from "../shared.js"
 import * as Resource from "./resource.js"
+
+/** When a binding ends, as a person reads it: `until <time>`, `ended <time>`, `from <time>`; empty for always. */
+const windowOf = (b: RoleBinding): string => {
+  const state = stateAt(b, Date.now())
+  return state === "ENDED"
+    ? `ended ${DateTime.formatIso(b.expireTime!)}`
+    : state === "PENDING"
+    ? `from ${DateTime.formatIso(b.startTime!)}`
+    : b.expireTime === null
+    ? ""
+    : `until ${DateTime.formatIso(b.expireTime)}`
+}
+
+/**
+ * An expiry as a person writes it: a duration from now (`90m`, `8h`, `7d`) or an RFC 3339 time, as the time it
+ * names.
+ */
+export const expiryOf = (text: string, now: number): Effect.Effect<string, UsageError> => {
+  const units: Readonly<Record<string, number>> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }
+  const relative = /^(\d{1,6})([smhd])$/.exec(text.trim())
+  if (relative !== null) return Effect.succeed(new Date(now + Number(relative[1]) * units[relative[2]!]!).toISOString())
+  const absolute = Date.parse(text)
+  return Number.isNaN(absolute) || !/^\d{4}-\d{2}-\d{2}T/.test(text)
+    ? Effect.fail(
+      new UsageError({ message: `--expires ${text}: give a duration (90m, 8h, 7d) or a time (2026-12-01T18:00:00Z)` })
+    )
+    : Effect.succeed(new Date(absolute).toISOString())
+}
 
 /** A binding as `arbor` prints it (also what redeeming an invite made). */
 export const bindingShape: Output.Shape<RoleBinding> = {
@@ -16,6 +47,7 @@ export const bindingShape: Output.Shape<RoleBinding> = {
     { heading: "IDENTITY", value: (b) => b.identity.name || b.identity.uid },
     { heading: "ROLE", value: (b) => b.role.name || b.role.uid },
     { heading: "GROUP", value: (b) => b.group.name || b.group.uid },
+    { heading: "EXPIRES", value: windowOf, whenSet: true },
     { heading: "UID", value: (b) => b.uid },
     { heading: "IDENTITY UID", value: (b) => b.identity.uid, wide: true }
   ]
@@ -53,7 +85,11 @@ export const roleBindings = Command.make("role-bindings").pipe(
           ),
           Options.atLeast(1)
         ),
-        role: Options.text("role").pipe(Options.withDescription("the role's uid or name (viewer, editor, …)"))
+        role: Options.text("role").pipe(Options.withDescription("the role's uid or name (viewer, editor, …)")),
+        expires: Options.text("expires").pipe(
+          Options.withDescription("end the binding: after a duration (90m, 8h, 7d) or at a time (RFC 3339)"),
+          Options.optional
+        )
       },
       (flags) =>
         Effect.gen(function*() {
@@ -62,20 +98,28 @@ export const roleBindings = Command.make("role-bindings").pipe(
           const roleUid = yield* resolveRole(client, flags.role)
           const identities = yield* Effect.forEach(flags.identity, (ref) => resolveIdentity(client, ref))
           const [identity, ...more] = identities
+          const expiry = Option.isNone(flags.expires)
+            ? {}
+            : { expireTime: yield* expiryOf(flags.expires.value, Date.now()) }
           const created = more.length === 0
-            ? [yield* client.roleBindings.create({ path: { uid: group }, payload: { identityUid: identity, roleUid } })]
+            ? [
+              yield* client.roleBindings.create({
+                path: { uid: group },
+                payload: { identityUid: identity, roleUid, ...expiry }
+              })
+            ]
             : (yield* client.roleBindingBatches.create({
               payload: {
                 parent: group,
                 roleUid,
-                requests: identities.map((identityUid) => ({ roleBinding: { identityUid } }))
+                requests: identities.map((identityUid) => ({ roleBinding: { identityUid, ...expiry } }))
               }
             })).roleBindings
           yield* printRows(created, bindingShape, flags.output)
         })
     ).pipe(
       Command.withDescription(
-        "Bind identities to a role in a group. Example: arbor iam role-bindings create --parent acme/platform --identity acme/ci --role viewer"
+        "Bind identities to a role in a group, for good or until --expires. Example: arbor iam role-bindings create --parent acme/platform --identity acme/ci --role viewer --expires 8h"
       )
     ),
     Resource.removeAsking(

@@ -84,6 +84,8 @@ export const make = Effect.gen(function*() {
       },
       group: { uid: r.parent, name: group?.name ?? "", description: group?.description ?? "" },
       role: { uid: r.roleUid, name: role?.name ?? "", description: role?.description ?? "" },
+      startTime: r.startTime,
+      expireTime: r.expireTime,
       createTime: r.createTime,
       updateTime: r.updateTime
     }, trusted)
@@ -127,6 +129,9 @@ export const make = Effect.gen(function*() {
     parent: b.group.uid,
     identityUid: b.identity.uid,
     roleUid: b.role.uid,
+    startTime: b.startTime,
+    expireTime: b.expireTime,
+    endedTime: null,
     createTime: b.createTime,
     updateTime: b.updateTime
   })

@@ -1,11 +1,12 @@
 /**
  * Every organization keeps at least one active owner (DECISIONS §20): an identity bound `owner` at the organization
- * itself that no identity provider of the organization has deactivated or deleted by SCIM (which withdraws what its
+ * itself, by a binding that has started and does not expire, that no identity provider of the organization has deactivated or deleted by SCIM (which withdraws what its
  * bindings give there). Checked by the engine's repositories on every write of the tables that can take an owner
  * away, in the write's transaction (`engine/internal/invariants`): a binding deleted or changed, an identity deleted
  * (its bindings with it), a SCIM user deactivated, deleted or linked inactive; whatever surface asked for it. An
  * organization that had no active owner (one being built in-process) is not held to it until it has one.
  */
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import { FailedPrecondition, PreconditionViolation } from "../../engine/Errors.js"
 import type { Invariant } from "../../engine/internal/invariants.js"
@@ -22,17 +23,28 @@ export const ownerRole = Role.builtInByName("owner")!.uid
 const ownsOrganization = (row: Row) =>
   row.roleUid === ownerRole && row.parent !== null && Uid.parentOrNull(row.parent as Uid.Uid) === null
 
-/** The identities bound `owner` at `organization`. */
+/**
+ * The identities bound `owner` at `organization` for good: by a binding that has started and never expires (one that
+ * ends would leave the organization without an owner when it does, with no write to refuse).
+ */
 const ownersOf = (store: StoreService, organization: string) =>
-  Effect.map(
+  Effect.zipWith(
     store.find(RoleBinding.table, {
       conditions: [
         { _tag: "Equals", column: "parent", value: organization },
-        { _tag: "Equals", column: "roleUid", value: ownerRole }
+        { _tag: "Equals", column: "roleUid", value: ownerRole },
+        { _tag: "Equals", column: "expireTime", value: null }
       ],
       order: [{ column: "uid", direction: "asc" }]
     }),
-    (rows) => [...new Set(rows.map((row) => row.identityUid as string))]
+    Clock.currentTimeMillis,
+    (rows, now) => [
+      ...new Set(
+        rows.filter((row) => row.startTime === null || Number(row.startTime) <= now).map((row) =>
+          row.identityUid as string
+        )
+      )
+    ]
   )
 
 /** The identities of `candidates` that a provider of `organization` itself has deactivated or deleted. */

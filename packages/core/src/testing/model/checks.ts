@@ -53,7 +53,13 @@ export interface Real {
 export const ownedOrganizations = (real: Real) =>
   Effect.map(
     real.bindings.list(Principal.system, { role: Role.builtInByName("owner")!.uid, pageSize: 200 }),
-    (page) => new Set(page.items.map((b) => b.group.uid).filter((group) => Uid.parentOrNull(group) === null))
+    // Owned for good: by an owner binding that never ends (one that does keeps nothing owned, DECISIONS §20).
+    (page) =>
+      new Set(
+        page.items.filter((b) => b.expireTime === null).map((b) => b.group.uid).filter((group) =>
+          Uid.parentOrNull(group) === null
+        )
+      )
   )
 
 export const principalOf = (model: Model, actor: Actor) =>

@@ -332,6 +332,8 @@ export class Bind extends Step {
     readonly parent: number,
     readonly identity: number,
     readonly role: number,
+    /** How long it grants, in the clock's milliseconds; for good when undefined. */
+    readonly lifetime: number | undefined,
     tick: Tick
   ) {
     super(tick)
@@ -358,7 +360,12 @@ export class Bind extends Step {
       : model.of("binding").some((b) => b.parent === parent && b.identityUid === identityUid && b.roleUid === roleUid)
       ? "AlreadyExists"
       : "ok"
-    const body = { identityUid, roleUid }
+    const expireTime = this.lifetime === undefined ? undefined : model.now + this.lifetime
+    const body = {
+      identityUid,
+      roleUid,
+      ...(expireTime === undefined ? {} : { expireTime: new Date(expireTime).toISOString() })
+    }
     return expect(
       label,
       predicted,
@@ -372,7 +379,8 @@ export class Bind extends Step {
           createTime: model.now,
           updateTime: model.now,
           identityUid,
-          roleUid
+          roleUid,
+          ...(expireTime === undefined ? {} : { expireTime })
         })
     )
   }
@@ -605,7 +613,13 @@ export const commands = FastCheck.commands(
     ),
     FastCheck.tuple(actorArb, at, capsArb, tickArb).map((a) => new UpdateRole(...a)),
     FastCheck.tuple(actorArb, at, tickArb).map((a) => new DeleteRole(...a)),
-    ...Array.from({ length: 4 }, () => FastCheck.tuple(actorArb, at, at, at, tickArb).map((a) => new Bind(...a))),
+    ...Array.from(
+      { length: 4 },
+      () =>
+        FastCheck.tuple(actorArb, at, at, at, FastCheck.constantFrom(undefined, undefined, 1000, 2500), tickArb).map((
+          a
+        ) => new Bind(...a))
+    ),
     FastCheck.tuple(actorArb, at, tickArb).map((a) => new Unbind(...a)),
     ...Array.from(
       { length: 2 },

@@ -21,6 +21,8 @@ export interface Entity {
   caps?: ReadonlyArray<Cap>
   identityUid?: string
   roleUid?: string
+  /** A binding's end (the clock's milliseconds): from then it grants nothing. */
+  expireTime?: number
 }
 
 /** The key of an entity: associations share their group's uid. */
@@ -128,8 +130,9 @@ export class Model {
    * refuses that, whatever the path (DECISIONS §20).
    */
   losesLastOwner(removed: ReadonlySet<string>): boolean {
+    // An owner binding that ends keeps nothing owned: only those that never do count.
     const owners = this.of("binding").filter((b) =>
-      b.roleUid === ownerRole && Uid.parentOrNull(b.parent! as Uid.Uid) === null
+      b.roleUid === ownerRole && Uid.parentOrNull(b.parent! as Uid.Uid) === null && b.expireTime === undefined
     )
     return owners.some((lost) =>
       removed.has(lost.uid) && owners.every((b) => b.parent !== lost.parent || removed.has(b.uid))
@@ -140,7 +143,8 @@ export class Model {
     if (actor === "system") return true
     const identity = this.actorUid.get(actor)
     return this.of("binding").some((b) =>
-      b.identityUid === identity && Uid.isAncestorOrSelf(b.parent!, group) &&
+      b.identityUid === identity && (b.expireTime === undefined || this.now < b.expireTime) &&
+      Uid.isAncestorOrSelf(b.parent!, group) &&
       (this.entities.get(b.roleUid!)?.caps ?? []).includes(cap)
     )
   }

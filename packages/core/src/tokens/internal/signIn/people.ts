@@ -104,6 +104,9 @@ export const make = Effect.gen(function*() {
             parent: group,
             identityUid: identity.uid,
             roleUid: provider.defaultRole,
+            startTime: null,
+            expireTime: null,
+            endedTime: null,
             createTime: now,
             updateTime: now
           }
