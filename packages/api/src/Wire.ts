@@ -29,6 +29,7 @@ import { Health as CoreSubscriptionHealth, Subscription as CoreSubscription } fr
 import { Tag as CoreTag } from "@arbor/core/Tag"
 import { TermsAcceptance as CoreTermsAcceptance } from "@arbor/core/TermsAcceptance"
 import { Uid as CoreUid } from "@arbor/core/Uid"
+import * as DateTime from "effect/DateTime"
 import * as EffectDuration from "effect/Duration"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
@@ -232,7 +233,9 @@ export const RoleBinding = resource(
       updateTime: binding.createTime
     }, true),
   ({ expireTime, startTime, ...binding }) => {
-    const state = bindingStateAt({ expireTime, startTime }, Date.now())
+    // Read only from times (a value that holds something else is refused by the encoding after this).
+    const time = (value: unknown) => DateTime.isDateTime(value) && DateTime.isUtc(value) ? value : null
+    const state = bindingStateAt({ expireTime: time(expireTime), startTime: time(startTime) }, Date.now())
     return {
       ...binding,
       ...(startTime === null ? {} : { startTime }),

@@ -123,6 +123,8 @@ const inProcess = async (): Promise<{ comparisons: ReadonlyArray<Comparison>; fi
       return postgres.url.replace(/\/postgres$/, `/${name}`)
     }
     const memory = await engine({ store: "memory" })
+    const memoryExpiring = await Peers.arbor({ store: "memory" }, { expiring: true })
+    engines.push(memoryExpiring)
     const sqlite = await engine({ store: "sqlite" })
     const sqliteBounded = await engine({ store: "sqlite", boundedStaleness: true })
     const postgresStrict = await engine({ store: "postgres", url: await database("strict") })
@@ -152,6 +154,13 @@ const inProcess = async (): Promise<{ comparisons: ReadonlyArray<Comparison>; fi
       ours: memory.ask,
       baseline: memory.loop,
       baselineName: "the same loop yielding Effect.void",
+      perRound: 5,
+      perCall
+    })
+    const expiringBesideForGood = await compare("Access.can warm, in-memory Layer, a grant that ends", {
+      ours: memoryExpiring.ask,
+      baseline: memory.ask,
+      baselineName: "the same grant for good",
       perRound: 5,
       perCall
     })
@@ -186,6 +195,7 @@ const inProcess = async (): Promise<{ comparisons: ReadonlyArray<Comparison>; fi
         memoryBesideCasbin,
         memoryBesideCasl,
         memoryBesideLoop,
+        expiringBesideForGood,
         sqliteBesideCasbin,
         sqliteBoundedBesideCasbin,
         postgresBesideCasbin,
@@ -198,6 +208,12 @@ const inProcess = async (): Promise<{ comparisons: ReadonlyArray<Comparison>; fi
           value: `${µs(memoryBesideCasbin.ours)} (${µs(memoryBesideLoop.baseline)})`,
           target: "≤ 1 µs",
           met: memoryBesideCasbin.ours <= 0.001
+        },
+        {
+          name: "Access.can warm, in-memory Layer: a grant that ends, beside the same grant for good",
+          value: `+${µs(expiringBesideForGood.ours - expiringBesideForGood.baseline)}`,
+          target: "≤ +0.1 µs",
+          met: expiringBesideForGood.ours - expiringBesideForGood.baseline <= 0.0001
         },
         {
           name: "Access.can warm, SQLite: every commit seen / at most 1 s stale about other processes",

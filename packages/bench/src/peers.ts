@@ -70,10 +70,10 @@ export type Storage =
   | { readonly store: "postgres"; readonly url: string; readonly boundedStaleness?: boolean }
 
 /**
- * `Access.can` on an engine over `storage`, asked `batch` times in one run (`ask`); the database file (SQLite), the
- * group asked about and the group of the binding; and a way to close it.
+ * `Access.can` on an engine over `storage`, asked `batch` times in one run (`ask`), its grant one that ends when
+ * `expiring`; the database file (SQLite), the group asked about and the group of the binding; and a way to close it.
  */
-export const arbor = async (storage: Storage) => {
+export const arbor = async (storage: Storage, options: { readonly expiring?: boolean } = {}) => {
   const dir = mkdtempSync(join(tmpdir(), "arbor-bench-peers-"))
   const filename = join(dir, "peers.db")
   const over = (store: Layer.Layer<Store.Store, unknown>, boundedStaleness: boolean | undefined) =>
@@ -99,7 +99,9 @@ export const arbor = async (storage: Storage) => {
     })
     yield* (yield* RoleBindings.RoleBindings).create(Principal.system, prod.uid, {
       identityUid: asker.uid,
-      roleUid: Role.builtInByName("viewer")!.uid
+      roleUid: Role.builtInByName("viewer")!.uid,
+      // A grant that ends (in a year): the warm check then reads the clock against its end.
+      ...(options.expiring === true ? { expireTime: new Date(Date.now() + 365 * 86_400_000).toISOString() } : {})
     })
     return { principal: Principal.identity(asker.uid), prod: prod.uid, svc: svc.uid }
   }))

@@ -434,9 +434,12 @@ describe.skipIf(executable === undefined)("the console in Chromium", { timeout: 
       await bind.getByRole("alert").getByText("Choose an identity, or give its uid.").waitFor()
       assert.strictEqual(await bindings.getByRole("link", { name: "deployer" }).count(), 0)
       await bind.getByLabel("Identity in this group").selectOption({ label: "deployer" })
+      // For 8 hours: the binding says when it ends.
+      await bind.getByLabel("For").selectOption({ label: "8 hours" })
       await bind.getByRole("button", { name: "Bind" }).click()
       await bindings.getByRole("link", { name: "deployer" }).waitFor()
       assert.include(await bindings.textContent(), "viewer")
+      assert.include(await bindings.textContent(), "expires in 8 h")
       await look(page, refused, "group-bindings", width)
       const folderUid = decodeURIComponent(new URL(page.url()).hash.split("/")[2]!)
       const deployerHref = await bindings.getByRole("link", { name: "deployer" }).getAttribute("href")

@@ -57,6 +57,17 @@ describe("role bindings that end", () => {
     assert.strictEqual(made.body.expireTime, ends)
     assert.notProperty(made.body, "state")
     assert.isTrue(await mayCreateRepos())
+    // Explained, the grant says when it ends.
+    const explained = await rest("POST", "/access/v1/evaluation", worker.token, {
+      subject: { type: "identity", id: worker.identity },
+      action: { name: "repo.create" },
+      resource: { type: "group", id: owner.org },
+      context: { explain: true }
+    })
+    assert.deepStrictEqual(
+      explained.body.context.grantedBy.map((g: { binding?: string; expireTime?: string }) => [g.binding, g.expireTime]),
+      [[made.body.uid, ends]]
+    )
     await new Promise((resolve) => setTimeout(resolve, Date.parse(ends) - Date.now() + 10))
     assert.isFalse(await mayCreateRepos(), "denied from its end, with no write")
     const listed = await rest(

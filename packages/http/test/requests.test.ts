@@ -61,12 +61,12 @@ describe("reading a request", () => {
       )
     }).pipe(Effect.provide(testServerOn("memory"))))
 
-  it.scopedLive("a binding with expireTime or a condition, fields bindings lack, is refused: never a permanent grant", () =>
+  it.scopedLive("a binding with a condition or a misspelt expiry, fields bindings lack, is refused: never a permanent grant", () =>
     Effect.gen(function*() {
       const { identity, org, token } = yield* member("acme")
       for (
         const [field, value] of [
-          ["expireTime", "2030-01-01T00:00:00Z"],
+          ["expiresAt", "2030-01-01T00:00:00Z"],
           ["condition", { expression: "request.time < timestamp('2030-01-01T00:00:00Z')" }]
         ] as const
       ) {
@@ -91,9 +91,9 @@ describe("reading a request", () => {
       refusedNaming(
         yield* call("PATCH", `/iam/v2beta1/roleBindings/${made.body.uid}`, {
           token,
-          body: { roleUid: viewer, expireTime: "2030-01-01T00:00:00Z" }
+          body: { roleUid: viewer, condition: { expression: "true" } }
         }),
-        "expireTime",
+        "condition",
         "is not a field of this request"
       )
       // Output-only fields, as a client that read the resource sends it back, are ignored (AIP-203).

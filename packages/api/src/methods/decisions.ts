@@ -15,7 +15,10 @@ const GrantedBy = Schema.Union(
     group: Wire.Uid,
     role: Wire.Uid,
     binding: Schema.optionalWith(Wire.Uid, { exact: true }),
-    mapping: Schema.optionalWith(Wire.Uid, { exact: true })
+    mapping: Schema.optionalWith(Wire.Uid, { exact: true }),
+    expireTime: Schema.optionalWith(Wire.Time, { exact: true }).annotations({
+      description: "when the binding that grants it ends, if it does"
+    })
   }),
   Schema.Struct({ description: Schema.Literal("granted by a binding you cannot see") })
 )

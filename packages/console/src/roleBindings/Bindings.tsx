@@ -75,6 +75,16 @@ export const BindingsTable = (props: {
   )
 }
 
+/** How long a new binding may last, in milliseconds ("" for good). */
+const durations: ReadonlyArray<readonly [string, string]> = [
+  ["", "Until deleted"],
+  [String(3_600_000), "1 hour"],
+  [String(8 * 3_600_000), "8 hours"],
+  [String(86_400_000), "1 day"],
+  [String(7 * 86_400_000), "7 days"],
+  [String(30 * 86_400_000), "30 days"]
+]
+
 export const Bindings = ({ group }: { readonly group: string }) => {
   const { client } = useConnection()
   const bindings = usePages(
@@ -91,6 +101,7 @@ export const Bindings = ({ group }: { readonly group: string }) => {
   )
   const role = useRoleChoice()
   const [identity, setIdentity] = useState("")
+  const [lasts, setLasts] = useState("")
   const identityChoices = identities.value?.identities ?? []
   // The identity chosen or typed; none is never the first of the list.
   const create = useAction((form: Record<string, string>) => {
@@ -99,7 +110,11 @@ export const Bindings = ({ group }: { readonly group: string }) => {
       ? Promise.reject(new Error("Choose an identity, or give its uid."))
       : Client.run(client.roleBindings.create({
         path: { uid: group },
-        payload: { identityUid, roleUid: role.chosen() }
+        payload: {
+          identityUid,
+          roleUid: role.chosen(),
+          ...(lasts === "" ? {} : { expireTime: new Date(Date.now() + Number(lasts)).toISOString() })
+        }
       })).then(bindings.reload)
   })
   return (
@@ -130,6 +145,13 @@ export const Bindings = ({ group }: { readonly group: string }) => {
           hint="A person's uid, or an identity's in another group"
         />
         {role.field}
+        <Choice
+          label="For"
+          value={lasts}
+          options={durations}
+          onChange={setLasts}
+          hint="It grants nothing after that, and stays listed as ended until deleted."
+        />
       </Form>
     </div>
   )

@@ -5,6 +5,7 @@
  * sign-in's group mappings); asking about another identity needs `role_bindings.list` at the resource's group, so
  * whether an identity exists, or what it holds, is never shown to anyone who may not list bindings there.
  */
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import type { Internal, InvalidArgument, PermissionDenied, Unavailable } from "../engine/Errors.js"
 import { trusted } from "../engine/internal/operations.js"
@@ -64,7 +65,8 @@ const explained = (grant: Grant) =>
     group: grant.group,
     role: grant.source?.role ?? grant.group,
     ...(grant.source?.binding === undefined ? {} : { binding: grant.source.binding }),
-    ...(grant.source?.mapping === undefined ? {} : { mapping: grant.source.mapping })
+    ...(grant.source?.mapping === undefined ? {} : { mapping: grant.source.mapping }),
+    ...(grant.source?.expireTime === undefined ? {} : { expireTime: DateTime.unsafeMake(grant.source.expireTime) })
   }, trusted)
 
 /** The value of `item`'s `key`, else the batch's default. */

@@ -3,6 +3,7 @@
  * this subject (an identity) take this action (a capability) on this resource (a group, or a resource in one)?
  */
 import * as Schema from "effect/Schema"
+import { Timestamp } from "../engine/internal/fields.js"
 import * as Uid from "../engine/Uid.js"
 import * as Capability from "./Capability.js"
 
@@ -170,7 +171,9 @@ export class Grant extends Schema.Class<Grant>("@arbor/core/AccessEvaluation/Gra
   group: Uid.Uid,
   role: Uid.Uid,
   binding: Schema.optionalWith(Uid.Uid, { exact: true }),
-  mapping: Schema.optionalWith(Uid.Uid, { exact: true })
+  mapping: Schema.optionalWith(Uid.Uid, { exact: true }),
+  /** When the binding that grants it ends, if it does. */
+  expireTime: Schema.optionalWith(Timestamp, { exact: true })
 }) {}
 
 /**

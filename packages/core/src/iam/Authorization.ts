@@ -35,8 +35,10 @@ import * as RoleBinding from "./RoleBinding.js"
 export interface Grant {
   readonly group: Uid
   readonly capabilities: ReadonlySet<Capability>
-  /** What gave it: a role binding or a group mapping, and its role (for explanations). */
-  readonly source?: { readonly role: Uid; readonly binding?: Uid; readonly mapping?: Uid } | undefined
+  /** What gave it: a role binding (and when it ends, if it does) or a group mapping, and its role (for explanations). */
+  readonly source?:
+    | { readonly role: Uid; readonly binding?: Uid; readonly mapping?: Uid; readonly expireTime?: number }
+    | undefined
 }
 
 /** What a principal may do, as of the moment it was loaded. */
@@ -246,7 +248,15 @@ export const make = Effect.gen(function*() {
             const caps = capabilities(b.roleUid)
             return caps === undefined
               ? []
-              : [{ group: b.parent, capabilities: caps, source: { role: b.roleUid, binding: b.uid } }]
+              : [{
+                group: b.parent,
+                capabilities: caps,
+                source: {
+                  role: b.roleUid,
+                  binding: b.uid,
+                  ...(b.expireTime === null ? {} : { expireTime: b.expireTime.epochMillis })
+                }
+              }]
           })
         ),
         stopped

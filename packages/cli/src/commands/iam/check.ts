@@ -1,6 +1,7 @@
 /** `arbor iam check`: may an identity do this in a group? The server's own decision (AuthZEN's evaluation). */
 import * as Names from "@arbor/api/Names"
 import { Args, Command, Options } from "@effect/cli"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Failure from "../../Failure.js"
 import { common, connect, print, resolveGroup, resolveIdentity } from "../shared.js"
@@ -48,7 +49,7 @@ export const check = Command.make(
             ([role, at]) =>
               `  ${role} at ${at} (${
                 grant.binding === undefined ? `group mapping ${grant.mapping}` : `binding ${grant.binding}`
-              })`
+              }${grant.expireTime === undefined ? "" : `, until ${DateTime.formatIso(grant.expireTime)}`})`
           ))
       yield* print(["allowed", ...lines].join("\n"))
     })

@@ -64,7 +64,8 @@ const nextEnd = (bindings: Repository<RoleBinding.Record>) =>
 /**
  * The sweeper: logs the ends due, then waits for the next end or for `wake` (a binding with an expiry written
  * here), whichever comes first; with no end ahead, for `wake` alone (no timer, so a clock moved far ahead in a test
- * wakes it once). Runs until its scope closes; a failed sweep is logged and tried again a second later.
+ * wakes it once). Runs until its scope closes; a failed sweep (the database away) is logged and tried again 30 s
+ * later, the ends meanwhile denying all the same.
  */
 export const sweeper = (
   ops: Operations,
@@ -81,7 +82,7 @@ export const sweeper = (
       : Effect.race(Effect.sleep(Duration.millis(Math.max(0, next - now))), Queue.take(wake))
   }).pipe(
     Effect.catchAllCause((cause: unknown) =>
-      Effect.zipRight(Effect.logWarning("logging the ends of role bindings failed", cause), Effect.sleep("1 second"))
+      Effect.zipRight(Effect.logWarning("logging the ends of role bindings failed", cause), Effect.sleep("30 seconds"))
     ),
     Effect.forever
   )
