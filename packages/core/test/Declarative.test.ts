@@ -376,16 +376,18 @@ organizations:
     identities:
       contractor: { issuer: https://ci.example.com, subject: contractor }
     bindings:
-      - { identity: contractor, role: editor, expires: "2026-12-01T00:00:00Z" }
+      - { identity: contractor, role: editor, starts: "2026-11-30T00:00:00Z", expires: "2026-12-01T00:00:00Z" }
 `)
       yield* declarative.apply(Principal.system, document)
       assert.deepStrictEqual((yield* declarative.plan(Principal.system, document)).changes, [])
       const exported = yield* declarative.exportOrganization(Principal.system, "temp")
       assert.deepStrictEqual(
-        exported.organizations.temp!.bindings!.map((
-          b
-        ) => [b.identity, b.role, b.expires === undefined ? undefined : DateTime.formatIso(b.expires)]),
-        [["contractor", "editor", "2026-12-01T00:00:00.000Z"]]
+        exported.organizations.temp!.bindings!.map((b) => [
+          b.identity,
+          b.role,
+          ...[b.starts, b.expires].map((t) => t === undefined ? undefined : DateTime.formatIso(t))
+        ]),
+        [["contractor", "editor", "2026-11-30T00:00:00.000Z", "2026-12-01T00:00:00.000Z"]]
       )
       const later = structuredClone(document)
       later.organizations.temp.bindings[0].expires = "2026-12-08T00:00:00Z"

@@ -386,6 +386,36 @@ describe("RoleBindings with a window (DECISIONS §21)", () => {
       assert.isFalse(yield* holds)
     })))
 
+  it.effect("an identity with a binding that starts later cannot be taken over by one who lacks what it will hold", () =>
+    withArbor(Effect.gen(function*() {
+      const { identity, org, team } = yield* setUp
+      const bindings = yield* RoleBindings.RoleBindings
+      yield* bindings.create(Principal.system, org.uid, {
+        identityUid: identity.uid,
+        roleUid: owner,
+        startTime: "2026-11-29T12:00:00Z"
+      })
+      // Someone who may update identities in the organization, and who holds nothing else there.
+      const updater = yield* Roles.Roles.pipe(
+        Effect.flatMap((roles) =>
+          roles.create(Principal.system, org.uid, {
+            name: "updater",
+            capabilities: ["identity.update", "identity.list"]
+          })
+        )
+      )
+      const mallory = yield* principalWith(org.uid, "mallory", "viewer", [team.uid])
+      yield* bindings.create(Principal.system, org.uid, { identityUid: mallory.identityUid, roleUid: updater.uid })
+      const repoint = (yield* Identities.Identities).update(mallory, identity.uid, {
+        claimMatch: claimMatch("mallory's own")
+      })
+      assert.strictEqual(
+        (yield* Effect.flip(repoint))._tag,
+        "PermissionDenied",
+        "it would be owner at noon, with no write"
+      )
+    })))
+
   it.effect("an organization's last owner cannot be one that ends: an owner binding with an expiry is not one", () =>
     withArbor(Effect.gen(function*() {
       const { identity, org } = yield* setUp

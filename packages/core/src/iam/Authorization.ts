@@ -136,6 +136,8 @@ interface Held {
   readonly grants: Grants
   /** What its bindings alone give it: the authority its own group mappings rest on. */
   readonly bound: Grants
+  /** `grants` with what its bindings that have not started yet will give it, with no write (DECISIONS §21). */
+  readonly ahead: Grants
   /** Identity providers whose SCIM clients deactivated or deleted the identity. */
   readonly stopped: ReadonlyArray<Uid>
   /**
@@ -240,30 +242,40 @@ export const make = Effect.gen(function*() {
         if (ends !== undefined && ends > now) changesAt = Math.min(changesAt, ends)
         return RoleBinding.stateAt(b, now) === "ACTIVE"
       })
-      const capabilities = yield* capabilitiesOf(granting.map((b) => b.roleUid))
-      const bound = withdrawn(
-        new Grants(
-          false,
-          granting.flatMap((b) => {
-            const caps = capabilities(b.roleUid)
-            return caps === undefined
-              ? []
-              : [{
-                group: b.parent,
-                capabilities: caps,
-                source: {
-                  role: b.roleUid,
-                  binding: b.uid,
-                  ...(b.expireTime === null ? {} : { expireTime: b.expireTime.epochMillis })
-                }
-              }]
-          })
-        ),
-        stopped
-      )
+      const pending = held.filter((b) => RoleBinding.stateAt(b, now) === "PENDING")
+      const capabilities = yield* capabilitiesOf([...granting, ...pending].map((b) => b.roleUid))
+      const grantsOf = (of: ReadonlyArray<RoleBinding.Record>) =>
+        withdrawn(
+          new Grants(
+            false,
+            of.flatMap((b) => {
+              const caps = capabilities(b.roleUid)
+              return caps === undefined
+                ? []
+                : [{
+                  group: b.parent,
+                  capabilities: caps,
+                  source: {
+                    role: b.roleUid,
+                    binding: b.uid,
+                    ...(b.expireTime === null ? {} : { expireTime: b.expireTime.epochMillis })
+                  }
+                }]
+            })
+          ),
+          stopped
+        )
+      const bound = grantsOf(granting)
       const active = provisioned.filter((user) => user.active).flatMap(providerOf)
       const pushed = !options.memberships || active.length === 0 ? [] : yield* memberships(principal.uid, active)
-      return { stopped, bound, grants: pushed.length === 0 ? bound : bound.with(pushed), changesAt }
+      const grants = pushed.length === 0 ? bound : bound.with(pushed)
+      return {
+        stopped,
+        bound,
+        grants,
+        ahead: pending.length === 0 ? grants : grants.with(grantsOf(pending).grants),
+        changesAt
+      }
     })
 
   /**
@@ -446,6 +458,11 @@ export const make = Effect.gen(function*() {
             : Effect.succeed(principal)),
     /** What `principal` holds, from its current bindings. */
     grants: grantsNow,
+    /**
+     * What identity `uid` holds now or will hold by a binding that starts later, with no write: what whoever could
+     * act as it must hold already (no escalation through identities, docs/api.md §7).
+     */
+    heldAhead: (uid: Uid) => Effect.map(held({ _tag: "Identity", uid }), (loaded) => loaded.ahead),
     /** True while a group mapping rests on its creator's authority (they could still bind its role at its scope). */
     mappingStands: stands,
     /** Fails unless `principal` holds `capability` at `group`. */

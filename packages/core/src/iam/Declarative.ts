@@ -226,7 +226,12 @@ interface BindingCreate {
   readonly _tag: "binding"
   readonly resolve: (uids: Map<string, Uid.Uid>) => Effect.Effect<{
     readonly groupUid: Uid.Uid
-    readonly input: { readonly identityUid: Uid.Uid; readonly roleUid: Uid.Uid; readonly expireTime?: string }
+    readonly input: {
+      readonly identityUid: Uid.Uid
+      readonly roleUid: Uid.Uid
+      readonly startTime?: string
+      readonly expireTime?: string
+    }
   }, ArborError>
 }
 
@@ -598,6 +603,7 @@ export const make = Effect.gen(function*() {
             identity,
             role,
             ...(group === "" ? {} : { group }),
+            ...(binding.startTime === null ? {} : { starts: binding.startTime }),
             ...(binding.expireTime === null ? {} : { expires: binding.expireTime })
           }))
         }),
@@ -978,26 +984,34 @@ export const make = Effect.gen(function*() {
         const key = bindingKey(identity, binding.role, group)
         if (wantedBindings.has(key)) continue
         wantedBindings.add(key)
-        const expireTime = binding.expires ?? null
+        const window = { startTime: binding.starts ?? null, expireTime: binding.expires ?? null }
+        const iso = (time: DateTime.Utc | null) => time === null ? null : DateTime.formatIso(time)
         const current = state.bindings.get(key)
         if (current !== undefined) {
-          // Its expiry is the binding's to change: an update, not another binding.
-          if (current.binding.expireTime?.epochMillis !== expireTime?.epochMillis) {
+          // Its window is the binding's to change: an update, not another binding.
+          const changed = (["startTime", "expireTime"] as const).filter((field) =>
+            current.binding[field]?.epochMillis !== window[field]?.epochMillis
+          )
+          if (changed.length > 0) {
             const uid = current.binding.uid
             updates.push({
-              at: `${where}.expires`,
+              at: `${where}.${changed.includes("expireTime") ? "expires" : "starts"}`,
               change: {
                 action: "update",
                 kind: "binding",
                 path: `${full(identity)} → ${binding.role} at ${full(group)}`,
-                detail: `expires ${expireTime === null ? "never" : DateTime.formatIso(expireTime)}`
+                detail: changed.map((field) =>
+                  field === "expireTime"
+                    ? `expires ${iso(window.expireTime) ?? "never"}`
+                    : `starts ${iso(window.startTime) ?? "at once"}`
+                ).join(", ")
               },
               run: () =>
                 bindings.update(
                   principal,
                   uid,
-                  { expireTime: expireTime === null ? null : DateTime.formatIso(expireTime) },
-                  "expireTime"
+                  { startTime: iso(window.startTime), expireTime: iso(window.expireTime) },
+                  changed.join(",")
                 )
             })
           }
@@ -1021,7 +1035,8 @@ export const make = Effect.gen(function*() {
                   input: {
                     identityUid,
                     roleUid: yield* roleUid(uids, binding.role),
-                    ...(expireTime === null ? {} : { expireTime: DateTime.formatIso(expireTime) })
+                    ...(window.startTime === null ? {} : { startTime: DateTime.formatIso(window.startTime) }),
+                    ...(window.expireTime === null ? {} : { expireTime: DateTime.formatIso(window.expireTime) })
                   }
                 }
               })

@@ -198,11 +198,12 @@ export const make = Effect.gen(function*() {
 
   /**
    * No escalation through identities (docs/api.md §7): whoever changes how an identity is assumed could then act as
-   * it, so they must hold every capability the identity holds, at each group where it holds it.
+   * it, so they must hold every capability the identity holds, at each group where it holds it, that of its
+   * bindings that start later included (they grant with no further write).
    */
   const requireEverythingHeldBy = (grants: Grants, identity: Uid.Uid) =>
     Effect.flatMap(
-      authorization.grants(Principal.identity(identity)),
+      authorization.heldAhead(identity),
       (held) => Effect.forEach(held.grants, (g) => requireAll(grants, [...g.capabilities], g.group), { discard: true })
     )
 

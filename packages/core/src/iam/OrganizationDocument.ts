@@ -55,7 +55,9 @@ export const BindingSpec = Schema.Struct({
   role: Schema.String,
   /** A folder's path below the organization; the organization itself when absent. */
   group: Schema.optional(Schema.String),
-  /** When it stops granting (RFC 3339); never when absent (DECISIONS §21). */
+  /** When it starts to grant (RFC 3339); at once when absent (DECISIONS §21). */
+  starts: Schema.optional(Schema.DateTimeUtc),
+  /** When it stops granting (RFC 3339); never when absent. */
   expires: Schema.optional(Schema.DateTimeUtc)
 })
 

@@ -25,17 +25,17 @@ const windowOf = (b: RoleBinding): string => {
 }
 
 /**
- * An expiry as a person writes it: a duration from now (`90m`, `8h`, `7d`) or an RFC 3339 time, as the time it
- * names.
+ * A time as a person writes it for `flag`: a duration from now (`90m`, `8h`, `7d`) or an RFC 3339 time, as the time
+ * it names.
  */
-export const expiryOf = (text: string, now: number): Effect.Effect<string, UsageError> => {
+export const timeOf = (flag: string) => (text: string, now: number): Effect.Effect<string, UsageError> => {
   const units: Readonly<Record<string, number>> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }
   const relative = /^(\d{1,6})([smhd])$/.exec(text.trim())
   if (relative !== null) return Effect.succeed(new Date(now + Number(relative[1]) * units[relative[2]!]!).toISOString())
   const absolute = Date.parse(text)
   return Number.isNaN(absolute) || !/^\d{4}-\d{2}-\d{2}T/.test(text)
     ? Effect.fail(
-      new UsageError({ message: `--expires ${text}: give a duration (90m, 8h, 7d) or a time (2026-12-01T18:00:00Z)` })
+      new UsageError({ message: `--${flag} ${text}: give a duration (90m, 8h, 7d) or a time (2026-12-01T18:00:00Z)` })
     )
     : Effect.succeed(new Date(absolute).toISOString())
 }
@@ -89,6 +89,10 @@ export const roleBindings = Command.make("role-bindings").pipe(
         expires: Options.text("expires").pipe(
           Options.withDescription("end the binding: after a duration (90m, 8h, 7d) or at a time (RFC 3339)"),
           Options.optional
+        ),
+        starts: Options.text("starts").pipe(
+          Options.withDescription("start the binding later: after a duration or at a time (RFC 3339)"),
+          Options.optional
         )
       },
       (flags) =>
@@ -98,9 +102,11 @@ export const roleBindings = Command.make("role-bindings").pipe(
           const roleUid = yield* resolveRole(client, flags.role)
           const identities = yield* Effect.forEach(flags.identity, (ref) => resolveIdentity(client, ref))
           const [identity, ...more] = identities
-          const expiry = Option.isNone(flags.expires)
-            ? {}
-            : { expireTime: yield* expiryOf(flags.expires.value, Date.now()) }
+          const now = Date.now()
+          const expiry = {
+            ...(Option.isNone(flags.starts) ? {} : { startTime: yield* timeOf("starts")(flags.starts.value, now) }),
+            ...(Option.isNone(flags.expires) ? {} : { expireTime: yield* timeOf("expires")(flags.expires.value, now) })
+          }
           const created = more.length === 0
             ? [
               yield* client.roleBindings.create({

@@ -207,9 +207,10 @@ export class UpdateIdentity extends Step {
     if (uid === undefined) return Effect.void
     const e = model.entities.get(uid)!
     const repoint = this.change === "assumption"
-    // Repointing an identity needs every capability it holds, at each group where it holds it.
+    // Repointing an identity needs every capability it holds, at each group where it holds it (an ended binding
+    // holds nothing).
     const takesOver = model.of("binding").every((b) =>
-      b.identityUid !== uid ||
+      b.identityUid !== uid || (b.expireTime !== undefined && model.now >= b.expireTime) ||
       (model.entities.get(b.roleUid!)?.caps ?? []).every((c) => model.holds(this.actor, c, b.parent!))
     )
     const predicted = !model.holds(this.actor, "identity.update", e.parent!)
