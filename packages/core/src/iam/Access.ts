@@ -133,27 +133,24 @@ export const make = Effect.gen(function*() {
   const decodeEvaluation = (input: unknown, prefix = "") =>
     Validation.decode(AccessEvaluation.Evaluation, prefix)(input)
 
-  /** A request in Arbor's terms: by `vocabulary` (an organization's decision point's) when there is one. */
-  const interpreted = (input: unknown, vocabulary: DecisionVocabulary | undefined) =>
-    vocabulary === undefined || typeof input !== "object" || input === null || Array.isArray(input)
-      ? Effect.succeed(input)
-      : vocabularies.interpret(vocabulary)(input as Record<string, unknown>)
-
   /**
-   * `input` with its `keys` read in `vocabulary`'s words (the rest as it was), or `"unknown"`: for searches, whose
-   * searched-for entity has a type and no id.
+   * `input` in Arbor's terms by `vocabulary` (an organization's decision point's) when there is one: its `keys` read
+   * in the vocabulary's words, the rest as it was; or `"unknown"`. A search names the keys other than the entity it
+   * searches for, which has a type and no id.
    */
-  const interpretedParts = (
+  const interpreted = (
     input: unknown,
     vocabulary: DecisionVocabulary | undefined,
-    keys: ReadonlyArray<"subject" | "action" | "resource">
+    keys: ReadonlyArray<"subject" | "action" | "resource"> = ["subject", "action", "resource"]
   ) => {
     if (vocabulary === undefined || typeof input !== "object" || input === null || Array.isArray(input)) {
       return Effect.succeed(input)
     }
     const request = input as Record<string, unknown>
     return Effect.map(
-      vocabularies.interpret(vocabulary)(Object.fromEntries(keys.map((key) => [key, request[key]]))),
+      vocabularies.interpret(vocabulary)(
+        Object.fromEntries(keys.filter((key) => key in request).map((key) => [key, request[key]]))
+      ),
       (parts) => parts === "unknown" ? parts : { ...request, ...parts }
     )
   }
@@ -263,7 +260,7 @@ export const make = Effect.gen(function*() {
       vocabulary?: DecisionVocabulary
     ): Effect.Effect<AccessEvaluation.SearchResults, InvalidArgument | PermissionDenied | Internal | Unavailable> =>
       operation("Access.searchSubjects")(Effect.gen(function*() {
-        const request = yield* interpretedParts(input, vocabulary, ["action", "resource"])
+        const request = yield* interpreted(input, vocabulary, ["action", "resource"])
         if (request === "unknown") return nothingFound
         const search = yield* Validation.decode(AccessEvaluation.SubjectSearch)(request)
         const group = AccessEvaluation.groupOf(search.resource.type, search.resource.id)
@@ -302,7 +299,7 @@ export const make = Effect.gen(function*() {
       vocabulary?: DecisionVocabulary
     ): Effect.Effect<AccessEvaluation.SearchResults, InvalidArgument | Internal | Unavailable> =>
       operation("Access.searchResources")(Effect.gen(function*() {
-        const request = yield* interpretedParts(input, vocabulary, ["subject", "action"])
+        const request = yield* interpreted(input, vocabulary, ["subject", "action"])
         if (request === "unknown") return nothingFound
         const search = yield* Validation.decode(AccessEvaluation.ResourceSearch)(request)
         const type = search.resource.type
@@ -345,7 +342,7 @@ export const make = Effect.gen(function*() {
       vocabulary?: DecisionVocabulary
     ): Effect.Effect<ReadonlyArray<string>, InvalidArgument | PermissionDenied | Internal | Unavailable> =>
       operation("Access.searchActions")(Effect.gen(function*() {
-        const request = yield* interpretedParts(input, vocabulary, ["subject", "resource"])
+        const request = yield* interpreted(input, vocabulary, ["subject", "resource"])
         if (request === "unknown") return []
         const search = yield* Validation.decode(AccessEvaluation.ActionSearch)(request)
         const group = AccessEvaluation.groupOf(search.resource.type, search.resource.id)

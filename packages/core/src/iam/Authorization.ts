@@ -392,8 +392,10 @@ export const make = Effect.gen(function*() {
       // The version is read before the bindings: grants cached under it are at least that recent.
       const current = yield* version
       const cached = cache.get(key)
+      // The clock is read only for grants with a window ahead, as `currentGrants` does.
       if (
-        cached !== undefined && cached.version === current && (yield* Clock.currentTimeMillis) < cached.held.changesAt
+        cached !== undefined && cached.version === current &&
+        (cached.held.changesAt === Infinity || (yield* Clock.currentTimeMillis) < cached.held.changesAt)
       ) {
         lookedUp("hit")
         return cached.held
