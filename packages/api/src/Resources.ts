@@ -5,6 +5,7 @@
  * resource or a list filter is added.
  */
 import * as AccountAssociation from "@arbor/core/AccountAssociation"
+import type {} from "@arbor/core/Condition"
 import * as Advisory from "@arbor/core/Advisory"
 import * as ExternalGroupRoleMapping from "@arbor/core/ExternalGroupRoleMapping"
 import * as Group from "@arbor/core/Group"

@@ -10,6 +10,7 @@ import { Advisory as CoreAdvisory, eventOf, EventType } from "@arbor/core/Adviso
 import * as Capability from "@arbor/core/Capability"
 import * as ChangeLog from "@arbor/core/ChangeLog"
 import { ClaimMatch, StaticKeys as CoreStaticKeys } from "@arbor/core/ClaimMatch"
+import { Condition as CoreCondition } from "@arbor/core/Condition"
 import * as CoreDecisionVocabulary from "@arbor/core/DecisionVocabulary"
 import { ExternalGroupRoleMapping as CoreExternalGroupRoleMapping } from "@arbor/core/ExternalGroupRoleMapping"
 import { Group as CoreGroup } from "@arbor/core/Group"
@@ -205,6 +206,13 @@ export const Role: Resource<
   )
 }
 
+/** A role binding's condition (as Google Cloud IAM's `Expr`): a CEL expression, and words for people. */
+export const Condition = Schema.Struct({
+  expression: Schema.String.annotations({ description: "a CEL expression that must be true (docs/api.md §15)" }),
+  title: Schema.optionalWith(Schema.String, { default: () => "" }),
+  description: Schema.optionalWith(Schema.String, { default: () => "" })
+}).annotations({ identifier: "Condition", description: "where a role binding grants" })
+
 /** The wire has no `updateTime` for a binding: decoded, it is the create time. */
 export const RoleBinding = resource(
   "RoleBinding",
@@ -223,16 +231,21 @@ export const RoleBinding = resource(
     state: Schema.optionalWith(Schema.Literal("PENDING", "ENDED"), { exact: true }).annotations({
       description: "output only: PENDING before startTime, ENDED from expireTime (absent: granting)"
     }),
+    condition: Schema.optionalWith(Condition, { exact: true }).annotations({
+      description: "where it grants: only where this CEL expression holds (absent: everywhere in its group); " +
+        "Arbor's own, field 1003 in gRPC"
+    }),
     createTime: Time
   },
-  ({ expireTime, startTime, state: _, ...binding }) =>
+  ({ condition, expireTime, startTime, state: _, ...binding }) =>
     new CoreRoleBinding({
       ...binding,
       startTime: startTime ?? null,
       expireTime: expireTime ?? null,
+      condition: condition === undefined ? null : new CoreCondition(condition, true),
       updateTime: binding.createTime
     }, true),
-  ({ expireTime, startTime, ...binding }) => {
+  ({ condition, expireTime, startTime, ...binding }) => {
     // Read only from times (a value that holds something else is refused by the encoding after this).
     const time = (value: unknown) => DateTime.isDateTime(value) && DateTime.isUtc(value) ? value : null
     const state = bindingStateAt({ expireTime: time(expireTime), startTime: time(startTime) }, Date.now())
@@ -240,7 +253,8 @@ export const RoleBinding = resource(
       ...binding,
       ...(startTime === null ? {} : { startTime }),
       ...(expireTime === null ? {} : { expireTime }),
-      ...(state === "ACTIVE" ? {} : { state })
+      ...(state === "ACTIVE" ? {} : { state }),
+      ...(condition === null ? {} : { condition: { ...condition } })
     }
   }
 )

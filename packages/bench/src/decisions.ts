@@ -125,6 +125,11 @@ const inProcess = async (): Promise<{ comparisons: ReadonlyArray<Comparison>; fi
     const memory = await engine({ store: "memory" })
     const memoryExpiring = await Peers.arbor({ store: "memory" }, { expiring: true })
     engines.push(memoryExpiring)
+    // A working-hours kind of condition, on the time in a zone and the resource: compiled once, evaluated at each decision.
+    const memoryConditional = await Peers.arbor({ store: "memory" }, {
+      condition: `request.time.getHours("Europe/Berlin") < 24 && resource.kind == "group"`
+    })
+    engines.push(memoryConditional)
     const sqlite = await engine({ store: "sqlite" })
     const sqliteBounded = await engine({ store: "sqlite", boundedStaleness: true })
     const postgresStrict = await engine({ store: "postgres", url: await database("strict") })
@@ -164,6 +169,21 @@ const inProcess = async (): Promise<{ comparisons: ReadonlyArray<Comparison>; fi
       perRound: 5,
       perCall
     })
+    const conditionalBesideForGood = await compare("Access.can warm, in-memory Layer, a grant with a condition", {
+      ours: memoryConditional.ask,
+      baseline: memory.ask,
+      baselineName: "the same grant with none",
+      perRound: 5,
+      perCall
+    })
+    const conditionalEvaluations = await compare("AuthZEN evaluations in process, a grant with a condition", {
+      ours: memoryConditional.evaluate,
+      baseline: memory.evaluate,
+      baselineName: "the same grant with none",
+      perRound: 5,
+      perCall,
+      target: 1.2
+    })
     const sqliteBesideCasbin = await besideCasbin("SQLite", sqlite.ask, 5, 0.1)
     const sqliteBoundedBesideCasbin = await besideCasbin("SQLite, at most 1 s stale", sqliteBounded.ask)
     const postgresBesideCasbin = await besideCasbin("PostgreSQL", postgresStrict.ask, 1)
@@ -196,6 +216,8 @@ const inProcess = async (): Promise<{ comparisons: ReadonlyArray<Comparison>; fi
         memoryBesideCasl,
         memoryBesideLoop,
         expiringBesideForGood,
+        conditionalBesideForGood,
+        conditionalEvaluations,
         sqliteBesideCasbin,
         sqliteBoundedBesideCasbin,
         postgresBesideCasbin,
@@ -214,6 +236,12 @@ const inProcess = async (): Promise<{ comparisons: ReadonlyArray<Comparison>; fi
           value: `+${µs(expiringBesideForGood.ours - expiringBesideForGood.baseline)}`,
           target: "≤ +0.1 µs",
           met: expiringBesideForGood.ours - expiringBesideForGood.baseline <= 0.0001
+        },
+        {
+          name: "Access.can warm, in-memory Layer, a grant with a compiled condition",
+          value: µs(conditionalBesideForGood.ours),
+          target: "≤ 2 µs",
+          met: conditionalBesideForGood.ours <= 0.002
         },
         {
           name: "Access.can warm, SQLite: every commit seen / at most 1 s stale about other processes",

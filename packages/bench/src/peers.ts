@@ -71,9 +71,13 @@ export type Storage =
 
 /**
  * `Access.can` on an engine over `storage`, asked `batch` times in one run (`ask`), its grant one that ends when
- * `expiring`; the database file (SQLite), the group asked about and the group of the binding; and a way to close it.
+ * `expiring`, or one with `condition`; the same question as an AuthZEN evaluation (`evaluate`); the database file
+ * (SQLite), the group asked about and the group of the binding; and a way to close it.
  */
-export const arbor = async (storage: Storage, options: { readonly expiring?: boolean } = {}) => {
+export const arbor = async (
+  storage: Storage,
+  options: { readonly expiring?: boolean; readonly condition?: string } = {}
+) => {
   const dir = mkdtempSync(join(tmpdir(), "arbor-bench-peers-"))
   const filename = join(dir, "peers.db")
   const over = (store: Layer.Layer<Store.Store, unknown>, boundedStaleness: boolean | undefined) =>
@@ -88,7 +92,7 @@ export const arbor = async (storage: Storage, options: { readonly expiring?: boo
     ? over(SqliteStore.layer({ filename }), storage.boundedStaleness)
     : over(PostgresStore.layer({ url: Redacted.make(storage.url), maxConnections: 2 }), storage.boundedStaleness)
   const runtime = ManagedRuntime.make(layer)
-  const { principal, prod, svc } = await runtime.runPromise(Effect.gen(function*() {
+  const { asker, principal, prod, svc } = await runtime.runPromise(Effect.gen(function*() {
     const groups = yield* Groups.Groups
     const acme = yield* groups.createRoot(Principal.system, { name: "acme" })
     const prod = yield* groups.create(Principal.system, acme.uid, { name: "prod" })
@@ -101,9 +105,10 @@ export const arbor = async (storage: Storage, options: { readonly expiring?: boo
       identityUid: asker.uid,
       roleUid: Role.builtInByName("viewer")!.uid,
       // A grant that ends (in a year): the warm check then reads the clock against its end.
-      ...(options.expiring === true ? { expireTime: new Date(Date.now() + 365 * 86_400_000).toISOString() } : {})
+      ...(options.expiring === true ? { expireTime: new Date(Date.now() + 365 * 86_400_000).toISOString() } : {}),
+      ...(options.condition === undefined ? {} : { condition: { expression: options.condition } })
     })
-    return { principal: Principal.identity(asker.uid), prod: prod.uid, svc: svc.uid }
+    return { principal: Principal.identity(asker.uid), asker: asker.uid, prod: prod.uid, svc: svc.uid }
   }))
   const access = await runtime.runPromise(Access.Access)
   if (!(await runtime.runPromise(access.can(principal, "groups.list", svc)))) throw new Error("Arbor refused")
@@ -111,11 +116,21 @@ export const arbor = async (storage: Storage, options: { readonly expiring?: boo
   const decisions = Effect.gen(function*() {
     for (let i = 0; i < batch; i++) yield* can
   })
+  const request = {
+    subject: { type: "identity", id: asker },
+    action: { name: "groups.list" },
+    resource: { type: "group", id: svc }
+  }
+  if (!(await runtime.runPromise(access.evaluate(principal, request))).decision) throw new Error("Arbor refused")
+  const evaluations = Effect.gen(function*() {
+    for (let i = 0; i < batch; i++) yield* access.evaluate(principal, request)
+  })
   const empty = Effect.gen(function*() {
     for (let i = 0; i < batch; i++) yield* Effect.void
   })
   return {
     ask: () => runtime.runPromise(decisions),
+    evaluate: () => runtime.runPromise(evaluations),
     /** The same loop with nothing in it: what the Effect program itself costs per step. */
     loop: () => runtime.runPromise(empty),
     filename,

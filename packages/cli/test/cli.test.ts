@@ -640,6 +640,69 @@ describe("arbor iam, as an owner", () => {
     assert.strictEqual((await arbor(env, "events", "subscriptions", "list", "-o", "id")).stdout, "")
   })
 
+  it("binds with a condition (a refusal pointing into it), lists it, and check --explain says whether it held", async () => {
+    const { env } = await asOwnerOf("conditioned")
+    assert.strictEqual((await arbor(env, "iam", "folders", "create", "dev", "--parent", "conditioned")).code, 0)
+    const made = await arbor(
+      env,
+      "iam",
+      "identities",
+      "create",
+      "generic",
+      "contractor",
+      "--parent",
+      "conditioned",
+      "--identity-issuer",
+      "https://issuer.example.com",
+      "--subject",
+      "contractor"
+    )
+    assert.strictEqual(made.code, 0, made.stderr)
+    const bind = (condition: string) =>
+      arbor(
+        env,
+        "iam",
+        "role-bindings",
+        "create",
+        "--parent",
+        "conditioned",
+        "--identity",
+        "conditioned/contractor",
+        "--role",
+        "editor",
+        "--condition",
+        condition,
+        "--condition-title",
+        "development only"
+      )
+    const refused = await bind(`resource.pth.startsWith("conditioned/dev")`)
+    assert.strictEqual(refused.code, 1, refused.stderr)
+    assert.match(refused.stderr, /condition\.expression: No such key: pth \(at character 10\)/)
+    const bound = await bind(`resource.path.startsWith("conditioned/dev")`)
+    assert.strictEqual(bound.code, 0, bound.stderr)
+    assert.match(
+      bound.stdout,
+      /^IDENTITY +ROLE +GROUP +CONDITION +UID\ncontractor +editor +conditioned +development only +/
+    )
+    const inDev = await arbor(
+      env,
+      "iam",
+      "check",
+      "conditioned/contractor",
+      "repo.create",
+      "conditioned/dev",
+      "--explain"
+    )
+    assert.strictEqual(inDev.code, 0, inDev.stderr)
+    assert.match(inDev.stdout, /editor at conditioned \(binding [0-9a-f/]+, if development only: held\)/)
+    const above = await arbor(env, "iam", "check", "conditioned/contractor", "repo.create", "conditioned", "--explain")
+    assert.strictEqual(above.code, 1)
+    assert.match(
+      above.stderr,
+      /denied: .*\n {2}editor at conditioned \(binding [0-9a-f/]+, if development only: false\)/
+    )
+  })
+
   it("creates a GitHub Actions identity from flags, binds it by role name, and it can sign in", async () => {
     const { env } = await asOwnerOf("octo")
     const bad = await arbor(

@@ -402,6 +402,40 @@ organizations:
       })
     })))
 
+  it.effect("a binding's condition: applied, exported, changed as an update; a wrong one named by its place", () =>
+    withArbor(Effect.gen(function*() {
+      const declarative = yield* Declarative.Declarative
+      const document = parse(`
+organizations:
+  cond:
+    folders: { dev: {} }
+    identities:
+      contractor: { issuer: https://ci.example.com, subject: contractor }
+    bindings:
+      - identity: contractor
+        role: editor
+        condition: { expression: 'resource.path.startsWith("cond/dev")', title: development }
+`)
+      yield* declarative.apply(Principal.system, document)
+      assert.deepStrictEqual((yield* declarative.plan(Principal.system, document)).changes, [])
+      const exported = yield* declarative.exportOrganization(Principal.system, "cond")
+      assert.deepInclude(exported.organizations.cond!.bindings![0]!.condition, {
+        expression: `resource.path.startsWith("cond/dev")`,
+        title: "development"
+      })
+      const widened = structuredClone(document)
+      delete widened.organizations.cond.bindings[0].condition
+      assert.deepStrictEqual(describeChanges(yield* declarative.apply(Principal.system, widened)), [
+        "update binding cond/contractor → editor at cond: no condition"
+      ])
+      const wrong = structuredClone(document)
+      wrong.organizations.cond.bindings[0].condition.expression = "resource.pth == 1"
+      assert.deepInclude(errorOf(yield* Effect.flip(declarative.apply(Principal.system, wrong))), {
+        tag: "InvalidArgument",
+        fields: ["organizations.cond.bindings[0].condition.expression"]
+      })
+    })))
+
   it.effect("the decision vocabulary: applied, exported, compared as a whole; a wrong word named by its place", () =>
     withArbor(Effect.gen(function*() {
       const declarative = yield* Declarative.Declarative

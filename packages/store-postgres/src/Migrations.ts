@@ -521,6 +521,8 @@ const bindingWindows = [
   `CREATE INDEX role_bindings__expire_time ON role_bindings (expire_time, uid)`
 ]
 
+const bindingConditions = [`ALTER TABLE role_bindings ADD COLUMN condition jsonb`]
+
 /** The migrations, by `<id>_<name>`. */
 export const migrations: Migrations.Migrations = {
   "0001_initial": Migrations.statements(initial),
@@ -539,7 +541,8 @@ export const migrations: Migrations.Migrations = {
   "0014_sending_since": Migrations.statements(sendingSince),
   "0015_scim_groups": Migrations.statements(scimGroups),
   "0016_decision_vocabularies": Migrations.statements(decisionVocabularies),
-  "0017_binding_windows": Migrations.statements(bindingWindows)
+  "0017_binding_windows": Migrations.statements(bindingWindows),
+  "0018_binding_conditions": Migrations.statements(bindingConditions)
 }
 
 /** The newest schema version this code knows. */

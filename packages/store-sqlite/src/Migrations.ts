@@ -521,6 +521,8 @@ const bindingWindows = [
   `CREATE INDEX role_bindings__expire_time ON role_bindings (expire_time, uid)`
 ]
 
+const bindingConditions = [`ALTER TABLE role_bindings ADD COLUMN condition TEXT`]
+
 /** The migrations, by `<id>_<name>`. */
 export const migrations: Migrations.Migrations = {
   "0001_initial": Migrations.statements(initial),
@@ -540,7 +542,8 @@ export const migrations: Migrations.Migrations = {
   "0015_sending_since": Migrations.statements(sendingSince),
   "0016_scim_groups": Migrations.statements(scimGroups),
   "0017_decision_vocabularies": Migrations.statements(decisionVocabularies),
-  "0018_binding_windows": Migrations.statements(bindingWindows)
+  "0018_binding_windows": Migrations.statements(bindingWindows),
+  "0019_binding_conditions": Migrations.statements(bindingConditions)
 }
 
 /** The newest schema version this code knows. */

@@ -9,17 +9,29 @@ import { authenticated, jsonShape, UidPath, unchecked } from "../internal/declar
 import { KnownParameters } from "../Security.js"
 import * as Wire from "../Wire.js"
 
-/** A grant as an explanation names it: the binding or mapping, its role and group; or that the caller may not see it. */
-const GrantedBy = Schema.Union(
-  Schema.Struct({
-    group: Wire.Uid,
-    role: Wire.Uid,
-    binding: Schema.optionalWith(Wire.Uid, { exact: true }),
-    mapping: Schema.optionalWith(Wire.Uid, { exact: true }),
-    expireTime: Schema.optionalWith(Wire.Time, { exact: true }).annotations({
-      description: "when the binding that grants it ends, if it does"
-    })
+/** A grant as an explanation names it: the binding or mapping, its role and group, and its condition's outcome. */
+const Granting = Schema.Struct({
+  group: Wire.Uid,
+  role: Wire.Uid,
+  binding: Schema.optionalWith(Wire.Uid, { exact: true }),
+  mapping: Schema.optionalWith(Wire.Uid, { exact: true }),
+  expireTime: Schema.optionalWith(Wire.Time, { exact: true }).annotations({
+    description: "when the binding that grants it ends, if it does"
   }),
+  condition: Schema.optionalWith(
+    Schema.Struct({
+      expression: Schema.String,
+      title: Schema.String,
+      held: Schema.Boolean,
+      error: Schema.optionalWith(Schema.String, { exact: true })
+    }),
+    { exact: true }
+  ).annotations({ description: "the binding's condition and how it came out for this request" })
+})
+
+/** A grant as an explanation names it; or that the caller may not see it. */
+const GrantedBy = Schema.Union(
+  Granting,
   Schema.Struct({ description: Schema.Literal("granted by a binding you cannot see") })
 )
 
@@ -33,6 +45,9 @@ export const AccessDecision = Schema.transform(
     context: Schema.optionalWith(
       Schema.Struct({
         grantedBy: Schema.optionalWith(Schema.Array(GrantedBy), { exact: true }),
+        unmetConditions: Schema.optionalWith(Schema.Array(Granting), { exact: true }).annotations({
+          description: "with explain: conditional bindings that would grant it, whose conditions did not hold"
+        }),
         error: Schema.optionalWith(Schema.Struct({ status: Schema.Number, message: Schema.String }), { exact: true })
       }),
       { exact: true }
@@ -44,6 +59,9 @@ export const AccessDecision = Schema.transform(
     decode: ({ context, decision }) =>
       new AccessEvaluation.Decision({
         decision,
+        ...(context?.unmetConditions === undefined
+          ? {}
+          : { unmetConditions: context.unmetConditions.map((g) => new AccessEvaluation.Grant(g, true)) }),
         ...(context?.grantedBy === undefined
           ? {}
           : {
@@ -53,11 +71,12 @@ export const AccessDecision = Schema.transform(
           }),
         ...(context?.error === undefined ? {} : { error: new AccessEvaluation.EvaluationError(context.error) })
       }),
-    encode: ({ decision, error, grantedBy }) => ({
+    encode: ({ decision, error, grantedBy, unmetConditions }) => ({
       decision,
-      ...(grantedBy === undefined && error === undefined ? {} : {
+      ...(grantedBy === undefined && error === undefined && unmetConditions === undefined ? {} : {
         context: {
           ...(grantedBy === undefined ? {} : { grantedBy: grantedBy.map((g) => ({ ...g })) }),
+          ...(unmetConditions === undefined ? {} : { unmetConditions: unmetConditions.map((g) => ({ ...g })) }),
           ...(error === undefined ? {} : { error: { status: error.status, message: error.message } })
         }
       })

@@ -56,6 +56,10 @@ export const BindingsTable = (props: {
             : ["Group", (b) => <a href={Route.href(Route.group(b.group.uid, "bindings"))}>{b.group.name}</a>],
           ["Role", (b) => b.role.name],
           ["Until", (b) => windowOf(b)],
+          ["Only if", (b) =>
+            b.condition === null ?
+              "" :
+              <span title={b.condition.expression}>{b.condition.title || <code>{b.condition.expression}</code>}</span>],
           ["Actions", (b) => (
             <DeleteButton
               what={`the binding of ${b.identity.name} to ${b.role.name}`}

@@ -19,8 +19,9 @@ import * as Repo from "../registry/Repo.js"
 import * as Tag from "../registry/Tag.js"
 import * as AccessEvaluation from "./AccessEvaluation.js"
 import * as AccountAssociation from "./AccountAssociation.js"
-import { Authorization, type Grant, type Grants } from "./Authorization.js"
-import type { Capability } from "./Capability.js"
+import { Authorization, type ConditionOutcome, type DecisionRequest, type Grant, type Grants } from "./Authorization.js"
+import { all, type Capability } from "./Capability.js"
+import type * as Condition from "./Condition.js"
 import { DecisionVocabularies } from "./DecisionVocabularies.js"
 import type { DecisionVocabulary } from "./DecisionVocabulary.js"
 import * as ExternalGroupRoleMapping from "./ExternalGroupRoleMapping.js"
@@ -60,14 +61,77 @@ export interface Decisions {
   readonly evaluations: ReadonlyArray<AccessEvaluation.Decision>
 }
 
-const explained = (grant: Grant) =>
+const explained = (grant: Grant, outcome?: Condition.Outcome) =>
   new AccessEvaluation.Grant({
     group: grant.group,
     role: grant.source?.role ?? grant.group,
     ...(grant.source?.binding === undefined ? {} : { binding: grant.source.binding }),
     ...(grant.source?.mapping === undefined ? {} : { mapping: grant.source.mapping }),
-    ...(grant.source?.expireTime === undefined ? {} : { expireTime: DateTime.unsafeMake(grant.source.expireTime) })
+    ...(grant.source?.expireTime === undefined ? {} : { expireTime: DateTime.unsafeMake(grant.source.expireTime) }),
+    ...(grant.condition === undefined || outcome === undefined ? {} : {
+      condition: {
+        expression: grant.condition.written.expression,
+        title: grant.condition.written.title,
+        held: outcome.held,
+        ...(outcome.held || outcome.error === undefined ? {} : { error: outcome.error })
+      }
+    })
   }, trusted)
+
+/** What an embedder tells `can` of the resource and the request, for conditions to read (DECISIONS §21). */
+export interface CanRequest {
+  /** The resource decided on: its uid (the group's, by default), kind (`group` by default) and properties. */
+  readonly resource?: {
+    readonly uid?: string
+    readonly kind?: string
+    readonly properties?: { readonly [key: string]: unknown }
+  }
+  readonly context?: { readonly [key: string]: unknown }
+}
+
+/** The subject a condition sees for `principal`, when a request does not name one: the identity, by its uid. */
+const subjectOf = (principal: Principal.Principal) =>
+  principal._tag === "System" ? { id: "system", type: "system" } : { id: principal.uid, type: "identity" }
+
+/** A field of an object, if it is one. */
+const fieldOf = (value: unknown, key: string): unknown =>
+  typeof value === "object" && value !== null ? (value as Record<string, unknown>)[key] : undefined
+
+/** A string field of an object, if it is one. */
+const stringAt = (value: unknown, key: string): string | undefined => {
+  const found = fieldOf(value, key)
+  return typeof found === "string" ? found : undefined
+}
+
+interface Entity {
+  readonly type: string
+  readonly id: string
+  readonly properties?: { readonly [key: string]: unknown } | undefined
+}
+
+/**
+ * What the conditions of a decision read of a request: its subject and resource as `input` asked (in a vocabulary's
+ * words, when it has one), their properties and its context, as `decoded` (in Arbor's terms) holds them.
+ */
+const askedOf = (
+  input: unknown,
+  decoded: { readonly subject: Entity; readonly resource: Entity; readonly context?: object | undefined }
+): DecisionRequest => {
+  const entity = (key: "subject" | "resource") => {
+    const asked = fieldOf(input, key)
+    return {
+      id: stringAt(asked, "id") ?? decoded[key].id,
+      type: stringAt(asked, "type") ?? decoded[key].type,
+      properties: decoded[key].properties ?? {}
+    }
+  }
+  const resource = entity("resource")
+  return {
+    resource: { uid: resource.id, kind: resource.type, properties: resource.properties },
+    subject: entity("subject"),
+    context: { ...decoded.context }
+  }
+}
 
 /** The value of `item`'s `key`, else the batch's default. */
 const merged = (defaults: Record<string, unknown>, item: Record<string, unknown>) => ({
@@ -88,23 +152,37 @@ export const make = Effect.gen(function*() {
    * The principal whose grants decide for `subject`: the caller itself, as its token holds, when it asks about
    * itself; another identity only for a caller holding `role_bindings.list` at `group`.
    */
-  const subjectOf = (caller: Principal.Principal, subject: Uid.Uid, group: Uid.Uid) =>
+  const decidingFor = (caller: Principal.Principal, subject: Uid.Uid, group: Uid.Uid) =>
     caller._tag === "Identity" && caller.uid === subject
       ? Effect.succeed(caller)
       : Effect.as(authorization.check(caller, RoleBinding.permissions.list, group), Principal.identity(subject))
 
   /**
-   * What granted `capability` at `group` to the holder of `grants`, as `caller` may see it: the grants it may list
-   * in full, and one `UnseenGrant` for all the others.
+   * What granted `capability` at `group` to the holder of `grants` (with the conditional grants that held), as
+   * `caller` may see it: the grants it may list in full, and one `UnseenGrant` for all the others; and the
+   * conditional grants whose conditions did not hold, those it may list.
    */
-  const explanation = (caller: Principal.Principal, grants: Grants, capability: Capability, group: Uid.Uid) =>
+  const explanation = (
+    caller: Principal.Principal,
+    grants: Grants,
+    capability: Capability,
+    group: Uid.Uid,
+    conditions: ReadonlyArray<ConditionOutcome>
+  ) =>
     Effect.map(authorization.grants(caller), (readers) => {
-      const giving = grants.giving(capability, group)
-      const seen = giving.filter((grant) => maySeeGrant(readers, grant))
-      return [
-        ...seen.map(explained),
-        ...(seen.length < giving.length ? [AccessEvaluation.UnseenGrant.instance] : [])
+      const giving: ReadonlyArray<readonly [Grant, Condition.Outcome | undefined]> = [
+        ...grants.giving(capability, group).map((grant) => [grant, undefined] as const),
+        ...conditions.filter((c) => c.outcome.held).map((c) => [c.grant, c.outcome] as const)
       ]
+      const seen = giving.filter(([grant]) => maySeeGrant(readers, grant))
+      const unmet = conditions.filter((c) => !c.outcome.held && maySeeGrant(readers, c.grant))
+      return {
+        grantedBy: [
+          ...seen.map(([grant, outcome]) => explained(grant, outcome)),
+          ...(seen.length < giving.length ? [AccessEvaluation.UnseenGrant.instance] : [])
+        ],
+        ...(unmet.length === 0 ? {} : { unmetConditions: unmet.map((c) => explained(c.grant, c.outcome)) })
+      }
     })
 
   /** `found` (in uid order, one past the page when there is more) as a page of at most `limit`. */
@@ -116,16 +194,24 @@ export const make = Effect.gen(function*() {
     }
   }
 
-  const decide = (caller: Principal.Principal, evaluation: AccessEvaluation.Evaluation) =>
+  /**
+   * A decision on `evaluation` (in Arbor's terms); `asked` is the request as it came, in the vocabulary's words,
+   * whose subject, resource and context the conditions read.
+   */
+  const decide = (caller: Principal.Principal, evaluation: AccessEvaluation.Evaluation, asked: unknown) =>
     Effect.gen(function*() {
       const group = AccessEvaluation.groupOf(evaluation.resource.type, evaluation.resource.id)
-      const grants = yield* authorization.grants(yield* subjectOf(caller, evaluation.subject.id, group))
-      const decision = grants.holds(evaluation.action.name, group)
+      const grants = yield* authorization.grants(yield* decidingFor(caller, evaluation.subject.id, group))
+      const capability = evaluation.action.name
+      const held = grants.holds(capability, group)
+      const explain = evaluation.context?.explain === true
+      const conditions = held && !explain
+        ? []
+        : yield* authorization.conditionsOf(grants, capability, group, askedOf(asked, evaluation))
+      const decision = held || conditions.some((c) => c.outcome.held)
       return new AccessEvaluation.Decision({
         decision,
-        ...(evaluation.context?.explain === true
-          ? { grantedBy: decision ? yield* explanation(caller, grants, evaluation.action.name, group) : [] }
-          : {})
+        ...(explain ? yield* explanation(caller, grants, capability, group, conditions) : {})
         // Built from values the engine made: a check at construction would cost a third of an evaluation.
       }, trusted)
     })
@@ -160,7 +246,7 @@ export const make = Effect.gen(function*() {
     Effect.flatMap(interpreted(input, vocabulary), (request) =>
       request === "unknown"
         ? Effect.succeed(new AccessEvaluation.Decision({ decision: false }))
-        : Effect.flatMap(decodeEvaluation(request), (valid) => decide(caller, valid)))
+        : Effect.flatMap(decodeEvaluation(request), (valid) => decide(caller, valid, input)))
 
   /** A batch's item that could not be evaluated: false, with the status and message of why. */
   const refused = (status: number, message: string) =>
@@ -177,8 +263,18 @@ export const make = Effect.gen(function*() {
     can: (
       principal: Principal.Principal,
       capability: Capability,
-      uid: Uid.Uid
-    ): Effect.Effect<boolean, Internal | Unavailable> => authorization.holds(principal, capability, uid),
+      uid: Uid.Uid,
+      request?: CanRequest
+    ): Effect.Effect<boolean, Internal | Unavailable> =>
+      authorization.decides(principal, capability, uid, {
+        resource: {
+          uid: request?.resource?.uid ?? uid,
+          kind: request?.resource?.kind ?? "group",
+          properties: request?.resource?.properties ?? {}
+        },
+        subject: subjectOf(principal),
+        context: request?.context ?? {}
+      }),
 
     /**
      * One evaluation (AuthZEN's `/access/v1/evaluation`); a false decision is an answer, never a failure. With an
@@ -346,8 +442,21 @@ export const make = Effect.gen(function*() {
         if (request === "unknown") return []
         const search = yield* Validation.decode(AccessEvaluation.ActionSearch)(request)
         const group = AccessEvaluation.groupOf(search.resource.type, search.resource.id)
-        const grants = yield* authorization.grants(yield* subjectOf(caller, search.subject.id, group))
-        const held = grants.heldAt(group)
+        const grants = yield* authorization.grants(yield* decidingFor(caller, search.subject.id, group))
+        const unconditional = grants.heldAt(group)
+        // With the capabilities that conditional grants give here, where their conditions hold for this request.
+        const asked = askedOf(input, search)
+        const conditional = yield* Effect.filter(
+          all.filter((c) => !unconditional.includes(c) && grants.conditionalGiving(c, group).length > 0),
+          (capability) =>
+            Effect.map(
+              authorization.conditionsOf(grants, capability, group, asked),
+              (outcomes) => outcomes.some((o) => o.outcome.held)
+            )
+        )
+        const held = conditional.length === 0 ?
+          unconditional :
+          all.filter((c) => unconditional.includes(c) || conditional.includes(c))
         return vocabulary === undefined ? held : vocabularies.actionsOf(vocabulary, held)
       }))
   }

@@ -166,6 +166,14 @@ export interface SearchResults {
 export const isResourceType = (type: string): type is ResourceType =>
   (resourceTypes as ReadonlyArray<string>).includes(type)
 
+/** A conditional grant's condition in an explanation, and how it came out. */
+export const GrantCondition = Schema.Struct({
+  expression: Schema.String,
+  title: Schema.String,
+  held: Schema.Boolean,
+  error: Schema.optionalWith(Schema.String, { exact: true })
+})
+
 /** What granted a decision: a binding (or a sign-in's group mapping) of a role at a group. */
 export class Grant extends Schema.Class<Grant>("@arbor/core/AccessEvaluation/Grant")({
   group: Uid.Uid,
@@ -173,7 +181,9 @@ export class Grant extends Schema.Class<Grant>("@arbor/core/AccessEvaluation/Gra
   binding: Schema.optionalWith(Uid.Uid, { exact: true }),
   mapping: Schema.optionalWith(Uid.Uid, { exact: true }),
   /** When the binding that grants it ends, if it does. */
-  expireTime: Schema.optionalWith(Timestamp, { exact: true })
+  expireTime: Schema.optionalWith(Timestamp, { exact: true }),
+  /** The binding's condition, and how it came out for this request (false with an error: it could not be decided). */
+  condition: Schema.optionalWith(GrantCondition, { exact: true })
 }) {}
 
 /**
@@ -201,5 +211,10 @@ export class Decision extends Schema.Class<Decision>("@arbor/core/AccessEvaluati
    * With `explain`: the grants that hold the capability at the resource's group (none for a false decision), each
    * the caller may list in full, and one `UnseenGrant` for all those it may not.
    */
-  grantedBy: Schema.optional(Schema.Array(Schema.Union(Grant, UnseenGrant)))
+  grantedBy: Schema.optional(Schema.Array(Schema.Union(Grant, UnseenGrant))),
+  /**
+   * With `explain`: the conditional grants that would hold the capability there but whose conditions did not hold
+   * for this request (each with its condition's outcome), as far as the caller may list them.
+   */
+  unmetConditions: Schema.optional(Schema.Array(Grant))
 }) {}

@@ -20,33 +20,58 @@ import { operation, spansWanted } from "../engine/internal/tracing.js"
 import * as Repository from "../engine/Repository.js"
 import { orInternal } from "../engine/Repository.js"
 import { Store } from "../engine/Store.js"
-import { isAncestor, isAncestorOrSelf, parentOrNull } from "../engine/Uid.js"
+import { ancestors, isAncestor, isAncestorOrSelf, parentOrNull } from "../engine/Uid.js"
 import type { Uid } from "../engine/Uid.js"
 import type * as ChangeLog from "../events/ChangeLog.js"
 import * as ScimGroup from "../provisioning/ScimGroup.js"
 import * as ScimUser from "../provisioning/ScimUser.js"
 import { all, type Capability } from "./Capability.js"
+import * as Condition from "./Condition.js"
 import * as ExternalGroupRoleMapping from "./ExternalGroupRoleMapping.js"
+import * as Group from "./Group.js"
 import type { Narrowing, Principal } from "./Principal.js"
 import * as Role from "./Role.js"
 import * as RoleBinding from "./RoleBinding.js"
 
-/** One binding's contribution: the capabilities held at `group` and below. */
+/** One binding's contribution: the capabilities held at `group` and below (where its condition holds, if it has one). */
 export interface Grant {
   readonly group: Uid
   readonly capabilities: ReadonlySet<Capability>
+  /** The binding's condition (DECISIONS §21), as written and compiled. */
+  readonly condition?: { readonly written: Condition.Condition; readonly compiled: Condition.Compiled } | undefined
   /** What gave it: a role binding (and when it ends, if it does) or a group mapping, and its role (for explanations). */
   readonly source?:
     | { readonly role: Uid; readonly binding?: Uid; readonly mapping?: Uid; readonly expireTime?: number }
     | undefined
 }
 
-/** What a principal may do, as of the moment it was loaded. */
+/** One conditional grant's outcome in a decision: for explanations. */
+export interface ConditionOutcome {
+  readonly grant: Grant
+  readonly outcome: Condition.Outcome
+}
+
+/**
+ * What a decision about one resource tells the conditions of the grants that decide it, beyond the moment and the
+ * names of the group it is made at (which the decision reads when a condition wants them).
+ */
+export interface DecisionRequest {
+  readonly resource: Omit<Condition.Attributes["resource"], "name" | "path">
+  readonly subject: Condition.Attributes["subject"]
+  readonly context?: Condition.Attributes["context"]
+}
+
+/**
+ * What a principal may do, as of the moment it was loaded: its grants, and apart from them its conditional grants,
+ * which count only in a decision that gives their conditions what to read (`decide`). Every other question (lists,
+ * searches, what one may delegate) is answered by the unconditional grants alone.
+ */
 export class Grants {
   constructor(
     /** True for the system principal, which may do anything. */
     readonly unrestricted: boolean,
-    readonly grants: ReadonlyArray<Grant>
+    readonly grants: ReadonlyArray<Grant>,
+    readonly conditional: ReadonlyArray<Grant> = []
   ) {}
 
   /** Every capability at `group` and below: what the group itself may see (a subscription's deliveries). */
@@ -63,6 +88,34 @@ export class Grants {
   /** The grants that give `capability` at `group`: at it or above it. */
   giving(capability: Capability, group: string): ReadonlyArray<Grant> {
     return this.grants.filter((g) => g.capabilities.has(capability) && isAncestorOrSelf(g.group, group))
+  }
+
+  /** The conditional grants that would give `capability` at `group` where their conditions hold. */
+  conditionalGiving(capability: Capability, group: string): ReadonlyArray<Grant> {
+    return this.conditional.length === 0
+      ? []
+      : this.conditional.filter((g) => g.capabilities.has(capability) && isAncestorOrSelf(g.group, group))
+  }
+
+  /**
+   * True when `capability` is held at `group` for a request with `attributes`: by a grant, or by a conditional grant
+   * whose condition holds for them.
+   */
+  decide(capability: Capability, group: string, attributes: Condition.Attributes): boolean {
+    return this.holds(capability, group) ||
+      this.conditionalGiving(capability, group).some((g) => g.condition!.compiled.decide(attributes).held)
+  }
+
+  /** How each conditional grant that would give `capability` at `group` came out for `attributes`. */
+  conditionsAt(
+    capability: Capability,
+    group: string,
+    attributes: Condition.Attributes
+  ): ReadonlyArray<ConditionOutcome> {
+    return this.conditionalGiving(capability, group).map((grant) => ({
+      grant,
+      outcome: grant.condition!.compiled.decide(attributes)
+    }))
   }
 
   /** Every capability held at `group`, in the canonical order. */
@@ -98,9 +151,8 @@ export class Grants {
     if (this.unrestricted || narrowing === undefined) return this
     const { capabilities, scopes } = narrowing
     const kept = capabilities === undefined ? undefined : new Set(capabilities)
-    return new Grants(
-      false,
-      this.grants.flatMap((grant) => {
+    const narrowed = (grants: ReadonlyArray<Grant>) =>
+      grants.flatMap((grant) => {
         const held = kept === undefined
           ? grant.capabilities
           : new Set([...grant.capabilities].filter((c) => kept.has(c)))
@@ -114,12 +166,19 @@ export class Grants {
             : []
         )
       })
-    )
+    return new Grants(false, narrowed(this.grants), narrowed(this.conditional))
   }
 
   /** These grants and `more`. */
-  with(more: ReadonlyArray<Grant>): Grants {
-    return this.unrestricted || more.length === 0 ? this : new Grants(false, [...this.grants, ...more])
+  with(more: Grants): Grants {
+    return this.unrestricted || (more.grants.length === 0 && more.conditional.length === 0)
+      ? this
+      : new Grants(false, [...this.grants, ...more.grants], [...this.conditional, ...more.conditional])
+  }
+
+  /** Every grant, conditional or not: what whoever could act as their holder must hold already. */
+  get everyGrant(): ReadonlyArray<Grant> {
+    return this.conditional.length === 0 ? this.grants : [...this.grants, ...this.conditional]
   }
 
   /** Fails with PermissionDenied on `resource` unless `capability` is held at `group`. */
@@ -155,7 +214,8 @@ const nowOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): number =>
 const withdrawn = (grants: Grants, stopped: ReadonlyArray<Uid>): Grants => {
   if (stopped.length === 0) return grants
   const groups = stopped.flatMap((provider) => parentOrNull(provider) ?? [])
-  return new Grants(false, grants.grants.filter((g) => !groups.some((group) => isAncestorOrSelf(group, g.group))))
+  const kept = (of: ReadonlyArray<Grant>) => of.filter((g) => !groups.some((group) => isAncestorOrSelf(group, g.group)))
+  return new Grants(false, kept(grants.grants), kept(grants.conditional))
 }
 
 /** How many principals' grants are cached at most. */
@@ -200,6 +260,7 @@ export const make = Effect.gen(function*() {
   const mappings = yield* Repository.make(ExternalGroupRoleMapping.table, ExternalGroupRoleMapping.Record)
   const scimUsers = yield* Repository.make(ScimUser.table, ScimUser.Record)
   const scimGroups = yield* Repository.make(ScimGroup.table, ScimGroup.Record)
+  const groups = yield* Repository.make(Group.table, Group.Group)
   const builtIn: ReadonlyMap<string, ReadonlySet<Capability>> = new Map(
     Role.builtIns.map((r) => [r.uid, new Set(r.capabilities)])
   )
@@ -244,36 +305,42 @@ export const make = Effect.gen(function*() {
       })
       const pending = held.filter((b) => RoleBinding.stateAt(b, now) === "PENDING")
       const capabilities = yield* capabilitiesOf([...granting, ...pending].map((b) => b.roleUid))
-      const grantsOf = (of: ReadonlyArray<RoleBinding.Record>) =>
-        withdrawn(
+      const grantsOf = (of: ReadonlyArray<RoleBinding.Record>) => {
+        const made = of.flatMap((b): ReadonlyArray<Grant> => {
+          const caps = capabilities(b.roleUid)
+          return caps === undefined
+            ? []
+            : [{
+              group: b.parent,
+              capabilities: caps,
+              source: {
+                role: b.roleUid,
+                binding: b.uid,
+                ...(b.expireTime === null ? {} : { expireTime: b.expireTime.epochMillis })
+              },
+              ...(b.condition === null
+                ? {}
+                : { condition: { written: b.condition, compiled: Condition.compiled(b.condition.expression) } })
+            }]
+        })
+        return withdrawn(
           new Grants(
             false,
-            of.flatMap((b) => {
-              const caps = capabilities(b.roleUid)
-              return caps === undefined
-                ? []
-                : [{
-                  group: b.parent,
-                  capabilities: caps,
-                  source: {
-                    role: b.roleUid,
-                    binding: b.uid,
-                    ...(b.expireTime === null ? {} : { expireTime: b.expireTime.epochMillis })
-                  }
-                }]
-            })
+            made.filter((g) => g.condition === undefined),
+            made.filter((g) => g.condition !== undefined)
           ),
           stopped
         )
+      }
       const bound = grantsOf(granting)
       const active = provisioned.filter((user) => user.active).flatMap(providerOf)
       const pushed = !options.memberships || active.length === 0 ? [] : yield* memberships(principal.uid, active)
-      const grants = pushed.length === 0 ? bound : bound.with(pushed)
+      const grants = bound.with(new Grants(false, pushed))
       return {
         stopped,
         bound,
         grants,
-        ahead: pending.length === 0 ? grants : grants.with(grantsOf(pending).grants),
+        ahead: pending.length === 0 ? grants : grants.with(grantsOf(pending)),
         changesAt
       }
     })
@@ -372,7 +439,7 @@ export const make = Effect.gen(function*() {
         held(principal),
         mapped(principal.mappings),
         (held, session) =>
-          held.grants.with(withdrawn(new Grants(false, session), held.stopped).grants).narrow(principal.narrowed)
+          held.grants.with(withdrawn(new Grants(false, session), held.stopped)).narrow(principal.narrowed)
       )
 
   /**
@@ -438,10 +505,68 @@ export const make = Effect.gen(function*() {
     })
   const grantsNow = (principal: Principal) => warm(principal, (held) => held)
 
+  /** The names of `group` and of the groups above it, from the organization down: a condition's resource names. */
+  const namesOf = (group: Uid) =>
+    Effect.map(groups.getMany([...ancestors(group), group]), (found) => {
+      const byUid = new Map(found.map((g) => [g.uid as string, g.name]))
+      const names = [...ancestors(group), group].map((uid) => byUid.get(uid))
+      return names.every((name) => name !== undefined)
+        ? { name: names.at(-1)!, path: names.join("/") }
+        : { name: undefined, path: undefined }
+    })
+
+  /** The attributes a condition reads in a decision at `group` for `request` at `now`, with the group's names. */
+  const attributesOf = (
+    request: DecisionRequest,
+    now: number,
+    names?: { readonly name: string | undefined; readonly path: string | undefined }
+  ): Condition.Attributes => ({
+    time: now,
+    resource: names === undefined ? request.resource : { ...request.resource, ...names },
+    subject: request.subject,
+    context: request.context
+  })
+
+  /**
+   * How each conditional grant of `grants` that would give `capability` at `group` comes out for `request` now: read
+   * the group's names first when a condition wants them.
+   */
+  const conditionsOf = (grants: Grants, capability: Capability, group: Uid, request: DecisionRequest) =>
+    Effect.gen(function*() {
+      const candidates = grants.conditionalGiving(capability, group)
+      if (candidates.length === 0) return []
+      const names = candidates.some((g) => g.condition!.compiled.readsNames) ? yield* namesOf(group) : undefined
+      return grants.conditionsAt(capability, group, attributesOf(request, yield* Clock.currentTimeMillis, names))
+    })
+
   return {
     /** True when `principal` holds `capability` at `group` (or above it), decided as `grants` reads them. */
     holds: (principal: Principal, capability: Capability, group: string) =>
       warm(principal, (held) => held.holds(capability, group)),
+    /**
+     * True when `principal` holds `capability` at `group` for a decision about one resource (`request`): by its
+     * grants, or by a conditional grant whose condition holds for the request now (DECISIONS §21). Without a read
+     * when the grants are current and no condition wants the group's names.
+     */
+    decides: (principal: Principal, capability: Capability, group: Uid, request: DecisionRequest) =>
+      Effect.withFiberRuntime<boolean, Internal | Unavailable>((fiber) => {
+        const current = spansWanted(fiber) ? undefined : currentGrants(principal, fiber)
+        if (current !== undefined) {
+          if (current.holds(capability, group)) return Effect.succeed(true)
+          const candidates = current.conditionalGiving(capability, group)
+          if (candidates.length === 0) return Effect.succeed(false)
+          if (!candidates.some((g) => g.condition!.compiled.readsNames)) {
+            return Effect.succeed(current.decide(capability, group, attributesOf(request, nowOf(fiber))))
+          }
+        }
+        return Effect.flatMap(grantsNow(principal), (grants) =>
+          grants.holds(capability, group)
+            ? Effect.succeed(true)
+            : Effect.map(conditionsOf(grants, capability, group, request), (outcomes) =>
+              outcomes.some((o) => o.outcome.held)))
+      }),
+    /** How each conditional grant of `grants` that would give `capability` at `group` comes out for `request`. */
+    conditionsOf,
     /**
      * `principal`, unless its token came from a sign-in through an identity provider whose SCIM client has since
      * deactivated or deleted it: that token no longer authenticates (docs/api.md §13).

@@ -42,6 +42,7 @@ import type * as Subscription from "../events/Subscription.js"
 import { Subscriptions } from "../events/Subscriptions.js"
 import * as Capability from "./Capability.js"
 import type * as ClaimMatch from "./ClaimMatch.js"
+import * as Condition from "./Condition.js"
 import { DecisionVocabularies } from "./DecisionVocabularies.js"
 import type * as DecisionVocabulary from "./DecisionVocabulary.js"
 import type * as ExternalGroupRoleMapping from "./ExternalGroupRoleMapping.js"
@@ -604,7 +605,8 @@ export const make = Effect.gen(function*() {
             role,
             ...(group === "" ? {} : { group }),
             ...(binding.startTime === null ? {} : { starts: binding.startTime }),
-            ...(binding.expireTime === null ? {} : { expires: binding.expireTime })
+            ...(binding.expireTime === null ? {} : { expires: binding.expireTime }),
+            ...(binding.condition === null ? {} : { condition: binding.condition })
           }))
         }),
         ...(isEmpty(wordsOf(state.vocabulary)) ? {} : { decisions: wordsOf(state.vocabulary) }),
@@ -987,15 +989,26 @@ export const make = Effect.gen(function*() {
         const window = { startTime: binding.starts ?? null, expireTime: binding.expires ?? null }
         const iso = (time: DateTime.Utc | null) => time === null ? null : DateTime.formatIso(time)
         const current = state.bindings.get(key)
+        const condition = binding.condition === undefined
+          ? null
+          : Schema.encodeSync(Condition.Condition)(binding.condition)
         if (current !== undefined) {
-          // Its window is the binding's to change: an update, not another binding.
-          const changed = (["startTime", "expireTime"] as const).filter((field) =>
-            current.binding[field]?.epochMillis !== window[field]?.epochMillis
-          )
+          // Its window and condition are the binding's to change: an update, not another binding.
+          const was = current.binding.condition
+          const changed = [
+            ...(["startTime", "expireTime"] as const).filter((field) =>
+              current.binding[field]?.epochMillis !== window[field]?.epochMillis
+            ),
+            ...((was === null ? null : JSON.stringify(Schema.encodeSync(Condition.Condition)(was))) ===
+                (condition === null ? null : JSON.stringify(condition))
+              ? []
+              : ["condition" as const])
+          ]
           if (changed.length > 0) {
             const uid = current.binding.uid
+            const [first] = changed
             updates.push({
-              at: `${where}.${changed.includes("expireTime") ? "expires" : "starts"}`,
+              at: `${where}.${first === "expireTime" ? "expires" : first === "startTime" ? "starts" : "condition"}`,
               change: {
                 action: "update",
                 kind: "binding",
@@ -1003,14 +1016,18 @@ export const make = Effect.gen(function*() {
                 detail: changed.map((field) =>
                   field === "expireTime"
                     ? `expires ${iso(window.expireTime) ?? "never"}`
-                    : `starts ${iso(window.startTime) ?? "at once"}`
+                    : field === "startTime"
+                    ? `starts ${iso(window.startTime) ?? "at once"}`
+                    : condition === null
+                    ? "no condition"
+                    : `if ${condition.expression}`
                 ).join(", ")
               },
               run: () =>
                 bindings.update(
                   principal,
                   uid,
-                  { startTime: iso(window.startTime), expireTime: iso(window.expireTime) },
+                  { startTime: iso(window.startTime), expireTime: iso(window.expireTime), condition },
                   changed.join(",")
                 )
             })
@@ -1036,7 +1053,8 @@ export const make = Effect.gen(function*() {
                     identityUid,
                     roleUid: yield* roleUid(uids, binding.role),
                     ...(window.startTime === null ? {} : { startTime: DateTime.formatIso(window.startTime) }),
-                    ...(window.expireTime === null ? {} : { expireTime: DateTime.formatIso(window.expireTime) })
+                    ...(window.expireTime === null ? {} : { expireTime: DateTime.formatIso(window.expireTime) }),
+                    ...(condition === null ? {} : { condition })
                   }
                 }
               })

@@ -174,6 +174,7 @@ export const make = Effect.gen(function*() {
             roleUid: invite.roleUid,
             startTime: null,
             expireTime: null,
+            condition: null,
             endedTime: null,
             createTime: now,
             updateTime: now

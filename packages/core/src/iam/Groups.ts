@@ -134,6 +134,7 @@ export const make = Effect.gen(function*() {
               roleUid: ownerRole,
               startTime: null,
               expireTime: null,
+              condition: null,
               endedTime: null,
               createTime: now,
               updateTime: now

@@ -204,7 +204,8 @@ export const make = Effect.gen(function*() {
   const requireEverythingHeldBy = (grants: Grants, identity: Uid.Uid) =>
     Effect.flatMap(
       authorization.heldAhead(identity),
-      (held) => Effect.forEach(held.grants, (g) => requireAll(grants, [...g.capabilities], g.group), { discard: true })
+      (held) =>
+        Effect.forEach(held.everyGrant, (g) => requireAll(grants, [...g.capabilities], g.group), { discard: true })
     )
 
   /**

@@ -14,6 +14,7 @@ import { normalize } from "node:path"
 import { InvalidArgument } from "../engine/Errors.js"
 import * as Capability from "./Capability.js"
 import * as ClaimMatch from "./ClaimMatch.js"
+import * as Condition from "./Condition.js"
 import * as DecisionVocabulary from "./DecisionVocabulary.js"
 
 /** A folder as the document writes it. */
@@ -58,7 +59,9 @@ export const BindingSpec = Schema.Struct({
   /** When it starts to grant (RFC 3339); at once when absent (DECISIONS §21). */
   starts: Schema.optional(Schema.DateTimeUtc),
   /** When it stops granting (RFC 3339); never when absent. */
-  expires: Schema.optional(Schema.DateTimeUtc)
+  expires: Schema.optional(Schema.DateTimeUtc),
+  /** Where it grants: only where this CEL expression holds (DECISIONS §21); everywhere in its group when absent. */
+  condition: Schema.optional(Condition.Checked)
 })
 
 /**

@@ -12,6 +12,7 @@ import type { Table } from "../engine/Store.js"
 import { Uid } from "../engine/Uid.js"
 import * as ChangeLog from "../events/ChangeLog.js"
 import * as Capability from "./Capability.js"
+import * as Condition from "./Condition.js"
 import * as Group from "./Group.js"
 import * as Identity from "./Identity.js"
 import * as Role from "./Role.js"
@@ -35,6 +36,8 @@ export class RoleBinding extends Schema.Class<RoleBinding>("@arbor/core/RoleBind
   startTime: Schema.optional(Schema.NullOr(Timestamp)).pipe(Schema.withDecodingDefault(() => null)),
   /** When it stops granting; null: never. */
   expireTime: Schema.optional(Schema.NullOr(Timestamp)).pipe(Schema.withDecodingDefault(() => null)),
+  /** Where it grants: only where this holds (DECISIONS §21); null: everywhere in its group. */
+  condition: Schema.optional(Schema.NullOr(Condition.Condition)).pipe(Schema.withDecodingDefault(() => null)),
   createTime: Timestamp,
   updateTime: Timestamp
 }) {}
@@ -58,6 +61,7 @@ export const Record = Schema.Struct({
   roleUid: Uid,
   startTime: Schema.NullOr(Timestamp),
   expireTime: Schema.NullOr(Timestamp),
+  condition: Schema.NullOr(Condition.Condition),
   /** When its end was logged (the one change-log entry of its end); null until then. */
   endedTime: Schema.NullOr(Timestamp),
   createTime: Timestamp,
@@ -70,7 +74,8 @@ export const CreateRoleBinding = Schema.Struct({
   identityUid: Uid,
   roleUid: Uid,
   startTime: Schema.optionalWith(Schema.NullOr(TimestampInput), { default: () => null }),
-  expireTime: Schema.optionalWith(Schema.NullOr(TimestampInput), { default: () => null })
+  expireTime: Schema.optionalWith(Schema.NullOr(TimestampInput), { default: () => null }),
+  condition: Schema.optionalWith(Schema.NullOr(Condition.Checked), { default: () => null })
 }).pipe(
   Schema.filter((binding) =>
     binding.startTime === null || binding.expireTime === null ||
@@ -95,7 +100,8 @@ export const BatchCreateRoleBindings = Schema.Struct({
       identityUid: Uid,
       roleUid: Schema.optional(Uid),
       startTime: Schema.optionalWith(Schema.NullOr(TimestampInput), { default: () => null }),
-      expireTime: Schema.optionalWith(Schema.NullOr(TimestampInput), { default: () => null })
+      expireTime: Schema.optionalWith(Schema.NullOr(TimestampInput), { default: () => null }),
+      condition: Schema.optionalWith(Schema.NullOr(Condition.Checked), { default: () => null })
     })
   })).pipe(Schema.minItems(1), Schema.maxItems(maxBatch)),
   roleUid: Schema.optional(Uid)
@@ -110,7 +116,7 @@ export const batchCreatedType = "dev.chainguard.api.iam.rolebindings.created.bat
 
 /** Fields an update may change. */
 export const fields = {
-  mutable: ["identityUid", "roleUid", "startTime", "expireTime"],
+  mutable: ["identityUid", "roleUid", "startTime", "expireTime", "condition"],
   immutable: [],
   outputOnly: ["uid", "identity", "group", "role", "state", "createTime", "updateTime"]
 } as const
@@ -154,6 +160,7 @@ export const table: Table = {
               role: { uid: row.roleUid, name: text(role, "name"), description: text(role, "description") },
               startTime: row.startTime ?? null,
               expireTime: row.expireTime ?? null,
+              condition: row.condition ?? null,
               createTime: row.createTime,
               updateTime: row.updateTime
             }
@@ -168,7 +175,8 @@ export const table: Table = {
     // Added by a migration, so after the others.
     startTime: { type: "integer", nullable: true },
     expireTime: { type: "integer", nullable: true },
-    endedTime: { type: "integer", nullable: true }
+    endedTime: { type: "integer", nullable: true },
+    condition: { type: "json", nullable: true }
   },
   unique: [["parent", "identityUid", "roleUid"]],
   indexes: [["parent"], ["identityUid"], ["roleUid"], ["createTime"], ["updateTime"], ["expireTime"]],

@@ -6,6 +6,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
+import * as Schema from "effect/Schema"
 import { AlreadyExists, FieldViolation, InvalidArgument, PermissionDenied } from "../engine/Errors.js"
 import * as FieldMask from "../engine/internal/lists/fieldMask.js"
 import { commit, conflict, operations, orNotFound } from "../engine/internal/operations.js"
@@ -20,6 +21,7 @@ import * as Validation from "../engine/Validation.js"
 import * as ChangeLog from "../events/ChangeLog.js"
 import * as ScimUser from "../provisioning/ScimUser.js"
 import type { Grants } from "./Authorization.js"
+import * as BindingCondition from "./Condition.js"
 import * as Group from "./Group.js"
 import * as Identity from "./Identity.js"
 import * as BindingEnds from "./internal/bindingEnds.js"
@@ -60,6 +62,8 @@ interface Wanted {
   /** Its window; none: always. */
   readonly startTime?: DateTime.Utc | null | undefined
   readonly expireTime?: DateTime.Utc | null | undefined
+  /** Where it grants; none: everywhere in its group. */
+  readonly condition?: BindingCondition.Condition | null | undefined
 }
 
 /** Where the checks of a binding's references read its group, identity and role. */
@@ -189,13 +193,16 @@ export const make = Effect.gen(function*() {
       )
       const now = yield* DateTime.now
       yield* Effect.forEach(wanted, (w) => ending(w.expireTime ?? null, now))
-      const records = wanted.map(({ expireTime, group, identityUid, roleUid, startTime }): RoleBinding.Record => ({
+      const records = wanted.map((
+        { condition, expireTime, group, identityUid, roleUid, startTime }
+      ): RoleBinding.Record => ({
         uid: Uid.makeChild(group),
         parent: group,
         identityUid,
         roleUid,
         startTime: startTime ?? null,
         expireTime: expireTime ?? null,
+        condition: condition ?? null,
         endedTime: null,
         createTime: now,
         updateTime: now
@@ -302,13 +309,13 @@ export const make = Effect.gen(function*() {
               new FieldViolation({ field: `requests[${i}]`, description: `binds what requests[${first.at}] binds` })
             )
           }
-          const { expireTime, identityUid, startTime } = request.roleBinding
+          const { condition, expireTime, identityUid, startTime } = request.roleBinding
           if (startTime !== null && expireTime !== null && startTime.epochMillis >= expireTime.epochMillis) {
             violations.push(
               new FieldViolation({ field: field("roleBinding.expireTime"), description: "must be after startTime" })
             )
           }
-          wanted.push({ identityUid, roleUid, startTime, expireTime, at: i })
+          wanted.push({ identityUid, roleUid, startTime, expireTime, condition, at: i })
         }
       })
       const [violation, ...more] = violations
@@ -343,7 +350,10 @@ export const make = Effect.gen(function*() {
                 identityUid: current.identityUid,
                 roleUid: current.roleUid,
                 startTime: iso(current.startTime),
-                expireTime: iso(current.expireTime)
+                expireTime: iso(current.expireTime),
+                condition: current.condition === null
+                  ? null
+                  : Schema.encodeSync(BindingCondition.Condition)(current.condition)
               },
               body,
               mask,

@@ -1,5 +1,6 @@
 /** `arbor iam check`: may an identity do this in a group? The server's own decision (AuthZEN's evaluation). */
 import * as Names from "@arbor/api/Names"
+import type * as AccessEvaluation from "@arbor/core/AccessEvaluation"
 import { Args, Command, Options } from "@effect/cli"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -35,22 +36,33 @@ export const check = Command.make(
           ...(flags.explain ? { context: { explain: true } } : {})
         }
       })
+      const names = yield* Names.reader(client)
+      /** A grant as a person reads it: role and group by name, what made it, when it ends, its condition. */
+      const described = (grant: AccessEvaluation.Grant) =>
+        Effect.map(
+          Effect.all([names.role(grant.role), names.group(grant.group)]),
+          ([role, at]) => {
+            const condition = grant.condition
+            return `  ${role} at ${at} (${
+              grant.binding === undefined ? `group mapping ${grant.mapping}` : `binding ${grant.binding}`
+            }${grant.expireTime === undefined ? "" : `, until ${DateTime.formatIso(grant.expireTime)}`}${
+              condition === undefined
+                ? ""
+                : `, if ${condition.title || condition.expression}: ${
+                  condition.held ? "held" : condition.error === undefined ? "false" : `undecided (${condition.error})`
+                }`
+            })`
+          }
+        )
       if (!answer.decision) {
+        const unmet = yield* Effect.forEach(answer.unmetConditions ?? [], described)
         return yield* new Failure.CommandFailed({
-          message: `denied: ${flags.identity} does not hold ${flags.capability} in ${flags.group}`
+          message: [`denied: ${flags.identity} does not hold ${flags.capability} in ${flags.group}`, ...unmet]
+            .join("\n")
         })
       }
-      const names = yield* Names.reader(client)
       const lines = yield* Effect.forEach(answer.grantedBy ?? [], (grant) =>
-        "description" in grant
-          ? Effect.succeed(`  ${grant.description}`)
-          : Effect.map(
-            Effect.all([names.role(grant.role), names.group(grant.group)]),
-            ([role, at]) =>
-              `  ${role} at ${at} (${
-                grant.binding === undefined ? `group mapping ${grant.mapping}` : `binding ${grant.binding}`
-              }${grant.expireTime === undefined ? "" : `, until ${DateTime.formatIso(grant.expireTime)}`})`
-          ))
+        "description" in grant ? Effect.succeed(`  ${grant.description}`) : described(grant))
       yield* print(["allowed", ...lines].join("\n"))
     })
 ).pipe(Command.withDescription(

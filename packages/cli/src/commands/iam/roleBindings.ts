@@ -48,6 +48,7 @@ export const bindingShape: Output.Shape<RoleBinding> = {
     { heading: "ROLE", value: (b) => b.role.name || b.role.uid },
     { heading: "GROUP", value: (b) => b.group.name || b.group.uid },
     { heading: "EXPIRES", value: windowOf, whenSet: true },
+    { heading: "CONDITION", value: (b) => b.condition?.title || b.condition?.expression || "", whenSet: true },
     { heading: "UID", value: (b) => b.uid },
     { heading: "IDENTITY UID", value: (b) => b.identity.uid, wide: true }
   ]
@@ -93,6 +94,16 @@ export const roleBindings = Command.make("role-bindings").pipe(
         starts: Options.text("starts").pipe(
           Options.withDescription("start the binding later: after a duration or at a time (RFC 3339)"),
           Options.optional
+        ),
+        condition: Options.text("condition").pipe(
+          Options.withDescription(
+            "grant only where this CEL expression holds (resource.path.startsWith(\"acme/dev\")); docs/api.md §15"
+          ),
+          Options.optional
+        ),
+        conditionTitle: Options.text("condition-title").pipe(
+          Options.withDescription("the condition's title, for people"),
+          Options.optional
         )
       },
       (flags) =>
@@ -102,10 +113,19 @@ export const roleBindings = Command.make("role-bindings").pipe(
           const roleUid = yield* resolveRole(client, flags.role)
           const identities = yield* Effect.forEach(flags.identity, (ref) => resolveIdentity(client, ref))
           const [identity, ...more] = identities
+          if (Option.isNone(flags.condition) && Option.isSome(flags.conditionTitle)) {
+            return yield* new UsageError({ message: "--condition-title names a condition: give --condition too" })
+          }
           const now = Date.now()
           const expiry = {
             ...(Option.isNone(flags.starts) ? {} : { startTime: yield* timeOf("starts")(flags.starts.value, now) }),
-            ...(Option.isNone(flags.expires) ? {} : { expireTime: yield* timeOf("expires")(flags.expires.value, now) })
+            ...(Option.isNone(flags.expires) ? {} : { expireTime: yield* timeOf("expires")(flags.expires.value, now) }),
+            ...(Option.isNone(flags.condition) ? {} : {
+              condition: {
+                expression: flags.condition.value,
+                ...(Option.isNone(flags.conditionTitle) ? {} : { title: flags.conditionTitle.value })
+              }
+            })
           }
           const created = more.length === 0
             ? [

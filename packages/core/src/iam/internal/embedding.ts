@@ -86,6 +86,7 @@ export const make = Effect.gen(function*() {
       role: { uid: r.roleUid, name: role?.name ?? "", description: role?.description ?? "" },
       startTime: r.startTime,
       expireTime: r.expireTime,
+      condition: r.condition,
       createTime: r.createTime,
       updateTime: r.updateTime
     }, trusted)
@@ -131,6 +132,7 @@ export const make = Effect.gen(function*() {
     roleUid: b.role.uid,
     startTime: b.startTime,
     expireTime: b.expireTime,
+    condition: b.condition,
     endedTime: null,
     createTime: b.createTime,
     updateTime: b.updateTime

@@ -24,8 +24,9 @@ const ownsOrganization = (row: Row) =>
   row.roleUid === ownerRole && row.parent !== null && Uid.parentOrNull(row.parent as Uid.Uid) === null
 
 /**
- * The identities bound `owner` at `organization` for good: by a binding that has started and never expires (one that
- * ends would leave the organization without an owner when it does, with no write to refuse).
+ * The identities bound `owner` at `organization` for good: by a binding that has started, never expires and has no
+ * condition (one that ends, or holds only sometimes, would leave the organization without an owner with no write to
+ * refuse).
  */
 const ownersOf = (store: StoreService, organization: string) =>
   Effect.zipWith(
@@ -40,9 +41,9 @@ const ownersOf = (store: StoreService, organization: string) =>
     Clock.currentTimeMillis,
     (rows, now) => [
       ...new Set(
-        rows.filter((row) => row.startTime === null || Number(row.startTime) <= now).map((row) =>
-          row.identityUid as string
-        )
+        rows.filter((row) =>
+          (row.startTime === null || Number(row.startTime) <= now) && (row.condition ?? null) === null
+        ).map((row) => row.identityUid as string)
       )
     ]
   )

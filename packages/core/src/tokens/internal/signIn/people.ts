@@ -106,6 +106,7 @@ export const make = Effect.gen(function*() {
             roleUid: provider.defaultRole,
             startTime: null,
             expireTime: null,
+            condition: null,
             endedTime: null,
             createTime: now,
             updateTime: now

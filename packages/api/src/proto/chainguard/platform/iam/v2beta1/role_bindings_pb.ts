@@ -19,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file chainguard/platform/iam/v2beta1/role_bindings.proto.
  */
 export const file_chainguard_platform_iam_v2beta1_role_bindings: GenFile = /*@__PURE__*/
-  fileDesc("CjNjaGFpbmd1YXJkL3BsYXRmb3JtL2lhbS92MmJldGExL3JvbGVfYmluZGluZ3MucHJvdG8SH2NoYWluZ3VhcmQucGxhdGZvcm0uaWFtLnYyYmV0YTEisAMKC1JvbGVCaW5kaW5nEgsKA3VpZBgBIAEoCRJGCghpZGVudGl0eRgCIAEoCzI0LmNoYWluZ3VhcmQucGxhdGZvcm0uaWFtLnYyYmV0YTEuUm9sZUJpbmRpbmdJZGVudGl0eRJACgVncm91cBgDIAEoCzIxLmNoYWluZ3VhcmQucGxhdGZvcm0uaWFtLnYyYmV0YTEuUm9sZUJpbmRpbmdHcm91cBI+CgRyb2xlGAQgASgLMjAuY2hhaW5ndWFyZC5wbGF0Zm9ybS5pYW0udjJiZXRhMS5Sb2xlQmluZGluZ1JvbGUSLwoLY3JlYXRlX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDGlkZW50aXR5X3VpZBgGIAEoCRIQCghyb2xlX3VpZBgHIAEoCRIvCgpzdGFydF90aW1lGOgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoLZXhwaXJlX3RpbWUY6QcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgVzdGF0ZRjqByABKAkidQoTUm9sZUJpbmRpbmdJZGVudGl0eRILCgN1aWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRIPCgdzdWJqZWN0GAQgASgJEg4KBmlzc3VlchgFIAEoCRINCgVlbWFpbBgGIAEoCSJCChBSb2xlQmluZGluZ0dyb3VwEgsKA3VpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJIkEKD1JvbGVCaW5kaW5nUm9sZRILCgN1aWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCSJuChhDcmVhdGVSb2xlQmluZGluZ1JlcXVlc3QSDgoGcGFyZW50GAEgASgJEkIKDHJvbGVfYmluZGluZxgCIAEoCzIsLmNoYWluZ3VhcmQucGxhdGZvcm0uaWFtLnYyYmV0YTEuUm9sZUJpbmRpbmciJwoYRGVsZXRlUm9sZUJpbmRpbmdSZXF1ZXN0EgsKA3VpZBgBIAEoCSIkChVHZXRSb2xlQmluZGluZ1JlcXVlc3QSCwoDdWlkGAEgASgJIsUBChdMaXN0Um9sZUJpbmRpbmdzUmVxdWVzdBI0CgR1aWRwGAEgASgLMiYuY2hhaW5ndWFyZC5wbGF0Zm9ybS5jb21tb24uVUlEUEZpbHRlchIQCghpZGVudGl0eRgCIAEoCRINCgVncm91cBgDIAEoCRIMCgRyb2xlGAQgASgJEhEKCXBhZ2Vfc2l6ZRgFIAEoBRISCgpwYWdlX3Rva2VuGAYgASgJEhAKCG9yZGVyX2J5GAcgASgJEgwKBHNraXAYCCABKAUiswEKGExpc3RSb2xlQmluZGluZ3NSZXNwb25zZRJDCg1yb2xlX2JpbmRpbmdzGAEgAygLMiwuY2hhaW5ndWFyZC5wbGF0Zm9ybS5pYW0udjJiZXRhMS5Sb2xlQmluZGluZxIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSGAoLdG90YWxfY291bnQYAyABKANIAIgBARIPCgdza2lwcGVkGAQgASgFQg4KDF90b3RhbF9jb3VudCKPAQoYVXBkYXRlUm9sZUJpbmRpbmdSZXF1ZXN0EkIKDHJvbGVfYmluZGluZxgBIAEoCzIsLmNoYWluZ3VhcmQucGxhdGZvcm0uaWFtLnYyYmV0YTEuUm9sZUJpbmRpbmcSLwoLdXBkYXRlX21hc2sYAiABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrIo8BCh5CYXRjaENyZWF0ZVJvbGVCaW5kaW5nc1JlcXVlc3QSDgoGcGFyZW50GAEgASgJEksKCHJlcXVlc3RzGAIgAygLMjkuY2hhaW5ndWFyZC5wbGF0Zm9ybS5pYW0udjJiZXRhMS5DcmVhdGVSb2xlQmluZGluZ1JlcXVlc3QSEAoIcm9sZV91aWQYAyABKAkiZgofQmF0Y2hDcmVhdGVSb2xlQmluZGluZ3NSZXNwb25zZRJDCg1yb2xlX2JpbmRpbmdzGAEgAygLMiwuY2hhaW5ndWFyZC5wbGF0Zm9ybS5pYW0udjJiZXRhMS5Sb2xlQmluZGluZzKaBgoTUm9sZUJpbmRpbmdzU2VydmljZRJ2Cg5HZXRSb2xlQmluZGluZxI2LmNoYWluZ3VhcmQucGxhdGZvcm0uaWFtLnYyYmV0YTEuR2V0Um9sZUJpbmRpbmdSZXF1ZXN0GiwuY2hhaW5ndWFyZC5wbGF0Zm9ybS5pYW0udjJiZXRhMS5Sb2xlQmluZGluZxJ8ChFDcmVhdGVSb2xlQmluZGluZxI5LmNoYWluZ3VhcmQucGxhdGZvcm0uaWFtLnYyYmV0YTEuQ3JlYXRlUm9sZUJpbmRpbmdSZXF1ZXN0GiwuY2hhaW5ndWFyZC5wbGF0Zm9ybS5pYW0udjJiZXRhMS5Sb2xlQmluZGluZxJmChFEZWxldGVSb2xlQmluZGluZxI5LmNoYWluZ3VhcmQucGxhdGZvcm0uaWFtLnYyYmV0YTEuRGVsZXRlUm9sZUJpbmRpbmdSZXF1ZXN0GhYuZ29vZ2xlLnByb3RvYnVmLkVtcHR5EocBChBMaXN0Um9sZUJpbmRpbmdzEjguY2hhaW5ndWFyZC5wbGF0Zm9ybS5pYW0udjJiZXRhMS5MaXN0Um9sZUJpbmRpbmdzUmVxdWVzdBo5LmNoYWluZ3VhcmQucGxhdGZvcm0uaWFtLnYyYmV0YTEuTGlzdFJvbGVCaW5kaW5nc1Jlc3BvbnNlEpwBChdCYXRjaENyZWF0ZVJvbGVCaW5kaW5ncxI/LmNoYWluZ3VhcmQucGxhdGZvcm0uaWFtLnYyYmV0YTEuQmF0Y2hDcmVhdGVSb2xlQmluZGluZ3NSZXF1ZXN0GkAuY2hhaW5ndWFyZC5wbGF0Zm9ybS5pYW0udjJiZXRhMS5CYXRjaENyZWF0ZVJvbGVCaW5kaW5nc1Jlc3BvbnNlEnwKEVVwZGF0ZVJvbGVCaW5kaW5nEjkuY2hhaW5ndWFyZC5wbGF0Zm9ybS5pYW0udjJiZXRhMS5VcGRhdGVSb2xlQmluZGluZ1JlcXVlc3QaLC5jaGFpbmd1YXJkLnBsYXRmb3JtLmlhbS52MmJldGExLlJvbGVCaW5kaW5nYgZwcm90bzM", [file_google_protobuf_empty, file_google_protobuf_field_mask, file_google_protobuf_timestamp, file_platform_common_v1_uidp_platform]);
+  fileDesc("CjNjaGFpbmd1YXJkL3BsYXRmb3JtL2lhbS92MmJldGExL3JvbGVfYmluZGluZ3MucHJvdG8SH2NoYWluZ3VhcmQucGxhdGZvcm0uaWFtLnYyYmV0YTEi+wMKC1JvbGVCaW5kaW5nEgsKA3VpZBgBIAEoCRJGCghpZGVudGl0eRgCIAEoCzI0LmNoYWluZ3VhcmQucGxhdGZvcm0uaWFtLnYyYmV0YTEuUm9sZUJpbmRpbmdJZGVudGl0eRJACgVncm91cBgDIAEoCzIxLmNoYWluZ3VhcmQucGxhdGZvcm0uaWFtLnYyYmV0YTEuUm9sZUJpbmRpbmdHcm91cBI+CgRyb2xlGAQgASgLMjAuY2hhaW5ndWFyZC5wbGF0Zm9ybS5pYW0udjJiZXRhMS5Sb2xlQmluZGluZ1JvbGUSLwoLY3JlYXRlX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDGlkZW50aXR5X3VpZBgGIAEoCRIQCghyb2xlX3VpZBgHIAEoCRIvCgpzdGFydF90aW1lGOgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoLZXhwaXJlX3RpbWUY6QcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgVzdGF0ZRjqByABKAkSSQoJY29uZGl0aW9uGOsHIAEoCzI1LmNoYWluZ3VhcmQucGxhdGZvcm0uaWFtLnYyYmV0YTEuUm9sZUJpbmRpbmdDb25kaXRpb24iTgoUUm9sZUJpbmRpbmdDb25kaXRpb24SEgoKZXhwcmVzc2lvbhgBIAEoCRINCgV0aXRsZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCSJ1ChNSb2xlQmluZGluZ0lkZW50aXR5EgsKA3VpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJEg8KB3N1YmplY3QYBCABKAkSDgoGaXNzdWVyGAUgASgJEg0KBWVtYWlsGAYgASgJIkIKEFJvbGVCaW5kaW5nR3JvdXASCwoDdWlkGAEgASgJEgwKBG5hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkiQQoPUm9sZUJpbmRpbmdSb2xlEgsKA3VpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJIm4KGENyZWF0ZVJvbGVCaW5kaW5nUmVxdWVzdBIOCgZwYXJlbnQYASABKAkSQgoMcm9sZV9iaW5kaW5nGAIgASgLMiwuY2hhaW5ndWFyZC5wbGF0Zm9ybS5pYW0udjJiZXRhMS5Sb2xlQmluZGluZyInChhEZWxldGVSb2xlQmluZGluZ1JlcXVlc3QSCwoDdWlkGAEgASgJIiQKFUdldFJvbGVCaW5kaW5nUmVxdWVzdBILCgN1aWQYASABKAkixQEKF0xpc3RSb2xlQmluZGluZ3NSZXF1ZXN0EjQKBHVpZHAYASABKAsyJi5jaGFpbmd1YXJkLnBsYXRmb3JtLmNvbW1vbi5VSURQRmlsdGVyEhAKCGlkZW50aXR5GAIgASgJEg0KBWdyb3VwGAMgASgJEgwKBHJvbGUYBCABKAkSEQoJcGFnZV9zaXplGAUgASgFEhIKCnBhZ2VfdG9rZW4YBiABKAkSEAoIb3JkZXJfYnkYByABKAkSDAoEc2tpcBgIIAEoBSKzAQoYTGlzdFJvbGVCaW5kaW5nc1Jlc3BvbnNlEkMKDXJvbGVfYmluZGluZ3MYASADKAsyLC5jaGFpbmd1YXJkLnBsYXRmb3JtLmlhbS52MmJldGExLlJvbGVCaW5kaW5nEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIYCgt0b3RhbF9jb3VudBgDIAEoA0gAiAEBEg8KB3NraXBwZWQYBCABKAVCDgoMX3RvdGFsX2NvdW50Io8BChhVcGRhdGVSb2xlQmluZGluZ1JlcXVlc3QSQgoMcm9sZV9iaW5kaW5nGAEgASgLMiwuY2hhaW5ndWFyZC5wbGF0Zm9ybS5pYW0udjJiZXRhMS5Sb2xlQmluZGluZxIvCgt1cGRhdGVfbWFzaxgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE1hc2sijwEKHkJhdGNoQ3JlYXRlUm9sZUJpbmRpbmdzUmVxdWVzdBIOCgZwYXJlbnQYASABKAkSSwoIcmVxdWVzdHMYAiADKAsyOS5jaGFpbmd1YXJkLnBsYXRmb3JtLmlhbS52MmJldGExLkNyZWF0ZVJvbGVCaW5kaW5nUmVxdWVzdBIQCghyb2xlX3VpZBgDIAEoCSJmCh9CYXRjaENyZWF0ZVJvbGVCaW5kaW5nc1Jlc3BvbnNlEkMKDXJvbGVfYmluZGluZ3MYASADKAsyLC5jaGFpbmd1YXJkLnBsYXRmb3JtLmlhbS52MmJldGExLlJvbGVCaW5kaW5nMpoGChNSb2xlQmluZGluZ3NTZXJ2aWNlEnYKDkdldFJvbGVCaW5kaW5nEjYuY2hhaW5ndWFyZC5wbGF0Zm9ybS5pYW0udjJiZXRhMS5HZXRSb2xlQmluZGluZ1JlcXVlc3QaLC5jaGFpbmd1YXJkLnBsYXRmb3JtLmlhbS52MmJldGExLlJvbGVCaW5kaW5nEnwKEUNyZWF0ZVJvbGVCaW5kaW5nEjkuY2hhaW5ndWFyZC5wbGF0Zm9ybS5pYW0udjJiZXRhMS5DcmVhdGVSb2xlQmluZGluZ1JlcXVlc3QaLC5jaGFpbmd1YXJkLnBsYXRmb3JtLmlhbS52MmJldGExLlJvbGVCaW5kaW5nEmYKEURlbGV0ZVJvbGVCaW5kaW5nEjkuY2hhaW5ndWFyZC5wbGF0Zm9ybS5pYW0udjJiZXRhMS5EZWxldGVSb2xlQmluZGluZ1JlcXVlc3QaFi5nb29nbGUucHJvdG9idWYuRW1wdHkShwEKEExpc3RSb2xlQmluZGluZ3MSOC5jaGFpbmd1YXJkLnBsYXRmb3JtLmlhbS52MmJldGExLkxpc3RSb2xlQmluZGluZ3NSZXF1ZXN0GjkuY2hhaW5ndWFyZC5wbGF0Zm9ybS5pYW0udjJiZXRhMS5MaXN0Um9sZUJpbmRpbmdzUmVzcG9uc2USnAEKF0JhdGNoQ3JlYXRlUm9sZUJpbmRpbmdzEj8uY2hhaW5ndWFyZC5wbGF0Zm9ybS5pYW0udjJiZXRhMS5CYXRjaENyZWF0ZVJvbGVCaW5kaW5nc1JlcXVlc3QaQC5jaGFpbmd1YXJkLnBsYXRmb3JtLmlhbS52MmJldGExLkJhdGNoQ3JlYXRlUm9sZUJpbmRpbmdzUmVzcG9uc2USfAoRVXBkYXRlUm9sZUJpbmRpbmcSOS5jaGFpbmd1YXJkLnBsYXRmb3JtLmlhbS52MmJldGExLlVwZGF0ZVJvbGVCaW5kaW5nUmVxdWVzdBosLmNoYWluZ3VhcmQucGxhdGZvcm0uaWFtLnYyYmV0YTEuUm9sZUJpbmRpbmdiBnByb3RvMw", [file_google_protobuf_empty, file_google_protobuf_field_mask, file_google_protobuf_timestamp, file_platform_common_v1_uidp_platform]);
 
 /**
  * @generated from message chainguard.platform.iam.v2beta1.RoleBinding
@@ -78,6 +78,13 @@ export type RoleBinding = Message<"chainguard.platform.iam.v2beta1.RoleBinding">
    * @generated from field: string state = 1002;
    */
   state: string;
+
+  /**
+   * Arbor's own (DECISIONS §21): where the binding grants; absent, everywhere in its group.
+   *
+   * @generated from field: chainguard.platform.iam.v2beta1.RoleBindingCondition condition = 1003;
+   */
+  condition?: RoleBindingCondition | undefined;
 };
 
 /**
@@ -86,6 +93,35 @@ export type RoleBinding = Message<"chainguard.platform.iam.v2beta1.RoleBinding">
  */
 export const RoleBindingSchema: GenMessage<RoleBinding> = /*@__PURE__*/
   messageDesc(file_chainguard_platform_iam_v2beta1_role_bindings, 0);
+
+/**
+ * A binding's condition, as google.type.Expr: a CEL expression that must be true, and words for people.
+ *
+ * @generated from message chainguard.platform.iam.v2beta1.RoleBindingCondition
+ */
+export type RoleBindingCondition = Message<"chainguard.platform.iam.v2beta1.RoleBindingCondition"> & {
+  /**
+   * @generated from field: string expression = 1;
+   */
+  expression: string;
+
+  /**
+   * @generated from field: string title = 2;
+   */
+  title: string;
+
+  /**
+   * @generated from field: string description = 3;
+   */
+  description: string;
+};
+
+/**
+ * Describes the message chainguard.platform.iam.v2beta1.RoleBindingCondition.
+ * Use `create(RoleBindingConditionSchema)` to create a new message.
+ */
+export const RoleBindingConditionSchema: GenMessage<RoleBindingCondition> = /*@__PURE__*/
+  messageDesc(file_chainguard_platform_iam_v2beta1_role_bindings, 1);
 
 /**
  * @generated from message chainguard.platform.iam.v2beta1.RoleBindingIdentity
@@ -127,7 +163,7 @@ export type RoleBindingIdentity = Message<"chainguard.platform.iam.v2beta1.RoleB
  * Use `create(RoleBindingIdentitySchema)` to create a new message.
  */
 export const RoleBindingIdentitySchema: GenMessage<RoleBindingIdentity> = /*@__PURE__*/
-  messageDesc(file_chainguard_platform_iam_v2beta1_role_bindings, 1);
+  messageDesc(file_chainguard_platform_iam_v2beta1_role_bindings, 2);
 
 /**
  * @generated from message chainguard.platform.iam.v2beta1.RoleBindingGroup
@@ -154,7 +190,7 @@ export type RoleBindingGroup = Message<"chainguard.platform.iam.v2beta1.RoleBind
  * Use `create(RoleBindingGroupSchema)` to create a new message.
  */
 export const RoleBindingGroupSchema: GenMessage<RoleBindingGroup> = /*@__PURE__*/
-  messageDesc(file_chainguard_platform_iam_v2beta1_role_bindings, 2);
+  messageDesc(file_chainguard_platform_iam_v2beta1_role_bindings, 3);
 
 /**
  * @generated from message chainguard.platform.iam.v2beta1.RoleBindingRole
@@ -181,7 +217,7 @@ export type RoleBindingRole = Message<"chainguard.platform.iam.v2beta1.RoleBindi
  * Use `create(RoleBindingRoleSchema)` to create a new message.
  */
 export const RoleBindingRoleSchema: GenMessage<RoleBindingRole> = /*@__PURE__*/
-  messageDesc(file_chainguard_platform_iam_v2beta1_role_bindings, 3);
+  messageDesc(file_chainguard_platform_iam_v2beta1_role_bindings, 4);
 
 /**
  * @generated from message chainguard.platform.iam.v2beta1.CreateRoleBindingRequest
@@ -203,7 +239,7 @@ export type CreateRoleBindingRequest = Message<"chainguard.platform.iam.v2beta1.
  * Use `create(CreateRoleBindingRequestSchema)` to create a new message.
  */
 export const CreateRoleBindingRequestSchema: GenMessage<CreateRoleBindingRequest> = /*@__PURE__*/
-  messageDesc(file_chainguard_platform_iam_v2beta1_role_bindings, 4);
+  messageDesc(file_chainguard_platform_iam_v2beta1_role_bindings, 5);
 
 /**
  * @generated from message chainguard.platform.iam.v2beta1.DeleteRoleBindingRequest
@@ -220,7 +256,7 @@ export type DeleteRoleBindingRequest = Message<"chainguard.platform.iam.v2beta1.
  * Use `create(DeleteRoleBindingRequestSchema)` to create a new message.
  */
 export const DeleteRoleBindingRequestSchema: GenMessage<DeleteRoleBindingRequest> = /*@__PURE__*/
-  messageDesc(file_chainguard_platform_iam_v2beta1_role_bindings, 5);
+  messageDesc(file_chainguard_platform_iam_v2beta1_role_bindings, 6);
 
 /**
  * @generated from message chainguard.platform.iam.v2beta1.GetRoleBindingRequest
@@ -237,7 +273,7 @@ export type GetRoleBindingRequest = Message<"chainguard.platform.iam.v2beta1.Get
  * Use `create(GetRoleBindingRequestSchema)` to create a new message.
  */
 export const GetRoleBindingRequestSchema: GenMessage<GetRoleBindingRequest> = /*@__PURE__*/
-  messageDesc(file_chainguard_platform_iam_v2beta1_role_bindings, 6);
+  messageDesc(file_chainguard_platform_iam_v2beta1_role_bindings, 7);
 
 /**
  * @generated from message chainguard.platform.iam.v2beta1.ListRoleBindingsRequest
@@ -289,7 +325,7 @@ export type ListRoleBindingsRequest = Message<"chainguard.platform.iam.v2beta1.L
  * Use `create(ListRoleBindingsRequestSchema)` to create a new message.
  */
 export const ListRoleBindingsRequestSchema: GenMessage<ListRoleBindingsRequest> = /*@__PURE__*/
-  messageDesc(file_chainguard_platform_iam_v2beta1_role_bindings, 7);
+  messageDesc(file_chainguard_platform_iam_v2beta1_role_bindings, 8);
 
 /**
  * @generated from message chainguard.platform.iam.v2beta1.ListRoleBindingsResponse
@@ -321,7 +357,7 @@ export type ListRoleBindingsResponse = Message<"chainguard.platform.iam.v2beta1.
  * Use `create(ListRoleBindingsResponseSchema)` to create a new message.
  */
 export const ListRoleBindingsResponseSchema: GenMessage<ListRoleBindingsResponse> = /*@__PURE__*/
-  messageDesc(file_chainguard_platform_iam_v2beta1_role_bindings, 8);
+  messageDesc(file_chainguard_platform_iam_v2beta1_role_bindings, 9);
 
 /**
  * @generated from message chainguard.platform.iam.v2beta1.UpdateRoleBindingRequest
@@ -343,7 +379,7 @@ export type UpdateRoleBindingRequest = Message<"chainguard.platform.iam.v2beta1.
  * Use `create(UpdateRoleBindingRequestSchema)` to create a new message.
  */
 export const UpdateRoleBindingRequestSchema: GenMessage<UpdateRoleBindingRequest> = /*@__PURE__*/
-  messageDesc(file_chainguard_platform_iam_v2beta1_role_bindings, 9);
+  messageDesc(file_chainguard_platform_iam_v2beta1_role_bindings, 10);
 
 /**
  * @generated from message chainguard.platform.iam.v2beta1.BatchCreateRoleBindingsRequest
@@ -370,7 +406,7 @@ export type BatchCreateRoleBindingsRequest = Message<"chainguard.platform.iam.v2
  * Use `create(BatchCreateRoleBindingsRequestSchema)` to create a new message.
  */
 export const BatchCreateRoleBindingsRequestSchema: GenMessage<BatchCreateRoleBindingsRequest> = /*@__PURE__*/
-  messageDesc(file_chainguard_platform_iam_v2beta1_role_bindings, 10);
+  messageDesc(file_chainguard_platform_iam_v2beta1_role_bindings, 11);
 
 /**
  * @generated from message chainguard.platform.iam.v2beta1.BatchCreateRoleBindingsResponse
@@ -387,7 +423,7 @@ export type BatchCreateRoleBindingsResponse = Message<"chainguard.platform.iam.v
  * Use `create(BatchCreateRoleBindingsResponseSchema)` to create a new message.
  */
 export const BatchCreateRoleBindingsResponseSchema: GenMessage<BatchCreateRoleBindingsResponse> = /*@__PURE__*/
-  messageDesc(file_chainguard_platform_iam_v2beta1_role_bindings, 11);
+  messageDesc(file_chainguard_platform_iam_v2beta1_role_bindings, 12);
 
 /**
  * @generated from service chainguard.platform.iam.v2beta1.RoleBindingsService
