@@ -10,6 +10,7 @@ import * as ErrorBody from "./ErrorBody.js"
 import { truthful } from "./internal/openApi.js"
 import { AccountAssociationChecks } from "./methods/accountAssociations.js"
 import { Decisions, DecisionsMetadata, DecisionVocabularies, OrganizationDecisions } from "./methods/decisions.js"
+import { Elevations, Eligibilities } from "./methods/elevations.js"
 import { AuditTrail } from "./methods/events.js"
 import { Organizations, OrganizationsAsCode, Terms, VerifiedOrganizations } from "./methods/groups.js"
 import { IdentityLookup, OwnMetadata } from "./methods/identities.js"
@@ -22,6 +23,7 @@ import * as Resources from "./Resources.js"
 
 export * from "./methods/accountAssociations.js"
 export * from "./methods/decisions.js"
+export * from "./methods/elevations.js"
 export * from "./methods/events.js"
 export * from "./methods/groups.js"
 export * from "./methods/identities.js"
@@ -46,6 +48,8 @@ export const Api = ErrorBody.declareErrors(
     .add(Resources.roles.group)
     .add(Resources.roleBindings.group)
     .add(RoleBindingBatches)
+    .add(Eligibilities)
+    .add(Elevations)
     .add(Resources.identityProviders.group)
     .add(ScimCredentials)
     .add(Resources.accountAssociations.group)

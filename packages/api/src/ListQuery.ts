@@ -6,6 +6,8 @@
  */
 import type { AdvisoryListOptions } from "@arbor/core/Advisories"
 import type { EntryListOptions, WatchOptions } from "@arbor/core/AuditTrail"
+import { State as ElevationState } from "@arbor/core/Elevation"
+import type { ElevationListOptions } from "@arbor/core/Elevations"
 import type { MappingListOptions } from "@arbor/core/ExternalGroupRoleMappings"
 import type { IdentityListOptions } from "@arbor/core/Identities"
 import type { ListOptions } from "@arbor/core/Lists"
@@ -195,6 +197,13 @@ const mappingListQuery = query({
 })
 /** The parameters of a list of external group role mappings. */
 export const MappingListQuery: Listing<MappingListOptions, typeof mappingListQuery> = mappingListQuery
+
+const elevationListQuery = query({
+  ...v2,
+  state: parameter("state", ElevationState, "only elevations in this state (PENDING: waiting for an approver)")
+})
+/** The parameters of a list of elevations. */
+export const ElevationListQuery: Listing<ElevationListOptions, typeof elevationListQuery> = elevationListQuery
 
 const advisoryListQuery = query({
   ...v2,

@@ -12,6 +12,8 @@ import * as ChangeLog from "@arbor/core/ChangeLog"
 import { ClaimMatch, StaticKeys as CoreStaticKeys } from "@arbor/core/ClaimMatch"
 import { Condition as CoreCondition } from "@arbor/core/Condition"
 import * as CoreDecisionVocabulary from "@arbor/core/DecisionVocabulary"
+import { Elevation as CoreElevation, State as ElevationState } from "@arbor/core/Elevation"
+import { Eligibility as CoreEligibility } from "@arbor/core/Eligibility"
 import { ExternalGroupRoleMapping as CoreExternalGroupRoleMapping } from "@arbor/core/ExternalGroupRoleMapping"
 import { Group as CoreGroup } from "@arbor/core/Group"
 import { GroupAccessRequest as CoreGroupAccessRequest } from "@arbor/core/GroupAccessRequest"
@@ -479,6 +481,71 @@ export const ExternalGroupRoleMapping = shape(
   (mapping) => mapping
 )
 
+/** A duration in whole seconds as protobuf's JSON writes one (`"3600s"`). */
+const Seconds = Schema.String.pipe(Schema.pattern(/^\d+s$/)).annotations({ description: "whole seconds: \"3600s\"" })
+const secondsOf = (text: string) => Number(text.slice(0, -1))
+
+/** An eligibility (docs/api.md §2): an identity that may elevate to a role at a group, for at most a while. */
+export const Eligibility = shape(
+  "Eligibility",
+  Schema.typeSchema(CoreEligibility),
+  Schema.Struct({
+    uid: Uid,
+    identityUid: Uid,
+    roleUid: Uid,
+    maxDuration: Seconds.annotations({ description: "the longest one elevation may last" }),
+    approverRoleUid: Schema.optionalWith(Uid, { exact: true }).annotations({
+      description: "the role whose holders at the group approve its elevations (absent: none needed)"
+    }),
+    ...times
+  }),
+  ({ approverRoleUid, maxDuration, ...eligibility }) =>
+    new CoreEligibility({
+      ...eligibility,
+      maxDurationSeconds: secondsOf(maxDuration),
+      approverRoleUid: approverRoleUid ?? null
+    }, true),
+  ({ approverRoleUid, maxDurationSeconds, ...eligibility }) => ({
+    ...eligibility,
+    maxDuration: `${maxDurationSeconds}s`,
+    ...(approverRoleUid === null ? {} : { approverRoleUid })
+  })
+)
+
+/** An elevation (docs/api.md §2): an identity's request, with a reason, to hold its eligibility's role for a while. */
+export const Elevation = shape(
+  "Elevation",
+  Schema.typeSchema(CoreElevation),
+  Schema.Struct({
+    uid: Uid,
+    eligibilityUid: Uid,
+    identityUid: Uid.annotations({ description: "who asked" }),
+    roleUid: Uid,
+    reason: Schema.String,
+    duration: Seconds,
+    state: ElevationState,
+    approverUid: Schema.optionalWith(Uid, { exact: true }).annotations({ description: "who approved or denied it" }),
+    bindingUid: Schema.optionalWith(Uid, { exact: true }).annotations({ description: "the binding it made" }),
+    expireTime: Schema.optionalWith(Time, { exact: true }).annotations({ description: "when what it grants ends" }),
+    ...times
+  }),
+  ({ approverUid, bindingUid, duration, expireTime, ...elevation }) =>
+    new CoreElevation({
+      ...elevation,
+      durationSeconds: secondsOf(duration),
+      approverUid: approverUid ?? null,
+      bindingUid: bindingUid ?? null,
+      expireTime: expireTime ?? null
+    }, true),
+  ({ approverUid, bindingUid, durationSeconds, expireTime, ...elevation }) => ({
+    ...elevation,
+    duration: `${durationSeconds}s`,
+    ...(approverUid === null ? {} : { approverUid }),
+    ...(bindingUid === null ? {} : { bindingUid }),
+    ...(expireTime === null ? {} : { expireTime })
+  })
+)
+
 /** A person's request for access to a verified organization, as its change-log entry carries it. */
 export const GroupAccessRequest = shape(
   "GroupAccessRequest",
@@ -636,6 +703,8 @@ const bodiesByKind: { readonly [K in ChangeLog.ResourceKind]: ReturnType<typeof 
   repo_readme: { toWire: (body) => body, fromWire: (body) => body },
   group_access_request: bodies(CoreGroupAccessRequest, GroupAccessRequest),
   external_group_role_mapping: bodies(CoreExternalGroupRoleMapping, ExternalGroupRoleMapping),
+  eligibility: bodies(CoreEligibility, Eligibility),
+  elevation: bodies(CoreElevation, Elevation),
   scim_credential: bodies(ScimCredential.Logged, ScimCredentialChange),
   scim_user: bodies(CoreScimUser, ScimUser),
   scim_group: bodies(CoreScimGroup, ScimGroup),

@@ -703,6 +703,124 @@ describe("arbor iam, as an owner", () => {
     )
   })
 
+  it("an eligibility, an elevation asked with a reason, refused to its asker as approver, approved by the owner", async () => {
+    const { env } = await asOwnerOf("elevate-cli")
+    const made = await arbor(
+      env,
+      "iam",
+      "identities",
+      "create",
+      "generic",
+      "worker",
+      "--parent",
+      "elevate-cli",
+      "--identity-issuer",
+      workloads.issuer.url!,
+      "--subject",
+      "worker-of-elevate-cli",
+      "-o",
+      "id"
+    )
+    assert.strictEqual(made.code, 0, made.stderr)
+    // It reads the organization for good (so names resolve for it), and may edit it on request.
+    const viewing = await arbor(
+      env,
+      "iam",
+      "role-bindings",
+      "create",
+      "--parent",
+      "elevate-cli",
+      "--identity",
+      "elevate-cli/worker",
+      "--role",
+      "viewer"
+    )
+    assert.strictEqual(viewing.code, 0, viewing.stderr)
+    const eligible = await arbor(
+      env,
+      "iam",
+      "eligibilities",
+      "create",
+      "--parent",
+      "elevate-cli",
+      "--identity",
+      "elevate-cli/worker",
+      "--role",
+      "editor",
+      "--max",
+      "2h",
+      "--approver-role",
+      "owner"
+    )
+    assert.strictEqual(eligible.code, 0, eligible.stderr)
+    assert.match(
+      eligible.stdout,
+      /^IDENTITY +ROLE +AT MOST +APPROVED BY +UID\nelevate-cli\/worker +editor +2 h +owner +/
+    )
+    const badMax = await arbor(
+      env,
+      "iam",
+      "eligibilities",
+      "create",
+      "--parent",
+      "elevate-cli",
+      "--identity",
+      "elevate-cli/worker",
+      "--role",
+      "viewer",
+      "--max",
+      "two hours"
+    )
+    assert.deepStrictEqual([badMax.code, badMax.stderr], [
+      2,
+      "arbor: --max two hours: give a duration such as 90m, 8h or 1d (arbor iam eligibilities create --help)\n"
+    ])
+    // The worker signs in and asks.
+    const worker = home()
+    const file = join(worker.dir, "token")
+    writeFileSync(
+      file,
+      await workloads.issuer.buildToken({
+        scopesOrTransform: (_header, payload) => {
+          payload.sub = "worker-of-elevate-cli"
+          payload.aud = server.url
+        }
+      })
+    )
+    const login = await arbor(worker, "auth", "login", "--identity", made.stdout.trim(), "--identity-token", file)
+    assert.strictEqual(login.code, 0, login.stderr)
+    const asked = await arbor(
+      worker,
+      "iam",
+      "elevate",
+      "--role",
+      "editor",
+      "--at",
+      "elevate-cli",
+      "--for",
+      "30m",
+      "--reason",
+      "release 1.2",
+      "-o",
+      "json"
+    )
+    assert.strictEqual(asked.code, 0, asked.stderr)
+    const [elevation] = JSON.parse(asked.stdout)
+    assert.deepInclude(elevation, { state: "PENDING", reason: "release 1.2", duration: "1800s" })
+    const self = await arbor(worker, "iam", "approvals", "approve", elevation.uid)
+    assert.strictEqual(self.code, 4, self.stderr)
+    const waiting = await arbor(env, "iam", "approvals", "list")
+    assert.match(waiting.stdout, /\nelevate-cli\/worker +editor +30 min +release 1\.2 +waiting for approval +/)
+    const approved = await arbor(env, "iam", "approvals", "approve", elevation.uid)
+    assert.strictEqual(approved.code, 0, approved.stderr)
+    assert.match(approved.stdout, /granted until \d{4}-/)
+    const denied = await arbor(env, "iam", "approvals", "deny", elevation.uid)
+    assert.strictEqual(denied.code, 1, "decided already")
+    const listed = await arbor(env, "iam", "eligibilities", "list", "-o", "id")
+    const deleted = await arbor(env, "iam", "eligibilities", "delete", listed.stdout.trim())
+    assert.strictEqual(deleted.code, 0, deleted.stderr)
+  })
+
   it("creates a GitHub Actions identity from flags, binds it by role name, and it can sign in", async () => {
     const { env } = await asOwnerOf("octo")
     const bad = await arbor(

@@ -33,6 +33,7 @@ it.scopedLive("the README's command-line walkthrough runs as written", () =>
         timeout: 60_000
       })
     )
+    assert.match(stdout, /^IDENTITY +ROLE +AT MOST +APPROVED BY +UID\ndefault\/tools\/releaser +owner +1 h +owner +/m)
     assert.match(stdout, /^IDENTITY +ROLE +GROUP +UID\nreleaser +viewer +tools +/m)
     // The binding made to end: its end shown beside it, 8 hours from now.
     const [, until] = /^IDENTITY +ROLE +GROUP +EXPIRES +UID\nreleaser +editor +tools +until (\S+) /m.exec(stdout) ?? []

@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as TestClock from "effect/TestClock"
 import {
+  Access,
   Arbor,
   AuditTrail,
   Authorization,
@@ -11,6 +12,7 @@ import {
   Principal,
   Role,
   RoleBindings,
+  Roles,
   ScimCredentials,
   ScimGroups,
   ScimUsers
@@ -338,5 +340,56 @@ describe("ScimGroups", () => {
       )
       assert.strictEqual(refused._tag, "InvalidArgument")
       assert.strictEqual((yield* groups.listGroups(client, undefined, { startIndex: 1, count: 10 })).total, 1)
+    })))
+
+  it.effect("a member's mapped role follows its creator's authority as it starts and ends, with no write", () =>
+    withArbor(Effect.gen(function*() {
+      yield* TestClock.setTime(Date.parse("2026-11-29T00:00:00Z"))
+      const users = yield* ScimUsers.ScimUsers
+      const groups = yield* ScimGroups.ScimGroups
+      const access = yield* Access.Access
+      const scim = yield* ScimCredentials.ScimCredentials
+      const { org, owner, provider } = yield* setUp
+      yield* principalWith(org.uid, "second owner", "owner")
+      const { etag, token } = yield* scim.generateToken(owner, provider.uid, {})
+      yield* scim.setEnabled(owner, provider.uid, { enabled: true, etag })
+      const client = yield* scim.authenticate(provider.uid, token)
+      const team = yield* folder(org.uid, "team")
+      // A team lead who maps the provider's group to editor at the team (which needs identity_providers.create at
+      // the organization), with the authority to bind editors there now, then from 08:00 to 16:00 only.
+      const lead = yield* principalWith(org.uid, "lead", "viewer", [])
+      const bindings = yield* RoleBindings.RoleBindings
+      const mapper = yield* (yield* Roles.Roles).create(Principal.system, org.uid, {
+        name: "mapper",
+        capabilities: ["identity_providers.create", "identity_providers.list"]
+      })
+      yield* bindings.create(Principal.system, org.uid, { identityUid: lead.identityUid, roleUid: mapper.uid })
+      const now = yield* bindings.create(Principal.system, team.uid, {
+        identityUid: lead.identityUid,
+        roleUid: Role.builtInByName("owner")!.uid
+      })
+      const editor = Role.builtInByName("editor")!.uid
+      yield* (yield* ExternalGroupRoleMappings.ExternalGroupRoleMappings).create(lead, provider.uid, {
+        externalGroupId: "Engineering",
+        roleUid: editor,
+        scope: team.uid
+      })
+      yield* bindings.delete(Principal.system, now.uid)
+      yield* bindings.create(Principal.system, team.uid, {
+        identityUid: lead.identityUid,
+        roleUid: Role.builtInByName("owner")!.uid,
+        startTime: "2026-11-29T08:00:00Z",
+        expireTime: "2026-11-29T16:00:00Z"
+      })
+      const ada = yield* users.createUser(client, { userName: "ada", externalId: "00u1" })
+      yield* groups.createGroup(client, { displayName: "Engineering", members: [{ value: ada.identityUid }] })
+      const holds = access.can(Principal.identity(ada.identityUid), "repo.create", team.uid)
+      assert.isFalse(yield* holds, "the mapping rests on nothing yet")
+      assert.isFalse(yield* holds, "warm")
+      // A start is no write: only the member's cache reading the clock at its creator's next edge sees it.
+      yield* TestClock.adjust("8 hours")
+      assert.isTrue(yield* holds, "its creator's authority started: so did the mapping's role")
+      yield* TestClock.adjust("8 hours")
+      assert.isFalse(yield* holds, "and ended with it")
     })))
 })

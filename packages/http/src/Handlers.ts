@@ -15,6 +15,7 @@ export const layer = Layer.unwrapEffect(Effect.map(EngineServices.services, (eng
     Methods.identities.rest(engine),
     Methods.roles.rest(engine),
     Methods.roleBindings.rest(engine),
+    Methods.elevations.rest(engine),
     Methods.identityProviders.rest(engine),
     Methods.accountAssociations.rest(engine),
     Methods.invites.rest(engine),

@@ -27,6 +27,7 @@ const authzen = { without: "AuthZEN (OpenID) is HTTP and JSON only; the protos h
 const discovery = { without: "a discovery document, read over HTTP by OpenID and JWT libraries" }
 const probe = { without: "a probe for load balancers and orchestrators, over plain HTTP" }
 const signIn = { without: "a person's sign-in: OAuth 2.0 over HTTP (RFC 6749, 8628, 7009)" }
+const elevation = { without: "just-in-time elevation is Arbor's own: the protos have no such service (REST only)" }
 
 /** Each custom endpoint's gRPC twin (`service/Method`), or why it has none. */
 const twins: Readonly<Record<string, string | Without>> = {
@@ -65,6 +66,15 @@ const twins: Readonly<Record<string, string | Without>> = {
   "organizationDecisions.searchActions": authzen,
   "organizationDecisions.searchSubjects": authzen,
   "organizationDecisions.searchResources": authzen,
+  "eligibilities.list": elevation,
+  "eligibilities.get": elevation,
+  "eligibilities.create": elevation,
+  "eligibilities.delete": elevation,
+  "elevations.list": elevation,
+  "elevations.get": elevation,
+  "elevations.create": elevation,
+  "elevations.approve": elevation,
+  "elevations.deny": elevation,
   "decisionVocabularies.get": { without: "the protos have no decision service, so nothing of its vocabulary" },
   "decisionVocabularies.set": { without: "the protos have no decision service, so nothing of its vocabulary" },
   "sts.exchange": "chainguard.platform.oidc.SecurityTokenService/Exchange",
@@ -83,6 +93,8 @@ const twins: Readonly<Record<string, string | Without>> = {
 
 /** Custom endpoints no command of `arbor` calls, and why. */
 const notOnTheCommandLine: Readonly<Record<string, string>> = {
+  "eligibilities.get": "arbor iam eligibilities list shows each whole",
+  "elevations.get": "arbor iam approvals list shows each whole; arbor iam elevate prints the one it asked for",
   "decisions.evaluateMany": "batches of decisions are for services; arbor iam check asks one",
   "decisions.searchSubjects": "searches are for services; arbor iam check asks one decision",
   "decisions.searchResources": "searches are for services; arbor iam check asks one decision",

@@ -61,20 +61,24 @@ describe("reading a request", () => {
       )
     }).pipe(Effect.provide(testServerOn("memory"))))
 
-  it.scopedLive("a binding with a condition or a misspelt expiry, fields bindings lack, is refused: never a permanent grant", () =>
+  it.scopedLive("a binding with a misspelt expiry or condition field is refused: never a permanent grant", () =>
     Effect.gen(function*() {
       const { identity, org, token } = yield* member("acme")
       for (
-        const [field, value] of [
-          ["expiresAt", "2030-01-01T00:00:00Z"],
-          ["condition", { expression: "request.time < timestamp('2030-01-01T00:00:00Z')" }]
+        const [field, value, named] of [
+          ["expiresAt", "2030-01-01T00:00:00Z", "expiresAt"],
+          [
+            "condition",
+            { expression: "request.time < timestamp('2030-01-01T00:00:00Z')", titel: "2029" },
+            "condition.titel"
+          ]
         ] as const
       ) {
         const refused = yield* call("POST", `/iam/v2beta1/roleBindings/${org}`, {
           token,
           body: { identityUid: identity, roleUid: viewer, [field]: value }
         })
-        refusedNaming(refused, field, "is not a field of this request")
+        refusedNaming(refused, named, "is not a field of this request")
       }
       const listed = yield* call("GET", `/iam/v2beta1/roleBindings?uidp.children_of=${org}&role=${viewer}`, { token })
       assert.deepStrictEqual(listed.body.roleBindings, [])
@@ -91,9 +95,9 @@ describe("reading a request", () => {
       refusedNaming(
         yield* call("PATCH", `/iam/v2beta1/roleBindings/${made.body.uid}`, {
           token,
-          body: { roleUid: viewer, condition: { expression: "true" } }
+          body: { roleUid: viewer, condition: { expression: "true", titel: "always" } }
         }),
-        "condition",
+        "condition.titel",
         "is not a field of this request"
       )
       // Output-only fields, as a client that read the resource sends it back, are ignored (AIP-203).

@@ -521,7 +521,48 @@ const bindingWindows = [
   `CREATE INDEX role_bindings__expire_time ON role_bindings (expire_time, uid)`
 ]
 
+/** Migration 19: a role binding's condition (DECISIONS §21). */
 const bindingConditions = [`ALTER TABLE role_bindings ADD COLUMN condition TEXT`]
+
+/** Migration 20: just-in-time elevation (DECISIONS §21): eligibilities, elevations, and the binding each made. */
+const elevations = [
+  `ALTER TABLE role_bindings ADD COLUMN elevation_uid TEXT`,
+  `CREATE TABLE eligibilities (
+  uid TEXT PRIMARY KEY NOT NULL,
+  parent TEXT,
+  identity_uid TEXT NOT NULL,
+  role_uid TEXT NOT NULL,
+  max_duration_seconds INTEGER NOT NULL,
+  approver_role_uid TEXT,
+  granted_by TEXT,
+  create_time INTEGER NOT NULL,
+  update_time INTEGER NOT NULL
+) STRICT`,
+  `CREATE UNIQUE INDEX eligibilities__unique__parent__identity_uid__role_uid ON eligibilities (parent, identity_uid, role_uid)`,
+  `CREATE INDEX eligibilities__parent ON eligibilities (parent, uid)`,
+  `CREATE INDEX eligibilities__identity_uid ON eligibilities (identity_uid, uid)`,
+  `CREATE INDEX eligibilities__create_time ON eligibilities (create_time, uid)`,
+  `CREATE TABLE elevations (
+  uid TEXT PRIMARY KEY NOT NULL,
+  parent TEXT,
+  eligibility_uid TEXT NOT NULL,
+  identity_uid TEXT NOT NULL,
+  role_uid TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  duration_seconds INTEGER NOT NULL,
+  state TEXT NOT NULL,
+  approver_uid TEXT,
+  binding_uid TEXT,
+  expire_time INTEGER,
+  create_time INTEGER NOT NULL,
+  update_time INTEGER NOT NULL
+) STRICT`,
+  `CREATE INDEX elevations__parent ON elevations (parent, uid)`,
+  `CREATE INDEX elevations__eligibility_uid ON elevations (eligibility_uid, uid)`,
+  `CREATE INDEX elevations__identity_uid ON elevations (identity_uid, uid)`,
+  `CREATE INDEX elevations__state ON elevations (state, uid)`,
+  `CREATE INDEX elevations__create_time ON elevations (create_time, uid)`
+]
 
 /** The migrations, by `<id>_<name>`. */
 export const migrations: Migrations.Migrations = {
@@ -543,7 +584,8 @@ export const migrations: Migrations.Migrations = {
   "0016_scim_groups": Migrations.statements(scimGroups),
   "0017_decision_vocabularies": Migrations.statements(decisionVocabularies),
   "0018_binding_windows": Migrations.statements(bindingWindows),
-  "0019_binding_conditions": Migrations.statements(bindingConditions)
+  "0019_binding_conditions": Migrations.statements(bindingConditions),
+  "0020_elevations": Migrations.statements(elevations)
 }
 
 /** The newest schema version this code knows. */

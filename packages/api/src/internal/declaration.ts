@@ -80,7 +80,8 @@ const MaskParams = Schema.Struct({
   }))
 })
 
-const Deleted = HttpApiSchema.Empty(200)
+/** A delete's answer: 200 and an empty body (docs/api.md §5). */
+export const Deleted = HttpApiSchema.Empty(200)
 
 /** The JSON Schema of what a schema decodes from. */
 export const jsonShape = <A, I>(schema: Schema.Schema<A, I>) => {

@@ -17,7 +17,9 @@ export const uidCustomMethods: ReadonlyArray<string> = [
   "setScimEnabled",
   "checkAccountAssociation",
   "export",
-  "apply"
+  "apply",
+  "approve",
+  "deny"
 ]
 
 const afterUid = new RegExp(`/(${uidCustomMethods.join("|")})$`)

@@ -8,6 +8,7 @@ import * as Help from "../Help.js"
 import { accountAssociations } from "./iam/accountAssociations.js"
 import { check } from "./iam/check.js"
 import { decisionVocabulary } from "./iam/decisionVocabulary.js"
+import { approvals, elevate, eligibilities } from "./iam/elevations.js"
 import { externalGroupRoleMappings } from "./iam/externalGroupRoleMappings.js"
 import { folders, organizations } from "./iam/groups.js"
 import { identities } from "./iam/identities.js"
@@ -35,6 +36,9 @@ export const iam = Command.make("iam").pipe(
     accountAssociations,
     terms,
     decisionVocabulary,
+    eligibilities,
+    elevate,
+    approvals,
     check
   ])
 )

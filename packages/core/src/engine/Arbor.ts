@@ -18,6 +18,9 @@ import * as Authorization from "../iam/Authorization.js"
 import * as DecisionVocabularies from "../iam/DecisionVocabularies.js"
 import * as DecisionVocabulary from "../iam/DecisionVocabulary.js"
 import * as Declarative from "../iam/Declarative.js"
+import * as Elevation from "../iam/Elevation.js"
+import * as Elevations from "../iam/Elevations.js"
+import * as Eligibility from "../iam/Eligibility.js"
 import * as ExternalGroupRoleMapping from "../iam/ExternalGroupRoleMapping.js"
 import * as ExternalGroupRoleMappings from "../iam/ExternalGroupRoleMappings.js"
 import * as Group from "../iam/Group.js"
@@ -84,7 +87,9 @@ export const resourceTables: ReadonlyArray<Table> = [
   ScimCredential.table,
   ScimUser.table,
   ScimGroup.table,
-  DecisionVocabulary.table
+  DecisionVocabulary.table,
+  Eligibility.table,
+  Elevation.table
 ]
 
 /**
@@ -124,6 +129,7 @@ export type Services =
   | ScimUsers.ScimUsers
   | ScimGroups.ScimGroups
   | DecisionVocabularies.DecisionVocabularies
+  | Elevations.Elevations
   | Access.Access
   | People.People
   | Authorization.Authorization
@@ -188,6 +194,7 @@ const services: Effect.Effect<Context.Context<Services>, never, Store | Secrets.
       .and(ScimUsers.ScimUsers, ScimUsers.make)
       .and(ScimGroups.ScimGroups, ScimGroups.make)
       .and(DecisionVocabularies.DecisionVocabularies, DecisionVocabularies.make)
+      .and(Elevations.Elevations, Elevations.make)
       .and(Access.Access, Access.make)
       // Documents are applied through the services above, as a caller would make each change.
       .and(Declarative.Declarative, Declarative.make)

@@ -40,7 +40,9 @@ export const ResourceKind = Schema.Literal(
   "scim_credential",
   "scim_user",
   "scim_group",
-  "decision_vocabulary"
+  "decision_vocabulary",
+  "eligibility",
+  "elevation"
 )
 export type ResourceKind = typeof ResourceKind.Type
 

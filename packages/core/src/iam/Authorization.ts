@@ -27,6 +27,8 @@ import * as ScimGroup from "../provisioning/ScimGroup.js"
 import * as ScimUser from "../provisioning/ScimUser.js"
 import { all, type Capability } from "./Capability.js"
 import * as Condition from "./Condition.js"
+import * as Elevation from "./Elevation.js"
+import * as Eligibility from "./Eligibility.js"
 import * as ExternalGroupRoleMapping from "./ExternalGroupRoleMapping.js"
 import * as Group from "./Group.js"
 import type { Narrowing, Principal } from "./Principal.js"
@@ -206,6 +208,11 @@ interface Held {
   readonly changesAt: number
 }
 
+/** When what a load read next starts or ends (epoch milliseconds), as it learns of more. */
+interface Edges {
+  next: number
+}
+
 /** The time of the clock `fiber` runs with (a test clock in tests), in epoch milliseconds. */
 const nowOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): number =>
   Context.get(fiber.getFiberRef(DefaultServices.currentServices), Clock.Clock).unsafeCurrentTimeMillis()
@@ -249,6 +256,8 @@ const authorityKinds: ReadonlySet<ChangeLog.ResourceKind> = new Set([
   "scim_user",
   "scim_group",
   "external_group_role_mapping",
+  "eligibility",
+  "elevation",
   "identity",
   "identity_provider"
 ])
@@ -261,6 +270,8 @@ export const make = Effect.gen(function*() {
   const scimUsers = yield* Repository.make(ScimUser.table, ScimUser.Record)
   const scimGroups = yield* Repository.make(ScimGroup.table, ScimGroup.Record)
   const groups = yield* Repository.make(Group.table, Group.Group)
+  const eligibilities = yield* Repository.make(Eligibility.table, Eligibility.Record)
+  const elevations = yield* Repository.make(Elevation.table, Elevation.Record)
   const builtIn: ReadonlyMap<string, ReadonlySet<Capability>> = new Map(
     Role.builtIns.map((r) => [r.uid, new Set(r.capabilities)])
   )
@@ -274,14 +285,15 @@ export const make = Effect.gen(function*() {
   /**
    * An identity's bindings, and the providers whose SCIM clients deactivated or deleted it: its bindings in their
    * organizations' groups give nothing (docs/api.md §13); then what the group mappings of the groups the other
-   * providers' clients pushed with it as a member give it.
+   * providers' clients pushed with it as a member give it. `asAuthority`: what others' grants may rest on, its
+   * bindings alone, without pushed groups or elevations (so that such grants never rest on one another).
    */
   const load = (
     principal: Principal & { readonly _tag: "Identity" },
-    options: { readonly memberships: boolean }
+    options: { readonly asAuthority: boolean }
   ): Effect.Effect<Held, Internal | Unavailable> =>
     Effect.gen(function*() {
-      const [held, provisioned] = yield* Effect.all([
+      const [all, provisioned] = yield* Effect.all([
         bindings.find({
           conditions: [{ _tag: "Equals", column: "identityUid", value: principal.uid }],
           order: [{ column: "uid", direction: "asc" }]
@@ -293,14 +305,16 @@ export const make = Effect.gen(function*() {
       ])
       const providerOf = (user: ScimUser.Record) => parentOrNull(user.uid) ?? []
       const stopped = provisioned.filter((user) => !user.active).flatMap(providerOf)
+      // When what these grants rest on next starts or ends: then they stop being current (DECISIONS §21).
+      const edges: Edges = { next: Infinity }
+      const held = yield* standing(all, principal.uid, options, edges)
       // Only the bindings whose window holds now; the next edge of any window is when these grants stop being current.
       const now = yield* Clock.currentTimeMillis
-      let changesAt = Infinity
       const granting = held.filter((b) => {
         const starts = b.startTime?.epochMillis
         const ends = b.expireTime?.epochMillis
-        if (starts !== undefined && starts > now) changesAt = Math.min(changesAt, starts)
-        if (ends !== undefined && ends > now) changesAt = Math.min(changesAt, ends)
+        if (starts !== undefined && starts > now) edges.next = Math.min(edges.next, starts)
+        if (ends !== undefined && ends > now) edges.next = Math.min(edges.next, ends)
         return RoleBinding.stateAt(b, now) === "ACTIVE"
       })
       const pending = held.filter((b) => RoleBinding.stateAt(b, now) === "PENDING")
@@ -334,22 +348,66 @@ export const make = Effect.gen(function*() {
       }
       const bound = grantsOf(granting)
       const active = provisioned.filter((user) => user.active).flatMap(providerOf)
-      const pushed = !options.memberships || active.length === 0 ? [] : yield* memberships(principal.uid, active)
+      // The mappings of pushed groups rest on their creators' bindings: when one of those starts or ends, so may they.
+      const pushed = options.asAuthority || active.length === 0
+        ? []
+        : yield* memberships(principal.uid, active, edges)
       const grants = bound.with(new Grants(false, pushed))
       return {
         stopped,
         bound,
         grants,
         ahead: pending.length === 0 ? grants : grants.with(grantsOf(pending)),
-        changesAt
+        changesAt: edges.next
       }
+    })
+
+  /**
+   * `all` of an identity's bindings but those made by elevations that no longer stand (DECISIONS §21): one stands
+   * while it is granted, its eligibility is still there for that identity and role and rests on its maker's
+   * authority, and its approver (when it needed one) still holds the approver role's capabilities at its group. As
+   * authority (`asAuthority`), no elevation counts.
+   */
+  const standing = (
+    all: ReadonlyArray<RoleBinding.Record>,
+    identityUid: Uid,
+    options: { readonly asAuthority: boolean },
+    edges: Edges
+  ) =>
+    Effect.gen(function*() {
+      const elevated = all.filter((b) => b.elevationUid !== null)
+      if (elevated.length === 0) return all
+      if (options.asAuthority) return all.filter((b) => b.elevationUid === null)
+      const found = yield* elevations.getMany(elevated.map((b) => b.elevationUid!))
+      const eligible = new Map(
+        (yield* eligibilities.getMany([...new Set(found.map((e) => e.eligibilityUid))])).map((e) => [e.uid, e] as const)
+      )
+      const kept = new Set<string>()
+      for (const elevation of found) {
+        const eligibility = eligible.get(elevation.eligibilityUid)
+        if (
+          eligibility === undefined || elevation.state !== "ACTIVE" || elevation.bindingUid === null ||
+          eligibility.identityUid !== identityUid || eligibility.roleUid !== elevation.roleUid
+        ) continue
+        const scope = eligibility.parent
+        if (!(yield* stands({ grantedBy: eligibility.grantedBy, roleUid: eligibility.roleUid, scope }, edges))) continue
+        if (elevation.approverUid !== null) {
+          if (eligibility.approverRoleUid === null) continue
+          const approver = yield* boundHeldOf(elevation.approverUid)
+          edges.next = Math.min(edges.next, approver.changesAt)
+          const capabilities = (yield* capabilitiesOf([eligibility.approverRoleUid]))(eligibility.approverRoleUid)
+          if (capabilities === undefined || !approver.bound.holdsAll(capabilities, scope)) continue
+        }
+        kept.add(elevation.bindingUid)
+      }
+      return all.filter((b) => b.elevationUid === null || kept.has(b.uid))
     })
 
   /**
    * What the group mappings of the groups that `providers`' SCIM clients pushed with `identityUid` as a member give
    * it: a mapping whose external group is such a group's `displayName` or `externalId`, while it stands.
    */
-  const memberships = (identityUid: Uid, providers: ReadonlyArray<Uid>) =>
+  const memberships = (identityUid: Uid, providers: ReadonlyArray<Uid>, edges: Edges) =>
     Effect.gen(function*() {
       const groups = yield* scimGroups.find({
         conditions: [
@@ -374,7 +432,8 @@ export const make = Effect.gen(function*() {
         order: [{ column: "uid", direction: "asc" }]
       })
       return yield* granted(
-        found.filter((m) => externalIds.get(m.identityProviderUid)?.has(m.externalGroupId) === true)
+        found.filter((m) => externalIds.get(m.identityProviderUid)?.has(m.externalGroupId) === true),
+        edges
       )
     })
 
@@ -393,12 +452,17 @@ export const make = Effect.gen(function*() {
    * deleted since gives nothing from the next call on).
    */
   const mapped = (uids: ReadonlyArray<Uid> | undefined): Effect.Effect<ReadonlyArray<Grant>, Internal | Unavailable> =>
-    uids === undefined || uids.length === 0 ? Effect.succeed([]) : Effect.flatMap(mappings.getMany(uids), granted)
+    uids === undefined || uids.length === 0
+      ? Effect.succeed([])
+      : Effect.flatMap(mappings.getMany(uids), (found) => granted(found))
 
-  /** What `found` mappings give, each as long as it stands on its creator's authority (as at sign-in). */
-  const granted = (found: ReadonlyArray<ExternalGroupRoleMapping.Record>) =>
+  /**
+   * What `found` mappings give, each as long as it stands on its creator's authority (as at sign-in); `edges` learns
+   * when the creators' bindings next start or end.
+   */
+  const granted = (found: ReadonlyArray<ExternalGroupRoleMapping.Record>, edges?: Edges) =>
     Effect.gen(function*() {
-      const standing = yield* Effect.filter(found, stands)
+      const standing = yield* Effect.filter(found, (mapping) => stands(mapping, edges))
       const capabilities = yield* capabilitiesOf(standing.map((m) => m.roleUid))
       return standing.flatMap((m): ReadonlyArray<Grant> => {
         const caps = capabilities(m.roleUid)
@@ -415,13 +479,18 @@ export const make = Effect.gen(function*() {
    * grant outlives the authority that made it; asked at each sign-in, at each use of a token that carries the
    * mapping, and whenever a pushed group's member's grants are read.
    */
-  const stands = (mapping: {
-    readonly grantedBy: Uid | null
-    readonly roleUid: Uid
-    readonly scope: Uid
-  }): Effect.Effect<boolean, Internal | Unavailable> =>
+  const stands = (
+    mapping: {
+      readonly grantedBy: Uid | null
+      readonly roleUid: Uid
+      readonly scope: Uid
+    },
+    edges?: Edges
+  ): Effect.Effect<boolean, Internal | Unavailable> =>
     Effect.gen(function*() {
-      const creator = mapping.grantedBy === null ? everything : yield* boundOf(mapping.grantedBy)
+      const held = mapping.grantedBy === null ? undefined : yield* boundHeldOf(mapping.grantedBy)
+      if (held !== undefined && edges !== undefined) edges.next = Math.min(edges.next, held.changesAt)
+      const creator = held?.bound ?? everything
       if (!creator.holds(RoleBinding.permissions.create, mapping.scope)) return false
       const roleGroup = parentOrNull(mapping.roleUid)
       if (
@@ -447,11 +516,10 @@ export const make = Effect.gen(function*() {
    * token).
    */
   const held = (principal: Principal & { readonly _tag: "Identity" }) =>
-    cachedAs(principal.uid, load(principal, { memberships: true }))
+    cachedAs(principal.uid, load(principal, { asAuthority: false }))
 
-  /** What identity `uid`'s bindings alone give it, cached beside `held`. */
-  const boundOf = (uid: Uid) =>
-    Effect.map(cachedAs(`bound:${uid}`, load({ _tag: "Identity", uid }, { memberships: false })), (l) => l.bound)
+  /** What identity `uid`'s bindings alone give it (`bound`), cached beside `held`. */
+  const boundHeldOf = (uid: Uid) => cachedAs(`bound:${uid}`, load({ _tag: "Identity", uid }, { asAuthority: true }))
 
   /** What `load` reads, from the cache under `key` while the grants' version is the one it was read at. */
   const cachedAs = (key: string, load: Effect.Effect<Held, Internal | Unavailable>) =>
@@ -590,8 +658,16 @@ export const make = Effect.gen(function*() {
      * act as it must hold already (no escalation through identities, docs/api.md §7).
      */
     heldAhead: (uid: Uid) => Effect.map(held({ _tag: "Identity", uid }), (loaded) => loaded.ahead),
-    /** True while a group mapping rests on its creator's authority (they could still bind its role at its scope). */
-    mappingStands: stands,
+    /**
+     * What identity `uid` holds by its own bindings, without pushed groups or elevations: the authority that others'
+     * grants (mappings, eligibilities, approvals) rest on.
+     */
+    authorityOf: (uid: Uid) => Effect.map(boundHeldOf(uid), (held) => held.bound),
+    /**
+     * True while a grant that someone made (a group mapping, an eligibility) rests on their authority: they could
+     * still bind its role at its scope.
+     */
+    grantStands: (grant: Parameters<typeof stands>[0]) => stands(grant),
     /** Fails unless `principal` holds `capability` at `group`. */
     check: (principal: Principal, capability: Capability, group: string, resource: string = group) =>
       operation("Authorization.check", { "arbor.capability": capability })(

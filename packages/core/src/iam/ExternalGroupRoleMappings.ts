@@ -184,7 +184,7 @@ export const make = Effect.gen(function*() {
             { _tag: "In", column: "externalGroupId", values: [...new Set(groups)].slice(0, 1000) }
           ]
         })
-        return yield* Effect.filter(found, ops.authorization.mappingStands)
+        return yield* Effect.filter(found, ops.authorization.grantStands)
       }))
   }
   return service satisfies ResourceService.Creatable<Mapping, MappingListOptions>

@@ -62,6 +62,8 @@ export const Record = Schema.Struct({
   startTime: Schema.NullOr(Timestamp),
   expireTime: Schema.NullOr(Timestamp),
   condition: Schema.NullOr(Condition.Condition),
+  /** The elevation that made it (`Elevation`): it grants only while that stands. */
+  elevationUid: Schema.NullOr(Uid),
   /** When its end was logged (the one change-log entry of its end); null until then. */
   endedTime: Schema.NullOr(Timestamp),
   createTime: Timestamp,
@@ -176,7 +178,8 @@ export const table: Table = {
     startTime: { type: "integer", nullable: true },
     expireTime: { type: "integer", nullable: true },
     endedTime: { type: "integer", nullable: true },
-    condition: { type: "json", nullable: true }
+    condition: { type: "json", nullable: true },
+    elevationUid: { type: "text", nullable: true }
   },
   unique: [["parent", "identityUid", "roleUid"]],
   indexes: [["parent"], ["identityUid"], ["roleUid"], ["createTime"], ["updateTime"], ["expireTime"]],

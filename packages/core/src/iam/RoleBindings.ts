@@ -203,6 +203,7 @@ export const make = Effect.gen(function*() {
         startTime: startTime ?? null,
         expireTime: expireTime ?? null,
         condition: condition ?? null,
+        elevationUid: null,
         endedTime: null,
         createTime: now,
         updateTime: now
@@ -370,6 +371,61 @@ export const make = Effect.gen(function*() {
         duplicate: (next) => duplicate(next.parent),
         present: hydrateOne
       })),
+
+    /**
+     * The binding a granted elevation makes (`Elevations`, in its transaction; not for other callers): its role at
+     * its group until `expireTime`, made by the elevation, whose standing it then rests on. Answers its uid.
+     */
+    bindElevated: (wanted: {
+      readonly group: Uid.Uid
+      readonly identityUid: Uid.Uid
+      readonly roleUid: Uid.Uid
+      readonly expireTime: DateTime.Utc
+      readonly elevationUid: Uid.Uid
+    }) =>
+      Effect.gen(function*() {
+        const now = yield* DateTime.now
+        const record: RoleBinding.Record = {
+          uid: Uid.makeChild(wanted.group),
+          parent: wanted.group,
+          identityUid: wanted.identityUid,
+          roleUid: wanted.roleUid,
+          startTime: null,
+          expireTime: wanted.expireTime,
+          condition: null,
+          elevationUid: wanted.elevationUid,
+          endedTime: null,
+          createTime: now,
+          updateTime: now
+        }
+        // One an earlier elevation made there is replaced; one bound for good stays (and refuses this one).
+        const earlier = yield* bindings.findRows({
+          conditions: [
+            { _tag: "Equals", column: "parent", value: wanted.group },
+            { _tag: "Equals", column: "identityUid", value: wanted.identityUid },
+            { _tag: "Equals", column: "roleUid", value: wanted.roleUid }
+          ],
+          order: [{ column: "uid", direction: "asc" }]
+        })
+        const replaced = earlier.filter((row) => row.elevationUid !== null && row.elevationUid !== undefined)
+        if (replaced.length > 0) {
+          yield* bindings.delete({ conditions: [{ _tag: "In", column: "uid", values: replaced.map((r) => r.uid) }] })
+        }
+        yield* bindings.insert(record).pipe(
+          conflict("role binding", "the identity already holds that role there, for good: it needs no elevation")
+        )
+        yield* expiring([record])
+        return record.uid
+      }),
+
+    /** Deletes the bindings elevations made (`Elevations`, when their eligibility goes; in its transaction). */
+    unbindElevated: (uids: ReadonlyArray<Uid.Uid>) =>
+      Effect.gen(function*() {
+        const made = (yield* bindings.getMany(uids)).filter((b) => b.elevationUid !== null)
+        if (made.length > 0) {
+          yield* bindings.delete({ conditions: [{ _tag: "In", column: "uid", values: made.map((b) => b.uid) }] })
+        }
+      }),
 
     /** Deletes a binding; deleting one that is already gone succeeds. */
     delete: (principal: Principal, uid: string) =>

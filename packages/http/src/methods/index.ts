@@ -5,6 +5,7 @@
  */
 import { accountAssociations } from "./accountAssociations.js"
 import { decisions } from "./decisions.js"
+import { elevations } from "./elevations.js"
 import { events } from "./events.js"
 import { groups } from "./groups.js"
 import { identities } from "./identities.js"
@@ -20,6 +21,7 @@ export const domains = [
   identities,
   roles,
   roleBindings,
+  elevations,
   identityProviders,
   accountAssociations,
   invites,
@@ -32,6 +34,7 @@ export const domains = [
 export {
   accountAssociations,
   decisions,
+  elevations,
   events,
   groups,
   identities,

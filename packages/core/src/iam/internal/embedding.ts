@@ -133,6 +133,7 @@ export const make = Effect.gen(function*() {
     startTime: b.startTime,
     expireTime: b.expireTime,
     condition: b.condition,
+    elevationUid: null,
     endedTime: null,
     createTime: b.createTime,
     updateTime: b.updateTime

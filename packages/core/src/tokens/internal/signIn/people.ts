@@ -107,6 +107,7 @@ export const make = Effect.gen(function*() {
             startTime: null,
             expireTime: null,
             condition: null,
+            elevationUid: null,
             endedTime: null,
             createTime: now,
             updateTime: now

@@ -1,0 +1,111 @@
+/**
+ * Just-in-time elevation over REST (DECISIONS §21, docs/api.md §2): an eligibility made, an elevation asked with a
+ * reason, refused to its requester as an approver, approved by another owner, deciding at once, and ended with its
+ * eligibility; each step an event of the audit trail.
+ */
+import { Role } from "@arbor/core"
+import { afterAll, assert, beforeAll, describe, it } from "vitest"
+import { freePort, startServer } from "./signInSupport.js"
+import { fetchJson, member } from "./support.js"
+
+let server: Awaited<ReturnType<typeof startServer>>
+let owner: { org: string; identity: string; token: string }
+let approver: { org: string; identity: string; token: string }
+let deployer: { org: string; identity: string; token: string }
+
+const editor = Role.builtInByName("editor")!.uid
+const ownerRole = Role.builtInByName("owner")!.uid
+
+beforeAll(async () => {
+  server = await startServer(await freePort(), {})
+  owner = await server.runtime.runPromise(member("elevating"))
+  approver = await server.runtime.runPromise(member("elevating", "owner"))
+  deployer = await server.runtime.runPromise(member("elevating", "viewer"))
+}, 30_000)
+
+afterAll(async () => {
+  await server?.close()
+})
+
+const rest = (method: string, path: string, token: string, body?: unknown) =>
+  fetchJson(server.url, method, path, token, body)
+
+/** Whether the deployer may create repos in the organization, as AuthZEN decides it. */
+const mayCreateRepos = async () =>
+  (await rest("POST", "/access/v1/evaluation", deployer.token, {
+    subject: { type: "identity", id: deployer.identity },
+    action: { name: "repo.create" },
+    resource: { type: "group", id: owner.org }
+  })).body.decision as boolean
+
+describe("just-in-time elevation", () => {
+  it("eligible, asked with a reason, approved by another owner, granted at once, revoked with its eligibility", async () => {
+    const refused = await rest("POST", `/iam/v2beta1/eligibilities/${owner.org}`, owner.token, {
+      identityUid: deployer.identity,
+      roleUid: editor,
+      maxDuration: "2 hours"
+    })
+    assert.strictEqual(refused.status, 400)
+    assert.include(JSON.stringify(refused.body), "maxDuration")
+    const made = await rest("POST", `/iam/v2beta1/eligibilities/${owner.org}`, owner.token, {
+      identityUid: deployer.identity,
+      roleUid: editor,
+      maxDuration: "7200s",
+      approverRoleUid: ownerRole
+    })
+    assert.strictEqual(made.status, 200, JSON.stringify(made.body))
+    assert.deepInclude(made.body, { identityUid: deployer.identity, maxDuration: "7200s", approverRoleUid: ownerRole })
+    const read = await rest("GET", `/iam/v2beta1/eligibilities/${made.body.uid}`, owner.token)
+    assert.deepStrictEqual(read.body, made.body)
+    const listed = await rest("GET", "/iam/v2beta1/eligibilities", owner.token)
+    assert.deepInclude(listed.body.eligibilities, made.body)
+
+    const asked = await rest("POST", `/iam/v2beta1/elevations/${owner.org}`, deployer.token, {
+      roleUid: editor,
+      reason: "deploy 1.2 (CHG-7)",
+      duration: "3600s"
+    })
+    assert.strictEqual(asked.status, 200, JSON.stringify(asked.body))
+    assert.deepInclude(asked.body, { state: "PENDING", reason: "deploy 1.2 (CHG-7)", duration: "3600s" })
+    assert.isFalse(await mayCreateRepos(), "pending grants nothing")
+    const self = await rest("POST", `/iam/v2beta1/elevations/${asked.body.uid}:approve`, deployer.token, {})
+    assert.strictEqual(self.status, 403)
+    assert.include(JSON.stringify(self.body), "SELF_APPROVAL")
+    const pending = await rest("GET", "/iam/v2beta1/elevations?state=PENDING", approver.token)
+    assert.deepStrictEqual(pending.body.elevations.map((e: { uid: string }) => e.uid), [asked.body.uid])
+    const approved = await rest("POST", `/iam/v2beta1/elevations/${asked.body.uid}:approve`, approver.token, {})
+    assert.strictEqual(approved.status, 200, JSON.stringify(approved.body))
+    assert.deepInclude(approved.body, { state: "ACTIVE", approverUid: approver.identity })
+    assert.isTrue(await mayCreateRepos(), "granted at once")
+    const own = await rest("GET", `/iam/v2beta1/elevations/${asked.body.uid}`, deployer.token)
+    assert.strictEqual(own.body.state, "ACTIVE")
+    const binding = await rest("GET", `/iam/v2beta1/roleBindings/${approved.body.bindingUid}`, owner.token)
+    assert.strictEqual(binding.body.expireTime, approved.body.expireTime)
+
+    // Another asked, and denied.
+    const again = await rest("POST", `/iam/v2beta1/elevations/${owner.org}`, deployer.token, {
+      roleUid: editor,
+      reason: "and once more",
+      duration: "600s"
+    })
+    const denied = await rest("POST", `/iam/v2beta1/elevations/${again.body.uid}:deny`, approver.token, {})
+    assert.deepInclude(denied.body, { state: "DENIED", approverUid: approver.identity })
+
+    const deleted = await rest("DELETE", `/iam/v2beta1/eligibilities/${made.body.uid}`, owner.token)
+    assert.strictEqual(deleted.status, 200, JSON.stringify(deleted.body))
+    assert.isFalse(await mayCreateRepos(), "ended with its eligibility")
+    assert.strictEqual(
+      (await rest("GET", `/iam/v2beta1/elevations/${asked.body.uid}`, owner.token)).body.state,
+      "REVOKED"
+    )
+    const logged = await rest("GET", `/events/v2beta1/events?subject=${asked.body.uid}`, owner.token)
+    assert.deepStrictEqual(
+      logged.body.events.map((e: { type: string }) => e.type),
+      [
+        "dev.chainguard.api.iam.elevations.created.v1",
+        "dev.chainguard.api.iam.elevations.updated.v1",
+        "dev.chainguard.api.iam.elevations.updated.v1"
+      ]
+    )
+  })
+})
