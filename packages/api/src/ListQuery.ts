@@ -7,7 +7,7 @@
 import type { AdvisoryListOptions } from "@arbor/core/Advisories"
 import type { EntryListOptions, WatchOptions } from "@arbor/core/AuditTrail"
 import { State as ElevationState } from "@arbor/core/Elevation"
-import type { ElevationListOptions } from "@arbor/core/Elevations"
+import type { ElevationListOptions, EligibilityListOptions } from "@arbor/core/Elevations"
 import type { MappingListOptions } from "@arbor/core/ExternalGroupRoleMappings"
 import type { IdentityListOptions } from "@arbor/core/Identities"
 import type { ListOptions } from "@arbor/core/Lists"
@@ -197,6 +197,13 @@ const mappingListQuery = query({
 })
 /** The parameters of a list of external group role mappings. */
 export const MappingListQuery: Listing<MappingListOptions, typeof mappingListQuery> = mappingListQuery
+
+const eligibilityListQuery = query({
+  ...v2,
+  identity: parameter("identity", Schema.String, "only the eligibilities of this identity (its uid; your own: any)")
+})
+/** The parameters of a list of eligibilities. */
+export const EligibilityListQuery: Listing<EligibilityListOptions, typeof eligibilityListQuery> = eligibilityListQuery
 
 const elevationListQuery = query({
   ...v2,

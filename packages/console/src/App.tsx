@@ -5,6 +5,7 @@ import { AccessCheck } from "./access/AccessCheck.js"
 import { AuditTrail } from "./audit/AuditTrail.js"
 import * as Client from "./Client.js"
 import { ConnectionContext, useConnection } from "./Connection.js"
+import { ElevationsPage } from "./elevations/Elevations.js"
 import { GroupPage } from "./groups/GroupPage.js"
 import { Hierarchy } from "./hierarchy/Hierarchy.js"
 import { IdentityPage } from "./identities/IdentityPage.js"
@@ -24,6 +25,8 @@ const View = ({ route }: { readonly route: Route.Route }) => {
       return <AuditTrail key={route.group ?? ""} group={route.group} />
     case "Access":
       return <AccessCheck />
+    case "Elevations":
+      return <ElevationsPage />
   }
 }
 
@@ -40,7 +43,8 @@ const Who = () => {
 const links = [
   ["Home", "Hierarchy"],
   ["Audit", "Audit trail"],
-  ["Access", "Access check"]
+  ["Access", "Access check"],
+  ["Elevations", "Access requests"]
 ] as const
 
 export const App = ({ initial }: { readonly initial: ReturnType<typeof Session.initial> }) => {

@@ -25,6 +25,7 @@ export type Route =
   | { readonly _tag: "Identity"; readonly uid: string }
   | { readonly _tag: "Audit"; readonly group?: string | undefined }
   | { readonly _tag: "Access" }
+  | { readonly _tag: "Elevations" }
 
 const isSection = (s: string | undefined): s is Section => sections.some(([name]) => name === s)
 
@@ -37,6 +38,7 @@ export const parse = (hash: string): Route => {
   if (kind === "identities" && uid !== undefined && uid !== "") return { _tag: "Identity", uid }
   if (kind === "audit") return uid === undefined || uid === "" ? { _tag: "Audit" } : { _tag: "Audit", group: uid }
   if (kind === "access") return { _tag: "Access" }
+  if (kind === "access-requests") return { _tag: "Elevations" }
   return { _tag: "Home" }
 }
 
@@ -53,6 +55,8 @@ export const href = (route: Route): string => {
       return route.group === undefined ? "#/audit" : `#/audit/${encodeURIComponent(route.group)}`
     case "Access":
       return "#/access"
+    case "Elevations":
+      return "#/access-requests"
   }
 }
 

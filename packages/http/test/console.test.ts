@@ -6,7 +6,7 @@
  * violation), none breaks the Content-Security-Policy, and each is kept as a screenshot at 1280 and 390 px under
  * `packages/http/test-results/console/`. Without Chromium the tests are skipped, except in CI.
  */
-import { GroupInvites, Groups, Identities, Principal, Role, RoleBindings, TokenIssuer } from "@arbor/core"
+import { Elevations, GroupInvites, Groups, Identities, Principal, Role, RoleBindings, TokenIssuer } from "@arbor/core"
 import axe from "axe-core"
 import * as Effect from "effect/Effect"
 import { mkdirSync } from "node:fs"
@@ -206,6 +206,69 @@ describe.skipIf(executable === undefined)("the console in Chromium", { timeout: 
     assert.deepStrictEqual(refused, [])
     await page.context().close()
   })
+
+  for (const width of [1280, 390] as const) {
+    it(`a person requests access they are eligible for, and another approves it (${width} px)`, async () => {
+      const { asker, approver } = await server.runtime.runPromise(Effect.gen(function*() {
+        const org = yield* (yield* Groups.Groups).createRoot(Principal.system, { name: `elevating-${width}` })
+        const identities = yield* Identities.Identities
+        const bindings = yield* RoleBindings.RoleBindings
+        const person = (name: string, role: string) =>
+          Effect.gen(function*() {
+            const made = yield* identities.create(Principal.system, org.uid, {
+              name,
+              claimMatch: { issuer: "https://issuer.invalid", subject: `${name}-${width}` }
+            })
+            yield* bindings.create(Principal.system, org.uid, {
+              identityUid: made.uid,
+              roleUid: Role.builtInByName(role)!.uid
+            })
+            const minted = yield* (yield* TokenIssuer.TokenIssuer).mint(made.uid, {
+              iss: "https://issuer.invalid",
+              sub: `${name}-${width}`
+            })
+            return minted.token
+          })
+        const asker = yield* person("ada", "viewer")
+        const approver = yield* person("grace", "owner")
+        yield* (yield* Elevations.Elevations).createEligibility(Principal.system, org.uid, {
+          identityUid: (yield* identities.list(Principal.system, { name: "ada", childrenOf: org.uid })).items[0]!.uid,
+          roleUid: Role.builtInByName("editor")!.uid,
+          maxDuration: "7200s",
+          approverRoleUid: Role.builtInByName("owner")!.uid
+        })
+        return { asker, approver }
+      }))
+      const signedIn = async (token: string) => {
+        const opened = await open(width)
+        await opened.page.goto(`${server.url}/console/`)
+        await opened.page.getByLabel("API token", { exact: true }).fill(token)
+        await opened.page.getByRole("button", { name: "Use this token" }).click()
+        await opened.page.getByRole("heading", { name: "Hierarchy" }).waitFor()
+        await opened.page.getByRole("link", { name: "Access requests" }).click()
+        await opened.page.getByRole("heading", { name: "Access requests" }).waitFor()
+        return opened
+      }
+      const { page, refused } = await signedIn(asker)
+      const request = page.getByRole("form", { name: "Request access" })
+      await request.getByText("once someone holding").waitFor()
+      await look(page, refused, "access-request", width)
+      await request.getByLabel("For").selectOption({ label: "1 hour" })
+      await request.getByLabel("Reason").fill("release 1.2")
+      await request.getByRole("button", { name: "Request access" }).click()
+      await page.getByText("Your request: waiting for approval.").waitFor()
+      await page.getByText("Yours: someone else approves it").waitFor()
+      await page.context().close()
+
+      const approving = await signedIn(approver)
+      const waiting = approving.page.getByRole("table", { name: "Requests waiting for an approver" })
+      await waiting.getByText("release 1.2").waitFor()
+      await look(approving.page, approving.refused, "access-approve", width)
+      await waiting.getByRole("button", { name: "Approve" }).click()
+      await approving.page.getByText("Nothing waits for an approver that you can see.").waitFor()
+      await approving.page.context().close()
+    })
+  }
 
   it("deleting says what goes and returns to its parent; a folder says what it holds; one's own owner binding warns", async () => {
     const { folders, org, token } = await server.runtime.runPromise(Effect.gen(function*() {

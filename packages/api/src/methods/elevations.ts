@@ -15,16 +15,21 @@ export const Eligibilities = authenticated(
   HttpApiGroup.make("eligibilities")
     .add(
       HttpApiEndpoint.get("list", "/eligibilities")
-        .setUrlParams(ListQuery.ListQuery)
+        .setUrlParams(ListQuery.EligibilityListQuery)
         .addSuccess(Wire.listEnvelope("eligibilities", Wire.Eligibility))
         .annotate(OpenApi.Summary, "List eligibilities")
-        .annotate(OpenApi.Description, "Those at groups where the caller holds role_bindings.list (or above).")
+        .annotate(
+          OpenApi.Description,
+          "Those at groups where the caller holds role_bindings.list (or above); identity=<your own uid>: yours, " +
+            "whatever you may list."
+        )
     )
     .add(
       HttpApiEndpoint.get("get", "/eligibilities/:uid")
         .setPath(UidPath)
         .addSuccess(Wire.Eligibility)
         .annotate(OpenApi.Summary, "Get an eligibility")
+        .annotate(OpenApi.Description, "With role_bindings.list at its group (or above).")
     )
     .add(
       HttpApiEndpoint.post("create", "/eligibilities/:uid")
@@ -104,7 +109,7 @@ export const Elevations = authenticated(
         .setPayload(Schema.Struct({}))
         .addSuccess(Wire.Elevation)
         .annotate(OpenApi.Summary, "Deny a pending elevation")
-        .annotate(OpenApi.Description, "As an approver may.")
+        .annotate(OpenApi.Description, "As an approver may: it then grants nothing.")
     ),
   "/iam/v2beta1",
   "Elevations: requests to hold an eligibility's role for a while, and their approvals."

@@ -40,6 +40,15 @@ const refused = (summary: string, type: string, subject: string) =>
     reason: type
   })
 
+/** The filters of a list of eligibilities, beside the common list parameters. */
+export interface EligibilityListOptions extends Lists.ListOptions {
+  /** Only those of this identity: the caller's own need no `role_bindings.list`, so a person finds what to ask for. */
+  readonly identity?: string | undefined
+}
+
+/** The most of its own eligibilities a caller is shown at once. */
+const maxOwn = 200
+
 /** The filters of a list of elevations, beside the common list parameters. */
 export interface ElevationListOptions extends Lists.ListOptions {
   /** Only those in this state (`PENDING`: those waiting for an approver). */
@@ -197,10 +206,38 @@ export const make = Effect.gen(function*() {
     })
 
   return {
-    /** Eligibilities the caller may list (`role_bindings.list` at their group or above). */
-    listEligibilities: (principal: Principal, options: Lists.ListOptions = {}) =>
+    /**
+     * Eligibilities the caller may list (`role_bindings.list` at their group or above), of one identity when asked;
+     * the caller's own, asked by its uid, whatever it may list (the first 200, oldest first).
+     */
+    listEligibilities: (principal: Principal, options: EligibilityListOptions = {}) =>
       operation("Elevations.listEligibilities")(
-        Lists.list(ops, eligibilitySpec, principal, options, { conditions: [], digest: null })
+        principal._tag === "Identity" && options.identity === principal.uid
+          ? Effect.map(
+            eligibilities.find({
+              conditions: [{ _tag: "Equals", column: "identityUid", value: principal.uid }],
+              order: [{ column: "uid", direction: "asc" }],
+              limit: maxOwn
+            }),
+            (found): Lists.Page<Eligibility.Eligibility> => ({
+              items: found.map(asEligibility),
+              nextPageToken: undefined,
+              totalCount: found.length,
+              skipped: 0
+            })
+          )
+          : Lists.list(
+            ops,
+            eligibilitySpec,
+            principal,
+            options,
+            options.identity === undefined
+              ? { conditions: [], digest: null }
+              : {
+                conditions: [{ _tag: "Equals", column: "identityUid", value: options.identity }],
+                digest: [options.identity]
+              }
+          )
       ),
 
     getEligibility: (principal: Principal, uid: string) =>
