@@ -599,13 +599,24 @@ export const make = Effect.gen(function*() {
    * How each conditional grant of `grants` that would give `capability` at `group` comes out for `request` now: read
    * the group's names first when a condition wants them.
    */
-  const conditionsOf = (grants: Grants, capability: Capability, group: Uid, request: DecisionRequest) =>
-    Effect.gen(function*() {
-      const candidates = grants.conditionalGiving(capability, group)
-      if (candidates.length === 0) return []
-      const names = candidates.some((g) => g.condition!.compiled.readsNames) ? yield* namesOf(group) : undefined
-      return grants.conditionsAt(capability, group, attributesOf(request, yield* Clock.currentTimeMillis, names))
-    })
+  const conditionsOf = (
+    grants: Grants,
+    capability: Capability,
+    group: Uid,
+    request: DecisionRequest
+  ): Effect.Effect<ReadonlyArray<ConditionOutcome>, Internal | Unavailable> => {
+    const candidates = grants.conditionalGiving(capability, group)
+    if (candidates.length === 0) return Effect.succeed([])
+    // Without a read unless a condition wants the group's names: a decision's own step, with no generator.
+    const decided = (names?: Parameters<typeof attributesOf>[2]) =>
+      Effect.map(
+        Clock.currentTimeMillis,
+        (now) => grants.conditionsAt(capability, group, attributesOf(request, now, names))
+      )
+    return candidates.some((g) => g.condition!.compiled.readsNames)
+      ? Effect.flatMap(namesOf(group), decided)
+      : decided()
+  }
 
   return {
     /** True when `principal` holds `capability` at `group` (or above it), decided as `grants` reads them. */
