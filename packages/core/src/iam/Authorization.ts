@@ -99,27 +99,6 @@ export class Grants {
       : this.conditional.filter((g) => g.capabilities.has(capability) && isAncestorOrSelf(g.group, group))
   }
 
-  /**
-   * True when `capability` is held at `group` for a request with `attributes`: by a grant, or by a conditional grant
-   * whose condition holds for them.
-   */
-  decide(capability: Capability, group: string, attributes: Condition.Attributes): boolean {
-    return this.holds(capability, group) ||
-      this.conditionalGiving(capability, group).some((g) => g.condition!.compiled.decide(attributes).held)
-  }
-
-  /** How each conditional grant that would give `capability` at `group` came out for `attributes`. */
-  conditionsAt(
-    capability: Capability,
-    group: string,
-    attributes: Condition.Attributes
-  ): ReadonlyArray<ConditionOutcome> {
-    return this.conditionalGiving(capability, group).map((grant) => ({
-      grant,
-      outcome: grant.condition!.compiled.decide(attributes)
-    }))
-  }
-
   /** Every capability held at `group`, in the canonical order. */
   heldAt(group: string): ReadonlyArray<Capability> {
     if (this.unrestricted) return all
@@ -609,10 +588,13 @@ export const make = Effect.gen(function*() {
     if (candidates.length === 0) return Effect.succeed([])
     // Without a read unless a condition wants the group's names: a decision's own step, with no generator.
     const decided = (names?: Parameters<typeof attributesOf>[2]) =>
-      Effect.map(
-        Clock.currentTimeMillis,
-        (now) => grants.conditionsAt(capability, group, attributesOf(request, now, names))
-      )
+      Effect.map(Clock.currentTimeMillis, (now) => {
+        const attributes = attributesOf(request, now, names)
+        return candidates.map((grant): ConditionOutcome => ({
+          grant,
+          outcome: grant.condition!.compiled.decide(attributes)
+        }))
+      })
     return candidates.some((g) => g.condition!.compiled.readsNames)
       ? Effect.flatMap(namesOf(group), decided)
       : decided()
@@ -635,7 +617,8 @@ export const make = Effect.gen(function*() {
           const candidates = current.conditionalGiving(capability, group)
           if (candidates.length === 0) return Effect.succeed(false)
           if (!candidates.some((g) => g.condition!.compiled.readsNames)) {
-            return Effect.succeed(current.decide(capability, group, attributesOf(request, nowOf(fiber))))
+            const attributes = attributesOf(request, nowOf(fiber))
+            return Effect.succeed(candidates.some((g) => g.condition!.compiled.decide(attributes).held))
           }
         }
         return Effect.flatMap(grantsNow(principal), (grants) =>

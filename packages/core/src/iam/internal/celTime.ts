@@ -2,25 +2,25 @@
  * CEL's timestamp methods in a time zone (`request.time.getHours("Europe/Berlin")`), as `@bufbuild/cel`'s own, with
  * the zone's offset cached: its own build a new `Intl.DateTimeFormat` at each call (about 90 µs), which a condition
  * decided at every request cannot afford. An IANA zone's offset is read once per zone and quarter hour (every
- * zone's transitions fall on a quarter hour of UTC), a fixed offset (`+05:30`) is read from the text.
+ * zone's transitions fall on a quarter hour of UTC) and kept for the quarter hour asked last; a fixed offset
+ * (`+05:30`) is read from the text.
  */
 import { type CelFunc, celMethod, CelScalar, objectType } from "@bufbuild/cel"
 import { type Timestamp, TimestampSchema } from "@bufbuild/protobuf/wkt"
 
 const quarterHour = 15 * 60_000
 
-/** A formatter per IANA zone, and offsets by zone and quarter hour; each emptied when it grows past its bound. */
+/** A formatter per IANA zone, and its offset at the quarter hour last asked; emptied when it grows past its bound. */
 const formatters = new Map<string, Intl.DateTimeFormat>()
-const offsets = new Map<string, number>()
+const offsets = new Map<string, { readonly bucket: number; readonly offset: number }>()
 
 /** The offset from UTC of `zone` at `ms`, in milliseconds; throws for a zone that is not one. */
 const offsetOf = (zone: string, ms: number): number => {
   const fixed = /^([+-]?)(\d\d):(\d\d)$/.exec(zone)
   if (fixed !== null) return (fixed[1] === "-" ? -1 : 1) * (Number(fixed[2]) * 3_600_000 + Number(fixed[3]) * 60_000)
   const bucket = Math.floor(ms / quarterHour)
-  const key = `${zone}\n${bucket}`
-  const cached = offsets.get(key)
-  if (cached !== undefined) return cached
+  const cached = offsets.get(zone)
+  if (cached !== undefined && cached.bucket === bucket) return cached.offset
   let format = formatters.get(zone)
   if (format === undefined) {
     // Throws a RangeError for an unknown zone: the condition is then undecided.
@@ -42,8 +42,8 @@ const offsetOf = (zone: string, ms: number): number => {
   for (const part of format.formatToParts(at)) parts[part.type] = Number(part.value)
   const local = Date.UTC(parts.year!, parts.month! - 1, parts.day!, parts.hour!, parts.minute!, parts.second!)
   const offset = local - at
-  if (offsets.size >= 10_000) offsets.clear()
-  offsets.set(key, offset)
+  if (offsets.size >= 1_000) offsets.clear()
+  offsets.set(zone, { bucket, offset })
   return offset
 }
 
