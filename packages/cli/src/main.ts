@@ -31,6 +31,13 @@ const usage = (error: ValidationError.ValidationError, path: ReadonlyArray<strin
   return `arbor: ${what === "" ? "the command line is not understood" : what} ${helpOf(path)}\n`
 }
 
+/**
+ * Commands whose exit code 2 says "there are changes" (`arbor diff`, as terraform plan -detailed-exitcode): any
+ * failure of theirs, a command line not understood included, exits 1, so that a CI job never reads an error as a
+ * change to apply.
+ */
+const changesExitTwo: ReadonlySet<string> = new Set(["arbor diff"])
+
 const program = Effect.suspend(() => {
   const prepared = Help.prepare({
     program: "arbor",
@@ -46,15 +53,17 @@ const program = Effect.suspend(() => {
       Effect.flatMap(Effect.console, (console) => Effect.withConsole(run, { ...console, error: () => Effect.void })),
     Effect.catchAll((error) =>
       Effect.sync(() => {
+        const detailed = changesExitTwo.has(prepared.path.join(" "))
         if (ValidationError.isValidationError(error)) {
           process.stderr.write(usage(error, prepared.path))
-          process.exitCode = 2
+          process.exitCode = detailed ? 1 : 2
           return
         }
         // A command's own usage errors point at its help as @effect/cli's do.
         const help = error instanceof Failure.UsageError ? ` ${helpOf(prepared.path)}` : ""
         process.stderr.write(`arbor: ${Failure.describe(error)}${help}\n`)
-        process.exitCode = Failure.exitCode(error)
+        const code = Failure.exitCode(error)
+        process.exitCode = detailed && code === 2 ? 1 : code
       })
     )
   )

@@ -1047,7 +1047,7 @@ describe("arbor iam, as an owner", () => {
     assert.match(await run(...scim, "disable", idp.uid), / false +REVOKED /)
   })
 
-  it("IAM as code as CI runs it (a workload's login): export, diff exits 0 then 2, apply --yes, diff exits 0; secrets read here", async () => {
+  it("IAM as code as CI runs it (a workload's login): export, diff exits 0 then 2 (1 on errors), apply --yes, diff exits 0; secrets read here", async () => {
     const { env } = await asOwnerOf("coded")
     const exported = await arbor(env, "export", "coded")
     assert.strictEqual(exported.code, 0, exported.stderr)
@@ -1082,9 +1082,18 @@ describe("arbor iam, as an owner", () => {
       }
     }
     writeFileSync(file, stringify(document))
+    // A plan goes on without a secret it cannot read: unknown, not compared (the provider is still to make: exit 2);
+    // an apply needs it.
     const unset = await arbor(env, "diff", "-f", file)
-    assert.strictEqual(unset.code, 1)
-    assert.include(unset.stderr, `secretFrom env:${variable}: the environment variable ${variable} is not set`)
+    assert.strictEqual(unset.code, 2, unset.stderr)
+    assert.include(
+      unset.stderr,
+      `secretFrom env:${variable}: the environment variable ${variable} is not set: unknown, not compared`
+    )
+    assert.include(unset.stdout, "+ identityProvider coded/okta")
+    const unsetApply = await arbor(env, "apply", "-f", file, "--yes")
+    assert.strictEqual(unsetApply.code, 1)
+    assert.include(unsetApply.stderr, `the environment variable ${variable} is not set`)
     const withSecret = { ...env, [variable]: "s3cret" }
     const providers = await arbor(withSecret, "apply", "-f", file, "--yes")
     assert.strictEqual(providers.code, 0, providers.stderr)
@@ -1094,6 +1103,18 @@ describe("arbor iam, as an owner", () => {
         "+ mapping coded/okta: platform → deployer at coded/prod\n"
     )
     assert.strictEqual((await arbor(withSecret, "diff", "-f", file)).code, 0)
+    // Reviewed where the variable is not set, the untouched document has no changes.
+    const reviewed = await arbor(env, "diff", "-f", file)
+    assert.deepStrictEqual(
+      [reviewed.code, reviewed.stdout],
+      [0, "No changes: the organization is as the document says.\n"],
+      reviewed.stderr
+    )
+    // Every error exits 1 (2 says there are changes): a file that does not parse, a flag not understood.
+    const broken = join(env.dir, "broken.yaml")
+    writeFileSync(broken, "organizations: [")
+    assert.strictEqual((await arbor(env, "diff", "-f", broken)).code, 1)
+    assert.strictEqual((await arbor(env, "diff", "-f", file, "--prun")).code, 1)
     assert.strictEqual(
       (await arbor({ ...env, [variable]: "rotated" }, "diff", "-f", file)).stdout,
       `~ identityProvider coded/okta: clientSecret from env ${variable}\n`
@@ -1210,7 +1231,7 @@ describe("arbor iam, as an owner", () => {
     assert.strictEqual(notYet.code, 4, notYet.stderr)
     assert.match(notYet.stderr, /^arbor: Permission 'groups.create' d/)
     const bad = await arbor(env, "diff", "-f", join(env.dir, "token"))
-    assert.strictEqual(bad.code, 2, bad.stderr)
+    assert.strictEqual(bad.code, 1, bad.stderr)
     // The document's JSON Schema, for an editor.
     const schema = await arbor(env, "iac", "schema")
     assert.property(JSON.parse(schema.stdout).$defs, "Folder")

@@ -276,6 +276,16 @@ describe("ScimUsers", () => {
     })))
 })
 
+/** `setUp` with provisioning enabled (two owners agree) and its SCIM client authenticated. */
+const provisioning = Effect.gen(function*() {
+  const scim = yield* ScimCredentials.ScimCredentials
+  const set = yield* setUp
+  yield* principalWith(set.org.uid, "second owner", "owner")
+  const { etag, token } = yield* scim.generateToken(set.owner, set.provider.uid, {})
+  yield* scim.setEnabled(set.owner, set.provider.uid, { enabled: true, etag })
+  return { ...set, client: yield* scim.authenticate(set.provider.uid, token) }
+})
+
 describe("ScimGroups", () => {
   it.effect("a member holds what the provider's mappings of the group give, by its name or externalId, while a member", () =>
     withArbor(Effect.gen(function*() {
@@ -283,12 +293,7 @@ describe("ScimGroups", () => {
       const groups = yield* ScimGroups.ScimGroups
       const authorization = yield* Authorization.Authorization
       const mappings = yield* ExternalGroupRoleMappings.ExternalGroupRoleMappings
-      const scim = yield* ScimCredentials.ScimCredentials
-      const { org, owner, provider } = yield* setUp
-      yield* principalWith(org.uid, "second owner", "owner")
-      const { etag, token } = yield* scim.generateToken(owner, provider.uid, {})
-      yield* scim.setEnabled(owner, provider.uid, { enabled: true, etag })
-      const client = yield* scim.authenticate(provider.uid, token)
+      const { client, org, owner, provider } = yield* provisioning
       const team = yield* folder(org.uid, "team")
       const ops = yield* folder(org.uid, "ops")
       const editor = Role.builtInByName("editor")!.uid
@@ -348,12 +353,7 @@ describe("ScimGroups", () => {
       const users = yield* ScimUsers.ScimUsers
       const groups = yield* ScimGroups.ScimGroups
       const access = yield* Access.Access
-      const scim = yield* ScimCredentials.ScimCredentials
-      const { org, owner, provider } = yield* setUp
-      yield* principalWith(org.uid, "second owner", "owner")
-      const { etag, token } = yield* scim.generateToken(owner, provider.uid, {})
-      yield* scim.setEnabled(owner, provider.uid, { enabled: true, etag })
-      const client = yield* scim.authenticate(provider.uid, token)
+      const { client, org, provider } = yield* provisioning
       const team = yield* folder(org.uid, "team")
       // A team lead who maps the provider's group to editor at the team (which needs identity_providers.create at
       // the organization), with the authority to bind editors there now, then from 08:00 to 16:00 only.

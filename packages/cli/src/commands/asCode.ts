@@ -92,7 +92,7 @@ const real = (path: string) => {
  * names them) or by `--secret-env`, and files in the document's own folder (a relative path is read from there) or
  * named by `--secret-file`; any other is an error naming it, before anything is sent.
  */
-const secretsOf = (path: string, document: unknown, allowed: Allowed) =>
+const secretsOf = (path: string, document: unknown, allowed: Allowed, forPlan: boolean) =>
   Effect.gen(function*() {
     const folder = real(dirname(resolve(path))) ?? dirname(resolve(path))
     const named = new Set(allowed.secretFile.flatMap((file) => real(file) ?? []))
@@ -124,9 +124,17 @@ const secretsOf = (path: string, document: unknown, allowed: Allowed) =>
         files.set(file, source)
         read = { file }
       }
-      secrets[source] = yield* OrganizationDocument.readSecret(read, source).pipe(
-        Effect.mapError((e) => refuse(e.violations[0].description))
-      )
+      const reading: Effect.Effect<string | undefined, CommandFailed> = OrganizationDocument.readSecret(read, source)
+        .pipe(Effect.mapError((e) => refuse(e.violations[0].description)))
+      // A plan goes on without a secret it cannot read here: unknown, not compared. An apply needs it.
+      const secret = yield* forPlan
+        ? Effect.catchAll(reading, (refused) =>
+          Effect.as(
+            Effect.sync(() => process.stderr.write(`arbor: ${refused.message}: unknown, not compared\n`)),
+            undefined
+          ))
+        : reading
+      if (secret !== undefined) secrets[source] = secret
     }
     return secrets
   })
@@ -136,12 +144,14 @@ const secretsOf = (path: string, document: unknown, allowed: Allowed) =>
  * organization, or, when that does not exist yet, at the collection (which creates it; platform admins only).
  */
 const planned = (
-  flags: Parameters<typeof connect>[0] & Allowed & { readonly file: string; readonly prune: boolean }
+  flags: Parameters<typeof connect>[0] & Allowed & { readonly file: string; readonly prune: boolean },
+  /** Only the plan is wanted (`diff`): a secret that cannot be read here is left unknown, not compared. */
+  planOnly: boolean
 ) =>
   Effect.gen(function*() {
     const client = yield* connect(flags)
     const { document, organization } = yield* documentOf(flags.file)
-    const secrets = yield* secretsOf(flags.file, document, flags)
+    const secrets = yield* secretsOf(flags.file, document, flags, planOnly)
     const uid = yield* resolveGroup(client, organization).pipe(
       Effect.map((uid): string | undefined => uid),
       Effect.catchTag("NotFound", () => Effect.succeed(undefined))
@@ -186,7 +196,7 @@ export const diffCommand = Command.make(
   { ...common, file, prune, secretEnv, secretFile },
   (flags) =>
     Effect.gen(function*() {
-      const { changes } = yield* planned(flags)
+      const { changes } = yield* planned(flags, true)
       if (changes.length === 0) return yield* print("No changes: the organization is as the document says.")
       yield* print(planText(changes))
       // As terraform plan -detailed-exitcode: 2 when there is something to apply.
@@ -209,7 +219,7 @@ export const applyCommand = Command.make(
   },
   (flags) =>
     Effect.gen(function*() {
-      const { apply, changes } = yield* planned(flags)
+      const { apply, changes } = yield* planned(flags, false)
       if (changes.length === 0) return yield* print("No changes: the organization is as the document says.")
       yield* print(planText(changes))
       yield* confirm(`Apply ${changes.length} change(s)?`, "apply", flags.yes)

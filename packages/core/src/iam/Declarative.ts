@@ -113,9 +113,12 @@ export interface Options {
    * Reads a client secret where the document says it is (`secretFrom`); `field` is the document path, for the error.
    * Without it, a document that names a secret is refused: where a secret may be read from is the caller's to say
    * (`arbor` reads its own environment and files and sends what it read; the server reads its own only for
-   * `ARBOR_SEED_FILE`, never for a request, whose document could name any of the server's files).
+   * `ARBOR_SEED_FILE`, never for a request, whose document could name any of the server's files). Undefined for a
+   * plan whose caller could not read it: the secret is then unknown, not compared, and an apply is refused.
    */
-  readonly secretOf?: ((from: SecretFrom, field: string) => Effect.Effect<string, InvalidArgument>) | undefined
+  readonly secretOf?:
+    | ((from: SecretFrom, field: string) => Effect.Effect<string | undefined, InvalidArgument>)
+    | undefined
 }
 
 /** An organization as the caller sees it, each resource by its path below it (the organization's own is ""). */
@@ -161,6 +164,9 @@ interface Planned {
   readonly steps: ReadonlyArray<Step>
   readonly etag: string
 }
+
+/** What stands for a client secret a plan's caller could not read: applied and undone, never kept. */
+const unknownSecret = "unknown: not read for this plan"
 
 /** Ends a validateOnly apply's transaction, undoing its changes, with the plan they made. */
 class ValidatedOnly extends Data.TaggedError("ValidatedOnly")<{ readonly plan: Plan }> {}
@@ -844,20 +850,25 @@ export const make = Effect.gen(function*() {
         const secretSource = spec.secretFrom === undefined
           ? undefined
           : `clientSecret from ${OrganizationDocument.sourceOf(spec.secretFrom).replace(":", " ")}`
+        // A plan is made by applying and undoing: an unknown secret stands in as a placeholder that is never kept.
         const oidc = {
           issuer: spec.issuer,
           clientId: spec.clientId,
-          clientSecret,
+          clientSecret: clientSecret ?? unknownSecret,
           additionalScopes: spec.additionalScopes ?? [],
           pkceEnabled: spec.pkce ?? false,
           groupsClaim: spec.groupsClaim ?? ""
         }
         const fields = (uids: Map<string, Uid.Uid>) =>
-          Effect.map(roleUid(uids, spec.defaultRole), (defaultRole) => ({
-            description: spec.description ?? "",
-            defaultRole,
-            oidc
-          }))
+          Effect.gen(function*() {
+            if (clientSecret === undefined && options.validateOnly !== true) {
+              return yield* InvalidArgument.field(
+                "secretFrom",
+                "was not read: a plan may leave it unknown, an apply not"
+              )
+            }
+            return { description: spec.description ?? "", defaultRole: yield* roleUid(uids, spec.defaultRole), oidc }
+          })
         const current = state.providers.get(path)
         if (current === undefined) {
           creates.push({
@@ -885,7 +896,10 @@ export const make = Effect.gen(function*() {
             ...(spec.defaultRole === state.roleNames.get(current.defaultRole) ? [] : ["defaultRole"]),
             ...(oidc.issuer === now.issuer ? [] : ["issuer"]),
             ...(oidc.clientId === now.clientId ? [] : ["clientId"]),
-            ...((yield* secretIs(principal, current, clientSecret, true)) ? [] : [secretSource ?? "clientSecret"]),
+            // An unknown secret (a plan's caller could not read it) is not compared.
+            ...(clientSecret === undefined || (yield* secretIs(principal, current, clientSecret, true))
+              ? []
+              : [secretSource ?? "clientSecret"]),
             ...(oidc.additionalScopes.join(" ") === now.additionalScopes.join(" ") ? [] : ["additionalScopes"]),
             ...(oidc.pkceEnabled === now.pkceEnabled ? [] : ["pkce"]),
             ...(oidc.groupsClaim === now.groupsClaim ? [] : ["groupsClaim"])

@@ -22,13 +22,14 @@ import { asCaller, envelope, serve, v1, writable } from "../internal/rest.js"
  * server's own environment or files, which a document could otherwise name.
  */
 const sentWith =
-  (secrets: { readonly [source: string]: string } | undefined) =>
-  (from: OrganizationDocument.SecretFrom, field: string) => {
+  (secrets: { readonly [source: string]: string } | undefined, plan: boolean) =>
+  (from: OrganizationDocument.SecretFrom, field: string): Effect.Effect<string | undefined, Errors.InvalidArgument> => {
     const source = OrganizationDocument.sourceOf(from)
     const secret = typeof secrets === "object" && secrets !== null && Object.hasOwn(secrets, source)
       ? secrets[source]
       : undefined
-    return typeof secret === "string"
+    // A plan without it leaves it unknown (not compared); an apply needs it.
+    return typeof secret === "string" || plan
       ? Effect.succeed(secret)
       : Errors.InvalidArgument.field(
         field,
@@ -46,7 +47,7 @@ const applyOptions = (payload: {
   prune: payload.prune === true,
   validateOnly: payload.validateOnly === true,
   etag: payload.etag,
-  secretOf: sentWith(payload.secrets)
+  secretOf: sentWith(payload.secrets, payload.validateOnly === true)
 })
 
 export const groups = Domain.make({
