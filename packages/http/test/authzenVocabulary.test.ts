@@ -1,10 +1,11 @@
 /**
- * An organization's decision point (docs/api.md §14): the OpenID AuthZEN interop Todo scenario's requests
- * (`interop/authzen-todo-backend/test/decisions-authorization-api-1_0-02.json` of github.com/openid/authzen), sent
- * verbatim to `/authzen/<organization uid>` of an organization whose vocabulary says what its words mean.
+ * An organization's decision point (docs/api.md §14): the OpenID AuthZEN interop scenarios' decisions (the Todo
+ * backend's and the API gateways', copied whole into `authzen-interop/`, see its SOURCE.md), each request sent as the
+ * file writes it to `/authzen/<organization uid>` of an organization whose vocabulary says what its words mean.
  */
 import { DecisionVocabularies, Identities, Principal, Role, RoleBindings, Roles } from "@arbor/core"
 import * as Effect from "effect/Effect"
+import { readFileSync } from "node:fs"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { freePort, startServer } from "./signInSupport.js"
 import { fetchJson, member } from "./support.js"
@@ -12,6 +13,17 @@ import { fetchJson, member } from "./support.js"
 let server: Awaited<ReturnType<typeof startServer>>
 let owner: { org: string; identity: string; token: string }
 let pep: { org: string; identity: string; token: string }
+/** The API gateway's organization, and its enforcement point. */
+let gateway: { org: string; identity: string; token: string }
+let gatewayPep: { org: string; identity: string; token: string }
+
+/** A scenario's decisions, as the working group's file has them. */
+interface Decisions {
+  readonly evaluation: ReadonlyArray<{ readonly request: unknown; readonly expected: boolean }>
+  readonly evaluations?: ReadonlyArray<{ readonly request: unknown; readonly expected: ReadonlyArray<unknown> }>
+}
+const decisionsOf = (file: string): Decisions =>
+  JSON.parse(readFileSync(new URL(`./authzen-interop/${file}`, import.meta.url), "utf8"))
 
 /** The Todo application's identity provider, as its people's `sub`s are read. */
 const issuer = "https://todo-idp.invalid"
@@ -58,11 +70,23 @@ const vocabulary = {
   resources: { todo: { folder: "todos" }, user: {} }
 }
 
+/**
+ * The API gateway's vocabulary: the same people, named `identity` by their `sub`; HTTP methods on the Todo API's
+ * routes. The gateway lets a person reach a route; which todo they may change is the backend's decision above.
+ */
+const gatewayVocabulary = {
+  subjects: { identity: { by: "subject", issuer } },
+  actions: { GET: "repo.list", POST: "repo.create", PUT: "repo.update", DELETE: "repo.delete" },
+  resources: { route: {} }
+}
+
 beforeAll(async () => {
   server = await startServer(await freePort(), {})
   owner = await server.runtime.runPromise(member("todo-app"))
   // The Todo backend, the enforcement point: it asks about others, so it may list bindings.
   pep = await server.runtime.runPromise(member("todo-app", "viewer"))
+  gateway = await server.runtime.runPromise(member("todo-gateway"))
+  gatewayPep = await server.runtime.runPromise(member("todo-gateway", "viewer"))
   await server.runtime.runPromise(Effect.gen(function*() {
     const bindings = yield* RoleBindings.RoleBindings
     const identities = yield* Identities.Identities
@@ -88,8 +112,14 @@ beforeAll(async () => {
           roleUid: Role.builtInByName(person.role)!.uid
         })
       }
+      yield* bindings.create(Principal.system, gateway.org, {
+        identityUid,
+        roleUid: Role.builtInByName(person.role)!.uid
+      })
     }
-    yield* (yield* DecisionVocabularies.DecisionVocabularies).set(Principal.system, owner.org, vocabulary)
+    const vocabularies = yield* DecisionVocabularies.DecisionVocabularies
+    yield* vocabularies.set(Principal.system, owner.org, vocabulary)
+    yield* vocabularies.set(Principal.system, gateway.org, gatewayVocabulary)
   }))
   const folder = await fetchJson(server.url, "POST", `/iam/v2beta1/groups/${owner.org}`, owner.token, { name: "todos" })
   assert.strictEqual(folder.status, 200, JSON.stringify(folder.body))
@@ -101,45 +131,23 @@ afterAll(async () => {
 
 const post = (path: string, token: string, body: unknown) => fetchJson(server.url, "POST", path, token, body)
 
-/** A todo of the scenario, with its owner's email as its `ownerID` property. */
-const todo = (id: string, owner: string) => ({ type: "todo", id, properties: { ownerID: owner } })
-
-/** The scenario's evaluations of one person: each request as the file has it, and its expected decision. */
-const evaluationsOf = (person: keyof typeof people, owned: { readonly id: string; readonly mine: boolean }) => {
-  const { role, sub } = people[person]
-  const subject = { type: "user", id: sub }
-  const writes = role !== "viewer"
-  return [
-    {
-      request: { subject, action: { name: "can_read_user" }, resource: { type: "user", id: "beth@the-smiths.com" } },
-      expected: true
-    },
-    {
-      request: { subject, action: { name: "can_read_todos" }, resource: { type: "todo", id: "todo-1" } },
-      expected: true
-    },
-    {
-      request: { subject, action: { name: "can_create_todo" }, resource: { type: "todo", id: "todo-1" } },
-      expected: writes
-    },
-    {
-      request: { subject, action: { name: "can_update_todo" }, resource: todo(owned.id, people[person].email) },
-      expected: writes && owned.mine
-    },
-    {
-      request: { subject, action: { name: "can_delete_todo" }, resource: todo(owned.id, people[person].email) },
-      expected: writes && owned.mine
-    },
-    {
-      request: {
-        subject,
-        action: { name: "can_update_todo" },
-        resource: todo("7240d0db-8ff0-41ec-98b2-34a096273b92", "rick@the-citadel.com")
-      },
-      // Only the admin may change another's todo: an editor's owner check is the condition of their binding.
-      expected: role === "owner"
+/** Each decision of `file` asked at `org`'s decision point by `token`: what came out otherwise than the file says. */
+const run = async (org: string, token: string, file: string) => {
+  const { evaluation, evaluations = [] } = decisionsOf(file)
+  const wrong: Array<string> = []
+  for (const { expected, request } of evaluation) {
+    const answer = await post(`/authzen/${org}/access/v1/evaluation`, token, request)
+    if (answer.status !== 200 || answer.body.decision !== expected) {
+      wrong.push(`${JSON.stringify(request)}: ${answer.status} ${JSON.stringify(answer.body)}`)
     }
-  ]
+  }
+  for (const { expected, request } of evaluations) {
+    const answer = await post(`/authzen/${org}/access/v1/evaluations`, token, request)
+    if (answer.status !== 200 || JSON.stringify(answer.body.evaluations) !== JSON.stringify(expected)) {
+      wrong.push(`${JSON.stringify(request)}: ${answer.status} ${JSON.stringify(answer.body)}`)
+    }
+  }
+  return { wrong, asked: evaluation.length + evaluations.length }
 }
 
 describe("an organization's decision point, in its vocabulary", () => {
@@ -168,30 +176,40 @@ describe("an organization's decision point, in its vocabulary", () => {
     assert.include(JSON.stringify(logged.body), "dev.chainguard.api.iam.decision_vocabularies.created.v1")
   })
 
-  it("the Todo scenario's evaluations, verbatim: each decided by the people's bindings", async () => {
-    const cases = [
-      ...evaluationsOf("rick", { id: "7240d0db-8ff0-41ec-98b2-34a096273b92", mine: true }),
-      ...evaluationsOf("morty", { id: "7240d0db-8ff0-41ec-98b2-34a096273b91", mine: true }),
-      ...evaluationsOf("summer", { id: "7240d0db-8ff0-41ec-98b2-34a096273b93", mine: true }),
-      ...evaluationsOf("beth", { id: "7240d0db-8ff0-41ec-98b2-34a096273b94", mine: false }),
-      ...evaluationsOf("jerry", { id: "7240d0db-8ff0-41ec-98b2-34a096273b95", mine: false })
-    ]
-    const wrong: Array<string> = []
-    for (const { expected, request } of cases) {
-      const answer = await post(`/authzen/${owner.org}/access/v1/evaluation`, pep.token, request)
-      assert.strictEqual(answer.status, 200, JSON.stringify(answer.body))
-      if (answer.body.decision !== expected) wrong.push(`${JSON.stringify(request)}: ${answer.body.decision}`)
-    }
+  it("the Todo scenario's decisions, verbatim: each decided by the people's bindings", async () => {
+    const { asked, wrong } = await run(owner.org, pep.token, "todo-decisions.json")
     assert.deepStrictEqual(wrong, [])
-    assert.strictEqual(cases.length, 30, "the scenario's evaluations")
+    assert.strictEqual(asked, 43, "the file's 40 evaluations and 3 batches")
+  })
 
-    // The batch of the same file: a subject and action for all, each todo its own.
-    const batch = await post(`/authzen/${owner.org}/access/v1/evaluations`, pep.token, {
-      subject: { type: "user", id: people.beth.sub },
-      action: { name: "can_read_todos" },
-      evaluations: [{ resource: todo("a", "rick@the-citadel.com") }, { resource: todo("b", "beth@the-smiths.com") }]
+  it("the API gateway scenario's decisions, verbatim: people named `identity` by their sub, routes by method", async () => {
+    const { asked, wrong } = await run(gateway.org, gatewayPep.token, "gateway-decisions.json")
+    assert.deepStrictEqual(wrong, [])
+    assert.strictEqual(asked, 25, "the file's evaluations")
+    // `identity` means the sub of the gateway's issuer there: an Arbor uid finds no one, and no one is searched by it.
+    const rick = await server.runtime.runPromise(
+      Effect.flatMap(Identities.Identities, (identities) => identities.lookup({ issuer, subject: people.rick.sub }))
+    )
+    const byUid = await post(`/authzen/${gateway.org}/access/v1/evaluation`, gatewayPep.token, {
+      subject: { type: "identity", id: rick.uid },
+      action: { name: "GET" },
+      resource: { type: "route", id: "/todos" }
     })
-    assert.deepStrictEqual(batch.body, { evaluations: [{ decision: true }, { decision: true }] })
+    assert.deepStrictEqual([byUid.status, byUid.body], [200, { decision: false }])
+    const who = await post(`/authzen/${gateway.org}/access/v1/search/subject`, gatewayPep.token, {
+      subject: { type: "identity" },
+      action: { name: "GET" },
+      resource: { type: "route", id: "/todos" }
+    })
+    assert.deepStrictEqual(who.body, { results: [] })
+    // A word the vocabulary does not hold, though every object has it, is refused naming its field.
+    const inherited = await post(`/authzen/${gateway.org}/access/v1/evaluation`, gatewayPep.token, {
+      subject: { type: "identity", id: people.rick.sub },
+      action: { name: "GET" },
+      resource: { type: "constructor", id: "/todos" }
+    })
+    assert.strictEqual(inherited.status, 400, JSON.stringify(inherited.body))
+    assert.match(JSON.stringify(inherited.body), /resource\.type/)
   })
 
   it("unknown people, folders and words: false decisions and empty searches, or 400 naming the field", async () => {

@@ -23,7 +23,7 @@ import { Authorization, type ConditionOutcome, type DecisionRequest, type Grant,
 import { all, type Capability } from "./Capability.js"
 import type * as Condition from "./Condition.js"
 import { DecisionVocabularies } from "./DecisionVocabularies.js"
-import type { DecisionVocabulary } from "./DecisionVocabulary.js"
+import { type DecisionVocabulary, subjectRuleOf } from "./DecisionVocabulary.js"
 import * as ExternalGroupRoleMapping from "./ExternalGroupRoleMapping.js"
 import * as Group from "./Group.js"
 import * as GroupInvite from "./GroupInvite.js"
@@ -362,9 +362,9 @@ export const make = Effect.gen(function*() {
         const group = AccessEvaluation.groupOf(search.resource.type, search.resource.id)
         // Who may act here is what the bindings here show: asked only by who may list them.
         yield* authorization.check(caller, RoleBinding.permissions.list, group)
-        // Identities are found by uid: as `identity`, or a vocabulary's subject type that finds them so.
-        const type = search.subject.type
-        if (type !== "identity" && vocabulary?.subjects[type]?.by !== "uid") return nothingFound
+        // Identities are found by uid: as `identity` (unless the vocabulary says otherwise), or a vocabulary's
+        // subject type that finds them so.
+        if (subjectRuleOf(vocabulary, search.subject.type)?.by !== "uid") return nothingFound
         const limit = search.page?.limit ?? AccessEvaluation.defaultSearchResults
         const after = afterToken(search.page?.token)
         const bound = yield* bindings.find({
@@ -380,7 +380,7 @@ export const make = Effect.gen(function*() {
           const grants = yield* authorization.grants(Principal.identity(uid))
           if (grants.holds(search.action.name, group)) found.push(uid)
         }
-        return paged(type, found, limit)
+        return paged(search.subject.type, found, limit)
       })),
 
     /**

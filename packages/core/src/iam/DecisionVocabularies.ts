@@ -162,13 +162,17 @@ export const make = Effect.gen(function*() {
         const org = vocabulary.uid
         let unknown = false
         const subject = record(request.subject)
-        const subjectRule = typeof subject.type === "string" ? vocabulary.subjects[subject.type] : undefined
+        const subjectRule = typeof subject.type === "string"
+          ? DecisionVocabulary.named(vocabulary.subjects, subject.type)
+          : undefined
         const action = record(request.action)
         const capability = typeof action.name === "string" && !Capability.isCapabilityName(action.name)
-          ? vocabulary.actions[action.name]
+          ? DecisionVocabulary.named(vocabulary.actions, action.name)
           : undefined
         const resource = record(request.resource)
-        const resourceRule = typeof resource.type === "string" ? vocabulary.resources[resource.type] : undefined
+        const resourceRule = typeof resource.type === "string"
+          ? DecisionVocabulary.named(vocabulary.resources, resource.type)
+          : undefined
         const interpreted: Record<string, unknown> = { ...request }
         if (subjectRule !== undefined) {
           const found = typeof subject.id === "string" ? yield* subjectOf(org, subjectRule, subject.id) : undefined
@@ -198,7 +202,7 @@ export const make = Effect.gen(function*() {
 
     /** The resource kind a vocabulary's resource type names (or Arbor's own kind), if its resources can be listed. */
     kindOf: (vocabulary: DecisionVocabulary.DecisionVocabulary, type: string) => {
-      const rule = vocabulary.resources[type]
+      const rule = DecisionVocabulary.named(vocabulary.resources, type)
       return rule === undefined
         ? AccessEvaluation.isResourceType(type) ? type : undefined
         : "kind" in rule

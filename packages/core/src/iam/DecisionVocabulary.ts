@@ -2,9 +2,10 @@
  * An organization's decision vocabulary (docs/api.md §14): the words of an application's AuthZEN requests in Arbor's
  * terms, so that a policy enforcement point written for that application asks the organization's own decision point
  * (`/authzen/<organization uid>`) verbatim. Subject types say how an id finds an identity, action names the
- * capability they mean, resource types where a decision about one of them is made. Arbor's own words (`identity`,
- * capability names, resource kinds) keep their meaning beside them. It grants nothing: every decision is still the
- * bindings' (§7).
+ * capability they mean, resource types where a decision about one of them is made. Arbor's own action and resource
+ * words (capability names, resource kinds) keep their meaning beside them; `identity` finds identities by uid unless
+ * the vocabulary says otherwise (the API gateway scenario's enforcement points name their people `identity`). It
+ * grants nothing: every decision is still the bindings' (§7).
  */
 import * as Schema from "effect/Schema"
 import { Timestamp } from "../engine/internal/fields.js"
@@ -68,7 +69,7 @@ const words = <K extends Schema.Schema<string, string>, V extends Schema.Schema.
   )
 
 const fields = {
-  subjects: words(Word(["identity"], "subject type"), SubjectRule),
+  subjects: words(Word([], "subject type"), SubjectRule),
   actions: words(
     Word([...Capability.all, ...Capability.all.map(Capability.toEnumName)], "capability name"),
     Capability.Capability
@@ -83,6 +84,17 @@ export const Vocabulary = Schema.Struct({
   resources: Schema.optionalWith(fields.resources, { default: () => ({}) })
 })
 export type Vocabulary = typeof Vocabulary.Type
+
+/** The vocabulary's meaning of `name` among `words`: its own entries only (`constructor` is no word of it). */
+export const named = <A>(words: Readonly<Record<string, A>>, name: string): A | undefined =>
+  Object.hasOwn(words, name) ? words[name] : undefined
+
+/** The rule of subject type `type` in `vocabulary`: its own, or for `identity` by uid; none for another type. */
+export const subjectRuleOf = (
+  vocabulary: Pick<Vocabulary, "subjects"> | undefined,
+  type: string
+): SubjectRule | undefined =>
+  named(vocabulary?.subjects ?? {}, type) ?? (type === "identity" ? { by: "uid" } : undefined)
 
 /** What a replacement takes: the vocabulary, and the version it replaces (`etag`, optional). */
 export const SetVocabulary = Schema.Struct({
