@@ -117,7 +117,7 @@ describe("AuthZEN", () => {
     let page = await who(owner.token, "groups.list", { limit: 1 })
     for (let i = 0; i < 20; i++) {
       seen.push(...page.body.results.map((r: { id: string }) => r.id))
-      if (page.body.page?.next_token === undefined) break
+      if (!page.body.page?.next_token) break // absent, or "" on the last page
       page = await who(owner.token, "groups.list", { limit: 1, token: page.body.page.next_token })
     }
     assert.deepStrictEqual(seen, ids)

@@ -94,7 +94,10 @@ export const authzenPaths = {
 } as const
 
 /** A page of a subject or resource search, as AuthZEN answers it: `page.next_token` while more follow. */
-const Found = Schema.Struct({ type: Schema.String, id: Wire.Uid })
+const Found = Schema.Struct({
+  type: Schema.String,
+  id: Schema.String.annotations({ description: "a uid, or in an organization's decision vocabulary, a path or a name" })
+})
 
 export const SearchResults = Schema.transform(
   Schema.Struct({

@@ -49,8 +49,8 @@ const tables: Readonly<Record<AccessEvaluation.ResourceType, Table>> = {
   subscription: Subscription.table
 }
 
-/** A search's page token: the last uid of the page before, opaque to the client. */
-const tokenOf = (uid: Uid.Uid) => Buffer.from(uid).toString("base64url")
+/** A search's page token: the last key (uid, or a vocabulary's name) of the page before, opaque to the client. */
+const tokenOf = (key: string) => Buffer.from(key).toString("base64url")
 const afterToken = (token: string | undefined): string | undefined =>
   token === undefined || token === "" ? undefined : Buffer.from(token, "base64url").toString()
 
@@ -115,7 +115,12 @@ interface Entity {
  */
 const askedOf = (
   input: unknown,
-  decoded: { readonly subject: Entity; readonly resource: Entity; readonly context?: object | undefined }
+  decoded: {
+    readonly subject: Entity
+    readonly resource: Entity
+    readonly action?: { readonly name: string; readonly properties?: Entity["properties"] }
+    readonly context?: object | undefined
+  }
 ): DecisionRequest => {
   const entity = (key: "subject" | "resource") => {
     const asked = fieldOf(input, key)
@@ -129,6 +134,12 @@ const askedOf = (
   return {
     resource: { uid: resource.id, kind: resource.type, properties: resource.properties },
     subject: entity("subject"),
+    ...(decoded.action === undefined ? {} : {
+      action: {
+        name: stringAt(fieldOf(input, "action"), "name") ?? decoded.action.name,
+        properties: decoded.action.properties ?? {}
+      }
+    }),
     context: { ...decoded.context }
   }
 }
@@ -185,12 +196,20 @@ export const make = Effect.gen(function*() {
       }
     })
 
-  /** `found` (in uid order, one past the page when there is more) as a page of at most `limit`. */
-  const paged = (type: string, found: ReadonlyArray<Uid.Uid>, limit: number): AccessEvaluation.SearchResults => {
+  /**
+   * `found` (in key order, one past the page when there is more) as a page of at most `limit`. The last page of
+   * several (`continued`: asked with a token) says so with an empty `nextToken` (AuthZEN §8.2.2).
+   */
+  const paged = (
+    type: string,
+    found: ReadonlyArray<string>,
+    limit: number,
+    continued: boolean
+  ): AccessEvaluation.SearchResults => {
     const page = found.slice(0, limit)
     return {
       results: page.map((id) => ({ type, id })),
-      nextToken: found.length > limit ? tokenOf(page.at(-1)!) : undefined
+      nextToken: found.length > limit ? tokenOf(page.at(-1)!) : continued ? "" : undefined
     }
   }
 
@@ -362,9 +381,10 @@ export const make = Effect.gen(function*() {
         const group = AccessEvaluation.groupOf(search.resource.type, search.resource.id)
         // Who may act here is what the bindings here show: asked only by who may list them.
         yield* authorization.check(caller, RoleBinding.permissions.list, group)
-        // Identities are found by uid: as `identity` (unless the vocabulary says otherwise), or a vocabulary's
-        // subject type that finds them so.
-        if (subjectRuleOf(vocabulary, search.subject.type)?.by !== "uid") return nothingFound
+        // Identities are found as a type names them: by uid (`identity`, unless the vocabulary says otherwise), or
+        // by their path below the organization; a type by a token's subject finds none.
+        const rule = subjectRuleOf(vocabulary, search.subject.type)
+        if (rule === undefined || rule.by === "subject") return nothingFound
         const limit = search.page?.limit ?? AccessEvaluation.defaultSearchResults
         const after = afterToken(search.page?.token)
         const bound = yield* bindings.find({
@@ -374,13 +394,17 @@ export const make = Effect.gen(function*() {
         // Each candidate decided as an evaluation is, so every rule of who may still act applies.
         const candidates = [...new Set(bound.map((b) => b.identityUid))].sort()
           .filter((uid) => after === undefined || uid > after)
+          .filter((uid) => rule.by === "uid" || vocabulary === undefined || Uid.isAncestor(vocabulary.uid, uid))
         const found: Array<Uid.Uid> = []
         for (const uid of candidates) {
           if (found.length > limit) break
           const grants = yield* authorization.grants(Principal.identity(uid))
           if (grants.holds(search.action.name, group)) found.push(uid)
         }
-        return paged(search.subject.type, found, limit)
+        const page = paged(search.subject.type, found, limit, after !== undefined)
+        if (rule.by === "uid" || vocabulary === undefined) return page
+        const paths = yield* vocabularies.pathsOf(vocabulary, found.slice(0, limit))
+        return { ...page, results: page.results.map((r, i) => ({ ...r, id: paths[i]! })) }
       })),
 
     /**
@@ -400,14 +424,30 @@ export const make = Effect.gen(function*() {
         const search = yield* Validation.decode(AccessEvaluation.ResourceSearch)(request)
         const type = search.resource.type
         if (search.subject.type !== "identity" || !Uid.isUid(search.subject.id)) return nothingFound
-        // A vocabulary's resource type is searched as the kind it names; one decided at a folder cannot be listed.
+        const self = caller._tag === "Identity" && caller.uid === search.subject.id
+        const subject = self ? caller : Principal.identity(search.subject.id)
+        // A vocabulary's resources with folders of their own are those folders where the subject holds the
+        // capability and the caller may list bindings (another's), by name.
+        const folders = vocabulary === undefined ? undefined : yield* vocabularies.foldersOf(vocabulary, type)
+        if (folders !== undefined) {
+          const held = yield* authorization.grants(subject)
+          const mine = self ? held : yield* authorization.grants(caller)
+          const names = folders
+            .filter((f) =>
+              held.holds(search.action.name, f.uid) && (self || mine.holds(RoleBinding.permissions.list, f.uid))
+            )
+            .map((f) => f.name)
+            .sort()
+          const limit = search.page?.limit ?? AccessEvaluation.defaultSearchResults
+          const after = afterToken(search.page?.token)
+          return paged(type, names.filter((name) => after === undefined || name > after), limit, after !== undefined)
+        }
+        // A vocabulary's resource type is searched as the kind it names; one decided at one folder cannot be listed.
         const kind = vocabulary === undefined
           ? AccessEvaluation.isResourceType(type) ? type : undefined
           : vocabularies.kindOf(vocabulary, type)
         if (kind === undefined) return nothingFound
-        const self = caller._tag === "Identity" && caller.uid === search.subject.id
-        const held = (yield* authorization.grants(self ? caller : Principal.identity(search.subject.id)))
-          .scopes(search.action.name)
+        const held = (yield* authorization.grants(subject)).scopes(search.action.name)
         const subtrees = (roots: "all" | ReadonlyArray<Uid.Uid>) =>
           roots === "all" ? undefined : Uid.normalizeRanges(roots.map(Uid.subtree))
         const listable = self ? undefined : subtrees((yield* authorization.grants(caller)).scopes(
@@ -425,7 +465,7 @@ export const make = Effect.gen(function*() {
           ...(after === undefined ? {} : { after: [after] }),
           limit: limit + 1
         }))
-        return paged(type, rows.map((row) => row.uid as Uid.Uid), limit)
+        return paged(type, rows.map((row) => row.uid), limit, after !== undefined)
       })),
 
     /**

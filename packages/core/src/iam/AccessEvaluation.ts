@@ -158,7 +158,8 @@ export const ResourceSearch = Schema.Struct({
 
 /** A page of a search's results: entities by type and id, in uid order, and the token of the next page. */
 export interface SearchResults {
-  readonly results: ReadonlyArray<{ readonly type: string; readonly id: Uid.Uid }>
+  /** Each found entity: its id a uid, or in a vocabulary's words (a path, a folder's name). */
+  readonly results: ReadonlyArray<{ readonly type: string; readonly id: string }>
   readonly nextToken: string | undefined
 }
 

@@ -60,6 +60,8 @@ export interface ConditionOutcome {
 export interface DecisionRequest {
   readonly resource: Omit<Condition.Attributes["resource"], "name" | "path">
   readonly subject: Condition.Attributes["subject"]
+  /** The action as asked; the capability decided on when absent. */
+  readonly action?: Condition.Attributes["action"]
   readonly context?: Condition.Attributes["context"]
 }
 
@@ -565,12 +567,14 @@ export const make = Effect.gen(function*() {
   /** The attributes a condition reads in a decision at `group` for `request` at `now`, with the group's names. */
   const attributesOf = (
     request: DecisionRequest,
+    capability: Capability,
     now: number,
     names?: { readonly name: string | undefined; readonly path: string | undefined }
   ): Condition.Attributes => ({
     time: now,
     resource: names === undefined ? request.resource : { ...request.resource, ...names },
     subject: request.subject,
+    action: request.action ?? { name: capability },
     context: request.context
   })
 
@@ -587,9 +591,9 @@ export const make = Effect.gen(function*() {
     const candidates = grants.conditionalGiving(capability, group)
     if (candidates.length === 0) return Effect.succeed([])
     // Without a read unless a condition wants the group's names: a decision's own step, with no generator.
-    const decided = (names?: Parameters<typeof attributesOf>[2]) =>
+    const decided = (names?: Parameters<typeof attributesOf>[3]) =>
       Effect.map(Clock.currentTimeMillis, (now) => {
-        const attributes = attributesOf(request, now, names)
+        const attributes = attributesOf(request, capability, now, names)
         return candidates.map((grant): ConditionOutcome => ({
           grant,
           outcome: grant.condition!.compiled.decide(attributes)
@@ -617,7 +621,7 @@ export const make = Effect.gen(function*() {
           const candidates = current.conditionalGiving(capability, group)
           if (candidates.length === 0) return Effect.succeed(false)
           if (!candidates.some((g) => g.condition!.compiled.readsNames)) {
-            const attributes = attributesOf(request, nowOf(fiber))
+            const attributes = attributesOf(request, capability, nowOf(fiber))
             return Effect.succeed(candidates.some((g) => g.condition!.compiled.decide(attributes).held))
           }
         }

@@ -73,6 +73,12 @@ export interface Attributes {
     /** AuthZEN's subject `properties`. */
     readonly properties?: { readonly [key: string]: unknown } | undefined
   }
+  /** The action asked: its name as the request wrote it (a capability, or a decision vocabulary's word). */
+  readonly action: {
+    readonly name: string
+    /** AuthZEN's action `properties`. */
+    readonly properties?: { readonly [key: string]: unknown } | undefined
+  }
   /** AuthZEN's `context`, or `Access.can`'s. */
   readonly context?: { readonly [key: string]: unknown } | undefined
 }
@@ -105,9 +111,11 @@ const checker = new Environment({ limits: { maxAstNodes: maxNodes, maxDepth: 32 
     ctor: Object,
     fields: { id: "string", type: "string", properties: "map<string, dyn>" }
   })
+  .registerType("arbor.Action", { ctor: Object, fields: { name: "string", properties: "map<string, dyn>" } })
   .registerVariable("request", "arbor.Request")
   .registerVariable("resource", "arbor.Resource")
   .registerVariable("subject", "arbor.Subject")
+  .registerVariable("action", "arbor.Action")
   .registerVariable("context", "map<string, dyn>")
 
 /**
@@ -117,8 +125,8 @@ const checker = new Environment({ limits: { maxAstNodes: maxNodes, maxDepth: 32 
 export const environment: CelEnv = celEnv({ funcs: [...CelTime.methods] })
 
 /** The variables of the environment. */
-type Root = "request" | "resource" | "subject" | "context"
-const roots: ReadonlySet<string> = new Set<Root>(["request", "resource", "subject", "context"])
+type Root = "request" | "resource" | "subject" | "action" | "context"
+const roots: ReadonlySet<string> = new Set<Root>(["request", "resource", "subject", "action", "context"])
 
 /** Every node of `expr`, with how many comprehensions enclose its evaluation per item (their loop bodies). */
 const walk = (expr: Expr | undefined, visit: (expr: Expr, loops: number) => void, loops = 0): void => {
@@ -267,7 +275,7 @@ const bounded = (value: unknown, budget: { left: number }): boolean => {
 
 /** The variables a condition reads (`reads`), or undefined when what the request gave is over the limits. */
 const activationOf = (attributes: Attributes, reads: ReadonlySet<Root>): Record<string, CelInput> | undefined => {
-  const { context, resource, subject } = attributes
+  const { action, context, resource, subject } = attributes
   const budget = { left: maxValues }
   const within = (value: unknown) => value === undefined || bounded(value, budget)
   const activation: Record<string, CelInput> = {}
@@ -286,6 +294,13 @@ const activationOf = (attributes: Attributes, reads: ReadonlySet<Root>): Record<
       ["id", subject.id],
       ["type", subject.type],
       ["properties", subject.properties ?? {}]
+    ]) as CelInput
+  }
+  if (reads.has("action")) {
+    if (!within(action.properties)) return undefined
+    activation.action = new Map<string, unknown>([
+      ["name", action.name],
+      ["properties", action.properties ?? {}]
     ]) as CelInput
   }
   if (reads.has("context")) {

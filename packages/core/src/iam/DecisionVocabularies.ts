@@ -60,20 +60,27 @@ export const make = Effect.gen(function*() {
     Effect.gen(function*() {
       let at: Uid.Uid = org
       for (const name of path.split("/").filter((part) => part !== "")) {
-        const [found] = yield* groups.find({
-          conditions: [{ _tag: "Equals", column: "parent", value: at }, {
-            _tag: "Equals",
-            column: "name",
-            value: name
-          }],
-          order: [{ column: "uid", direction: "asc" }],
-          limit: 1
-        })
+        const found = yield* childNamed(at, name)
         if (found === undefined) return undefined
-        at = found.uid
+        at = found
       }
       return at
     })
+
+  /** The folder named `name` right below `parent`, if there is one. */
+  const childNamed = (parent: Uid.Uid, name: string) =>
+    Effect.map(
+      groups.find({
+        conditions: [{ _tag: "Equals", column: "parent", value: parent }, {
+          _tag: "Equals",
+          column: "name",
+          value: name
+        }],
+        order: [{ column: "uid", direction: "asc" }],
+        limit: 1
+      }),
+      ([found]) => found?.uid
+    )
 
   /** The identity a subject rule finds for `id` in `org`, if any. */
   const subjectOf = (org: Uid.Uid, rule: DecisionVocabulary.SubjectRule, id: string) =>
@@ -174,18 +181,32 @@ export const make = Effect.gen(function*() {
           ? DecisionVocabulary.named(vocabulary.resources, resource.type)
           : undefined
         const interpreted: Record<string, unknown> = { ...request }
-        if (subjectRule !== undefined) {
-          const found = typeof subject.id === "string" ? yield* subjectOf(org, subjectRule, subject.id) : undefined
+        // An id that is not a string is left out, for the decoder to refuse naming it.
+        const { id: subjectId, ...subjectRest } = subject
+        if (subjectRule !== undefined && typeof subjectId !== "string") {
+          interpreted.subject = { ...subjectRest, type: "identity" }
+        } else if (subjectRule !== undefined && typeof subjectId === "string") {
+          const found = yield* subjectOf(org, subjectRule, subjectId)
           if (found === undefined) unknown = true
           interpreted.subject = { ...subject, type: "identity", id: found ?? org }
         }
         if (capability !== undefined) interpreted.action = { ...action, name: capability }
-        if (resourceRule !== undefined) {
+        if (resourceRule !== undefined && !("kind" in resourceRule) && typeof resource.id !== "string") {
+          const { id: _, ...rest } = resource
+          interpreted.resource = { ...rest, type: "group" }
+        } else if (resourceRule !== undefined) {
           if ("kind" in resourceRule) interpreted.resource = { ...resource, type: resourceRule.kind }
           else {
-            const folder = yield* folderAt(org, resourceRule.folder ?? "")
+            const folder = yield* folderAt(
+              org,
+              "folders" in resourceRule ? resourceRule.folders : resourceRule.folder ?? ""
+            )
             if (folder === undefined) unknown = true
-            interpreted.resource = { ...resource, type: "group", id: folder ?? org }
+            // A resource of its own folder is decided there, one without at the folder of them all.
+            const own = folder !== undefined && "folders" in resourceRule && typeof resource.id === "string"
+              ? yield* childNamed(folder, resource.id)
+              : undefined
+            interpreted.resource = { ...resource, type: "group", id: own ?? folder ?? org }
           }
         }
         return unknown ? "unknown" as const : interpreted
@@ -199,6 +220,39 @@ export const make = Effect.gen(function*() {
       const names = Object.entries(vocabulary.actions)
       return names.length === 0 ? [...held] : names.filter(([, c]) => held.includes(c)).map(([name]) => name)
     },
+
+    /**
+     * The resources of a vocabulary's type that has folders of its own (`folders`): each folder below its folder, by
+     * name; undefined for another type.
+     */
+    foldersOf: (vocabulary: DecisionVocabulary.DecisionVocabulary, type: string) =>
+      Effect.gen(function*() {
+        const rule = DecisionVocabulary.named(vocabulary.resources, type)
+        if (rule === undefined || !("folders" in rule)) return undefined
+        const folder = yield* folderAt(vocabulary.uid, rule.folders)
+        if (folder === undefined) return []
+        return yield* groups.find({
+          conditions: [{ _tag: "Equals", column: "parent", value: folder }],
+          order: [{ column: "uid", direction: "asc" }]
+        })
+      }),
+
+    /**
+     * The ids of the identities `uids` (below the vocabulary's organization) as a subject type by `path` names them:
+     * each one's path below the organization (`team/deployer`), in their order.
+     */
+    pathsOf: (vocabulary: DecisionVocabulary.DecisionVocabulary, uids: ReadonlyArray<Uid.Uid>) =>
+      Effect.gen(function*() {
+        const below = (uid: Uid.Uid) => Uid.ancestors(uid).filter((a) => Uid.isAncestor(vocabulary.uid, a))
+        const byUid = { order: [{ column: "uid", direction: "asc" as const }] }
+        const folders = yield* groups.find({
+          conditions: [{ _tag: "In", column: "uid", values: [...new Set(uids.flatMap(below))] }],
+          ...byUid
+        })
+        const named = yield* identities.find({ conditions: [{ _tag: "In", column: "uid", values: uids }], ...byUid })
+        const names = new Map<string, string>([...folders, ...named].map((entity) => [entity.uid, entity.name]))
+        return uids.map((uid) => [...below(uid), uid].map((a) => names.get(a)).join("/"))
+      }),
 
     /** The resource kind a vocabulary's resource type names (or Arbor's own kind), if its resources can be listed. */
     kindOf: (vocabulary: DecisionVocabulary.DecisionVocabulary, type: string) => {

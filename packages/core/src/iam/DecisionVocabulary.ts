@@ -33,11 +33,13 @@ export const SubjectRule = Schema.Union(
 export type SubjectRule = typeof SubjectRule.Type
 
 /**
- * Where a decision about a resource type is made: for an application's own resources (whatever their ids), at a
- * folder (its path below the organization; the organization itself when absent); or the resources of one of
- * Arbor's kinds, by uid.
+ * Where a decision about a resource type is made: for an application's own resources, each at the folder of its id's
+ * name below a folder (`folders`: its path; a resource without a folder of its own is decided there), or all of them,
+ * whatever their ids, at one folder (`folder`: its path; the organization itself when absent); or the resources of
+ * one of Arbor's kinds, by uid.
  */
 export const ResourceRule = Schema.Union(
+  Schema.Struct({ folders: Schema.String }),
   Schema.Struct({ folder: Schema.optional(Schema.String) }),
   Schema.Struct({
     kind: Schema.Literal(...AccessEvaluation.resourceTypes).annotations({
