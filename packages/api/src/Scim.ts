@@ -67,14 +67,16 @@ export const user = (value: ScimUser.ScimUser, location: string) => ({
 
 /**
  * A group as its resource (RFC 7643 §4.2), at `location`; each member by its SCIM `id`, with its `$ref` below
- * `usersAt`.
+ * `usersAt`; a group without members has no `members` (unassigned, as RFC 7643 §2.5 holds an empty list to be).
  */
 export const group = (value: ScimGroup.ScimGroup, location: string, usersAt: string) => ({
   schemas: [schemas.group],
   id: ScimGroup.scimIdOf(value),
   ...(value.externalId === null ? {} : { externalId: value.externalId }),
   displayName: value.displayName,
-  members: value.members.map((member) => ({ value: member, $ref: `${usersAt}/${member}`, type: "User" })),
+  ...(value.members.length === 0 ? {} : {
+    members: value.members.map((member) => ({ value: member, $ref: `${usersAt}/${member}`, type: "User" }))
+  }),
   meta: {
     resourceType: "Group",
     created: DateTime.formatIso(value.createTime),
@@ -225,7 +227,11 @@ const attribute = (
   name: string,
   description: string,
   options: {
-    readonly type?: "string" | "boolean" | "complex"
+    readonly type?: "string" | "boolean" | "complex" | "reference"
+    /** What a reference names (RFC 7643 §7 `referenceTypes`). */
+    readonly referenceTypes?: ReadonlyArray<string>
+    /** The values a client should use (RFC 7643 §7 `canonicalValues`). */
+    readonly canonicalValues?: ReadonlyArray<string>
     readonly multiValued?: boolean
     readonly required?: boolean
     readonly mutability?: "readWrite" | "immutable" | "readOnly"
@@ -239,6 +245,8 @@ const attribute = (
   description,
   required: options.required ?? false,
   ...(options.type === "complex" ? { subAttributes: options.subAttributes ?? [] } : { caseExact: false }),
+  ...(options.referenceTypes === undefined ? {} : { referenceTypes: options.referenceTypes }),
+  ...(options.canonicalValues === undefined ? {} : { canonicalValues: options.canonicalValues }),
   mutability: options.mutability ?? "readWrite",
   returned: "default",
   uniqueness: options.uniqueness ?? "none"
@@ -265,8 +273,10 @@ export const userSchemaDocument = (location: string) => ({
       mutability: "immutable",
       uniqueness: "server"
     }),
+    // Required: every user has it (true when a new one omits it); a PATCH may replace it, never remove it.
     attribute("active", "False ends the person's access in the organization at once; true gives it back", {
-      type: "boolean"
+      type: "boolean",
+      required: true
     }),
     attribute("displayName", "The person's name as shown"),
     attribute("name", "The person's name, in parts", {
@@ -307,8 +317,8 @@ export const groupSchemaDocument = (location: string) => ({
       multiValued: true,
       subAttributes: [
         attribute("value", "A user's id", { mutability: "immutable" }),
-        attribute("$ref", "The user's URI", { mutability: "immutable" }),
-        attribute("type", "User", { mutability: "immutable" })
+        attribute("$ref", "The user's URI", { type: "reference", referenceTypes: ["User"], mutability: "immutable" }),
+        attribute("type", "User", { mutability: "immutable", canonicalValues: ["User"] })
       ]
     })
   ],

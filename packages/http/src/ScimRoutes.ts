@@ -117,6 +117,8 @@ interface Endpoint<R extends { readonly version: number }> {
   readonly unremovable: ReadonlyArray<string>
   readonly idOf: (resource: R) => string
   readonly render: (resource: R, location: string) => Record<string, unknown>
+  /** The resource as a PATCH edits it: as rendered, with the lists it has none of present and empty. */
+  readonly editable: (resource: R, location: string) => Record<string, unknown>
   readonly create: (client: Credentials.Client, input: unknown) => Effect.Effect<R, Errors.ArborError>
   readonly get: (client: Credentials.Client, id: string) => Effect.Effect<R, Errors.ArborError>
   readonly list: (
@@ -213,6 +215,7 @@ export const layer = (options: { readonly baseUrl: string; readonly requestsPerM
           unremovable: ["username", "externalid", "active"],
           idOf: (resource) => resource.identityUid,
           render: Scim.user,
+          editable: Scim.user,
           create: users.createUser,
           get: users.getUser,
           list: (client, text, page) =>
@@ -231,6 +234,7 @@ export const layer = (options: { readonly baseUrl: string; readonly requestsPerM
           unremovable: ["displayname"],
           idOf: ScimGroup.scimIdOf,
           render: (resource, location) => Scim.group(resource, location, usersAt),
+          editable: (resource, location) => ({ members: [], ...Scim.group(resource, location, usersAt) }),
           create: groups.createGroup,
           get: groups.getGroup,
           list: (client, text, page) =>
@@ -294,16 +298,77 @@ export const layer = (options: { readonly baseUrl: string; readonly requestsPerM
           return scimJson(found[1])
         }
         const { Groups, Users } = endpoints(discovery)
+        if (resource === ".search") {
+          if (method !== "POST" || id !== undefined) return yield* notAllowed(method)
+          return yield* searchedAtRoot(request, authenticated, discovery)
+        }
         const at = (type: "Users" | "Groups") => ({
           request,
           url,
           client: authenticated,
           base: `${discovery}/${type}`,
-          // A search at the root is one of users.
-          id: resource === ".search" ? (id === undefined ? ".search" : `.search/${id}`) : id
+          id
         })
         return yield* (resource === "Groups" ? served(Groups, at("Groups")) : served(Users, at("Users")))
       })
+
+      /**
+       * A search at the root (RFC 7644 §3.4.3): every resource of the provider, users then groups, one page across
+       * both; a filter on an attribute only one type has matches none of the other.
+       */
+      const searchedAtRoot = (
+        request: HttpServerRequest.HttpServerRequest,
+        client: Credentials.Client,
+        discovery: string
+      ) =>
+        Effect.gen(function*() {
+          const search = yield* Effect.mapError(
+            decodeSearch(yield* body(request)),
+            (error) => invalid("body", error.message, "INVALID_SYNTAX")
+          )
+          const projection = { attributes: search.attributes ?? [], excluded: search.excludedAttributes ?? [] }
+          const startIndex = Math.max(1, search.startIndex ?? 1)
+          const count = Math.min(ScimUsers.maxPageSize, Math.max(0, search.count ?? defaultCount))
+          const { Groups, Users } = endpoints(discovery)
+          /** One type's page, shown as its own endpoint shows it; undefined when the filter cannot name its resources. */
+          const part = <R extends { readonly version: number }>(
+            endpoint: Endpoint<R>,
+            type: "Users" | "Groups",
+            page: ScimUsers.Page
+          ) =>
+            endpoint.list(client, search.filter ?? null, page).pipe(
+              Effect.map((found) => ({
+                total: found.total,
+                shown: found.resources.map((value) =>
+                  Scim.projected(
+                    endpoint.render(value, `${discovery}/${type}/${endpoint.idOf(value)}`),
+                    projection
+                  )
+                )
+              })),
+              Effect.catchIf(
+                (error) => error._tag === "InvalidArgument" && error.violations[0]?.field === "filter",
+                () => Effect.succeed(undefined)
+              )
+            )
+          const users = yield* part(Users, "Users", { startIndex, count })
+          const groups = yield* part(Groups, "Groups", {
+            startIndex: Math.max(1, startIndex - (users?.total ?? 0)),
+            count: count - (users?.shown.length ?? 0)
+          })
+          if (users === undefined && groups === undefined) {
+            return yield* invalid(
+              "filter",
+              "must be userName, displayName or externalId eq \"…\"",
+              "INVALID_FILTER"
+            )
+          }
+          return scimJson(Scim.listResponse(
+            (users?.total ?? 0) + (groups?.total ?? 0),
+            startIndex,
+            [...users?.shown ?? [], ...groups?.shown ?? []]
+          ))
+        })
 
       /** A request to one resource type's endpoint, at `base`: a list, a search, or one resource by `id`. */
       const served = <R extends { readonly version: number }>(endpoint: Endpoint<R>, at: {
@@ -340,8 +405,8 @@ export const layer = (options: { readonly baseUrl: string; readonly requestsPerM
               )
             })
           // A search by POST (RFC 7644 §3.4.3): a list whose query is the body.
-          if (id !== undefined && id.startsWith(".search")) {
-            if (method !== "POST" || id !== ".search") return yield* notAllowed(method)
+          if (id === ".search") {
+            if (method !== "POST") return yield* notAllowed(method)
             const search = yield* Effect.mapError(
               decodeSearch(yield* body(request)),
               (error) => invalid("body", error.message, "INVALID_SYNTAX")
@@ -397,7 +462,7 @@ export const layer = (options: { readonly baseUrl: string; readonly requestsPerM
               const apply = patched(operations)
               return answer(
                 yield* endpoint.patch(authenticated, id, (value) =>
-                  apply(endpoint.render(value, location(value))), expected)
+                  apply(endpoint.editable(value, location(value))), expected)
               )
             }
             case "DELETE":

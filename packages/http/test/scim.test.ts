@@ -304,7 +304,8 @@ describe("SCIM provisioning over HTTP", () => {
     const byName = new Map(user.attributes.map((a: { name: string }) => [a.name, a]))
     assert.deepInclude(byName.get("externalId"), { required: true, mutability: "immutable", uniqueness: "server" })
     assert.deepInclude(byName.get("userName"), { required: true, uniqueness: "server" })
-    assert.deepInclude(byName.get("active"), { type: "boolean", mutability: "readWrite" })
+    // Every user has one: a client learns that a PATCH may replace it and never remove it (RFC 7644 §3.5.2).
+    assert.deepInclude(byName.get("active"), { type: "boolean", mutability: "readWrite", required: true })
     assert.deepStrictEqual((await scim("GET", `${base}/Schemas/${user.id}`, token)).body, user)
     assert.deepInclude(types.body.Resources[1], {
       id: "Group",
@@ -313,6 +314,12 @@ describe("SCIM provisioning over HTTP", () => {
     })
     const group = (await scim("GET", `${base}/Schemas/urn:ietf:params:scim:schemas:core:2.0:Group`, token)).body
     assert.deepInclude(group.attributes[0], { name: "displayName", required: true, uniqueness: "server" })
+    // A member is a user, by reference: a client fills `members` with users it made, `type` with `User`.
+    const member = new Map(
+      group.attributes[2].subAttributes.map((a: { name: string }) => [a.name, a] as const)
+    ) as Map<string, object>
+    assert.deepInclude(member.get("$ref"), { type: "reference", referenceTypes: ["User"] })
+    assert.deepInclude(member.get("type"), { canonicalValues: ["User"] })
     assert.deepStrictEqual(schemas.body.Resources[1], group)
     const unknown = await scim(
       "GET",
@@ -600,10 +607,25 @@ describe("SCIM provisioning over HTTP", () => {
     })
     assert.strictEqual(created.status, 201, JSON.stringify(created.body))
     assert.strictEqual(created.headers.get("location"), `${server.url}${groups}/${created.body.id}`)
-    assert.deepInclude(created.body, { displayName: "Engineering", members: [] })
+    assert.deepInclude(created.body, { displayName: "Engineering" })
+    assert.notProperty(created.body, "members", "unassigned while it has none (RFC 7643 §2.5)")
     const found = await scim("GET", lookup, token)
     assert.deepInclude(found.body, { totalResults: 1 })
     assert.notProperty(found.body.Resources[0], "members")
+    // A search at the root finds users and groups, one page across both (RFC 7644 §3.4.3).
+    const root = (body: object) =>
+      scim("POST", `/scim/v2/${idp}/.search`, token, {
+        schemas: ["urn:ietf:params:scim:api:messages:2.0:SearchRequest"],
+        ...body
+      })
+    const everything = await root({})
+    assert.deepInclude(everything.body, { totalResults: 2 })
+    assert.deepStrictEqual(everything.body.Resources.map((r: { id: string }) => r.id), [user.body.id, created.body.id])
+    const second = await root({ startIndex: 2, count: 1 })
+    assert.deepStrictEqual(second.body.Resources.map((r: { id: string }) => r.id), [created.body.id], "paged across")
+    const named = await root({ filter: "displayName eq \"Engineering\"" })
+    assert.deepStrictEqual(named.body.Resources.map((r: { id: string }) => r.id), [created.body.id], "groups only")
+    assert.strictEqual((await root({ filter: "title eq \"x\"" })).status, 400, "a filter neither type can read")
     const at = `${groups}/${created.body.id}`
     const patch = (...Operations: ReadonlyArray<unknown>) =>
       scim("PATCH", at, token, { schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], Operations })
@@ -614,7 +636,7 @@ describe("SCIM provisioning over HTTP", () => {
     const repo = await request("POST", `/registry/v1/repos/${owner.org}`, apiToken, { name: "made-as-member" })
     assert.strictEqual(repo.status, 200, JSON.stringify(repo.body))
     const removed = await patch({ op: "Remove", path: "members", value: [{ value: user.body.id }] })
-    assert.deepStrictEqual([removed.status, removed.body.members], [200, []])
+    assert.deepStrictEqual([removed.status, removed.body.members], [200, undefined], "none left: unassigned")
     assert.isFalse(await mayCreate())
     const refused = await request("POST", `/registry/v1/repos/${owner.org}`, apiToken, { name: "made-after" })
     assert.strictEqual(refused.status, 403)
