@@ -6,6 +6,7 @@
  */
 import type { ClaimMatch } from "@arbor/core"
 import { Groups, Identities, Principal, Role, RoleBindings, TokenIssuer } from "@arbor/core"
+import * as HttpServer from "@effect/platform/HttpServer"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -15,6 +16,7 @@ import * as Schedule from "effect/Schedule"
 import * as jose from "jose"
 import { createServer, type Server, type ServerResponse } from "node:http"
 import { OAuth2Server } from "oauth2-mock-server"
+import * as oauth from "oauth4webapi"
 import * as Bootstrap from "../src/Bootstrap.js"
 import { call, testConfig, testServer, tokenFor } from "./support.js"
 
@@ -484,6 +486,69 @@ describe("RFC 8693 at the token endpoint", () => {
       )
       const discovery = (yield* call("GET", "/.well-known/oauth-authorization-server")).body
       assert.include(discovery.grant_types_supported, "urn:ietf:params:oauth:grant-type:token-exchange")
+    }).pipe(Effect.provide(server)))
+
+  it.scopedLive("oauth4webapi, a generic client, finds the token endpoint by RFC 8414 discovery and exchanges there", () =>
+    Effect.gen(function*() {
+      const oidc = yield* provider
+      const { folder, identity } = yield* assumable({ claimMatch: githubMatch(oidc.issuer.url!) })
+      const subject = yield* tokenOf(oidc, github())
+      // The server answers at its configured URL; here that is its loopback port.
+      const { port } = (yield* HttpServer.HttpServer).address as HttpServer.TcpAddress
+      const options = {
+        [oauth.allowInsecureRequests]: true,
+        [oauth.customFetch]: <M extends string, B extends URLSearchParams | undefined>(
+          url: string,
+          init: oauth.CustomFetchOptions<M, B>
+        ) =>
+          fetch(url.replace(api, `http://127.0.0.1:${port}`), {
+            method: init.method,
+            headers: init.headers,
+            redirect: init.redirect,
+            ...(init.body === undefined ? {} : { body: init.body })
+          })
+      }
+      const issuer = new URL(api)
+      const client = { client_id: "generic-client" }
+      const result = yield* Effect.promise(async () => {
+        const metadata = await oauth.processDiscoveryResponse(
+          issuer,
+          await oauth.discoveryRequest(issuer, { ...options, algorithm: "oauth2" })
+        )
+        const answer = await oauth.genericTokenEndpointRequest(
+          metadata,
+          client,
+          oauth.None(),
+          "urn:ietf:params:oauth:grant-type:token-exchange",
+          { subject_token: subject, subject_token_type: "urn:ietf:params:oauth:token-type:jwt", identity },
+          options
+        )
+        return { metadata, tokens: await oauth.processGenericTokenEndpointResponse(metadata, client, answer) }
+      })
+      assert.strictEqual(result.metadata.token_endpoint, `${api}/oauth/token`)
+      assert.strictEqual(result.tokens.token_type, "bearer")
+      assert.strictEqual(jose.decodeJwt(result.tokens.access_token).sub, identity)
+      assert.strictEqual(
+        (yield* call("GET", `/iam/v2beta1/groups/${folder}`, { token: result.tokens.access_token })).status,
+        200
+      )
+      // A refusal reaches the client as RFC 6749's error, which the library reads.
+      const refused = yield* Effect.promise(async () => {
+        const answer = await oauth.genericTokenEndpointRequest(
+          result.metadata,
+          client,
+          oauth.None(),
+          "urn:ietf:params:oauth:grant-type:token-exchange",
+          { subject_token: "not-a-token", subject_token_type: "urn:ietf:params:oauth:token-type:jwt", identity },
+          options
+        )
+        return oauth.processGenericTokenEndpointResponse(result.metadata, client, answer).then(
+          () => undefined,
+          (error: unknown) => error
+        )
+      })
+      assert.instanceOf(refused, oauth.ResponseBodyError)
+      assert.strictEqual((refused as oauth.ResponseBodyError).error, "invalid_grant")
     }).pipe(Effect.provide(server)))
 })
 
