@@ -207,7 +207,12 @@ export const EligibilityListQuery: Listing<EligibilityListOptions, typeof eligib
 
 const elevationListQuery = query({
   ...v2,
-  state: parameter("state", ElevationState, "only elevations in this state (PENDING: waiting for an approver)")
+  state: parameter("state", ElevationState, "only elevations in this state (PENDING: waiting for an approver)"),
+  approver: parameter(
+    "approver",
+    Schema.String,
+    "your own uid: the pending elevations of others you may approve, whatever you may list"
+  )
 })
 /** The parameters of a list of elevations. */
 export const ElevationListQuery: Listing<ElevationListOptions, typeof elevationListQuery> = elevationListQuery

@@ -7,7 +7,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as TestClock from "effect/TestClock"
-import { Access, Arbor, Elevations, Events, Identities, Principal, Role, RoleBindings } from "../src/index.js"
+import { Access, Arbor, Elevations, Events, Identities, Principal, Role, RoleBindings, Roles } from "../src/index.js"
 import { claimMatch, folder, organization, principalWith } from "./fixtures.js"
 
 const withArbor = <A, E>(effect: Effect.Effect<A, E, Arbor.Services>) => Effect.provide(effect, Arbor.layerMemory)
@@ -124,6 +124,39 @@ describe("Elevations (DECISIONS §21)", () => {
         "APPROVER_NOT_AN_IDENTITY"
       )
       assert.strictEqual((yield* elevations.deny(owner, again.uid)).state, "DENIED")
+    })))
+
+  it.effect("an approver who may list no bindings finds what waits for them (approver=<own uid>), and only that", () =>
+    withArbor(Effect.gen(function*() {
+      const { deployer, elevations, org, owner, prod } = yield* setUp(false)
+      // Release managers approve and may list nothing else.
+      const role = yield* (yield* Roles.Roles).create(owner, org.uid, {
+        name: "release-approver",
+        capabilities: ["groups.list"]
+      })
+      const manager = yield* principalWith(org.uid, "release-manager", "viewer", [])
+      const managerUid = manager.identityUid
+      yield* (yield* RoleBindings.RoleBindings).create(owner, org.uid, { identityUid: managerUid, roleUid: role.uid })
+      const deployerUid = deployer._tag === "Identity" ? deployer.uid : ""
+      const eligibility = yield* elevations.createEligibility(owner, prod.uid, {
+        identityUid: deployerUid,
+        roleUid: roleOf("registry.pull"),
+        maxDuration: "3600s",
+        approverRoleUid: role.uid
+      })
+      const asked = yield* elevations.elevate(deployer, prod.uid, {
+        roleUid: roleOf("registry.pull"),
+        reason: "release 1.3",
+        duration: "1800s"
+      })
+      assert.strictEqual(asked.eligibilityUid, eligibility.uid)
+      assert.deepStrictEqual((yield* elevations.list(manager, { state: "PENDING" })).items, [], "it may list nothing")
+      const waiting = yield* elevations.list(manager, { approver: managerUid })
+      assert.deepStrictEqual(waiting.items.map((e) => e.uid), [asked.uid])
+      assert.deepStrictEqual((yield* elevations.list(deployer, { approver: deployerUid })).items, [], "not one's own")
+      assert.strictEqual((yield* refusalOf(elevations.list(manager, { approver: deployerUid }))).tag, "InvalidArgument")
+      assert.strictEqual((yield* elevations.approve(manager, asked.uid)).state, "ACTIVE")
+      assert.deepStrictEqual((yield* elevations.list(manager, { approver: managerUid })).items, [], "decided")
     })))
 
   it.effect("an identity with the role for good needs no elevation; self-approval is refused even to an owner", () =>

@@ -93,7 +93,21 @@ export const ElevationsPage = () => {
     () => Client.run(client.eligibilities.list({ urlParams: { identity: session.identity } })),
     [session.identity]
   )
-  const waiting = useLoaded(() => Client.run(client.elevations.list({ urlParams: { state: "PENDING" } })), [])
+  // What waits: what one may list, and what one may approve (the engine's answer, whatever one may list).
+  const waiting = useLoaded(
+    () =>
+      Promise.all([
+        Client.run(client.elevations.list({ urlParams: { state: "PENDING" } })),
+        Client.run(client.elevations.list({ urlParams: { approver: session.identity } }))
+      ]).then(([listed, approvable]) => ({
+        elevations: [
+          ...approvable.elevations,
+          ...listed.elevations.filter((e) => !approvable.elevations.some((a) => a.uid === e.uid))
+        ],
+        approvable: new Set(approvable.elevations.map((e) => e.uid))
+      })),
+    [session.identity]
+  )
   const [asked, setAsked] = useState<Elevation | undefined>(undefined)
   const decide = useAction((uid: string, approve: boolean) =>
     Client.run(
@@ -139,21 +153,25 @@ export const ElevationsPage = () => {
           ["For", (e) => span(e.durationSeconds)],
           ["Why", (e) => e.reason],
           ["Decide", (e) =>
-            e.identityUid === session.identity ? "Yours: someone else approves it" : (
-              <>
-                <button
-                  type="button"
-                  class="primary"
-                  disabled={decide.busy}
-                  onClick={() => void decide.start(e.uid, true)}
-                >
-                  Approve
-                </button>{" "}
-                <button type="button" disabled={decide.busy} onClick={() => void decide.start(e.uid, false)}>
-                  Deny
-                </button>
-              </>
-            )]
+            e.identityUid === session.identity ?
+              "Yours: someone else approves it" :
+              !waiting.value?.approvable.has(e.uid)
+              ? "Another approver decides"
+              : (
+                <>
+                  <button
+                    type="button"
+                    class="primary"
+                    disabled={decide.busy}
+                    onClick={() => void decide.start(e.uid, true)}
+                  >
+                    Approve
+                  </button>{" "}
+                  <button type="button" disabled={decide.busy} onClick={() => void decide.start(e.uid, false)}>
+                    Deny
+                  </button>
+                </>
+              )]
         ]}
       />
     </section>

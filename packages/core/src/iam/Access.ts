@@ -152,6 +152,10 @@ const merged = (defaults: Record<string, unknown>, item: Record<string, unknown>
   context: item.context ?? defaults.context
 })
 
+/** The two decisions without an explanation, made once. */
+const permitted = new AccessEvaluation.Decision({ decision: true })
+const denied = new AccessEvaluation.Decision({ decision: false })
+
 /** Builds the Access service from the services in its context; `Arbor.layer` builds it with the others. */
 export const make = Effect.gen(function*() {
   const authorization = yield* Authorization
@@ -217,20 +221,39 @@ export const make = Effect.gen(function*() {
    * A decision on `evaluation` (in Arbor's terms); `asked` is the request as it came, in the vocabulary's words,
    * whose subject, resource and context the conditions read.
    */
-  const decide = (caller: Principal.Principal, evaluation: AccessEvaluation.Evaluation, asked: unknown) =>
+  const decide = (caller: Principal.Principal, evaluation: AccessEvaluation.Evaluation, asked: unknown) => {
+    const group = AccessEvaluation.groupOf(evaluation.resource.type, evaluation.resource.id)
+    const capability = evaluation.action.name
+    return Effect.flatMap(
+      decidingFor(caller, evaluation.subject.id, group),
+      (principal) =>
+        evaluation.context?.explain === true
+          ? Effect.flatMap(
+            authorization.grants(principal),
+            (grants) => withReasons(caller, grants, capability, group, asked, evaluation)
+          )
+          // Decided as `Access.can` decides: the request read only when a condition is to be.
+          : Effect.map(
+            authorization.decides(principal, capability, group, () => askedOf(asked, evaluation)),
+            (decision) => decision ? permitted : denied
+          )
+    )
+  }
+
+  /** A decision that says which bindings decided it (`explain`), conditions with how they came out. */
+  const withReasons = (
+    caller: Principal.Principal,
+    grants: Grants,
+    capability: Capability,
+    group: Uid.Uid,
+    asked: unknown,
+    evaluation: AccessEvaluation.Evaluation
+  ) =>
     Effect.gen(function*() {
-      const group = AccessEvaluation.groupOf(evaluation.resource.type, evaluation.resource.id)
-      const grants = yield* authorization.grants(yield* decidingFor(caller, evaluation.subject.id, group))
-      const capability = evaluation.action.name
-      const held = grants.holds(capability, group)
-      const explain = evaluation.context?.explain === true
-      const conditions = held && !explain
-        ? []
-        : yield* authorization.conditionsOf(grants, capability, group, askedOf(asked, evaluation))
-      const decision = held || conditions.some((c) => c.outcome.held)
+      const conditions = yield* authorization.conditionsOf(grants, capability, group, askedOf(asked, evaluation))
       return new AccessEvaluation.Decision({
-        decision,
-        ...(explain ? yield* explanation(caller, grants, capability, group, conditions) : {})
+        decision: grants.holds(capability, group) || conditions.some((c) => c.outcome.held),
+        ...(yield* explanation(caller, grants, capability, group, conditions))
         // Built from values the engine made: a check at construction would cost a third of an evaluation.
       }, trusted)
     })
@@ -285,7 +308,7 @@ export const make = Effect.gen(function*() {
       uid: Uid.Uid,
       request?: CanRequest
     ): Effect.Effect<boolean, Internal | Unavailable> =>
-      authorization.decides(principal, capability, uid, {
+      authorization.decides(principal, capability, uid, () => ({
         resource: {
           uid: request?.resource?.uid ?? uid,
           kind: request?.resource?.kind ?? "group",
@@ -293,7 +316,7 @@ export const make = Effect.gen(function*() {
         },
         subject: subjectOf(principal),
         context: request?.context ?? {}
-      }),
+      })),
 
     /**
      * One evaluation (AuthZEN's `/access/v1/evaluation`); a false decision is an answer, never a failure. With an

@@ -374,10 +374,7 @@ export const make = Effect.gen(function*() {
         if (!(yield* stands({ grantedBy: eligibility.grantedBy, roleUid: eligibility.roleUid, scope }, edges))) continue
         if (elevation.approverUid !== null) {
           if (eligibility.approverRoleUid === null) continue
-          const approver = yield* boundHeldOf(elevation.approverUid)
-          edges.next = Math.min(edges.next, approver.changesAt)
-          const capabilities = (yield* capabilitiesOf([eligibility.approverRoleUid]))(eligibility.approverRoleUid)
-          if (capabilities === undefined || !approver.bound.holdsAll(capabilities, scope)) continue
+          if (!(yield* holdsRole(elevation.approverUid, eligibility.approverRoleUid, scope, edges))) continue
         }
         kept.add(elevation.bindingUid)
       }
@@ -502,6 +499,19 @@ export const make = Effect.gen(function*() {
   /** What identity `uid`'s bindings alone give it (`bound`), cached beside `held`. */
   const boundHeldOf = (uid: Uid) => cachedAs(`bound:${uid}`, load({ _tag: "Identity", uid }, { asAuthority: true }))
 
+  /**
+   * True when identity `uid` holds every capability of role `roleUid` at `scope` by its own bindings (no elevation,
+   * no pushed group): who may approve an elevation, and whose approval keeps one standing (DECISIONS §21). With
+   * `edges`, that authority's next window edge is one of theirs.
+   */
+  const holdsRole = (uid: Uid, roleUid: Uid, scope: Uid, edges?: Edges) =>
+    Effect.gen(function*() {
+      const authority = yield* boundHeldOf(uid)
+      if (edges !== undefined) edges.next = Math.min(edges.next, authority.changesAt)
+      const capabilities = (yield* capabilitiesOf([roleUid]))(roleUid)
+      return capabilities !== undefined && authority.bound.holdsAll(capabilities, scope)
+    })
+
   /** What `load` reads, from the cache under `key` while the grants' version is the one it was read at. */
   const cachedAs = (key: string, load: Effect.Effect<Held, Internal | Unavailable>) =>
     Effect.gen(function*() {
@@ -611,9 +621,10 @@ export const make = Effect.gen(function*() {
     /**
      * True when `principal` holds `capability` at `group` for a decision about one resource (`request`): by its
      * grants, or by a conditional grant whose condition holds for the request now (DECISIONS §21). Without a read
-     * when the grants are current and no condition wants the group's names.
+     * when the grants are current and no condition wants the group's names. `request` is made only when a condition
+     * is to be decided.
      */
-    decides: (principal: Principal, capability: Capability, group: Uid, request: DecisionRequest) =>
+    decides: (principal: Principal, capability: Capability, group: Uid, request: () => DecisionRequest) =>
       Effect.withFiberRuntime<boolean, Internal | Unavailable>((fiber) => {
         const current = spansWanted(fiber) ? undefined : currentGrants(principal, fiber)
         if (current !== undefined) {
@@ -621,14 +632,14 @@ export const make = Effect.gen(function*() {
           const candidates = current.conditionalGiving(capability, group)
           if (candidates.length === 0) return Effect.succeed(false)
           if (!candidates.some((g) => g.condition!.compiled.readsNames)) {
-            const attributes = attributesOf(request, capability, nowOf(fiber))
+            const attributes = attributesOf(request(), capability, nowOf(fiber))
             return Effect.succeed(candidates.some((g) => g.condition!.compiled.decide(attributes).held))
           }
         }
         return Effect.flatMap(grantsNow(principal), (grants) =>
           grants.holds(capability, group)
             ? Effect.succeed(true)
-            : Effect.map(conditionsOf(grants, capability, group, request), (outcomes) =>
+            : Effect.map(conditionsOf(grants, capability, group, request()), (outcomes) =>
               outcomes.some((o) => o.outcome.held)))
       }),
     /** How each conditional grant of `grants` that would give `capability` at `group` comes out for `request`. */
@@ -656,11 +667,8 @@ export const make = Effect.gen(function*() {
      * act as it must hold already (no escalation through identities, docs/api.md §7).
      */
     heldAhead: (uid: Uid) => Effect.map(held({ _tag: "Identity", uid }), (loaded) => loaded.ahead),
-    /**
-     * What identity `uid` holds by its own bindings, without pushed groups or elevations: the authority that others'
-     * grants (mappings, eligibilities, approvals) rest on.
-     */
-    authorityOf: (uid: Uid) => Effect.map(boundHeldOf(uid), (held) => held.bound),
+    /** True when identity `uid` holds role `roleUid` at `scope` by its own bindings: the approver rule (§21). */
+    holdsRole: (uid: Uid, roleUid: Uid, scope: Uid) => holdsRole(uid, roleUid, scope),
     /**
      * True while a grant that someone made (a group mapping, an eligibility) rests on their authority: they could
      * still bind its role at its scope.

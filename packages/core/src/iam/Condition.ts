@@ -12,6 +12,7 @@ import type { Expr } from "@bufbuild/cel-spec/cel/expr/syntax_pb.js"
 import { Environment } from "@marcbachmann/cel-js"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import * as CelDirect from "./internal/celDirect.js"
 import * as CelTime from "./internal/celTime.js"
 
 /** The longest expression, in characters. */
@@ -225,15 +226,28 @@ export const compile = (expression: string): Either.Either<Compiled, Refusal> =>
     })
   }
   const program = plan(environment, parsed)
+  // The common shapes decided directly; what the direct evaluator is not sure of, by the planner.
+  const direct = CelDirect.compile(parsed.expr)
+  const flags: Reads = {
+    request: reads.has("request"),
+    resource: reads.has("resource"),
+    subject: reads.has("subject"),
+    action: reads.has("action"),
+    context: reads.has("context")
+  }
   return Either.right({
     expression,
     readsNames,
     decide: (attributes) => {
-      const activation = activationOf(attributes, reads)
-      if (activation === undefined) {
+      if (!withinLimits(attributes, flags)) {
         return { held: false, error: `properties and context may hold at most ${maxValues} values` }
       }
-      const result = program(activation)
+      if (direct !== undefined) {
+        const decided = direct(rootsOf(attributes, flags))
+        if (decided === true) return held
+        if (decided === false) return notHeld
+      }
+      const result = program(activationOf(attributes, flags))
       if (result === true) return { held: true }
       if (isCelError(result)) return { held: false, error: result.message }
       return result === false ? { held: false } : { held: false, error: "did not evaluate to a bool" }
@@ -273,39 +287,67 @@ const bounded = (value: unknown, budget: { left: number }): boolean => {
   return items.every((item) => bounded(item, budget))
 }
 
-/** The variables a condition reads (`reads`), or undefined when what the request gave is over the limits. */
-const activationOf = (attributes: Attributes, reads: ReadonlySet<Root>): Record<string, CelInput> | undefined => {
-  const { action, context, resource, subject } = attributes
+/** Which variables a condition reads. */
+type Reads = Readonly<Record<Root, boolean>>
+
+const held: Outcome = { held: true }
+const notHeld: Outcome = { held: false }
+
+/** True unless what the request gave a condition that reads it (`reads`) is over the limits. */
+const withinLimits = (attributes: Attributes, reads: Reads): boolean => {
   const budget = { left: maxValues }
   const within = (value: unknown) => value === undefined || bounded(value, budget)
+  return (!reads.resource || within(attributes.resource.properties)) &&
+    (!reads.subject || within(attributes.subject.properties)) &&
+    (!reads.action || within(attributes.action.properties)) &&
+    (!reads.context || within(attributes.context))
+}
+
+/** The variables a condition reads (`reads`) as the direct evaluator reads them: plain objects, a time an instant. */
+const rootsOf = (attributes: Attributes, reads: Reads): Record<string, unknown> => {
+  const roots: Record<string, unknown> = {}
+  if (reads.request) roots.request = { time: new CelDirect.Instant(attributes.time) }
+  if (reads.resource) {
+    const resource = attributes.resource
+    roots.resource = resource.properties === undefined ? { ...resource, properties: {} } : resource
+  }
+  if (reads.subject) {
+    const subject = attributes.subject
+    roots.subject = subject.properties === undefined ? { ...subject, properties: {} } : subject
+  }
+  if (reads.action) {
+    const action = attributes.action
+    roots.action = action.properties === undefined ? { ...action, properties: {} } : action
+  }
+  if (reads.context) roots.context = attributes.context ?? {}
+  return roots
+}
+
+/** The variables a condition reads (`reads`), as the planner reads them (within the limits, checked before). */
+const activationOf = (attributes: Attributes, reads: Reads): Record<string, CelInput> => {
+  const { action, context, resource, subject } = attributes
   const activation: Record<string, CelInput> = {}
-  if (reads.has("request")) activation.request = new Map([["time", CelTime.timestampOf(attributes.time)]]) as CelInput
-  if (reads.has("resource")) {
-    if (!within(resource.properties)) return undefined
+  if (reads.request) activation.request = new Map([["time", CelTime.timestampOf(attributes.time)]]) as CelInput
+  if (reads.resource) {
     const fields = new Map<string, unknown>([["uid", resource.uid], ["properties", resource.properties ?? {}]])
     if (resource.kind !== undefined) fields.set("kind", resource.kind)
     if (resource.name !== undefined) fields.set("name", resource.name)
     if (resource.path !== undefined) fields.set("path", resource.path)
     activation.resource = fields as CelInput
   }
-  if (reads.has("subject")) {
-    if (!within(subject.properties)) return undefined
+  if (reads.subject) {
     activation.subject = new Map<string, unknown>([
       ["id", subject.id],
       ["type", subject.type],
       ["properties", subject.properties ?? {}]
     ]) as CelInput
   }
-  if (reads.has("action")) {
-    if (!within(action.properties)) return undefined
+  if (reads.action) {
     activation.action = new Map<string, unknown>([
       ["name", action.name],
       ["properties", action.properties ?? {}]
     ]) as CelInput
   }
-  if (reads.has("context")) {
-    if (!within(context)) return undefined
-    activation.context = (context ?? {}) as CelInput
-  }
+  if (reads.context) activation.context = (context ?? {}) as CelInput
   return activation
 }

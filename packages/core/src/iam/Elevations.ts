@@ -53,6 +53,11 @@ const maxOwn = 200
 export interface ElevationListOptions extends Lists.ListOptions {
   /** Only those in this state (`PENDING`: those waiting for an approver). */
   readonly state?: Elevation.State | undefined
+  /**
+   * The caller's own uid: the pending elevations of others that it may approve (at most 200, one page), whatever it
+   * may list.
+   */
+  readonly approver?: string | undefined
 }
 
 /** Builds the Elevations service from the services in its context; `Arbor.layer` builds it with the others. */
@@ -88,20 +93,9 @@ export const make = Effect.gen(function*() {
     visibleAt: "parent"
   }
 
-  /** The capabilities of role `uid`, built in or custom; undefined when it is gone. */
-  const capabilitiesOf = (uid: Uid.Uid) =>
-    Effect.map(
-      roles.get(uid),
-      (found) => Option.getOrUndefined(found)?.capabilities ?? Role.builtIns.find((r) => r.uid === uid)?.capabilities
-    )
-
-  /** True when `principal` holds, by its own bindings, every capability of `roleUid` at `group`. */
+  /** True when `principal` is an identity holding `roleUid` at `group` by its own bindings: an approver (§21). */
   const holdsRole = (principal: Principal, roleUid: Uid.Uid, group: Uid.Uid) =>
-    principal._tag !== "Identity" ? Effect.succeed(false) : Effect.gen(function*() {
-      const capabilities = yield* capabilitiesOf(roleUid)
-      const held = yield* authorization.authorityOf(principal.uid)
-      return capabilities !== undefined && held.holdsAll(capabilities, group)
-    })
+    principal._tag !== "Identity" ? Effect.succeed(false) : authorization.holdsRole(principal.uid, roleUid, group)
 
   /**
    * The elevation `uid`, or NotFound: for whoever asked for it, may list bindings at its group, or holds the approver
@@ -186,6 +180,42 @@ export const make = Effect.gen(function*() {
         )
       }
       return Option.getOrThrow(eligibility)
+    })
+
+  /**
+   * The pending elevations of others that `principal` (`approver`, its own uid) may approve: those of the
+   * eligibilities of its organization whose approver role it holds there by its own bindings.
+   */
+  const approvable = (principal: Principal, approver: string) =>
+    Effect.gen(function*() {
+      if (principal._tag !== "Identity" || approver !== principal.uid) {
+        return yield* InvalidArgument.field("approver", "must be your own uid")
+      }
+      const approves = yield* Effect.filter(
+        yield* eligibilities.find({
+          ranges: [Uid.subtree(Uid.rootOf(principal.uid))],
+          order: [{ column: "uid", direction: "asc" }]
+        }),
+        (eligibility) =>
+          eligibility.approverRoleUid === null || eligibility.identityUid === principal.uid
+            ? Effect.succeed(false)
+            : holdsRole(principal, eligibility.approverRoleUid, eligibility.parent)
+      )
+      const waiting = approves.length === 0 ? [] : yield* elevations.find({
+        conditions: [
+          { _tag: "In", column: "eligibilityUid", values: approves.map((e) => e.uid) },
+          { _tag: "Equals", column: "state", value: "PENDING" }
+        ],
+        order: [{ column: "uid", direction: "asc" }],
+        limit: maxOwn
+      })
+      const now = yield* DateTime.now
+      return {
+        items: waiting.map(asElevation(now.epochMillis)),
+        nextPageToken: undefined,
+        totalCount: waiting.length,
+        skipped: 0
+      } satisfies Lists.Page<Elevation.Elevation>
     })
 
   /** The pending elevation `uid` for its approver to decide, with its eligibility. */
@@ -324,10 +354,13 @@ export const make = Effect.gen(function*() {
         })
       ),
 
-    /** Elevations the caller may list (`role_bindings.list` at their group or above), of one state when asked. */
+    /**
+     * Elevations the caller may list (`role_bindings.list` at their group or above), of one state when asked; with
+     * `approver` (its own uid), the pending ones it may approve.
+     */
     list: (principal: Principal, options: ElevationListOptions = {}) =>
       operation("Elevations.list")(
-        Lists.list(
+        options.approver !== undefined ? approvable(principal, options.approver) : Lists.list(
           ops,
           elevationSpec,
           principal,

@@ -14,6 +14,7 @@ import { UsageError } from "../../Failure.js"
 import * as Help from "../../Help.js"
 import type * as Output from "../../Output.js"
 import {
+  callerOf,
   type Client,
   common,
   connect,
@@ -192,9 +193,12 @@ export const approvals = Command.make("approvals").pipe(
     Command.make("list", { ...common, output }, (flags) =>
       Effect.gen(function*() {
         const client = yield* connect(flags)
-        const page = yield* client.elevations.list({ urlParams: { state: "PENDING" } })
+        // Those the caller may approve, whatever it may list: the engine decides who approves.
+        const page = yield* client.elevations.list({ urlParams: { approver: yield* callerOf(flags) } })
         yield* printElevations(client, page.elevations, flags.output)
-      })).pipe(Command.withDescription("List the elevations waiting for approval. Example: arbor iam approvals list")),
+      })).pipe(Command.withDescription(
+        "List the elevations others asked for that you may approve. Example: arbor iam approvals list"
+      )),
     Command.make("approve", { ...common, output, elevation: elevationUid }, (flags) =>
       Effect.gen(function*() {
         const client = yield* connect(flags)

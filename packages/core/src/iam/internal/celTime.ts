@@ -15,12 +15,17 @@ const formatters = new Map<string, Intl.DateTimeFormat>()
 const offsets = new Map<string, { readonly bucket: number; readonly offset: number }>()
 
 /** The offset from UTC of `zone` at `ms`, in milliseconds; throws for a zone that is not one. */
-const offsetOf = (zone: string, ms: number): number => {
-  const fixed = /^([+-]?)(\d\d):(\d\d)$/.exec(zone)
-  if (fixed !== null) return (fixed[1] === "-" ? -1 : 1) * (Number(fixed[2]) * 3_600_000 + Number(fixed[3]) * 60_000)
+export const offsetOf = (zone: string, ms: number): number => {
   const bucket = Math.floor(ms / quarterHour)
   const cached = offsets.get(zone)
   if (cached !== undefined && cached.bucket === bucket) return cached.offset
+  const fixed = /^([+-]?)(\d\d):(\d\d)$/.exec(zone)
+  if (fixed !== null) {
+    const offset = (fixed[1] === "-" ? -1 : 1) * (Number(fixed[2]) * 3_600_000 + Number(fixed[3]) * 60_000)
+    if (offsets.size >= 1_000) offsets.clear()
+    offsets.set(zone, { bucket, offset })
+    return offset
+  }
   let format = formatters.get(zone)
   if (format === undefined) {
     // Throws a RangeError for an unknown zone: the condition is then undecided.
@@ -47,11 +52,13 @@ const offsetOf = (zone: string, ms: number): number => {
   return offset
 }
 
+/** The moment `ms` as a date whose UTC fields are its local time in `zone` (UTC without one). */
+const localAt = (ms: number, zone: string | undefined): Date =>
+  new Date(zone === undefined ? ms : ms + offsetOf(zone, ms))
+
 /** `timestamp` as a date whose UTC fields are its local time in `zone` (UTC without one). */
-const localIn = (timestamp: Timestamp, zone: string | undefined): Date => {
-  const ms = Number(timestamp.seconds) * 1000 + Math.floor(timestamp.nanos / 1e6)
-  return new Date(zone === undefined ? ms : ms + offsetOf(zone, ms))
-}
+const localIn = (timestamp: Timestamp, zone: string | undefined): Date =>
+  localAt(Number(timestamp.seconds) * 1000 + Math.floor(timestamp.nanos / 1e6), zone)
 
 const dayOfYear = (date: Date) => Math.floor((date.getTime() - Date.UTC(date.getUTCFullYear(), 0, 1)) / 86_400_000)
 
@@ -69,6 +76,28 @@ const fields: ReadonlyArray<readonly [string, (date: Date) => number]> = [
 ]
 
 const TIMESTAMP = objectType(TimestampSchema)
+
+const mod = (n: number, m: number) => ((n % m) + m) % m
+
+/** The fields of a day read by arithmetic on a local time in milliseconds, not through a `Date`. */
+const arithmetic: Readonly<Record<string, (local: number) => number>> = {
+  getHours: (local) => Math.floor(mod(local, 86_400_000) / 3_600_000),
+  getMinutes: (local) => Math.floor(mod(local, 3_600_000) / 60_000),
+  getSeconds: (local) => Math.floor(mod(local, 60_000) / 1000),
+  getMilliseconds: (local) => mod(local, 1000),
+  // 1970-01-01 was a Thursday (4; Sunday is 0).
+  getDayOfWeek: (local) => mod(Math.floor(local / 86_400_000) + 4, 7)
+}
+
+/**
+ * What timestamp method `name` (`getHours`) reads of a local time in milliseconds (the moment plus its zone's
+ * offset), if it is one.
+ */
+export const localField = (name: string): ((local: number) => number) | undefined => {
+  if (Object.hasOwn(arithmetic, name)) return arithmetic[name]
+  const field = fields.find(([method]) => method === name)?.[1]
+  return field === undefined ? undefined : (local) => field(new Date(local))
+}
 
 /** The timestamp methods, with and without a zone, to put in place of the library's. */
 export const methods: ReadonlyArray<CelFunc> = fields.flatMap(([name, field]) => [
