@@ -279,8 +279,9 @@ const logRetention = (config: ServerConfig) =>
   }))
 
 /**
- * The whole server, bootstrapped, listening on the configured host and port. The engine is ready before the port
- * opens; requests that arrive before the API is attached get 503; shutdown drains requests first.
+ * The whole server, bootstrapped, listening on the configured host and port. The port opens first, answering 503
+ * until the API is attached, so that a start that cannot listen (a port in use) fails before it opens the store or
+ * bootstraps anything; shutdown drains requests first.
  */
 export const layer = (config: ServerConfig) => {
   const server = Listener.make({ maxConnections: config.maxConnections, errorDomain: config.errorDomain })
@@ -298,7 +299,6 @@ export const layer = (config: ServerConfig) => {
   }))
   return Layer.mergeAll(drain(server), attached, keyMaintenance(config), logRetention(config)).pipe(
     Layer.provide(http(config)),
-    Layer.provide(NodeHttpServer.layer(() => server, { port: config.port, host: config.host })),
     Layer.provide(Layer.effectDiscard(Effect.zipRight(
       Effect.zipRight(
         Effect.zipRight(Bootstrap.run(config), Seed.run(config)),
@@ -310,6 +310,7 @@ export const layer = (config: ServerConfig) => {
         audiences: config.audiences
       })
     ))),
-    Layer.provide(engine(config))
+    Layer.provide(engine(config)),
+    Layer.provide(NodeHttpServer.layer(() => server, { port: config.port, host: config.host }))
   )
 }

@@ -6,7 +6,7 @@
 import { CreateGroupRequestSchema, GroupSchema } from "@arbor/api/proto/chainguard/platform/iam/v2beta1/groups_pb"
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf"
 import { assert, describe, it } from "@effect/vitest"
-import { mkdtempSync, readFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync } from "node:fs"
 import { createServer, request } from "node:http"
 import { connect } from "node:http2"
 import type { AddressInfo } from "node:net"
@@ -139,7 +139,7 @@ describe("standalone server", () => {
     try {
       const code = await server.exited
       const lines = server.logs().split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line))
-      return { code, stderr: server.stderr(), errors: lines.filter((line) => line.logLevel === "ERROR") }
+      return { code, stderr: server.stderr(), errors: lines.filter((line) => line.logLevel === "ERROR"), cwd }
     } finally {
       server.child.kill("SIGKILL")
     }
@@ -180,6 +180,8 @@ describe("standalone server", () => {
           `arbor: cannot start: port ${port} on 127.0.0.1 is in use: stop what listens there, or set PORT\n`
         )
         assert.strictEqual(inUse.errors.length, 1)
+        // It failed before it opened a store or bootstrapped anything: no organization, no token left behind.
+        assert.isFalse(existsSync(join(inUse.cwd, ".arbor")), "no data directory written")
       } finally {
         taken.close()
       }
