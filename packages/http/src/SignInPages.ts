@@ -134,8 +134,8 @@ export const confirmCode = (server: string, action: string, userCode: string, cs
 <form method="post" action="${action}">
 <input type="hidden" name="user_code" value="${userCode}">
 <input type="hidden" name="csrf" value="${csrf}">
-<div class="actions"><button type="submit" name="action" value="deny">Refuse</button>
-<button class="primary" type="submit" name="action" value="approve">Sign in</button></div>
+<div class="actions"><button class="primary" type="submit" name="action" value="approve">Sign in</button>
+<button type="submit" name="action" value="deny">Refuse</button></div>
 </form>`
   )
 

@@ -545,7 +545,8 @@ describe("several servers on one PostgreSQL database", () => {
 })
 
 describe("the README", () => {
-  it("signs a person in with the headless flow as written", async () => {
+  /** The README's headless sign-in script, running: what it printed so far, the address it shows, how it ends. */
+  const headless = async () => {
     const readme = readFileSync(new URL("../../../README.md", import.meta.url), "utf8")
     const section = readme.slice(readme.indexOf("## People: signing in"))
     const script = [...section.matchAll(/```sh\n([\s\S]*?)```/g)][1]![1]!
@@ -558,10 +559,25 @@ describe("the README", () => {
     shell.stderr.on("data", (chunk) => (out += chunk))
     const exited = new Promise<number | null>((resolve) => shell.on("exit", resolve))
     while (!/Open (\S+) and sign in/.test(out)) await new Promise((resolve) => setTimeout(resolve, 50))
-    const address = /Open (\S+) and sign in/.exec(out)![1]!
+    return { out: () => out, address: /Open (\S+) and sign in/.exec(out)![1]!, exited }
+  }
+
+  it("signs a person in with the headless flow as written", async () => {
+    const { address, exited, out } = await headless()
     const browser = new Browser()
     await browser.visit(await confirmDevice(browser, address), { login: "readme", provider: provider.issuer })
-    assert.strictEqual(await exited, 0, out)
-    assert.include(out, "{\"groups\":[]")
+    assert.strictEqual(await exited, 0, out())
+    assert.include(out(), "{\"groups\":[]")
+  }, 30_000)
+
+  it("the headless flow as written stops when the person refuses, saying so", async () => {
+    const { address, exited, out } = await headless()
+    const browser = new Browser()
+    const confirm = formOf(await browser.load(address))!
+    // The page's first button signs in (what Enter does); refusing is the second.
+    assert.deepStrictEqual([...confirm.buttons], ["approve", "deny"])
+    await browser.load(confirm.action, { ...confirm.fields, action: "deny" })
+    assert.strictEqual(await exited, 1, out())
+    assert.include(out(), "Not signed in: access_denied")
   }, 30_000)
 })

@@ -144,7 +144,9 @@ export const formOf = (visit: Visit) => {
   return {
     action: new URL(attrs.action ?? visit.url, visit.url).href,
     method: (attrs.method ?? "get").toLowerCase(),
-    fields
+    fields,
+    /** The values of its buttons, in the page's order (the first is what Enter submits). */
+    buttons: [...form[2]!.matchAll(/<button([^>]*)>/gi)].flatMap((b) => attributes(b[1]!).value ?? [])
   }
 }
 
