@@ -546,6 +546,8 @@ describe.skipIf(executable === undefined)("the console in Chromium", { timeout: 
       await page.getByRole("button", { name: "Copy the code" }).waitFor()
       await page.getByRole("table", { name: "Invites to this group" }).getByText("viewer").waitFor()
       assert.notInclude(await page.getByRole("table", { name: "Invites to this group" }).textContent(), code!)
+      // Its delete says which invite it deletes (its confirmation asks the same words).
+      await page.getByRole("button", { name: "Delete the invite as viewer for anyone" }).first().waitFor()
 
       // The identity's page lists its binding.
       await page.goto(`${server.url}/console/#/identities/${encodeURIComponent(deployer)}`)

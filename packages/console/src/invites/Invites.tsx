@@ -70,7 +70,11 @@ export const Invites = ({ group }: { readonly group: string }) => {
             ["Actions", (i) => (
               <div class="actions">
                 <button type="button" aria-label="Change this invite" onClick={() => setEditing(i)}>Change</button>
-                <DeleteButton what="this invite" busy={remove.busy} onDelete={() => void remove.start(i.uid)} />
+                <DeleteButton
+                  what={`the invite as ${i.role?.name ?? i.roleUid} for ${i.email ?? "anyone"}`}
+                  busy={remove.busy}
+                  onDelete={() => void remove.start(i.uid)}
+                />
               </div>
             )]
           ]}
