@@ -256,6 +256,66 @@ const closest = (word: string, names: ReadonlyArray<string>): string | undefined
   return ranked[0] !== undefined && ranked[0][1] <= 2 ? ranked[0][0] : undefined
 }
 
+/**
+ * The flags of a command that runs (no subcommands), each with whether it takes a value and, for a choice, its
+ * values: read from its help, so as @effect/cli parses them.
+ */
+const flagsOf = (command: AnyCommand) => {
+  const flags = new Map<string, { readonly value: boolean; readonly choices: ReadonlyArray<string> | undefined }>()
+  for (const { label } of entries(sections(Command.getHelp(command, config)).get("OPTIONS"))) {
+    const [, names = "", value] = /^((?:-\w, )?--[\w-]+)(?: <(.+)>)?/.exec(label) ?? []
+    const choices = value !== undefined && value.includes("|") ? value.split("|") : undefined
+    for (const name of names.split(", ")) flags.set(name, { value: value !== undefined, choices })
+  }
+  return flags
+}
+
+/** What @effect/cli itself takes on every command, though it shows none of it. */
+const builtIn: ReadonlySet<string> = new Set(["--help", "-h", "--version", "--wizard", "--completions", "--log-level"])
+
+/**
+ * The first flag among `rest` (what follows a command's words) that the command does not take, if any: a value of a
+ * flag that takes one is skipped, and so is everything after `--`.
+ */
+const unknownFlag = (command: AnyCommand, rest: ReadonlyArray<string>, globalFlags: ReadonlySet<string>) => {
+  const flags = flagsOf(command)
+  for (let i = 0; i < rest.length; i++) {
+    const token = rest[i]!
+    if (token === "--") return undefined
+    if (!token.startsWith("-") || token === "-" || /^-\d/.test(token)) continue
+    const name = token.split("=")[0]!
+    const known = flags.get(name)
+    if (known !== undefined || globalFlags.has(name)) {
+      if ((known === undefined || known.value) && !token.includes("=")) i++
+      continue
+    }
+    if (!builtIn.has(name)) {
+      return {
+        name,
+        suggestion: closest(name, [...flags.keys()].filter((f) => f.startsWith("--")))
+      }
+    }
+  }
+  return undefined
+}
+
+/**
+ * The flag of the command `path` names whose choices are `choices` (as @effect/cli lists them when a value is not
+ * one), so that a refusal can name it: `-o, --output`.
+ */
+export const choiceFlag = (
+  root: AnyCommand,
+  program: string,
+  path: ReadonlyArray<string>,
+  choices: ReadonlyArray<string>
+) => {
+  const { command } = find(program, root, path.slice(1))
+  const names = [...flagsOf(command)].filter(([, flag]) => flag.choices?.join(",") === choices.join(",")).map(([n]) =>
+    n
+  )
+  return names.length === 0 ? undefined : names.join(", ")
+}
+
 /** `args` with the flags in `globalFlags` (each with a value) given before the command's words moved after them. */
 const hoist = (args: ReadonlyArray<string>, globalFlags: ReadonlySet<string>): Array<string> => {
   const hoisted: Array<string> = []
@@ -276,7 +336,10 @@ export const prepare = (options: {
   readonly root: AnyCommand
   readonly args: ReadonlyArray<string>
   readonly globalFlags?: ReadonlySet<string>
-}): { readonly exitCode: number } | { readonly args: ReadonlyArray<string>; readonly path: ReadonlyArray<string> } => {
+}):
+  | { readonly exitCode: number; readonly path?: ReadonlyArray<string> }
+  | { readonly args: ReadonlyArray<string>; readonly path: ReadonlyArray<string> } =>
+{
   const args = hoist(options.args, options.globalFlags ?? new Set())
   const { command, path, rest } = find(options.program, options.root, args)
   const names = subcommandNames(command)
@@ -285,7 +348,18 @@ export const prepare = (options: {
     return { exitCode: 0 }
   }
   const word = rest[0]
-  if (names === undefined || word === undefined || word.startsWith("-")) return { args, path }
+  if (names === undefined) {
+    // A flag the command does not take is named as such, before @effect/cli would name another thing missing.
+    const unknown = unknownFlag(command, rest, options.globalFlags ?? new Set())
+    if (unknown === undefined) return { args, path }
+    process.stderr.write(
+      `${options.program}: '${unknown.name}' is not an option of '${path.join(" ")}'${
+        unknown.suggestion === undefined ? "" : `; did you mean '${unknown.suggestion}'?`
+      } (${path.join(" ")} --help)\n`
+    )
+    return { exitCode: 2, path }
+  }
+  if (word === undefined || word.startsWith("-")) return { args, path }
   const suggestion = closest(word, names)
   process.stderr.write(
     `${options.program}: '${word}' is not a command of '${path.join(" ")}'${

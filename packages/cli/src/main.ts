@@ -26,6 +26,11 @@ const usage = (error: ValidationError.ValidationError, path: ReadonlyArray<strin
     .replace(/^Expected to find option: '(.+)'$/s, "missing $1")
     .replace(/^Missing argument (<.+>)$/s, "missing $1")
     .replace(/^Received unknown argument: '(.+)'$/s, "'$1' is not an option or argument of this command")
+    .replace(/^Expected one of the following cases: (.+)$/s, (_, cases: string) => {
+      const choices = cases.replace(/\s+/g, " ").trim().split(", ")
+      const flag = Help.choiceFlag(arbor, "arbor", path, choices)
+      return `${flag ?? "a value"} must be one of ${choices.join(", ")}`
+    })
     .replace(/ is not a integer/, " is not an integer")
     .replace(/\s+/g, " ")
   return `arbor: ${what === "" ? "the command line is not understood" : what} ${helpOf(path)}\n`
@@ -46,7 +51,10 @@ const program = Effect.suspend(() => {
     // Flags every command takes: accepted before the command's words too.
     globalFlags: new Set(["--api", "--issuer"])
   })
-  if ("exitCode" in prepared) return Effect.sync(() => (process.exitCode = prepared.exitCode))
+  if ("exitCode" in prepared) {
+    const misused = prepared.exitCode === 2 && changesExitTwo.has(prepared.path?.join(" ") ?? "")
+    return Effect.sync(() => (process.exitCode = misused ? 1 : prepared.exitCode))
+  }
   return cli([...process.argv.slice(0, 2), ...prepared.args]).pipe(
     // @effect/cli would print what was wrong with the command line in its words; it is said once, below.
     (run) =>

@@ -445,6 +445,38 @@ describe("the command line", () => {
       "arbor: 'creat' is not a command of 'arbor iam folders'; did you mean 'create'? (arbor iam folders --help lists them)\n"
     )
   })
+
+  it("a flag the command does not take is named (not another one missing); a choice refused names its flag", async () => {
+    const bogus = await arbor(home(), "iam", "folders", "create", "x", "--bogus")
+    assert.deepStrictEqual(
+      [bogus.code, bogus.stderr],
+      [2, "arbor: '--bogus' is not an option of 'arbor iam folders create' (arbor iam folders create --help)\n"]
+    )
+    const typo = await arbor(home(), "iam", "folders", "create", "x", "--parnt", "acme")
+    assert.include(typo.stderr, "'--parnt' is not an option of 'arbor iam folders create'; did you mean '--parent'?")
+    const yaml = await arbor(home(), "iam", "folders", "list", "--parent", "acme", "-o", "yaml")
+    assert.deepStrictEqual(
+      [yaml.code, yaml.stderr],
+      [2, "arbor: -o, --output must be one of table, wide, json, id, csv, tree (arbor iam folders list --help)\n"]
+    )
+    // A value that looks like a flag, given to a flag that takes one, is that flag's value.
+    const value = await arbor(
+      home(),
+      "--api",
+      "http://127.0.0.1:9",
+      "iam",
+      "folders",
+      "create",
+      "x",
+      "--parent",
+      "acme",
+      "--description",
+      "--not-a-flag"
+    )
+    assert.strictEqual(value.code, 3, value.stderr)
+    // diff keeps 2 for changes: a command line it does not understand exits 1.
+    assert.strictEqual((await arbor(home(), "diff", "-f", "x.yaml", "--bogus")).code, 1)
+  })
 })
 
 describe("arbor iam", () => {
