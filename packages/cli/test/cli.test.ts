@@ -1742,6 +1742,23 @@ describe.skipIf(!tmux)("arbor in a terminal (tmux)", () => {
     assert.strictEqual(await owned(), "")
   })
 
+  it("a delete on a terminal asks first and says what it deleted; without one it goes ahead and says so", async () => {
+    const { env, org } = await asOwnerOf("tidy")
+    const made = await arbor(env, "iam", "folders", "create", "old", "--parent", org)
+    assert.strictEqual(made.code, 0, made.stderr)
+    const session = terminal(env, `node ${executable} iam folders delete tidy/old`)
+    try {
+      await session.until(/Delete tidy\/old\? \[y\/N\]/)
+      session.type("n")
+      assert.include(await session.until(/exit=\d/), "nothing done")
+    } finally {
+      session.close()
+    }
+    const piped = await arbor(env, "iam", "folders", "delete", "tidy/old")
+    assert.strictEqual(piped.code, 0, piped.stderr)
+    assert.match(piped.stdout, /^Deleted tidy\/old \([0-9a-f/]+\)\n$/)
+  })
+
   it("--help reads well at 80 and 150 columns: the command's path, placeholders, descriptions beside their flags", async () => {
     for (const columns of [80, 150]) {
       const session = terminal(home(), `node ${executable} iam folders create --help`, columns)

@@ -540,9 +540,18 @@ describe.skipIf(executable === undefined)("the console in Chromium", { timeout: 
       await page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name: "Invites" }).click()
       const newInvite = page.getByRole("form", { name: "New invite" })
       await newInvite.getByLabel("Role").selectOption({ label: "viewer" })
+      // Valid for a while as a person says it: "2 days" is 172800 seconds to the API.
+      await newInvite.getByLabel("Valid for").fill("2 days")
       await newInvite.getByRole("button", { name: "Create invite" }).click()
       const code = await page.getByLabel("Invite code").textContent()
       assert.isAbove(code?.length ?? 0, 20)
+      const invites = await server.runtime.runPromise(
+        Effect.flatMap(GroupInvites.GroupInvites, (all) => all.list(Principal.system, { pageSize: 100 }))
+      )
+      assert.isTrue(
+        invites.items.some((i) => i.expirationTime.epochMillis - i.createTime.epochMillis === 2 * 86_400_000),
+        "an invite valid for 2 days"
+      )
       await page.getByRole("button", { name: "Copy the code" }).waitFor()
       await page.getByRole("table", { name: "Invites to this group" }).getByText("viewer").waitFor()
       assert.notInclude(await page.getByRole("table", { name: "Invites to this group" }).textContent(), code!)

@@ -9,6 +9,7 @@ import { useConnection } from "../Connection.js"
 import { useRoleChoice } from "../roles/RoleChoice.js"
 import { CopyButton, DeleteButton, ErrorMessage, Field, Form, ShowMore, Table, Time } from "../ui/components.js"
 import { useAction, usePages } from "../ui/hooks.js"
+import * as Rules from "../ui/rules.js"
 
 export const Invites = ({ group }: { readonly group: string }) => {
   const { client } = useConnection()
@@ -29,7 +30,11 @@ export const Invites = ({ group }: { readonly group: string }) => {
     return editing === undefined
       ? Client.run(client.groupInvites.create({
         path: { uid: group },
-        payload: { roleUid: role.chosen(), ...(form.ttl ? { ttl: form.ttl } : {}), ...changes }
+        payload: {
+          roleUid: role.chosen(),
+          ...(form.ttl ? { ttl: Rules.secondsOf(form.ttl) ?? form.ttl } : {}),
+          ...changes
+        }
       })).then((invite) => {
         setCode(invite.code)
         list.reload()
@@ -104,8 +109,9 @@ export const Invites = ({ group }: { readonly group: string }) => {
               label="Valid for"
               name="ttl"
               autocomplete="off"
-              placeholder="e.g. 86400s"
-              hint="Default: the server's"
+              placeholder="e.g. 2 days"
+              hint="How long it can be redeemed, as in 2 days or 12 hours. Default: the server's"
+              rule={Rules.duration}
             />
           )
           : null}

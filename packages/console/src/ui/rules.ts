@@ -61,3 +61,26 @@ export const issuer: Rule = {
   check: (value) => URL.canParse(value) && ["https:", "http:"].includes(new URL(value).protocol),
   says: "its address, as in https://gitlab.com"
 }
+
+/** The seconds in each unit a person may write a duration in (`2 days`, `36h`, `90 min`, `604800s`). */
+const units: ReadonlyArray<readonly [RegExp, number]> = [
+  [/^(s|sec|secs|second|seconds)$/, 1],
+  [/^(m|min|mins|minute|minutes)$/, 60],
+  [/^(h|hr|hrs|hour|hours)$/, 3_600],
+  [/^(d|day|days)$/, 86_400],
+  [/^(w|week|weeks)$/, 604_800]
+]
+
+/** A duration as a person writes it, in whole seconds as the API takes it (`"172800s"`); undefined when it is none. */
+export const secondsOf = (text: string): string | undefined => {
+  const match = /^\s*(\d{1,7})\s*([a-z]+)\s*$/i.exec(text)
+  if (match === null) return undefined
+  const unit = units.find(([pattern]) => pattern.test(match[2]!.toLowerCase()))
+  return unit === undefined ? undefined : `${Number(match[1]) * unit[1]}s`
+}
+
+/** A duration: a number and its unit. */
+export const duration: Rule = {
+  check: (value) => secondsOf(value) !== undefined,
+  says: "a number and a unit, as in 2 days, 36 hours or 90 minutes"
+}

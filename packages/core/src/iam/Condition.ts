@@ -4,8 +4,9 @@
  * true; one that cannot be decided (a missing attribute, an error, a value that is not a bool) grants nothing.
  *
  * Written conditions are type-checked against the environment below (`@marcbachmann/cel-js`'s checker: `@bufbuild/cel`
- * 0.6 has none) and evaluated by `@bufbuild/cel`, which runs the CEL specification's conformance suite; each is
- * compiled once per expression (when written, and when a binding is loaded) and never per decision.
+ * 0.6 has none) and evaluated by `@bufbuild/cel`, which runs the CEL specification's conformance suite, after the
+ * direct evaluator (`internal/celDirect`) for the shapes it is sure of; each is compiled once per expression (when
+ * written, and when a binding is loaded) and never per decision.
  */
 import { type CelEnv, celEnv, type CelInput, isCelError, parse, plan } from "@bufbuild/cel"
 import type { Expr } from "@bufbuild/cel-spec/cel/expr/syntax_pb.js"
@@ -282,9 +283,18 @@ export const compiled = (expression: string): Compiled => {
 const bounded = (value: unknown, budget: { left: number }): boolean => {
   if (--budget.left < 0) return false
   if (value === null || typeof value !== "object") return true
-  const items = Array.isArray(value) ? value : Object.values(value)
-  if (items.length > maxItems) return false
-  return items.every((item) => bounded(item, budget))
+  if (Array.isArray(value)) {
+    if (value.length > maxItems) return false
+    for (const item of value) if (!bounded(item, budget)) return false
+    return true
+  }
+  // Its own entries counted and walked as they come, nothing copied: a decision's properties are read at each one.
+  let items = 0
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue
+    if (++items > maxItems || !bounded((value as Record<string, unknown>)[key], budget)) return false
+  }
+  return true
 }
 
 /** Which variables a condition reads. */
@@ -296,11 +306,11 @@ const notHeld: Outcome = { held: false }
 /** True unless what the request gave a condition that reads it (`reads`) is over the limits. */
 const withinLimits = (attributes: Attributes, reads: Reads): boolean => {
   const budget = { left: maxValues }
-  const within = (value: unknown) => value === undefined || bounded(value, budget)
-  return (!reads.resource || within(attributes.resource.properties)) &&
-    (!reads.subject || within(attributes.subject.properties)) &&
-    (!reads.action || within(attributes.action.properties)) &&
-    (!reads.context || within(attributes.context))
+  return (!reads.resource || attributes.resource.properties === undefined ||
+    bounded(attributes.resource.properties, budget)) &&
+    (!reads.subject || attributes.subject.properties === undefined || bounded(attributes.subject.properties, budget)) &&
+    (!reads.action || attributes.action.properties === undefined || bounded(attributes.action.properties, budget)) &&
+    (!reads.context || attributes.context === undefined || bounded(attributes.context, budget))
 }
 
 /** The variables a condition reads (`reads`) as the direct evaluator reads them: plain objects, a time an instant. */

@@ -21,6 +21,7 @@ import {
   connect,
   limit,
   output,
+  print,
   printOne,
   printRows,
   resolve,
@@ -215,14 +216,14 @@ export const describe = <A extends { readonly uid: string }, P, E, R, O extends 
     })).pipe(Command.withDescription(description))
 
 /**
- * `delete <ref> [--yes]`, asking first when `caution` has a question about deleting the resource found, for the
- * identity the caller acts as (deleting one's own owner binding): `--yes` answers it, and is needed without a
- * terminal.
+ * `delete <ref> [--yes]`: on a terminal it asks first (`Delete acme/old?`, or `caution`'s question about the resource
+ * found, for the identity the caller acts as: deleting one's own owner binding); without one it goes ahead, but for a
+ * `caution`, which needs `--yes`. It says what it deleted.
  */
-export const removeAsking = <A extends { readonly uid: string }, P, E, R, O extends ListOptions, QI>(
+export const remove = <A extends { readonly uid: string }, P, E, R, O extends ListOptions, QI>(
   resource: Resource<A, P, E, R, O, QI>,
-  caution: (found: A, caller: string) => string | undefined,
-  description: string
+  description: string,
+  caution: (found: A, caller: string) => string | undefined = () => undefined
 ) =>
   Command.make("delete", { ...common, ref: refArg(resource.ref), yes }, (flags) =>
     Effect.gen(function*() {
@@ -230,16 +231,7 @@ export const removeAsking = <A extends { readonly uid: string }, P, E, R, O exte
       const uid = yield* resource.ref.resolve(client, flags.ref)
       const question = caution(yield* resource.get(client, uid), yield* callerOf(flags))
       if (question !== undefined) yield* confirm(question, "delete it", flags.yes)
+      else if (!flags.yes && process.stdin.isTTY === true) yield* confirm(`Delete ${flags.ref}?`, "delete it", false)
       yield* resource.delete(client, uid)
-    })).pipe(Command.withDescription(description))
-
-/** `delete <ref>`. */
-export const remove = <A extends { readonly uid: string }, P, E, R, O extends ListOptions, QI>(
-  resource: Resource<A, P, E, R, O, QI>,
-  description: string
-) =>
-  Command.make("delete", { ...common, ref: refArg(resource.ref) }, (flags) =>
-    Effect.gen(function*() {
-      const client = yield* connect(flags)
-      yield* resource.delete(client, yield* resource.ref.resolve(client, flags.ref))
+      yield* print(`Deleted ${flags.ref}${flags.ref === uid ? "" : ` (${uid})`}`)
     })).pipe(Command.withDescription(description))

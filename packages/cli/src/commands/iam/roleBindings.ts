@@ -148,15 +148,15 @@ export const roleBindings = Command.make("role-bindings").pipe(
         "Bind identities to a role in a group, for good or until --expires. Example: arbor iam role-bindings create --parent acme/platform --identity acme/ci --role viewer --expires 8h"
       )
     ),
-    Resource.removeAsking(
+    Resource.remove(
       bindingResource,
+      "Delete a role binding (your own owner binding only once you confirm, or with --yes). Example: arbor iam role-bindings delete <uid>",
       (binding, caller) =>
         binding.identity.uid === caller && binding.role.name === "owner"
           ? `This is your own owner binding at ${
             binding.group.name || binding.group.uid
           }: you may not be able to get it back. Delete it?`
-          : undefined,
-      "Delete a role binding (your own owner binding only once you confirm, or with --yes). Example: arbor iam role-bindings delete <uid>"
+          : undefined
     )
   ])
 )
