@@ -519,12 +519,21 @@ describe.skipIf(executable === undefined)("the console in Chromium", { timeout: 
             "!document.querySelector('select:not(:has(option:not([value=\\'\\'])))')"
         )
         await look(page, refused, `group-${section.toLowerCase().replace(/ /g, "-")}`, width)
+        if (section === "Identity providers") {
+          // An issuer that is not https:// is said in the form's words as it is typed.
+          await page.getByLabel("Issuer").fill("http://idp.example.com")
+          await page.getByText("Issuer: the provider's https:// address, as in https://accounts.google.com").waitFor()
+          await page.getByLabel("Issuer").fill("")
+        }
       }
 
       // A custom role, made with the capability picker, then changed.
       await page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name: "Roles" }).click()
       const newRole = page.getByRole("form", { name: "New role" })
       await newRole.getByLabel("Name", { exact: true }).fill("auditor")
+      // None chosen: said in the form's words, nothing sent.
+      await newRole.getByRole("button", { name: "Create role" }).click()
+      await page.getByText("Choose at least one capability.").waitFor()
       await newRole.getByRole("group", { name: "subscriptions" }).getByLabel("list").check()
       await newRole.getByRole("button", { name: "Create role" }).click()
       const roles = page.getByRole("table", { name: "Roles made in this group" })

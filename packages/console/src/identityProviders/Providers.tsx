@@ -9,6 +9,7 @@ import { useConnection } from "../Connection.js"
 import { useRoleChoice } from "../roles/RoleChoice.js"
 import { CopyButton, DeleteButton, ErrorMessage, Field, Form, NameFields, ShowMore, Table } from "../ui/components.js"
 import { useAction, useLoaded, usePages } from "../ui/hooks.js"
+import * as Rules from "../ui/rules.js"
 
 const Mappings = ({ provider }: { readonly provider: IdentityProvider }) => {
   const { client } = useConnection()
@@ -230,6 +231,7 @@ export const Providers = ({ group }: { readonly group: string }) => {
           name="issuer"
           required
           autocomplete="off"
+          rule={Rules.providerIssuer}
           placeholder="https://…"
           defaultValue={editing?.oidc.issuer}
         />

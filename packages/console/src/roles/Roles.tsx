@@ -40,6 +40,8 @@ export const Roles = ({ group }: { readonly group: string }) => {
       description: form.description ?? "",
       capabilities: Capability.all.filter((c) => form[`capability:${c}`] === "on")
     }
+    // Said in the form's words, before the API would say `capabilities: must list at least one capability`.
+    if (payload.capabilities.length === 0) return Promise.reject(new Error("Choose at least one capability."))
     return Client.run(
       editing === undefined
         ? client.roles.create({ path: { uid: group }, payload })

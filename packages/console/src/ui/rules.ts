@@ -84,3 +84,12 @@ export const duration: Rule = {
   check: (value) => secondsOf(value) !== undefined,
   says: "a number and a unit, as in 2 days, 36 hours or 90 minutes"
 }
+
+/** An identity provider's issuer: an https:// address (a provider on this machine may be http://, as the server allows). */
+export const providerIssuer: Rule = {
+  check: (value) =>
+    URL.canParse(value) &&
+    (new URL(value).protocol === "https:" ||
+      (new URL(value).protocol === "http:" && ["localhost", "127.0.0.1", "[::1]"].includes(new URL(value).hostname))),
+  says: "the provider's https:// address, as in https://accounts.google.com"
+}
