@@ -145,6 +145,9 @@ const exchangeAndKeep = (where: Endpoints, identity: string, token: string, kept
 export const loginWorkload = (where: Endpoints, identity: string, source: string) =>
   Effect.flatMap(identityTokenSource(source), ({ kept, token }) => exchangeAndKeep(where, identity, token, kept))
 
+/** What the server says of a sign-in's parameters, in the flags a person gave them as (`idp_id` is `--idp`). */
+const inFlags = (message: string | undefined) => message?.replace(/\bidp_id\b/g, "--idp")
+
 /** Signs a person in without a browser on this machine (RFC 8628): prints where to go, then polls. */
 export const loginHeadless = (where: Endpoints, options: PersonLogin) =>
   Effect.gen(function*() {
@@ -156,7 +159,8 @@ export const loginHeadless = (where: Endpoints, options: PersonLogin) =>
     })
     if (started.status !== 200) {
       return yield* new CommandFailed({
-        message: (started.body as { error_description?: string }).error_description ?? "the sign-in could not start"
+        message: inFlags((started.body as { error_description?: string }).error_description) ??
+          "the sign-in could not start"
       })
     }
     const device = yield* Schema.decodeUnknown(OAuth.DeviceAuthorization)(started.body)
@@ -238,7 +242,7 @@ export const loginBrowser = (where: Endpoints, options: PersonLogin) =>
     const token = callback.searchParams.get("token")
     if (token === null) {
       return yield* new CommandFailed({
-        message: `sign-in failed: ${callback.searchParams.get("error") ?? "no token"}`
+        message: `sign-in failed: ${inFlags(callback.searchParams.get("error") ?? undefined) ?? "no token"}`
       })
     }
     yield* save(where, token, callback.searchParams.get("refresh_token") ?? undefined)

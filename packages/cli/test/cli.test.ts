@@ -181,6 +181,24 @@ const arborWithInput = (env: Record<string, string>, input: string, ...args: Rea
   })
 
 describe("arbor auth", () => {
+  it("a sign-in refused for its provider names the flag a person gives (--idp), not the API's parameter", async () => {
+    const port = await freePort()
+    const bare = await startServer(port, {})
+    try {
+      const child = await new Promise<Run>((resolve) =>
+        execFile(process.execPath, [executable, "auth", "login", "--headless"], {
+          env: { PATH: process.env.PATH!, ARBOR_API: bare.url, NO_COLOR: "1", ...home() },
+          timeout: 30_000
+        }, (error, stdout, stderr) => resolve({ code: error === null ? 0 : (error.code as number), stdout, stderr }))
+      )
+      assert.strictEqual(child.code, 1, child.stderr)
+      assert.include(child.stderr, "(--idp)")
+      assert.notInclude(child.stderr, "idp_id")
+    } finally {
+      await bare.close()
+    }
+  })
+
   it("a workload's token comes from a file or standard input, never from the command line", async () => {
     const token = await workloadToken()
     const onCommandLine = await arbor(home(), "auth", "login", "--identity", deployer, "--identity-token", token)
@@ -474,6 +492,15 @@ describe("the command line", () => {
       "--not-a-flag"
     )
     assert.strictEqual(value.code, 3, value.stderr)
+    // A capability mistyped is named as the argument it was given as, not as the API's field.
+    const capability = await arbor(home(), "iam", "check", "acme/ci", "repo.creat", "acme")
+    assert.deepStrictEqual(
+      [capability.code, capability.stderr],
+      [
+        2,
+        "arbor: <capability>: 'repo.creat' is not a capability (such as repo.create or CAP_IAM_GROUPS_LIST) (arbor iam check --help)\n"
+      ]
+    )
     // diff keeps 2 for changes: a command line it does not understand exits 1.
     assert.strictEqual((await arbor(home(), "diff", "-f", "x.yaml", "--bogus")).code, 1)
   })

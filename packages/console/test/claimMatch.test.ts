@@ -66,6 +66,22 @@ describe("claim match builders", () => {
     ] as const
     for (const { kind, values } of made) assert.deepStrictEqual(builderOf(claimMatchOf(kind, values)), { kind, values })
     const other = { issuer: "https://issuer.example.com", subject: "repo:acme/app:ref:refs/heads/main", audience: "x" }
-    assert.deepStrictEqual(builderOf(other), { kind: "custom", values: other })
+    assert.deepStrictEqual(builderOf(other), { kind: "custom", values: { ...other, subjectPattern: "" } })
+  })
+
+  it("an identity with a subject pattern of its own is changed as it is: its pattern read back and sent again", () => {
+    const patterned = { issuer: "https://ci.example.com", subjectPattern: "deploy:(staging|prod)", audience: "arbor" }
+    const read = builderOf(patterned)
+    assert.deepStrictEqual(read, {
+      kind: "custom",
+      values: {
+        issuer: "https://ci.example.com",
+        subject: "",
+        subjectPattern: "deploy:(staging|prod)",
+        audience: "arbor"
+      }
+    })
+    assert.deepStrictEqual(claimMatchOf(read.kind, read.values), patterned)
+    assert.isTrue(accepted(claimMatchOf(read.kind, read.values)))
   })
 })

@@ -436,6 +436,24 @@ organizations:
       })
     })))
 
+  it.effect("a folder name that is no name is refused at its place in the document, in words, nothing made", () =>
+    withArbor(Effect.gen(function*() {
+      const declarative = yield* Declarative.Declarative
+      const document = parse(`
+organizations:
+  named:
+    folders: { prod: { folders: { "Web App": {} } } }
+`)
+      const refused = errorOf(yield* Effect.flip(declarative.apply(Principal.system, document)))
+      assert.deepInclude(refused, {
+        tag: "InvalidArgument",
+        fields: ["organizations.named.folders.prod.folders[\"Web App\"]"]
+      })
+      const said = yield* Effect.flip(declarative.plan(Principal.system, document))
+      assert.notInclude(said.message, "^[a-z0-9", "the rule in words, not a pattern")
+      assert.include(said.message, "lowercase letters, digits, spaces")
+    })))
+
   it.effect("the decision vocabulary: applied, exported, compared as a whole; a wrong word named by its place", () =>
     withArbor(Effect.gen(function*() {
       const declarative = yield* Declarative.Declarative

@@ -450,6 +450,9 @@ describe.skipIf(executable === undefined)("the console in Chromium", { timeout: 
       await page.getByRole("link", { name: "Identities" }).click()
       const newIdentity = page.getByRole("form", { name: "New identity" })
       await newIdentity.getByLabel("Name", { exact: true }).fill("deployer")
+      // The repository must be given (an empty one made a pattern that matches no workflow); the branch may not be.
+      assert.notStrictEqual(await newIdentity.getByLabel("Repository").getAttribute("required"), null)
+      assert.strictEqual(await newIdentity.getByLabel("Branch").getAttribute("required"), null)
       await newIdentity.getByLabel("Repository").fill("acme/app")
       await newIdentity.getByLabel("Branch").fill("main")
       assert.include(

@@ -20,12 +20,13 @@ export const useClaimMatchBuilder = (
           options={Object.entries(kinds).map(([k, v]) => [k, v.title] as const)}
           onChange={(k) => isKind(k) && setKind(k)}
         />
-        {kinds[kind].fields.map(([name, label, hint, rule]) => (
+        {kinds[kind].fields.map(([name, label, hint, rule, optional]) => (
           <Field
             key={`${kind}.${name}`}
             label={label}
             hint={hint}
             rule={rule}
+            required={optional !== "optional"}
             value={values[name] ?? ""}
             autocomplete="off"
             onInput={(e: Event) => setValues({ ...values, [name]: (e.currentTarget as HTMLInputElement).value })}

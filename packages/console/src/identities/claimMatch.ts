@@ -5,21 +5,24 @@
 import type { ClaimMatchInput } from "@arbor/core/ClaimMatch"
 import * as Rules from "../ui/rules.js"
 
-/** The workloads the builder knows, and the fields each asks for: name, label, hint and the rule it is checked by. */
+/**
+ * The workloads the builder knows, and the fields each asks for: name, label, hint, the rule it is checked by, and
+ * whether it may be left empty (`"optional"`).
+ */
 export const kinds = {
   github: {
     title: "GitHub Actions",
     fields: [
       ["repository", "Repository", "owner/name, e.g. acme/app", Rules.githubRepository],
-      ["branch", "Branch", "e.g. main; empty for every ref of the repository", Rules.branch]
+      ["branch", "Branch", "e.g. main; empty for every ref of the repository", Rules.branch, "optional"]
     ]
   },
   gitlab: {
     title: "GitLab CI",
     fields: [
-      ["issuer", "GitLab address", "https://gitlab.com, or your instance's", Rules.issuer],
+      ["issuer", "GitLab address", "https://gitlab.com (when empty), or your instance's", Rules.issuer, "optional"],
       ["project", "Project path", "group/project", Rules.gitlabProject],
-      ["branch", "Branch", "e.g. main; empty for every ref of the project", Rules.branch]
+      ["branch", "Branch", "e.g. main; empty for every ref of the project", Rules.branch, "optional"]
     ]
   },
   kubernetes: {
@@ -34,8 +37,15 @@ export const kinds = {
     title: "Any OIDC issuer",
     fields: [
       ["issuer", "Issuer", "the token's iss, an https:// URL", Rules.issuer],
-      ["subject", "Subject", "the token's sub", undefined],
-      ["audience", "Audience", "the token's aud (optional)", undefined]
+      ["subject", "Subject", "the token's sub (or a subject pattern below)", undefined, "optional"],
+      [
+        "subjectPattern",
+        "Subject pattern",
+        "an RE2 pattern the token's sub matches, instead of a subject",
+        undefined,
+        "optional"
+      ],
+      ["audience", "Audience", "the token's aud (optional)", undefined, "optional"]
     ]
   }
 } as const
@@ -83,9 +93,10 @@ export const claimMatchOf = (kind: Kind, values: Readonly<Record<string, string>
       }
     case "custom": {
       const audience = given(values, "audience")
+      const subjectPattern = given(values, "subjectPattern")
       return {
         issuer: given(values, "issuer"),
-        subject: given(values, "subject"),
+        ...(subjectPattern === "" ? { subject: given(values, "subject") } : { subjectPattern }),
         ...(audience === "" ? {} : { audience })
       }
     }
@@ -119,5 +130,5 @@ export const builderOf = (
   if (plain && kubernetes !== null) {
     return { kind: "kubernetes", values: { issuer, namespace: kubernetes[1]!, serviceAccount: kubernetes[2]! } }
   }
-  return { kind: "custom", values: { issuer, subject, audience: claimMatch?.audience ?? "" } }
+  return { kind: "custom", values: { issuer, subject, subjectPattern: pattern, audience: claimMatch?.audience ?? "" } }
 }

@@ -380,6 +380,25 @@ const decodeDocument = (input: unknown) => {
 /** A role written as its capabilities alone. */
 const isList = (spec: typeof RoleSpec.Type): spec is ReadonlyArray<string> => Array.isArray(spec)
 
+/** The document place of key `name` below `at`: `.prod`, or `["Bad Name"]` for a key that is not a plain word. */
+const placeOf = (at: string, name: string) =>
+  /^[A-Za-z0-9_-]+$/.test(name) ? `${at}.${name}` : `${at}[${JSON.stringify(name)}]`
+
+const isName = Schema.is(Validation.Name)
+
+/** The document place of the first folder among `folders` (at `at`) whose name is no name, if any. */
+const misnamedFolder = (
+  folders: { readonly [name: string]: FolderType } | undefined,
+  at: string
+): string | undefined => {
+  for (const [name, folder] of Object.entries(folders ?? {})) {
+    const place = placeOf(`${at}.folders`, name)
+    const below = isName(name) ? misnamedFolder(folder.folders, place) : place
+    if (below !== undefined) return below
+  }
+  return undefined
+}
+
 /** The folders of a document's organization by path, parents first. */
 const foldersOf = (organization: Organization) => {
   const folders = new Map<string, FolderType>()
@@ -700,6 +719,14 @@ export const make = Effect.gen(function*() {
         })
       }
 
+      const misnamed = misnamedFolder(wanted.folders, at)
+      if (misnamed !== undefined) {
+        return yield* InvalidArgument.field(
+          misnamed,
+          "is no folder name: lowercase letters, digits, spaces, dots, underscores and dashes, at most 63, with no " +
+            "space at either end and not only dots"
+        )
+      }
       const folders = foldersOf(wanted)
       /** A folder by path, as the document names it ("" for the organization). */
       const folderNamed = (path: string) => path === "" || folders.has(path) || (state.folders.has(path) && !prune)

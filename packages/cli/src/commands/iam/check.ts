@@ -1,6 +1,7 @@
 /** `arbor iam check`: may an identity do this in a group? The server's own decision (AuthZEN's evaluation). */
 import * as Names from "@arbor/api/Names"
 import type * as AccessEvaluation from "@arbor/core/AccessEvaluation"
+import * as Capability from "@arbor/core/Capability"
 import { Args, Command, Options } from "@effect/cli"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -25,6 +26,12 @@ export const check = Command.make(
   },
   (flags) =>
     Effect.gen(function*() {
+      // Named as the person typed it, before the server would name `action.name`.
+      if (!Capability.isCapabilityName(flags.capability)) {
+        return yield* new Failure.UsageError({
+          message: `<capability>: '${flags.capability}' is not a capability (such as repo.create or CAP_IAM_GROUPS_LIST)`
+        })
+      }
       const client = yield* connect(flags)
       const identity = yield* resolveIdentity(client, flags.identity)
       const group = yield* resolveGroup(client, flags.group)
