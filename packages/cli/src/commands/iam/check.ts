@@ -29,7 +29,8 @@ export const check = Command.make(
       // Named as the person typed it, before the server would name `action.name`.
       if (!Capability.isCapabilityName(flags.capability)) {
         return yield* new Failure.UsageError({
-          message: `<capability>: '${flags.capability}' is not a capability (such as repo.create or CAP_IAM_GROUPS_LIST)`
+          message:
+            `<capability>: '${flags.capability}' is not a capability (such as repo.create or CAP_IAM_GROUPS_LIST)`
         })
       }
       const client = yield* connect(flags)
@@ -68,8 +69,10 @@ export const check = Command.make(
             .join("\n")
         })
       }
-      const lines = yield* Effect.forEach(answer.grantedBy ?? [], (grant) =>
-        "description" in grant ? Effect.succeed(`  ${grant.description}`) : described(grant))
+      const lines = yield* Effect.forEach(
+        answer.grantedBy ?? [],
+        (grant) => "description" in grant ? Effect.succeed(`  ${grant.description}`) : described(grant)
+      )
       yield* print(["allowed", ...lines].join("\n"))
     })
 ).pipe(Command.withDescription(
