@@ -100,6 +100,31 @@ describe("Conditions (DECISIONS §21)", () => {
       assert.isFalse(yield* can(identity.uid, Array.from({ length: Condition.maxItems + 1 }, () => "CHG-1")))
     })))
 
+  it("only the properties and context a condition reads are held to the limits", () => {
+    const many = Object.fromEntries(Array.from({ length: Condition.maxValues + 1 }, (_, i) => [`k${i}`, i]))
+    const attributes: Condition.Attributes = {
+      time: 0,
+      resource: { uid: "r", kind: "todo", properties: many },
+      subject: { id: "s", type: "identity", properties: many },
+      action: { name: "repo.update", properties: many },
+      context: many
+    }
+    const decided = (expression: string) => Condition.compiled(expression).decide(attributes)
+    const errorOf = (expression: string) => {
+      const outcome = decided(expression)
+      return outcome.held ? "held" : outcome.error ?? "not held"
+    }
+    // Read: past the limits, undecided, so denied however it would come out.
+    assert.match(errorOf(`has(resource.properties.k1)`), /at most 10000 values/)
+    assert.match(errorOf(`size(subject.properties) > 0`), /at most 10000 values/)
+    assert.match(errorOf(`has(action.properties.k1)`), /at most 10000 values/)
+    assert.match(errorOf(`has(context.k1)`), /at most 10000 values/)
+    // Not read: decided as if they were small.
+    assert.deepStrictEqual(decided(`resource.kind == "todo" && subject.id == "s" && action.name == "repo.update"`), {
+      held: true
+    })
+  })
+
   it.effect("a condition is checked when written, and a refusal points into the expression", () =>
     withArbor(Effect.gen(function*() {
       const { bind, bindings, identity, prod } = yield* setUp

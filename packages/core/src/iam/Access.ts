@@ -93,15 +93,21 @@ export interface CanRequest {
 const subjectOf = (principal: Principal.Principal) =>
   principal._tag === "System" ? { id: "system", type: "system" } : { id: principal.uid, type: "identity" }
 
-/** A field of an object, if it is one. */
-const fieldOf = (value: unknown, key: string): unknown =>
-  typeof value === "object" && value !== null ? (value as Record<string, unknown>)[key] : undefined
-
-/** A string field of an object, if it is one. */
-const stringAt = (value: unknown, key: string): string | undefined => {
-  const found = fieldOf(value, key)
-  return typeof found === "string" ? found : undefined
+/** What a request as it came may say of its parts: named reads, which a decision makes at each evaluation. */
+interface Asked {
+  readonly subject?: unknown
+  readonly action?: unknown
+  readonly resource?: unknown
+  readonly id?: unknown
+  readonly type?: unknown
+  readonly name?: unknown
 }
+
+/** `value` as a request's part that may say what `Asked` names, if it is an object. */
+const askedIn = (value: unknown): Asked => typeof value === "object" && value !== null ? value : {}
+
+/** `value` if it is a string. */
+const stringOr = (value: unknown, otherwise: string): string => typeof value === "string" ? value : otherwise
 
 interface Entity {
   readonly type: string
@@ -119,28 +125,27 @@ const askedOf = (
     readonly subject: Entity
     readonly resource: Entity
     readonly action?: { readonly name: string; readonly properties?: Entity["properties"] }
-    readonly context?: object | undefined
+    readonly context?: { readonly [key: string]: unknown } | undefined
   }
 ): DecisionRequest => {
-  const entity = (key: "subject" | "resource") => {
-    const asked = fieldOf(input, key)
-    return {
-      id: stringAt(asked, "id") ?? decoded[key].id,
-      type: stringAt(asked, "type") ?? decoded[key].type,
-      properties: decoded[key].properties ?? {}
-    }
-  }
-  const resource = entity("resource")
+  // Each part of the request read once: a condition's decision reads them at every evaluation.
+  const asked = askedIn(input)
+  const entity = (part: Asked, known: Entity) => ({
+    id: stringOr(part.id, known.id),
+    type: stringOr(part.type, known.type),
+    properties: known.properties ?? {}
+  })
+  const resource = entity(askedIn(asked.resource), decoded.resource)
   return {
     resource: { uid: resource.id, kind: resource.type, properties: resource.properties },
-    subject: entity("subject"),
+    subject: entity(askedIn(asked.subject), decoded.subject),
     ...(decoded.action === undefined ? {} : {
       action: {
-        name: stringAt(fieldOf(input, "action"), "name") ?? decoded.action.name,
+        name: stringOr(askedIn(asked.action).name, decoded.action.name),
         properties: decoded.action.properties ?? {}
       }
     }),
-    context: { ...decoded.context }
+    context: decoded.context ?? {}
   }
 }
 

@@ -8,7 +8,7 @@
  */
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
-import * as DefaultServices from "effect/DefaultServices"
+import type * as DefaultServices from "effect/DefaultServices"
 import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
 import * as Metric from "effect/Metric"
@@ -194,9 +194,17 @@ interface Edges {
   next: number
 }
 
+/** The default services last asked for their clock, and that clock: a fiber's services rarely change. */
+let clockOf:
+  | { readonly services: Context.Context<DefaultServices.DefaultServices>; readonly clock: Clock.Clock }
+  | undefined
+
 /** The time of the clock `fiber` runs with (a test clock in tests), in epoch milliseconds. */
-const nowOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): number =>
-  Context.get(fiber.getFiberRef(DefaultServices.currentServices), Clock.Clock).unsafeCurrentTimeMillis()
+const nowOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): number => {
+  const services = fiber.currentDefaultServices
+  if (clockOf?.services !== services) clockOf = { services, clock: Context.get(services, Clock.Clock) }
+  return clockOf.clock.unsafeCurrentTimeMillis()
+}
 
 /** `grants` without what they hold in the groups of the identity providers `stopped` (and below). */
 const withdrawn = (grants: Grants, stopped: ReadonlyArray<Uid>): Grants => {

@@ -201,22 +201,27 @@ export const compile = (expression: string): Either.Either<Compiled, Refusal> =>
   let nested: Expr | undefined
   let readsNames = false
   const reads = new Set<Root>()
+  // The roots whose properties are read (or which are read whole): only theirs are held to the limits.
+  const readsValues = new Set<Root>()
   // Parents are visited before their children: an identifier met here is known to be selected from or not.
-  const selected = new Set<Expr>()
+  const selected = new Map<Expr, string>()
   walk(parsed.expr, (expr, loops) => {
     nodes++
     const kind = expr.exprKind
     if (kind.case === "comprehensionExpr" && loops > 0) nested ??= expr
     if (kind.case === "selectExpr" && kind.value.operand !== undefined) {
-      selected.add(kind.value.operand)
+      selected.set(kind.value.operand, kind.value.field)
       const operand = kind.value.operand.exprKind
       if (operand.case === "identExpr" && operand.value.name === "resource") {
         readsNames ||= kind.value.field === "name" || kind.value.field === "path"
       }
     } else if (kind.case === "identExpr" && roots.has(kind.value.name)) {
-      reads.add(kind.value.name as Root)
+      const root = kind.value.name as Root
+      reads.add(root)
+      const field = selected.get(expr)
+      if (field === undefined || field === "properties" || root === "context") readsValues.add(root)
       // `resource` itself, not one of its fields: it may be read whole.
-      if (kind.value.name === "resource") readsNames ||= !selected.has(expr)
+      if (root === "resource") readsNames ||= field === undefined
     }
   })
   if (nodes > maxNodes) return Either.left({ message: `must have at most ${maxNodes} terms`, offset: 0 })
@@ -236,11 +241,19 @@ export const compile = (expression: string): Either.Either<Compiled, Refusal> =>
     action: reads.has("action"),
     context: reads.has("context")
   }
+  const valueFlags: Reads = {
+    request: false,
+    resource: readsValues.has("resource"),
+    subject: readsValues.has("subject"),
+    action: readsValues.has("action"),
+    context: readsValues.has("context")
+  }
+  const limited = valueFlags.resource || valueFlags.subject || valueFlags.action || valueFlags.context
   return Either.right({
     expression,
     readsNames,
     decide: (attributes) => {
-      if (!withinLimits(attributes, flags)) {
+      if (limited && !withinLimits(attributes, valueFlags)) {
         return { held: false, error: `properties and context may hold at most ${maxValues} values` }
       }
       if (direct !== undefined) {
@@ -303,7 +316,7 @@ type Reads = Readonly<Record<Root, boolean>>
 const held: Outcome = { held: true }
 const notHeld: Outcome = { held: false }
 
-/** True unless what the request gave a condition that reads it (`reads`) is over the limits. */
+/** True unless the properties and context a condition reads the values of (`reads`) are over the limits. */
 const withinLimits = (attributes: Attributes, reads: Reads): boolean => {
   const budget = { left: maxValues }
   return (!reads.resource || attributes.resource.properties === undefined ||
