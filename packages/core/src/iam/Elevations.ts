@@ -191,16 +191,19 @@ export const make = Effect.gen(function*() {
       if (principal._tag !== "Identity" || approver !== principal.uid) {
         return yield* InvalidArgument.field("approver", "must be your own uid")
       }
-      const approves = yield* Effect.filter(
-        yield* eligibilities.find({
-          ranges: [Uid.subtree(Uid.rootOf(principal.uid))],
-          order: [{ column: "uid", direction: "asc" }]
-        }),
-        (eligibility) =>
-          eligibility.approverRoleUid === null || eligibility.identityUid === principal.uid
-            ? Effect.succeed(false)
-            : holdsRole(principal, eligibility.approverRoleUid, eligibility.parent)
-      )
+      const asking = (yield* eligibilities.find({
+        ranges: [Uid.subtree(Uid.rootOf(principal.uid))],
+        order: [{ column: "uid", direction: "asc" }]
+      })).filter((e) => e.approverRoleUid !== null && e.identityUid !== principal.uid)
+      // Each approver role at each group asked about once, however many eligibilities name it there.
+      const authority = new Map<string, boolean>()
+      for (const { approverRoleUid, parent } of asking) {
+        const key = `${approverRoleUid} ${parent}`
+        if (approverRoleUid !== null && !authority.has(key)) {
+          authority.set(key, yield* holdsRole(principal, approverRoleUid, parent))
+        }
+      }
+      const approves = asking.filter((e) => authority.get(`${e.approverRoleUid} ${e.parent}`) === true)
       const waiting = approves.length === 0 ? [] : yield* elevations.find({
         conditions: [
           { _tag: "In", column: "eligibilityUid", values: approves.map((e) => e.uid) },

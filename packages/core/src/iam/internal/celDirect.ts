@@ -100,6 +100,13 @@ const stringTests: Readonly<Record<string, (s: string, t: string) => boolean>> =
 /** The RFC 3339 text CEL's `timestamp()` takes, as far as the direct evaluator reads it: UTC, to the millisecond. */
 const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/
 
+/** An operator on two operands, each evaluated; Unsure when either is. */
+const binary = (left: Direct, right: Direct, decide: (a: Value, b: Value) => boolean | Unsure): Direct => (roots) => {
+  const a = left(roots)
+  const b = right(roots)
+  return a === Unsure || b === Unsure ? Unsure : decide(a, b)
+}
+
 /** `expr` compiled for direct evaluation, or undefined when it has a shape the direct evaluator leaves alone. */
 export const compile = (expr: Expr | undefined): Direct | undefined => {
   if (expr === undefined) return undefined
@@ -177,13 +184,10 @@ const call = (fn: string, target: Expr | undefined, args: ReadonlyArray<Expr>): 
       case "_!=_": {
         if (compiled.length !== 2) return undefined
         const negated = fn === "_!=_"
-        return (roots) => {
-          const a = left!(roots)
-          const b = right!(roots)
-          if (a === Unsure || b === Unsure) return Unsure
+        return binary(left!, right!, (a, b) => {
           const same = equal(a, b)
           return same === Unsure ? Unsure : same !== negated
-        }
+        })
       }
       case "timestamp": {
         const arg = args[0]?.exprKind
@@ -203,13 +207,10 @@ const call = (fn: string, target: Expr | undefined, args: ReadonlyArray<Expr>): 
       default: {
         const test = Object.hasOwn(comparisons, fn) ? comparisons[fn] : undefined
         if (test === undefined || compiled.length !== 2) return undefined
-        return (roots) => {
-          const a = left!(roots)
-          const b = right!(roots)
-          if (a === Unsure || b === Unsure) return Unsure
+        return binary(left!, right!, (a, b) => {
           const order = ordered(a, b)
           return order === Unsure ? Unsure : test(order)
-        }
+        })
       }
     }
   }
