@@ -231,6 +231,7 @@ export const AdvisoryListQuery: Listing<AdvisoryListOptions, typeof advisoryList
 
 const entryFilters = {
   types: parameter("type", Repeated, "only entries of these CloudEvent types (repeatable)"),
+  kinds: parameter("kind", Repeated, "only entries about resources of these kinds: group, role_binding… (repeatable)"),
   subject: parameter("subject", Schema.String, "only entries about this resource uid"),
   actor: parameter("actor", Schema.String, "only entries whose actor is this identity uid, or system"),
   since: parameter("since", Schema.String, "only entries at or after this time (RFC 3339)"),

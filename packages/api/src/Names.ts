@@ -5,6 +5,7 @@
  * built-in role, or a custom role whose name is unique among those the caller sees) or `acme/deployer` (a custom role
  * of a group). Read, a uid is shown as the same path, as far as the caller may read it, else as the uid.
  */
+import type * as ChangeLog from "@arbor/core/ChangeLog"
 import * as Errors from "@arbor/core/Errors"
 import * as Uid from "@arbor/core/Uid"
 import * as Effect from "effect/Effect"
@@ -88,7 +89,8 @@ export const resolve = (client: Client, refers: Refers, ref: string) =>
 
 /**
  * Names for uids, as the caller may read them, each looked up once: a group as its path (`acme/platform`), an
- * identity as its group's path and its name, a role as its name. A uid the caller may not read stays a uid.
+ * identity as its group's path and its name, a role as its name. A uid the caller may not read stays a uid; of a path
+ * whose upper groups it may not read, the end it may (`…/platform`).
  */
 export const reader = (client: Client) =>
   Effect.gen(function*() {
@@ -107,9 +109,16 @@ export const reader = (client: Client) =>
         client.groups.list({ urlParams: { ancestorsOf: uid, pageSize: 100 } })
       ], { concurrency: 2 }).pipe(
         Effect.map(([group, above]) => {
-          const path = [...above.groups, group].sort((a, b) => a.uid.length - b.uid.length)
-          // The whole path, from the organization down, or the uid.
-          return path.every((g, i) => Uid.depth(g.uid) === i) ? path.map((g) => g.name).join("/") : uid
+          // The whole path, from the organization down; else its end the caller may read (`…/platform`, for one
+          // invited to a folder of an organization it cannot read).
+          const byUid = new Map(above.groups.map((g) => [g.uid as string, g.name]))
+          const names = [group.name]
+          for (let at = Uid.parentOrNull(group.uid); at !== null; at = Uid.parentOrNull(at)) {
+            const name = byUid.get(at)
+            if (name === undefined) return `…/${names.join("/")}`
+            names.unshift(name)
+          }
+          return names.join("/")
         }),
         // Gone (or never readable): its path as the trail recorded it, else its uid.
         Effect.orElse(() =>
@@ -172,3 +181,95 @@ export const ofEntry = (entry: { readonly body: Readonly<Record<string, unknown>
     .find(([, , value]) => typeof value === "string" && value !== "") ?? []
   return value === undefined ? undefined : `${label}${String(value)}`
 }
+
+/** What each kind of resource is called in an audit trail a person reads. */
+const kindWords: Readonly<Record<ChangeLog.ResourceKind, string>> = {
+  group: "folder",
+  identity: "identity",
+  role: "role",
+  role_binding: "role binding",
+  identity_provider: "identity provider",
+  account_association: "account association",
+  group_invite: "invite",
+  repo: "repo",
+  tag: "tag",
+  advisory: "advisory",
+  subscription: "subscription",
+  terms_acceptance: "terms acceptance",
+  identity_metadata: "identity metadata",
+  repo_readme: "repo readme",
+  group_access_request: "access request",
+  external_group_role_mapping: "group mapping",
+  scim_credential: "SCIM credential",
+  scim_user: "SCIM user",
+  scim_group: "SCIM group",
+  decision_vocabulary: "decision vocabulary",
+  eligibility: "eligibility",
+  elevation: "elevation"
+}
+
+/** Every kind of resource the audit trail records, with what a person calls it: for a filter's choices. */
+export const kindsInWords: ReadonlyArray<readonly [ChangeLog.ResourceKind, string]> = Object.entries(kindWords)
+  .map(([kind, words]) => [kind as ChangeLog.ResourceKind, words] as const)
+  .sort((a, b) => a[1].localeCompare(b[1]))
+
+/**
+ * What an audit trail entry says happened, in one wording for every surface (the console, `arbor events list`): its
+ * kind as a person calls it and what happened to it, from its CloudEvent type (`…iam.rolebindings.created.v1` is
+ * "role binding created", made by a batch too; an organization's group "organization created").
+ */
+export const ofChange = (entry: {
+  readonly kind: ChangeLog.ResourceKind
+  readonly type: string
+  readonly subject: string
+}): string => {
+  const kind = entry.kind === "group" && Uid.isUid(entry.subject) && Uid.parentOrNull(entry.subject) === null
+    ? "organization"
+    : kindWords[entry.kind] ?? entry.kind
+  const words = entry.type.replace(/\.v\d+$/, "").split(".")
+  const batch = words.at(-1) === "batch"
+  const happened = (batch ? words.at(-2) : words.at(-1)) ?? ""
+  // `access_requested`: the verb alone, the kind already names what.
+  return `${kind} ${happened.split("_").at(-1)}`
+}
+
+/** One field an update changed: its value before and after (as the entry's bodies hold them, secrets never). */
+export interface ChangedField {
+  readonly field: string
+  readonly before: unknown
+  readonly after: unknown
+}
+
+/** Fields no person asks about of an update: when it was, which every update changes. */
+const unremarkable = new Set(["updateTime", "update_time", "updatedAt"])
+
+/**
+ * What an update changed (an entry with `before`), field by field in the body's order; none for other entries. A
+ * field whose value is an object or a list compares by its JSON.
+ */
+export const changedFields = (entry: {
+  readonly body: Readonly<Record<string, unknown>>
+  readonly before?: Readonly<Record<string, unknown>> | undefined
+}): ReadonlyArray<ChangedField> => {
+  const before = entry.before
+  if (before === undefined) return []
+  const fields = [...new Set([...Object.keys(entry.body), ...Object.keys(before)])]
+  return fields
+    .filter((field) => !unremarkable.has(field))
+    .filter((field) => JSON.stringify(before[field]) !== JSON.stringify(entry.body[field]))
+    .map((field) => ({ field, before: before[field], after: entry.body[field] }))
+}
+
+/** A value of a changed field as a person reads it: a list's items joined, text as it is, anything else as JSON. */
+const shown = (value: unknown): string =>
+  value === undefined || value === null
+    ? "(none)"
+    : typeof value === "string"
+    ? value === "" ? "\"\"" : value
+    : Array.isArray(value) && value.every((item) => typeof item === "string")
+    ? `[${value.join(", ")}]`
+    : JSON.stringify(value)
+
+/** What an update changed, in one line: `capabilities: [repo.list] → [repo.list, repo.delete]; name: a → b`. */
+export const ofChangedFields = (fields: ReadonlyArray<ChangedField>): string =>
+  fields.map((f) => `${f.field}: ${shown(f.before)} → ${shown(f.after)}`).join("; ")

@@ -727,15 +727,26 @@ export const ChangeEntry = shape(
     requestId: Schema.optional(Schema.String.annotations({ description: "the x-request-id of the write's answer" })),
     body: Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
       description: "the resource after the write (before it, for a delete), as its v2 JSON"
-    })
+    }),
+    before: Schema.optional(
+      Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
+        description: "for an update, the resource before it, as body is written: what changed is where they differ"
+      })
+    )
   }),
-  ({ cursor, ...entry }) =>
+  ({ before, cursor, ...entry }) =>
     new ChangeLog.Entry({
       ...entry,
       position: cursor,
-      body: bodiesByKind[entry.kind].fromWire(entry.body)
+      body: bodiesByKind[entry.kind].fromWire(entry.body),
+      ...(before === undefined ? {} : { before: bodiesByKind[entry.kind].fromWire(before) })
     }, true),
-  ({ position, ...entry }) => ({ ...entry, cursor: position, body: bodiesByKind[entry.kind].toWire(entry.body) })
+  ({ before, position, ...entry }) => ({
+    ...entry,
+    cursor: position,
+    body: bodiesByKind[entry.kind].toWire(entry.body),
+    ...(before === undefined ? {} : { before: bodiesByKind[entry.kind].toWire(before) })
+  })
 )
 
 /** An integer as a string, as JSON renders 64-bit integers. */

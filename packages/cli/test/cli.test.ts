@@ -556,10 +556,30 @@ describe("arbor iam", () => {
     assert.strictEqual(table.code, 0, table.stderr)
     const [heading, row] = table.stdout.trimEnd().split("\n")
     // Names for a person: the folder's, the group's path; the uids in -o wide.
-    assert.match(heading!, /^TIME +EVENT +SUBJECT +ACTOR +GROUP$/)
-    assert.match(row!, /^\S+Z +iam\.group\.created +audited +system +acme\/audited$/)
+    assert.match(heading!, /^TIME +EVENT +SUBJECT +ACTOR +GROUP +CHANGED$/)
+    assert.match(row!, /^\S+Z +folder created +audited +system +acme\/audited$/)
+    // An update says what it changed, before → after.
+    await server.runtime.runPromise(
+      Effect.flatMap(
+        Groups.Groups,
+        (groups) => groups.update(Principal.system, folder.uid, { description: "kept for audits" }, "description")
+      ).pipe(
+        Effect.orDie
+      )
+    )
+    const updated = await arbor(env, "events", "list", "--group", "acme", "--subject", folder.uid, "--newest-first")
+    assert.match(updated.stdout.split("\n")[1]!, /folder updated .*description: "" → kept for audits$/)
+    // By kind of resource: the folder's entries are a group's, none a role binding's; a kind that is none is named.
+    const groupsOnly = await arbor(env, "events", "list", "--group", "acme", "--subject", folder.uid, "--kind", "group")
+    assert.lengthOf(groupsOnly.stdout.trimEnd().split("\n"), 3)
+    const bindingsOnly = await arbor(env, "events", "list", "--subject", folder.uid, "--kind", "role_binding")
+    assert.notInclude(bindingsOnly.stdout, "folder")
+    const unknownKind = await arbor(env, "events", "list", "--kind", "folders")
+    assert.strictEqual(unknownKind.code, 1)
+    assert.include(unknownKind.stderr, "'folders' is no kind of resource")
     const wide = await arbor(env, "events", "list", "--group", "acme", "--subject", folder.uid, "-o", "wide")
     assert.include(wide.stdout.split("\n")[1], folder.uid)
+    assert.include(wide.stdout.split("\n")[1], "iam.group.created")
     const [newest] = JSON.parse(
       (await arbor(env, "events", "list", "--newest-first", "--limit", "1", "-o", "json")).stdout
     )

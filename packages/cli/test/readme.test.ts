@@ -40,5 +40,5 @@ it.scopedLive("the README's command-line walkthrough runs as written", () =>
     assert.approximately(Date.parse(until ?? "") - Date.now(), 8 * 3_600_000, 600_000)
     assert.include(stdout, "default\n├── platform\n│   ├── build\n│   └── deploy\n└── tools\n")
     // The audit trail, newest first: the binding the walkthrough made last, by the bootstrap admin.
-    assert.match(stdout, /^TIME +EVENT +SUBJECT +ACTOR +GROUP\n\S+ +iam\.rolebindings\.created +/m)
+    assert.match(stdout, /^TIME +EVENT +SUBJECT +ACTOR +GROUP +CHANGED\n\S+ +role binding created +/m)
   }), { timeout: 120_000 })

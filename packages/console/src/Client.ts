@@ -6,8 +6,9 @@
 import { EventStream, Wire } from "@arbor/api"
 import * as ApiClient from "@arbor/api/Client"
 import * as Names from "@arbor/api/Names"
+import * as Capability from "@arbor/core/Capability"
 import type * as ChangeLog from "@arbor/core/ChangeLog"
-import { InvalidArgument } from "@arbor/core/Errors"
+import { InvalidArgument, PermissionDenied } from "@arbor/core/Errors"
 import { FetchHttpClient } from "@effect/platform"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -26,10 +27,15 @@ export type Reader = Effect.Effect.Success<ReturnType<typeof Names.reader>>
 /** The reader of `client`'s names. */
 export const reader = (client: Client): Reader => Effect.runSync(Names.reader(client))
 
-/** What a failed call says to a person: the API's message (an error body's), else what went wrong on the way. */
+/**
+ * What a failed call says to a person: a refusal for want of a capability in words ("You cannot list folders
+ * here."), else the API's message (an error body's), else what went wrong on the way.
+ */
 export const messageOf = (error: unknown): string =>
-  typeof error === "object" && error !== null && "message" in error && typeof error.message === "string" &&
-    error.message !== ""
+  error instanceof PermissionDenied && error.capability !== ""
+    ? `You cannot ${Capability.inWords(error.capability)} here.`
+    : typeof error === "object" && error !== null && "message" in error && typeof error.message === "string" &&
+        error.message !== ""
     ? error.message
     : String(error)
 
@@ -86,6 +92,9 @@ export const watch = async (options: {
   readonly token: string
   readonly group: string
   readonly after: string | undefined
+  /** Only entries about these kinds of resource, by this actor (the trail's filters). */
+  readonly kinds?: ReadonlyArray<string> | undefined
+  readonly actor?: string | undefined
   readonly onOpen: () => void
   readonly onEntry: (entry: ChangeLog.Entry) => void
   readonly signal: AbortSignal
@@ -95,6 +104,8 @@ export const watch = async (options: {
   while (!signal.aborted) {
     const url = new URL("/events/v2beta1/events:watch", location.origin)
     url.searchParams.set("uidp.descendants_of", group)
+    for (const kind of options.kinds ?? []) url.searchParams.append("kind", kind)
+    if (options.actor !== undefined) url.searchParams.set("actor", options.actor)
     if (cursor !== undefined) url.searchParams.set("after", cursor)
     try {
       const response = await fetch(url, {

@@ -84,6 +84,36 @@ describe("AuditTrail", () => {
       ])
     }).pipe(Effect.provide(Arbor.layerMemory)))
 
+  it.effect("an update's entry keeps the resource before it beside it; a secret changed is in neither", () =>
+    Effect.gen(function*() {
+      const { a, org } = yield* setUp
+      yield* (yield* Groups.Groups).update(Principal.system, a.uid, { description: "mine" }, "description")
+      const trail = yield* AuditTrail.AuditTrail
+      const [made, changed] = (yield* trail.list(Principal.system, { subject: a.uid })).items
+      assert.isUndefined(made!.before, "a creation has nothing before it")
+      assert.deepStrictEqual([changed!.before?.description, changed!.body.description], ["", "mine"])
+      assert.strictEqual(changed!.before?.name, "a")
+      // An identity provider's client secret, rotated: the update is logged, the secret in neither body.
+      const providers = yield* IdentityProviders.IdentityProviders
+      const provider = yield* providers.create(Principal.system, org.uid, {
+        name: "sso",
+        defaultRole: Role.builtInByName("viewer")!.uid,
+        oidc: { issuer: "https://login.example.com", clientId: "arbor", clientSecret: "first-s3cret" }
+      })
+      yield* providers.update(Principal.system, provider.uid, {
+        oidc: { issuer: "https://login.example.com", clientId: "arbor2", clientSecret: "second-s3cret" }
+      })
+      const [, rotated] = (yield* trail.list(Principal.system, { subject: provider.uid })).items
+      assert.deepStrictEqual(
+        [
+          (rotated!.before?.oidc as { clientId: string }).clientId,
+          (rotated!.body.oidc as { clientId: string }).clientId
+        ],
+        ["arbor", "arbor2"]
+      )
+      assert.notMatch(JSON.stringify(rotated), /s3cret/)
+    }).pipe(Effect.provide(Arbor.layerMemory)))
+
   it.live("watch: what the caller may see and the filters pass, from a cursor, then as it commits", () =>
     Effect.gen(function*() {
       const { a, b, ownerOfA } = yield* setUp
@@ -109,6 +139,18 @@ describe("AuditTrail", () => {
         Stream.runCollect
       )
       assert.deepStrictEqual(Chunk.toArray(typed).map((e) => e.subject), [second.uid])
+      // By kind, as the list filters: the folders' entries between pass by.
+      const bound = yield* (yield* RoleBindings.RoleBindings).create(Principal.system, second.uid, {
+        identityUid: ownerOfA.identityUid,
+        roleUid: Role.builtInByName("viewer")!.uid
+      })
+      const kinded = yield* Stream.unwrap(trail.watch(Principal.system, { after: cursor, kinds: ["role_binding"] }))
+        .pipe(
+          Stream.flattenIterables,
+          Stream.take(1),
+          Stream.runCollect
+        )
+      assert.deepStrictEqual(Chunk.toArray(kinded).map((e) => e.subject), [bound.uid])
       const bad = yield* Effect.flip(trail.watch(Principal.system, { after: "7" }))
       assert.strictEqual(bad._tag, "InvalidArgument")
     }).pipe(Effect.provide(Arbor.layerMemory)))

@@ -5,6 +5,7 @@ import * as TestClock from "effect/TestClock"
 import * as GroupInvite from "../src/iam/GroupInvite.js"
 import {
   Arbor,
+  AuditTrail,
   GroupInvites,
   Identities,
   MemoryStore,
@@ -110,6 +111,24 @@ describe("GroupInvites", () => {
           identityUid: newcomer.uid
         })
         assert.strictEqual(again.uid, binding.uid, "a reusable invite redeemed twice keeps one binding")
+      })))
+
+    it.effect("the audit trail names the redeemer as the actor of the redemption, at sign-in too", () =>
+      withArbor(Effect.gen(function*() {
+        const { newcomer, team } = yield* setup
+        const invites = yield* GroupInvites.GroupInvites
+        const invite = yield* invites.create(Principal.system, team.uid, { roleUid: viewer })
+        // At sign-in the server redeems for a person who has no token yet: as the system, for them.
+        yield* invites.redeem(Principal.system, invite.code!, {
+          identityUid: newcomer.uid,
+          email: "newcomer@example.com"
+        })
+        const trail = yield* (yield* AuditTrail.AuditTrail).list(Principal.system, { descendantsOf: team.uid })
+        const redeemed = trail.items.filter((e) => e.kind === "role_binding" || e.type.endsWith("updated.v1"))
+        assert.deepStrictEqual(redeemed.map((e) => [e.kind, e.actor]), [
+          ["group_invite", { subject: newcomer.uid, email: "newcomer@example.com" }],
+          ["role_binding", { subject: newcomer.uid, email: "newcomer@example.com" }]
+        ])
       })))
 
     it.effect("no invite outlives its maker's authority: a demoted owner cannot redeem their own owner invite", () =>

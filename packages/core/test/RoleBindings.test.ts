@@ -82,6 +82,31 @@ describe("RoleBindings", () => {
       )
     })))
 
+  it.effect("an identity lists its own bindings wherever it holds them, listing rights or not; never another's", () =>
+    withArbor(Effect.gen(function*() {
+      const org = yield* organization("acme")
+      const team = yield* folder(org.uid, "team")
+      const repos = yield* (yield* Roles.Roles).create(Principal.system, org.uid, {
+        name: "repo-reader",
+        capabilities: ["repo.list"]
+      })
+      const carol = yield* principalWith(org.uid, "carol", "viewer", [])
+      const alice = yield* principalWith(org.uid, "alice", "viewer", [team.uid])
+      const bindings = yield* RoleBindings.RoleBindings
+      yield* bindings.create(Principal.system, team.uid, { identityUid: carol.identityUid, roleUid: repos.uid })
+      const own = yield* bindings.list(carol, { identity: carol.identityUid })
+      assert.deepStrictEqual(own.items.map((b) => [b.group.uid, b.role.name]), [[team.uid, "repo-reader"]])
+      assert.strictEqual(own.totalCount, 1)
+      // Her own in full: where she holds a role, and which, though she may list neither folders nor roles there.
+      assert.strictEqual(own.items[0]!.group.name, "team")
+      // Through another list (bindings of her folder, as the system), hers are shown as any other's.
+      const asOthersSee = yield* bindings.list(carol, { group: team.uid })
+      assert.strictEqual(asOthersSee.totalCount, 0)
+      // Anyone else's, or all of them, only where she may list bindings: nowhere.
+      assert.strictEqual((yield* bindings.list(carol, { identity: alice.identityUid })).totalCount, 0)
+      assert.strictEqual((yield* bindings.list(carol, {})).totalCount, 0)
+    })))
+
   it.effect("a batch binds up to 25 in one group, all or none, each under the no-escalation rule", () =>
     withArbor(Effect.gen(function*() {
       const org = yield* organization("acme")

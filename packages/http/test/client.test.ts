@@ -145,6 +145,12 @@ describe("the typed client", () => {
       const stranger = yield* member("elsewhere")
       const theirs = yield* ApiClient.make({ token: stranger.token })
       assert.strictEqual(yield* (yield* Names.reader(theirs)).group(platform.uid), platform.uid)
+      // One given a folder of an organization it cannot read: the end of the path it may read, and its own name.
+      const invited = yield* member("names", "editor", () => platform.uid)
+      const invitedNames = yield* Names.reader(yield* ApiClient.make({ token: invited.token }))
+      assert.strictEqual(yield* invitedNames.group(platform.uid), "…/platform")
+      assert.strictEqual(yield* invitedNames.identity(ci.uid), "…/platform/ci")
+      assert.match(yield* invitedNames.identity(invited.identity), /^editor /)
       // A folder deleted since keeps the path it had, as the audit trail recorded it (history is not rewritten); to a
       // reader who could not read it there, its uid.
       const gone = yield* api.groups.create({ path: { uid: platform.uid }, payload: { name: "gone" } })

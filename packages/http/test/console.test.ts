@@ -385,6 +385,60 @@ describe.skipIf(executable === undefined)("the console in Chromium", { timeout: 
     await page.context().close()
   })
 
+  for (const width of [1280, 390] as const) {
+    it(`one given a folder of an organization finds it at home, is offered only what it may do, refused in words (${width} px)`, async () => {
+      const { org, token } = await server.runtime.runPromise(Effect.gen(function*() {
+        const groups = yield* Groups.Groups
+        const org = yield* groups.createRoot(Principal.system, { name: `shared-${width}` })
+        const platform = yield* groups.create(Principal.system, org.uid, { name: "platform" })
+        yield* groups.create(Principal.system, platform.uid, { name: "web" })
+        const bob = yield* (yield* Identities.Identities).create(Principal.system, org.uid, {
+          name: "bob",
+          claimMatch: { issuer: "https://issuer.invalid", subject: `bob-${width}` }
+        })
+        // A role that may list folders there, and nothing else of the folder's.
+        yield* (yield* RoleBindings.RoleBindings).create(Principal.system, platform.uid, {
+          identityUid: bob.uid,
+          roleUid: Role.builtInByName("registry.pull")!.uid
+        })
+        const minted = yield* (yield* TokenIssuer.TokenIssuer).mint(bob.uid, {
+          iss: "https://issuer.invalid",
+          sub: `bob-${width}`
+        })
+        return { org: org.uid, token: minted.token }
+      }))
+      const { page, refused } = await open(width)
+      await page.goto(`${server.url}/console/`)
+      await page.getByLabel("API token", { exact: true }).fill(token)
+      await page.getByRole("button", { name: "Use this token" }).click()
+      // Home: the folder it was given, by the end of its path it may read; its own name in the header.
+      const places = page.getByRole("table", { name: "Folders where you hold a role" })
+      await places.getByRole("link", { name: "…/platform" }).waitFor()
+      await places.getByText("registry.pull").waitFor()
+      await page.getByText(/None you can see whole/).waitFor()
+      await page.locator("header .who").getByText("bob", { exact: true }).waitFor()
+      await look(page, refused, "home-invited", width)
+      // The folder: its folders listed; no form it could only be refused.
+      await places.getByRole("link", { name: "…/platform" }).click()
+      await page.getByRole("heading", { name: "platform" }).waitFor()
+      await page.getByRole("link", { name: "web" }).waitFor()
+      assert.strictEqual(await page.getByRole("button", { name: "Create folder" }).count(), 0)
+      assert.strictEqual(await page.getByRole("button", { name: "Save" }).count(), 0)
+      assert.strictEqual(await page.getByText(/Delete this folder/).count(), 0)
+      await look(page, refused, "folder-invited", width)
+      // Only the sections it may list are offered.
+      const tabs = page.getByRole("navigation", { name: "Sections" })
+      await tabs.getByRole("link", { name: "Folders" }).waitFor()
+      assert.strictEqual(await tabs.getByRole("link", { name: "Identities" }).count(), 0)
+      // The organization above, reached by its address: refused in words, not a capability and a uid.
+      await page.goto(`${server.url}/console/#/groups/${encodeURIComponent(org)}`)
+      await page.getByText("You cannot list folders here.").first().waitFor()
+      assert.strictEqual(await page.getByText(/Permission '/).count(), 0)
+      await look(page, refused, "refused-invited", width)
+      await page.context().close()
+    })
+  }
+
   it("a token the server does not accept sends the person back to sign in, saying why; without a provider of the server's own, the token comes first", async () => {
     // The server's own provider is offered first here.
     const { page, refused } = await open(1280)
@@ -581,7 +635,7 @@ describe.skipIf(executable === undefined)("the console in Chromium", { timeout: 
       await page.getByRole("heading", { name: "Audit trail" }).waitFor()
       await page.getByText(/^Live:/).waitFor()
       const trail = page.getByRole("table", { name: "Audit trail, newest first" })
-      await trail.getByText("rolebindings created").first().waitFor()
+      await trail.getByText("role binding created").first().waitFor()
       const elsewhere = await fetch(`${server.url}/iam/v2beta1/groups/${folderUid}`, {
         method: "POST",
         headers: { authorization: `Bearer ${await tokenOf(page)}`, "content-type": "application/json" },
@@ -595,6 +649,17 @@ describe.skipIf(executable === undefined)("the console in Chromium", { timeout: 
       await trail.getByText(`acme/${folder}`).first().waitFor()
       await trail.getByText("deployer → viewer").first().waitFor()
       await look(page, refused, "audit", width)
+      // Narrowed to what a person asks: role bindings only, by whoever.
+      const filter = page.getByRole("form", { name: "Filter" })
+      await filter.getByLabel("What").selectOption({ label: "role binding" })
+      await filter.getByRole("button", { name: "Show" }).click()
+      await until(page, "!document.querySelector('.table')?.textContent?.includes('folder created')")
+      await trail.getByText("role binding created").first().waitFor()
+      // Who, as a person names them: an identity that made nothing here shows nothing.
+      await filter.getByLabel("Who").fill(`acme/${folder}/deployer`)
+      await filter.getByRole("button", { name: "Show" }).click()
+      await page.getByText("No entries match.").waitFor()
+      await look(page, refused, "audit-filtered", width)
 
       // An access check: the deployer may list groups in the folder, because of its viewer binding there.
       await page.getByRole("link", { name: "Access check" }).click()

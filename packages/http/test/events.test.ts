@@ -57,6 +57,19 @@ describe("the audit trail over HTTP", () => {
     })
     const roleEntry = await rest("GET", `/events/v2beta1/events?subject=${role.body.uid}`, owner.token)
     assert.deepStrictEqual(roleEntry.body.events[0].body.capabilities, ["CAP_EVENTS_SUBSCRIPTION_LIST"])
+
+    // An update keeps the resource before it, in the same v2 JSON: what changed is where the two differ.
+    await rest("PATCH", `/iam/v2beta1/roles/${role.body.uid}?update_mask=capabilities`, owner.token, {
+      capabilities: ["subscriptions.list", "repo.delete"]
+    })
+    const changed = await rest("GET", `/events/v2beta1/events?subject=${role.body.uid}&kind=role`, owner.token)
+    const [made, updated] = changed.body.events
+    assert.isUndefined(made.before)
+    assert.deepStrictEqual(updated.before.capabilities, ["CAP_EVENTS_SUBSCRIPTION_LIST"])
+    assert.deepStrictEqual(updated.body.capabilities, ["CAP_REPO_DELETE", "CAP_EVENTS_SUBSCRIPTION_LIST"])
+    // By kind: every change to roles, none to folders.
+    const folders = await rest("GET", `/events/v2beta1/events?subject=${role.body.uid}&kind=group`, owner.token)
+    assert.strictEqual(folders.body.totalCount, "0")
   })
 
   it.runIf(referenceProtos !== undefined)("records a gRPC write with its own request id", async () => {
@@ -139,6 +152,9 @@ describe("the audit trail over HTTP", () => {
     assert.strictEqual(bad.body.code, 3)
     const fields = bad.body.details.find((d: { "@type": string }) => d["@type"].endsWith("BadRequest")).fieldViolations
     assert.sameMembers(fields.map((f: { field: string }) => f.field), ["since", "subject"])
+    const kind = await rest("GET", "/events/v2beta1/events?kind=folders", owner.token)
+    assert.strictEqual(kind.status, 400)
+    assert.include(JSON.stringify(kind.body), "'folders' is no kind of resource")
     const cursor = await watch(`${server.url}/events/v2beta1/events:watch?after=42`, owner.token, 1)
     assert.strictEqual(cursor.status, 400)
     const header = await watch(`${server.url}/events/v2beta1/events:watch`, owner.token, 1, { "last-event-id": "x" })

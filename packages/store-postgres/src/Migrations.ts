@@ -566,6 +566,9 @@ const elevations = [
   `CREATE INDEX elevations__create_time ON elevations (create_time, uid)`
 ]
 
+/** Migration 20: an update's entry in the change log keeps the resource before it (what changed). */
+const changesBefore = [`ALTER TABLE changes ADD COLUMN before jsonb`]
+
 /** The migrations, by `<id>_<name>`. */
 export const migrations: Migrations.Migrations = {
   "0001_initial": Migrations.statements(initial),
@@ -586,7 +589,8 @@ export const migrations: Migrations.Migrations = {
   "0016_decision_vocabularies": Migrations.statements(decisionVocabularies),
   "0017_binding_windows": Migrations.statements(bindingWindows),
   "0018_binding_conditions": Migrations.statements(bindingConditions),
-  "0019_elevations": Migrations.statements(elevations)
+  "0019_elevations": Migrations.statements(elevations),
+  "0020_changes_before": Migrations.statements(changesBefore)
 }
 
 /** The newest schema version this code knows. */

@@ -564,6 +564,9 @@ const elevations = [
   `CREATE INDEX elevations__create_time ON elevations (create_time, uid)`
 ]
 
+/** Migration 21: an update's entry in the change log keeps the resource before it (what changed). */
+const changesBefore = [`ALTER TABLE changes ADD COLUMN before TEXT`]
+
 /** The migrations, by `<id>_<name>`. */
 export const migrations: Migrations.Migrations = {
   "0001_initial": Migrations.statements(initial),
@@ -585,7 +588,8 @@ export const migrations: Migrations.Migrations = {
   "0017_decision_vocabularies": Migrations.statements(decisionVocabularies),
   "0018_binding_windows": Migrations.statements(bindingWindows),
   "0019_binding_conditions": Migrations.statements(bindingConditions),
-  "0020_elevations": Migrations.statements(elevations)
+  "0020_elevations": Migrations.statements(elevations),
+  "0021_changes_before": Migrations.statements(changesBefore)
 }
 
 /** The newest schema version this code knows. */

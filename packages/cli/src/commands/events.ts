@@ -56,10 +56,12 @@ const entryShape = (named: Named): Output.Shape<ChangeLog.Entry> => ({
   json: Wire.ChangeEntry,
   columns: [
     { heading: "TIME", value: (e) => time(e.time) },
-    { heading: "EVENT", value: (e) => shortType(e.type) },
+    { heading: "EVENT", value: Names.ofChange },
     { heading: "SUBJECT", value: subjectOf },
     { heading: "ACTOR", value: (e) => e.actor.email ?? named.actors.get(e.actor.subject) ?? e.actor.subject },
     { heading: "GROUP", value: (e) => named.groups.get(e.group) ?? e.group },
+    { heading: "CHANGED", value: (e) => Names.ofChangedFields(Names.changedFields(e)) },
+    { heading: "TYPE", value: (e) => shortType(e.type), wide: true },
     { heading: "SUBJECT UID", value: (e) => e.subject, wide: true },
     { heading: "GROUP UID", value: (e) => e.group, wide: true },
     { heading: "REQUEST", value: (e) => e.requestId ?? "", wide: true },
@@ -96,6 +98,11 @@ const filters = {
     Options.withDescription("only entries of this CloudEvent type (dev.chainguard.api.iam.group.created.v1)"),
     Options.repeated
   ),
+  kinds: Options.text("kind").pipe(
+    Options.withPseudoName("kind"),
+    Options.withDescription("only entries about resources of this kind (group, role_binding, identity, …)"),
+    Options.repeated
+  ),
   subject: optionalText("subject", "uid", "only entries about this resource"),
   actor: optionalText(
     "actor",
@@ -107,6 +114,7 @@ const filters = {
 type Filters = {
   readonly group: Option.Option<string>
   readonly types: ReadonlyArray<string>
+  readonly kinds: ReadonlyArray<string>
   readonly subject: Option.Option<string>
   readonly actor: Option.Option<string>
 }
@@ -117,6 +125,7 @@ const parameters = (client: Parameters<typeof resolveGroup>[0], flags: Filters) 
     return {
       ...(Option.isSome(flags.group) ? { descendantsOf: yield* resolveGroup(client, flags.group.value) } : {}),
       ...(flags.types.length > 0 ? { types: flags.types } : {}),
+      ...(flags.kinds.length > 0 ? { kinds: flags.kinds } : {}),
       subject: Option.getOrUndefined(flags.subject),
       ...(Option.isSome(flags.actor)
         ? { actor: flags.actor.value === "system" ? "system" : yield* resolveIdentity(client, flags.actor.value) }
@@ -200,8 +209,8 @@ const watch = Command.make(
         const url = new URL("/events/v2beta1/events:watch", where.api)
         for (const [key, value] of Object.entries({ ...options, after: cursor })) {
           if (key === "descendantsOf" && typeof value === "string") url.searchParams.set("uidp.descendants_of", value)
-          else if (key === "types" && Array.isArray(value)) {
-            for (const t of value) url.searchParams.append("type", t)
+          else if ((key === "types" || key === "kinds") && Array.isArray(value)) {
+            for (const t of value) url.searchParams.append(key === "types" ? "type" : "kind", t)
           } else if (typeof value === "string") url.searchParams.set(key, value)
         }
         const response = yield* http.execute(

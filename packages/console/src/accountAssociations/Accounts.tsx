@@ -7,6 +7,7 @@ import * as Effect from "effect/Effect"
 import { useState } from "preact/hooks"
 import * as Client from "../Client.js"
 import { useConnection } from "../Connection.js"
+import { IfMay } from "../groups/Held.js"
 import { DeleteButton, ErrorMessage, Field, Form, NameFields } from "../ui/components.js"
 import { useAction, useLoaded } from "../ui/hooks.js"
 
@@ -92,31 +93,39 @@ export const Accounts = ({ group }: { readonly group: string }) => {
                     Check {cloud}
                   </button>
                 ))}
-                <DeleteButton what="this account association" busy={remove.busy} onDelete={() => void remove.start()} />
+                <IfMay capability="account_associations.delete">
+                  <DeleteButton
+                    what="this account association"
+                    busy={remove.busy}
+                    onDelete={() => void remove.start()}
+                  />
+                </IfMay>
               </div>
               {checked === undefined ? null : <p role="status">{checked}</p>}
             </div>
           )}
       </div>
-      <Form
-        key={current?.updateTime.epochMillis ?? 0}
-        title={current === undefined ? "Trust cloud accounts" : "Change the cloud accounts"}
-        submit="Save"
-        busy={save.busy}
-        error={save.error}
-        onSubmit={save.start}
-        keep
-      >
-        <NameFields current={current} />
-        <Field label="AWS account id" name="amazon" autocomplete="off" defaultValue={current?.amazon?.account} />
-        <Field
-          label="Google Cloud project id"
-          name="google"
-          autocomplete="off"
-          defaultValue={current?.google?.projectId}
-        />
-        <Field label="Azure tenant id" name="azure" autocomplete="off" defaultValue={current?.azure?.tenantId} />
-      </Form>
+      <IfMay capability="account_associations.create">
+        <Form
+          key={current?.updateTime.epochMillis ?? 0}
+          title={current === undefined ? "Trust cloud accounts" : "Change the cloud accounts"}
+          submit="Save"
+          busy={save.busy}
+          error={save.error}
+          onSubmit={save.start}
+          keep
+        >
+          <NameFields current={current} />
+          <Field label="AWS account id" name="amazon" autocomplete="off" defaultValue={current?.amazon?.account} />
+          <Field
+            label="Google Cloud project id"
+            name="google"
+            autocomplete="off"
+            defaultValue={current?.google?.projectId}
+          />
+          <Field label="Azure tenant id" name="azure" autocomplete="off" defaultValue={current?.azure?.tenantId} />
+        </Form>
+      </IfMay>
     </div>
   )
 }

@@ -9,6 +9,7 @@ import { Level } from "../hierarchy/Tree.js"
 import * as Route from "../Route.js"
 import { DeleteButton, ErrorMessage, Form, NameFields } from "../ui/components.js"
 import { useAction, useLoaded } from "../ui/hooks.js"
+import { IfMay } from "./Held.js"
 
 export const Folders = ({ group, onChanged, uid }: {
   readonly uid: string
@@ -63,42 +64,48 @@ export const Folders = ({ group, onChanged, uid }: {
         <Level key={round} where={{ childrenOf: uid }} label="Folders" />
       </div>
       <div>
-        <Form
-          title="New folder"
-          submit="Create folder"
-          done="Folder created."
-          busy={create.busy}
-          error={create.error}
-          onSubmit={create.start}
-        >
-          <NameFields />
-        </Form>
-        <Form
-          key={`${group?.name}/${group?.description}`}
-          title="Rename"
-          submit="Save"
-          done="Saved."
-          busy={update.busy}
-          error={update.error}
-          onSubmit={update.start}
-          keep
-        >
-          <NameFields current={group} />
-        </Form>
-        <div class="card">
-          <h3>Delete this {kind}</h3>
-          <p class="muted">
-            {held.length === 0
-              ? `Only an empty ${kind} can be deleted.`
-              : `It holds ${held.join(" and ")}: delete or move them first.`}
-          </p>
-          <ErrorMessage error={remove.error} />
-          <DeleteButton
-            what={`${kind} ${group?.name ?? ""}`.trim()}
-            busy={remove.busy}
-            onDelete={() => void remove.start()}
-          />
-        </div>
+        <IfMay capability="groups.create">
+          <Form
+            title="New folder"
+            submit="Create folder"
+            done="Folder created."
+            busy={create.busy}
+            error={create.error}
+            onSubmit={create.start}
+          >
+            <NameFields />
+          </Form>
+        </IfMay>
+        <IfMay capability="groups.update">
+          <Form
+            key={`${group?.name}/${group?.description}`}
+            title="Rename"
+            submit="Save"
+            done="Saved."
+            busy={update.busy}
+            error={update.error}
+            onSubmit={update.start}
+            keep
+          >
+            <NameFields current={group} />
+          </Form>
+        </IfMay>
+        <IfMay capability="groups.delete">
+          <div class="card">
+            <h3>Delete this {kind}</h3>
+            <p class="muted">
+              {held.length === 0
+                ? `Only an empty ${kind} can be deleted.`
+                : `It holds ${held.join(" and ")}: delete or move them first.`}
+            </p>
+            <ErrorMessage error={remove.error} />
+            <DeleteButton
+              what={`${kind} ${group?.name ?? ""}`.trim()}
+              busy={remove.busy}
+              onDelete={() => void remove.start()}
+            />
+          </div>
+        </IfMay>
       </div>
     </div>
   )

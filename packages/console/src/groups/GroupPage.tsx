@@ -1,7 +1,9 @@
 /**
  * A group's page: where it sits (its ancestors), its name and description, and its sections, each the resources of
- * one kind in it. A section the person may not read says so (the API's message) and the others still work.
+ * one kind in it. A section the person may not read says so in words ("You cannot list invites here.") and the others
+ * still work; forms and buttons appear only where the person holds their capability (`Held`).
  */
+import type { Capability } from "@arbor/core/Capability"
 import type { Group } from "@arbor/core/Group"
 import { Accounts } from "../accountAssociations/Accounts.js"
 import * as Client from "../Client.js"
@@ -16,6 +18,19 @@ import { Subscriptions } from "../subscriptions/Subscriptions.js"
 import { Breadcrumbs, ErrorMessage, Uid } from "../ui/components.js"
 import { useLoaded } from "../ui/hooks.js"
 import { Folders } from "./Folders.js"
+import { HeldAt, IfMay } from "./Held.js"
+
+/** The capability that lists each section's resources. */
+const listedBy: Readonly<Record<Route.Section, Capability>> = {
+  folders: "groups.list",
+  identities: "identity.list",
+  bindings: "role_bindings.list",
+  roles: "roles.list",
+  invites: "group_invites.list",
+  providers: "identity_providers.list",
+  accounts: "account_associations.list",
+  subscriptions: "subscriptions.list"
+}
 
 const Section = ({ group, onChanged, section, uid }: {
   readonly uid: string
@@ -62,18 +77,19 @@ export const GroupPage = ({ uid, section }: { readonly uid: string; readonly sec
           <Uid uid={uid} /> · <a href={Route.href({ _tag: "Audit", group: uid })}>Audit trail</a>
         </p>
       )}
-      <nav aria-label="Sections" class="tabs">
-        {Route.sections.map(([name, text]) => (
-          <a
-            key={name}
-            href={Route.href(Route.group(uid, name))}
-            aria-current={name === section ? "page" : undefined}
-          >
-            {text}
-          </a>
-        ))}
-      </nav>
-      <Section uid={uid} group={group.value} section={section} onChanged={group.reload} />
+      <HeldAt group={uid}>
+        <nav aria-label="Sections" class="tabs">
+          {Route.sections.map(([name, text]) => (
+            // A section the person may not list is not offered (the one asked for by its address still says so).
+            <IfMay key={name} capability={listedBy[name]}>
+              <a href={Route.href(Route.group(uid, name))} aria-current={name === section ? "page" : undefined}>
+                {text}
+              </a>
+            </IfMay>
+          ))}
+        </nav>
+        <Section uid={uid} group={group.value} section={section} onChanged={group.reload} />
+      </HeldAt>
     </section>
   )
 }

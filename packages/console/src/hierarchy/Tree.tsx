@@ -14,10 +14,11 @@ import { usePages } from "../ui/hooks.js"
 /** How many groups a level shows before "Show more". */
 export const pageSize = 100
 
-/** One level: the groups `where` selects, page by page. */
+/** One level: the groups `where` selects, page by page; `empty` says when there are none ("No folders"). */
 export const Level = (props: {
   readonly where: { readonly childrenOf: string } | { readonly inRoot: true }
   readonly label: string
+  readonly empty?: string
 }) => {
   const { client } = useConnection()
   const groups = usePages(
@@ -37,7 +38,7 @@ export const Level = (props: {
         </li>
       )}
       {!groups.loading && groups.error === undefined && groups.items.length === 0
-        ? <li class="muted">No folders</li>
+        ? <li class="muted">{props.empty ?? "No folders"}</li>
         : null}
       {groups.more === undefined ? null : (
         <li>

@@ -4,6 +4,7 @@
  */
 import * as Client from "../Client.js"
 import { useConnection } from "../Connection.js"
+import { IfMay } from "../groups/Held.js"
 import * as Route from "../Route.js"
 import { DeleteButton, ErrorMessage, Form, NameFields, ShowMore, Table, Uid } from "../ui/components.js"
 import { useAction, usePages } from "../ui/hooks.js"
@@ -43,27 +44,31 @@ export const Identities = ({ group }: { readonly group: string }) => {
             ["Subject", (i) => i.subject || i.claimMatch?.subjectPattern],
             ["Uid", (i) => <Uid uid={i.uid} />],
             ["Actions", (i) => (
-              <DeleteButton
-                what={`identity ${i.name}`}
-                busy={remove.busy}
-                onDelete={() => void remove.start(i.uid)}
-              />
+              <IfMay capability="identity.delete">
+                <DeleteButton
+                  what={`identity ${i.name}`}
+                  busy={remove.busy}
+                  onDelete={() => void remove.start(i.uid)}
+                />
+              </IfMay>
             )]
           ]}
         />
         <ShowMore more={list.more} />
       </div>
-      <Form
-        title="New identity"
-        submit="Create identity"
-        done="Identity created."
-        busy={create.busy}
-        error={create.error}
-        onSubmit={create.start}
-      >
-        <NameFields />
-        {builder.fields}
-      </Form>
+      <IfMay capability="identity.create">
+        <Form
+          title="New identity"
+          submit="Create identity"
+          done="Identity created."
+          busy={create.busy}
+          error={create.error}
+          onSubmit={create.start}
+        >
+          <NameFields />
+          {builder.fields}
+        </Form>
+      </IfMay>
     </div>
   )
 }

@@ -6,6 +6,7 @@ import type { IdentityProvider } from "@arbor/core/IdentityProvider"
 import { useState } from "preact/hooks"
 import * as Client from "../Client.js"
 import { useConnection } from "../Connection.js"
+import { IfMay } from "../groups/Held.js"
 import { useRoleChoice } from "../roles/RoleChoice.js"
 import { CopyButton, DeleteButton, ErrorMessage, Field, Form, NameFields, ShowMore, Table } from "../ui/components.js"
 import { useAction, useLoaded, usePages } from "../ui/hooks.js"
@@ -99,27 +100,29 @@ const Scim = ({ provider }: { readonly provider: IdentityProvider }) => {
             {" "}
             <code>{scim.endpointUrl}</code>
           </p>
-          <div class="actions">
-            <button type="button" disabled={toggle.busy} onClick={() => void toggle.start(!scim.enabled, scim.etag)}>
-              {scim.enabled ? "Turn SCIM off" : "Turn SCIM on"}
-            </button>
-            {scim.credentialState === "NOT_ISSUED"
-              ? (
-                <button type="button" disabled={generate.busy} onClick={() => void generate.start()}>
-                  Generate a token
-                </button>
-              )
-              : (
-                <>
-                  <button type="button" disabled={regenerate.busy} onClick={() => void regenerate.start(scim.etag)}>
-                    Replace the token
+          <IfMay capability="identity_providers.scim.manage">
+            <div class="actions">
+              <button type="button" disabled={toggle.busy} onClick={() => void toggle.start(!scim.enabled, scim.etag)}>
+                {scim.enabled ? "Turn SCIM off" : "Turn SCIM on"}
+              </button>
+              {scim.credentialState === "NOT_ISSUED"
+                ? (
+                  <button type="button" disabled={generate.busy} onClick={() => void generate.start()}>
+                    Generate a token
                   </button>
-                  <button type="button" class="danger" disabled={revoke.busy} onClick={() => void revoke.start()}>
-                    Revoke the tokens
-                  </button>
-                </>
-              )}
-          </div>
+                )
+                : (
+                  <>
+                    <button type="button" disabled={regenerate.busy} onClick={() => void regenerate.start(scim.etag)}>
+                      Replace the token
+                    </button>
+                    <button type="button" class="danger" disabled={revoke.busy} onClick={() => void revoke.start()}>
+                      Revoke the tokens
+                    </button>
+                  </>
+                )}
+            </div>
+          </IfMay>
         </>
       )}
       {token === undefined ? null : (
@@ -198,12 +201,16 @@ export const Providers = ({ group }: { readonly group: string }) => {
             )],
             ["Actions", (p) => (
               <div class="actions">
-                <button type="button" aria-label={`Change ${p.name}`} onClick={() => setEditing(p)}>Change</button>
-                <DeleteButton
-                  what={`identity provider ${p.name}`}
-                  busy={remove.busy}
-                  onDelete={() => void remove.start(p.uid)}
-                />
+                <IfMay capability="identity_providers.update">
+                  <button type="button" aria-label={`Change ${p.name}`} onClick={() => setEditing(p)}>Change</button>
+                </IfMay>
+                <IfMay capability="identity_providers.delete">
+                  <DeleteButton
+                    what={`identity provider ${p.name}`}
+                    busy={remove.busy}
+                    onDelete={() => void remove.start(p.uid)}
+                  />
+                </IfMay>
               </div>
             )]
           ]}
@@ -217,42 +224,44 @@ export const Providers = ({ group }: { readonly group: string }) => {
           </section>
         ))}
       </div>
-      <Form
-        key={editing?.uid ?? "new"}
-        title={editing === undefined ? "New identity provider" : `Change ${editing.name}`}
-        submit={editing === undefined ? "Create provider" : "Save provider"}
-        busy={save.busy}
-        error={save.error}
-        onSubmit={save.start}
-      >
-        <NameFields current={editing} />
-        <Field
-          label="Issuer"
-          name="issuer"
-          required
-          autocomplete="off"
-          rule={Rules.providerIssuer}
-          placeholder="https://…"
-          defaultValue={editing?.oidc.issuer}
-        />
-        <Field label="Client id" name="clientId" required autocomplete="off" defaultValue={editing?.oidc.clientId} />
-        <Field
-          label="Client secret"
-          name="clientSecret"
-          type="password"
-          autocomplete="off"
-          hint={editing === undefined ? undefined : "Empty keeps the current secret"}
-        />
-        <Field
-          label="Groups claim"
-          name="groupsClaim"
-          autocomplete="off"
-          hint="The claim that lists a person's groups (optional)"
-          defaultValue={editing?.oidc.groupsClaim}
-        />
-        {role.field}
-        {editing === undefined ? null : <button type="button" onClick={() => setEditing(undefined)}>Cancel</button>}
-      </Form>
+      <IfMay capability="identity_providers.create">
+        <Form
+          key={editing?.uid ?? "new"}
+          title={editing === undefined ? "New identity provider" : `Change ${editing.name}`}
+          submit={editing === undefined ? "Create provider" : "Save provider"}
+          busy={save.busy}
+          error={save.error}
+          onSubmit={save.start}
+        >
+          <NameFields current={editing} />
+          <Field
+            label="Issuer"
+            name="issuer"
+            required
+            autocomplete="off"
+            rule={Rules.providerIssuer}
+            placeholder="https://…"
+            defaultValue={editing?.oidc.issuer}
+          />
+          <Field label="Client id" name="clientId" required autocomplete="off" defaultValue={editing?.oidc.clientId} />
+          <Field
+            label="Client secret"
+            name="clientSecret"
+            type="password"
+            autocomplete="off"
+            hint={editing === undefined ? undefined : "Empty keeps the current secret"}
+          />
+          <Field
+            label="Groups claim"
+            name="groupsClaim"
+            autocomplete="off"
+            hint="The claim that lists a person's groups (optional)"
+            defaultValue={editing?.oidc.groupsClaim}
+          />
+          {role.field}
+          {editing === undefined ? null : <button type="button" onClick={() => setEditing(undefined)}>Cancel</button>}
+        </Form>
+      </IfMay>
     </div>
   )
 }

@@ -6,6 +6,7 @@ import type { GroupInvite } from "@arbor/core/GroupInvite"
 import { useState } from "preact/hooks"
 import * as Client from "../Client.js"
 import { useConnection } from "../Connection.js"
+import { IfMay } from "../groups/Held.js"
 import { useRoleChoice } from "../roles/RoleChoice.js"
 import { CopyButton, DeleteButton, ErrorMessage, Field, Form, ShowMore, Table, Time } from "../ui/components.js"
 import { useAction, usePages } from "../ui/hooks.js"
@@ -74,53 +75,59 @@ export const Invites = ({ group }: { readonly group: string }) => {
             ["Single use", (i) => (i.singleUse ? "yes" : "no")],
             ["Actions", (i) => (
               <div class="actions">
-                <button type="button" aria-label="Change this invite" onClick={() => setEditing(i)}>Change</button>
-                <DeleteButton
-                  what={`the invite as ${i.role?.name ?? i.roleUid} for ${i.email ?? "anyone"}`}
-                  busy={remove.busy}
-                  onDelete={() => void remove.start(i.uid)}
-                />
+                <IfMay capability="group_invites.update">
+                  <button type="button" aria-label="Change this invite" onClick={() => setEditing(i)}>Change</button>
+                </IfMay>
+                <IfMay capability="group_invites.delete">
+                  <DeleteButton
+                    what={`the invite as ${i.role?.name ?? i.roleUid} for ${i.email ?? "anyone"}`}
+                    busy={remove.busy}
+                    onDelete={() => void remove.start(i.uid)}
+                  />
+                </IfMay>
               </div>
             )]
           ]}
         />
         <ShowMore more={list.more} />
       </div>
-      <Form
-        key={editing?.uid ?? "new"}
-        title={editing === undefined ? "New invite" : "Change the invite"}
-        submit={editing === undefined ? "Create invite" : "Save invite"}
-        busy={save.busy}
-        error={save.error}
-        onSubmit={save.start}
-      >
-        {editing === undefined ? role.field : <p>Role: {editing.role.name}</p>}
-        <Field
-          label="Email"
-          name="email"
-          type="email"
-          autocomplete="off"
-          hint="Only this person may redeem it (optional)"
-          defaultValue={editing?.email}
-        />
-        {editing === undefined
-          ? (
-            <Field
-              label="Valid for"
-              name="ttl"
-              autocomplete="off"
-              placeholder="e.g. 2 days"
-              hint="How long it can be redeemed, as in 2 days or 12 hours. Default: the server's"
-              rule={Rules.duration}
-            />
-          )
-          : null}
-        <label class="check">
-          <input type="checkbox" name="singleUse" defaultChecked={editing?.singleUse} />
-          Single use
-        </label>
-        {editing === undefined ? null : <button type="button" onClick={() => setEditing(undefined)}>Cancel</button>}
-      </Form>
+      <IfMay capability="group_invites.create">
+        <Form
+          key={editing?.uid ?? "new"}
+          title={editing === undefined ? "New invite" : "Change the invite"}
+          submit={editing === undefined ? "Create invite" : "Save invite"}
+          busy={save.busy}
+          error={save.error}
+          onSubmit={save.start}
+        >
+          {editing === undefined ? role.field : <p>Role: {editing.role.name}</p>}
+          <Field
+            label="Email"
+            name="email"
+            type="email"
+            autocomplete="off"
+            hint="Only this person may redeem it (optional)"
+            defaultValue={editing?.email}
+          />
+          {editing === undefined
+            ? (
+              <Field
+                label="Valid for"
+                name="ttl"
+                autocomplete="off"
+                placeholder="e.g. 2 days"
+                hint="How long it can be redeemed, as in 2 days or 12 hours. Default: the server's"
+                rule={Rules.duration}
+              />
+            )
+            : null}
+          <label class="check">
+            <input type="checkbox" name="singleUse" defaultChecked={editing?.singleUse} />
+            Single use
+          </label>
+          {editing === undefined ? null : <button type="button" onClick={() => setEditing(undefined)}>Cancel</button>}
+        </Form>
+      </IfMay>
     </div>
   )
 }

@@ -6,6 +6,7 @@ import type { RoleBinding } from "@arbor/core/RoleBinding"
 import { useState } from "preact/hooks"
 import * as Client from "../Client.js"
 import { useConnection } from "../Connection.js"
+import { IfMay } from "../groups/Held.js"
 import { useRoleChoice } from "../roles/RoleChoice.js"
 import * as Route from "../Route.js"
 import { Choice, DeleteButton, ErrorMessage, Field, Form, ShowMore, Table } from "../ui/components.js"
@@ -61,17 +62,19 @@ export const BindingsTable = (props: {
               "" :
               <span title={b.condition.expression}>{b.condition.title || <code>{b.condition.expression}</code>}</span>],
           ["Actions", (b) => (
-            <DeleteButton
-              what={`the binding of ${b.identity.name} to ${b.role.name}`}
-              warning={b.identity.uid !== session.identity
-                ? undefined
-                : b.role.name === "owner"
-                ? `It is your own owner binding: you lose access to ${b.group.name} and everything below it, ` +
-                  "unless another binding gives it to you."
-                : `It is your own: you lose what ${b.role.name} gives you in ${b.group.name} and below.`}
-              busy={remove.busy}
-              onDelete={() => void remove.start(b.uid)}
-            />
+            <IfMay capability="role_bindings.delete">
+              <DeleteButton
+                what={`the binding of ${b.identity.name} to ${b.role.name}`}
+                warning={b.identity.uid !== session.identity
+                  ? undefined
+                  : b.role.name === "owner"
+                  ? `It is your own owner binding: you lose access to ${b.group.name} and everything below it, ` +
+                    "unless another binding gives it to you."
+                  : `It is your own: you lose what ${b.role.name} gives you in ${b.group.name} and below.`}
+                busy={remove.busy}
+                onDelete={() => void remove.start(b.uid)}
+              />
+            </IfMay>
           )]
         ]}
       />
@@ -134,29 +137,31 @@ export const Bindings = ({ group }: { readonly group: string }) => {
         />
         <ShowMore more={bindings.more} />
       </div>
-      <Form title="Bind a role" submit="Bind" busy={create.busy} error={create.error} onSubmit={create.start}>
-        <Choice
-          label="Identity in this group"
-          value={identity}
-          options={identityChoices.map((i) => [i.uid, i.name] as const)}
-          onChange={setIdentity}
-          choose
-        />
-        <Field
-          label="Or any identity's uid"
-          name="identityUid"
-          autocomplete="off"
-          hint="A person's uid, or an identity's in another group"
-        />
-        {role.field}
-        <Choice
-          label="For"
-          value={lasts}
-          options={durations}
-          onChange={setLasts}
-          hint="It grants nothing after that, and stays listed as ended until deleted."
-        />
-      </Form>
+      <IfMay capability="role_bindings.create">
+        <Form title="Bind a role" submit="Bind" busy={create.busy} error={create.error} onSubmit={create.start}>
+          <Choice
+            label="Identity in this group"
+            value={identity}
+            options={identityChoices.map((i) => [i.uid, i.name] as const)}
+            onChange={setIdentity}
+            choose
+          />
+          <Field
+            label="Or any identity's uid"
+            name="identityUid"
+            autocomplete="off"
+            hint="A person's uid, or an identity's in another group"
+          />
+          {role.field}
+          <Choice
+            label="For"
+            value={lasts}
+            options={durations}
+            onChange={setLasts}
+            hint="It grants nothing after that, and stays listed as ended until deleted."
+          />
+        </Form>
+      </IfMay>
     </div>
   )
 }

@@ -7,6 +7,7 @@ import type { Role } from "@arbor/core/Role"
 import { useState } from "preact/hooks"
 import * as Client from "../Client.js"
 import { useConnection } from "../Connection.js"
+import { IfMay } from "../groups/Held.js"
 import { DeleteButton, ErrorMessage, Form, NameFields, ShowMore, Table } from "../ui/components.js"
 import { useAction, useLoaded, usePages } from "../ui/hooks.js"
 
@@ -71,8 +72,12 @@ export const Roles = ({ group }: { readonly group: string }) => {
             ["Capabilities", (r) => r.capabilities.join(", ")],
             ["Actions", (r) => (
               <div class="actions">
-                <button type="button" aria-label={`Change ${r.name}`} onClick={() => setEditing(r)}>Change</button>
-                <DeleteButton what={`role ${r.name}`} busy={remove.busy} onDelete={() => void remove.start(r.uid)} />
+                <IfMay capability="roles.update">
+                  <button type="button" aria-label={`Change ${r.name}`} onClick={() => setEditing(r)}>Change</button>
+                </IfMay>
+                <IfMay capability="roles.delete">
+                  <DeleteButton what={`role ${r.name}`} busy={remove.busy} onDelete={() => void remove.start(r.uid)} />
+                </IfMay>
               </div>
             )]
           ]}
@@ -88,28 +93,30 @@ export const Roles = ({ group }: { readonly group: string }) => {
           columns={[["Name", (r) => r.name], ["Description", (r) => r.description]]}
         />
       </div>
-      <Form
-        key={editing?.uid ?? "new"}
-        title={editing === undefined ? "New role" : `Change ${editing.name}`}
-        submit={editing === undefined ? "Create role" : "Save role"}
-        busy={save.busy}
-        error={save.error}
-        onSubmit={save.start}
-      >
-        <NameFields current={editing} />
-        {byResource.map(([resource, capabilities]) => (
-          <fieldset key={resource} class="capabilities">
-            <legend>{resource}</legend>
-            {capabilities.map((c) => (
-              <label key={c} class="check">
-                <input type="checkbox" name={`capability:${c}`} defaultChecked={editing?.capabilities.includes(c)} />
-                {c.slice(resource.length + 1)}
-              </label>
-            ))}
-          </fieldset>
-        ))}
-        {editing === undefined ? null : <button type="button" onClick={() => setEditing(undefined)}>Cancel</button>}
-      </Form>
+      <IfMay capability="roles.create">
+        <Form
+          key={editing?.uid ?? "new"}
+          title={editing === undefined ? "New role" : `Change ${editing.name}`}
+          submit={editing === undefined ? "Create role" : "Save role"}
+          busy={save.busy}
+          error={save.error}
+          onSubmit={save.start}
+        >
+          <NameFields current={editing} />
+          {byResource.map(([resource, capabilities]) => (
+            <fieldset key={resource} class="capabilities">
+              <legend>{resource}</legend>
+              {capabilities.map((c) => (
+                <label key={c} class="check">
+                  <input type="checkbox" name={`capability:${c}`} defaultChecked={editing?.capabilities.includes(c)} />
+                  {c.slice(resource.length + 1)}
+                </label>
+              ))}
+            </fieldset>
+          ))}
+          {editing === undefined ? null : <button type="button" onClick={() => setEditing(undefined)}>Cancel</button>}
+        </Form>
+      </IfMay>
     </div>
   )
 }

@@ -2,6 +2,7 @@
 import type { Subscription } from "@arbor/core/Subscription"
 import * as Client from "../Client.js"
 import { useConnection } from "../Connection.js"
+import { IfMay } from "../groups/Held.js"
 import { DeleteButton, ErrorMessage, Field, Form, ShowMore, Table, Time } from "../ui/components.js"
 import { useAction, usePages } from "../ui/hooks.js"
 
@@ -63,19 +64,29 @@ export const Subscriptions = ({ group }: { readonly group: string }) => {
             ["Health", (s) => <Health health={s.health} />],
             ["Since", (s) => <Time at={s.createTime} />],
             ["Actions", (s) => (
-              <DeleteButton
-                what={`the subscription to ${s.sink}`}
-                busy={remove.busy}
-                onDelete={() => void remove.start(s.uid)}
-              />
+              <IfMay capability="subscriptions.delete">
+                <DeleteButton
+                  what={`the subscription to ${s.sink}`}
+                  busy={remove.busy}
+                  onDelete={() => void remove.start(s.uid)}
+                />
+              </IfMay>
             )]
           ]}
         />
         <ShowMore more={list.more} />
       </div>
-      <Form title="New subscription" submit="Subscribe" busy={create.busy} error={create.error} onSubmit={create.start}>
-        <Field label="Sink" name="sink" type="url" required autocomplete="off" placeholder="https://…" />
-      </Form>
+      <IfMay capability="subscriptions.create">
+        <Form
+          title="New subscription"
+          submit="Subscribe"
+          busy={create.busy}
+          error={create.error}
+          onSubmit={create.start}
+        >
+          <Field label="Sink" name="sink" type="url" required autocomplete="off" placeholder="https://…" />
+        </Form>
+      </IfMay>
     </div>
   )
 }

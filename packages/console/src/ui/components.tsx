@@ -12,13 +12,15 @@ export const ErrorMessage = ({ error }: { readonly error: string | Failure | und
   error === undefined ? null : <p class="error" role="alert">{typeof error === "string" ? error : error.message}</p>
 
 /**
- * A refusal in the words of `form`: each field the API refused under the label of the form's input of that name
- * (`Name: must be at most 63 characters`), the API's own name for a field the form does not show.
+ * A refusal in the words of `form`: each field the API refused under the label of the form's input of that name, or
+ * of its last name for a field of a part (`Name: must be at most 63 characters`), the API's own name for a field the
+ * form does not show.
  */
 const inFormWords = (failure: Failure, form: HTMLFormElement | null): string => {
   if (failure.fields.length === 0) return failure.message
   return failure.fields.map(({ description, field }) => {
-    const input = form?.elements.namedItem(field)
+    // A field the API names by its path (`claimMatch.subject`) is the form's input of its last name (`subject`).
+    const input = form?.elements.namedItem(field) ?? form?.elements.namedItem(field.split(".").at(-1) ?? field)
     const label = input instanceof HTMLInputElement || input instanceof HTMLSelectElement
       ? input.labels?.[0]?.textContent ?? field
       : field

@@ -68,6 +68,11 @@ export interface Filters {
   readonly conditions: ReadonlyArray<Condition>
   readonly digest: unknown
   readonly violations?: ReadonlyArray<FieldViolation>
+  /**
+   * True when the conditions select only the caller's own resources (an identity's own role bindings), which it
+   * sees whatever its grants; what it sees of the resources they embed is still its grants' to decide.
+   */
+  readonly own?: boolean
 }
 
 /** How one resource is listed: its repository of records `R`, turned into items `A`. */
@@ -266,7 +271,9 @@ export const list = <A, R>(
       return yield* InvalidArgument.field("page_token", "is not a page token issued by this service")
     }
     const grants = yield* ops.authorization.grants(principal)
-    const visible: Where = { ...where, ranges: intersect(visibleRanges(spec, grants), where.ranges) }
+    const visible: Where = filters.own === true
+      ? where
+      : { ...where, ranges: intersect(visibleRanges(spec, grants), where.ranges) }
     const repository = spec.repository
 
     const rows = yield* repository.findRows({ ...visible, order, after, offset: skip, limit: pageSize + 1 })

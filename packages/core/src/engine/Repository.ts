@@ -119,11 +119,12 @@ export const make = <A extends { readonly uid: Uid }, I>(
       if (versions.length === 0 && !logging && !guarding) return write
       return store.transaction(Effect.gen(function*() {
         const before = log.before === undefined ? [] : yield* log.before
-        const previous = guarding && log.previous !== undefined ? yield* log.previous : []
+        // Read before an update when an invariant guards it, or when its entry keeps what it changed.
+        const previous = (guarding || logging) && log.previous !== undefined ? yield* log.previous : []
         const held = guarding ? yield* holding([...before, ...previous, ...(log.stored ?? [])]) : []
         const result = yield* write
         yield* Effect.forEach(versions, versionRows.bump, { discard: true })
-        if (logging) yield* ChangeLog.append(store, logged, log.change, [...before, ...log.changed(result)])
+        if (logging) yield* ChangeLog.append(store, logged, log.change, [...before, ...log.changed(result)], previous)
         for (const { invariant, key } of held) {
           if (!(yield* invariant.holds(store, key))) {
             const refusal = invariant.broken(key)

@@ -5,6 +5,7 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import type { ArborError, FailedPrecondition, Internal, Unavailable } from "../engine/Errors.js"
 import { FieldViolation, InvalidArgument, PermissionDenied, Unauthenticated } from "../engine/Errors.js"
 import { operations } from "../engine/internal/operations.js"
@@ -27,6 +28,8 @@ export const capability = "subscriptions.list" as const
 export interface EntryFilters {
   /** Only entries of these CloudEvent types. */
   readonly types?: ReadonlyArray<string> | undefined
+  /** Only entries about resources of these kinds (`group`, `role_binding`, …): every change to them. */
+  readonly kinds?: ReadonlyArray<string> | undefined
   /** Only entries about this resource. */
   readonly subject?: string | undefined
   /** Only entries whose actor is this identity uid, or `system`. */
@@ -53,6 +56,18 @@ export const filters = (options: EntryFilters): Lists.Filters => {
   const conditions: Array<Condition> = []
   const violations: Array<FieldViolation> = []
   if (options.types !== undefined) conditions.push({ _tag: "In", column: "type", values: [...new Set(options.types)] })
+  if (options.kinds !== undefined) {
+    const unknown = options.kinds.find((kind) => !Schema.is(ChangeLog.ResourceKind)(kind))
+    if (unknown !== undefined) {
+      violations.push(
+        new FieldViolation({
+          field: "kind",
+          description: `'${unknown}' is no kind of resource (${ChangeLog.ResourceKind.literals.join(", ")})`
+        })
+      )
+    }
+    conditions.push({ _tag: "In", column: "kind", values: [...new Set(options.kinds)] })
+  }
   if (options.subject !== undefined) {
     if (!Uid.isUid(options.subject)) {
       violations.push(new FieldViolation({ field: "subject", description: `'${options.subject}' is not a valid uid` }))
@@ -69,6 +84,7 @@ export const filters = (options: EntryFilters): Lists.Filters => {
     violations,
     digest: [
       options.types === undefined ? undefined : [...new Set(options.types)].sort(),
+      options.kinds === undefined ? undefined : [...new Set(options.kinds)].sort(),
       options.subject,
       options.actor,
       since,
@@ -86,6 +102,7 @@ const cursorPattern = /^[0-9]{40}$/
 /** True when `entry` passes the filters (as the store's conditions would). */
 const passes = (entry: ChangeLog.Entry, options: WatchOptions, since?: number, until?: number): boolean =>
   (options.types === undefined || options.types.includes(entry.type)) &&
+  (options.kinds === undefined || options.kinds.includes(entry.kind)) &&
   (options.subject === undefined || entry.subject === options.subject) &&
   (options.actor === undefined || entry.actor.subject === options.actor) &&
   (since === undefined || entry.time.epochMillis >= since) &&

@@ -148,7 +148,9 @@ export class Entry extends Schema.Class<Entry>("@arbor/core/ChangeLog/Entry")({
   /** The request whose answer carried this id (`x-request-id`), when the write answered one. */
   requestId: Schema.optional(Schema.String),
   /** The resource after the write (before it, for a delete), as the engine's class for the kind encodes it. */
-  body: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+  body: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  /** For an update, the resource before it, as `body` is written (secrets never): what changed is where they differ. */
+  before: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
 }) {}
 
 /** An entry as stored: its uid lies below its group, so the hierarchy filters and visibility apply to it. */
@@ -164,7 +166,8 @@ export const Record = Schema.Struct({
   actorSubject: Schema.String,
   actor: Actor,
   requestId: Schema.NullOr(Schema.String),
-  body: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+  body: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  before: Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
 })
 export type Record = typeof Record.Type
 
@@ -180,7 +183,8 @@ export const fromRecord = (record: Record): Entry =>
     time: record.time,
     actor: record.actor,
     ...(record.requestId === null ? {} : { requestId: record.requestId }),
-    body: record.body
+    body: record.body,
+    ...(record.before === null ? {} : { before: record.before })
   }, { disableValidation: true })
 
 /** How the log is stored. */
@@ -196,7 +200,8 @@ export const table: Table = {
     actorSubject: { type: "text" },
     actor: { type: "json" },
     requestId: { type: "text", nullable: true },
-    body: { type: "json" }
+    body: { type: "json" },
+    before: { type: "json", nullable: true }
   },
   unique: [["position"]],
   // Every index costs each write: the log keeps those of its order and of a resource's history; the other filters
@@ -283,13 +288,15 @@ const defaultBody = omitting()
 
 /**
  * Appends, in the current transaction, an entry per row of `table` that `change` happened to. Rows are as stored
- * (after the write; before it, for a delete).
+ * (after the write; before it, for a delete); for an update, `previous` holds the rows before it (by uid), whose
+ * bodies the entries keep beside the new ones.
  */
 export const append = (
   store: StoreService,
   logged: Logged,
   change: Change,
-  rows: ReadonlyArray<Row>
+  rows: ReadonlyArray<Row>,
+  previous: ReadonlyArray<Row> = []
 ): Effect.Effect<void, StoreError> =>
   rows.length === 0 ?
     Effect.void :
@@ -299,9 +306,19 @@ export const append = (
         const requestId = fiber.getFiberRef(currentRequestId) ?? null
         const typed = fiber.getFiberRef(currentTypes).find((t) => t.kind === logged.kind && t.change === change)
         const type = typed?.type ?? logged.types[change]
+        // The rows before an update, in the order of `rows`: their bodies are written as the new ones are.
+        const byUid = new Map(previous.map((row) => [row.uid, row] as const))
+        const earlier = rows.flatMap((row) => byUid.get(row.uid) ?? [])
+        const earlierAt = new Map(earlier.map((row, i) => [row.uid, i] as const))
+        const bodiesOf = (of: ReadonlyArray<Row>) =>
+          of.length === 0
+            ? Effect.succeed([])
+            : logged.body === undefined
+            ? Effect.succeed(of.map(defaultBody))
+            : logged.body(of, store)
         return Effect.map(
-          logged.body === undefined ? Effect.succeed(rows.map(defaultBody)) : logged.body(rows, store),
-          (bodies) =>
+          Effect.all([bodiesOf(rows), bodiesOf(earlier)]),
+          ([bodies, befores]) =>
             rows.map((row, i): Row => {
               const subject = row.uid as Uid.Uid
               return {
@@ -315,7 +332,8 @@ export const append = (
                 actorSubject: actor.subject,
                 actor,
                 requestId,
-                body: bodies[i]
+                body: bodies[i],
+                before: befores[earlierAt.get(row.uid) ?? -1] ?? null
               }
             })
         ).pipe(

@@ -111,3 +111,39 @@ export const normalize = (capabilities: Iterable<Capability>): Array<Capability>
   const set = new Set(capabilities)
   return all.filter((c) => set.has(c))
 }
+
+/** What each kind of resource is called where people read it (the console calls groups below an organization folders). */
+const kindWords: Readonly<Record<string, string>> = {
+  groups: "folders",
+  identity: "identities",
+  roles: "roles",
+  role_bindings: "role bindings",
+  identity_providers: "identity providers",
+  account_associations: "account associations",
+  group_invites: "invites",
+  repo: "repos",
+  tag: "tags",
+  subscriptions: "subscriptions",
+  advisories: "advisories",
+  terms: "terms"
+}
+
+const actionWords: Readonly<Record<string, string>> = {
+  list: "list",
+  create: "create",
+  update: "change",
+  delete: "delete",
+  accept: "accept"
+}
+
+/**
+ * What a capability lets one do, as a person says it: `groups.list` is "list folders", `role_bindings.create`
+ * "create role bindings"; one this engine does not know (from a newer server) is said as it is spelled.
+ */
+export const inWords = (name: string): string => {
+  const capability = fromName(name)
+  if (capability === undefined) return name
+  if (capability === "identity_providers.scim.manage") return "manage identity providers' SCIM provisioning"
+  const [kind, action] = capability.split(".") as [string, string]
+  return `${actionWords[action] ?? action} ${kindWords[kind] ?? kind}`
+}

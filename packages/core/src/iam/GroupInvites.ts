@@ -116,9 +116,14 @@ export const make = Effect.gen(function*() {
       const match = codePattern.exec(code)
       if (match === null) return yield* Errors.InvalidArgument.field("code", "is not an invite code")
       const keyId = match[1]!
+      // The redeemer is who acts, whoever carries the call: a sign-in redeems for a person who has no token yet, and
+      // the audit trail names the person, not the system.
+      const actor = principal._tag === "Identity"
+        ? principal
+        : Principal.identity(identityUid, redeemer.email === undefined ? {} : { email: redeemer.email })
       const bindingUid = yield* commit(
         ops,
-        principal,
+        actor,
         Effect.gen(function*() {
           const [invite] = yield* invites.find({
             conditions: [{ _tag: "Equals", column: "keyId", value: keyId }],

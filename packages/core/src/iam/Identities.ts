@@ -225,10 +225,16 @@ export const make = Effect.gen(function*() {
     list: (principal: Principal.Principal, options: IdentityListOptions = {}) =>
       operation("Identities.list")(Lists.list(ops, spec, principal, options, filters(options))),
 
-    /** One identity: with `identity.list` at its group, or a person's own. */
+    /**
+     * One identity: with `identity.list` at its group, or its own (a workload in a folder reads itself as a person
+     * does: what names it in the console's header and `arbor auth status`).
+     */
     get: (principal: Principal.Principal, uid: string) =>
       operation("Identities.get")(
-        Effect.map(Resources.get(ops, kind, actingOn(principal, uid), uid), lastSeen.overlay)
+        Effect.map(
+          Resources.get(ops, kind, Principal.actsAsItself(principal, uid) ? Principal.system : principal, uid),
+          lastSeen.overlay
+        )
       ),
 
     /**

@@ -41,8 +41,11 @@ export interface RoleBindingListOptions extends Lists.ListOptions {
   readonly role?: string | undefined
 }
 
-/** The filters as store conditions, with the violations found reading them. */
-export const filters = (options: RoleBindingListOptions): Lists.Filters => {
+/**
+ * The filters as store conditions, with the violations found reading them. An identity asking for its own bindings
+ * (`identity` its uid) sees every one, wherever it may list bindings or not: the places it holds a role.
+ */
+export const filters = (options: RoleBindingListOptions, principal?: Principal): Lists.Filters => {
   const conditions: Array<Condition> = []
   const violations: Array<FieldViolation> = []
   for (const [field, column] of [["identity", "identityUid"], ["group", "parent"], ["role", "roleUid"]] as const) {
@@ -51,7 +54,12 @@ export const filters = (options: RoleBindingListOptions): Lists.Filters => {
     if (!Uid.isUid(value)) violations.push(new FieldViolation({ field, description: `'${value}' is not a valid uid` }))
     conditions.push({ _tag: "Equals", column, value })
   }
-  return { conditions, violations, digest: [options.identity, options.group, options.role] }
+  return {
+    conditions,
+    violations,
+    digest: [options.identity, options.group, options.role],
+    own: principal?._tag === "Identity" && options.identity === principal.uid
+  }
 }
 
 /** A binding to make: its group, identity and role. */
@@ -231,11 +239,21 @@ export const make = Effect.gen(function*() {
 
   const service = {
     /**
-     * Role bindings the caller may list (`role_bindings.list` at their group or above), hydrated; of one identity,
-     * group or role when the filters say so.
+     * Role bindings the caller may list (`role_bindings.list` at their group or above), or its own (`identity` its
+     * uid), hydrated; of one identity, group or role when the filters say so.
      */
-    list: (principal: Principal, options: RoleBindingListOptions = {}) =>
-      operation("RoleBindings.list")(Lists.list(ops, spec, principal, options, filters(options))),
+    list: (principal: Principal, options: RoleBindingListOptions = {}) => {
+      const filtered = filters(options, principal)
+      // One's own bindings embed in full where one holds a role, and which.
+      const listed = filtered.own === true && principal._tag === "Identity"
+        ? {
+          ...spec,
+          load: (records: ReadonlyArray<RoleBinding.Record>, grants: Grants) =>
+            hydrate(records, grants, [], principal.uid)
+        }
+        : spec
+      return operation("RoleBindings.list")(Lists.list(ops, listed, principal, options, filtered))
+    },
 
     get: (principal: Principal, uid: string) =>
       operation("RoleBindings.get")(Resources.getPresented(ops, kind, principal, uid, hydrateOne)),

@@ -46,8 +46,12 @@ export const make = Effect.gen(function*() {
   /** What of a resource another embeds beside its uid. */
   type Embedded = { readonly name: string; readonly description: string }
 
-  /** What of a binding's references the caller may read; the others are embedded with their uid only. */
-  const readable = (grants: Grants, r: RoleBinding.Record) => {
+  /**
+   * What of a binding's references the caller may read; the others are embedded with their uid only. A `reader`
+   * reads the whole of its own bindings: where it holds a role, and which.
+   */
+  const readable = (grants: Grants, r: RoleBinding.Record, reader?: Uid.Uid) => {
+    if (reader !== undefined && r.identityUid === reader) return { identity: true, group: true, role: true }
     const identityGroup = Uid.parentOrNull(r.identityUid)
     return {
       identity: identityGroup === null || grants.holds(Identity.permissions.list, identityGroup),
@@ -67,9 +71,10 @@ export const make = Effect.gen(function*() {
       readonly identity: Embedded & { readonly subject: string; readonly issuer: string } | undefined
       readonly group: Embedded | undefined
       readonly role: Embedded | undefined
-    }
+    },
+    reader?: Uid.Uid
   ) => {
-    const may = readable(grants, r)
+    const may = readable(grants, r, reader)
     const identity = may.identity ? found.identity : undefined
     const group = may.group ? found.group : undefined
     const role = may.role ? found.role : undefined
@@ -93,13 +98,14 @@ export const make = Effect.gen(function*() {
   }
 
   /**
-   * Embeds each binding's identity, group and role as far as the caller may read them, reading each referenced
-   * resource once.
+   * Embeds each binding's identity, group and role as far as the caller may read them (all of `reader`'s own),
+   * reading each referenced resource once.
    */
   const bindings = (
     records: ReadonlyArray<RoleBinding.Record>,
     grants: Grants,
-    recorded: ReadonlyArray<RoleBinding.RoleBinding | undefined> = []
+    recorded: ReadonlyArray<RoleBinding.RoleBinding | undefined> = [],
+    reader?: Uid.Uid
   ): Effect.Effect<ReadonlyArray<RoleBinding.RoleBinding>, Internal | Unavailable> =>
     Effect.gen(function*() {
       const unique = (f: (r: RoleBinding.Record) => string) => [...new Set(records.map(f))]
@@ -117,7 +123,7 @@ export const make = Effect.gen(function*() {
           identity: asWritten(recorded[i]?.identity, is.get(r.identityUid)),
           group: asWritten(recorded[i]?.group, gs.get(r.parent)),
           role: asWritten(recorded[i]?.role, rs.get(r.roleUid))
-        })
+        }, reader)
       )
     })
 
