@@ -10,11 +10,9 @@
  * stay outside, imported from where pnpm installed them. The packed `arbor` is the same bundle (`cli/bundle.mjs`). The
  * server's launch also builds the console it serves when a source of it changed (`console/build.mjs`).
  */
-import * as esbuild from "esbuild"
 import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
-import { ensureBuilt } from "../console/build.mjs"
 import { sourceOf } from "./sources.mjs"
 
 const packages = fileURLToPath(new URL("..", import.meta.url))
@@ -51,6 +49,8 @@ const native = new Set(["better-sqlite3"])
 
 /** Bundles `name` into `outfile` (by default its launch bundle, whose sources are then recorded beside it). */
 export const bundle = async (name, outfile = output(name).bundle) => {
+  // esbuild is loaded only to bundle: loading it costs a call whose bundle is fresh about a fifth of its CPU.
+  const esbuild = await import("esbuild")
   const program = programs[name]
   const { bundle: launched, inputs } = output(name)
   const result = await esbuild.build({
@@ -103,7 +103,7 @@ const writeWhole = (path, contents) => {
 export const launch = async (name, args) => {
   if (!isFresh(name)) await bundle(name)
   // The server serves the console's built assets.
-  if (name === "server") await ensureBuilt()
+  if (name === "server") await (await import("../console/build.mjs")).ensureBuilt()
   process.argv = [process.argv[0], output(name).bundle, ...args]
   await import(pathToFileURL(output(name).bundle).href)
 }

@@ -273,3 +273,30 @@ const shown = (value: unknown): string =>
 /** What an update changed, in one line: `capabilities: [repo.list] → [repo.list, repo.delete]; name: a → b`. */
 export const ofChangedFields = (fields: ReadonlyArray<ChangedField>): string =>
   fields.map((f) => `${f.field}: ${shown(f.before)} → ${shown(f.after)}`).join("; ")
+
+/**
+ * The paths of names of groups `uids` (`acme/platform`), each as far as the caller may read it (`…/platform`), their
+ * uid where it may read none of it: for a list's rows, with one request per hundred groups named (a group and those
+ * above it), not two per row as `reader`'s.
+ */
+export const paths = (client: Client, uids: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const wanted = [
+      ...new Set(uids.filter(Uid.isUid).flatMap((uid) => [...Uid.ancestors(uid as Uid.Uid), uid]))
+    ]
+    const names = new Map<string, string>()
+    for (let i = 0; i < wanted.length; i += 100) {
+      const page = yield* client.groups.list({ urlParams: { ids: wanted.slice(i, i + 100), pageSize: 100 } })
+      for (const group of page.groups) names.set(group.uid, group.name)
+    }
+    const pathOf = (uid: string): string => {
+      const found: Array<string> = []
+      for (let at: string | null = uid; at !== null; at = Uid.parentOrNull(at as Uid.Uid)) {
+        const name = names.get(at)
+        if (name === undefined) return found.length === 0 ? uid : `…/${found.join("/")}`
+        found.unshift(name)
+      }
+      return found.join("/")
+    }
+    return new Map(uids.map((uid) => [uid, pathOf(uid)] as const))
+  })

@@ -528,8 +528,13 @@ describe("arbor iam", () => {
     const table = await arbor(env, "iam", "folders", "list", "--parent", "acme")
     assert.strictEqual(table.code, 0, table.stderr)
     const lines = table.stdout.trimEnd().split("\n")
-    assert.match(lines[0]!, /^NAME +UID +DESCRIPTION$/)
-    assert.deepStrictEqual(lines.slice(1).map((l) => l.split(/\s+/)[0]), ["build", "deploy", "platform"])
+    assert.match(lines[0]!, /^NAME +IN +UID +DESCRIPTION$/)
+    // Each by name, and where it lies by its path: names alone repeat across folders.
+    assert.deepStrictEqual(lines.slice(1).map((l) => l.split(/\s+/).slice(0, 2)), [
+      ["build", "acme/platform"],
+      ["deploy", "acme/platform"],
+      ["platform", "acme"]
+    ])
     // Columns line up: every uid starts under its heading.
     for (const line of lines.slice(1)) assert.strictEqual(line.search(/[0-9a-f]{40}/), lines[0]!.indexOf("UID"))
     const tree = await arbor(env, "iam", "folders", "list", "-o", "tree")
@@ -1868,7 +1873,7 @@ describe.skipIf(!tmux)("arbor in a terminal (tmux)", () => {
       const screen = await wide.until(/exit=0/)
       const lines = screen.split("\n").filter((l) => l.trim() !== "")
       for (const line of lines) assert.isAtMost(line.length, 80, screen)
-      assert.match(lines[0]!, /^NAME +UID +DESCRIPTION +CREATED$/, screen)
+      assert.match(lines[0]!, /^NAME +IN +UID +DESCRIPTION +CREATED$/, screen)
       assert.include(screen, "…", screen)
     } finally {
       wide.close()

@@ -2,6 +2,7 @@
 import { Wire } from "@arbor/api"
 import * as Resources from "@arbor/api/Resources"
 import type { Group } from "@arbor/core/Group"
+import * as Uid from "@arbor/core/Uid"
 import { Args, Command, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
 import { UsageError } from "../../Failure.js"
@@ -42,6 +43,7 @@ const groups = Resource.make({
   list: (client, urlParams) => client.groups.list({ urlParams }),
   items: (page) => page.groups,
   order: "name",
+  placed: (g) => Uid.parentOrNull(g.uid),
   get: (client, uid) => client.groups.get({ path: { uid } }),
   delete: (client, uid) => client.groups.delete({ path: { uid } }),
   ref: groupRef

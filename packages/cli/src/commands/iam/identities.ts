@@ -6,6 +6,7 @@ import { Wire } from "@arbor/api"
 import * as Resources from "@arbor/api/Resources"
 import type { Identity } from "@arbor/core/Identity"
 import type { IdentityMetadata } from "@arbor/core/IdentityMetadata"
+import * as Uid from "@arbor/core/Uid"
 import { Args, Command, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -215,6 +216,7 @@ const identityResource = Resource.make({
   list: (client, urlParams) => client.identities.list({ urlParams }),
   items: (page) => page.identities,
   order: "name",
+  placed: (i) => Uid.parentOrNull(i.uid),
   get: (client, uid) => client.identities.get({ path: { uid } }),
   delete: (client, uid) => client.identities.delete({ path: { uid } }),
   ref: {

@@ -2,6 +2,7 @@
 import { Wire } from "@arbor/api"
 import * as Resources from "@arbor/api/Resources"
 import type { IdentityProvider } from "@arbor/core/IdentityProvider"
+import * as Uid from "@arbor/core/Uid"
 import { Command, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -40,6 +41,7 @@ const providerResource = Resource.make({
   list: (client, urlParams) => client.identityProviders.list({ urlParams }),
   items: (page) => page.identityProviders,
   order: "name",
+  placed: (p) => Uid.parentOrNull(p.uid),
   get: (client, uid) => client.identityProviders.get({ path: { uid } }),
   delete: (client, uid) => client.identityProviders.delete({ path: { uid } }),
   ref: Resource.byUid("identity provider")

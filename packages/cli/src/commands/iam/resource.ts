@@ -4,6 +4,7 @@
  * its uid, or by whatever its `ref` resolves (a group's path of names, a role's name).
  */
 import * as ListQuery from "@arbor/api/ListQuery"
+import * as Names from "@arbor/api/Names"
 import type { ListOptions } from "@arbor/core/Lists"
 import { Args, Command, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
@@ -57,6 +58,26 @@ export interface Listing<
   readonly items: (page: P) => ReadonlyArray<A>
   /** The order of `list` (by uid when absent). */
   readonly order?: string
+  /** The group an item lies in, which a table names by its path (`IN acme/platform`); none at the root. */
+  readonly placed?: (item: A) => string | null
+}
+
+/** `shape` with the path of the group each row lies in beside its first column (for tables), from `paths`. */
+const withPlaces = <A>(
+  shape: Output.Shape<A>,
+  placed: (item: A) => string | null,
+  paths: ReadonlyMap<string, string>
+): Output.Shape<A> => {
+  const [first, ...rest] = shape.columns
+  const place: Output.Column<A> = {
+    heading: "IN",
+    value: (row) => {
+      const group = placed(row)
+      return group === null ? "" : paths.get(group) ?? group
+    },
+    whenSet: true
+  }
+  return { ...shape, columns: first === undefined ? [place] : [first, place, ...rest] }
 }
 
 /** How the commands reach one kind of resource. */
@@ -193,11 +214,13 @@ export const list = <
           })
         )
       )
-      yield* printRows(
-        yield* pages(resource, client, { ...options, ...fixed }, given.limit),
-        resource.shape,
-        given.output
-      )
+      const rows = yield* pages(resource, client, { ...options, ...fixed }, given.limit)
+      // A table names where each row lies: names alone repeat across folders (build, deploy).
+      const placed = resource.placed
+      const shape = placed !== undefined && (given.output === "table" || given.output === "wide")
+        ? withPlaces(resource.shape, placed, yield* Names.paths(client, rows.flatMap((row) => placed(row) ?? [])))
+        : resource.shape
+      yield* printRows(rows, shape, given.output)
     })).pipe(Command.withDescription(description))
 }
 

@@ -3,6 +3,7 @@ import { Wire } from "@arbor/api"
 import * as Resources from "@arbor/api/Resources"
 import * as Capability from "@arbor/core/Capability"
 import type { Role } from "@arbor/core/Role"
+import * as Uid from "@arbor/core/Uid"
 import { Command, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
 import { UsageError } from "../../Failure.js"
@@ -39,6 +40,7 @@ const roleResource = Resource.make({
   list: (client, urlParams) => client.roles.list({ urlParams }),
   items: (page) => page.roles,
   order: "name",
+  placed: (r) => Uid.parentOrNull(r.uid),
   get: (client, uid) => client.roles.get({ path: { uid } }),
   delete: (client, uid) => client.roles.delete({ path: { uid } }),
   ref: { name: "role", description: "the role's uid or name", resolve: resolveRole }
