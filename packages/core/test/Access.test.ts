@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { Access, AccessEvaluation, Arbor, Principal, Role, RoleBindings, Roles, Store, Uid } from "../src/index.js"
+import * as Refusal from "../src/testing/Refusal.js"
 import { folder, organization, principalWith } from "./fixtures.js"
 
 const withArbor = <A, E>(effect: Effect.Effect<A, E, Arbor.Services>) => Effect.provide(effect, Arbor.layerMemory)
@@ -129,7 +130,7 @@ describe("Access", () => {
     withArbor(Effect.gen(function*() {
       const access = yield* Access.Access
       const { org, owner, reader, team } = yield* setUp
-      const refused = yield* Effect.flip(
+      const refused = yield* Refusal.of(
         access.evaluate(reader, ask(owner.identityUid, "groups.list", "group", org.uid))
       )
       assert.strictEqual(refused._tag, "PermissionDenied")
@@ -154,7 +155,7 @@ describe("Access", () => {
     withArbor(Effect.gen(function*() {
       const access = yield* Access.Access
       const { owner, team } = yield* setUp
-      const bad = (input: unknown) => Effect.map(Effect.flip(access.evaluate(owner, input)), fieldsOf)
+      const bad = (input: unknown) => Effect.map(Refusal.of(access.evaluate(owner, input)), fieldsOf)
       assert.deepStrictEqual(
         yield* bad({ ...ask(owner.identityUid, "groups.list", "group", team.uid), subject: { type: "user", id: "x" } }),
         ["subject.type", "subject.id"]

@@ -5,6 +5,7 @@ import * as Either from "effect/Either"
 import { Advisories, Arbor, Principal } from "../src/index.js"
 import type { Progress } from "../src/registry/Import.js"
 import * as AdvisoryDocument from "../src/registry/internal/advisoryDocument.js"
+import * as Refusal from "../src/testing/Refusal.js"
 import { organization, principalWith } from "./fixtures.js"
 
 const withArbor = <A, E>(effect: Effect.Effect<A, E, Arbor.Services>) => Effect.provide(effect, Arbor.layerMemory)
@@ -182,7 +183,7 @@ describe("Advisories", () => {
           "CGA-8888-9999-cccc"
         ]
       )
-      const bad = yield* Effect.flip(
+      const bad = yield* Refusal.of(
         advisories.list(Principal.system, { eventTypes: ["exploded"], latestEventType: "x", pageSize: -1 })
       )
       assert.deepStrictEqual(fieldsOf(bad), ["page_size", "event_types", "latest_event_type"])
@@ -258,7 +259,7 @@ describe("Advisories", () => {
       assert.strictEqual((yield* advisories.list(puller)).totalCount, 0)
       const owner = yield* principalWith(org.uid, "owner", "owner")
       assert.strictEqual(
-        (yield* Effect.flip(advisories.importDocuments(owner, org.uid, documents)))._tag,
+        (yield* Refusal.of(advisories.importDocuments(owner, org.uid, documents)))._tag,
         "PermissionDenied"
       )
     })))

@@ -21,6 +21,7 @@ import {
   RoleBinding,
   RoleBindings
 } from "../src/index.js"
+import * as Refusal from "../src/testing/Refusal.js"
 import { folder, organization, principalWith } from "./fixtures.js"
 
 const created = "dev.chainguard.api.iam.group.created.v1"
@@ -73,7 +74,7 @@ describe("AuditTrail", () => {
       assert.deepStrictEqual(yield* ids({ actor: ownerOfA.identityUid }), [[updated, a.uid]])
       assert.deepStrictEqual(yield* ids({ since: "2999-01-01T00:00:00Z" }), [])
       assert.lengthOf(yield* ids({ until: "2999-01-01T00:00:00Z" }), (yield* trail.list(Principal.system)).totalCount)
-      const refused = yield* Effect.flip(
+      const refused = yield* Refusal.of(
         trail.list(Principal.system, { since: "yesterday", subject: "x", orderBy: "name" })
       )
       assert.strictEqual(refused._tag, "InvalidArgument")
@@ -151,7 +152,7 @@ describe("AuditTrail", () => {
           Stream.runCollect
         )
       assert.deepStrictEqual(Chunk.toArray(kinded).map((e) => e.subject), [bound.uid])
-      const bad = yield* Effect.flip(trail.watch(Principal.system, { after: "7" }))
+      const bad = yield* Refusal.of(trail.watch(Principal.system, { after: "7" }))
       assert.strictEqual(bad._tag, "InvalidArgument")
     }).pipe(Effect.provide(Arbor.layerMemory)))
 
@@ -177,7 +178,7 @@ describe("AuditTrail", () => {
       const marker = yield* trail.list(Principal.system, { subject: after.uid })
       assert.lengthOf(marker.items, 1)
       // The caller may see nothing now, as a request of theirs would be told: the watch ends with that refusal.
-      const ended = yield* Effect.flip(Fiber.join(watching).pipe(Effect.timeout("2 seconds")))
+      const ended = yield* Refusal.of(Fiber.join(watching).pipe(Effect.timeout("2 seconds")))
       assert.strictEqual(ended._tag, "PermissionDenied")
       assert.notInclude(seen, after.uid)
     }).pipe(Effect.provide(Arbor.layerMemory)))
@@ -226,7 +227,7 @@ describe("AuditTrail", () => {
         claimMatch: { issuer: "https://issuer.example.com", subject: "another-hire" }
       })
       const last = yield* groups.create(Principal.system, a.uid, { name: "last" })
-      const ended = yield* Effect.flip(Fiber.join(watching).pipe(Effect.timeout("2 seconds")))
+      const ended = yield* Refusal.of(Fiber.join(watching).pipe(Effect.timeout("2 seconds")))
       assert.deepStrictEqual([ended._tag, "reason" in ended ? ended.reason : undefined], [
         "Unauthenticated",
         "DEPROVISIONED"
@@ -266,7 +267,7 @@ describe("AuditTrail", () => {
       while (!seen.includes(shown.uid)) yield* Effect.sleep("10 millis")
       yield* mappings.delete(Principal.system, mapping.uid)
       const hidden = yield* groups.create(Principal.system, a.uid, { name: "hidden" })
-      const ended = yield* Effect.flip(Fiber.join(watching).pipe(Effect.timeout("2 seconds")))
+      const ended = yield* Refusal.of(Fiber.join(watching).pipe(Effect.timeout("2 seconds")))
       assert.strictEqual(ended._tag, "PermissionDenied")
       assert.notInclude(seen, hidden.uid)
     }).pipe(Effect.provide(Arbor.layerMemory)))
@@ -276,7 +277,7 @@ describe("AuditTrail", () => {
       const { ownerOfA } = yield* setUp
       const trail = yield* AuditTrail.AuditTrail
       const start = Date.now()
-      const ended = yield* Effect.flip(
+      const ended = yield* Refusal.of(
         Stream.unwrap(trail.watch(ownerOfA, {}, { current: Effect.succeed(ownerOfA), expiresAt: start + 300 })).pipe(
           Stream.runDrain,
           Effect.timeout("2 seconds")

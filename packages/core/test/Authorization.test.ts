@@ -13,6 +13,7 @@ import {
   Secrets,
   Store
 } from "../src/index.js"
+import * as Refusal from "../src/testing/Refusal.js"
 import { claimMatch, folder, organization, principalWith } from "./fixtures.js"
 
 const withArbor = <A, E>(effect: Effect.Effect<A, E, Arbor.Services>) => Effect.provide(effect, Arbor.layerMemory)
@@ -29,9 +30,9 @@ describe("Authorization", () => {
       assert.strictEqual((yield* groups.get(member, deep.uid)).name, "deep")
       assert.strictEqual((yield* groups.get(member, team.uid)).name, "team")
       for (const uid of [org.uid, sibling.uid]) {
-        assert.strictEqual((yield* Effect.flip(groups.get(member, uid)))._tag, "PermissionDenied")
+        assert.strictEqual((yield* Refusal.of(groups.get(member, uid)))._tag, "PermissionDenied")
       }
-      const create = yield* Effect.flip(groups.create(member, team.uid, { name: "x" }))
+      const create = yield* Refusal.of(groups.create(member, team.uid, { name: "x" }))
       assert.strictEqual(
         create.message,
         `Permission 'groups.create' denied on resource '${team.uid}' (or it might not exist)`
@@ -52,16 +53,16 @@ describe("Authorization", () => {
       const reader = narrowed({ capabilities: ["groups.list"], scopes: [team.uid] })
       assert.strictEqual((yield* groups.get(reader, deep.uid)).name, "deep")
       for (const uid of [org.uid, sibling.uid]) {
-        assert.strictEqual((yield* Effect.flip(groups.get(reader, uid)))._tag, "PermissionDenied")
+        assert.strictEqual((yield* Refusal.of(groups.get(reader, uid)))._tag, "PermissionDenied")
       }
-      assert.strictEqual((yield* Effect.flip(groups.create(reader, team.uid, { name: "x" })))._tag, "PermissionDenied")
+      assert.strictEqual((yield* Refusal.of(groups.create(reader, team.uid, { name: "x" })))._tag, "PermissionDenied")
       // Capabilities alone, or scopes alone.
       assert.strictEqual((yield* groups.get(narrowed({ capabilities: ["groups.list"] }), org.uid)).name, "acme")
       assert.strictEqual((yield* groups.create(narrowed({ scopes: [team.uid] }), team.uid, { name: "y" })).name, "y")
       // A scope above what a binding reaches never widens it.
       const viewer = yield* principalWith(org.uid, "viewer", "viewer", [team.uid])
       const wide = Principal.identity(viewer.identityUid, { narrowed: { scopes: [org.uid] } })
-      assert.strictEqual((yield* Effect.flip(groups.get(wide, org.uid)))._tag, "PermissionDenied")
+      assert.strictEqual((yield* Refusal.of(groups.get(wide, org.uid)))._tag, "PermissionDenied")
       assert.strictEqual((yield* groups.get(wide, team.uid)).name, "team")
     })))
 
@@ -73,18 +74,18 @@ describe("Authorization", () => {
       const b = yield* organization("b")
       const outsider = yield* principalWith(a.uid, "outsider", "owner")
       const missingInB = `${b.uid}/0123456789abcdef`
-      const existing = yield* Effect.flip(groups.get(outsider, b.uid))
-      const missing = yield* Effect.flip(groups.get(outsider, missingInB))
+      const existing = yield* Refusal.of(groups.get(outsider, b.uid))
+      const missing = yield* Refusal.of(groups.get(outsider, missingInB))
       assert.strictEqual(existing._tag, "PermissionDenied")
       assert.strictEqual(missing._tag, "PermissionDenied")
-      const invalidBody = yield* Effect.flip(groups.create(outsider, b.uid, { name: "NOT VALID" }))
+      const invalidBody = yield* Refusal.of(groups.create(outsider, b.uid, { name: "NOT VALID" }))
       assert.strictEqual(invalidBody._tag, "PermissionDenied")
-      const update = yield* Effect.flip(
+      const update = yield* Refusal.of(
         identities.update(outsider, `${b.uid}/0123456789abcdef`, { name: "x" }, "bogus")
       )
       assert.strictEqual(update._tag, "PermissionDenied")
       const insider = yield* principalWith(b.uid, "insider", "viewer")
-      assert.strictEqual((yield* Effect.flip(groups.get(insider, missingInB)))._tag, "NotFound")
+      assert.strictEqual((yield* Refusal.of(groups.get(insider, missingInB)))._tag, "NotFound")
     })))
 
   it.effect("decided from current bindings: revoking takes effect on the next call", () =>
@@ -96,7 +97,7 @@ describe("Authorization", () => {
       yield* groups.get(user, org.uid)
       const held = yield* bindings.list(Principal.system, { childrenOf: org.uid })
       yield* bindings.delete(Principal.system, held.items[0]!.uid)
-      assert.strictEqual((yield* Effect.flip(groups.get(user, org.uid)))._tag, "PermissionDenied")
+      assert.strictEqual((yield* Refusal.of(groups.get(user, org.uid)))._tag, "PermissionDenied")
       assert.strictEqual((yield* groups.list(user)).totalCount, 0)
     })))
 
@@ -106,7 +107,7 @@ describe("Authorization", () => {
       const user = yield* principalWith(org.uid, "user", "owner")
       yield* principalWith(org.uid, "keeper", "owner")
       yield* (yield* Identities.Identities).delete(Principal.system, user.identityUid)
-      assert.strictEqual((yield* Effect.flip((yield* Groups.Groups).get(user, org.uid)))._tag, "PermissionDenied")
+      assert.strictEqual((yield* Refusal.of((yield* Groups.Groups).get(user, org.uid)))._tag, "PermissionDenied")
     })))
 
   it.effect("custom role capabilities are read at every call", () =>

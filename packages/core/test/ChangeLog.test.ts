@@ -25,6 +25,7 @@ import {
   Store,
   Uid
 } from "../src/index.js"
+import * as Refusal from "../src/testing/Refusal.js"
 import { claimMatch, organization, principalWith } from "./fixtures.js"
 
 const viewer = Role.builtInByName("viewer")!.uid
@@ -41,8 +42,8 @@ describe("the change log", () => {
       const org = yield* organization("acme")
       const team = yield* groups.create(Principal.system, org.uid, { name: "team" })
       yield* groups.update(Principal.system, team.uid, { description: "d" })
-      yield* Effect.flip(groups.create(Principal.system, org.uid, { name: "team" }))
-      yield* Effect.flip(groups.delete(Principal.system, org.uid))
+      yield* Refusal.of(groups.create(Principal.system, org.uid, { name: "team" }))
+      yield* Refusal.of(groups.delete(Principal.system, org.uid))
       const identity = yield* identities.create(Principal.system, team.uid, {
         name: "ci",
         claimMatch: claimMatch("ci")
@@ -138,7 +139,7 @@ describe("the change log", () => {
         createTime: now,
         updateTime: now
       })
-      const failed = yield* Effect.flip(store.transaction(Effect.zipRight(groups.insert(folder), Effect.fail("undo"))))
+      const failed = yield* Refusal.of(store.transaction(Effect.zipRight(groups.insert(folder), Effect.fail("undo"))))
       assert.strictEqual(failed, "undo")
       assert.isTrue(Option.isNone(yield* groups.get(folder.uid)))
       assert.deepStrictEqual(yield* entriesAfter(start), [])
@@ -160,10 +161,10 @@ describe("the change log", () => {
       assert.strictEqual(removed, everything - 1, "all but the recent folder's entry")
       const left = yield* trail.list(Principal.system)
       assert.deepStrictEqual(left.items.map((e) => e.subject), [recent.uid])
-      const refused = yield* Effect.flip(events.after(oldEntry!.position))
+      const refused = yield* Refusal.of(events.after(oldEntry!.position))
       assert.strictEqual(refused._tag, "FailedPrecondition")
       assert.strictEqual(refused._tag === "FailedPrecondition" && refused.reason, "CURSOR_PRUNED")
-      const watched = yield* Effect.flip(trail.watch(Principal.system, { after: oldEntry!.position }))
+      const watched = yield* Refusal.of(trail.watch(Principal.system, { after: oldEntry!.position }))
       assert.strictEqual(watched._tag, "FailedPrecondition")
       // A cursor at the newest entry removed, or later, misses nothing: it goes on.
       const newestRemoved = (yield* Repository.orInternal(ChangeLog.prunedThrough(yield* Store.Store)))!

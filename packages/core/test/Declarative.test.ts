@@ -19,6 +19,7 @@ import {
   Secrets,
   Store
 } from "../src/index.js"
+import * as Refusal from "../src/testing/Refusal.js"
 import { principalWith } from "./fixtures.js"
 
 const withArbor = <A, E>(effect: Effect.Effect<A, E, Arbor.Services>) => Effect.provide(effect, Arbor.layerMemory)
@@ -106,7 +107,7 @@ describe("Declarative", () => {
       // Applied with the etag of a plan made before a change by hand: refused, nothing applied.
       const reviewed = yield* declarative.plan(Principal.system, changed, { prune: true })
       yield* groups.create(Principal.system, org!.uid, { name: "late" })
-      const stale = yield* Effect.flip(
+      const stale = yield* Refusal.of(
         declarative.apply(Principal.system, changed, { prune: true, etag: reviewed.etag })
       )
       assert.deepStrictEqual([stale._tag, "reason" in stale && stale.reason], ["Aborted", "ETAG_MISMATCH"])
@@ -213,7 +214,7 @@ organizations:
       const refusals = yield* withArbor(Effect.gen(function*() {
         const declarative = yield* Declarative.Declarative
         const withOkta = (provider: object, options: Declarative.Options = { secretOf }) =>
-          Effect.flip(declarative.apply(Principal.system, {
+          Refusal.of(declarative.apply(Principal.system, {
             organizations: { acme: { ...document.organizations.acme, identityProviders: { okta: provider } } }
           }, options))
         const inline = yield* withOkta({ ...okta, secretFrom: undefined, clientSecret: "s3cret" })
@@ -284,7 +285,7 @@ organizations:
         secretFrom
       })
       const secretOf = () => Effect.succeed("s3cret")
-      const refused = (document: unknown) => Effect.flip(declarative.apply(Principal.system, document, { secretOf }))
+      const refused = (document: unknown) => Refusal.of(declarative.apply(Principal.system, document, { secretOf }))
       const sameVariable = yield* refused({
         organizations: {
           t2: {
@@ -349,7 +350,7 @@ organizations:
           assert.deepStrictEqual(describeChanges(yield* declarative.plan(Principal.system, one, { prune: true })), [
             "delete subscription acme → https://hooks.acme.invalid/audit"
           ])
-          const refused = yield* Effect.flip(declarative.apply(Principal.system, {
+          const refused = yield* Refusal.of(declarative.apply(Principal.system, {
             organizations: { acme: { subscriptions: [{ sink: "http://hooks.acme.invalid/plain" }] } }
           }))
           assert.deepStrictEqual(errorOf(refused), {
@@ -396,7 +397,7 @@ organizations:
       ])
       const past = structuredClone(document)
       past.organizations.temp.bindings[0].expires = "2026-11-01T00:00:00Z"
-      assert.deepStrictEqual(errorOf(yield* Effect.flip(declarative.apply(Principal.system, past))), {
+      assert.deepStrictEqual(errorOf(yield* Refusal.of(declarative.apply(Principal.system, past))), {
         tag: "InvalidArgument",
         fields: ["organizations.temp.bindings[0].expires.expireTime"]
       })
@@ -430,7 +431,7 @@ organizations:
       ])
       const wrong = structuredClone(document)
       wrong.organizations.cond.bindings[0].condition.expression = "resource.pth == 1"
-      assert.deepInclude(errorOf(yield* Effect.flip(declarative.apply(Principal.system, wrong))), {
+      assert.deepInclude(errorOf(yield* Refusal.of(declarative.apply(Principal.system, wrong))), {
         tag: "InvalidArgument",
         fields: ["organizations.cond.bindings[0].condition.expression"]
       })
@@ -444,12 +445,12 @@ organizations:
   named:
     folders: { prod: { folders: { "Web App": {} } } }
 `)
-      const refused = errorOf(yield* Effect.flip(declarative.apply(Principal.system, document)))
+      const refused = errorOf(yield* Refusal.of(declarative.apply(Principal.system, document)))
       assert.deepInclude(refused, {
         tag: "InvalidArgument",
         fields: ["organizations.named.folders.prod.folders[\"Web App\"]"]
       })
-      const said = yield* Effect.flip(declarative.plan(Principal.system, document))
+      const said = yield* Refusal.of(declarative.plan(Principal.system, document))
       assert.notInclude(said.message, "^[a-z0-9", "the rule in words, not a pattern")
       assert.include(said.message, "lowercase letters, digits, spaces")
     })))
@@ -488,7 +489,7 @@ organizations:
       ])
       const wrong = structuredClone(document)
       wrong.organizations.todo.decisions.actions.can_fly = "wings.flap"
-      assert.deepStrictEqual(errorOf(yield* Effect.flip(declarative.apply(Principal.system, wrong))), {
+      assert.deepStrictEqual(errorOf(yield* Refusal.of(declarative.apply(Principal.system, wrong))), {
         tag: "InvalidArgument",
         fields: ["organizations.todo.decisions.actions.can_fly"]
       })
@@ -531,7 +532,7 @@ organizations:
         ]
       ] as const
       for (const [document, field] of cases) {
-        const error = yield* Effect.flip(declarative.apply(Principal.system, document))
+        const error = yield* Refusal.of(declarative.apply(Principal.system, document))
         assert.deepStrictEqual(errorOf(error), { tag: "InvalidArgument", fields: [field] }, field)
       }
       const groups = yield* Groups.Groups
@@ -560,7 +561,7 @@ organizations:
         "create identity acme/bot",
         "create binding acme/bot → owner at acme"
       ])
-      const refused = yield* Effect.flip(declarative.apply(creator, grant))
+      const refused = yield* Refusal.of(declarative.apply(creator, grant))
       assert.strictEqual(refused._tag, "PermissionDenied")
       const identities = yield* Identities.Identities
       assert.deepStrictEqual(
@@ -578,9 +579,9 @@ organizations:
       const owner = yield* principalWith(org!.uid, "owner", "owner")
       const exported = yield* declarative.exportOrganization(owner, "acme")
       const withoutBindings = { organizations: { acme: { ...exported.organizations.acme, bindings: [] } } }
-      const own = yield* Effect.flip(declarative.apply(owner, withoutBindings, { prune: true }))
+      const own = yield* Refusal.of(declarative.apply(owner, withoutBindings, { prune: true }))
       assert.deepStrictEqual(errorOf(own), { tag: "FailedPrecondition", fields: ["OWN_OWNER_BINDING"] })
-      const last = yield* Effect.flip(declarative.apply(Principal.system, withoutBindings, { prune: true }))
+      const last = yield* Refusal.of(declarative.apply(Principal.system, withoutBindings, { prune: true }))
       assert.deepStrictEqual(errorOf(last), { tag: "FailedPrecondition", fields: ["LAST_OWNER"] })
       const bindings = yield* RoleBindings.RoleBindings
       const owners = (yield* bindings.list(Principal.system, { childrenOf: org!.uid })).items
@@ -612,7 +613,7 @@ organizations:
         const declarative = yield* Declarative.Declarative
         yield* declarative.apply(Principal.system, { organizations: { acme: {} } })
         armed = true
-        const failed = yield* Effect.flip(declarative.apply(Principal.system, acme))
+        const failed = yield* Refusal.of(declarative.apply(Principal.system, acme))
         assert.strictEqual(failed._tag, "Internal")
         armed = false
         const exported = yield* declarative.exportOrganization(Principal.system, "acme")

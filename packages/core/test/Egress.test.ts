@@ -13,6 +13,7 @@ import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import * as Egress from "../src/engine/internal/egress.js"
 import { IssuerUrl, NetworkAddress } from "../src/index.js"
+import * as Refusal from "../src/testing/Refusal.js"
 
 describe("NetworkAddress", () => {
   it("tells public addresses from every internal range, in IPv4, IPv6 and the IPv6 forms that carry IPv4", () => {
@@ -270,11 +271,11 @@ describe("Egress", () => {
         assert.strictEqual(yield* post(`http://localhost:${target.port}/`), 200)
       }
       assert.strictEqual(target.connections(), 1)
-      const refused = yield* Effect.flip(post(`http://internal.invalid:${target.port}/`))
+      const refused = yield* Refusal.of(post(`http://internal.invalid:${target.port}/`))
       assert.strictEqual((refused as { code?: string }).code, Egress.refusedCode)
-      const private10 = yield* Effect.flip(post(`http://10.0.0.7:${target.port}/`))
+      const private10 = yield* Refusal.of(post(`http://10.0.0.7:${target.port}/`))
       assert.strictEqual((private10 as { code?: string }).code, Egress.refusedCode)
-      const hung = yield* Effect.flip(post(`http://localhost:${target.port}/hang`))
+      const hung = yield* Refusal.of(post(`http://localhost:${target.port}/hang`))
       assert.match(hung.message, /no answer within 300 ms/)
     }))
 })

@@ -11,6 +11,7 @@ import {
   RoleBindings,
   Roles
 } from "../src/index.js"
+import * as Refusal from "../src/testing/Refusal.js"
 import { folder, organization, principalWith } from "./fixtures.js"
 
 const withArbor = <A, E>(effect: Effect.Effect<A, E, Arbor.Services>) => Effect.provide(effect, Arbor.layerMemory)
@@ -54,22 +55,22 @@ describe("ExternalGroupRoleMappings", () => {
         roleUid: owner,
         scope: team.uid
       })
-      const again = yield* Effect.flip(
+      const again = yield* Refusal.of(
         mappings.create(orgOwner, provider.uid, { externalGroupId: "engineers", roleUid: editor })
       )
       assert.strictEqual(again._tag, "AlreadyExists")
       // An owner of the folder only may not map at the organization, nor give a role it does not hold.
       const teamEditor = yield* principalWith(org.uid, "team editor", "editor", [team.uid])
       assert.strictEqual(
-        (yield* Effect.flip(mappings.create(teamEditor, provider.uid, { externalGroupId: "x", roleUid: viewer })))._tag,
+        (yield* Refusal.of(mappings.create(teamEditor, provider.uid, { externalGroupId: "x", roleUid: viewer })))._tag,
         "PermissionDenied"
       )
       const other = yield* organization("other")
-      const outside = yield* Effect.flip(
+      const outside = yield* Refusal.of(
         mappings.create(Principal.system, provider.uid, { externalGroupId: "x", roleUid: viewer, scope: other.uid })
       )
       assert.deepStrictEqual(fieldsOf(outside), ["scope"])
-      const bad = yield* Effect.flip(
+      const bad = yield* Refusal.of(
         mappings.create(Principal.system, provider.uid, { externalGroupId: "", roleUid: "nope" })
       )
       assert.sameMembers(fieldsOf(bad)!, ["externalGroupId", "roleUid"])
@@ -99,9 +100,9 @@ describe("ExternalGroupRoleMappings", () => {
       })
       const a = yield* mappings.create(orgOwner, provider.uid, { externalGroupId: "a", roleUid: role.uid })
       const b = yield* mappings.create(orgOwner, provider.uid, { externalGroupId: "b", roleUid: viewer })
-      const inUse = yield* Effect.flip((yield* Roles.Roles).delete(Principal.system, role.uid))
+      const inUse = yield* Refusal.of((yield* Roles.Roles).delete(Principal.system, role.uid))
       assert.strictEqual(inUse._tag, "FailedPrecondition")
-      const foreign = yield* Effect.flip(
+      const foreign = yield* Refusal.of(
         mappings.batchDelete(orgOwner, { parent: provider.uid, names: [a.uid, `${org.uid}/0123456789abcdef`] })
       )
       assert.deepStrictEqual(fieldsOf(foreign), ["names[1]"])

@@ -3,6 +3,7 @@ import * as Effect from "effect/Effect"
 import { afterAll, beforeAll, it as plainIt } from "vitest"
 import { Groups, IdentityProviders, Principal } from "../src/index.js"
 import { Fixture } from "../src/testing/index.js"
+import * as Refusal from "../src/testing/Refusal.js"
 
 const yaml = `
 organizations:
@@ -32,19 +33,19 @@ describe("Fixture, with @effect/vitest", () => {
         yield* Fixture.expectAllowed("auditor", "groups.list", "acme/prod")
         yield* Fixture.expectDenied("auditor", "groups.create", "acme")
         // A failed expectation says what the identity does hold there.
-        const failed = yield* Effect.flip(Fixture.expectAllowed("ci", "repo.delete", "acme/prod"))
+        const failed = yield* Refusal.of(Fixture.expectAllowed("ci", "repo.delete", "acme/prod"))
         assert.strictEqual(
           failed.message,
           "expected ci to hold repo.delete at acme/prod; it holds there: repo.create, repo.update, repo.list"
         )
-        const denied = yield* Effect.flip(Fixture.expectDenied("auditor", "groups.list", "acme"))
+        const denied = yield* Refusal.of(Fixture.expectDenied("auditor", "groups.list", "acme"))
         assert.match(denied.message, /^expected auditor not to hold groups.list at acme; it holds there: groups.list,/)
       }))
   })
 
   it.effect("a bad fixture is refused with where it went wrong", () =>
     Effect.gen(function*() {
-      const unknownRole = yield* Effect.flip(Effect.provide(
+      const unknownRole = yield* Refusal.of(Effect.provide(
         Fixture.Seeded,
         Fixture.layer({
           organizations: {
@@ -59,9 +60,9 @@ describe("Fixture, with @effect/vitest", () => {
         unknownRole.message,
         "the fixture cannot be seeded: Invalid argument: organizations.acme.bindings[0].role: names no role: wizard"
       )
-      const notAFixture = yield* Effect.flip(Effect.provide(Fixture.Seeded, Fixture.layer("organizations: [1, 2]")))
+      const notAFixture = yield* Refusal.of(Effect.provide(Fixture.Seeded, Fixture.layer("organizations: [1, 2]")))
       assert.match(notAFixture.message, /^the fixture is not valid: /)
-      const badName = yield* Effect.flip(
+      const badName = yield* Refusal.of(
         Effect.provide(Fixture.Seeded, Fixture.layer({ organizations: { "ACME!": {} } }))
       )
       assert.match(badName.message, /^the fixture cannot be seeded: Invalid argument: name/)
@@ -97,7 +98,7 @@ describe("Fixture, with @effect/vitest", () => {
         Fixture.layer(withProvider("ARBOR_FIXTURE_TEST_SECRET"))
       ).pipe(Effect.ensuring(Effect.sync(() => delete process.env["ARBOR_FIXTURE_TEST_SECRET"])))
       assert.deepStrictEqual(seeded, [true, false])
-      const unset = yield* Effect.flip(
+      const unset = yield* Refusal.of(
         Effect.provide(Fixture.Seeded, Fixture.layer(withProvider("ARBOR_FIXTURE_TEST_UNSET")))
       )
       assert.strictEqual(

@@ -15,6 +15,7 @@ import {
   Roles,
   Uid
 } from "../src/index.js"
+import * as Refusal from "../src/testing/Refusal.js"
 import { claimMatch, folder, organization, principalWith } from "./fixtures.js"
 
 const withArbor = <A, E>(effect: Effect.Effect<A, E, Arbor.Services | MemoryStore.MemoryStore>) =>
@@ -63,13 +64,13 @@ describe("GroupInvites", () => {
       yield* invites.create(Principal.system, team.uid, { roleUid: viewer, ttl: "2592000s" })
       for (const ttl of ["2592001s", "0s", "86400", "1d", "-5s"]) {
         assert.deepStrictEqual(
-          fieldsOf(yield* Effect.flip(invites.create(Principal.system, team.uid, { roleUid: viewer, ttl }))),
+          fieldsOf(yield* Refusal.of(invites.create(Principal.system, team.uid, { roleUid: viewer, ttl }))),
           ["ttl"],
           ttl
         )
       }
       assert.deepStrictEqual(
-        fieldsOf(yield* Effect.flip(invites.create(Principal.system, team.uid, { roleUid: viewer, email: "nope" }))),
+        fieldsOf(yield* Refusal.of(invites.create(Principal.system, team.uid, { roleUid: viewer, email: "nope" }))),
         [
           "email"
         ]
@@ -87,7 +88,7 @@ describe("GroupInvites", () => {
       const updated = yield* invites.update(Principal.system, first.uid, { email: "b@example.com", singleUse: true })
       assert.deepStrictEqual([updated.email, updated.singleUse], ["b@example.com", true])
       assert.deepStrictEqual(updated.expirationTime, first.expirationTime)
-      const immutable = yield* Effect.flip(invites.update(Principal.system, first.uid, {}, "roleUid"))
+      const immutable = yield* Refusal.of(invites.update(Principal.system, first.uid, {}, "roleUid"))
       assert.deepStrictEqual(fieldsOf(immutable), ["updateMask"])
       const cleared = yield* invites.update(Principal.system, first.uid, {}, "email")
       assert.isUndefined(cleared.email)
@@ -145,7 +146,7 @@ describe("GroupInvites", () => {
         )
         yield* bindings.delete(Principal.system, held!.uid)
         for (const redeemer of [owner.identityUid, newcomer.uid]) {
-          const refused = yield* Effect.flip(
+          const refused = yield* Refusal.of(
             invites.redeem(Principal.identity(redeemer), invite.code!, { identityUid: redeemer })
           )
           assert.strictEqual(refused._tag, "FailedPrecondition")
@@ -173,7 +174,7 @@ describe("GroupInvites", () => {
         const bindings = yield* RoleBindings.RoleBindings
         const as = Principal.identity(newcomer.uid)
         const redeem = (code: string, email?: string) =>
-          Effect.flip(
+          Refusal.of(
             invites.redeem(as, code, { identityUid: newcomer.uid, ...(email === undefined ? {} : { email }) })
           )
         const held = Effect.map(bindings.list(Principal.system, { childrenOf: team.uid }), (p) => p.totalCount)
@@ -212,15 +213,15 @@ describe("GroupInvites", () => {
         const as = Principal.identity(newcomer.uid)
         const tampered = `${invite.code!.slice(0, -1)}${invite.code!.endsWith("A") ? "B" : "A"}`
         assert.strictEqual(
-          (yield* Effect.flip(invites.redeem(as, tampered, { identityUid: newcomer.uid })))._tag,
+          (yield* Refusal.of(invites.redeem(as, tampered, { identityUid: newcomer.uid })))._tag,
           "NotFound"
         )
         assert.deepStrictEqual(
-          fieldsOf(yield* Effect.flip(invites.redeem(as, "garbage", { identityUid: newcomer.uid }))),
+          fieldsOf(yield* Refusal.of(invites.redeem(as, "garbage", { identityUid: newcomer.uid }))),
           ["code"]
         )
         const other = yield* principalWith(org.uid, "other", "viewer", [])
-        const forSomeoneElse = yield* Effect.flip(invites.redeem(other, invite.code!, { identityUid: newcomer.uid }))
+        const forSomeoneElse = yield* Refusal.of(invites.redeem(other, invite.code!, { identityUid: newcomer.uid }))
         assert.strictEqual(forSomeoneElse._tag, "PermissionDenied")
       })))
 
@@ -233,7 +234,7 @@ describe("GroupInvites", () => {
         const open = yield* invites.create(Principal.system, team.uid, { roleUid: viewer })
         // DECISIONS §8: a narrowed token of a person does not act on their own identity.
         const narrowed = Principal.identity(newcomer.uid, { narrowed: { capabilities: ["identity.list"] } })
-        const refused = yield* Effect.flip(invites.redeemOwn(narrowed, { code: open.code! }))
+        const refused = yield* Refusal.of(invites.redeemOwn(narrowed, { code: open.code! }))
         assert.strictEqual(refused._tag, "PermissionDenied")
         assert.lengthOf(yield* held(), 0)
 
@@ -250,7 +251,7 @@ describe("GroupInvites", () => {
           provider: Uid.makeChild(elsewhere.uid)
         })
         for (const as of [Principal.identity(newcomer.uid), vouchedElsewhere]) {
-          const mismatch = yield* Effect.flip(invites.redeemOwn(as, { code: again.code! }))
+          const mismatch = yield* Refusal.of(invites.redeemOwn(as, { code: again.code! }))
           assert.strictEqual(mismatch.message, "Precondition failed: the invite is for another email address")
         }
         const vouchedHere = Principal.identity(newcomer.uid, {
@@ -276,13 +277,13 @@ describe("GroupInvites", () => {
       })
       const invites = yield* GroupInvites.GroupInvites
       assert.strictEqual(
-        (yield* Effect.flip(invites.create(inviter, team.uid, { roleUid: viewer })))._tag,
+        (yield* Refusal.of(invites.create(inviter, team.uid, { roleUid: viewer })))._tag,
         "PermissionDenied"
       )
       const custom = yield* roles.create(Principal.system, org.uid, { name: "lister", capabilities: ["groups.list"] })
       yield* invites.create(inviter, team.uid, { roleUid: custom.uid })
       assert.strictEqual(
-        (yield* Effect.flip(roles.delete(Principal.system, custom.uid))).message,
+        (yield* Refusal.of(roles.delete(Principal.system, custom.uid))).message,
         "Precondition failed: cannot delete a role that group invites grant"
       )
     })))

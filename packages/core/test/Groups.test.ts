@@ -18,6 +18,7 @@ import {
   Store,
   Uid
 } from "../src/index.js"
+import * as Refusal from "../src/testing/Refusal.js"
 import { claimMatch, folder, organization, principalWith } from "./fixtures.js"
 
 const withArbor = <A, E>(effect: Effect.Effect<A, E, Arbor.Services>) => Effect.provide(effect, Arbor.layerMemory)
@@ -35,7 +36,7 @@ describe("Groups", () => {
     withArbor(Effect.gen(function*() {
       let deepest = (yield* organization("acme")).uid
       for (let level = 1; level <= Group.maxDepth; level++) deepest = (yield* folder(deepest, "f")).uid
-      const refused = yield* Effect.flip((yield* Groups.Groups).create(Principal.system, deepest, { name: "f" }))
+      const refused = yield* Refusal.of((yield* Groups.Groups).create(Principal.system, deepest, { name: "f" }))
       assert.strictEqual(refused._tag, "InvalidArgument")
       assert.deepStrictEqual(violations(refused).map(([field]) => field), ["parent"])
       const groups = yield* (yield* Groups.Groups).list(Principal.system, { descendantsOf: deepest })
@@ -61,7 +62,7 @@ describe("Groups", () => {
     const create = (body: unknown) =>
       withArbor(Effect.gen(function*() {
         const org = yield* organization("acme")
-        return yield* Effect.flip((yield* Groups.Groups).create(Principal.system, org.uid, body as any))
+        return yield* Refusal.of((yield* Groups.Groups).create(Principal.system, org.uid, body as any))
       }))
 
     it.effect("a missing or null name is one violation stating the pattern, in the spec's message form", () =>
@@ -121,11 +122,11 @@ describe("Groups", () => {
         const group = yield* groups.create(Principal.system, org.uid, body)
         assert.notStrictEqual(group.uid, "ffff")
         assert.isFalse(group.verified)
-        const refused = yield* Effect.flip(groups.create(Principal.system, org.uid, { name: "y", color: "red" }))
+        const refused = yield* Refusal.of(groups.create(Principal.system, org.uid, { name: "y", color: "red" }))
         assert.deepStrictEqual(refused._tag === "InvalidArgument" && refused.violations.map((v) => ({ ...v })), [
           { field: "color", description: "is not a field of this request" }
         ])
-        const patched = yield* Effect.flip(
+        const patched = yield* Refusal.of(
           groups.update(Principal.system, group.uid, { description: "d", colour: "red" })
         )
         assert.deepStrictEqual(patched._tag === "InvalidArgument" && patched.violations.map((v) => v.field), ["colour"])
@@ -139,7 +140,7 @@ describe("Groups", () => {
       withArbor(Effect.gen(function*() {
         const groups = yield* Groups.Groups
         for (const uid of ["", "abc", "../x", `${"a".repeat(40)}/`, `${"A".repeat(40)}`, `${"a".repeat(40)}/123`]) {
-          const error = yield* Effect.flip(groups.get(Principal.system, uid))
+          const error = yield* Refusal.of(groups.get(Principal.system, uid))
           assert.strictEqual(error._tag, "InvalidArgument", uid)
         }
       })))
@@ -152,12 +153,12 @@ describe("Groups", () => {
       const a = yield* folder(org.uid, "a")
       const b = yield* folder(org.uid, "b")
       yield* folder(a.uid, "b")
-      const dup = yield* Effect.flip(folder(org.uid, "a"))
+      const dup = yield* Refusal.of(folder(org.uid, "a"))
       assert.strictEqual(dup._tag, "AlreadyExists")
-      const rename = yield* Effect.flip(groups.update(Principal.system, b.uid, { name: "a" }))
+      const rename = yield* Refusal.of(groups.update(Principal.system, b.uid, { name: "a" }))
       assert.strictEqual(rename._tag, "AlreadyExists")
       assert.strictEqual((yield* groups.get(Principal.system, b.uid)).name, "b")
-      const orgs = yield* Effect.flip(organization("acme"))
+      const orgs = yield* Refusal.of(organization("acme"))
       assert.strictEqual(orgs._tag, "AlreadyExists")
     })))
 
@@ -199,7 +200,7 @@ describe("Groups", () => {
           "update_time, description"
         )
         assert.strictEqual(cleared.description, "x")
-        const emptyName = yield* Effect.flip(groups.update(Principal.system, team.uid, {}, "name"))
+        const emptyName = yield* Refusal.of(groups.update(Principal.system, team.uid, {}, "name"))
         assert.deepStrictEqual(violations(emptyName), [["name", nameRule]])
       })))
 
@@ -208,7 +209,7 @@ describe("Groups", () => {
         const groups = yield* Groups.Groups
         const org = yield* organization("acme")
         const team = yield* folder(org.uid, "team")
-        const error = yield* Effect.flip(groups.update(Principal.system, team.uid, { name: "x" }, "name,colour"))
+        const error = yield* Refusal.of(groups.update(Principal.system, team.uid, { name: "x" }, "name,colour"))
         assert.deepStrictEqual(violations(error), [["updateMask", "unknown field 'colour'"]])
         assert.deepStrictEqual(yield* groups.get(Principal.system, team.uid), team)
       })))
@@ -225,14 +226,14 @@ describe("Groups", () => {
           name: "ci",
           claimMatch: claimMatch("ci")
         })
-        const refusal = yield* Effect.flip(groups.delete(Principal.system, team.uid))
+        const refusal = yield* Refusal.of(groups.delete(Principal.system, team.uid))
         assert.strictEqual(refusal._tag, "FailedPrecondition")
         assert.strictEqual(refusal.message, "Precondition failed: cannot delete group with child groups")
         assert.deepStrictEqual(refusal._tag === "FailedPrecondition" && refusal.violations.map((v) => v.type), [
           "RESOURCE_NOT_EMPTY"
         ])
         yield* groups.delete(Principal.system, sub.uid)
-        const next = yield* Effect.flip(groups.delete(Principal.system, team.uid))
+        const next = yield* Refusal.of(groups.delete(Principal.system, team.uid))
         assert.strictEqual(next.message, "Precondition failed: cannot delete group with child identities")
         yield* (yield* RoleBindings.RoleBindings).create(Principal.system, team.uid, {
           identityUid: identity.uid,
@@ -244,13 +245,13 @@ describe("Groups", () => {
         })
         yield* (yield* Identities.Identities).delete(Principal.system, identity.uid)
         assert.strictEqual(
-          (yield* Effect.flip(groups.delete(Principal.system, team.uid))).message,
+          (yield* Refusal.of(groups.delete(Principal.system, team.uid))).message,
           "Precondition failed: cannot delete group with child roles"
         )
         yield* (yield* Roles.Roles).delete(Principal.system, role.uid)
         yield* groups.delete(Principal.system, team.uid)
-        assert.strictEqual((yield* Effect.flip(groups.get(Principal.system, team.uid)))._tag, "NotFound")
-        assert.strictEqual((yield* Effect.flip(groups.delete(Principal.system, team.uid)))._tag, "NotFound")
+        assert.strictEqual((yield* Refusal.of(groups.get(Principal.system, team.uid)))._tag, "NotFound")
+        assert.strictEqual((yield* Refusal.of(groups.delete(Principal.system, team.uid)))._tag, "NotFound")
       })))
 
     it.effect("a role binding alone below a group blocks it", () =>
@@ -258,7 +259,7 @@ describe("Groups", () => {
         const org = yield* organization("acme")
         const team = yield* folder(org.uid, "team")
         yield* principalWith(org.uid, "viewer", "viewer", [team.uid])
-        const error = yield* Effect.flip((yield* Groups.Groups).delete(Principal.system, team.uid))
+        const error = yield* Refusal.of((yield* Groups.Groups).delete(Principal.system, team.uid))
         assert.strictEqual(error.message, "Precondition failed: cannot delete group with child role bindings")
       })))
   })
@@ -281,7 +282,7 @@ describe("Groups", () => {
           Effect.flatMap(Groups.Groups, (groups) => groups.createRoot(owner, { name: "other" })).pipe(
             Effect.provide(engine(settings))
           )
-        const denied = yield* Effect.flip(createRoot({ allowLoopbackHttpIssuers: false, platformAdmins: [] }))
+        const denied = yield* Refusal.of(createRoot({ allowLoopbackHttpIssuers: false, platformAdmins: [] }))
         assert.strictEqual(
           denied.message,
           "Permission 'groups.create' denied on resource 'root' (or it might not exist)"
@@ -303,7 +304,7 @@ describe("Groups", () => {
       withArbor(Effect.gen(function*() {
         const groups = yield* Groups.Groups
         const missing = Uid.makeRoot()
-        const refused = yield* Effect.flip(
+        const refused = yield* Refusal.of(
           groups.createRoot(Principal.system, { name: "ownerless" }, { owner: missing })
         )
         assert.strictEqual(refused._tag, "NotFound")

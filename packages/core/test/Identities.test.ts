@@ -6,6 +6,7 @@ import * as TestClock from "effect/TestClock"
 import { generateKeyPairSync } from "node:crypto"
 import type { Errors } from "../src/index.js"
 import { Arbor, AuditTrail, Identities, Principal, Role, RoleBindings, Roles, Settings } from "../src/index.js"
+import * as Refusal from "../src/testing/Refusal.js"
 import { claimMatch, folder, organization, principalWith } from "./fixtures.js"
 
 const withArbor = <A, E>(effect: Effect.Effect<A, E, Arbor.Services>) => Effect.provide(effect, Arbor.layerMemory)
@@ -143,7 +144,7 @@ describe("Identities", () => {
       assert.deepStrictEqual(yield* names("RELATIONSHIP_TYPE_STATIC"), ["offline"])
       assert.deepStrictEqual(yield* names("RELATIONSHIP_TYPE_AWS_IDENTITY"), [])
       assert.deepStrictEqual(
-        fieldsOf(yield* Effect.flip(identities.list(Principal.system, { relationshipType: "static" }))),
+        fieldsOf(yield* Refusal.of(identities.list(Principal.system, { relationshipType: "static" }))),
         ["relationship_type"]
       )
     })))
@@ -160,7 +161,7 @@ describe("Identities", () => {
         if (result._tag !== "Right") return
         assert.strictEqual(DateTime.formatIso(result.right.staticKeys!.expirationTime), "2027-01-01T00:00:00.000Z")
         assert.strictEqual(result.right.issuer, "https://offline.example")
-        const tooLate = yield* Effect.flip((yield* Identities.Identities).update(Principal.system, result.right.uid, {
+        const tooLate = yield* Refusal.of((yield* Identities.Identities).update(Principal.system, result.right.uid, {
           staticKeys: {
             issuer: "https://offline.example",
             subject: "batch",
@@ -215,7 +216,7 @@ describe("Identities", () => {
         )
         assert.isUndefined(back.staticKeys)
         assert.strictEqual(back.subject, "b")
-        const neither = yield* Effect.flip(identities.update(Principal.system, identity.uid, {}, "claimMatch"))
+        const neither = yield* Refusal.of(identities.update(Principal.system, identity.uid, {}, "claimMatch"))
         assert.deepStrictEqual(fieldsOf(neither), ["claimMatch"])
       })))
 
@@ -257,7 +258,7 @@ describe("Identities", () => {
             [{ name: "victim", claimMatch: takeover }, "*"]
           ] as const
         ) {
-          const denied = yield* Effect.flip(identities.update(as, victim.uid, patch, mask))
+          const denied = yield* Refusal.of(identities.update(as, victim.uid, patch, mask))
           assert.strictEqual(denied._tag, "PermissionDenied", JSON.stringify(patch))
           assert.strictEqual((denied as Errors.PermissionDenied).resource, org.uid)
         }
@@ -294,7 +295,7 @@ describe("Identities", () => {
       yield* identities.delete(Principal.system, identity.uid)
       const left = yield* bindings.list(Principal.system)
       assert.deepStrictEqual(left.items.map((x) => x.identity.uid), [other.uid, other.uid])
-      assert.strictEqual((yield* Effect.flip(identities.get(Principal.system, identity.uid)))._tag, "NotFound")
+      assert.strictEqual((yield* Refusal.of(identities.get(Principal.system, identity.uid)))._tag, "NotFound")
     })))
 })
 
@@ -358,15 +359,15 @@ describe("Identities.updateMetadata", () => {
           [{ identityMetadata: {}, updateMask: "company,shoeSize" }, "updateMask"]
         ] as const
       ) {
-        const refused = yield* Effect.flip(identities.updateMetadata(ada, request))
+        const refused = yield* Refusal.of(identities.updateMetadata(ada, request))
         assert.deepStrictEqual(fieldsOf(refused), [field], JSON.stringify(request))
       }
       const unchanged = yield* identities.updateMetadata(ada, { identityMetadata: {} })
       assert.strictEqual(unchanged.company, "kept")
-      const system = yield* Effect.flip(identities.updateMetadata(Principal.system, { identityMetadata: {} }))
+      const system = yield* Refusal.of(identities.updateMetadata(Principal.system, { identityMetadata: {} }))
       assert.strictEqual(system._tag, "PermissionDenied")
       const narrowed = Principal.identity(ada.identityUid, { narrowed: { capabilities: ["groups.list"] } })
-      const refused = yield* Effect.flip(identities.updateMetadata(narrowed, { identityMetadata: { company: "x" } }))
+      const refused = yield* Refusal.of(identities.updateMetadata(narrowed, { identityMetadata: { company: "x" } }))
       assert.strictEqual(refused._tag, "PermissionDenied")
     })))
 })

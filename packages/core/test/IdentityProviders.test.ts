@@ -17,6 +17,7 @@ import {
   Sealing,
   Secrets
 } from "../src/index.js"
+import * as Refusal from "../src/testing/Refusal.js"
 import * as People from "../src/tokens/internal/signIn/people.js"
 import { folder, organization, principalWith } from "./fixtures.js"
 
@@ -76,7 +77,7 @@ describe("IdentityProviders", () => {
     withArbor(Effect.gen(function*() {
       const providers = yield* IdentityProviders.IdentityProviders
       const org = yield* organization("acme")
-      const attempt = (body: unknown) => Effect.flip(providers.create(Principal.system, org.uid, body as any))
+      const attempt = (body: unknown) => Refusal.of(providers.create(Principal.system, org.uid, body as any))
       assert.deepStrictEqual(fieldsOf(yield* attempt({ name: "x" })), ["defaultRole", "oidc"])
       assert.deepStrictEqual(
         fieldsOf(yield* attempt(provider({ oidc: { issuer: "http://login.example.com", clientId: "" } }))),
@@ -113,10 +114,10 @@ describe("IdentityProviders", () => {
         roleUid: adminRole.uid
       })
       const providers = yield* IdentityProviders.IdentityProviders
-      const escalation = yield* Effect.flip(providers.create(admin, org.uid, provider({ defaultRole: owner })))
+      const escalation = yield* Refusal.of(providers.create(admin, org.uid, provider({ defaultRole: owner })))
       assert.strictEqual(escalation._tag, "PermissionDenied")
       const registryPull = Role.builtInByName("registry.pull")!.uid
-      const pullRole = yield* Effect.flip(providers.create(admin, org.uid, provider({ defaultRole: registryPull })))
+      const pullRole = yield* Refusal.of(providers.create(admin, org.uid, provider({ defaultRole: registryPull })))
       assert.strictEqual(pullRole._tag, "PermissionDenied", "repo.list and tag.list are not held")
       const ok = yield* providers.create(admin, org.uid, provider({ defaultRole: adminRole.uid }))
       assert.strictEqual(ok.defaultRole, adminRole.uid)
@@ -182,11 +183,11 @@ describe("IdentityProviders", () => {
         provider({ defaultRole: role.uid })
       )
       assert.strictEqual(
-        (yield* Effect.flip(roles.delete(Principal.system, role.uid))).message,
+        (yield* Refusal.of(roles.delete(Principal.system, role.uid))).message,
         "Precondition failed: cannot delete a role that identity providers grant"
       )
       assert.strictEqual(
-        (yield* Effect.flip((yield* Groups.Groups).delete(Principal.system, team.uid))).message,
+        (yield* Refusal.of((yield* Groups.Groups).delete(Principal.system, team.uid))).message,
         "Precondition failed: cannot delete group with child identity providers"
       )
       yield* (yield* IdentityProviders.IdentityProviders).delete(Principal.system, created.uid)
@@ -211,7 +212,7 @@ describe("AccountAssociations", () => {
       })
       assert.strictEqual(created.uid, team.uid)
       assert.strictEqual(
-        (yield* Effect.flip(associations.create(Principal.system, team.uid, { name: "again" })))._tag,
+        (yield* Refusal.of(associations.create(Principal.system, team.uid, { name: "again" })))._tag,
         "AlreadyExists"
       )
       assert.deepStrictEqual(yield* associations.get(Principal.system, team.uid), created)
@@ -219,7 +220,7 @@ describe("AccountAssociations", () => {
       assert.isUndefined(updated.amazon)
       assert.strictEqual(updated.google?.projectId, "acme-prod-1234")
       assert.strictEqual(
-        (yield* Effect.flip((yield* Groups.Groups).delete(Principal.system, team.uid))).message,
+        (yield* Refusal.of((yield* Groups.Groups).delete(Principal.system, team.uid))).message,
         "Precondition failed: cannot delete group with child account associations"
       )
       yield* associations.delete(Principal.system, team.uid)
@@ -231,7 +232,7 @@ describe("AccountAssociations", () => {
     withArbor(Effect.gen(function*() {
       const associations = yield* AccountAssociations.AccountAssociations
       const org = yield* organization("acme")
-      const error = yield* Effect.flip(associations.create(Principal.system, org.uid, {
+      const error = yield* Refusal.of(associations.create(Principal.system, org.uid, {
         name: "clouds",
         amazon: { account: "1234" },
         google: { projectId: "X" },

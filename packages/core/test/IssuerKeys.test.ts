@@ -7,6 +7,7 @@ import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
 import * as jose from "jose"
 import { IssuerKeys, Settings } from "../src/index.js"
+import * as Refusal from "../src/testing/Refusal.js"
 
 const issuer = "https://issuer.invalid"
 
@@ -99,9 +100,9 @@ describe("IssuerKeys", () => {
     return Effect.gen(function*() {
       const keys = yield* IssuerKeys.IssuerKeys
       state.failing = true
-      const failure = yield* Effect.flip(keys.get(issuer))
+      const failure = yield* Refusal.of(keys.get(issuer))
       assert.strictEqual(failure.reason, "FETCH_FAILED")
-      yield* Effect.flip(keys.get(issuer))
+      yield* Refusal.of(keys.get(issuer))
       assert.strictEqual(state.fetches.length, 1)
       state.failing = false
       yield* TestClock.adjust(IssuerKeys.limits.cooldown)
@@ -128,7 +129,7 @@ describe("IssuerKeys", () => {
     const { layer, state } = fakeIssuer()
     state.discoveryIssuer = "https://other.invalid"
     return Effect.gen(function*() {
-      const failure = yield* Effect.flip((yield* IssuerKeys.IssuerKeys).get(issuer))
+      const failure = yield* Refusal.of((yield* IssuerKeys.IssuerKeys).get(issuer))
       assert.strictEqual(failure.reason, "ISSUER_MISMATCH")
     }).pipe(Effect.provide(layer))
   })
@@ -137,8 +138,8 @@ describe("IssuerKeys", () => {
     const { layer, state } = fakeIssuer()
     return Effect.gen(function*() {
       const keys = yield* IssuerKeys.IssuerKeys
-      assert.strictEqual((yield* Effect.flip(keys.get("http://issuer.invalid"))).reason, "INVALID_ISSUER")
-      assert.strictEqual((yield* Effect.flip(keys.get("http://127.0.0.1:9"))).reason, "INVALID_ISSUER")
+      assert.strictEqual((yield* Refusal.of(keys.get("http://issuer.invalid"))).reason, "INVALID_ISSUER")
+      assert.strictEqual((yield* Refusal.of(keys.get("http://127.0.0.1:9"))).reason, "INVALID_ISSUER")
       assert.deepStrictEqual(state.fetches, [])
     }).pipe(Effect.provide(layer))
   })
@@ -147,8 +148,8 @@ describe("IssuerKeys", () => {
     const { layer, state } = fakeIssuer()
     return Effect.gen(function*() {
       const keys = yield* IssuerKeys.IssuerKeys
-      assert.strictEqual((yield* Effect.flip(keys.get("http://issuer.invalid"))).reason, "INVALID_ISSUER")
-      yield* Effect.flip(keys.get("http://127.0.0.1:9"))
+      assert.strictEqual((yield* Refusal.of(keys.get("http://issuer.invalid"))).reason, "INVALID_ISSUER")
+      yield* Refusal.of(keys.get("http://127.0.0.1:9"))
       assert.deepStrictEqual(state.fetches, ["/.well-known/openid-configuration"])
     }).pipe(
       Effect.provide(layer),

@@ -4,6 +4,7 @@ import * as TestClock from "effect/TestClock"
 import type { ListOptions } from "../src/engine/Lists.js"
 import type { Group } from "../src/iam/Group.js"
 import { Arbor, Groups, Identities, Principal } from "../src/index.js"
+import * as Refusal from "../src/testing/Refusal.js"
 import { claimMatch, folder, organization, principalWith } from "./fixtures.js"
 
 const withArbor = <A, E>(effect: Effect.Effect<A, E, Arbor.Services>) => Effect.provide(effect, Arbor.layerMemory)
@@ -139,7 +140,7 @@ describe("Lists", () => {
         const sameBytes = mac.slice(0, -1) + alphabet[alphabet.indexOf(mac.slice(-1)) ^ 1]
         assert.deepStrictEqual(Buffer.from(sameBytes, "base64url"), Buffer.from(mac, "base64url"))
         for (const variant of [`${token}=`, `${token}!`, `${token} `, `${body}=.${mac}`, `${body}.${sameBytes}`]) {
-          const error = yield* Effect.flip(groups.list(Principal.system, { ...options, pageToken: variant }))
+          const error = yield* Refusal.of(groups.list(Principal.system, { ...options, pageToken: variant }))
           assert.deepStrictEqual(fieldsOf(error), ["page_token"], variant)
         }
         for (
@@ -148,10 +149,10 @@ describe("Lists", () => {
             name: "f01"
           }]
         ) {
-          const error = yield* Effect.flip(groups.list(Principal.system, { ...other, pageToken: token }))
+          const error = yield* Refusal.of(groups.list(Principal.system, { ...other, pageToken: token }))
           assert.deepStrictEqual(fieldsOf(error), ["page_token"])
         }
-        const identities = yield* Effect.flip(
+        const identities = yield* Refusal.of(
           (yield* Identities.Identities).list(Principal.system, { ...options, pageToken: token })
         )
         assert.deepStrictEqual(fieldsOf(identities), ["page_token"], "a groups token does not page identities")
@@ -188,9 +189,9 @@ describe("Lists", () => {
         assert.strictEqual((yield* list(500)).items.length, 200)
         assert.strictEqual((yield* list(500)).totalCount, 210)
         for (const bad of [-1, 1.5, Number.NaN]) {
-          assert.deepStrictEqual(fieldsOf(yield* Effect.flip(list(bad))), ["page_size"])
+          assert.deepStrictEqual(fieldsOf(yield* Refusal.of(list(bad))), ["page_size"])
         }
-        assert.deepStrictEqual(fieldsOf(yield* Effect.flip(identities.list(Principal.system, { skip: -3 }))), ["skip"])
+        assert.deepStrictEqual(fieldsOf(yield* Refusal.of(identities.list(Principal.system, { skip: -3 }))), ["skip"])
       })))
 
     it.effect("order_by: aliases, several keys, unknown keys and directions are invalid", () =>
@@ -200,7 +201,7 @@ describe("Lists", () => {
           yield* groups.list(Principal.system, { orderBy: ok })
         }
         for (const bad of ["color", "name sideways", "name desc extra", "name, name", "verified"]) {
-          assert.deepStrictEqual(fieldsOf(yield* Effect.flip(groups.list(Principal.system, { orderBy: bad }))), [
+          assert.deepStrictEqual(fieldsOf(yield* Refusal.of(groups.list(Principal.system, { orderBy: bad }))), [
             "order_by"
           ], bad)
         }
@@ -210,7 +211,7 @@ describe("Lists", () => {
       withArbor(Effect.gen(function*() {
         const { org } = yield* fourteen
         const groups = yield* Groups.Groups
-        const error = yield* Effect.flip(groups.list(Principal.system, {
+        const error = yield* Refusal.of(groups.list(Principal.system, {
           descendantsOf: org.uid.slice(0, 20),
           childrenOf: "%",
           pageSize: -1

@@ -19,6 +19,7 @@ import {
   Store,
   TokenIssuer
 } from "../src/index.js"
+import * as Refusal from "../src/testing/Refusal.js"
 import * as People from "../src/tokens/internal/signIn/people.js"
 import { organization, principalWith } from "./fixtures.js"
 
@@ -70,7 +71,7 @@ describe("People", () => {
       yield* bindings.create(owner, org.uid, { identityUid: bob.uid, roleUid: viewer })
       // Not by someone who may not bind there.
       const viewing = yield* principalWithin(org.uid, "viewer")
-      const refused = yield* Effect.flip(bindings.create(viewing, org.uid, { identityUid: uid, roleUid: viewer }))
+      const refused = yield* Refusal.of(bindings.create(viewing, org.uid, { identityUid: uid, roleUid: viewer }))
       assert.strictEqual(refused._tag, "PermissionDenied")
       // At their first sign-in, the person holds it.
       const ada = yield* (yield* people).signIn({ issuer, subject: "ada-1", emailVerified: false })
@@ -90,9 +91,9 @@ describe("People", () => {
       assert.strictEqual(signedIn.uid, before.uid)
       // A narrowed token of the person does not act on their identity with the authority the person's own has.
       const narrowedMe = Principal.identity(signedIn.uid, { narrowed: { capabilities: ["groups.list"] } })
-      assert.strictEqual((yield* Effect.flip(identities.delete(narrowedMe, signedIn.uid)))._tag, "PermissionDenied")
+      assert.strictEqual((yield* Refusal.of(identities.delete(narrowedMe, signedIn.uid)))._tag, "PermissionDenied")
       assert.deepStrictEqual(yield* identities.lookup({ issuer, subject: "ada-1" }), before)
-      const refused = yield* Effect.flip(identities.lookup({ issuer: "", subject: "" }))
+      const refused = yield* Refusal.of(identities.lookup({ issuer: "", subject: "" }))
       assert.deepStrictEqual(
         refused._tag === "InvalidArgument" ? refused.violations.map((v) => v.field) : [],
         ["issuer", "subject"]
@@ -106,23 +107,23 @@ describe("People", () => {
       const me = Principal.identity(person.uid)
       const org = yield* organization("acme")
       assert.strictEqual(
-        yield* Effect.flip(identities.list(me, {}).pipe(Effect.flatMap(() => Effect.fail("none")))),
+        yield* Refusal.of(identities.list(me, {}).pipe(Effect.flatMap(() => Effect.fail("none")))),
         "none"
       )
       assert.strictEqual((yield* identities.get(me, person.uid)).uid, person.uid)
       const renamed = yield* identities.update(me, person.uid, { name: "ada", description: "mathematician" })
       assert.strictEqual(renamed.name, "ada")
       assert.strictEqual(renamed.email, "Ada.Lovelace@example.com")
-      const escalation = yield* Effect.flip(
+      const escalation = yield* Refusal.of(
         identities.update(me, person.uid, { claimMatch: { issuer, subject: "someone-else" } })
       )
       assert.strictEqual(escalation._tag, "PermissionDenied")
       // Another person's identity stays out of reach.
       const other = yield* (yield* people).signIn({ ...ada, subject: "bob" })
-      assert.strictEqual((yield* Effect.flip(identities.get(me, other.uid)))._tag, "PermissionDenied")
-      assert.strictEqual((yield* Effect.flip(identities.get(me, org.uid)))._tag, "PermissionDenied")
+      assert.strictEqual((yield* Refusal.of(identities.get(me, other.uid)))._tag, "PermissionDenied")
+      assert.strictEqual((yield* Refusal.of(identities.get(me, org.uid)))._tag, "PermissionDenied")
       yield* identities.delete(me, person.uid)
-      assert.strictEqual((yield* Effect.flip(identities.get(Principal.system, person.uid)))._tag, "NotFound")
+      assert.strictEqual((yield* Refusal.of(identities.get(Principal.system, person.uid)))._tag, "NotFound")
       // Signing in again makes the identity anew: the same uid (LookupIdentity's), nothing of the deleted one.
       const again = yield* (yield* people).signIn(ada)
       assert.deepStrictEqual([again.uid, again.description], [person.uid, ""])
@@ -151,9 +152,9 @@ describe("People", () => {
         email: "bob@example.com",
         singleUse: true
       })
-      const refused = yield* Effect.flip((yield* people).signIn(ada, { invite: forBob.code! }))
+      const refused = yield* Refusal.of((yield* people).signIn(ada, { invite: forBob.code! }))
       assert.strictEqual(refused._tag, "FailedPrecondition")
-      const unverified = yield* Effect.flip(
+      const unverified = yield* Refusal.of(
         (yield* people).signIn({ issuer, subject: "bob", email: "bob@example.com", emailVerified: false }, {
           invite: forBob.code!
         })
@@ -169,7 +170,7 @@ describe("People", () => {
       })
       const bound = yield* bindings.list(Principal.system, { descendantsOf: org.uid })
       assert.deepStrictEqual(bound.items.map((b) => b.identity.uid), [bob.uid])
-      const twice = yield* Effect.flip(
+      const twice = yield* Refusal.of(
         (yield* people).signIn({ ...ada, email: "bob@example.com" }, { invite: forBob.code! })
       )
       assert.strictEqual(twice._tag, "FailedPrecondition")
@@ -196,7 +197,7 @@ describe("People", () => {
         roleUid: viewer,
         email: "VICTIM@corp.example"
       })
-      const refused = yield* Effect.flip((yield* people).signIn(claims, { provider: record, invite: elsewhere.code! }))
+      const refused = yield* Refusal.of((yield* people).signIn(claims, { provider: record, invite: elsewhere.code! }))
       assert.strictEqual(refused._tag, "FailedPrecondition")
       // What it says of the email is kept as unverified: API tokens carry only verified emails.
       const person = yield* (yield* people).signIn(claims, { provider: record })
@@ -237,7 +238,7 @@ describe("SignIns", () => {
       assert.match(device.userCode, /^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/)
       assert.deepStrictEqual([device.expiresIn, device.interval], [600, 5])
       const poll = Effect.map(
-        Effect.flip(signIns.poll(device.deviceCode)),
+        Refusal.of(signIns.poll(device.deviceCode)),
         (e) => e._tag === "DeviceGrantError" ? e.error : e._tag
       )
       assert.strictEqual(yield* poll, "authorization_pending")
@@ -251,7 +252,7 @@ describe("SignIns", () => {
       yield* TestClock.adjust("10 minutes")
       assert.strictEqual(yield* poll, "expired_token")
       assert.strictEqual(yield* poll, "invalid_grant")
-      assert.strictEqual((yield* Effect.flip(signIns.pendingDevice(device.userCode)))._tag, "NotFound")
+      assert.strictEqual((yield* Refusal.of(signIns.pendingDevice(device.userCode)))._tag, "NotFound")
     }).pipe(Effect.provide(signIns)))
 
   it.effect("a person who refuses a device's sign-in denies its client", () =>
@@ -259,7 +260,7 @@ describe("SignIns", () => {
       const signIns = yield* SignIns.SignIns
       const device = yield* signIns.authorizeDevice({})
       yield* signIns.denyDevice(device.userCode)
-      const refused = yield* Effect.flip(signIns.poll(device.deviceCode))
+      const refused = yield* Refusal.of(signIns.poll(device.deviceCode))
       assert.strictEqual(refused._tag === "DeviceGrantError" && refused.error, "access_denied")
     }).pipe(Effect.provide(signIns)))
 
@@ -285,10 +286,10 @@ describe("SignIns", () => {
       })
       yield* TestClock.adjust("10 minutes")
       const complete = signIns.complete({ transaction, state: "the-state", code: "c" })
-      const expired = yield* Effect.flip(complete)
+      const expired = yield* Refusal.of(complete)
       assert.strictEqual(expired.callback, "http://127.0.0.1:5000/cb")
       assert.match((expired.cause as Error).message, /longer than 10 minutes/)
-      const replayed = yield* Effect.flip(complete)
+      const replayed = yield* Refusal.of(complete)
       assert.isUndefined(replayed.callback)
     }).pipe(Effect.provide(signIns)))
 
@@ -306,7 +307,7 @@ describe("SignIns", () => {
           "http://10.0.0.1:8000/cb"
         ]
       ) {
-        const refused = yield* Effect.flip(signIns.begin({ callback }))
+        const refused = yield* Refusal.of(signIns.begin({ callback }))
         assert.strictEqual(refused._tag, "InvalidArgument", callback)
       }
       for (const callback of ["http://localhost:8000/cb", "http://127.0.0.1:1/x?y=1", "http://[::1]:65535/"]) {

@@ -3,6 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
 import { Arbor, Groups, Identities, Principal, RefreshTokens, Store, TokenIssuer } from "../src/index.js"
+import * as Refusal from "../src/testing/Refusal.js"
 import * as RefreshToken from "../src/tokens/internal/refreshToken.js"
 
 const audience = "https://api.arbor.invalid"
@@ -27,7 +28,7 @@ const someone = Effect.gen(function*() {
 })
 
 const reasonOf = <A>(effect: Effect.Effect<A, { readonly reason?: string | undefined }>) =>
-  Effect.map(Effect.flip(effect), (e) => e.reason)
+  Effect.map(Refusal.of(effect), (e) => e.reason)
 
 describe("RefreshTokens", () => {
   it.effect("rotate on every use; a rotated token presented again revokes its whole family", () =>

@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as TestClock from "effect/TestClock"
 import { Arbor, Groups, Principal, Repos, Tags } from "../src/index.js"
+import * as Refusal from "../src/testing/Refusal.js"
 import { folder, organization, principalWith } from "./fixtures.js"
 
 const withArbor = <A, E>(effect: Effect.Effect<A, E, Arbor.Services>) => Effect.provide(effect, Arbor.layerMemory)
@@ -27,7 +28,7 @@ describe("Repos and Tags", () => {
       assert.deepStrictEqual([changed.description, changed.catalogTier], ["web server", "UNSPECIFIED"])
       assert.isTrue(changed.updateTime.epochMillis > nginx.updateTime.epochMillis)
       for (const name of ["Nginx", "-x", "a".repeat(129), "a b"]) {
-        assert.deepStrictEqual(fieldsOf(yield* Effect.flip(repos.upsert(Principal.system, org.uid, { name }))), [
+        assert.deepStrictEqual(fieldsOf(yield* Refusal.of(repos.upsert(Principal.system, org.uid, { name }))), [
           "name"
         ], name)
       }
@@ -60,16 +61,16 @@ describe("Repos and Tags", () => {
       assert.deepStrictEqual(yield* list({ name: "latest" }), ["latest"])
       assert.deepStrictEqual(yield* list({ updatedSince: "2026-01-03T00:00:00Z" }), ["latest"])
       assert.deepStrictEqual(yield* list({ updatedSince: "2026-01-02T00:00:00.000Z" }), ["1.25.3-r1", "latest"])
-      assert.deepStrictEqual(fieldsOf(yield* Effect.flip(list({ updatedSince: "yesterday" }))), ["updated_since"])
+      assert.deepStrictEqual(fieldsOf(yield* Refusal.of(list({ updatedSince: "yesterday" }))), ["updated_since"])
       assert.deepStrictEqual(
-        fieldsOf(yield* Effect.flip(tags.upsert(Principal.system, repo.uid, { name: ".bad", digest: "md5:1" }))),
+        fieldsOf(yield* Refusal.of(tags.upsert(Principal.system, repo.uid, { name: ".bad", digest: "md5:1" }))),
         [
           "name",
           "digest"
         ]
       )
       assert.strictEqual((yield* tags.get(Principal.system, pinned.uid)).digest, digest)
-      const missingRepo = yield* Effect.flip(
+      const missingRepo = yield* Refusal.of(
         tags.upsert(Principal.system, `${org.uid}/0123456789abcdef`, { name: "x" })
       )
       assert.strictEqual(missingRepo._tag, "NotFound")
@@ -84,12 +85,12 @@ describe("Repos and Tags", () => {
       yield* folder(team.uid, "sub")
       const repo = yield* repos.upsert(Principal.system, team.uid, { name: "nginx" })
       for (const name of ["a", "b", "c"]) yield* tags.upsert(Principal.system, repo.uid, { name })
-      const refusal = yield* Effect.flip((yield* Groups.Groups).delete(Principal.system, team.uid))
+      const refusal = yield* Refusal.of((yield* Groups.Groups).delete(Principal.system, team.uid))
       assert.strictEqual(refusal.message, "Precondition failed: cannot delete group with child repos")
       yield* repos.delete(Principal.system, repo.uid)
       assert.strictEqual((yield* tags.list(Principal.system, { descendantsOf: org.uid })).totalCount, 0)
       assert.strictEqual(
-        (yield* Effect.flip((yield* Groups.Groups).delete(Principal.system, team.uid))).message,
+        (yield* Refusal.of((yield* Groups.Groups).delete(Principal.system, team.uid))).message,
         "Precondition failed: cannot delete group with child groups"
       )
     })))
@@ -116,10 +117,10 @@ describe("Repos and Tags", () => {
           repos.delete(puller, repo.uid)
         ] as ReadonlyArray<Effect.Effect<unknown, { readonly _tag: string }>>
       ) {
-        assert.strictEqual((yield* Effect.flip(denied))._tag, "PermissionDenied")
+        assert.strictEqual((yield* Refusal.of(denied))._tag, "PermissionDenied")
       }
       const outsider = yield* principalWith((yield* organization("other")).uid, "outsider", "owner")
       assert.strictEqual((yield* repos.list(outsider)).totalCount, 0)
-      assert.strictEqual((yield* Effect.flip(tags.get(outsider, tag.uid)))._tag, "PermissionDenied")
+      assert.strictEqual((yield* Refusal.of(tags.get(outsider, tag.uid)))._tag, "PermissionDenied")
     })))
 })

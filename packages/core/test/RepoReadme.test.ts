@@ -4,6 +4,7 @@ import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { Arbor, AuditTrail, Principal, RepoReadme, Repos } from "../src/index.js"
 import * as Readme from "../src/registry/internal/readme.js"
+import * as Refusal from "../src/testing/Refusal.js"
 import { organization, principalWith } from "./fixtures.js"
 
 const withArbor = <A, E>(effect: Effect.Effect<A, E, Arbor.Services>) => Effect.provide(effect, Arbor.layerMemory)
@@ -51,12 +52,12 @@ describe("RepoReadme", () => {
       // Nothing present and no mask: unchanged. A mask naming content without it in the body clears it.
       assert.strictEqual((yield* repos.updateReadme(editor, repo.uid, {})).content, "# nginx\n\nA web server.")
       assert.strictEqual((yield* repos.updateReadme(editor, repo.uid, {}, "content")).content, "")
-      const denied = yield* Effect.flip(repos.updateReadme(viewer, repo.uid, { content: "x" }))
+      const denied = yield* Refusal.of(repos.updateReadme(viewer, repo.uid, { content: "x" }))
       assert.strictEqual(denied._tag, "PermissionDenied")
-      const unsafe = yield* Effect.flip(repos.updateReadme(editor, repo.uid, { content: "<script>x</script>" }))
+      const unsafe = yield* Refusal.of(repos.updateReadme(editor, repo.uid, { content: "<script>x</script>" }))
       assert.strictEqual(unsafe._tag, "InvalidArgument")
       if (unsafe._tag === "InvalidArgument") assert.strictEqual(unsafe.violations[0]?.field, "content")
-      const missing = yield* Effect.flip(repos.readme(Principal.system, `${org.uid}/0123456789abcdef`))
+      const missing = yield* Refusal.of(repos.readme(Principal.system, `${org.uid}/0123456789abcdef`))
       assert.strictEqual(missing._tag, "NotFound")
       const logged = yield* (yield* AuditTrail.AuditTrail).list(Principal.system, { subject: repo.uid })
       assert.deepStrictEqual(

@@ -15,6 +15,7 @@ import {
   RoleBindings,
   Roles
 } from "../src/index.js"
+import * as Refusal from "../src/testing/Refusal.js"
 import { claimMatch, folder, organization, principalWith } from "./fixtures.js"
 
 const withArbor = <A, E>(effect: Effect.Effect<A, E, Arbor.Services>) => Effect.provide(effect, Arbor.layerMemory)
@@ -74,7 +75,7 @@ describe("RoleBindings", () => {
       assert.strictEqual((yield* bindings.list(Principal.system, { identity: alice.identityUid })).totalCount, 3)
       // Bob, an owner of team only, sees alice's bindings there and not in other (her identity, in acme, by uid).
       assert.deepStrictEqual(yield* shown({ identity: alice.identityUid }, bob), [":owner@team", ":viewer@team"])
-      const refused = yield* Effect.flip(bindings.list(Principal.system, { identity: "alice", role: "viewer" }))
+      const refused = yield* Refusal.of(bindings.list(Principal.system, { identity: "alice", role: "viewer" }))
       assert.strictEqual(refused._tag, "InvalidArgument")
       assert.deepStrictEqual(
         refused._tag === "InvalidArgument" ? refused.violations.map((v) => v.field) : [],
@@ -140,7 +141,7 @@ describe("RoleBindings", () => {
       assert.sameMembers(logged.items.map((e) => e.subject), made.map((m) => m.uid))
 
       // One request the binder may not make (an owner binding: escalation), or one that exists: nothing is made.
-      const escalating = yield* Effect.flip(bindings.batchCreate(binder, {
+      const escalating = yield* Refusal.of(bindings.batchCreate(binder, {
         parent: team.uid,
         requests: [
           { roleBinding: { identityUid: c!.identityUid, roleUid: viewer } },
@@ -148,7 +149,7 @@ describe("RoleBindings", () => {
         ]
       }))
       assert.strictEqual(escalating._tag, "PermissionDenied")
-      const existing = yield* Effect.flip(bindings.batchCreate(binder, {
+      const existing = yield* Refusal.of(bindings.batchCreate(binder, {
         parent: team.uid,
         roleUid: viewer,
         requests: [{ roleBinding: { identityUid: c!.identityUid } }, { roleBinding: { identityUid: a!.identityUid } }]
@@ -159,7 +160,7 @@ describe("RoleBindings", () => {
       // Bad batches are refused before anything is read, each fault named.
       const fields = (input: unknown) =>
         Effect.map(
-          Effect.flip(bindings.batchCreate(binder, input)),
+          Refusal.of(bindings.batchCreate(binder, input)),
           (e) => e._tag === "InvalidArgument" ? e.violations.map((v) => v.field) : [e._tag]
         )
       const one = { roleBinding: { identityUid: c!.identityUid } }
@@ -190,7 +191,7 @@ describe("RoleBindings", () => {
       const org = yield* organization("acme")
       const user = yield* principalWith(org.uid, "user", "viewer")
       const bindings = yield* RoleBindings.RoleBindings
-      const dup = yield* Effect.flip(
+      const dup = yield* Refusal.of(
         bindings.create(Principal.system, org.uid, { identityUid: user.identityUid, roleUid: viewer })
       )
       assert.strictEqual(dup._tag, "AlreadyExists")
@@ -200,7 +201,7 @@ describe("RoleBindings", () => {
       })
       yield* bindings.delete(Principal.system, second.uid)
       yield* bindings.delete(Principal.system, second.uid)
-      assert.strictEqual((yield* Effect.flip(bindings.get(Principal.system, second.uid)))._tag, "NotFound")
+      assert.strictEqual((yield* Refusal.of(bindings.get(Principal.system, second.uid)))._tag, "NotFound")
     })))
 
   it.effect("no escalation: binding a role needs every capability of the role at the group", () =>
@@ -220,16 +221,16 @@ describe("RoleBindings", () => {
       yield* bindings.create(Principal.system, org.uid, { identityUid: binder.identityUid, roleUid: binderRole.uid })
       const target = yield* principalWith(org.uid, "target", "viewer", [])
 
-      const escalate = yield* Effect.flip(
+      const escalate = yield* Refusal.of(
         bindings.create(binder, team.uid, { identityUid: target.identityUid, roleUid: owner })
       )
       assert.strictEqual(escalate._tag, "PermissionDenied")
-      const self = yield* Effect.flip(
+      const self = yield* Refusal.of(
         bindings.create(binder, team.uid, { identityUid: binder.identityUid, roleUid: owner })
       )
       assert.strictEqual(self._tag, "PermissionDenied")
       const fine = yield* bindings.create(binder, team.uid, { identityUid: target.identityUid, roleUid: viewer })
-      const raise = yield* Effect.flip(bindings.update(binder, fine.uid, { roleUid: owner }))
+      const raise = yield* Refusal.of(bindings.update(binder, fine.uid, { roleUid: owner }))
       assert.strictEqual(raise._tag, "PermissionDenied")
       assert.strictEqual((yield* bindings.get(Principal.system, fine.uid)).role.name, "viewer")
     })))
@@ -248,15 +249,15 @@ describe("RoleBindings", () => {
         claimMatch: claimMatch("b")
       })
       const bindings = yield* RoleBindings.RoleBindings
-      const role = yield* Effect.flip(
+      const role = yield* Refusal.of(
         bindings.create(ownerA, a.uid, { identityUid: ownerA.identityUid, roleUid: foreignRole.uid })
       )
       assert.strictEqual(
         role.message,
         `Permission 'roles.list' denied on resource '${foreignRole.uid}' (or it might not exist)`
       )
-      const hidden = yield* Effect.flip(bindings.create(ownerA, a.uid, { identityUid: identityB.uid, roleUid: viewer }))
-      const missing = yield* Effect.flip(
+      const hidden = yield* Refusal.of(bindings.create(ownerA, a.uid, { identityUid: identityB.uid, roleUid: viewer }))
+      const missing = yield* Refusal.of(
         bindings.create(ownerA, a.uid, { identityUid: `${b.uid}/0123456789abcdef`, roleUid: viewer })
       )
       assert.strictEqual(
@@ -264,7 +265,7 @@ describe("RoleBindings", () => {
         `Permission 'identity.list' denied on resource '${identityB.uid}' (or it might not exist)`
       )
       assert.strictEqual(missing._tag, "PermissionDenied")
-      const absentRole = yield* Effect.flip(
+      const absentRole = yield* Refusal.of(
         bindings.create(ownerA, a.uid, { identityUid: ownerA.identityUid, roleUid: `${b.uid}/0123456789abcdef` })
       )
       assert.strictEqual(absentRole._tag, "PermissionDenied")
@@ -273,7 +274,7 @@ describe("RoleBindings", () => {
         name: "t",
         capabilities: ["groups.list"]
       })
-      const above = yield* Effect.flip(
+      const above = yield* Refusal.of(
         bindings.create(ownerA, a.uid, { identityUid: ownerA.identityUid, roleUid: teamRole.uid })
       )
       assert.strictEqual(above._tag, "NotFound", "a role defined below the group cannot be bound at it")
@@ -387,7 +388,7 @@ describe("RoleBindings with a window (DECISIONS §21)", () => {
       const bindings = yield* RoleBindings.RoleBindings
       const bad = (input: Record<string, unknown>) =>
         Effect.map(
-          Effect.flip(
+          Refusal.of(
             bindings.create(Principal.system, team.uid, { identityUid: identity.uid, roleUid: editor, ...input })
           ),
           (e) => [e._tag, (e as { violations?: ReadonlyArray<{ field: string }> }).violations?.[0]?.field]
@@ -435,7 +436,7 @@ describe("RoleBindings with a window (DECISIONS §21)", () => {
         claimMatch: claimMatch("mallory's own")
       })
       assert.strictEqual(
-        (yield* Effect.flip(repoint))._tag,
+        (yield* Refusal.of(repoint))._tag,
         "PermissionDenied",
         "it would be owner at noon, with no write"
       )
@@ -452,9 +453,9 @@ describe("RoleBindings with a window (DECISIONS §21)", () => {
         roleUid: owner,
         expireTime: "2026-11-29T08:00:00Z"
       })
-      const refused = yield* Effect.flip(bindings.delete(Principal.system, own!.uid))
+      const refused = yield* Refusal.of(bindings.delete(Principal.system, own!.uid))
       assert.strictEqual(refused._tag, "FailedPrecondition")
-      const ending = yield* Effect.flip(
+      const ending = yield* Refusal.of(
         bindings.update(Principal.system, own!.uid, { expireTime: "2026-11-29T08:00:00Z" }, "expireTime")
       )
       assert.strictEqual(ending._tag, "FailedPrecondition")

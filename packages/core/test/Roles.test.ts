@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { Arbor, Capability, Principal, Role, RoleBindings, Roles } from "../src/index.js"
+import * as Refusal from "../src/testing/Refusal.js"
 import { organization, principalWith } from "./fixtures.js"
 
 const withArbor = <A, E>(effect: Effect.Effect<A, E, Arbor.Services>) => Effect.provide(effect, Arbor.layerMemory)
@@ -60,12 +61,12 @@ describe("Roles", () => {
     withArbor(Effect.gen(function*() {
       const roles = yield* Roles.Roles
       const org = yield* organization("acme")
-      const unknown = yield* Effect.flip(roles.create(Principal.system, org.uid, {
+      const unknown = yield* Refusal.of(roles.create(Principal.system, org.uid, {
         name: "r",
         capabilities: ["groups.list", "groups.fly"]
       }))
       assert.deepStrictEqual(fieldsOf(unknown), ["capabilities[1]"])
-      const none = yield* Effect.flip(roles.create(Principal.system, org.uid, { name: "r", capabilities: [] }))
+      const none = yield* Refusal.of(roles.create(Principal.system, org.uid, { name: "r", capabilities: [] }))
       assert.deepStrictEqual(fieldsOf(none), ["capabilities"])
     })))
 
@@ -82,7 +83,7 @@ describe("Roles", () => {
         identityUid: admin.identityUid,
         roleUid: roleAdmin.uid
       })
-      const denied = yield* Effect.flip(
+      const denied = yield* Refusal.of(
         roles.create(admin, org.uid, { name: "x", capabilities: ["groups.list", "groups.delete"] })
       )
       assert.strictEqual(
@@ -90,7 +91,7 @@ describe("Roles", () => {
         `Permission 'groups.delete' denied on resource '${org.uid}' (or it might not exist)`
       )
       const ok = yield* roles.create(admin, org.uid, { name: "x", capabilities: ["groups.list"] })
-      const raise = yield* Effect.flip(
+      const raise = yield* Refusal.of(
         roles.update(admin, ok.uid, { capabilities: ["groups.list", "identity.delete"] })
       )
       assert.strictEqual(raise._tag, "PermissionDenied")
@@ -102,9 +103,9 @@ describe("Roles", () => {
       const roles = yield* Roles.Roles
       const org = yield* organization("acme")
       const viewer = Role.builtInByName("viewer")!.uid
-      const update = yield* Effect.flip(roles.update(Principal.system, viewer, { name: "seer" }))
+      const update = yield* Refusal.of(roles.update(Principal.system, viewer, { name: "seer" }))
       assert.strictEqual(update.message, "Precondition failed: built-in roles cannot be updated")
-      const del = yield* Effect.flip(roles.delete(Principal.system, viewer))
+      const del = yield* Refusal.of(roles.delete(Principal.system, viewer))
       assert.strictEqual(del.message, "Precondition failed: built-in roles cannot be deleted")
 
       const custom = yield* roles.create(Principal.system, org.uid, { name: "custom", capabilities: ["groups.list"] })
@@ -113,11 +114,11 @@ describe("Roles", () => {
         identityUid: user.identityUid,
         roleUid: custom.uid
       })
-      const bound = yield* Effect.flip(roles.delete(Principal.system, custom.uid))
+      const bound = yield* Refusal.of(roles.delete(Principal.system, custom.uid))
       assert.strictEqual(bound._tag, "FailedPrecondition")
       assert.deepStrictEqual(bound._tag === "FailedPrecondition" && bound.violations[0].type, "RESOURCE_IN_USE")
       yield* (yield* RoleBindings.RoleBindings).delete(Principal.system, binding.uid)
       yield* roles.delete(Principal.system, custom.uid)
-      assert.strictEqual((yield* Effect.flip(roles.get(Principal.system, custom.uid)))._tag, "NotFound")
+      assert.strictEqual((yield* Refusal.of(roles.get(Principal.system, custom.uid)))._tag, "NotFound")
     })))
 })

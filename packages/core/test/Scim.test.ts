@@ -18,6 +18,7 @@ import {
   ScimUsers
 } from "../src/index.js"
 import * as ScimGroup from "../src/provisioning/ScimGroup.js"
+import * as Refusal from "../src/testing/Refusal.js"
 import * as Person from "../src/tokens/internal/signIn/person.js"
 import { folder, organization, principalWith } from "./fixtures.js"
 
@@ -43,7 +44,7 @@ const setUp = Effect.gen(function*() {
 })
 
 const tagOf = <A, E extends { readonly _tag: string }, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.map(Effect.flip(effect), (e) => e._tag)
+  Effect.map(Refusal.of(effect), (e) => e._tag)
 
 describe("ScimCredentials", () => {
   it.effect("generate once, enable with two owners, regenerate with an overlap, revoke; every step logged", () =>
@@ -98,7 +99,7 @@ describe("ScimCredentials", () => {
       assert.strictEqual(yield* tagOf(scim.authenticate(provider.uid, fourth.token)), "Unauthenticated")
       assert.strictEqual((yield* providers.get(owner, provider.uid)).scim!.credentialState, "REVOKED")
       // Bad requests: both expiries, an expiry past two years, a negative overlap.
-      const both = yield* Effect.flip(scim.regenerateToken(owner, provider.uid, {
+      const both = yield* Refusal.of(scim.regenerateToken(owner, provider.uid, {
         etag: revoked.etag,
         neverExpires: true,
         expireTime: "2030-01-01T00:00:00Z"
@@ -137,7 +138,7 @@ describe("ScimCredentials", () => {
       const { owner, provider } = yield* setUp
       assert.strictEqual(yield* tagOf(scim.regenerateToken(owner, provider.uid, { etag: "0" })), "NotFound")
       assert.strictEqual(yield* tagOf(scim.revokeToken(owner, provider.uid)), "NotFound")
-      const missing = yield* Effect.flip(scim.regenerateToken(owner, provider.uid, {}))
+      const missing = yield* Refusal.of(scim.regenerateToken(owner, provider.uid, {}))
       assert.deepStrictEqual(
         (missing as { violations?: ReadonlyArray<{ field: string }> }).violations?.map((v) => v.field),
         ["etag"]
@@ -181,7 +182,7 @@ describe("ScimUsers", () => {
         yield* tagOf(scim.createUser(client, { userName: "other", externalId: "00u1" })),
         "AlreadyExists"
       )
-      const missing = yield* Effect.flip(scim.createUser(client, { userName: "x" }))
+      const missing = yield* Refusal.of(scim.createUser(client, { userName: "x" }))
       assert.deepStrictEqual(
         (missing as { violations?: ReadonlyArray<{ field: string }> }).violations?.map((v) => v.field),
         ["externalId"]
@@ -337,7 +338,7 @@ describe("ScimGroups", () => {
       yield* groups.deleteGroup(client, ScimGroup.scimIdOf(engineering))
       assert.isFalse(yield* holdsAt(team.uid))
       // Someone the provider did not provision cannot be made a member.
-      const refused = yield* Effect.flip(
+      const refused = yield* Refusal.of(
         groups.createGroup(client, {
           displayName: "Sneaky",
           members: [{ value: owner._tag === "Identity" ? owner.uid : "" }]

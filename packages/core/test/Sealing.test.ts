@@ -4,6 +4,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as IdentityProvider from "../src/iam/IdentityProvider.js"
 import { Arbor, IdentityProviders, MemoryStore, Principal, Repository, Role, Sealing, Secrets } from "../src/index.js"
+import * as Refusal from "../src/testing/Refusal.js"
 import { organization } from "./fixtures.js"
 
 const one = Sealing.keys(new Uint8Array(32).fill(1))
@@ -17,7 +18,7 @@ describe("Sealing", () => {
       assert.notInclude(sealed, "client-secret-1234")
       assert.notStrictEqual(Sealing.seal(one, "client-secret-1234"), sealed)
       assert.strictEqual(yield* Sealing.open(one, sealed), "client-secret-1234")
-      assert.strictEqual((yield* Effect.flip(Sealing.open(other, sealed)))._tag, "Internal")
+      assert.strictEqual((yield* Refusal.of(Sealing.open(other, sealed)))._tag, "Internal")
       // Rotation: the new key seals, the retired one still opens, and what it sealed needs sealing again.
       const rotated = Sealing.keys(new Uint8Array(32).fill(2), [new Uint8Array(32).fill(1)])
       assert.strictEqual(yield* Sealing.open(rotated, sealed), "client-secret-1234")
@@ -25,7 +26,7 @@ describe("Sealing", () => {
       assert.isFalse(Sealing.needsSealing(rotated, Sealing.seal(rotated, "x")))
       assert.isTrue(Sealing.needsSealing(rotated, "legacy"))
       const damaged = sealed.slice(0, -2) + (sealed.endsWith("AA") ? "BB" : "AA")
-      assert.strictEqual((yield* Effect.flip(Sealing.open(one, damaged)))._tag, "Internal")
+      assert.strictEqual((yield* Refusal.of(Sealing.open(one, damaged)))._tag, "Internal")
       // A value stored before sealing began is taken as it is.
       assert.strictEqual(yield* Sealing.open(one, "legacy"), "legacy")
     }))

@@ -3,6 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Egress from "../src/engine/internal/egress.js"
 import { Arbor, AuditTrail, Principal, Settings, Subscriptions } from "../src/index.js"
+import * as Refusal from "../src/testing/Refusal.js"
 import { folder, organization, principalWith } from "./fixtures.js"
 
 /** Names under `.invalid` resolve as the test says; nothing else resolves. */
@@ -45,7 +46,7 @@ describe("Subscriptions", () => {
       assert.deepStrictEqual({ ...got.health }, { state: "ACTIVE", pending: 0 })
       yield* subscriptions.create(Principal.system, other.uid, { sink: "https://hooks.example.invalid/other" })
       assert.deepStrictEqual((yield* subscriptions.list(ownerOfTeam)).items.map((s) => s.uid), [created.uid])
-      const denied = yield* Effect.flip(
+      const denied = yield* Refusal.of(
         subscriptions.create(ownerOfTeam, other.uid, { sink: "https://hooks.example.invalid/x" })
       )
       assert.strictEqual(denied._tag, "PermissionDenied")
@@ -65,7 +66,7 @@ describe("Subscriptions", () => {
       const org = yield* organization("acme")
       const refusal = (sink: unknown) =>
         Effect.map(
-          Effect.flip(subscriptions.create(Principal.system, org.uid, sink === undefined ? {} : { sink })),
+          Refusal.of(subscriptions.create(Principal.system, org.uid, sink === undefined ? {} : { sink })),
           (e) => e._tag === "InvalidArgument" ? `${e.violations[0].field}: ${e.violations[0].description}` : e._tag
         )
       assert.match(yield* refusal("http://hooks.example.invalid/x"), /^sink: must be an https:\/\/ URL/)
@@ -89,7 +90,7 @@ describe("Subscriptions", () => {
       const org = yield* organization("acme")
       const local = yield* subscriptions.create(Principal.system, org.uid, { sink: "http://127.0.0.1:8123/hook" })
       assert.strictEqual(local.sink, "http://127.0.0.1:8123/hook")
-      const intranet = yield* Effect.flip(
+      const intranet = yield* Refusal.of(
         subscriptions.create(Principal.system, org.uid, { sink: "https://intranet.example.invalid/x" })
       )
       assert.strictEqual(intranet._tag, "InvalidArgument")

@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { Arbor, AuditTrail, Groups, Principal, Terms } from "../src/index.js"
+import * as Refusal from "../src/testing/Refusal.js"
 import { folder, organization, principalWith } from "./fixtures.js"
 
 describe("Terms", () => {
@@ -46,9 +47,9 @@ describe("Terms", () => {
       yield* terms.accept(Principal.system, org.uid, { documentIds: ["tos.v1"] })
       // Holding terms.list at the folder shows what the organization accepted.
       assert.deepStrictEqual((yield* terms.list(viewer, team.uid)).items.map((a) => a.docId), ["tos.v1"])
-      const notAtOrg = yield* Effect.flip(terms.list(viewer, org.uid))
+      const notAtOrg = yield* Refusal.of(terms.list(viewer, org.uid))
       assert.strictEqual(notAtOrg._tag, "PermissionDenied")
-      const cannotAccept = yield* Effect.flip(terms.accept(viewer, team.uid, { documentIds: ["x.v1"] }))
+      const cannotAccept = yield* Refusal.of(terms.accept(viewer, team.uid, { documentIds: ["x.v1"] }))
       assert.strictEqual(cannotAccept._tag, "PermissionDenied")
       assert.strictEqual((yield* terms.list(Principal.system, team.uid)).totalCount, 1)
     }).pipe(Effect.provide(Arbor.layerMemory)))
@@ -66,13 +67,13 @@ describe("Terms", () => {
           [{ documentIds: Array.from({ length: 33 }, (_, i) => `d${i}`) }, "documentIds"]
         ] as const
       ) {
-        const refused = yield* Effect.flip(terms.accept(Principal.system, team.uid, input))
+        const refused = yield* Refusal.of(terms.accept(Principal.system, team.uid, input))
         assert.strictEqual(refused._tag, "InvalidArgument")
         if (refused._tag === "InvalidArgument") assert.strictEqual(refused.violations[0]?.field, field)
       }
-      const malformed = yield* Effect.flip(terms.list(Principal.system, "nope"))
+      const malformed = yield* Refusal.of(terms.list(Principal.system, "nope"))
       assert.strictEqual(malformed._tag, "InvalidArgument")
-      const missing = yield* Effect.flip(terms.accept(Principal.system, `${org.uid}/0123456789abcdef`, {
+      const missing = yield* Refusal.of(terms.accept(Principal.system, `${org.uid}/0123456789abcdef`, {
         documentIds: ["tos.v1"]
       }))
       assert.strictEqual(missing._tag, "NotFound")

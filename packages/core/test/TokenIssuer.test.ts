@@ -6,6 +6,7 @@ import * as Redacted from "effect/Redacted"
 import * as TestClock from "effect/TestClock"
 import * as jose from "jose"
 import { MemoryStore, Secrets, TokenIssuer, Uid } from "../src/index.js"
+import * as Refusal from "../src/testing/Refusal.js"
 
 const settings = Layer.succeed(TokenIssuer.TokenSettings, {
   issuer: "https://auth.arbor.invalid",
@@ -38,7 +39,7 @@ describe("TokenIssuer", () => {
       assert.strictEqual(expiry.epochMillis, claims.exp! * 1000)
       assert.strictEqual((yield* issuer.verify(token)).identity, identity)
       yield* TestClock.adjust("3661 seconds")
-      assert.strictEqual((yield* Effect.flip(issuer.verify(token))).reason, "ERR_JWT_EXPIRED")
+      assert.strictEqual((yield* Refusal.of(issuer.verify(token))).reason, "ERR_JWT_EXPIRED")
     }))
 
   it.scoped("tokens issued in the future, or living longer than an hour, are refused though signed with its key", () =>
@@ -57,7 +58,7 @@ describe("TokenIssuer", () => {
             .setIssuer("https://auth.arbor.invalid").setAudience("https://api.arbor.invalid").setSubject(identity)
             .setIssuedAt(iat).setExpirationTime(exp).sign(privateKey)
         )
-      const reason = (token: string) => Effect.map(Effect.flip(issuer.verify(token)), (e) => e.reason)
+      const reason = (token: string) => Effect.map(Refusal.of(issuer.verify(token)), (e) => e.reason)
       assert.strictEqual(yield* reason(yield* forge(now + 600, now + 600 + 3600)), "ERR_IAT_IN_FUTURE")
       assert.strictEqual(yield* reason(yield* forge(now, now + 7200)), "ERR_LIFETIME_TOO_LONG")
       assert.strictEqual((yield* issuer.verify(yield* forge(now + 30, now + 30 + 3600))).identity, identity)
@@ -81,7 +82,7 @@ describe("TokenIssuer", () => {
       // The retired key is dropped once every token it signed has expired.
       yield* TestClock.adjust("61 minutes")
       assert.deepStrictEqual((yield* issuer.jwks).keys.map((k) => k.kid), [kid])
-      assert.strictEqual((yield* Effect.flip(issuer.verify(before))).reason, "ERR_JWKS_NO_MATCHING_KEY")
+      assert.strictEqual((yield* Refusal.of(issuer.verify(before))).reason, "ERR_JWKS_NO_MATCHING_KEY")
     }))
 
   it.scoped("an issuer takes up a rotation made by another process sharing its key store", () =>
@@ -141,7 +142,7 @@ describe("TokenIssuer", () => {
         jose.base64url.encode(JSON.stringify({ iss: "https://auth.arbor.invalid", sub: identity, exp: now + 60 }))
       }.`
       for (const token of [forged, unsigned, "not a token"]) {
-        assert.strictEqual((yield* Effect.flip(issuer.verify(token)))._tag, "Unauthenticated")
+        assert.strictEqual((yield* Refusal.of(issuer.verify(token)))._tag, "Unauthenticated")
       }
     }))
 

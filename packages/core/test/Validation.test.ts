@@ -2,6 +2,7 @@ import { Validation } from "@arbor/core"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import * as Refusal from "../src/testing/Refusal.js"
 
 const Input = Schema.Struct({
   name: Schema.String,
@@ -15,7 +16,7 @@ const Input = Schema.Struct({
 
 const violations = (input: unknown) =>
   Effect.map(
-    Effect.flip(Validation.decode(Input)(input)),
+    Refusal.of(Validation.decode(Input)(input)),
     (error) => Object.fromEntries(error.violations.map((v) => [v.field, v.description]))
   )
 

@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as TestClock from "effect/TestClock"
 import { Arbor, AuditTrail, Groups, Identities, Principal } from "../src/index.js"
+import * as Refusal from "../src/testing/Refusal.js"
 import { organization, principalWith } from "./fixtures.js"
 
 const withArbor = <A, E>(effect: Effect.Effect<A, E, Arbor.Services>) => Effect.provide(effect, Arbor.layerMemory)
@@ -25,7 +26,7 @@ describe("verified organizations", () => {
       const groups = yield* Groups.Groups
       const org = yield* organization("acme.dev")
       const owner = yield* principalWith(org.uid, "owner", "owner")
-      const byOwner = yield* Effect.flip(groups.update(owner, org.uid, { verified: true }))
+      const byOwner = yield* Refusal.of(groups.update(owner, org.uid, { verified: true }))
       assert.strictEqual(byOwner._tag, "PermissionDenied")
       assert.isFalse((yield* groups.get(owner, org.uid)).verified)
       assert.isTrue((yield* groups.update(Principal.system, org.uid, { verified: true })).verified)
@@ -34,14 +35,14 @@ describe("verified organizations", () => {
       const renamed = yield* groups.update(owner, org.uid, { name: "acme.io" })
       assert.isFalse(renamed.verified)
       const notDomain = yield* organization("acme corp")
-      const refused = yield* Effect.flip(groups.update(Principal.system, notDomain.uid, { verified: true }))
+      const refused = yield* Refusal.of(groups.update(Principal.system, notDomain.uid, { verified: true }))
       assert.strictEqual(refused._tag, "InvalidArgument")
       const folder = yield* groups.create(Principal.system, org.uid, { name: "team.acme.dev" })
       assert.strictEqual(
-        (yield* Effect.flip(groups.update(Principal.system, folder.uid, { verified: true })))._tag,
+        (yield* Refusal.of(groups.update(Principal.system, folder.uid, { verified: true })))._tag,
         "InvalidArgument"
       )
-      const notBoolean = yield* Effect.flip(groups.update(Principal.system, org.uid, { verified: "yes" }))
+      const notBoolean = yield* Refusal.of(groups.update(Principal.system, org.uid, { verified: "yes" }))
       assert.strictEqual(notBoolean._tag, "InvalidArgument")
       // `verified` in a create body is output-only there: ignored, for a platform admin too (a client that copies a
       // fetched group sends it). Verified by a platform admin's update; a whole replacement (`*`, v1's) leaves it.
@@ -51,7 +52,7 @@ describe("verified organizations", () => {
       const owned = yield* principalWith(created.uid, "owner", "owner")
       const replaced = yield* groups.update(owned, created.uid, { name: "verified.example", description: "d" }, "*")
       assert.isTrue(replaced.verified)
-      const unverify = yield* Effect.flip(groups.update(owned, created.uid, { verified: false }))
+      const unverify = yield* Refusal.of(groups.update(owned, created.uid, { verified: false }))
       assert.strictEqual(unverify._tag, "PermissionDenied")
       const copied = yield* groups.create(owned, created.uid, { name: "x.dev", verified: true })
       assert.isFalse(copied.verified)
@@ -63,12 +64,12 @@ describe("verified organizations", () => {
       const org = yield* organization("acme.dev")
       const ada = yield* person("ada@acme.dev")
       // Not verified yet: not found, as for everyone else.
-      assert.strictEqual((yield* Effect.flip(groups.lookupVerified(ada)))._tag, "NotFound")
+      assert.strictEqual((yield* Refusal.of(groups.lookupVerified(ada)))._tag, "NotFound")
       yield* groups.update(Principal.system, org.uid, { verified: true })
       assert.deepStrictEqual(yield* groups.checkEligibility(ada), { eligible: true })
       assert.strictEqual((yield* groups.lookupVerified(ada)).uid, org.uid)
       yield* groups.requestAccess(ada, org.uid)
-      const again = yield* Effect.flip(groups.requestAccess(ada, org.uid))
+      const again = yield* Refusal.of(groups.requestAccess(ada, org.uid))
       assert.strictEqual(again._tag, "ResourceExhausted")
       yield* TestClock.adjust("25 hours")
       yield* groups.requestAccess(ada, org.uid)
@@ -96,19 +97,19 @@ describe("verified organizations", () => {
         Principal.system
       ]
       for (const stranger of strangers) {
-        const lookup = yield* Effect.flip(groups.lookupVerified(stranger))
+        const lookup = yield* Refusal.of(groups.lookupVerified(stranger))
         assert.deepStrictEqual([lookup._tag, lookup.message], [
           "NotFound",
           "Not found: verified organization for your email's domain"
         ])
-        const request = yield* Effect.flip(groups.requestAccess(stranger, org.uid))
+        const request = yield* Refusal.of(groups.requestAccess(stranger, org.uid))
         assert.strictEqual(request._tag, "NotFound")
       }
       assert.deepStrictEqual(yield* groups.checkEligibility(strangers[0]!), { eligible: false })
       assert.deepStrictEqual(yield* groups.checkEligibility(strangers[1]!), { eligible: true })
-      assert.strictEqual((yield* Effect.flip(groups.requestAccess(ada, "")))._tag, "InvalidArgument")
+      assert.strictEqual((yield* Refusal.of(groups.requestAccess(ada, "")))._tag, "InvalidArgument")
       assert.strictEqual(
-        (yield* Effect.flip(groups.requestAccess(ada, `${org.uid}/0123456789abcdef`)))._tag,
+        (yield* Refusal.of(groups.requestAccess(ada, `${org.uid}/0123456789abcdef`)))._tag,
         "NotFound"
       )
     })))

@@ -15,9 +15,8 @@ import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
-import type { Logged } from "../events/ChangeLog.js"
 import { operation } from "./internal/tracing.js"
-import type { Range } from "./Uid.js"
+import type { Range, Uid } from "./Uid.js"
 
 /**
  * The type of a column. `json` columns hold any JSON value (objects, arrays). A `position` column is text the adapter
@@ -53,6 +52,29 @@ export interface Table {
   readonly versions?: ReadonlyArray<string>
   /** How the change log records this table's writes, for the tables of the API's resources. */
   readonly events?: Logged
+}
+
+/** A resource's fields as JSON. */
+export type Fields = { readonly [field: string]: unknown }
+
+/** What happened to the resource. */
+export type Change = "created" | "updated" | "deleted"
+
+/** The CloudEvent types of a resource's writes. */
+export type EventTypes = { readonly [C in Change]: string }
+
+/** How a table's writes are logged (`ChangeLog.logged` makes one; its kind one of the log's). */
+export interface Logged {
+  readonly kind: string
+  readonly types: EventTypes
+  /** The group an entry belongs to: the resource's parent (itself at the root), unless the kind says otherwise. */
+  readonly groupOf?: (uid: Uid) => Uid
+  /**
+   * The entries' bodies from the stored rows, one each, in order: the resource as the engine's class for it encodes
+   * it, secrets left out and references hydrated (read for all the rows of a write at once). By default, each row
+   * without its `parent`.
+   */
+  readonly body?: (rows: ReadonlyArray<Row>, store: StoreService) => Effect.Effect<ReadonlyArray<Fields>, StoreError>
 }
 
 /** A scalar a column holds or a condition compares with. */

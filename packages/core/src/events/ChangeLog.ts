@@ -15,9 +15,9 @@ import * as FiberRef from "effect/FiberRef"
 import * as Schema from "effect/Schema"
 import { Timestamp } from "../engine/internal/fields.js"
 import * as Versions from "../engine/internal/storage/versions.js"
-import type { Row, StoreError, StoreService, Table } from "../engine/Store.js"
+import type { Change, Fields, Logged, Row, StoreError, StoreService, Table } from "../engine/Store.js"
 import * as Uid from "../engine/Uid.js"
-import type { Principal } from "../iam/Principal.js"
+import { Act, type Principal } from "../iam/Principal.js"
 
 /** The kinds of resource the log records. */
 export const ResourceKind = Schema.Literal(
@@ -46,28 +46,8 @@ export const ResourceKind = Schema.Literal(
 )
 export type ResourceKind = typeof ResourceKind.Type
 
-/** A resource's fields as JSON. */
-export type Fields = { readonly [field: string]: unknown }
-
-/** What happened to the resource. */
-export type Change = "created" | "updated" | "deleted"
-
-/** The CloudEvent types of a resource's writes. */
-export type EventTypes = { readonly [C in Change]: string }
-
-/** How a table's writes are logged. */
-export interface Logged {
-  readonly kind: ResourceKind
-  readonly types: EventTypes
-  /** The group an entry belongs to: the resource's parent (itself at the root), unless the kind says otherwise. */
-  readonly groupOf?: (uid: Uid.Uid) => Uid.Uid
-  /**
-   * The entries' bodies from the stored rows, one each, in order: the resource as the engine's class for it encodes
-   * it, secrets left out and references hydrated (read for all the rows of a write at once). By default, each row
-   * without its `parent`.
-   */
-  readonly body?: (rows: ReadonlyArray<Row>, store: StoreService) => Effect.Effect<ReadonlyArray<Fields>, StoreError>
-}
+/** How a table's writes are logged, what happened and the fields written: declared with the store's tables. */
+export type { Change, EventTypes, Fields, Logged } from "../engine/Store.js"
 
 /** A `body` that needs nothing but each row. */
 export const eachRow =
@@ -103,13 +83,8 @@ export const without = (value: unknown, ...names: ReadonlyArray<string>): Fields
 /** The row without its `parent` and some of its columns (secrets, internal bookkeeping). */
 export const omitting = (...columns: ReadonlyArray<string>) => (row: Row): Fields => without(row, "parent", ...columns)
 
-/** The upstream token behind an exchanged token (its `act` claim). */
-export const Act = Schema.Struct({
-  iss: Schema.String,
-  sub: Schema.String,
-  aud: Schema.optional(Schema.Union(Schema.String, Schema.Array(Schema.String)))
-})
-export type Act = typeof Act.Type
+/** The upstream token behind an exchanged token (its `act` claim): the principal's (`Principal.Act`). */
+export { Act } from "../iam/Principal.js"
 
 /** Who made a change: an identity's uid, or `system`; how it signed in, when known. */
 export const Actor = Schema.Struct({

@@ -3,9 +3,17 @@
  * or an identity whose role bindings decide what it may do.
  */
 import * as Data from "effect/Data"
+import * as Schema from "effect/Schema"
 import type { Uid } from "../engine/Uid.js"
-import type { Act } from "../events/ChangeLog.js"
 import type { Capability } from "./Capability.js"
+
+/** The upstream token behind an exchanged token (its `act` claim), which its principal and its writes carry. */
+export const Act = Schema.Struct({
+  iss: Schema.String,
+  sub: Schema.String,
+  aud: Schema.optional(Schema.Union(Schema.String, Schema.Array(Schema.String)))
+})
+export type Act = typeof Act.Type
 
 /**
  * What a token is narrowed to (the exchange's `cap` and `scopes`): only these capabilities, only in these groups and

@@ -9,7 +9,7 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import { FailedPrecondition, PreconditionViolation } from "../../engine/Errors.js"
-import type { Invariant } from "../../engine/internal/invariants.js"
+import type { Invariant } from "../../engine/internal/invariant.js"
 import type { Row, StoreService } from "../../engine/Store.js"
 import * as Uid from "../../engine/Uid.js"
 import * as ScimUser from "../../provisioning/ScimUser.js"

@@ -1,0 +1,83 @@
+/**
+ * The workspace's structure, read as the compiler reads it (issue 59): no package's sources import one another in a
+ * cycle, `import type` and re-exports included, so each module can be read, tested and split from what it imports.
+ */
+import { readdirSync, readFileSync, statSync } from "node:fs"
+import { dirname, join, relative, resolve } from "node:path"
+import ts from "typescript"
+import { assert, describe, it } from "vitest"
+
+const packages = join(import.meta.dirname, "..", "..")
+
+/** Every TypeScript source below `dir`. */
+const sourcesIn = (dir: string): Array<string> =>
+  readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name)
+    return statSync(path).isDirectory() ? sourcesIn(path) : /\.tsx?$/.test(name) ? [path] : []
+  })
+
+/** The sources `file` imports from its own package (relative specifiers), as the compiler's pre-processor finds them. */
+const importsOf = (file: string, known: ReadonlySet<string>): Array<string> =>
+  ts.preProcessFile(readFileSync(file, "utf8"), true, true).importedFiles
+    .map((imported) => imported.fileName)
+    .filter((specifier) => specifier.startsWith("."))
+    .flatMap((specifier) => {
+      const base = resolve(dirname(file), specifier).replace(/\.js$/, "")
+      return [`${base}.ts`, `${base}.tsx`, join(base, "index.ts")].filter((candidate) => known.has(candidate))
+    })
+
+/** The groups of modules that import one another in a cycle (Tarjan's strongly connected components). */
+const cycles = (graph: ReadonlyMap<string, ReadonlyArray<string>>): Array<Array<string>> => {
+  let next = 0
+  const index = new Map<string, number>()
+  const low = new Map<string, number>()
+  const stack: Array<string> = []
+  const onStack = new Set<string>()
+  const found: Array<Array<string>> = []
+  const visit = (v: string) => {
+    index.set(v, next)
+    low.set(v, next++)
+    stack.push(v)
+    onStack.add(v)
+    for (const w of graph.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w)
+        low.set(v, Math.min(low.get(v)!, low.get(w)!))
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!))
+    }
+    if (low.get(v) === index.get(v)) {
+      const component: Array<string> = []
+      let w: string
+      do {
+        w = stack.pop()!
+        onStack.delete(w)
+        component.push(w)
+      } while (w !== v)
+      if (component.length > 1 || (graph.get(v) ?? []).includes(v)) found.push(component)
+    }
+  }
+  for (const v of graph.keys()) if (!index.has(v)) visit(v)
+  return found
+}
+
+describe("structure", () => {
+  const withSources = readdirSync(packages).filter((name) => {
+    try {
+      return statSync(join(packages, name, "src")).isDirectory()
+    } catch {
+      return false
+    }
+  })
+
+  it.each(withSources)("%s: no import cycle among its sources, import type included", (name) => {
+    const files = sourcesIn(join(packages, name, "src"))
+    const known = new Set(files)
+    const graph = new Map(files.map((file) => [file, importsOf(file, known)] as const))
+    assert.deepStrictEqual(cycles(graph).map((component) => component.map((f) => relative(packages, f)).sort()), [])
+  })
+
+  it("finds a cycle where there is one (the check itself)", () => {
+    const graph = new Map([["a", ["b"]], ["b", ["c"]], ["c", ["a"]], ["d", ["a"]]])
+    assert.deepStrictEqual(cycles(graph).map((component) => component.sort()), [["a", "b", "c"]])
+  })
+})
