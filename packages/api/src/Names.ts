@@ -88,6 +88,21 @@ export const resolve = (client: Client, refers: Refers, ref: string) =>
   refers === "group" ? group(client, ref) : refers === "role" ? role(client, ref) : identity(client, ref)
 
 /**
+ * The path of names of group `uid` from `names` (each group the caller may read, by uid): the whole path from the
+ * organization down; else its end the caller may read (`…/platform`, for one invited to a folder of an organization
+ * it cannot read); its uid when it may read none of it.
+ */
+const pathIn = (names: ReadonlyMap<string, string>, uid: string): string => {
+  const found: Array<string> = []
+  for (let at: string | null = uid; at !== null; at = Uid.parentOrNull(at as Uid.Uid)) {
+    const name = names.get(at)
+    if (name === undefined) return found.length === 0 ? uid : `…/${found.join("/")}`
+    found.unshift(name)
+  }
+  return found.join("/")
+}
+
+/**
  * Names for uids, as the caller may read them, each looked up once: a group as its path (`acme/platform`), an
  * identity as its group's path and its name, a role as its name. A uid the caller may not read stays a uid; of a path
  * whose upper groups it may not read, the end it may (`…/platform`).
@@ -108,18 +123,9 @@ export const reader = (client: Client) =>
         client.groups.get({ path: { uid } }),
         client.groups.list({ urlParams: { ancestorsOf: uid, pageSize: 100 } })
       ], { concurrency: 2 }).pipe(
-        Effect.map(([group, above]) => {
-          // The whole path, from the organization down; else its end the caller may read (`…/platform`, for one
-          // invited to a folder of an organization it cannot read).
-          const byUid = new Map(above.groups.map((g) => [g.uid as string, g.name]))
-          const names = [group.name]
-          for (let at = Uid.parentOrNull(group.uid); at !== null; at = Uid.parentOrNull(at)) {
-            const name = byUid.get(at)
-            if (name === undefined) return `…/${names.join("/")}`
-            names.unshift(name)
-          }
-          return names.join("/")
-        }),
+        Effect.map(([group, above]) =>
+          pathIn(new Map([...above.groups, group].map((g) => [g.uid as string, g.name])), group.uid)
+        ),
         // Gone (or never readable): its path as the trail recorded it, else its uid.
         Effect.orElse(() =>
           Effect.flatMap(recordedName(uid), (name) => {
@@ -289,14 +295,5 @@ export const paths = (client: Client, uids: ReadonlyArray<string>) =>
       const page = yield* client.groups.list({ urlParams: { ids: wanted.slice(i, i + 100), pageSize: 100 } })
       for (const group of page.groups) names.set(group.uid, group.name)
     }
-    const pathOf = (uid: string): string => {
-      const found: Array<string> = []
-      for (let at: string | null = uid; at !== null; at = Uid.parentOrNull(at as Uid.Uid)) {
-        const name = names.get(at)
-        if (name === undefined) return found.length === 0 ? uid : `…/${found.join("/")}`
-        found.unshift(name)
-      }
-      return found.join("/")
-    }
-    return new Map(uids.map((uid) => [uid, pathOf(uid)] as const))
+    return new Map(uids.map((uid) => [uid, pathIn(names, uid)] as const))
   })
