@@ -13,22 +13,28 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
-import { sourceOf } from "./sources.mjs"
 
 const packages = fileURLToPath(new URL("..", import.meta.url))
 
-/** The programs, by name: their entry and the package they belong to. */
+/**
+ * The programs, by name: their entry, the package they belong to, and their bundle's format. `arbor`'s is CommonJS,
+ * run with V8's cache of its compiled code (`cli/bin/compiled.mjs`): a person pays its start at every call.
+ */
 export const programs = {
-  server: { package: "http", entry: "src/main.ts" },
-  admin: { package: "http", entry: "src/admin.ts" },
-  arbor: { package: "cli", entry: "src/main.ts" }
+  server: { package: "http", entry: "src/main.ts", format: "esm" },
+  admin: { package: "http", entry: "src/admin.ts", format: "esm" },
+  arbor: { package: "cli", entry: "src/main.ts", format: "cjs" }
 }
 
-/** Where the bundle of `name` is written, and the list of what it was made from. */
+/** Where the bundle of `name` is written, the list of what it was made from, and the cache of its compiled code. */
 export const output = (name) => {
   const program = programs[name]
   const dir = join(packages, program.package, "build", "launch")
-  return { bundle: join(dir, `${name}.mjs`), inputs: join(dir, `${name}.inputs.json`) }
+  return {
+    bundle: join(dir, `${name}.${program.format === "cjs" ? "cjs" : "mjs"}`),
+    inputs: join(dir, `${name}.inputs.json`),
+    codeCache: join(dir, `${name}.code-cache`)
+  }
 }
 
 /** The install's state, which every install rewrites: a bundle made before it may name files that moved. */
@@ -37,11 +43,11 @@ const installState = join(packages, "..", "node_modules", ".modules.yaml")
 /** True when the bundle of `name` exists and nothing it was made from changed after it. */
 export const isFresh = (name) => {
   const { bundle, inputs } = output(name)
-  if (!existsSync(bundle) || !existsSync(inputs)) return false
-  const made = statSync(bundle).mtimeMs
+  const made = statSync(bundle, { throwIfNoEntry: false })?.mtimeMs
+  if (made === undefined || !existsSync(inputs)) return false
   // The launcher itself too: a bundle made under other settings is stale.
   const files = [...JSON.parse(readFileSync(inputs, "utf8")), installState, fileURLToPath(import.meta.url)]
-  return files.every((file) => existsSync(file) && statSync(file).mtimeMs <= made)
+  return files.every((file) => (statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? Infinity) <= made)
 }
 
 /** Packages with native code, which stay outside the bundle. */
@@ -49,8 +55,9 @@ const native = new Set(["better-sqlite3"])
 
 /** Bundles `name` into `outfile` (by default its launch bundle, whose sources are then recorded beside it). */
 export const bundle = async (name, outfile = output(name).bundle) => {
-  // esbuild is loaded only to bundle: loading it costs a call whose bundle is fresh about a fifth of its CPU.
+  // esbuild and the sources' map are loaded only to bundle: a call whose bundle is fresh would pay for them.
   const esbuild = await import("esbuild")
+  const { sourceOf } = await import("./sources.mjs")
   const program = programs[name]
   const { bundle: launched, inputs } = output(name)
   const result = await esbuild.build({
@@ -58,7 +65,7 @@ export const bundle = async (name, outfile = output(name).bundle) => {
     outfile,
     bundle: true,
     platform: "node",
-    format: "esm",
+    format: program.format,
     target: "node20",
     // Node's own resolution conditions, without esbuild's extra "module".
     conditions: [],
@@ -67,10 +74,14 @@ export const bundle = async (name, outfile = output(name).bundle) => {
     write: false,
     absWorkingDir: packages,
     // Some bundled CommonJS modules call `require`; an ES module has none of its own.
-    banner: {
-      js:
-        "import { createRequire as __arborCreateRequire } from 'node:module'; const require = __arborCreateRequire(import.meta.url);"
-    },
+    ...(program.format === "esm"
+      ? {
+        banner: {
+          js:
+            "import { createRequire as __arborCreateRequire } from 'node:module'; const require = __arborCreateRequire(import.meta.url);"
+        }
+      }
+      : {}),
     plugins: [{
       name: "workspace-sources-and-installed-packages",
       setup(build) {
@@ -84,7 +95,9 @@ export const bundle = async (name, outfile = output(name).bundle) => {
       }
     }]
   })
-  const sources = Object.keys(result.metafile.inputs).map((input) => join(packages, input))
+  // The workspace's files; what is installed changes only with an install, which rewrites `installState`.
+  const sources = Object.keys(result.metafile.inputs).filter((input) => !input.includes("node_modules/"))
+    .map((input) => join(packages, input))
   // Each file is written whole and renamed into place, so that programs launched at the same time never read half a
   // bundle; the list of sources goes first, so that a bundle is never newer than a list it was not made from.
   mkdirSync(dirname(outfile), { recursive: true })
@@ -104,8 +117,10 @@ export const launch = async (name, args) => {
   if (!isFresh(name)) await bundle(name)
   // The server serves the console's built assets.
   if (name === "server") await (await import("../console/build.mjs")).ensureBuilt()
-  process.argv = [process.argv[0], output(name).bundle, ...args]
-  await import(pathToFileURL(output(name).bundle).href)
+  const { bundle: file, codeCache } = output(name)
+  process.argv = [process.argv[0], file, ...args]
+  if (programs[name].format === "cjs") (await import("../cli/bin/compiled.mjs")).runBundle(file, codeCache)
+  else await import(pathToFileURL(file).href)
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -98,7 +98,9 @@ export const run = async (): Promise<string> => {
     perRound: 1
   })
   // A call's CPU, as a person's calls after the first cost it: `arbor --version`, and a list from a running server.
+  // (Each call's first run writes the cache of arbor's compiled code for its command; the median is of the runs after.)
   const versionCpu = median(Array.from({ length: 5 }, () => cpuOf([launcher, "arbor", "--version"])))
+  const floorCpu = median(Array.from({ length: 5 }, () => cpuOf(["-e", "0"])))
   const listCpu = await withServer((api, token) =>
     median(
       Array.from({ length: 5 }, () =>
@@ -123,7 +125,7 @@ export const run = async (): Promise<string> => {
     },
     {
       name: "arbor's CPU per call (user + system): --version / iam organizations list",
-      value: `${versionCpu.toFixed(0)} ms / ${listCpu.toFixed(0)} ms`,
+      value: `${versionCpu.toFixed(0)} ms / ${listCpu.toFixed(0)} ms (node -e 0: ${floorCpu.toFixed(0)} ms)`,
       target: "≤ 300 ms",
       met: Math.max(versionCpu, listCpu) <= 300
     },

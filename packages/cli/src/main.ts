@@ -5,7 +5,9 @@
  * that names no command, and the flags every command takes are handled first (see Help).
  */
 import { CliConfig, Command, ValidationError } from "@effect/cli"
-import { NodeContext, NodeHttpClient, NodeRuntime } from "@effect/platform-node"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { arbor } from "./Cli.js"
@@ -79,7 +81,7 @@ const program = Effect.suspend(() => {
   Effect.provide(
     Layer.mergeAll(
       NodeContext.layer,
-      NodeHttpClient.layerUndici,
+      NodeHttpClient.layer,
       CliConfig.layer({ showBuiltIns: false, showTypes: false })
     )
   )

@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url"
 import { bundle } from "../bundle.mjs"
 
 /** The path of the built executable. */
-export const executable = fileURLToPath(new URL("../build/arbor.mjs", import.meta.url))
+export const executable = fileURLToPath(new URL("../build/arbor.cjs", import.meta.url))
 
 export default async () => {
   await bundle(executable)

@@ -4,7 +4,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { execFile, spawn } from "node:child_process"
-import { mkdtempSync, statSync, utimesSync } from "node:fs"
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -12,9 +12,33 @@ import { promisify } from "node:util"
 
 const launcher = fileURLToPath(new URL("../launch.mjs", import.meta.url))
 const bundleOf = (name: string) =>
-  fileURLToPath(new URL(`../../${name === "arbor" ? "cli" : "http"}/build/launch/${name}.mjs`, import.meta.url))
+  fileURLToPath(
+    new URL(
+      `../../${name === "arbor" ? "cli" : "http"}/build/launch/${name}.${name === "arbor" ? "cjs" : "mjs"}`,
+      import.meta.url
+    )
+  )
 const launch = (args: ReadonlyArray<string>, cwd?: string) =>
   promisify(execFile)("node", [launcher, ...args], { encoding: "utf8", timeout: 120_000, cwd })
+const compiled = fileURLToPath(new URL("../../cli/bin/compiled.mjs", import.meta.url))
+/** Runs arbor's launch bundle as its executable does (`cli/bin/compiled.mjs`), its compiled code cached in `cache`. */
+const runCached = (cache: string, args: ReadonlyArray<string>) =>
+  promisify(execFile)("node", [
+    "--input-type=module",
+    "-e",
+    `process.argv = [process.argv[0], ${JSON.stringify(bundleOf("arbor"))}, ...${JSON.stringify(args)}]
+    ;(await import(${JSON.stringify(compiled)})).runBundle(process.argv[1], ${JSON.stringify(cache)})`
+  ], { encoding: "utf8", timeout: 120_000 })
+/** The cache of arbor's compiled code in `cache` and the commands it covers, as the calls so far left them. */
+const cachedIn = (cache: string) => {
+  const files = readdirSync(cache).sort()
+  const commands = files.find((file) => file.endsWith(".commands"))
+  return {
+    files,
+    cache: join(cache, files.find((file) => file.endsWith(".v8cache")) ?? "none"),
+    commands: commands === undefined ? [] : readFileSync(join(cache, commands), "utf8").split("\n")
+  }
+}
 
 describe("launch.mjs", () => {
   it(
@@ -30,6 +54,41 @@ describe("launch.mjs", () => {
       utimesSync(bundleOf("arbor"), past, past)
       assert.strictEqual((await launch(["arbor", "--version"])).stdout.trim(), "0.1.0")
       assert.isAbove(statSync(bundleOf("arbor")).mtimeMs, past.getTime())
+    },
+    180_000
+  )
+
+  it(
+    "runs arbor with its compiled code cached: written by a first call, used by the next, written again for a new command or when V8 refuses it",
+    async () => {
+      await launch(["arbor", "--version"])
+      const cache = mkdtempSync(join(tmpdir(), "arbor-code-cache-"))
+      try {
+        assert.strictEqual((await runCached(cache, ["--version"])).stdout.trim(), "0.1.0")
+        const first = cachedIn(cache)
+        assert.deepStrictEqual(first.commands, ["arbor"])
+        assert.isAbove(statSync(first.cache).size, 100_000)
+
+        // The same command again: the cache is used as it is.
+        const written = statSync(first.cache).mtimeMs
+        assert.strictEqual((await runCached(cache, ["--version"])).stdout.trim(), "0.1.0")
+        assert.strictEqual(statSync(first.cache).mtimeMs, written)
+
+        // A command none of the calls ran: written again, with what that call compiled too.
+        assert.include((await runCached(cache, ["config", "--help"])).stdout, "config")
+        assert.deepStrictEqual(cachedIn(cache).commands, ["arbor", "arbor config"])
+
+        // A damaged cache (or one of another Node): V8 refuses it, the call runs as ever, and it is written again;
+        // another bundle's cache beside it is removed.
+        writeFileSync(first.cache, "not a cache")
+        writeFileSync(join(cache, "0123456789abcdef.v8cache"), "another bundle's")
+        assert.strictEqual((await runCached(cache, ["--version"])).stdout.trim(), "0.1.0")
+        assert.isAbove(statSync(first.cache).size, 100_000)
+        assert.deepStrictEqual(cachedIn(cache).files, first.files)
+        assert.deepStrictEqual(cachedIn(cache).commands, ["arbor"])
+      } finally {
+        rmSync(cache, { recursive: true, force: true })
+      }
     },
     180_000
   )
