@@ -12,6 +12,10 @@ process.on("exit", () => rmSync(scratch, { recursive: true, force: true }))
 
 export default defineConfig({
   test: {
-    projects
+    projects,
+    // Test files run three at a time whatever the machine: Vitest's default on two cores is one, and most of a file's
+    // time is spent waiting on the servers, databases, browsers and executables it starts, not computing.
+    maxWorkers: 3,
+    minWorkers: 1
   }
 })
