@@ -230,13 +230,19 @@ export const make = (
       const columns = constraint === undefined ? undefined : constraintColumns(table, constraint)
       return columns === undefined ? storeError(error) : new Store.UniqueViolation({ table: table.name, columns })
     }
-    /** A failure of the database as the port's error, saying whether the database could not be reached. */
-    const storeError = (error: unknown) =>
-      new Store.StoreError({
+    /**
+     * A failure of the database as the port's error, saying whether the database could not be reached now: down, or
+     * (past every retry) a race with concurrent transactions still lost, which a caller may retry shortly as well.
+     */
+    const storeError = (error: unknown) => {
+      const retried = isRetryable(error)
+      return new Store.StoreError({
         cause: error,
-        unavailable: dialect.isUnavailable(error) || dialect.isUnavailable((error as { cause?: unknown }).cause),
-        retried: isRetryable(error)
+        unavailable: retried || dialect.isUnavailable(error) ||
+          dialect.isUnavailable((error as { cause?: unknown }).cause),
+        retried
       })
+    }
     /** A transaction's failure: the database's own as a StoreError, the transaction body's as it is. */
     const asStoreError = <E>(e: E | SqlError | Store.StoreError): E | Store.StoreError =>
       Predicate.isTagged(e, "SqlError") ? storeError(e) : e as E | Store.StoreError

@@ -169,10 +169,17 @@ export const internal = (cause: unknown, reason?: string, logged = true): Effect
  * Fails with UNAVAILABLE for a store that cannot be reached now (`cause` logged here, once, at WARN, beside the
  * request's id): the caller is told to retry (DECISIONS §20), never that something broke inside.
  */
-export const storeUnavailable = (cause: unknown, logged = true): Effect.Effect<never, Unavailable> => {
+export const storeUnavailable = (
+  cause: unknown,
+  logged = true,
+  /** Reachable, but concurrent writes kept winning the race this one lost (the store gave up retrying it). */
+  contended = false
+): Effect.Effect<never, Unavailable> => {
   const failure = Effect.fail(
     new Unavailable({
-      description: "the store cannot be reached now; retry shortly",
+      description: contended
+        ? "concurrent writes kept conflicting with this one; retry shortly"
+        : "the store cannot be reached now; retry shortly",
       reason: "STORE_UNAVAILABLE",
       cause
     })

@@ -28,7 +28,7 @@ export const orInternal = <A, E, R>(
     (e): Effect.Effect<never, Internal | Unavailable> =>
       // A lost race the store retries is logged by the store only if it gives up.
       e.unavailable === true
-        ? storeUnavailable(e.cause, e.retried !== true)
+        ? storeUnavailable(e.cause, e.retried !== true, e.retried === true)
         : internal(e.cause, undefined, e.retried !== true)
   ) as Effect.Effect<A, Exclude<E, StoreError> | Internal | Unavailable, R>
 

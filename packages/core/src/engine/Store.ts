@@ -134,7 +134,10 @@ export class UniqueViolation extends Schema.TaggedError<UniqueViolation>()("Uniq
 /** The store failed (I/O, corruption, a bug); the engine reports it as an internal error. */
 export class StoreError extends Schema.TaggedError<StoreError>()("StoreError", {
   cause: Schema.Defect,
-  /** The store cannot be reached now (a connection refused or dropped, a locked or unwritable file): a retry may work. */
+  /**
+   * The store cannot serve this now (a connection refused or dropped, a locked or unwritable file, a race with
+   * concurrent transactions lost past every retry): a retry shortly may work.
+   */
   unavailable: Schema.optional(Schema.Boolean),
   /**
    * The transaction lost a race the store retries it for (a serialization failure, a lock): not worth a log line
