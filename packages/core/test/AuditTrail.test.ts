@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
+import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -154,6 +155,48 @@ describe("AuditTrail", () => {
       assert.deepStrictEqual(Chunk.toArray(kinded).map((e) => e.subject), [bound.uid])
       const bad = yield* Refusal.of(trail.watch(Principal.system, { after: "7" }))
       assert.strictEqual(bad._tag, "InvalidArgument")
+    }).pipe(Effect.provide(Arbor.layerMemory)))
+
+  it.live("watch: each filter holds entries to the very conditions a list of the same filters gives the store", () =>
+    Effect.gen(function*() {
+      const { a, ownerOfA } = yield* setUp
+      const groups = yield* Groups.Groups
+      const trail = yield* AuditTrail.AuditTrail
+      const mark = yield* groups.create(Principal.system, a.uid, { name: "mark" })
+      const cursor = (yield* trail.list(Principal.system, { subject: mark.uid })).items[0]!.position
+      const folder = yield* groups.create(ownerOfA, a.uid, { name: "folder" })
+      yield* groups.update(Principal.system, folder.uid, { description: "changed" })
+      const bound = yield* (yield* RoleBindings.RoleBindings).create(Principal.system, folder.uid, {
+        identityUid: ownerOfA.identityUid,
+        roleUid: Role.builtInByName("viewer")!.uid
+      })
+      const [changed] = (yield* trail.list(Principal.system, { subject: folder.uid, types: [updated] })).items
+      const filtersToTry: ReadonlyArray<AuditTrail.EntryFilters> = [
+        { types: [updated] },
+        { kinds: ["role_binding"] },
+        { subject: folder.uid },
+        { actor: ownerOfA.identityUid },
+        { since: DateTime.formatIso(changed!.time) },
+        { until: DateTime.formatIso(DateTime.add(changed!.time, { millis: 1 })), kinds: ["group"] }
+      ]
+      for (const filter of filtersToTry) {
+        const listed = (yield* trail.list(Principal.system, filter)).items.filter((e) => e.position > cursor)
+        assert.isAbove(listed.length, 0, JSON.stringify(filter))
+        const watched = yield* Stream.unwrap(trail.watch(Principal.system, { after: cursor, ...filter })).pipe(
+          Stream.flattenIterables,
+          Stream.take(listed.length),
+          Stream.runCollect
+        )
+        assert.deepStrictEqual(
+          Chunk.toArray(watched).map((e) => [e.type, e.subject]),
+          listed.map((e) => [e.type, e.subject]),
+          JSON.stringify(filter)
+        )
+      }
+      assert.include(
+        (yield* trail.list(Principal.system, { kinds: ["role_binding"] })).items.map((e) => e.subject),
+        bound.uid
+      )
     }).pipe(Effect.provide(Arbor.layerMemory)))
 
   it.live("watch: a revoked binding stops the entries it showed, from the next batch on", () =>

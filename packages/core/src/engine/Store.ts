@@ -98,6 +98,28 @@ export type Condition =
   /** The column, a text, contains the value as a substring (case-sensitive; the engine stores folded text). */
   | { readonly _tag: "Contains"; readonly column: string; readonly value: string }
 
+/**
+ * True when `row` meets `condition`: what a condition means, wherever rows are held to one (the in-memory store, a
+ * watch of the audit trail); the SQL stores render the same as SQL.
+ */
+export const matches = (row: { readonly [column: string]: unknown }, condition: Condition): boolean => {
+  const v = row[condition.column] ?? null
+  switch (condition._tag) {
+    case "Equals":
+      return compareScalars(v, condition.value) === 0
+    case "In":
+      return condition.values.some((x) => compareScalars(v, x) === 0)
+    case "AtLeast":
+      return v !== null && compareScalars(v, condition.value) >= 0
+    case "Below":
+      return v !== null && compareScalars(v, condition.value) < 0
+    case "Overlaps":
+      return Array.isArray(v) && v.some((x) => condition.values.includes(x))
+    case "Contains":
+      return typeof v === "string" && v.includes(condition.value)
+  }
+}
+
 /** Conditions a row must meet, all of them. */
 export interface Where {
   /**

@@ -12,7 +12,7 @@ import { operations } from "../engine/internal/operations.js"
 import { operation } from "../engine/internal/tracing.js"
 import * as Lists from "../engine/Lists.js"
 import * as Repository from "../engine/Repository.js"
-import type { Condition } from "../engine/Store.js"
+import { type Condition, matches } from "../engine/Store.js"
 import * as Uid from "../engine/Uid.js"
 import { changesAuthority, Grants } from "../iam/Authorization.js"
 import * as Embedding from "../iam/internal/embedding.js"
@@ -99,16 +99,16 @@ export const rendersPerReader = Embedding.rendersPerReader
 /** A cursor: the position of an entry in the log. */
 const cursorPattern = /^[0-9]{40}$/
 
-/** True when `entry` passes the filters (as the store's conditions would). */
-const passes = (entry: ChangeLog.Entry, options: WatchOptions, since?: number, until?: number): boolean =>
-  (options.types === undefined || options.types.includes(entry.type)) &&
-  (options.kinds === undefined || options.kinds.includes(entry.kind)) &&
-  (options.subject === undefined || entry.subject === options.subject) &&
-  (options.actor === undefined || entry.actor.subject === options.actor) &&
-  (since === undefined || entry.time.epochMillis >= since) &&
-  (until === undefined || entry.time.epochMillis < until) &&
-  (options.childrenOf === undefined || entry.group === options.childrenOf) &&
-  (options.descendantsOf === undefined || Uid.isAncestorOrSelf(options.descendantsOf as Uid.Uid, entry.group))
+/**
+ * True when `entry` meets `conditions`, the very ones a list of the same filters gives the store (`filters`), and
+ * lies where the watch looks: a filter added to the list holds for the watch too.
+ */
+const passes = (entry: ChangeLog.Entry, options: WatchOptions, conditions: ReadonlyArray<Condition>): boolean => {
+  const columns = ChangeLog.columnsOf(entry)
+  return conditions.every((condition) => matches(columns, condition)) &&
+    (options.childrenOf === undefined || entry.group === options.childrenOf) &&
+    (options.descendantsOf === undefined || Uid.isAncestorOrSelf(options.descendantsOf as Uid.Uid, entry.group))
+}
 
 /**
  * Hands a receiver the entries of a watch, until interrupted (`AuditTrail.follow`, `Events.relay`), or until its
@@ -163,8 +163,7 @@ export const make = Effect.gen(function*() {
   ): Effect.Effect<Relay, ArborError> =>
     operation("AuditTrail.follow")(Effect.gen(function*() {
       yield* checkWatch(options)
-      const since = Lists.timeFilter([], "since", options.since)
-      const until = Lists.timeFilter([], "until", options.until)
+      const { conditions } = filters(options)
       if (options.after !== undefined) yield* events.stillHeld(options.after)
       /**
        * Where the caller may see entries now: its authority checked as a request's would be (its token's, when it
@@ -196,7 +195,7 @@ export const make = Effect.gen(function*() {
       const shown = (at: typeof current.scopes, batch: Events.Batch) => {
         const passed = batch.filter((entry) =>
           (at === "all" || at.some((s) => Uid.isAncestorOrSelf(s, entry.group))) &&
-          passes(entry, options, since, until)
+          passes(entry, options, conditions)
         )
         return passed.length === batch.length ? batch : passed
       }

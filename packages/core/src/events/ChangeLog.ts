@@ -162,6 +162,17 @@ export const fromRecord = (record: Record): Entry =>
     ...(record.before === null ? {} : { before: record.before })
   }, { disableValidation: true })
 
+/** An entry's columns as stored, those a list's conditions read (`AuditTrail.filters`): for a watch to hold it to them. */
+export const columnsOf = (entry: Entry): { readonly [column: string]: unknown } => ({
+  parent: entry.group,
+  position: entry.position,
+  type: entry.type,
+  kind: entry.kind,
+  subject: entry.subject,
+  time: entry.time.epochMillis,
+  actorSubject: entry.actor.subject
+})
+
 /** How the log is stored. */
 export const table: Table = {
   name: "changes",

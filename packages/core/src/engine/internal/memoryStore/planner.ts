@@ -4,29 +4,11 @@
  * ranges) can be collected and sorted; counts from ranks where the indexes allow.
  */
 import type { Tree } from "functional-red-black-tree"
-import type { Condition, OrderKey, Query, Row, Scalar, Where } from "../../Store.js"
-import { compareScalars } from "../../Store.js"
+import type { OrderKey, Query, Row, Scalar, Where } from "../../Store.js"
+import { compareScalars, matches } from "../../Store.js"
 import type { Range } from "../../Uid.js"
 import type { Key, TableState } from "./tables.js"
 import { compareKeys, compareStrings, equalityPrefix, rangeSize, sameColumns, TOP } from "./tables.js"
-
-const matchesCondition = (row: Row, c: Condition): boolean => {
-  const v = row[c.column] ?? null
-  switch (c._tag) {
-    case "Equals":
-      return compareScalars(v, c.value) === 0
-    case "In":
-      return c.values.some((x) => compareScalars(v, x) === 0)
-    case "AtLeast":
-      return v !== null && compareScalars(v, c.value) >= 0
-    case "Below":
-      return v !== null && compareScalars(v, c.value) < 0
-    case "Overlaps":
-      return Array.isArray(v) && v.some((x) => c.values.includes(x))
-    case "Contains":
-      return typeof v === "string" && v.includes(c.value)
-  }
-}
 
 const inRanges = (ranges: ReadonlyArray<Range>, uid: string): boolean => {
   let lo = 0
@@ -47,8 +29,7 @@ const sortedRanges = (ranges: ReadonlyArray<Range>): Array<Range> =>
 const matcher = (where: Where): (row: Row) => boolean => {
   const ranges = where.ranges === undefined ? undefined : sortedRanges(where.ranges)
   const conditions = where.conditions ?? []
-  return (row) =>
-    (ranges === undefined || inRanges(ranges, row.uid)) && conditions.every((c) => matchesCondition(row, c))
+  return (row) => (ranges === undefined || inRanges(ranges, row.uid)) && conditions.every((c) => matches(row, c))
 }
 
 const orderComparator = (order: ReadonlyArray<OrderKey>) => (a: ReadonlyArray<unknown>, b: ReadonlyArray<unknown>) => {
