@@ -8,6 +8,7 @@ export default defineProject({
     include: ["test/**/*.test.ts"],
     globalSetup: ["test/globalSetup.ts"],
     // Each test runs the executable several times as a child process (0.4 s or more each on a busy 2-core machine).
-    testTimeout: 30_000
+    testTimeout: 30_000,
+    hookTimeout: 60_000
   }
 })

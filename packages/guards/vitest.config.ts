@@ -5,6 +5,9 @@ export default defineProject({
   resolve: { alias: workspaceSources },
   test: {
     name: "guards",
+    // Three test files run at once on two cores, beside their servers: no test is held to a quiet machine's speed.
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
     include: ["test/**/*.test.ts"]
   }
 })

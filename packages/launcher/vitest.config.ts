@@ -3,6 +3,9 @@ import { defineProject } from "vitest/config"
 export default defineProject({
   test: {
     name: "launcher",
+    // Three test files run at once on two cores, beside their servers: no test is held to a quiet machine's speed.
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
     include: ["test/**/*.test.ts"]
   }
 })

@@ -62,14 +62,14 @@ describe("webhook deliveries across a crash", () => {
         await call("POST", `/events/v2beta1/subscriptions/${org}`, {
           sink: `http://127.0.0.1:${(sink.address() as AddressInfo).port}/hook`
         })
-        const writes = 600
+        const writes = 300
         let next = 0
         await Promise.all(Array.from({ length: 8 }, async () => {
           while (next < writes) await call("POST", `/iam/v2beta1/groups/${org}`, { name: `folder ${next++}` })
         }))
         failing = false
         for (const crash of [1, 2]) {
-          await waitFor(async () => received.length >= crash * 100, 30_000)
+          await waitFor(async () => received.length >= crash * 60, 60_000)
           assert.isBelow(new Set(received.map((r) => r.id)).size, writes, `crash ${crash}: amid the backlog`)
           server.child.kill("SIGKILL")
           await server.exited
@@ -78,19 +78,20 @@ describe("webhook deliveries across a crash", () => {
           server = startServer(cwd, port, env)
           await server.ready
           const restarted = Date.now()
-          await waitFor(async () => received.length > beforeCrash + 5, 20_000)
+          await waitFor(async () => received.length > beforeCrash + 5, 25_000)
           const resumedAfter = received[beforeCrash]!.at - restarted
-          assert.isBelow(resumedAfter, 5_000, `deliveries resumed ${resumedAfter} ms after the restart`)
+          // Well before the dead process's lease (30 s) would have expired, however loaded the machine.
+          assert.isBelow(resumedAfter, 15_000, `deliveries resumed ${resumedAfter} ms after the restart`)
           const repeated = received.length - new Set(received.map((r) => r.id)).size - repeatedBefore
           assert.isAtMost(repeated, 2, `crash ${crash}: ${repeated} entries were delivered twice`)
         }
-        await waitFor(async () => new Set(received.map((r) => r.id)).size === writes, 30_000)
+        await waitFor(async () => new Set(received.map((r) => r.id)).size === writes, 90_000)
       } finally {
         server.child.kill("SIGKILL")
         await server.exited
         sink.close()
       }
     },
-    180_000
+    300_000
   )
 })
