@@ -13,6 +13,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import protobuf from "protobufjs"
+import ts from "typescript"
 import { files, referenceProtos } from "./grpcSupport.js"
 
 const root = join(import.meta.dirname, "../../..")
@@ -133,10 +134,27 @@ const custom = Object.entries(OpenApi.fromApi(Api).paths).flatMap(([path, item])
   })
 )
 
+/**
+ * A source's code as the compiler parses it, its tokens run together without the comments between them: a comment
+ * that names an endpoint (`// TODO: a test of :touch`) is no call of it.
+ */
+const codeOf = (file: string, text: string): string => {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true)
+  const tokens: Array<string> = []
+  const visit = (node: ts.Node): void => {
+    const children = node.getChildren(source)
+    if (children.length === 0) tokens.push(node.getText(source))
+    else children.forEach(visit)
+  }
+  visit(source)
+  return tokens.join("")
+}
+
+/** The code of every TypeScript source below `folder`, comments left out (`codeOf`). */
 const sources = (folder: string): string =>
   readdirSync(join(root, folder), { recursive: true, encoding: "utf8" })
-    .filter((file) => file.endsWith(".ts"))
-    .map((file) => readFileSync(join(root, folder, file), "utf8"))
+    .filter((file) => /\.tsx?$/.test(file))
+    .map((file) => codeOf(file, readFileSync(join(root, folder, file), "utf8")))
     .join("\n")
 
 /**
@@ -159,6 +177,13 @@ describe("custom methods", () => {
     const ids = new Set(custom.map(({ id }) => id))
     assert.deepStrictEqual([...ids].filter((id) => twins[id] === undefined).join(", "), "")
     assert.deepStrictEqual(Object.keys({ ...twins, ...notOnTheCommandLine }).filter((id) => !ids.has(id)), [])
+  })
+
+  it("reads code, not comments: a comment naming an endpoint does not count as calling it", () => {
+    const touch = { id: "groups.touch", path: "/iam/v2beta1/groups/{uid}:touch" }
+    assert.isFalse(named(touch).test(codeOf("a.test.ts", "// TODO: a test of :touch\n/* client.groups.touch( */\n")))
+    assert.isTrue(named(touch).test(codeOf("a.test.ts", "await client.groups.touch({ path: { uid } }) // :touch\n")))
+    assert.isTrue(named(touch).test(codeOf("a.test.ts", "await call(`/iam/v2beta1/groups/${uid}:touch`)\n")))
   })
 
   it("each is called by a command of arbor, named in docs/api.md, and called by a test", () => {
