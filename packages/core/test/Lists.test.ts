@@ -1,9 +1,11 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as TestClock from "effect/TestClock"
+import type * as Lists from "../src/engine/Lists.js"
 import type { ListOptions } from "../src/engine/Lists.js"
 import type { Group } from "../src/iam/Group.js"
 import { Arbor, Groups, Identities, Principal } from "../src/index.js"
+import type { TagListOptions } from "../src/registry/Tags.js"
 import * as Refusal from "../src/testing/Refusal.js"
 import { claimMatch, folder, organization, principalWith } from "./fixtures.js"
 
@@ -263,4 +265,19 @@ describe("Lists", () => {
       assert.isTrue(everything.items.every((g) => g.uid === shown.uid || g.uid.startsWith(`${shown.uid}/`)))
       assert.strictEqual((yield* groups.list(member, { descendantsOf: hidden.uid })).totalCount, 0)
     })))
+})
+
+describe("Lists.list's filters, as the compiler holds a service to them", () => {
+  it("a list whose options go beyond the common ones must be given the filters that apply them", () => {
+    // Checked by the type check (`pnpm lint`): each `@ts-expect-error` fails it once its line compiles.
+    const list = (...args: Parameters<typeof Lists.list<unknown, never, TagListOptions>>) => args.length
+    const ops = undefined as never
+    const spec = undefined as never
+    // @ts-expect-error: `digest` declared, and no filters to apply it
+    list(ops, spec, Principal.system, { digest: "sha256:…" })
+    assert.strictEqual(list(ops, spec, Principal.system, { digest: "sha256:…" }, { conditions: [], digest: null }), 5)
+    // The common options alone need none.
+    const common = (...args: Parameters<typeof Lists.list<unknown, never, ListOptions>>) => args.length
+    assert.strictEqual(common(ops, spec, Principal.system, { name: "a" }), 4)
+  })
 })

@@ -254,13 +254,21 @@ const position = (order: ReadonlyArray<OrderKey>, row: Row): Array<Scalar> =>
 
 const noFilters: Filters = { conditions: [], digest: null }
 
+/**
+ * The filters a list of `O` must be given: none for the common options alone; for options a resource declares
+ * beyond them (`TagListOptions.digest`), its `Filters`, which are what applies them. A service that declares an
+ * option and lists without its filters does not compile, rather than accept the option and ignore it.
+ */
+export type FiltersOf<O extends ListOptions> = Exclude<keyof O, keyof ListOptions> extends never ? [filters?: Filters]
+  : [filters: Filters]
+
 /** Lists the items `principal` may see, one page at a time. */
-export const list = <A, R>(
+export const list = <A, R, O extends ListOptions>(
   ops: Operations,
   spec: ListSpec<A, R>,
   principal: Principal,
-  options: ListOptions,
-  filters: Filters = noFilters
+  options: O,
+  ...[filters = noFilters]: FiltersOf<O>
 ): Effect.Effect<Page<A>, InvalidArgument | Internal | Unavailable> =>
   Effect.gen(function*() {
     const { digest, order, pageSize, skip, where } = yield* request(spec, options, filters)
