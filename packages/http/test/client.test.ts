@@ -6,6 +6,7 @@ import { Api } from "@arbor/api/Api"
 import * as ApiClient from "@arbor/api/Client"
 import * as Names from "@arbor/api/Names"
 import { Errors, Group, Role } from "@arbor/core"
+import { Refusal } from "@arbor/core/testing"
 import { HttpApiClient, HttpClient, HttpClientRequest, HttpServer } from "@effect/platform"
 import { assert, describe, it } from "@effect/vitest"
 import * as DateTime from "effect/DateTime"
@@ -65,16 +66,16 @@ describe("the typed client", () => {
       const other = yield* member("globex")
       const api = yield* client(token)
 
-      const invalid = yield* Effect.flip(api.groups.create({ path: { uid: org }, payload: { name: "BAD" } }))
+      const invalid = yield* Refusal.of(api.groups.create({ path: { uid: org }, payload: { name: "BAD" } }))
       assert.instanceOf(invalid, Errors.InvalidArgument)
       assert.strictEqual(invalid._tag === "InvalidArgument" && invalid.violations[0].field, "name")
 
       yield* api.groups.create({ path: { uid: org }, payload: { name: "team" } })
-      const exists = yield* Effect.flip(api.groups.create({ path: { uid: org }, payload: { name: "team" } }))
+      const exists = yield* Refusal.of(api.groups.create({ path: { uid: org }, payload: { name: "team" } }))
       assert.instanceOf(exists, Errors.AlreadyExists)
       assert.strictEqual(exists._tag === "AlreadyExists" && exists.resourceType, "group")
 
-      const missing = yield* Effect.flip(api.groups.get({ path: { uid: `${org}/0123456789abcdef` } }))
+      const missing = yield* Refusal.of(api.groups.get({ path: { uid: `${org}/0123456789abcdef` } }))
       assert.deepStrictEqual(missing, new Errors.NotFound({ resourceType: "group", uid: `${org}/0123456789abcdef` }))
 
       const denied = yield* api.groups.get({ path: { uid: other.org } }).pipe(
@@ -83,12 +84,12 @@ describe("the typed client", () => {
       )
       assert.strictEqual(denied, `groups.list on ${other.org}`)
 
-      const notEmpty = yield* Effect.flip(api.groups.delete({ path: { uid: org } }))
+      const notEmpty = yield* Refusal.of(api.groups.delete({ path: { uid: org } }))
       assert.instanceOf(notEmpty, Errors.FailedPrecondition)
       assert.strictEqual(notEmpty._tag === "FailedPrecondition" && notEmpty.violations[0].type, "RESOURCE_NOT_EMPTY")
 
       const anonymous = yield* client()
-      const unauthenticated = yield* Effect.flip(anonymous.groups.list({ urlParams: {} }))
+      const unauthenticated = yield* Refusal.of(anonymous.groups.list({ urlParams: {} }))
       assert.instanceOf(unauthenticated, Errors.Unauthenticated)
       assert.strictEqual(
         unauthenticated._tag === "Unauthenticated" && unauthenticated.reason,
@@ -132,10 +133,10 @@ describe("the typed client", () => {
       assert.strictEqual(yield* Names.role(api, "editor"), Role.builtInByName("editor")!.uid)
       assert.strictEqual(yield* Names.role(api, "names/platform/viewer"), role.uid)
       // Two roles the caller sees are named viewer: the name alone is refused, saying how to name one.
-      const ambiguous = yield* Effect.flip(Names.role(api, "viewer"))
+      const ambiguous = yield* Refusal.of(Names.role(api, "viewer"))
       assert.strictEqual(ambiguous._tag, "InvalidArgument")
       assert.include(ambiguous.message, "several roles are named viewer")
-      const missing = yield* Effect.flip(Names.identity(api, "names/platform/nobody"))
+      const missing = yield* Refusal.of(Names.identity(api, "names/platform/nobody"))
       assert.deepInclude(missing, { _tag: "NotFound", resourceType: "identity", uid: "names/platform/nobody" })
       // Read: paths of names, each looked up once; a uid the caller may not read stays a uid.
       const names = yield* Names.reader(api)

@@ -1,3 +1,4 @@
+import { Refusal } from "@arbor/core/testing"
 import { assert, describe, it } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Duration from "effect/Duration"
@@ -14,22 +15,22 @@ const read = (env: Record<string, string>) =>
 describe("ServerConfig", () => {
   it.effect("PostgreSQL needs its URL; the pool has a default; unknown stores are refused", () =>
     Effect.gen(function*() {
-      const missing = yield* Effect.flip(read({ ARBOR_STORE: "postgres" }))
+      const missing = yield* Refusal.of(read({ ARBOR_STORE: "postgres" }))
       assert.include(String(missing), "ARBOR_DATABASE_URL")
       const url = "postgres://arbor:secret@db.invalid:5432/arbor"
       // The key that seals secrets in the database is kept outside it: required.
-      const keyless = yield* Effect.flip(read({ ARBOR_STORE: "postgres", ARBOR_DATABASE_URL: url }))
+      const keyless = yield* Refusal.of(read({ ARBOR_STORE: "postgres", ARBOR_DATABASE_URL: url }))
       assert.include(String(keyless), "ARBOR_SECRETS_KEY")
       assert.include(
         String(
-          yield* Effect.flip(read({ ARBOR_STORE: "postgres", ARBOR_DATABASE_URL: url, ARBOR_SECRETS_KEY: "short" }))
+          yield* Refusal.of(read({ ARBOR_STORE: "postgres", ARBOR_DATABASE_URL: url, ARBOR_SECRETS_KEY: "short" }))
         ),
         "at least 32 bytes"
       )
       const rotating = yield* read({ ARBOR_SECRETS_KEY_RETIRED: `${"ab".repeat(32)},${"cd".repeat(32)}` })
       assert.strictEqual(rotating.retiredSecretsKeys.length, 2)
       assert.include(
-        String(yield* Effect.flip(read({ ARBOR_SECRETS_KEY_RETIRED: "short" }))),
+        String(yield* Refusal.of(read({ ARBOR_SECRETS_KEY_RETIRED: "short" }))),
         "ARBOR_SECRETS_KEY_RETIRED"
       )
       const postgres = yield* read({
@@ -41,7 +42,7 @@ describe("ServerConfig", () => {
       assert.strictEqual(Redacted.value(postgres.databaseUrl!), url)
       assert.strictEqual(postgres.databasePool, 10)
       assert.notInclude(String(postgres.databaseUrl), "secret")
-      assert.include(String(yield* Effect.flip(read({ ARBOR_STORE: "mysql" }))), "ARBOR_STORE")
+      assert.include(String(yield* Refusal.of(read({ ARBOR_STORE: "mysql" }))), "ARBOR_STORE")
       assert.strictEqual((yield* read({})).store, "sqlite")
     }))
 
@@ -52,7 +53,7 @@ describe("ServerConfig", () => {
       assert.strictEqual(Duration.toMillis(bounded.decisionStaleness!), 250)
       for (const wrong of ["2 minutes", "soon"]) {
         assert.include(
-          String(yield* Effect.flip(read({ ARBOR_DECISION_STALENESS: wrong }))),
+          String(yield* Refusal.of(read({ ARBOR_DECISION_STALENESS: wrong }))),
           "ARBOR_DECISION_STALENESS"
         )
       }
@@ -62,8 +63,8 @@ describe("ServerConfig", () => {
     Effect.gen(function*() {
       assert.isUndefined((yield* read({})).login)
       const issuer = "https://login.example.com"
-      assert.include(String(yield* Effect.flip(read({ ARBOR_LOGIN_ISSUER: issuer }))), "ARBOR_LOGIN_CLIENT_ID")
-      const insecure = yield* Effect.flip(
+      assert.include(String(yield* Refusal.of(read({ ARBOR_LOGIN_ISSUER: issuer }))), "ARBOR_LOGIN_CLIENT_ID")
+      const insecure = yield* Refusal.of(
         read({ ARBOR_LOGIN_ISSUER: "http://login.example.com", ARBOR_LOGIN_CLIENT_ID: "a" })
       )
       assert.include(String(insecure), "ARBOR_LOGIN_ISSUER")
@@ -81,7 +82,7 @@ describe("ServerConfig", () => {
         "from-a-file",
         ["groups", "offline_access"]
       ])
-      const unreadable = yield* Effect.flip(read({
+      const unreadable = yield* Refusal.of(read({
         ARBOR_LOGIN_ISSUER: issuer,
         ARBOR_LOGIN_CLIENT_ID: "arbor",
         ARBOR_LOGIN_CLIENT_SECRET_FILE: join(file, "missing")

@@ -3,6 +3,7 @@
  * client sends them (the colon on the wire).
  */
 import { Declarative, Principal } from "@arbor/core"
+import { Refusal } from "@arbor/core/testing"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -194,7 +195,7 @@ describe("organizations as code over REST", () => {
       assert.deepStrictEqual((yield* declarative.plan(Principal.system, exported)).changes, [])
       // A file that is not a document stops the start, naming it.
       writeFileSync(file, "organizations: [1]")
-      const refused = yield* Effect.flip(Seed.run(config))
+      const refused = yield* Refusal.of(Seed.run(config))
       assert.strictEqual(refused._tag, "InvalidArgument")
     }).pipe(Effect.provide(Server.engine(testConfig()))))
 

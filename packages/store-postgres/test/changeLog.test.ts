@@ -3,6 +3,7 @@
  * position first but commits last must not be passed over by a reader that goes on from the last position it read.
  */
 import { ChangeLog, Events, Store } from "@arbor/core"
+import { Refusal } from "@arbor/core/testing"
 import { assert, describe, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -54,6 +55,6 @@ describe("the change log on PostgreSQL", () => {
       assert.deepStrictEqual(ids(yield* events.after(undefined)), ["entry-2"])
       assert.deepStrictEqual(ids(yield* events.after(both[0]!.position)), ["entry-2"])
       const before = "0".repeat(40)
-      assert.strictEqual((yield* Effect.flip(events.after(before)))._tag, "FailedPrecondition")
+      assert.strictEqual((yield* Refusal.of(events.after(before)))._tag, "FailedPrecondition")
     }).pipe(Effect.provide(Events.Events.Default.pipe(Layer.provideMerge(freshStore())))))
 })

@@ -3,6 +3,7 @@
  * start together, harmless when repeated, and refused when the database is newer than the code.
  */
 import { Arbor } from "@arbor/core"
+import { Refusal } from "@arbor/core/testing"
 import { Ddl, Dialect } from "@arbor/store-sql"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -68,14 +69,14 @@ describe("PostgresStore", () => {
         )
         yield* sql`INSERT INTO arbor_migrations (migration_id, name) VALUES (${Migrations.latestVersion + 1}, 'future')`
       }).pipe(Effect.provide(open(url)))
-      const refused = yield* Effect.flip(Effect.scoped(Layer.build(open(url))))
+      const refused = yield* Refusal.of(Effect.scoped(Layer.build(open(url))))
       assert.strictEqual(refused._tag, "SchemaTooNew")
       assert.include(refused.message, `schema version ${Migrations.latestVersion + 1}`)
     }))
 
   it.live("an unreachable database is a clear failure that names it without its password", () =>
     Effect.gen(function*() {
-      const failed = yield* Effect.flip(
+      const failed = yield* Refusal.of(
         Effect.scoped(Layer.build(open("postgres://arbor:hunter2@127.0.0.1:1/nowhere")))
       )
       assert.strictEqual(failed._tag, "OpenFailed")

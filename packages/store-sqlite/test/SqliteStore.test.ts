@@ -1,4 +1,5 @@
 import { Access, Arbor, Group, Groups, Identities, Principal, Role, RoleBindings, Secrets, Store } from "@arbor/core"
+import { Refusal } from "@arbor/core/testing"
 import { Ddl, Dialect } from "@arbor/store-sql"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -67,7 +68,7 @@ describe("SqliteStore", () => {
       ).pipe(
         Effect.provide(open)
       )
-      const refused = yield* Effect.flip(Layer.build(open).pipe(Effect.scoped))
+      const refused = yield* Refusal.of(Layer.build(open).pipe(Effect.scoped))
       assert.strictEqual(refused._tag, "SchemaTooNew")
       assert.include(
         refused.message,
@@ -77,7 +78,7 @@ describe("SqliteStore", () => {
 
   it.effect("an unopenable file is a clear failure, not a crash", () =>
     Effect.gen(function*() {
-      const error = yield* Effect.flip(
+      const error = yield* Refusal.of(
         Layer.build(SqliteStore.layer({ filename: "/nonexistent/dir/arbor.db" })).pipe(Effect.scoped)
       )
       assert.strictEqual(error._tag, "OpenFailed")
