@@ -24,7 +24,6 @@ const maxLines = 600
 const stillToSplit: ReadonlyMap<string, number> = new Map([
   ["http/test/grpc.test.ts", 1117],
   ["http/test/sts.test.ts", 931],
-  ["core/src/testing/StoreContract.ts", 749],
   ["core/src/iam/Authorization.ts", 694],
   ["http/test/console.test.ts", 692],
   ["http/test/scim.test.ts", 681],
