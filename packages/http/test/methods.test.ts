@@ -3,7 +3,7 @@
  * has its gRPC twin in the reference protos or a reason for none, a command of `arbor` that calls it or a reason for
  * none, its path in docs/api.md and a test that calls it; each method of a served service beyond a resource's standard
  * five is some endpoint's twin. Adding a custom method and missing a step fails here. (The server serves each: a group
- * left unserved does not type-check, and `grpc.test.ts` calls every method of the reference protos.)
+ * left unserved does not type-check, and `grpcServices.test.ts` calls every method of the reference protos.)
  */
 import { Api } from "@arbor/api/Api"
 import * as OAuth from "@arbor/api/OAuth"
