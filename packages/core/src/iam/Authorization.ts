@@ -14,161 +14,29 @@ import type * as Fiber from "effect/Fiber"
 import * as Metric from "effect/Metric"
 import * as MetricLabel from "effect/MetricLabel"
 import type { Internal, Unavailable } from "../engine/Errors.js"
-import { PermissionDenied, Unauthenticated } from "../engine/Errors.js"
+import { Unauthenticated } from "../engine/Errors.js"
 import * as Versions from "../engine/internal/storage/versions.js"
 import { operation, spansWanted } from "../engine/internal/tracing.js"
 import * as Repository from "../engine/Repository.js"
 import { orInternal } from "../engine/Repository.js"
 import { Store } from "../engine/Store.js"
-import { ancestors, isAncestor, isAncestorOrSelf, parentOrNull } from "../engine/Uid.js"
+import { ancestors, isAncestorOrSelf, parentOrNull } from "../engine/Uid.js"
 import type { Uid } from "../engine/Uid.js"
 import type * as ChangeLog from "../events/ChangeLog.js"
 import * as ScimGroup from "../provisioning/ScimGroup.js"
 import * as ScimUser from "../provisioning/ScimUser.js"
-import { all, type Capability } from "./Capability.js"
+import type { Capability } from "./Capability.js"
 import * as Condition from "./Condition.js"
 import * as Elevation from "./Elevation.js"
 import * as Eligibility from "./Eligibility.js"
 import * as ExternalGroupRoleMapping from "./ExternalGroupRoleMapping.js"
 import * as Group from "./Group.js"
-import type { Narrowing, Principal } from "./Principal.js"
+import { type ConditionOutcome, type DecisionRequest, type Grant, Grants } from "./internal/grants.js"
+import type { Principal } from "./Principal.js"
 import * as Role from "./Role.js"
 import * as RoleBinding from "./RoleBinding.js"
 
-/** One binding's contribution: the capabilities held at `group` and below (where its condition holds, if it has one). */
-export interface Grant {
-  readonly group: Uid
-  readonly capabilities: ReadonlySet<Capability>
-  /** The binding's condition (DECISIONS §21), as written and compiled. */
-  readonly condition?: { readonly written: Condition.Condition; readonly compiled: Condition.Compiled } | undefined
-  /** What gave it: a role binding (and when it ends, if it does) or a group mapping, and its role (for explanations). */
-  readonly source?:
-    | { readonly role: Uid; readonly binding?: Uid; readonly mapping?: Uid; readonly expireTime?: number }
-    | undefined
-}
-
-/** One conditional grant's outcome in a decision: for explanations. */
-export interface ConditionOutcome {
-  readonly grant: Grant
-  readonly outcome: Condition.Outcome
-}
-
-/**
- * What a decision about one resource tells the conditions of the grants that decide it, beyond the moment and the
- * names of the group it is made at (which the decision reads when a condition wants them).
- */
-export interface DecisionRequest {
-  readonly resource: Omit<Condition.Attributes["resource"], "name" | "path">
-  readonly subject: Condition.Attributes["subject"]
-  /** The action as asked; the capability decided on when absent. */
-  readonly action?: Condition.Attributes["action"]
-  readonly context?: Condition.Attributes["context"]
-}
-
-/**
- * What a principal may do, as of the moment it was loaded: its grants, and apart from them its conditional grants,
- * which count only in a decision that gives their conditions what to read (`decide`). Every other question (lists,
- * searches, what one may delegate) is answered by the unconditional grants alone.
- */
-export class Grants {
-  constructor(
-    /** True for the system principal, which may do anything. */
-    readonly unrestricted: boolean,
-    readonly grants: ReadonlyArray<Grant>,
-    readonly conditional: ReadonlyArray<Grant> = []
-  ) {}
-
-  /** Every capability at `group` and below: what the group itself may see (a subscription's deliveries). */
-  static everythingAt(group: Uid): Grants {
-    return new Grants(false, [{ group, capabilities: new Set(all) }])
-  }
-
-  /** True when `capability` is held at `group`. */
-  holds(capability: Capability, group: string): boolean {
-    return this.unrestricted ||
-      this.grants.some((g) => g.capabilities.has(capability) && isAncestorOrSelf(g.group, group))
-  }
-
-  /** The grants that give `capability` at `group`: at it or above it. */
-  giving(capability: Capability, group: string): ReadonlyArray<Grant> {
-    return this.grants.filter((g) => g.capabilities.has(capability) && isAncestorOrSelf(g.group, group))
-  }
-
-  /** The conditional grants that would give `capability` at `group` where their conditions hold. */
-  conditionalGiving(capability: Capability, group: string): ReadonlyArray<Grant> {
-    return this.conditional.length === 0
-      ? []
-      : this.conditional.filter((g) => g.capabilities.has(capability) && isAncestorOrSelf(g.group, group))
-  }
-
-  /** Every capability held at `group`, in the canonical order. */
-  heldAt(group: string): ReadonlyArray<Capability> {
-    if (this.unrestricted) return all
-    const held = new Set(
-      this.grants.filter((g) => isAncestorOrSelf(g.group, group)).flatMap((g) => [...g.capabilities])
-    )
-    return all.filter((c) => held.has(c))
-  }
-
-  /** True when every one of `capabilities` is held at `group`. */
-  holdsAll(capabilities: Iterable<Capability>, group: string): boolean {
-    for (const c of capabilities) if (!this.holds(c, group)) return false
-    return true
-  }
-
-  /**
-   * The groups at whose subtrees `capability` is held, none inside another; `"all"` when it is held everywhere.
-   */
-  scopes(capability: Capability): "all" | ReadonlyArray<Uid> {
-    if (this.unrestricted) return "all"
-    const groups = [...new Set(this.grants.filter((g) => g.capabilities.has(capability)).map((g) => g.group))]
-    return groups.filter((g) => !groups.some((other) => isAncestor(other, g)))
-  }
-
-  /**
-   * These grants as far as `narrowing` lets them go: each grant's capabilities among the narrowing's, and each grant
-   * only where it meets a scope (at the grant's group when the scope is at or above it, at the scope when the scope is
-   * below it). Never more than these grants; the system's are never narrowed.
-   */
-  narrow(narrowing: Narrowing | undefined): Grants {
-    if (this.unrestricted || narrowing === undefined) return this
-    const { capabilities, scopes } = narrowing
-    const kept = capabilities === undefined ? undefined : new Set(capabilities)
-    const narrowed = (grants: ReadonlyArray<Grant>) =>
-      grants.flatMap((grant) => {
-        const held = kept === undefined
-          ? grant.capabilities
-          : new Set([...grant.capabilities].filter((c) => kept.has(c)))
-        if (held.size === 0) return []
-        if (scopes === undefined) return [{ ...grant, capabilities: held }]
-        return scopes.flatMap((scope) =>
-          isAncestorOrSelf(scope, grant.group)
-            ? [{ ...grant, capabilities: held }]
-            : isAncestor(grant.group, scope)
-            ? [{ ...grant, group: scope, capabilities: held }]
-            : []
-        )
-      })
-    return new Grants(false, narrowed(this.grants), narrowed(this.conditional))
-  }
-
-  /** These grants and `more`. */
-  with(more: Grants): Grants {
-    return this.unrestricted || (more.grants.length === 0 && more.conditional.length === 0)
-      ? this
-      : new Grants(false, [...this.grants, ...more.grants], [...this.conditional, ...more.conditional])
-  }
-
-  /** Every grant, conditional or not: what whoever could act as their holder must hold already. */
-  get everyGrant(): ReadonlyArray<Grant> {
-    return this.conditional.length === 0 ? this.grants : [...this.grants, ...this.conditional]
-  }
-
-  /** Fails with PermissionDenied on `resource` unless `capability` is held at `group`. */
-  require(capability: Capability, group: string, resource: string = group): Effect.Effect<void, PermissionDenied> {
-    return this.holds(capability, group) ? Effect.void : Effect.fail(new PermissionDenied({ capability, resource }))
-  }
-}
+export { type ConditionOutcome, type DecisionRequest, type Grant, Grants } from "./internal/grants.js"
 
 const everything = new Grants(true, [])
 
