@@ -18,7 +18,6 @@
  * one before it. A server keeps its name across restarts (`holder`), so it
  * takes its own leases back at once.
  */
-import * as Wire from "@arbor/api/Wire"
 import type { ChangeLog } from "@arbor/core"
 import {
   AuditTrail,
@@ -33,7 +32,6 @@ import {
   TokenIssuer,
   Uid
 } from "@arbor/core"
-import { CloudEvent, HTTP } from "cloudevents"
 import * as Arr from "effect/Array"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
@@ -43,9 +41,10 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
-import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { createHash, randomUUID } from "node:crypto"
+import { backoffMillis, cloudEvent } from "./internal/cloudEvents.js"
+import { Feed } from "./internal/feed.js"
 import * as Metrics from "./Metrics.js"
 
 /** How long a lease on a subscription's deliveries lasts without being renewed (each recorded delivery renews it). */
@@ -78,34 +77,7 @@ const timeout = Duration.seconds(10)
 /** How long an entry is retried before it is given up on. */
 const giveUpAfterMillis = 24 * 60 * 60 * 1000
 
-/** The wait before retry `attempt` (1, 2, …): exponential from 1 s, at most 10 minutes, with jitter. */
-export const backoffMillis = (attempt: number): number => {
-  const base = Math.min(1_000 * 2 ** (attempt - 1), 600_000)
-  return Math.round(base * (0.5 + Math.random() * 0.5))
-}
-
-const encodeEntry = Schema.encodeSync(Wire.ChangeEntry)
-
-/** One entry as its delivery: the CloudEvent's headers and body, and its time as `ce-time` gives it. */
-export const cloudEvent = (entry: ChangeLog.Entry, source: string) => {
-  const wire = encodeEntry(entry)
-  const event = new CloudEvent({
-    id: entry.id,
-    source,
-    type: entry.type,
-    subject: entry.subject,
-    time: wire.time,
-    group: entry.group,
-    datacontenttype: "application/json",
-    data: { actor: wire.actor, body: wire.body }
-  })
-  const { body, headers } = HTTP.binary(event)
-  const named = Object.entries(headers).flatMap(([name, value]): Array<[string, string]> =>
-    typeof value === "string" ? [[name, value]] : []
-  )
-  const fields = Object.fromEntries(named)
-  return { headers: fields, body: String(body), time: fields["ce-time"] ?? wire.time }
-}
+export { backoffMillis, cloudEvent } from "./internal/cloudEvents.js"
 
 type State = Subscription.DeliveryState
 
@@ -116,43 +88,6 @@ const groupOf = (subscription: Subscription.Subscription) => Uid.parentOrNull(su
 
 /** What a look at a subscription's deliveries found: its lease taken, or when to look again (undefined: on a wake). */
 type Claim = { readonly claimed: State } | { readonly lookAgainAt: number | undefined }
-
-/** How many entries a delivering worker's feed keeps; past it, the worker reads the log instead. */
-const feedLimit = 1_000
-
-/**
- * The entries of a subscription's groups the log's tail hands its worker while it delivers, so that it need not read
- * them back from the store. Complete from the moment it listens (before a read of the store) until it overflows or
- * the tail is lost; then the worker reads the store again.
- */
-class Feed {
-  private entries: Array<ChangeLog.Entry> | undefined = undefined
-  /** Keeps what comes from now on, all of it: called before a read of the store, which is then followed by it. */
-  listen() {
-    this.entries = []
-  }
-  /**
-   * Keeps nothing from now on, until it listens again: the worker stopped delivering, or entries may have been missed
-   * (too many, or the tail was lost), so what it kept is not complete.
-   */
-  stop() {
-    this.entries = undefined
-  }
-  /** An entry of the subscription's groups, as the tail finds it. */
-  push(entry: ChangeLog.Entry) {
-    if (this.entries === undefined) return
-    if (this.entries.length < feedLimit) this.entries.push(entry)
-    else this.stop()
-  }
-  /** The entries after `position` it received since it listened, or undefined when they may not be all. */
-  take(position: string) {
-    const kept = this.entries
-    if (kept === undefined) return undefined
-    this.entries = []
-    // Positions are of one width: their order is their strings'. What a read of the store found is not kept twice.
-    return kept.filter((entry) => entry.position > position)
-  }
-}
 
 /** What wakes a subscription's worker: a wake-up, and the entries the tail found for it. */
 interface Inbox {

@@ -26,7 +26,6 @@ const stillToSplit: ReadonlyMap<string, number> = new Map([
   ["http/test/scim.test.ts", 681],
   ["bench/src/deliveries.ts", 672],
   ["core/test/Declarative.test.ts", 652],
-  ["http/src/Deliveries.ts", 646],
   ["core/src/testing/model/commands.ts", 639]
 ])
 
