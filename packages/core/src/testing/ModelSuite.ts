@@ -12,7 +12,8 @@
  * ModelSuite.suite("sqlite", SqliteStore.layer({ filename: ":memory:" }))
  * ```
  *
- * The model is in `model/model.ts`, the commands in `model/commands.ts`, the checks after each in `model/checks.ts`.
+ * The model is in `model/model.ts`, the commands in `model/commands.ts` (each in `model/*Commands.ts`, over
+ * `model/step.ts`), the checks after each in `model/checks.ts`.
  */
 import { describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
