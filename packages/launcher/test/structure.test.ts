@@ -23,7 +23,6 @@ const maxLines = 600
 /** The files still longer, each held to its length when this was written: each may shrink, none grow, until split. */
 const stillToSplit: ReadonlyMap<string, number> = new Map([
   ["http/test/console.test.ts", 692],
-  ["http/test/scim.test.ts", 681],
   ["bench/src/deliveries.ts", 672]
 ])
 
