@@ -20,11 +20,11 @@ const sourcesIn = (dir: string): Array<string> =>
 /** The longest a hand-written source or test may be. */
 const maxLines = 600
 
-/** The files still longer, each held to its length when this was written: each may shrink, none grow, until split. */
-const stillToSplit: ReadonlyMap<string, number> = new Map([
-  ["http/test/console.test.ts", 692],
-  ["bench/src/deliveries.ts", 672]
-])
+/**
+ * Files allowed to be longer for now, each held to its length when listed: each may shrink, none grow, until split
+ * (and then leaves the list). None today.
+ */
+const stillToSplit: ReadonlyMap<string, number> = new Map()
 
 /** Every hand-written TypeScript or JavaScript file of the packages: not installed, built or generated (`@generated`). */
 const handWritten = (dir: string): Array<string> =>
