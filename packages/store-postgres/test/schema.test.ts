@@ -5,12 +5,14 @@
 import { Arbor } from "@arbor/core"
 import { Refusal } from "@arbor/core/testing"
 import { Ddl, Dialect } from "@arbor/store-sql"
+import * as MigrationFiles from "@arbor/store-sql/MigrationFiles"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
+import { join } from "node:path"
 import { Migrations, PostgresDdl, PostgresStore } from "../src/index.js"
 import { freshDatabase } from "./databases.js"
 
@@ -18,15 +20,24 @@ const sqlTypes = { text: "text", integer: "bigint", boolean: "boolean", json: "j
 
 const open = (url: string) => PostgresStore.layer({ url: Redacted.make(url), maxConnections: 2 })
 
+/** Where the adapter's migrations are, as numbered files. */
+const migrationsFolder = join(import.meta.dirname, "..", "src", "migrations")
+
 describe("PostgresStore", () => {
+  it("the migrations are the numbered files of src/migrations, one after another, loaded by the index written from them", () => {
+    assert.deepStrictEqual(MigrationFiles.problems(migrationsFolder), [])
+    assert.deepStrictEqual(Object.keys(Migrations.migrations), MigrationFiles.ids(migrationsFolder))
+  })
+
   it.live("the migrations build the schema the descriptors render: same columns, keys and indexes", () =>
     Effect.gen(function*() {
       const migrated = yield* PostgresDdl.catalog.pipe(
         Effect.provide(Layer.unwrapEffect(Effect.map(freshDatabase, open)))
       )
       const { beyond, statements } = Ddl.plan(PostgresDdl.renderer, Arbor.tables, migrated)
-      // A descriptor's change without its migration fails here, naming the statements of the migration to add.
-      assert.deepStrictEqual(statements, [], "the next migration's statements")
+      // A descriptor's change without its migration fails here, naming the statements of the migration to add, which
+      // ARBOR_NEW_MIGRATION=<name> writes as the next numbered file.
+      assert.deepStrictEqual(statements, [], MigrationFiles.pending(migrationsFolder, statements))
       assert.deepStrictEqual(beyond.join("\n"), "", "what the migrations made that no descriptor declares")
       const rendered = yield* Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient

@@ -1,6 +1,7 @@
 import { Access, Arbor, Group, Groups, Identities, Principal, Role, RoleBindings, Secrets, Store } from "@arbor/core"
 import { Refusal } from "@arbor/core/testing"
 import { Ddl, Dialect } from "@arbor/store-sql"
+import * as MigrationFiles from "@arbor/store-sql/MigrationFiles"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, describe, it } from "@effect/vitest"
@@ -9,7 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as TestClock from "effect/TestClock"
-import { mkdtempSync } from "node:fs"
+import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Migrations, SqliteDdl, SqliteStore } from "../src/index.js"
@@ -18,13 +19,33 @@ const sqlTypes = { text: "TEXT", integer: "INTEGER", boolean: "INTEGER", json: "
 
 const freshFile = () => join(mkdtempSync(join(tmpdir(), "arbor-sqlite-")), "arbor.db")
 
+/** Where the adapter's migrations are, as numbered files. */
+const migrationsFolder = join(import.meta.dirname, "..", "src", "migrations")
+
 describe("SqliteStore", () => {
+  it("the migrations are the numbered files of src/migrations, one after another, loaded by the index written from them", () => {
+    assert.deepStrictEqual(MigrationFiles.problems(migrationsFolder), [])
+    assert.deepStrictEqual(Object.keys(Migrations.migrations), MigrationFiles.ids(migrationsFolder))
+  })
+
+  it("a gap in the migrations' numbers, or an index not written from the files, is named", () => {
+    const folder = mkdtempSync(join(tmpdir(), "arbor-migrations-"))
+    writeFileSync(join(folder, "0001_initial.ts"), "export const statements = []\n")
+    writeFileSync(join(folder, "0003_later.ts"), "export const statements = []\n")
+    writeFileSync(join(folder, "index.ts"), MigrationFiles.indexSource(["0001_initial"]))
+    assert.deepStrictEqual(MigrationFiles.problems(folder), [
+      "0003_later: migration 2 expected here",
+      "index.ts is not the index of the numbered files: write it again"
+    ])
+  })
+
   it.effect("the migrations build the schema the descriptors render: same columns, keys and indexes", () =>
     Effect.gen(function*() {
       const migrated = yield* SqliteDdl.catalog.pipe(Effect.provide(SqliteStore.layer({ filename: ":memory:" })))
       const { beyond, statements } = Ddl.plan(SqliteDdl.renderer, Arbor.tables, migrated)
-      // A descriptor's change without its migration fails here, naming the statements of the migration to add.
-      assert.deepStrictEqual(statements, [], "the next migration's statements")
+      // A descriptor's change without its migration fails here, naming the statements of the migration to add, which
+      // ARBOR_NEW_MIGRATION=<name> writes as the next numbered file.
+      assert.deepStrictEqual(statements, [], MigrationFiles.pending(migrationsFolder, statements))
       assert.deepStrictEqual(beyond.join("\n"), "", "what the migrations made that no descriptor declares")
       const rendered = yield* Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient

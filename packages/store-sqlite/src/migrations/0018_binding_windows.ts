@@ -1,0 +1,7 @@
+/** Migration 18: a role binding's window (DECISIONS §21) and when its end was logged, its expiry indexed for the sweep. */
+export const statements = [
+  `ALTER TABLE role_bindings ADD COLUMN start_time INTEGER`,
+  `ALTER TABLE role_bindings ADD COLUMN expire_time INTEGER`,
+  `ALTER TABLE role_bindings ADD COLUMN ended_time INTEGER`,
+  `CREATE INDEX role_bindings__expire_time ON role_bindings (expire_time, uid)`
+]
