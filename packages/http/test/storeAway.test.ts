@@ -4,6 +4,7 @@
  * (every connection dropped, new ones refused) and restores; SQLite's file is locked by another process's
  * connection, as a backup tool or a stray `sqlite3` shell would hold it.
  */
+import { RefreshTokens, type Uid } from "@arbor/core"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import { createRequire } from "node:module"
@@ -152,6 +153,50 @@ describe("a SQLite file another connection holds locked", () => {
         holder.close()
       }
       assert.deepStrictEqual([...new Set((await load()).map((r) => r.status))], [200])
+    },
+    90_000
+  )
+
+  it(
+    "a refresh token exchanged or revoked meanwhile is 503 too, never 500 (the refresh tokens' own writes)",
+    async () => {
+      const { identity } = await server.runtime.runPromise(member("refreshing"))
+      const issued = () =>
+        server.runtime.runPromise(
+          Effect.flatMap(RefreshTokens.RefreshTokens, (tokens) => tokens.issue(identity as Uid.Uid, server.url)).pipe(
+            Effect.orDie
+          )
+        )
+      const [exchanged, revoked] = [await issued(), await issued()]
+      const holder = new Database(join(server.config.dataDir, "arbor.db"))
+      try {
+        holder.exec("BEGIN EXCLUSIVE")
+        const exchange = await fetch(`${server.url}/sts/exchange_refresh_token`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${exchanged.token}` },
+          signal: AbortSignal.timeout(12_000)
+        })
+        assert.deepStrictEqual(
+          { status: exchange.status, retryAfter: exchange.headers.get("retry-after") },
+          { status: 503, retryAfter: "1" },
+          await exchange.text()
+        )
+        const revoke = await fetch(`${server.url}/oauth/revoke`, {
+          method: "POST",
+          headers: { "content-type": "application/x-www-form-urlencoded" },
+          body: new URLSearchParams({ token: revoked.token }),
+          signal: AbortSignal.timeout(12_000)
+        })
+        assert.strictEqual(revoke.status, 503, await revoke.text())
+      } finally {
+        holder.exec("ROLLBACK")
+        holder.close()
+      }
+      const after = await fetch(`${server.url}/sts/exchange_refresh_token`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${exchanged.token}` }
+      })
+      assert.strictEqual(after.status, 200, await after.text())
     },
     90_000
   )

@@ -7,7 +7,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { createHash } from "node:crypto"
-import { Unauthenticated } from "../engine/Errors.js"
+import { type Internal, Unauthenticated, type Unavailable } from "../engine/Errors.js"
 import { operation } from "../engine/internal/tracing.js"
 import * as Repository from "../engine/Repository.js"
 import type { Row } from "../engine/Store.js"
@@ -86,9 +86,17 @@ export class RefreshTokens extends Effect.Service<RefreshTokens>()("@arbor/core/
 
     return {
       /** A new refresh token for `identity`, bound to `audience`. */
-      issue: (identity: Uid.Uid, audience: string, provider?: Uid.Uid | undefined): Effect.Effect<Issued> =>
+      issue: (
+        identity: Uid.Uid,
+        audience: string,
+        provider?: Uid.Uid | undefined
+      ): Effect.Effect<Issued, Internal | Unavailable> =>
         operation("RefreshTokens.issue")(
-          store.transaction(insert(identity, audience, provider ?? null)).pipe(Effect.orDie)
+          Repository.orInternal(
+            store.transaction(insert(identity, audience, provider ?? null)).pipe(
+              Effect.catchTag("UniqueViolation", Effect.die)
+            )
+          )
         ),
 
       /**
@@ -131,12 +139,14 @@ export class RefreshTokens extends Effect.Service<RefreshTokens>()("@arbor/core/
               Effect.flatMap((result) =>
                 result instanceof Unauthenticated ? Effect.fail(result) : Effect.succeed(result)
               ),
-              Effect.catchTags({ StoreError: Effect.die, UniqueViolation: Effect.die })
+              Effect.catchTag("UniqueViolation", Effect.die),
+              // A store out of reach, or a race lost past every retry: UNAVAILABLE, as on every other path.
+              Repository.orInternal
             )
         ),
 
       /** Revokes one refresh token (RFC 7009: unknown tokens are no error). */
-      revoke: (token: string): Effect.Effect<void> =>
+      revoke: (token: string): Effect.Effect<void, Internal | Unavailable> =>
         operation("RefreshTokens.revoke")(
           store.transaction(Effect.gen(function*() {
             const row = yield* find(token)
@@ -147,7 +157,7 @@ export class RefreshTokens extends Effect.Service<RefreshTokens>()("@arbor/core/
                 updateTime: (yield* DateTime.now).epochMillis
               })
             }
-          })).pipe(Effect.orDie)
+          })).pipe(Effect.catchTag("UniqueViolation", Effect.die), Repository.orInternal)
         )
     }
   })
