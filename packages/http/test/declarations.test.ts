@@ -1,7 +1,8 @@
 /**
  * Every list's declared query reaches the gRPC surface: each parameter of each resource's declaration
- * (`@arbor/api/Resources`) is a field of its list request in the reference protos, or an exemption said here. (The
- * command-line client's flags and docs/api.md are walked in `@arbor/cli`'s `lists.test.ts`.)
+ * (`@arbor/api/Resources`) is a field of its list request in the protos the gRPC client reads (the reference's in
+ * CI), or an exemption said here. (The command-line client's flags and docs/api.md are walked in `@arbor/cli`'s
+ * `lists.test.ts`.)
  */
 import * as ListQuery from "@arbor/api/ListQuery"
 import * as Resources from "@arbor/api/Resources"
@@ -9,7 +10,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Schema from "effect/Schema"
 import { join } from "node:path"
 import protobuf from "protobufjs"
-import { files, referenceProtos } from "./grpcSupport.js"
+import { clientProtos, files } from "./grpcSupport.js"
 
 /** Every declaration of a resource with a list and a proto service. */
 const declarations = Object.values(Resources).flatMap((value) =>
@@ -56,10 +57,10 @@ describe("list queries and the protos", () => {
     assert.isAtLeast(declarations.length, 12)
   })
 
-  it.skipIf(referenceProtos === undefined)("each parameter is a field of its list request", () => {
+  it("each parameter is a field of its list request", () => {
     const protos = new protobuf.Root()
-    protos.resolvePath = (_origin, target) => (target.startsWith("/") ? target : join(referenceProtos!, target))
-    protos.loadSync(files.map((file) => join(referenceProtos!, file)))
+    protos.resolvePath = (_origin, target) => (target.startsWith("/") ? target : join(clientProtos, target))
+    protos.loadSync(files.map((file) => join(clientProtos, file)))
     protos.resolveAll()
     const missing: Array<string> = []
     for (const { name, query, service } of declarations) {

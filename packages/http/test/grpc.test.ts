@@ -6,14 +6,14 @@ import { Role } from "@arbor/core"
 import { assert, describe, it } from "@effect/vitest"
 import * as grpc from "@grpc/grpc-js"
 import { clients, iam, owner, registry, rest, useGrpcServer } from "./grpcServer.js"
-import { comparable, failure, referenceProtos, without } from "./grpcSupport.js"
+import { clientProtosNamed, comparable, failure, referenceProtos, without } from "./grpcSupport.js"
 
 it.runIf(process.env.CI !== undefined && referenceProtos === undefined)("CI has the reference protos", () => {
   assert.fail("ARBOR_TEST_PROTOS must name the reference protos' folder in CI (.ci/run sets it)")
 })
 
-describe.runIf(referenceProtos !== undefined)(
-  "gRPC, by an independent client on the reference protos: resources",
+describe(
+  `gRPC, by an independent client on ${clientProtosNamed}: resources`,
   () => {
     useGrpcServer()
 

@@ -24,11 +24,11 @@ import {
   stranger,
   useGrpcServer
 } from "./grpcServer.js"
-import { comparable, failure, referenceProtos, without } from "./grpcSupport.js"
+import { clientProtosNamed, comparable, failure, without } from "./grpcSupport.js"
 import { tokenFor } from "./support.js"
 
-describe.runIf(referenceProtos !== undefined)(
-  "gRPC, by an independent client on the reference protos: errors, pages, tokens, reflection",
+describe(
+  `gRPC, by an independent client on ${clientProtosNamed}: errors, pages, tokens, reflection`,
   () => {
     useGrpcServer()
 

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll } from "@effect/vitest"
 import { OAuth2Server } from "oauth2-mock-server"
-import { connect, referenceProtos } from "./grpcSupport.js"
+import { clientProtos, connect } from "./grpcSupport.js"
 import { freePort, startServer } from "./signInSupport.js"
 import { fetchJson, member } from "./support.js"
 
@@ -37,7 +37,7 @@ export const useGrpcServer = () => {
     server = await startServer(port, {})
     owner = await server.runtime.runPromise(member("acme"))
     stranger = await server.runtime.runPromise(member("elsewhere"))
-    clients = connect(referenceProtos!, `127.0.0.1:${port}`)
+    clients = connect(clientProtos, `127.0.0.1:${port}`)
   })
   afterAll(async () => {
     clients?.close()

@@ -7,11 +7,11 @@ import { assert, describe, it } from "@effect/vitest"
 import * as protoLoader from "@grpc/proto-loader"
 import * as Effect from "effect/Effect"
 import { clients, iam, owner, registry, rest, server, stranger, useGrpcServer } from "./grpcServer.js"
-import { comparable, failure, files, referenceProtos } from "./grpcSupport.js"
+import { clientProtos, clientProtosNamed, comparable, failure, files } from "./grpcSupport.js"
 import { member } from "./support.js"
 
-describe.runIf(referenceProtos !== undefined)(
-  "gRPC, by an independent client on the reference protos: custom methods",
+describe(
+  `gRPC, by an independent client on ${clientProtosNamed}: custom methods`,
   () => {
     useGrpcServer()
 
@@ -275,7 +275,7 @@ describe.runIf(referenceProtos !== undefined)(
     })
 
     it("answers every method of every served service: none is UNIMPLEMENTED", async () => {
-      const definition = protoLoader.loadSync(files, { includeDirs: [referenceProtos!] })
+      const definition = protoLoader.loadSync(files, { includeDirs: [clientProtos] })
       const services = Object.entries(definition).flatMap(([name, value]) =>
         Object.values(value).every((method) => typeof method === "object" && method !== null && "path" in method)
           ? [[name, Object.values(value).map((method) => (method as { originalName: string }).originalName)] as const]

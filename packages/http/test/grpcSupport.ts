@@ -1,7 +1,9 @@
 /**
  * An independent gRPC client for the tests: `@grpc/grpc-js` with `@grpc/proto-loader` on the reference protos (the
- * public SDK's, found through `ARBOR_TEST_PROTOS`), never the project's own protos or generated code; error details
- * decoded from `grpc-status-details-bin` with protobufjs.
+ * public SDK's, found through `ARBOR_TEST_PROTOS`, which CI always sets), never the project's generated code; error
+ * details decoded from `grpc-status-details-bin` with protobufjs. Without `ARBOR_TEST_PROTOS` (a plain `pnpm test` on a
+ * clone) the client reads Arbor's own protos instead, so every gRPC check still runs; `@arbor/api`'s proto test holds
+ * those to the reference's names and numbers wherever the reference is at hand.
  */
 import * as grpc from "@grpc/grpc-js"
 import * as protoLoader from "@grpc/proto-loader"
@@ -10,6 +12,15 @@ import protobuf from "protobufjs"
 
 /** Where the reference protos are, when the tests have them. */
 export const referenceProtos = process.env.ARBOR_TEST_PROTOS
+
+/** Arbor's own protos (`@arbor/api`'s), which the server serves. */
+export const ownProtos = join(import.meta.dirname, "..", "..", "api", "proto")
+
+/** The protos the independent client reads: the reference's when the tests have them, else Arbor's own. */
+export const clientProtos = referenceProtos ?? ownProtos
+
+/** Which protos those are, for the tests' names. */
+export const clientProtosNamed = referenceProtos === undefined ? "Arbor's own protos" : "the reference protos"
 
 /** The reference protos' files of the services the server serves. */
 export const files = [
