@@ -1,7 +1,9 @@
 /**
  * The workspace's structure, read as the compiler reads it (issue 59): no package's sources import one another in a
  * cycle, `import type` and re-exports included, so each module can be read, tested and split from what it imports;
- * and no hand-written file longer than a reader takes in (600 lines), but those still to split, each held to its size.
+ * no hand-written file longer than a reader takes in (600 lines), but those still to split, each held to its size; and
+ * every engine service the other packages call (`@arbor/core`'s `Effect.Service` classes, but internal ones) has its
+ * interface written beside its Tag, which what builds it is held to, as Effect's own packages write theirs.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs"
 import { dirname, join, relative, resolve } from "node:path"
@@ -80,6 +82,33 @@ const cycles = (graph: ReadonlyMap<string, ReadonlyArray<string>>): Array<Array<
   return found
 }
 
+/**
+ * What `source` lacks of the rule for services: for each `Effect.Service` class `X`, an exported `XService` (interface
+ * or type) in the same file, and the value that builds it declared as one (`const service: XService = …`).
+ */
+const servicesWithoutInterface = (file: string, source: string): Array<string> => {
+  const parsed = ts.createSourceFile(file, source, ts.ScriptTarget.Latest, true)
+  const declared = new Set<string>()
+  const annotated = new Set<string>()
+  const services: Array<string> = []
+  const visit = (node: ts.Node) => {
+    if (ts.isClassDeclaration(node) && node.name !== undefined) {
+      const base = node.heritageClauses?.[0]?.types[0]?.expression.getText(parsed) ?? ""
+      if (base.startsWith("Effect.Service<")) services.push(node.name.text)
+    }
+    const exported = ts.canHaveModifiers(node) &&
+      (ts.getModifiers(node) ?? []).some((m) => m.kind === ts.SyntaxKind.ExportKeyword)
+    if ((ts.isInterfaceDeclaration(node) || ts.isTypeAliasDeclaration(node)) && exported) declared.add(node.name.text)
+    if (ts.isVariableDeclaration(node) && node.type !== undefined) annotated.add(node.type.getText(parsed))
+    ts.forEachChild(node, visit)
+  }
+  visit(parsed)
+  return services.flatMap((name) => [
+    ...(declared.has(`${name}Service`) ? [] : [`${file}: ${name} has no exported ${name}Service beside it`]),
+    ...(annotated.has(`${name}Service`) ? [] : [`${file}: ${name} is not built as a ${name}Service`])
+  ])
+}
+
 describe("structure", () => {
   const withSources = readdirSync(packages).filter((name) => {
     try {
@@ -106,6 +135,27 @@ describe("structure", () => {
     // A file split (or gone) leaves the list, so that the list names only what is still to do.
     const done = [...stillToSplit.keys()].filter((file) => (lengths.get(file) ?? 0) <= maxLines)
     assert.deepStrictEqual(done, [], "split: remove from stillToSplit")
+  })
+
+  it("every engine service has its interface beside its Tag, and is built as one", () => {
+    const core = join(packages, "core", "src")
+    const problems = sourcesIn(core)
+      .filter((file) => !/[/\\](internal|testing)[/\\]/.test(relative(core, file)))
+      .flatMap((file) => servicesWithoutInterface(relative(packages, file), readFileSync(file, "utf8")))
+    assert.deepStrictEqual(problems, [])
+  })
+
+  it("finds a service without its interface, or not built as one (the check itself)", () => {
+    const inferred = `export const make = Effect.succeed({ run: Effect.void })
+export class Jobs extends Effect.Service<Jobs>()("Jobs", { effect: make }) {}`
+    assert.deepStrictEqual(servicesWithoutInterface("jobs.ts", inferred), [
+      "jobs.ts: Jobs has no exported JobsService beside it",
+      "jobs.ts: Jobs is not built as a JobsService"
+    ])
+    const written = `export interface JobsService { readonly run: Effect.Effect<void> }
+const service: JobsService = { run: Effect.void }
+export class Jobs extends Effect.Service<Jobs>()("Jobs", { succeed: service }) {}`
+    assert.deepStrictEqual(servicesWithoutInterface("jobs.ts", written), [])
   })
 
   it("finds a cycle where there is one (the check itself)", () => {

@@ -201,3 +201,15 @@ export const ArborError = Schema.Union(
   Internal
 )
 export type ArborError = typeof ArborError.Type
+
+/** What any operation that reads or writes the store may fail with: the store out of reach, or a fault inside. */
+export type StoreFailure = Internal | Unavailable
+
+/** What a list may fail with: a bad option (a filter, an order, a page token) besides the store's failures. */
+export type ListFailure = StoreFailure | InvalidArgument
+
+/** What reading one resource may fail with: it is missing, or the caller may not read it. */
+export type ReadFailure = ListFailure | NotFound | PermissionDenied
+
+/** What a write may fail with: a name taken, a precondition unmet, a conflicting write (an etag), besides a read's. */
+export type WriteFailure = ReadFailure | AlreadyExists | FailedPrecondition | Aborted

@@ -7,22 +7,22 @@
  */
 import type * as Effect from "effect/Effect"
 import type { Principal } from "../iam/Principal.js"
-import type { ArborError } from "./Errors.js"
+import type { ListFailure, ReadFailure, WriteFailure } from "./Errors.js"
 import type { ListOptions, Page } from "./Lists.js"
 
 /** A resource the caller lists and gets. */
 export interface Readable<A, O extends ListOptions = ListOptions> {
   /** One page of the resources the caller may list. */
-  readonly list: (principal: Principal, options?: O) => Effect.Effect<Page<A>, ArborError>
+  readonly list: (principal: Principal, options?: O) => Effect.Effect<Page<A>, ListFailure>
   /** One resource by uid. */
-  readonly get: (principal: Principal, uid: string) => Effect.Effect<A, ArborError>
+  readonly get: (principal: Principal, uid: string) => Effect.Effect<A, ReadFailure>
 }
 
 /** A resource the caller also creates (below a parent) and deletes, but never changes. */
 export interface Creatable<A, O extends ListOptions = ListOptions> extends Readable<A, O> {
   /** Creates a resource below `parent` from the fields of `input`. */
-  readonly create: (principal: Principal, parent: string, input: unknown) => Effect.Effect<A, ArborError>
-  readonly delete: (principal: Principal, uid: string) => Effect.Effect<void, ArborError>
+  readonly create: (principal: Principal, parent: string, input: unknown) => Effect.Effect<A, WriteFailure>
+  readonly delete: (principal: Principal, uid: string) => Effect.Effect<void, WriteFailure>
 }
 
 /** A resource the caller also creates (below a parent), updates and deletes. */
@@ -33,5 +33,5 @@ export interface Writable<A, O extends ListOptions = ListOptions> extends Creata
     uid: string,
     patch: unknown,
     updateMask?: string
-  ) => Effect.Effect<A, ArborError>
+  ) => Effect.Effect<A, WriteFailure>
 }

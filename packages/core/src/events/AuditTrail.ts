@@ -6,8 +6,10 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import type * as Stream from "effect/Stream"
 import type { ArborError, FailedPrecondition, Internal, Unavailable } from "../engine/Errors.js"
 import { FieldViolation, InvalidArgument, PermissionDenied, Unauthenticated } from "../engine/Errors.js"
+import type * as Errors from "../engine/Errors.js"
 import { operations } from "../engine/internal/operations.js"
 import { operation } from "../engine/internal/tracing.js"
 import * as Lists from "../engine/Lists.js"
@@ -228,33 +230,59 @@ export const make = Effect.gen(function*() {
       return relay
     }))
 
-  return {
-    /** One page of the entries the caller may see, oldest first unless `order_by` says otherwise. */
+  const service: AuditTrailService = {
     list: (principal: Principal, options: EntryListOptions = {}) =>
       operation("AuditTrail.list")(Lists.list(ops, spec, principal, options, filters(options))),
 
-    /**
-     * Checks the parameters, then returns a relay (`Events.relay`) of the entries after `options.after` that the
-     * caller may see and the filters pass, then each new one as it becomes final, on any process sharing the store,
-     * in the log's order, in batches; an empty batch is a heartbeat (`Events.Heartbeat`). The caller (with
-     * `authority`, as its token gives it) is checked again before each batch holding a write that may change what
-     * it may do, so a revoked binding stops the entries it showed; the relay fails with the refusal once a request
-     * of the caller's would be refused, and at the token's expiry.
-     */
     follow,
 
-    /**
-     * The entries as the group `group` may see them, for what is sent on its behalf (a subscription's deliveries):
-     * embedded resources rendered as `GET` would render them for a reader holding every capability there.
-     */
     seenFrom: (group: Uid.Uid, entries: ReadonlyArray<ChangeLog.Entry>) =>
       embedding.entries(Grants.everythingAt(group), entries),
 
-    /** `follow` as a stream of batches. */
     watch: (principal: Principal, options: WatchOptions = {}, authority?: Authority) =>
       Effect.map(follow(principal, options, authority), (relay) => Events.streamOf((receiver) => relay(receiver)))
   }
+  return service
 })
+
+/** The AuditTrail service: the change log as each reader may see it, listed, followed and sent on a group's behalf. */
+export interface AuditTrailService {
+  /** One page of the entries the caller may see, oldest first unless `order_by` says otherwise. */
+  readonly list: (
+    principal: Principal,
+    options?: EntryListOptions
+  ) => Effect.Effect<Lists.Page<ChangeLog.Entry>, Errors.ListFailure>
+  /**
+   * Checks the parameters, then returns a relay (`Events.relay`) of the entries after `options.after` that the
+   * caller may see and the filters pass, then each new one as it becomes final, on any process sharing the store,
+   * in the log's order, in batches; an empty batch is a heartbeat (`Events.Heartbeat`). The caller (with
+   * `authority`, as its token gives it) is checked again before each batch holding a write that may change what
+   * it may do, so a revoked binding stops the entries it showed; the relay fails with the refusal once a request
+   * of the caller's would be refused, and at the token's expiry.
+   */
+  readonly follow: (
+    principal: Principal,
+    options?: WatchOptions,
+    authority?: Authority
+  ) => Effect.Effect<Relay, Errors.ArborError>
+  /**
+   * The entries as the group `group` may see them, for what is sent on its behalf (a subscription's deliveries):
+   * embedded resources rendered as `GET` would render them for a reader holding every capability there.
+   */
+  readonly seenFrom: (
+    group: Uid.Uid,
+    entries: ReadonlyArray<ChangeLog.Entry>
+  ) => Effect.Effect<ReadonlyArray<ChangeLog.Entry>, Errors.StoreFailure>
+  /** `follow` as a stream of batches. */
+  readonly watch: (
+    principal: Principal,
+    options?: WatchOptions,
+    authority?: Authority
+  ) => Effect.Effect<
+    Stream.Stream<Events.Batch, Errors.ReadFailure | Errors.FailedPrecondition | Errors.Unauthenticated>,
+    Errors.ArborError
+  >
+}
 
 /** The audit trail. */
 export class AuditTrail extends Effect.Service<AuditTrail>()("@arbor/core/AuditTrail", { effect: make }) {}

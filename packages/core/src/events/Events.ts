@@ -13,10 +13,12 @@ import * as FiberId from "effect/FiberId"
 import * as PubSub from "effect/PubSub"
 import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Take from "effect/Take"
 import type { Internal, Unavailable } from "../engine/Errors.js"
 import { FailedPrecondition, PreconditionViolation } from "../engine/Errors.js"
+import type * as Errors from "../engine/Errors.js"
 import * as Repository from "../engine/Repository.js"
 import { Store } from "../engine/Store.js"
 import * as Uid from "../engine/Uid.js"
@@ -291,23 +293,61 @@ export const make = Effect.gen(function*() {
   const follow = (position?: string): Stream.Stream<ChangeLog.Entry, Internal | Unavailable | FailedPrecondition> =>
     Stream.flattenIterables(batches(position))
 
-  return {
+  const service: EventsService = {
     after,
     stillHeld,
     latest,
-    /** Removes the entries older than `before` (epoch milliseconds); how many (`ChangeLog.prune`). */
     prune: (before: number) => Repository.orInternal(ChangeLog.prune(store, before)),
     relay,
     batches,
     follow,
-    /** Every entry committed from now on, from any process sharing the store. */
     stream: follow(),
-    /** Wakes this process's followers: a write just committed. */
     committed: PubSub.publish(commits, undefined).pipe(Effect.asVoid),
-    /** A queue that receives a wake-up after each commit of this process, for the scope's life. */
     wakeUps: PubSub.subscribe(commits)
   }
+  return service
 })
+
+/** The in-process view of the change log, which every server and embedder follows. */
+export interface EventsService {
+  /**
+   * Up to `limit` final entries after `position` (from the first when undefined), in the log's order, of the group
+   * `within` and the groups below it when given; when entries after `position` have been pruned,
+   * `FailedPrecondition` rather than a gap.
+   */
+  readonly after: (
+    position: string | undefined,
+    limit?: number,
+    within?: Uid.Uid
+  ) => Effect.Effect<Array<ChangeLog.Entry>, Errors.StoreFailure | Errors.FailedPrecondition>
+  /** Fails when entries after `position` have been pruned: a reader going on from it would miss them. */
+  readonly stillHeld: (position: string) => Effect.Effect<void, Errors.StoreFailure | Errors.FailedPrecondition>
+  /** The position of the last final entry, or undefined when the log is empty. */
+  readonly latest: Effect.Effect<string | undefined, Errors.StoreFailure>
+  /** Removes the entries older than `before` (epoch milliseconds); how many (`ChangeLog.prune`). */
+  readonly prune: (before: number) => Effect.Effect<number, Errors.StoreFailure>
+  /**
+   * Hands `receiver` every entry after `position` (from now on when undefined), in batches, in the log's order,
+   * each entry once, and an empty batch every `Heartbeat` while it keeps up; runs until interrupted. A slow
+   * receiver catches up from the store: it costs no memory here and misses nothing.
+   */
+  readonly relay: <E>(
+    position: string | undefined,
+    receiver: Receiver<E>
+  ) => Effect.Effect<never, Errors.StoreFailure | Errors.FailedPrecondition | E>
+  /** `relay` as a stream: every entry after `position`, in batches, and an empty batch every `Heartbeat`. */
+  readonly batches: (position?: string) => Stream.Stream<Batch, Errors.StoreFailure | Errors.FailedPrecondition>
+  /** Every entry after `position` (from now on when undefined), as each becomes final, in the log's order. */
+  readonly follow: (
+    position?: string
+  ) => Stream.Stream<ChangeLog.Entry, Errors.StoreFailure | Errors.FailedPrecondition>
+  /** Every entry committed from now on, from any process sharing the store. */
+  readonly stream: Stream.Stream<ChangeLog.Entry, Errors.StoreFailure | Errors.FailedPrecondition>
+  /** Wakes this process's followers: a write just committed. */
+  readonly committed: Effect.Effect<void>
+  /** A queue that receives a wake-up after each commit of this process, for the scope's life. */
+  readonly wakeUps: Effect.Effect<Queue.Dequeue<void>, never, Scope.Scope>
+}
 
 /** The in-process view of the change log. */
 export class Events extends Effect.Service<Events>()("@arbor/core/Events", { scoped: make }) {}

@@ -5,8 +5,7 @@
  */
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
-import { InvalidArgument, type Unavailable } from "../engine/Errors.js"
-import type { Internal } from "../engine/Errors.js"
+import * as Errors from "../engine/Errors.js"
 import * as Egress from "../engine/internal/egress.js"
 import { commit, operations, orNotFound, trusted, unexpectedConflict } from "../engine/internal/operations.js"
 import * as Resources from "../engine/internal/resources.js"
@@ -103,8 +102,7 @@ export const make = Effect.gen(function*() {
       return unreachable === undefined ? undefined : `its host ${unreachable}`
     })
 
-  const service = {
-    /** Subscriptions the caller may list (`subscriptions.list` at their group or above). */
+  const service: SubscriptionsService = {
     list: (principal: Principal.Principal, options: Lists.ListOptions = {}) =>
       operation("Subscriptions.list")(Lists.list(ops, spec, principal, options)),
 
@@ -115,17 +113,11 @@ export const make = Effect.gen(function*() {
             one!))
       ),
 
-    /**
-     * Why `subscription`'s deliveries may not go on, or undefined while they may: its creator must still hold
-     * `subscriptions.create` at its group (no grant outlives the authority that made it, as for invites).
-     */
-    /** Where a subscription's deliveries start: after its own creation's entry. */
     start,
 
-    /** How many entries wait for a subscription of `group` whose last delivered entry is at `delivered`. */
     pending,
 
-    refusal: (subscription: Subscription.Subscription): Effect.Effect<string | undefined, Internal | Unavailable> =>
+    refusal: (subscription: Subscription.Subscription) =>
       subscription.createdBy === null ? Effect.succeed(undefined) : Effect.map(
         ops.authorization.grants(Principal.identity(subscription.createdBy)),
         (grants) =>
@@ -134,13 +126,12 @@ export const make = Effect.gen(function*() {
             : `its creator no longer holds ${Subscription.permissions.create} at its group`
       ),
 
-    /** Creates a subscription to the entries of `parentUid` and of the groups below it. */
     create: Effect.fnUntraced(function*(principal: Principal.Principal, parentUid: string, input: unknown) {
       const parent = yield* Uid.parse(parentUid, "parent")
       yield* ops.authorization.check(principal, Subscription.permissions.create, parent)
       const { sink } = yield* Validation.decodeRequest(Subscription.CreateSubscription)(input)
       const refused = yield* refusal(sink)
-      if (refused !== undefined) return yield* InvalidArgument.field("sink", refused)
+      if (refused !== undefined) return yield* Errors.InvalidArgument.field("sink", refused)
       return yield* commit(
         ops,
         principal,
@@ -157,7 +148,6 @@ export const make = Effect.gen(function*() {
       )
     }, operation("Subscriptions.create")),
 
-    /** Deletes a subscription; deleting one that is gone succeeds (the protos call it idempotent). */
     delete: (principal: Principal.Principal, uid: string) =>
       operation("Subscriptions.delete")(Resources.remove(ops, kind, principal, uid, {
         idempotent: true,
@@ -167,8 +157,26 @@ export const make = Effect.gen(function*() {
           )
       }))
   }
-  return service satisfies ResourceService.Creatable<Subscription.Subscription>
+  return service
 })
+
+/**
+ * The Subscriptions service. A subscription receives the entries of its group and of the groups below it; its
+ * sink is checked as an issuer's address is. Deleting one that is gone succeeds (the protos call it idempotent).
+ */
+export interface SubscriptionsService extends ResourceService.Creatable<Subscription.Subscription> {
+  /** Where a subscription's deliveries start: after its own creation's entry. */
+  readonly start: (subscription: Subscription.Subscription) => Effect.Effect<string, Errors.StoreFailure>
+  /** How many entries wait for a subscription of `group` whose last delivered entry is at `delivered`. */
+  readonly pending: (group: Uid.Uid, delivered: string) => Effect.Effect<number, Errors.StoreFailure>
+  /**
+   * Why `subscription`'s deliveries may not go on, or undefined while they may: its creator must still hold
+   * `subscriptions.create` at its group (no grant outlives the authority that made it, as for invites).
+   */
+  readonly refusal: (
+    subscription: Subscription.Subscription
+  ) => Effect.Effect<string | undefined, Errors.StoreFailure>
+}
 
 /** Webhook subscriptions. */
 export class Subscriptions extends Effect.Service<Subscriptions>()("@arbor/core/Subscriptions", { effect: make }) {}

@@ -8,6 +8,7 @@
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import type { Internal, InvalidArgument, PermissionDenied, Unavailable } from "../engine/Errors.js"
+import type * as Errors from "../engine/Errors.js"
 import { trusted } from "../engine/internal/operations.js"
 import { operation } from "../engine/internal/tracing.js"
 import * as Repository from "../engine/Repository.js"
@@ -302,11 +303,7 @@ export const make = Effect.gen(function*() {
       error: new AccessEvaluation.EvaluationError({ status, message })
     })
 
-  return {
-    /**
-     * True when `principal` holds `capability` at group `uid` (or, for a resource's uid, at the group it lives in:
-     * pass `AccessEvaluation.groupOf(type, uid)`), from its current bindings: the check every operation makes.
-     */
+  const service: AccessService = {
     can: (
       principal: Principal.Principal,
       capability: Capability,
@@ -323,11 +320,6 @@ export const make = Effect.gen(function*() {
         context: request?.context ?? {}
       })),
 
-    /**
-     * One evaluation (AuthZEN's `/access/v1/evaluation`); a false decision is an answer, never a failure. With an
-     * organization's `vocabulary` (its decision point's), the request is read in its words first (docs/api.md §14);
-     * so for every method below.
-     */
     evaluate: (
       caller: Principal.Principal,
       input: unknown,
@@ -335,14 +327,6 @@ export const make = Effect.gen(function*() {
     ): Effect.Effect<AccessEvaluation.Decision, InvalidArgument | PermissionDenied | Internal | Unavailable> =>
       operation("Access.evaluate")(evaluation(caller, input, vocabulary)),
 
-    /**
-     * A batch (AuthZEN's `/access/v1/evaluations`): each item's subject, action, resource and context, or the
-     * batch's. An item that cannot be evaluated (a field refused, a subject the caller may not ask about) is a false
-     * decision with its `error` (status 400 or 403 and why), the others decided as usual. `execute_all` (the default)
-     * decides each;
-     * `deny_on_first_deny` and `permit_on_first_permit` stop after the first false or true decision. Without items
-     * it is one evaluation.
-     */
     evaluateMany: (
       caller: Principal.Principal,
       input: unknown,
@@ -393,10 +377,6 @@ export const make = Effect.gen(function*() {
         return { evaluations: decisions } satisfies Decisions
       })),
 
-    /**
-     * The capabilities the subject holds at the resource (AuthZEN's `/access/v1/search/action`), in the canonical
-     * order; asking about another identity needs `role_bindings.list` there, as an evaluation does.
-     */
     searchSubjects: (
       caller: Principal.Principal,
       input: unknown,
@@ -435,12 +415,6 @@ export const make = Effect.gen(function*() {
         return { ...page, results: page.results.map((r, i) => ({ ...r, id: paths[i]! })) }
       })),
 
-    /**
-     * The resources of a type the subject may take the action on (AuthZEN's `/access/v1/search/resource`), in uid
-     * order: those in the groups where it holds the capability and, for another identity than the caller, where the
-     * caller holds `role_bindings.list`. An unknown subject or resource type, or a subject id that is no uid, finds
-     * nothing.
-     */
     searchResources: (
       caller: Principal.Principal,
       input: unknown,
@@ -496,10 +470,6 @@ export const make = Effect.gen(function*() {
         return paged(type, rows.map((row) => row.uid), limit, after !== undefined)
       })),
 
-    /**
-     * The actions the subject may take on the resource (AuthZEN's `/access/v1/search/action`): the capabilities it
-     * holds there, in the canonical order; with a vocabulary that names actions, its names of them instead.
-     */
     searchActions: (
       caller: Principal.Principal,
       input: unknown,
@@ -528,7 +498,76 @@ export const make = Effect.gen(function*() {
         return vocabulary === undefined ? held : vocabularies.actionsOf(vocabulary, held)
       }))
   }
+  return service
 })
+
+/**
+ * The Access service: decisions for other services (AuthZEN's evaluation and search APIs) and the engine's own
+ * check, made from the same grants every operation reads.
+ */
+export interface AccessService {
+  /**
+   * True when `principal` holds `capability` at group `uid` (or, for a resource's uid, at the group it lives in:
+   * pass `AccessEvaluation.groupOf(type, uid)`), from its current bindings: the check every operation makes.
+   */
+  readonly can: (
+    principal: Principal.Principal,
+    capability: Capability,
+    uid: Uid.Uid,
+    request?: CanRequest
+  ) => Effect.Effect<boolean, Errors.StoreFailure>
+  /**
+   * One evaluation (AuthZEN's `/access/v1/evaluation`); a false decision is an answer, never a failure. With an
+   * organization's `vocabulary` (its decision point's), the request is read in its words first (docs/api.md §14);
+   * so for every method below.
+   */
+  readonly evaluate: (
+    caller: Principal.Principal,
+    input: unknown,
+    vocabulary?: DecisionVocabulary
+  ) => Effect.Effect<AccessEvaluation.Decision, Errors.ListFailure | Errors.PermissionDenied>
+  /**
+   * A batch (AuthZEN's `/access/v1/evaluations`): each item's subject, action, resource and context, or the
+   * batch's. An item that cannot be evaluated (a field refused, a subject the caller may not ask about) is a false
+   * decision with its `error` (status 400 or 403 and why), the others decided as usual. `execute_all` (the default)
+   * decides each; `deny_on_first_deny` and `permit_on_first_permit` stop after the first false or true decision.
+   * Without items it is one evaluation.
+   */
+  readonly evaluateMany: (
+    caller: Principal.Principal,
+    input: unknown,
+    vocabulary?: DecisionVocabulary
+  ) => Effect.Effect<AccessEvaluation.Decision | Decisions, Errors.ListFailure | Errors.PermissionDenied>
+  /**
+   * The identities that may take the action on the resource (AuthZEN's `/access/v1/search/subject`), in uid
+   * order, each decided as an evaluation is; asking needs `role_bindings.list` at the resource's group.
+   */
+  readonly searchSubjects: (
+    caller: Principal.Principal,
+    input: unknown,
+    vocabulary?: DecisionVocabulary
+  ) => Effect.Effect<AccessEvaluation.SearchResults, Errors.ListFailure | Errors.PermissionDenied>
+  /**
+   * The resources of a type the subject may take the action on (AuthZEN's `/access/v1/search/resource`), in uid
+   * order: those in the groups where it holds the capability and, for another identity than the caller, where the
+   * caller holds `role_bindings.list`. An unknown subject or resource type, or a subject id that is no uid, finds
+   * nothing.
+   */
+  readonly searchResources: (
+    caller: Principal.Principal,
+    input: unknown,
+    vocabulary?: DecisionVocabulary
+  ) => Effect.Effect<AccessEvaluation.SearchResults, Errors.ListFailure>
+  /**
+   * The actions the subject may take on the resource (AuthZEN's `/access/v1/search/action`): the capabilities it
+   * holds there, in the canonical order; with a vocabulary that names actions, its names of them instead.
+   */
+  readonly searchActions: (
+    caller: Principal.Principal,
+    input: unknown,
+    vocabulary?: DecisionVocabulary
+  ) => Effect.Effect<ReadonlyArray<string>, Errors.ListFailure | Errors.PermissionDenied>
+}
 
 /** Decisions. */
 export class Access extends Effect.Service<Access>()("@arbor/core/Access", { effect: make }) {}

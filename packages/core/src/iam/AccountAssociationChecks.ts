@@ -7,6 +7,7 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import type * as Errors from "../engine/Errors.js"
 import { operation } from "../engine/internal/tracing.js"
 import * as Uid from "../engine/Uid.js"
 import * as Validation from "../engine/Validation.js"
@@ -43,6 +44,20 @@ const errorOf = (body: string): string =>
 
 /** A token exchange's access token. */
 const accessTokenOf = Schema.decodeUnknownOption(Schema.parseJson(Schema.Struct({ access_token: Schema.String })))
+
+/** The AccountAssociationChecks service: whether an account association works with its cloud (`CheckAccountAssociation`). */
+export interface AccountAssociationChecksService {
+  /**
+   * Whether the association of group `uid` works with cloud `input.providerType` (`account_associations.list`
+   * there): READY once the cloud accepted this server's canary token, else NOT_READY and why. An association
+   * that names no such account is NOT_READY (`not configured`); none at all is NOT_FOUND.
+   */
+  readonly check: (
+    principal: Principal,
+    uid: string,
+    input: unknown
+  ) => Effect.Effect<Check.CheckResult, Errors.ReadFailure>
+}
 
 /** Account association checks. */
 export class AccountAssociationChecks
@@ -149,12 +164,7 @@ export class AccountAssociationChecks
             : notReady("error exchanging credentials", errorOf(answer.right.body))
         })
 
-      return {
-        /**
-         * Whether the association of group `uid` works with cloud `input.providerType` (`account_associations.list`
-         * there): READY once the cloud accepted this server's canary token, else NOT_READY and why. An association
-         * that names no such account is NOT_READY (`not configured`); none at all is NOT_FOUND.
-         */
+      const service: AccountAssociationChecksService = {
         check: Effect.fnUntraced(function*(principal: Principal, uid: string, input: unknown) {
           const group = yield* Uid.parse(uid, "uid")
           const association: AccountAssociation.AccountAssociation = yield* associations.get(principal, group)
@@ -175,6 +185,7 @@ export class AccountAssociationChecks
           }
         }, operation("AccountAssociationChecks.check"))
       }
+      return service
     }),
     dependencies: [IssuerKeys.Default]
   })

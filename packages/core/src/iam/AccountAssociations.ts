@@ -37,16 +37,13 @@ export const make = Effect.gen(function*() {
     visibleAt: "self"
   }
 
-  const service = {
-    /** Associations the caller may list (`account_associations.list` at their group or above). */
+  const service: AccountAssociationsService = {
     list: (principal: Principal, options: Lists.ListOptions = {}) =>
       operation("AccountAssociations.list")(Lists.list(ops, spec, principal, options)),
 
-    /** The association of group `uid`. */
     get: (principal: Principal, uid: string) =>
       operation("AccountAssociations.get")(Resources.get(ops, kind, principal, uid)),
 
-    /** Creates the association of group `groupUid`; a second one is refused. */
     create: Effect.fnUntraced(function*(principal: Principal, groupUid: string, input: unknown) {
       const group = yield* Uid.parse(groupUid, "parent")
       yield* authorization.check(principal, AccountAssociation.permissions.create, group)
@@ -101,7 +98,6 @@ export const make = Effect.gen(function*() {
         }
       })),
 
-    /** Deletes the association of group `uid`; deleting a missing one succeeds. */
     delete: (principal: Principal, uid: string) =>
       operation("AccountAssociations.delete")(
         Resources.remove<AccountAssociation.AccountAssociation, never, never>(ops, kind, principal, uid, {
@@ -109,8 +105,14 @@ export const make = Effect.gen(function*() {
         })
       )
   }
-  return service satisfies ResourceService.Writable<AccountAssociation.AccountAssociation>
+  return service
 })
+
+/**
+ * The AccountAssociations service. An association's uid is its group's: creating a second one for a group is
+ * refused, and deleting a missing one succeeds.
+ */
+export type AccountAssociationsService = ResourceService.Writable<AccountAssociation.AccountAssociation>
 
 /** Account associations: one per group, at most. */
 export class AccountAssociations

@@ -13,8 +13,8 @@ import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
 import * as Metric from "effect/Metric"
 import * as MetricLabel from "effect/MetricLabel"
-import type { Internal, Unavailable } from "../engine/Errors.js"
 import { Unauthenticated } from "../engine/Errors.js"
+import type * as Errors from "../engine/Errors.js"
 import * as Versions from "../engine/internal/storage/versions.js"
 import { operation, spansWanted } from "../engine/internal/tracing.js"
 import * as Repository from "../engine/Repository.js"
@@ -148,7 +148,7 @@ export const make = Effect.gen(function*() {
   const load = (
     principal: Principal & { readonly _tag: "Identity" },
     options: { readonly asAuthority: boolean }
-  ): Effect.Effect<Held, Internal | Unavailable> =>
+  ): Effect.Effect<Held, Errors.StoreFailure> =>
     Effect.gen(function*() {
       const [all, provisioned] = yield* Effect.all([
         bindings.find({
@@ -305,7 +305,7 @@ export const make = Effect.gen(function*() {
    * What the group mappings a sign-in gave a token hold now: each still there gives its role at its scope (one
    * deleted since gives nothing from the next call on).
    */
-  const mapped = (uids: ReadonlyArray<Uid> | undefined): Effect.Effect<ReadonlyArray<Grant>, Internal | Unavailable> =>
+  const mapped = (uids: ReadonlyArray<Uid> | undefined): Effect.Effect<ReadonlyArray<Grant>, Errors.StoreFailure> =>
     uids === undefined || uids.length === 0
       ? Effect.succeed([])
       : Effect.flatMap(mappings.getMany(uids), (found) => granted(found))
@@ -340,7 +340,7 @@ export const make = Effect.gen(function*() {
       readonly scope: Uid
     },
     edges?: Edges
-  ): Effect.Effect<boolean, Internal | Unavailable> =>
+  ): Effect.Effect<boolean, Errors.StoreFailure> =>
     Effect.gen(function*() {
       const held = mapping.grantedBy === null ? undefined : yield* boundHeldOf(mapping.grantedBy)
       if (held !== undefined && edges !== undefined) edges.next = Math.min(edges.next, held.changesAt)
@@ -355,7 +355,7 @@ export const make = Effect.gen(function*() {
       return capabilities !== undefined && creator.holdsAll(capabilities, mapping.scope)
     })
 
-  const grants = (principal: Principal): Effect.Effect<Grants, Internal | Unavailable> =>
+  const grants = (principal: Principal): Effect.Effect<Grants, Errors.StoreFailure> =>
     principal._tag === "System"
       ? Effect.succeed(everything)
       : Effect.zipWith(
@@ -389,7 +389,7 @@ export const make = Effect.gen(function*() {
     })
 
   /** What `load` reads, from the cache under `key` while the grants' version is the one it was read at. */
-  const cachedAs = (key: string, load: Effect.Effect<Held, Internal | Unavailable>) =>
+  const cachedAs = (key: string, load: Effect.Effect<Held, Errors.StoreFailure>) =>
     Effect.gen(function*() {
       // The version is read before the bindings: grants cached under it are at least that recent.
       const current = yield* version
@@ -431,7 +431,7 @@ export const make = Effect.gen(function*() {
    * else on the grants read. One function for both the grants and a single decision, which is the hottest path
    * (`Access.can`: mapping the grants after would cost it a fifth more).
    */
-  const warm = <A>(principal: Principal, decide: (grants: Grants) => A): Effect.Effect<A, Internal | Unavailable> =>
+  const warm = <A>(principal: Principal, decide: (grants: Grants) => A): Effect.Effect<A, Errors.StoreFailure> =>
     Effect.withFiberRuntime((fiber) => {
       const current = spansWanted(fiber) ? undefined : currentGrants(principal, fiber)
       return current !== undefined
@@ -473,7 +473,7 @@ export const make = Effect.gen(function*() {
     capability: Capability,
     group: Uid,
     request: DecisionRequest
-  ): Effect.Effect<ReadonlyArray<ConditionOutcome>, Internal | Unavailable> => {
+  ): Effect.Effect<ReadonlyArray<ConditionOutcome>, Errors.StoreFailure> => {
     const candidates = grants.conditionalGiving(capability, group)
     if (candidates.length === 0) return Effect.succeed([])
     // Without a read unless a condition wants the group's names: a decision's own step, with no generator.
@@ -490,18 +490,11 @@ export const make = Effect.gen(function*() {
       : decided()
   }
 
-  return {
-    /** True when `principal` holds `capability` at `group` (or above it), decided as `grants` reads them. */
+  const service: AuthorizationService = {
     holds: (principal: Principal, capability: Capability, group: string) =>
       warm(principal, (held) => held.holds(capability, group)),
-    /**
-     * True when `principal` holds `capability` at `group` for a decision about one resource (`request`): by its
-     * grants, or by a conditional grant whose condition holds for the request now (DECISIONS §21). Without a read
-     * when the grants are current and no condition wants the group's names. `request` is made only when a condition
-     * is to be decided.
-     */
     decides: (principal: Principal, capability: Capability, group: Uid, request: () => DecisionRequest) =>
-      Effect.withFiberRuntime<boolean, Internal | Unavailable>((fiber) => {
+      Effect.withFiberRuntime<boolean, Errors.StoreFailure>((fiber) => {
         const current = spansWanted(fiber) ? undefined : currentGrants(principal, fiber)
         if (current !== undefined) {
           if (current.holds(capability, group)) return Effect.succeed(true)
@@ -518,13 +511,8 @@ export const make = Effect.gen(function*() {
             : Effect.map(conditionsOf(grants, capability, group, request()), (outcomes) =>
               outcomes.some((o) => o.outcome.held)))
       }),
-    /** How each conditional grant of `grants` that would give `capability` at `group` comes out for `request`. */
     conditionsOf,
-    /**
-     * `principal`, unless its token came from a sign-in through an identity provider whose SCIM client has since
-     * deactivated or deleted it: that token no longer authenticates (docs/api.md §13).
-     */
-    admit: (principal: Principal): Effect.Effect<Principal, Unauthenticated | Internal | Unavailable> =>
+    admit: (principal: Principal): Effect.Effect<Principal, Errors.StoreFailure | Unauthenticated> =>
       principal._tag === "System" || principal.provider === undefined
         ? Effect.succeed(principal)
         : Effect.flatMap(held(principal), ({ stopped }) =>
@@ -536,27 +524,77 @@ export const make = Effect.gen(function*() {
               })
             )
             : Effect.succeed(principal)),
-    /** What `principal` holds, from its current bindings. */
     grants: grantsNow,
-    /**
-     * What identity `uid` holds now or will hold by a binding that starts later, with no write: what whoever could
-     * act as it must hold already (no escalation through identities, docs/api.md §7).
-     */
     heldAhead: (uid: Uid) => Effect.map(held({ _tag: "Identity", uid }), (loaded) => loaded.ahead),
-    /** True when identity `uid` holds role `roleUid` at `scope` by its own bindings: the approver rule (§21). */
     holdsRole: (uid: Uid, roleUid: Uid, scope: Uid) => holdsRole(uid, roleUid, scope),
-    /**
-     * True while a grant that someone made (a group mapping, an eligibility) rests on their authority: they could
-     * still bind its role at its scope.
-     */
     grantStands: (grant: Parameters<typeof stands>[0]) => stands(grant),
-    /** Fails unless `principal` holds `capability` at `group`. */
     check: (principal: Principal, capability: Capability, group: string, resource: string = group) =>
       operation("Authorization.check", { "arbor.capability": capability })(
         Effect.flatMap(grantsNow(principal), (g) => g.require(capability, group, resource))
       )
   }
+  return service
 })
+
+/**
+ * The Authorization service: what a principal holds, from the current role bindings (a revoked binding takes
+ * effect at once), and the checks every surface makes with it.
+ */
+export interface AuthorizationService {
+  /** True when `principal` holds `capability` at `group` (or above it), decided as `grants` reads them. */
+  readonly holds: (
+    principal: Principal,
+    capability: Capability,
+    group: string
+  ) => Effect.Effect<boolean, Errors.StoreFailure>
+  /**
+   * True when `principal` holds `capability` at `group` for a decision about one resource (`request`): by its
+   * grants, or by a conditional grant whose condition holds for the request now (DECISIONS §21). Without a read
+   * when the grants are current and no condition wants the group's names. `request` is made only when a condition
+   * is to be decided.
+   */
+  readonly decides: (
+    principal: Principal,
+    capability: Capability,
+    group: Uid,
+    request: () => DecisionRequest
+  ) => Effect.Effect<boolean, Errors.StoreFailure>
+  /** How each conditional grant of `grants` that would give `capability` at `group` comes out for `request`. */
+  readonly conditionsOf: (
+    grants: Grants,
+    capability: Capability,
+    group: Uid,
+    request: DecisionRequest
+  ) => Effect.Effect<ReadonlyArray<ConditionOutcome>, Errors.StoreFailure>
+  /**
+   * `principal`, unless its token came from a sign-in through an identity provider whose SCIM client has since
+   * deactivated or deleted it: that token no longer authenticates (docs/api.md §13).
+   */
+  readonly admit: (principal: Principal) => Effect.Effect<Principal, Errors.StoreFailure | Errors.Unauthenticated>
+  /** What `principal` holds, from its current bindings. */
+  readonly grants: (principal: Principal) => Effect.Effect<Grants, Errors.StoreFailure>
+  /**
+   * What identity `uid` holds now or will hold by a binding that starts later, with no write: what whoever could
+   * act as it must hold already (no escalation through identities, docs/api.md §7).
+   */
+  readonly heldAhead: (uid: Uid) => Effect.Effect<Grants, Errors.StoreFailure>
+  /** True when identity `uid` holds role `roleUid` at `scope` by its own bindings: the approver rule (§21). */
+  readonly holdsRole: (uid: Uid, roleUid: Uid, scope: Uid) => Effect.Effect<boolean, Errors.StoreFailure>
+  /**
+   * True while a grant that someone made (a group mapping, an eligibility) rests on their authority: they could
+   * still bind its role at its scope.
+   */
+  readonly grantStands: (
+    grant: { readonly grantedBy: Uid | null; readonly roleUid: Uid; readonly scope: Uid }
+  ) => Effect.Effect<boolean, Errors.StoreFailure>
+  /** Fails unless `principal` holds `capability` at `group` (naming `resource`, the group by default). */
+  readonly check: (
+    principal: Principal,
+    capability: Capability,
+    group: string,
+    resource?: string
+  ) => Effect.Effect<void, Errors.StoreFailure | Errors.PermissionDenied>
+}
 
 /** Loads grants from the current role bindings. */
 export class Authorization extends Effect.Service<Authorization>()("@arbor/core/Authorization", { effect: make }) {}

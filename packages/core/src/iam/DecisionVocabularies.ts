@@ -7,6 +7,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { Aborted, InvalidArgument } from "../engine/Errors.js"
+import type * as Errors from "../engine/Errors.js"
 import { commit, conflict, operations, trusted } from "../engine/internal/operations.js"
 import { operation } from "../engine/internal/tracing.js"
 import * as Repository from "../engine/Repository.js"
@@ -114,8 +115,7 @@ export const make = Effect.gen(function*() {
       readonly name?: unknown
     }
 
-  return {
-    /** The organization's vocabulary (empty, version 0, when it has none); for who may list its folders. */
+  const service: DecisionVocabulariesService = {
     get: (principal: Principal.Principal, org: string) =>
       operation("DecisionVocabularies.get")(Effect.gen(function*() {
         const uid = yield* organization(org, "organization")
@@ -123,10 +123,6 @@ export const make = Effect.gen(function*() {
         return yield* stored(uid)
       })),
 
-    /**
-     * Replaces the organization's vocabulary as a whole; with `etag`, only the version it names (else ABORTED
-     * `ETAG_MISMATCH`). For who may update the organization.
-     */
     set: (principal: Principal.Principal, org: string, input: unknown) =>
       operation("DecisionVocabularies.set")(Effect.gen(function*() {
         const uid = yield* organization(org, "organization")
@@ -158,12 +154,6 @@ export const make = Effect.gen(function*() {
         )
       })),
 
-    /**
-     * `request`'s subject, action and resource in Arbor's terms by `org`'s vocabulary, the rest as it was: Arbor's
-     * own words as they are; a type or action the vocabulary does not know is left for the decoder to refuse, naming
-     * the field; a subject or folder it knows the type of but cannot find is `"unknown"` (a false decision, an empty
-     * search). `vocabulary` is the organization's, read once per request.
-     */
     interpret: (vocabulary: DecisionVocabulary.DecisionVocabulary) => (request: Record<string, unknown>) =>
       Effect.gen(function*() {
         const org = vocabulary.uid
@@ -212,19 +202,13 @@ export const make = Effect.gen(function*() {
         return unknown ? "unknown" as const : interpreted
       }),
 
-    /** The organization's vocabulary, for its decision point's requests (none needs a capability to be read so). */
     of: (org: string) => Effect.flatMap(organization(org, "organization"), stored),
 
-    /** The vocabulary's names of the capabilities `held`, in its order; the capabilities themselves without any. */
     actionsOf: (vocabulary: DecisionVocabulary.DecisionVocabulary, held: ReadonlyArray<Capability.Capability>) => {
       const names = Object.entries(vocabulary.actions)
       return names.length === 0 ? [...held] : names.filter(([, c]) => held.includes(c)).map(([name]) => name)
     },
 
-    /**
-     * The resources of a vocabulary's type that has folders of its own (`folders`): each folder below its folder, by
-     * name; undefined for another type.
-     */
     foldersOf: (vocabulary: DecisionVocabulary.DecisionVocabulary, type: string) =>
       Effect.gen(function*() {
         const rule = DecisionVocabulary.named(vocabulary.resources, type)
@@ -237,10 +221,6 @@ export const make = Effect.gen(function*() {
         })
       }),
 
-    /**
-     * The ids of the identities `uids` (below the vocabulary's organization) as a subject type by `path` names them:
-     * each one's path below the organization (`team/deployer`), in their order.
-     */
     pathsOf: (vocabulary: DecisionVocabulary.DecisionVocabulary, uids: ReadonlyArray<Uid.Uid>) =>
       Effect.gen(function*() {
         const below = (uid: Uid.Uid) => Uid.ancestors(uid).filter((a) => Uid.isAncestor(vocabulary.uid, a))
@@ -254,7 +234,6 @@ export const make = Effect.gen(function*() {
         return uids.map((uid) => [...below(uid), uid].map((a) => names.get(a)).join("/"))
       }),
 
-    /** The resource kind a vocabulary's resource type names (or Arbor's own kind), if its resources can be listed. */
     kindOf: (vocabulary: DecisionVocabulary.DecisionVocabulary, type: string) => {
       const rule = DecisionVocabulary.named(vocabulary.resources, type)
       return rule === undefined
@@ -264,7 +243,66 @@ export const make = Effect.gen(function*() {
         : undefined
     }
   }
+  return service
 })
+
+/**
+ * The DecisionVocabularies service: an organization's own words for its decision point's requests (subject types,
+ * actions, resource types), and their reading into Arbor's terms.
+ */
+export interface DecisionVocabulariesService {
+  /** The organization's vocabulary (empty, version 0, when it has none); for who may list its folders. */
+  readonly get: (
+    principal: Principal.Principal,
+    org: string
+  ) => Effect.Effect<DecisionVocabulary.DecisionVocabulary, Errors.ReadFailure>
+  /**
+   * Replaces the organization's vocabulary as a whole; with `etag`, only the version it names (else ABORTED
+   * `ETAG_MISMATCH`). For who may update the organization.
+   */
+  readonly set: (
+    principal: Principal.Principal,
+    org: string,
+    input: unknown
+  ) => Effect.Effect<DecisionVocabulary.DecisionVocabulary, Errors.WriteFailure>
+  /**
+   * `request`'s subject, action and resource in Arbor's terms by `org`'s vocabulary, the rest as it was: Arbor's
+   * own words as they are; a type or action the vocabulary does not know is left for the decoder to refuse, naming
+   * the field; a subject or folder it knows the type of but cannot find is `"unknown"` (a false decision, an empty
+   * search). `vocabulary` is the organization's, read once per request.
+   */
+  readonly interpret: (
+    vocabulary: DecisionVocabulary.DecisionVocabulary
+  ) => (request: Record<string, unknown>) => Effect.Effect<Interpreted<Record<string, unknown>>, Errors.StoreFailure>
+  /** The organization's vocabulary, for its decision point's requests (none needs a capability to be read so). */
+  readonly of: (org: string) => Effect.Effect<DecisionVocabulary.DecisionVocabulary, Errors.ListFailure>
+  /** The vocabulary's names of the capabilities `held`, in its order; the capabilities themselves without any. */
+  readonly actionsOf: (
+    vocabulary: DecisionVocabulary.DecisionVocabulary,
+    held: ReadonlyArray<Capability.Capability>
+  ) => Array<string>
+  /**
+   * The resources of a vocabulary's type that has folders of its own (`folders`): each folder below its folder, by
+   * name; undefined for another type.
+   */
+  readonly foldersOf: (
+    vocabulary: DecisionVocabulary.DecisionVocabulary,
+    type: string
+  ) => Effect.Effect<ReadonlyArray<Group.Group> | undefined, Errors.StoreFailure>
+  /**
+   * The ids of the identities `uids` (below the vocabulary's organization) as a subject type by `path` names them:
+   * each one's path below the organization (`team/deployer`), in their order.
+   */
+  readonly pathsOf: (
+    vocabulary: DecisionVocabulary.DecisionVocabulary,
+    uids: ReadonlyArray<Uid.Uid>
+  ) => Effect.Effect<Array<string>, Errors.StoreFailure>
+  /** The resource kind a vocabulary's resource type names (or Arbor's own kind), if its resources can be listed. */
+  readonly kindOf: (
+    vocabulary: DecisionVocabulary.DecisionVocabulary,
+    type: string
+  ) => AccessEvaluation.ResourceType | undefined
+}
 
 /** Decision vocabularies. */
 export class DecisionVocabularies

@@ -33,6 +33,7 @@ import * as Uid from "../engine/Uid.js"
 import type { Document } from "./OrganizationDocument.js"
 import type { Principal } from "./Principal.js"
 
+import type { ArborError } from "../engine/Errors.js"
 import { decodeDocument } from "./declarative/document.js"
 import {
   type Batched,
@@ -194,15 +195,10 @@ export const make = Effect.gen(function*() {
         ? Effect.succeed(group)
         : Effect.fail(InvalidArgument.field("uid", "is a folder's: a document is applied to an organization")))
 
-  return {
-    /** The organization of uid `uid` as a document (`exportOrganization`). */
+  const service: DeclarativeService = {
     exportAt: (principal: Principal, uid: string) =>
       Effect.flatMap(organizationAt(principal, uid), (org) => exportOrganization(principal, org.name)),
 
-    /**
-     * `apply` of a document that names the organization of uid `uid` and no other (the API's
-     * `POST /iam/v2beta1/groups/<uid>:apply`).
-     */
     applyAt: (principal: Principal, uid: string, document: unknown, options: Options = {}) =>
       Effect.gen(function*() {
         const org = yield* organizationAt(principal, uid)
@@ -216,10 +212,6 @@ export const make = Effect.gen(function*() {
         return yield* apply(principal, document, options)
       }),
 
-    /**
-     * The uids of organization `name`'s groups and identities by their paths below it (the organization's own
-     * is ""), as `principal` may list them: what a document's names are, once applied.
-     */
     uidsOf: (principal: Principal, name: string) =>
       Effect.map(stateOf(principal, name), (state) => ({
         groups: new Map<string, Uid.Uid>([
@@ -229,11 +221,9 @@ export const make = Effect.gen(function*() {
         identities: new Map([...state.identities].map(([path, identity]) => [path, identity.uid] as const))
       })),
 
-    /** The organization `name` as a document, as `principal` may list it. */
     exportOrganization: (principal: Principal, name: string) =>
       operation("Declarative.export")(exportOrganization(principal, name)),
 
-    /** What applying `document` would change, as `principal`, without changing anything. */
     plan: (principal: Principal, document: unknown, options: Options = {}) =>
       operation("Declarative.plan")(
         Effect.map(
@@ -242,13 +232,46 @@ export const make = Effect.gen(function*() {
         )
       ),
 
-    /**
-     * Makes the document's organizations as it says, as `principal`: every change through the engine's services
-     * (so each is refused as it would be made by hand), all in one transaction or none; answers the plan applied.
-     */
     apply
   }
+  return service
 })
+
+/**
+ * IAM as code: an organization as a document (folders, roles, identities, bindings, providers, subscriptions, by
+ * names and paths), exported, planned against what is, and applied in one transaction with every API rule.
+ */
+export interface DeclarativeService {
+  /** The organization `name` as a document, as `principal` may list it. */
+  readonly exportOrganization: (principal: Principal, name: string) => Effect.Effect<Document, ArborError>
+  /** The organization of uid `uid` as a document (`exportOrganization`). */
+  readonly exportAt: (principal: Principal, uid: string) => Effect.Effect<Document, ArborError>
+  /** What applying `document` would change, as `principal`, without changing anything. */
+  readonly plan: (principal: Principal, document: unknown, options?: Options) => Effect.Effect<Plan, ArborError>
+  /**
+   * Makes the document's organizations as it says, as `principal`: every change through the engine's services
+   * (so each is refused as it would be made by hand), all in one transaction or none; answers the plan applied.
+   */
+  readonly apply: (principal: Principal, input: unknown, options?: Options) => Effect.Effect<Plan, ArborError>
+  /**
+   * `apply` of a document that names the organization of uid `uid` and no other (the API's
+   * `POST /iam/v2beta1/groups/<uid>:apply`).
+   */
+  readonly applyAt: (
+    principal: Principal,
+    uid: string,
+    document: unknown,
+    options?: Options
+  ) => Effect.Effect<Plan, ArborError>
+  /**
+   * The uids of organization `name`'s groups and identities by their paths below it (the organization's own
+   * is ""), as `principal` may list them: what a document's names are, once applied.
+   */
+  readonly uidsOf: (principal: Principal, name: string) => Effect.Effect<{
+    readonly groups: ReadonlyMap<string, Uid.Uid>
+    readonly identities: ReadonlyMap<string, Uid.Uid>
+  }, ArborError>
+}
 
 /** The Declarative service: export, plan and apply organizations as documents. */
 export class Declarative extends Effect.Service<Declarative>()("@arbor/core/Declarative", { effect: make }) {}

@@ -9,6 +9,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { FailedPrecondition, InvalidArgument, PermissionDenied, PreconditionViolation } from "../engine/Errors.js"
+import type * as Errors from "../engine/Errors.js"
 import { commit, conflict, operations, orNotFound, trusted } from "../engine/internal/operations.js"
 import * as Resources from "../engine/internal/resources.js"
 import { operation } from "../engine/internal/tracing.js"
@@ -238,11 +239,7 @@ export const make = Effect.gen(function*() {
       return { elevation, now }
     })
 
-  return {
-    /**
-     * Eligibilities the caller may list (`role_bindings.list` at their group or above), of one identity when asked;
-     * the caller's own, asked by its uid, whatever it may list (the first 200, oldest first).
-     */
+  const service: ElevationsService = {
     listEligibilities: (principal: Principal, options: EligibilityListOptions = {}) =>
       operation("Elevations.listEligibilities")(
         principal._tag === "Identity" && options.identity === principal.uid
@@ -278,11 +275,6 @@ export const make = Effect.gen(function*() {
         Effect.map(Resources.get(ops, eligibilityKind, principal, uid), asEligibility)
       ),
 
-    /**
-     * Makes identity `identityUid` eligible for a role at group `groupUid`: what binding the role there needs
-     * (`role_bindings.create`, the role one the caller may read, every one of its capabilities held there), and an
-     * approver role the caller may read, defined at or above the group. It rests on the caller's authority.
-     */
     createEligibility: Effect.fnUntraced(function*(principal: Principal, groupUid: string, input: unknown) {
       const group = yield* Uid.parse(groupUid, "parent")
       const grants = yield* authorization.grants(principal)
@@ -330,10 +322,6 @@ export const make = Effect.gen(function*() {
       )
     }, operation("Elevations.createEligibility")),
 
-    /**
-     * Deletes an eligibility (`role_bindings.delete` at its group), and with it its elevations: pending ones and
-     * granted ones end at once (their bindings deleted, each a change-log entry), as revoked.
-     */
     deleteEligibility: (principal: Principal, uid: string) =>
       operation("Elevations.deleteEligibility")(
         Resources.remove(ops, eligibilityKind, principal, uid, {
@@ -357,10 +345,6 @@ export const make = Effect.gen(function*() {
         })
       ),
 
-    /**
-     * Elevations the caller may list (`role_bindings.list` at their group or above), of one state when asked; with
-     * `approver` (its own uid), the pending ones it may approve.
-     */
     list: (principal: Principal, options: ElevationListOptions = {}) =>
       operation("Elevations.list")(
         options.approver !== undefined ? approvable(principal, options.approver) : Lists.list(
@@ -374,17 +358,12 @@ export const make = Effect.gen(function*() {
         )
       ),
 
-    /** One elevation: its own identity's, or with `role_bindings.list` at its group. */
     get: (principal: Principal, uid: string) =>
       operation("Elevations.get")(
         Effect.flatMap(readable(principal, uid), (e) =>
           Effect.map(DateTime.now, (now) => asElevation(now.epochMillis)(e)))
       ),
 
-    /**
-     * The caller asks to hold a role it is eligible for at group `groupUid` for `duration` (at most the eligibility's
-     * longest) and a reason: granted at once when it needs no approval, else pending until approved or denied.
-     */
     elevate: Effect.fnUntraced(function*(principal: Principal, groupUid: string, input: unknown) {
       const group = yield* Uid.parse(groupUid, "parent")
       const fields = yield* Validation.decodeRequest(Elevation.CreateElevation)(input)
@@ -431,7 +410,6 @@ export const make = Effect.gen(function*() {
       )
     }, operation("Elevations.elevate")),
 
-    /** Approves a pending elevation: another identity than the one who asked, holding the approver role there. */
     approve: (principal: Principal, uid: string) =>
       operation("Elevations.approve")(Effect.gen(function*() {
         const { elevation, now } = yield* pending(principal, uid)
@@ -445,7 +423,6 @@ export const make = Effect.gen(function*() {
         )
       })),
 
-    /** Denies a pending elevation, as an approver may. */
     deny: (principal: Principal, uid: string) =>
       operation("Elevations.deny")(Effect.gen(function*() {
         const { elevation, now } = yield* pending(principal, uid)
@@ -458,7 +435,65 @@ export const make = Effect.gen(function*() {
         return yield* commit(ops, principal, Effect.as(rewrite(denied), asElevation(now.epochMillis)(denied)))
       }))
   }
+  return service
 })
+
+/**
+ * Just-in-time elevation (DECISIONS §21): who is eligible for which role where, and the elevations they ask for,
+ * approve or deny; a granted elevation is an expiring binding made through the same no-escalation rules.
+ */
+export interface ElevationsService {
+  /**
+   * Eligibilities the caller may list (`role_bindings.list` at their group or above), of one identity when asked;
+   * the caller's own, asked by its uid, whatever it may list (the first 200, oldest first).
+   */
+  readonly listEligibilities: (
+    principal: Principal,
+    options?: EligibilityListOptions
+  ) => Effect.Effect<Lists.Page<Eligibility.Eligibility>, Errors.ListFailure>
+  readonly getEligibility: (
+    principal: Principal,
+    uid: string
+  ) => Effect.Effect<Eligibility.Eligibility, Errors.ReadFailure>
+  /**
+   * Makes identity `identityUid` eligible for a role at group `groupUid`: what binding the role there needs
+   * (`role_bindings.create`, the role one the caller may read, every one of its capabilities held there), and an
+   * approver role the caller may read, defined at or above the group. It rests on the caller's authority.
+   */
+  readonly createEligibility: (
+    principal: Principal,
+    groupUid: string,
+    input: unknown
+  ) => Effect.Effect<Eligibility.Eligibility, Errors.WriteFailure>
+  /**
+   * Deletes an eligibility (`role_bindings.delete` at its group), and with it its elevations: pending ones and
+   * granted ones end at once (their bindings deleted, each a change-log entry), as revoked.
+   */
+  readonly deleteEligibility: (principal: Principal, uid: string) => Effect.Effect<void, Errors.WriteFailure>
+  /**
+   * Elevations the caller may list (`role_bindings.list` at their group or above), of one state when asked; with
+   * `approver` (its own uid), the pending ones it may approve.
+   */
+  readonly list: (
+    principal: Principal,
+    options?: ElevationListOptions
+  ) => Effect.Effect<Lists.Page<Elevation.Elevation>, Errors.ListFailure>
+  /** One elevation: its own identity's, or with `role_bindings.list` at its group. */
+  readonly get: (principal: Principal, uid: string) => Effect.Effect<Elevation.Elevation, Errors.ReadFailure>
+  /**
+   * The caller asks to hold a role it is eligible for at group `groupUid` for `duration` (at most the eligibility's
+   * longest) and a reason: granted at once when it needs no approval, else pending until approved or denied.
+   */
+  readonly elevate: (
+    principal: Principal,
+    groupUid: string,
+    input: unknown
+  ) => Effect.Effect<Elevation.Elevation, Errors.WriteFailure>
+  /** Approves a pending elevation: another identity than the one who asked, holding the approver role there. */
+  readonly approve: (principal: Principal, uid: string) => Effect.Effect<Elevation.Elevation, Errors.WriteFailure>
+  /** Denies a pending elevation, as an approver may. */
+  readonly deny: (principal: Principal, uid: string) => Effect.Effect<Elevation.Elevation, Errors.WriteFailure>
+}
 
 /** Just-in-time elevation: eligibilities and the elevations they allow. */
 export class Elevations extends Effect.Service<Elevations>()("@arbor/core/Elevations", { effect: make }) {}

@@ -6,6 +6,7 @@
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import { FieldViolation, InvalidArgument } from "../engine/Errors.js"
+import type * as Errors from "../engine/Errors.js"
 import { commit, conflict, operations, orNotFound, trusted } from "../engine/internal/operations.js"
 import * as Resources from "../engine/internal/resources.js"
 import { operation } from "../engine/internal/tracing.js"
@@ -61,8 +62,7 @@ export const make = Effect.gen(function*() {
     visibleAt: "parent"
   }
 
-  const service = {
-    /** Mappings the caller may list (`identity_providers.list` at their group or above), of one provider when asked. */
+  const service: ExternalGroupRoleMappingsService = {
     list: (principal: Principal, options: MappingListOptions = {}) => {
       const provider = options.identityProviderUid || undefined
       const filters: Lists.Filters = provider === undefined
@@ -85,11 +85,6 @@ export const make = Effect.gen(function*() {
     get: (principal: Principal, uid: string) =>
       operation("ExternalGroupRoleMappings.get")(Effect.map(Resources.get(ops, kind, principal, uid), asMapping)),
 
-    /**
-     * Creates a mapping below identity provider `providerUid`: `identity_providers.create` at its group, and at
-     * the mapping's scope `role_bindings.create` and every capability of the role (no escalation). The mapping
-     * rests on the caller's authority, as a binding they made would.
-     */
     create: Effect.fnUntraced(function*(principal: Principal, providerUid: string, input: unknown) {
       const provider = yield* Uid.parse(providerUid, "parent")
       const group = Uid.parentOrNull(provider)
@@ -127,7 +122,6 @@ export const make = Effect.gen(function*() {
       )
     }, operation("ExternalGroupRoleMappings.create")),
 
-    /** Deletes a mapping; deleting one that is gone succeeds. */
     delete: (principal: Principal, uid: string) =>
       operation("ExternalGroupRoleMappings.delete")(
         Resources.remove<ExternalGroupRoleMapping.Record, never, never>(ops, kind, principal, uid, {
@@ -135,10 +129,6 @@ export const make = Effect.gen(function*() {
         })
       ),
 
-    /**
-     * Deletes the mappings `names` of provider `providerUid` at once (`identity_providers.delete`): those gone are
-     * skipped, one of another provider is INVALID_ARGUMENT and deletes nothing. Answers those deleted.
-     */
     batchDelete: Effect.fnUntraced(function*(
       principal: Principal,
       request: { readonly parent: string; readonly names: ReadonlyArray<string> }
@@ -170,10 +160,6 @@ export const make = Effect.gen(function*() {
       )
     }, operation("ExternalGroupRoleMappings.batchDelete")),
 
-    /**
-     * The mappings a sign-in through provider `providerUid` gives a person whose groups claim holds `groups`: those
-     * of their external groups whose creator could still bind the role at the scope (docs/api.md §7).
-     */
     forSignIn: (providerUid: Uid.Uid, groups: ReadonlyArray<string>) =>
       operation("ExternalGroupRoleMappings.forSignIn")(Effect.gen(function*() {
         if (groups.length === 0) return []
@@ -187,8 +173,36 @@ export const make = Effect.gen(function*() {
         return yield* Effect.filter(found, ops.authorization.grantStands)
       }))
   }
-  return service satisfies ResourceService.Creatable<Mapping, MappingListOptions>
+  return service
 })
+
+/**
+ * The ExternalGroupRoleMappings service. Lists are of one provider when asked (`identity_providers.list`). Creating
+ * a mapping needs `identity_providers.create` at its provider's group and, at the mapping's scope,
+ * `role_bindings.create` and every capability of the role (no escalation): the mapping rests on the caller's
+ * authority, as a binding they made would. Deleting one that is gone succeeds.
+ */
+export interface ExternalGroupRoleMappingsService extends ResourceService.Creatable<Mapping, MappingListOptions> {
+  /**
+   * Deletes the mappings `names` of provider `parent` at once (`identity_providers.delete`): those gone are
+   * skipped, one of another provider is INVALID_ARGUMENT and deletes nothing. Answers those deleted.
+   */
+  readonly batchDelete: (
+    principal: Principal,
+    request: { readonly parent: string; readonly names: ReadonlyArray<string> }
+  ) => Effect.Effect<
+    { readonly parent: Uid.Uid; readonly externalGroupRoleMappings: ReadonlyArray<Mapping> },
+    Errors.WriteFailure
+  >
+  /**
+   * The mappings a sign-in through provider `providerUid` gives a person whose groups claim holds `groups`: those
+   * of their external groups whose creator could still bind the role at the scope (docs/api.md §7).
+   */
+  readonly forSignIn: (
+    providerUid: Uid.Uid,
+    groups: ReadonlyArray<string>
+  ) => Effect.Effect<ReadonlyArray<Mapping>, Errors.StoreFailure>
+}
 
 /** External group role mappings. */
 export class ExternalGroupRoleMappings

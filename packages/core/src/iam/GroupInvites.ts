@@ -96,13 +96,6 @@ export const make = Effect.gen(function*() {
     load: present
   }
 
-  /**
-   * Redeems an invite code for an identity: binds it to the invite's role in the invite's group, atomically.
-   * Refuses expired invites, used single-use ones, and, for an invite with an email, any other `email`, and an
-   * `email` vouched for only below `emailVouchedBelow` (by an organization's provider there) when the invite is
-   * elsewhere. The caller is the identity itself, or the system principal acting for it. Returns the (hydrated)
-   * binding; an identity that already holds the role keeps its binding.
-   */
   const redeem = (
     principal: Principal.Principal,
     code: string,
@@ -192,11 +185,7 @@ export const make = Effect.gen(function*() {
       return yield* roleBindings.get(Principal.system, bindingUid)
     })
 
-  const service = {
-    /**
-     * Redeems an invite for the calling identity itself (the request body of `redeem` over HTTP): the same rules
-     * as `redeem`.
-     */
+  const service: GroupInvitesService = {
     redeemOwn: Effect.fnUntraced(function*(principal: Principal.Principal, input: GroupInvite.RedeemGroupInvite) {
       if (principal._tag !== "Identity") {
         return yield* Errors.InvalidArgument.field("principal", "only an identity redeems an invite for itself")
@@ -209,17 +198,12 @@ export const make = Effect.gen(function*() {
       return yield* redeem(principal, code, redeemer(principal.uid, principal.email, principal.provider))
     }, operation("GroupInvites.redeemOwn")),
 
-    /** Invites the caller may list (`group_invites.list` at their group or above), newest first by default. */
     list: (principal: Principal.Principal, options: Lists.ListOptions = {}) =>
       operation("GroupInvites.list")(Lists.list(ops, spec, principal, options)),
 
     get: (principal: Principal.Principal, uid: string) =>
       operation("GroupInvites.get")(Resources.getPresented(ops, kind, principal, uid, presentOne)),
 
-    /**
-     * Creates an invite to `groupUid` for a role the caller may grant there. The response carries the code; it is
-     * never shown again.
-     */
     create: Effect.fnUntraced(function*(principal: Principal.Principal, groupUid: string, input: unknown) {
       const group = yield* Uid.parse(groupUid, "parent")
       const grants = yield* authorization.grants(principal)
@@ -254,7 +238,6 @@ export const make = Effect.gen(function*() {
       )
     }, operation("GroupInvites.create")),
 
-    /** Changes an invite's email or whether it is single-use. */
     update: (
       principal: Principal.Principal,
       uid: string,
@@ -288,8 +271,33 @@ export const make = Effect.gen(function*() {
 
     redeem
   }
-  return service satisfies ResourceService.Writable<GroupInvite.GroupInvite>
+  return service
 })
+
+/**
+ * The GroupInvites service. An invite is for a role its creator may grant in its group; its code is in the
+ * create's answer only, never again. An update changes its email or whether it is single-use. Lists are newest
+ * first by default.
+ */
+export interface GroupInvitesService extends ResourceService.Writable<GroupInvite.GroupInvite> {
+  /**
+   * Redeems an invite code for an identity: binds it to the invite's role in the invite's group, atomically.
+   * Refuses expired invites, used single-use ones, and, for an invite with an email, any other `email`, and an
+   * `email` vouched for only below `emailVouchedBelow` (by an organization's provider there) when the invite is
+   * elsewhere. The caller is the identity itself, or the system principal acting for it. Returns the (hydrated)
+   * binding; an identity that already holds the role keeps its binding.
+   */
+  readonly redeem: (
+    principal: Principal.Principal,
+    code: string,
+    redeemer: { readonly identityUid: string; readonly email?: string; readonly emailVouchedBelow?: string }
+  ) => Effect.Effect<RoleBinding.RoleBinding, Errors.WriteFailure>
+  /** Redeems an invite for the calling identity itself (the request body of `redeem` over HTTP), as `redeem`. */
+  readonly redeemOwn: (
+    principal: Principal.Principal,
+    input: GroupInvite.RedeemGroupInvite
+  ) => Effect.Effect<RoleBinding.RoleBinding, Errors.WriteFailure>
+}
 
 /** Group invites: codes that bind their redeemer to a role in a group. */
 export class GroupInvites extends Effect.Service<GroupInvites>()("@arbor/core/GroupInvites", { effect: make }) {}

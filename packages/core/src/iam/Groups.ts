@@ -236,24 +236,18 @@ export const make = Effect.gen(function*() {
       ? Errors.InvalidArgument.field("verified", "only an organization named by a domain (acme.com) can be verified")
       : Effect.void
 
-  const service = {
-    /** Groups the caller may list (`groups.list` at the group or above). */
+  const service: GroupsService = {
     list: (principal: Principal, options: Lists.ListOptions = {}) =>
       operation("Groups.list")(Lists.list(ops, spec, principal, options)),
 
     get: (principal: Principal, uid: string) => operation("Groups.get")(Resources.get(ops, kind, principal, uid)),
 
-    /** Creates a group below `parentUid`. */
     create: Effect.fnUntraced(function*(principal: Principal, parentUid: string, input: unknown) {
       const parent = yield* Uid.parse(parentUid, "parent")
       yield* authorization.check(principal, Group.permissions.create, parent)
       return (yield* insert(principal, [{ parent, input }]))[0]!
     }, operation("Groups.create")),
 
-    /**
-     * Creates groups below existing ones, as `create` does each, in one write: all or none. For many at once (an
-     * `:apply`), in a few statements rather than a few each.
-     */
     createMany: Effect.fnUntraced(function*(
       principal: Principal,
       creations: ReadonlyArray<{ readonly parentUid: string; readonly input: unknown }>
@@ -268,7 +262,6 @@ export const make = Effect.gen(function*() {
       return yield* insert(principal, parsed)
     }, operation("Groups.createMany")),
 
-    /** Creates a root group (an organization): for the system principal and configured platform admins. */
     createRoot: Effect.fnUntraced(function*(principal: Principal, input: unknown, options: {
       /** The identity (a person's too) bound as its owner; by default the calling identity, if any. */
       readonly owner?: string | undefined
@@ -283,7 +276,6 @@ export const make = Effect.gen(function*() {
       return (yield* insert(principal, [{ parent: null, input }], owner))[0]!
     }, operation("Groups.createRoot")),
 
-    /** Updates a group: the fields present in `patch`, or those named by `updateMask`. */
     update: (
       principal: Principal,
       uid: string,
@@ -308,28 +300,15 @@ export const make = Effect.gen(function*() {
         duplicate: (next) => `a group named '${next.name}' already exists beside ${next.uid}`
       })),
 
-    /**
-     * Whether the caller may look for the verified organization of their email's domain (`CheckEligibility`): a
-     * person whose email the server's own provider verified, at a domain that is not a free mail service.
-     */
     checkEligibility: (principal: Principal) =>
       operation("Groups.checkEligibility")(Effect.succeed({ eligible: eligibleDomain(principal) !== undefined })),
 
-    /**
-     * The verified organization named by the caller's email domain (`LookupGroup`). Every reason there is none (no
-     * such organization, not eligible) is the same NotFound, so that none can be told from another.
-     */
     lookupVerified: (principal: Principal) =>
       operation("Groups.lookupVerified")(Effect.flatMap(verifiedFor(principal), (group) =>
         group === undefined
           ? Effect.fail(notFoundForDomain())
           : Effect.succeed(group))),
 
-    /**
-     * Asks the owners of the verified organization `groupUid` for access (`RequestGroupAccess`): it must be the
-     * one the caller's email domain names (else NotFound, as for `lookupVerified`). The request is a change-log
-     * entry of the organization; the same caller's next one within a day is ResourceExhausted.
-     */
     requestAccess: Effect.fnUntraced(function*(principal: Principal, groupUid: string) {
       if (groupUid === "") return yield* Errors.InvalidArgument.field("group_uid", "is required")
       const group = yield* verifiedFor(principal)
@@ -373,12 +352,51 @@ export const make = Effect.gen(function*() {
       )
     }, operation("Groups.requestAccess")),
 
-    /** Deletes a group that has nothing below it. */
     delete: (principal: Principal, uid: string) =>
       operation("Groups.delete")(Resources.remove(ops, kind, principal, uid, { before: refuseIfNotEmpty }))
   }
-  return service satisfies ResourceService.Writable<Group.Group>
+  return service
 })
+
+/** The Groups service: the organization hierarchy, each group's standard methods and the verified organizations'. */
+export interface GroupsService extends ResourceService.Writable<Group.Group> {
+  /**
+   * Creates groups below existing ones, as `create` does each, in one write: all or none. For many at once (an
+   * `:apply`), in a few statements rather than a few each.
+   */
+  readonly createMany: (
+    principal: Principal,
+    creations: ReadonlyArray<{ readonly parentUid: string; readonly input: unknown }>
+  ) => Effect.Effect<Array<Group.Group>, Errors.WriteFailure>
+  /**
+   * Creates a root group (an organization): for the system principal and configured platform admins. `owner` is
+   * the identity (a person's too) bound as its owner; by default the calling identity, if any.
+   */
+  readonly createRoot: (
+    principal: Principal,
+    input: unknown,
+    options?: { readonly owner?: string | undefined }
+  ) => Effect.Effect<Group.Group, Errors.WriteFailure>
+  /**
+   * Whether the caller may look for the verified organization of their email's domain (`CheckEligibility`): a
+   * person whose email the server's own provider verified, at a domain that is not a free mail service.
+   */
+  readonly checkEligibility: (principal: Principal) => Effect.Effect<{ readonly eligible: boolean }>
+  /**
+   * The verified organization named by the caller's email domain (`LookupGroup`). Every reason there is none (no
+   * such organization, not eligible) is the same NotFound, so that none can be told from another.
+   */
+  readonly lookupVerified: (principal: Principal) => Effect.Effect<Group.Group, Errors.StoreFailure | Errors.NotFound>
+  /**
+   * Asks the owners of the verified organization `groupUid` for access (`RequestGroupAccess`): it must be the
+   * one the caller's email domain names (else NotFound, as for `lookupVerified`). The request is a change-log
+   * entry of the organization; the same caller's next one within a day is ResourceExhausted.
+   */
+  readonly requestAccess: (
+    principal: Principal,
+    groupUid: string
+  ) => Effect.Effect<{}, Errors.WriteFailure | Errors.ResourceExhausted>
+}
 
 /** Groups: the organization hierarchy. */
 export class Groups extends Effect.Service<Groups>()("@arbor/core/Groups", { effect: make }) {}

@@ -5,6 +5,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import { FieldViolation, InvalidArgument, PermissionDenied } from "../engine/Errors.js"
+import type * as Errors from "../engine/Errors.js"
 import * as FieldMask from "../engine/internal/lists/fieldMask.js"
 import {
   commit,
@@ -73,7 +74,7 @@ export const filters = (options: IdentityListOptions): Lists.Filters => {
 export const maxStaticKeysLifetime = { days: 365 } as const
 
 /** An identity to create: in group `groupUid`, from the request body `input`; its refused fields named below `at`. */
-interface Creation {
+export interface Creation {
   readonly groupUid: string
   readonly input: unknown
   readonly at?: string | undefined
@@ -220,15 +221,10 @@ export const make = Effect.gen(function*() {
   /** What a person may change of their own identity. */
   const ownFields = ["name", "description"]
 
-  const service = {
-    /** Identities the caller may list (`identity.list` at their group or above), of one kind when asked. */
+  const service: IdentitiesService = {
     list: (principal: Principal.Principal, options: IdentityListOptions = {}) =>
       operation("Identities.list")(Lists.list(ops, spec, principal, options, filters(options))),
 
-    /**
-     * One identity: with `identity.list` at its group, or its own (a workload in a folder reads itself as a person
-     * does: what names it in the console's header and `arbor auth status`).
-     */
     get: (principal: Principal.Principal, uid: string) =>
       operation("Identities.get")(
         Effect.map(
@@ -237,10 +233,6 @@ export const make = Effect.gen(function*() {
         )
       ),
 
-    /**
-     * The uid of the person who signs in with `issuer` and `subject`: theirs if they have signed in, else the one
-     * they will get (`LookupIdentity`). Any caller may ask.
-     */
     lookup: (input: { readonly issuer: string; readonly subject: string }) =>
       operation("Identities.lookup")(Effect.gen(function*() {
         const violations = (["issuer", "subject"] as const).filter((field) => input[field] === "").map((field) =>
@@ -252,10 +244,6 @@ export const make = Effect.gen(function*() {
         return { uid: known ?? Person.uidFor(input.issuer, input.subject) }
       })),
 
-    /**
-     * Updates the caller's own metadata (`UpdateIdentityMetadata`): any identity may, on itself only, but not with a
-     * narrowed token. `request` is `{identityMetadata, updateMask}`; without a mask, the fields present change.
-     */
     updateMetadata: Effect.fnUntraced(function*(principal: Principal.Principal, request: {
       readonly identityMetadata?: unknown
       readonly updateMask?: string | undefined
@@ -302,24 +290,13 @@ export const make = Effect.gen(function*() {
       )
     }, operation("Identities.updateMetadata")),
 
-    /** Creates an identity in group `groupUid`. */
     create: Effect.fnUntraced(function*(principal: Principal.Principal, groupUid: string, input: unknown) {
       return (yield* insert(principal, [{ groupUid, input }]))[0]!
     }, operation("Identities.create")),
 
-    /**
-     * Creates identities in their groups as `create` does each, in one write: all or none. For many at once (an
-     * `:apply`), in a few statements rather than a few each. A creation's refused field is named below its `at`.
-     */
     createMany: (principal: Principal.Principal, creations: ReadonlyArray<Creation>) =>
       operation("Identities.createMany")(insert(principal, creations)),
 
-    /**
-     * Updates an identity: the fields present in `patch`, or those named by `updateMask`. `claimMatch` and
-     * `staticKeys` are one choice: setting one clears the other. Changing either needs, besides `identity.update`,
-     * every capability the identity holds through its bindings, where it holds them. A person may change the
-     * name and description of their own identity.
-     */
     update: (
       principal: Principal.Principal,
       uid: string,
@@ -378,17 +355,46 @@ export const make = Effect.gen(function*() {
         )
       ),
 
-    /**
-     * Deletes an identity and, atomically, every role binding and refresh token of it. A person may delete their
-     * own identity.
-     */
     delete: (principal: Principal.Principal, uid: string) =>
       operation("Identities.delete")(
         Resources.remove(ops, kind, actingOn(principal, uid), uid, { before: deleteBindings })
       )
   }
-  return service satisfies ResourceService.Writable<Identity.Identity, IdentityListOptions>
+  return service
 })
+
+/**
+ * The Identities service. Lists take `relationship_type`; a caller reads its own identity without `identity.list`
+ * (a workload in a folder reads itself as a person does). Changing `claimMatch` or `staticKeys` (one choice: setting
+ * one clears the other) needs, besides `identity.update`, every capability the identity holds through its bindings,
+ * where it holds them. A person may change the name and description of their own identity, and delete it; a delete
+ * takes, atomically, every role binding and refresh token of the identity.
+ */
+export interface IdentitiesService extends ResourceService.Writable<Identity.Identity, IdentityListOptions> {
+  /**
+   * The uid of the person who signs in with `issuer` and `subject`: theirs if they have signed in, else the one
+   * they will get (`LookupIdentity`). Any caller may ask.
+   */
+  readonly lookup: (
+    input: { readonly issuer: string; readonly subject: string }
+  ) => Effect.Effect<{ readonly uid: Uid.Uid }, Errors.ListFailure>
+  /**
+   * Updates the caller's own metadata (`UpdateIdentityMetadata`): any identity may, on itself only, but not with a
+   * narrowed token. `request` is `{identityMetadata, updateMask}`; without a mask, the fields present change.
+   */
+  readonly updateMetadata: (
+    principal: Principal.Principal,
+    request: { readonly identityMetadata?: unknown; readonly updateMask?: string | undefined }
+  ) => Effect.Effect<IdentityMetadata.IdentityMetadata, Errors.WriteFailure>
+  /**
+   * Creates identities in their groups as `create` does each, in one write: all or none. For many at once (an
+   * `:apply`), in a few statements rather than a few each. A creation's refused field is named below its `at`.
+   */
+  readonly createMany: (
+    principal: Principal.Principal,
+    creations: ReadonlyArray<Creation>
+  ) => Effect.Effect<Array<Identity.Identity>, Errors.WriteFailure>
+}
 
 /** Identities, assumable by matching token claims. */
 export class Identities extends Effect.Service<Identities>()("@arbor/core/Identities", { effect: make }) {}

@@ -8,6 +8,7 @@ import * as Option from "effect/Option"
 import { createHash, timingSafeEqual } from "node:crypto"
 import type { FailedPrecondition, Internal, Unavailable } from "../engine/Errors.js"
 import { InvalidArgument } from "../engine/Errors.js"
+import type * as Errors from "../engine/Errors.js"
 import * as FieldMask from "../engine/internal/lists/fieldMask.js"
 import { commit, conflict, operations, orNotFound, trusted } from "../engine/internal/operations.js"
 import * as Resources from "../engine/internal/resources.js"
@@ -75,12 +76,10 @@ export const make = Effect.gen(function*() {
       return fields
     })
 
-  const service = {
-    /** Providers the caller may list (`identity_providers.list` at their group or above). */
+  const service: IdentityProvidersService = {
     list: (principal: Principal, options: Lists.ListOptions = {}) =>
       operation("IdentityProviders.list")(Lists.list(ops, spec, principal, options)),
 
-    /** A provider, with its SCIM provisioning's status. */
     get: (principal: Principal, uid: string) =>
       operation("IdentityProviders.get")(Effect.gen(function*() {
         const record = yield* Resources.get(ops, kind, principal, uid)
@@ -92,7 +91,6 @@ export const make = Effect.gen(function*() {
         }, trusted)
       })),
 
-    /** Creates a provider in `groupUid`; its default role must be grantable there by the caller. */
     create: Effect.fnUntraced(function*(principal: Principal, groupUid: string, input: unknown) {
       const group = yield* Uid.parse(groupUid, "parent")
       const grants = yield* authorization.grants(principal)
@@ -120,7 +118,6 @@ export const make = Effect.gen(function*() {
       )
     }, operation("IdentityProviders.create")),
 
-    /** Updates a provider; an `oidc` without `clientSecret` keeps the stored secret. */
     update: (
       principal: Principal,
       uid: string,
@@ -152,7 +149,6 @@ export const make = Effect.gen(function*() {
         )
       ),
 
-    /** Deletes a provider and, atomically, its group mappings, SCIM configuration, provisioned users and pushed groups. */
     delete: (principal: Principal, uid: string) =>
       operation("IdentityProviders.delete")(
         Resources.remove<IdentityProvider.Record, Internal | Unavailable | FailedPrecondition, never>(
@@ -172,11 +168,6 @@ export const make = Effect.gen(function*() {
         )
       ),
 
-    /**
-     * True when provider `uid`'s client secret is `candidate` ("" for none), compared in constant time; for those
-     * who may change it (`identity_providers.create` at its group), who could replace it anyway. The secret itself
-     * is never returned. IAM as code asks it to plan a secret's change without reading the secret.
-     */
     clientSecretIs: (principal: Principal, uid: string, candidate: string) =>
       operation("IdentityProviders.clientSecretIs")(Effect.gen(function*() {
         const record = yield* Resources.get(ops, kind, principal, uid)
@@ -186,11 +177,6 @@ export const make = Effect.gen(function*() {
         return timingSafeEqual(digest(stored), digest(candidate))
       })),
 
-    /**
-     * Seals under the current key the client secrets that are not (stored before sealing began, or under a
-     * retired key), at a server's start; returns how many. Not a change of any provider: no change-log entry, no new update
-     * time.
-     */
     sealStoredSecrets: ops.store.transaction(Effect.gen(function*() {
       const stored = yield* providers.find({ order: [{ column: "uid", direction: "asc" }] })
       const stale = stored.filter((record) => Sealing.needsSealing(sealing, record.oidc.clientSecret))
@@ -201,8 +187,33 @@ export const make = Effect.gen(function*() {
       return stale.length
     })).pipe(Repository.orInternal)
   }
-  return service satisfies ResourceService.Writable<IdentityProvider.IdentityProvider>
+  return service
 })
+
+/**
+ * The IdentityProviders service. A provider's default role must be grantable in its group by whoever creates or
+ * changes it; an `oidc` without `clientSecret` keeps the stored secret, which is never returned. A get carries the
+ * provider's SCIM provisioning status; a delete takes, atomically, its group mappings, SCIM configuration,
+ * provisioned users and pushed groups.
+ */
+export interface IdentityProvidersService extends ResourceService.Writable<IdentityProvider.IdentityProvider> {
+  /**
+   * True when provider `uid`'s client secret is `candidate` ("" for none), compared in constant time; for those
+   * who may change it (`identity_providers.create` at its group), who could replace it anyway. The secret itself
+   * is never returned. IAM as code asks it to plan a secret's change without reading the secret.
+   */
+  readonly clientSecretIs: (
+    principal: Principal,
+    uid: string,
+    candidate: string
+  ) => Effect.Effect<boolean, Errors.ReadFailure>
+  /**
+   * Seals under the current key the client secrets that are not (stored before sealing began, or under a
+   * retired key), at a server's start; returns how many. Not a change of any provider: no change-log entry, no new
+   * update time.
+   */
+  readonly sealStoredSecrets: Effect.Effect<number, Errors.StoreFailure>
+}
 
 /** Identity providers: upstream OIDC providers for a group. */
 export class IdentityProviders

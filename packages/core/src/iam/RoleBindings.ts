@@ -8,6 +8,7 @@ import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import { AlreadyExists, FieldViolation, InvalidArgument, PermissionDenied } from "../engine/Errors.js"
+import type * as Errors from "../engine/Errors.js"
 import * as FieldMask from "../engine/internal/lists/fieldMask.js"
 import { commit, conflict, operations, orNotFound } from "../engine/internal/operations.js"
 import * as Resources from "../engine/internal/resources.js"
@@ -237,11 +238,7 @@ export const make = Effect.gen(function*() {
       return records.map((record, i) => embedding.embed(grants, record, refs[i]!))
     })
 
-  const service = {
-    /**
-     * Role bindings the caller may list (`role_bindings.list` at their group or above), or its own (`identity` its
-     * uid), hydrated; of one identity, group or role when the filters say so.
-     */
+  const service: RoleBindingsService = {
     list: (principal: Principal, options: RoleBindingListOptions = {}) => {
       const filtered = filters(options, principal)
       // One's own bindings embed in full where one holds a role, and which.
@@ -258,7 +255,6 @@ export const make = Effect.gen(function*() {
     get: (principal: Principal, uid: string) =>
       operation("RoleBindings.get")(Resources.getPresented(ops, kind, principal, uid, hydrateOne)),
 
-    /** Binds an identity to a role in group `groupUid`; the caller must hold every capability of the role. */
     create: Effect.fnUntraced(function*(principal: Principal, groupUid: string, input: unknown) {
       const group = yield* Uid.parse(groupUid, "parent")
       const grants = yield* authorization.grants(principal)
@@ -268,10 +264,6 @@ export const make = Effect.gen(function*() {
       return bound!
     }, operation("RoleBindings.create")),
 
-    /**
-     * Binds identities to roles in their groups as `create` does each, in one write: all or none. For many at once
-     * (an `:apply`), in a few statements rather than several each.
-     */
     createMany: Effect.fnUntraced(function*(
       principal: Principal,
       creations: ReadonlyArray<{ readonly groupUid: string; readonly input: unknown }>
@@ -288,11 +280,6 @@ export const make = Effect.gen(function*() {
       return yield* commit(ops, principal, bind(grants, wanted))
     }, operation("RoleBindings.createMany")),
 
-    /**
-     * Binds up to 25 identities to roles in one group, all or none (`BatchCreateRoleBindings`), in the order asked:
-     * each as `create` would, the caller holding every capability of each role. A request names its role or takes
-     * the batch's `roleUid`; its `parent`, when set, is the batch's.
-     */
     batchCreate: Effect.fnUntraced(function*(principal: Principal, input: unknown) {
       const batch = yield* Validation.decodeRequest(RoleBinding.BatchCreateRoleBindings)(input)
       const group = yield* Uid.parse(batch.parent ?? "", "parent")
@@ -350,7 +337,6 @@ export const make = Effect.gen(function*() {
       )
     }, operation("RoleBindings.batchCreate")),
 
-    /** Changes a binding's identity or role; the caller must hold every capability of the role. */
     update: (
       principal: Principal,
       uid: string,
@@ -390,10 +376,6 @@ export const make = Effect.gen(function*() {
         present: hydrateOne
       })),
 
-    /**
-     * The binding a granted elevation makes (`Elevations`, in its transaction; not for other callers): its role at
-     * its group until `expireTime`, made by the elevation, whose standing it then rests on. Answers its uid.
-     */
     bindElevated: (wanted: {
       readonly group: Uid.Uid
       readonly identityUid: Uid.Uid
@@ -436,7 +418,6 @@ export const make = Effect.gen(function*() {
         return record.uid
       }),
 
-    /** Deletes the bindings elevations made (`Elevations`, when their eligibility goes; in its transaction). */
     unbindElevated: (uids: ReadonlyArray<Uid.Uid>) =>
       Effect.gen(function*() {
         const made = (yield* bindings.getMany(uids)).filter((b) => b.elevationUid !== null)
@@ -445,14 +426,53 @@ export const make = Effect.gen(function*() {
         }
       }),
 
-    /** Deletes a binding; deleting one that is already gone succeeds. */
     delete: (principal: Principal, uid: string) =>
       operation("RoleBindings.delete")(
         Resources.remove<RoleBinding.Record, never, never>(ops, kind, principal, uid, { idempotent: true })
       )
   }
-  return service satisfies ResourceService.Writable<RoleBinding.RoleBinding, RoleBindingListOptions>
+  return service
 })
+
+/**
+ * The RoleBindings service. Bindings are hydrated (identity, group, role); a list shows those the caller may list
+ * and, asked with its own uid as `identity`, its own; creating or changing one needs every capability of its role
+ * (no escalation); deleting one that is gone succeeds.
+ */
+export interface RoleBindingsService extends ResourceService.Writable<RoleBinding.RoleBinding, RoleBindingListOptions> {
+  /**
+   * Binds identities to roles in their groups as `create` does each, in one write: all or none. For many at once
+   * (an `:apply`), in a few statements rather than several each.
+   */
+  readonly createMany: (
+    principal: Principal,
+    creations: ReadonlyArray<{ readonly groupUid: string; readonly input: unknown }>
+  ) => Effect.Effect<Array<RoleBinding.RoleBinding>, Errors.WriteFailure>
+  /**
+   * Binds up to 25 identities to roles in one group, all or none (`BatchCreateRoleBindings`), in the order asked:
+   * each as `create` would, the caller holding every capability of each role. A request names its role or takes
+   * the batch's `roleUid`; its `parent`, when set, is the batch's.
+   */
+  readonly batchCreate: (
+    principal: Principal,
+    input: unknown
+  ) => Effect.Effect<Array<RoleBinding.RoleBinding>, Errors.WriteFailure>
+  /**
+   * The binding a granted elevation makes (`Elevations`, in its transaction; not for other callers): its role at
+   * its group until `expireTime`, made by the elevation, whose standing it then rests on. Answers its uid.
+   */
+  readonly bindElevated: (wanted: {
+    readonly group: Uid.Uid
+    readonly identityUid: Uid.Uid
+    readonly roleUid: Uid.Uid
+    readonly expireTime: DateTime.Utc
+    readonly elevationUid: Uid.Uid
+  }) => Effect.Effect<Uid.Uid, Errors.StoreFailure | Errors.FailedPrecondition | Errors.AlreadyExists | Errors.Aborted>
+  /** Deletes the bindings elevations made (`Elevations`, when their eligibility goes; in its transaction). */
+  readonly unbindElevated: (
+    uids: ReadonlyArray<Uid.Uid>
+  ) => Effect.Effect<void, Errors.StoreFailure | Errors.FailedPrecondition>
+}
 
 /** Role bindings: an identity holding a role in a group and everything below it. */
 export class RoleBindings extends Effect.Service<RoleBindings>()("@arbor/core/RoleBindings", { scoped: make }) {}

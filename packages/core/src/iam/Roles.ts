@@ -94,18 +94,15 @@ export const make = Effect.gen(function*() {
       return []
     })
 
-  const service = {
-    /** Built-in roles, and custom roles the caller may list (`roles.list` at their group or above). */
+  const service: RolesService = {
     list: (principal: Principal, options: Lists.ListOptions = {}) =>
       operation("Roles.list")(Lists.list(ops, spec, principal, options)),
 
-    /** A role; built-in roles are readable by every caller. */
     get: Effect.fnUntraced(function*(principal: Principal, uid: string) {
       if (Role.isBuiltIn(uid)) return yield* orNotFound(roles.get(uid), "role", uid)
       return yield* Resources.get(ops, kind, principal, uid)
     }, operation("Roles.get")),
 
-    /** Creates a role in group `groupUid`; the caller must hold every capability it lists. */
     create: Effect.fnUntraced(function*(principal: Principal, groupUid: string, input: unknown) {
       const group = yield* Uid.parse(groupUid, "parent")
       const grants = yield* authorization.grants(principal)
@@ -130,7 +127,6 @@ export const make = Effect.gen(function*() {
       )
     }, operation("Roles.create")),
 
-    /** Updates a custom role; the caller must hold every capability the role will list. */
     update: Effect.fnUntraced(function*(principal: Principal, uid: string, patch: unknown, updateMask?: string) {
       if (Role.isBuiltIn(uid)) return yield* builtInRefused(uid, "updated")
       return yield* Resources.update(ops, kind, principal, uid, {
@@ -153,14 +149,20 @@ export const make = Effect.gen(function*() {
       })
     }, operation("Roles.update")),
 
-    /** Deletes a custom role that no binding uses. */
     delete: Effect.fnUntraced(function*(principal: Principal, uid: string) {
       if (Role.isBuiltIn(uid)) return yield* builtInRefused(uid, "deleted")
       return yield* Resources.remove(ops, kind, principal, uid, { before: refuseIfInUse })
     }, operation("Roles.delete"))
   }
-  return service satisfies ResourceService.Writable<Role.Role>
+  return service
 })
+
+/**
+ * The Roles service. Lists show the built-in roles and the custom roles the caller may list; every caller reads a
+ * built-in role. Creating or changing a custom role needs every capability it will list; built-in roles never
+ * change, and a role still bound is not deleted.
+ */
+export type RolesService = ResourceService.Writable<Role.Role>
 
 /** Roles: named sets of capabilities. */
 export class Roles extends Effect.Service<Roles>()("@arbor/core/Roles", { effect: make }) {}

@@ -4,6 +4,7 @@
  */
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import type * as Errors from "../engine/Errors.js"
 import { commit, operations, orNotFound, trusted } from "../engine/internal/operations.js"
 import { operation } from "../engine/internal/tracing.js"
 import * as Lists from "../engine/Lists.js"
@@ -35,8 +36,7 @@ export const make = Effect.gen(function*() {
     defaultOrder: "createTime"
   }
 
-  return {
-    /** Records that `groupUid` accepts the documents `input.documentIds` names (`terms.accept` there). */
+  const service: TermsService = {
     accept: Effect.fnUntraced(function*(principal: Principal.Principal, groupUid: string, input: unknown) {
       const group = yield* Uid.parse(groupUid, "group")
       yield* ops.authorization.check(principal, TermsAcceptance.permissions.accept, group)
@@ -74,10 +74,6 @@ export const make = Effect.gen(function*() {
       return { group, documentIds: ids } satisfies Accepted
     }, operation("Terms.accept")),
 
-    /**
-     * The acceptances of `groupUid` and of the groups above it (`terms.list` at `groupUid`), oldest first unless
-     * `order_by` says otherwise.
-     */
     list: Effect.fnUntraced(function*(
       principal: Principal.Principal,
       groupUid: string,
@@ -94,7 +90,27 @@ export const make = Effect.gen(function*() {
       })
     }, operation("Terms.list"))
   }
+  return service
 })
+
+/** The Terms service: the terms documents an organization's groups accept (`AcceptTerms`, `ListTermsAcceptances`). */
+export interface TermsService {
+  /** Records that `groupUid` accepts the documents `input.documentIds` names (`terms.accept` there). */
+  readonly accept: (
+    principal: Principal.Principal,
+    groupUid: string,
+    input: unknown
+  ) => Effect.Effect<Accepted, Errors.WriteFailure>
+  /**
+   * The acceptances of `groupUid` and of the groups above it (`terms.list` at `groupUid`), oldest first unless
+   * `order_by` says otherwise.
+   */
+  readonly list: (
+    principal: Principal.Principal,
+    groupUid: string,
+    options?: Lists.ListOptions
+  ) => Effect.Effect<Lists.Page<TermsAcceptance.TermsAcceptance>, Errors.ListFailure | Errors.PermissionDenied>
+}
 
 /** Terms: which legal documents each group has accepted. */
 export class Terms extends Effect.Service<Terms>()("@arbor/core/Terms", { effect: make }) {}

@@ -16,6 +16,7 @@ import {
   PreconditionViolation,
   Unauthenticated
 } from "../engine/Errors.js"
+import type * as Errors from "../engine/Errors.js"
 import { commit, operations, orNotFound } from "../engine/internal/operations.js"
 import { operation } from "../engine/internal/tracing.js"
 import * as Repository from "../engine/Repository.js"
@@ -185,11 +186,7 @@ export const make = Effect.gen(function*() {
       })
     )
 
-  return {
-    /**
-     * The provider's first token, shown once (`identity_providers.scim.manage` and `identity_providers.list` at
-     * its group): FAILED_PRECONDITION when it has had one. Provisioning stays as it was (off at first).
-     */
+  const service: ScimCredentialsService = {
     generateToken: Effect.fnUntraced(function*(principal: Principal.Principal, providerUid: string, input: unknown) {
       const provider = yield* managed(principal, providerUid)
       const request = yield* Validation.decodeRequest(ScimCredential.GenerateScimToken)(input)
@@ -225,11 +222,6 @@ export const make = Effect.gen(function*() {
       )
     }, operation("ScimCredentials.generateToken")),
 
-    /**
-     * A new token, shown once, in place of the current one, which keeps working for the overlap asked (an hour by
-     * default, a day at most, never past its own expiry) when it still works; NOT_FOUND when the provider never had
-     * one, ABORTED when `etag` is not current.
-     */
     regenerateToken: Effect.fnUntraced(
       function*(principal: Principal.Principal, providerUid: string, input: unknown) {
         const provider = yield* managed(principal, providerUid)
@@ -275,7 +267,6 @@ export const make = Effect.gen(function*() {
       operation("ScimCredentials.regenerateToken")
     ),
 
-    /** Kills the current and the previous token at once; the switch stays. NOT_FOUND when none was ever issued. */
     revokeToken: Effect.fnUntraced(function*(principal: Principal.Principal, providerUid: string) {
       const provider = yield* managed(principal, providerUid)
       const type = "dev.chainguard.api.iam.identity_providers.scim_token.revoked.v1"
@@ -301,11 +292,6 @@ export const make = Effect.gen(function*() {
       })
     }, operation("ScimCredentials.revokeToken")),
 
-    /**
-     * Starts or pauses provisioning; ABORTED when `etag` is not current. Enabling needs at least two owner bindings
-     * at the organization of identities this provider does not provision (FAILED_PRECONDITION otherwise), so that
-     * provisioning can never lock out its only owner.
-     */
     setEnabled: Effect.fnUntraced(function*(principal: Principal.Principal, providerUid: string, input: unknown) {
       const provider = yield* managed(principal, providerUid)
       const request = yield* Validation.decodeRequest(ScimCredential.SetScimEnabled)(input)
@@ -331,10 +317,6 @@ export const make = Effect.gen(function*() {
       )
     }, operation("ScimCredentials.setEnabled")),
 
-    /**
-     * The client presenting `token` at provider `providerUid`'s endpoint: Unauthenticated unless the token is one the
-     * provider's configuration accepts now; PermissionDenied when its provisioning is off.
-     */
     authenticate: (providerUid: string, token: string) =>
       operation("ScimCredentials.authenticate")(Effect.gen(function*() {
         if (!Uid.isUid(providerUid) || !ScimToken.isToken(token)) return yield* unauthenticated()
@@ -355,7 +337,69 @@ export const make = Effect.gen(function*() {
         return { provider: provider.value } satisfies Client
       }))
   }
+  return service
 })
+
+/** What switching a provider's provisioning answers: its state after, and the version to send next. */
+export interface Switched {
+  readonly identityProviderUid: Uid.Uid
+  readonly enabled: boolean
+  readonly etag: string
+}
+
+/** What revoking a provider's tokens answers: as a switch does, and when the tokens stopped working. */
+export interface Revoked extends Switched {
+  readonly revokeTime: DateTime.Utc
+}
+
+/**
+ * The ScimCredentials service: a provider's SCIM tokens (shown once, kept hashed), its provisioning's switch, and
+ * who a token presented at its SCIM endpoint speaks for.
+ */
+export interface ScimCredentialsService {
+  /**
+   * The provider's first token, shown once (`identity_providers.scim.manage` and `identity_providers.list` at
+   * its group): FAILED_PRECONDITION when it has had one. Provisioning stays as it was (off at first).
+   */
+  readonly generateToken: (
+    principal: Principal.Principal,
+    providerUid: string,
+    input: unknown
+  ) => Effect.Effect<ScimCredential.Issued, Errors.WriteFailure>
+  /**
+   * A new token, shown once, in place of the current one, which keeps working for the overlap asked (an hour by
+   * default, a day at most, never past its own expiry) when it still works; NOT_FOUND when the provider never had
+   * one, ABORTED when `etag` is not current.
+   */
+  readonly regenerateToken: (
+    principal: Principal.Principal,
+    providerUid: string,
+    input: unknown
+  ) => Effect.Effect<ScimCredential.Issued, Errors.WriteFailure>
+  /** Kills the current and the previous token at once; the switch stays. NOT_FOUND when none was ever issued. */
+  readonly revokeToken: (
+    principal: Principal.Principal,
+    providerUid: string
+  ) => Effect.Effect<Revoked, Errors.WriteFailure>
+  /**
+   * Starts or pauses provisioning; ABORTED when `etag` is not current. Enabling needs at least two owner bindings
+   * at the organization of identities this provider does not provision (FAILED_PRECONDITION otherwise), so that
+   * provisioning can never lock out its only owner.
+   */
+  readonly setEnabled: (
+    principal: Principal.Principal,
+    providerUid: string,
+    input: unknown
+  ) => Effect.Effect<Switched, Errors.WriteFailure>
+  /**
+   * The client presenting `token` at provider `providerUid`'s endpoint: Unauthenticated unless the token is one the
+   * provider's configuration accepts now; PermissionDenied when its provisioning is off.
+   */
+  readonly authenticate: (
+    providerUid: string,
+    token: string
+  ) => Effect.Effect<Client, Errors.StoreFailure | Errors.Unauthenticated | Errors.PermissionDenied>
+}
 
 /** SCIM credentials. */
 export class ScimCredentials

@@ -7,10 +7,12 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { Aborted, InvalidArgument, NotFound } from "../engine/Errors.js"
+import type * as Errors from "../engine/Errors.js"
 import { commit, conflict, operations, trusted } from "../engine/internal/operations.js"
 import { operation } from "../engine/internal/tracing.js"
 import * as Repository from "../engine/Repository.js"
 import type { Condition } from "../engine/Store.js"
+import type { StoreError } from "../engine/Store.js"
 import * as Uid from "../engine/Uid.js"
 import * as Validation from "../engine/Validation.js"
 import * as ChangeLog from "../events/ChangeLog.js"
@@ -111,8 +113,7 @@ export const make = Effect.gen(function*() {
   const asClient = <A, E, R>(client: Client, body: Effect.Effect<A, E, R>) =>
     commit(ops, Principal.system, ChangeLog.actingAs({ subject: `scim:${client.provider.uid}` })(body))
 
-  return {
-    /** Pushes a group; a `displayName` another group has is ALREADY_EXISTS. */
+  const service: ScimGroupsService = {
     createGroup: (client: Client, input: unknown) =>
       operation("ScimGroups.createGroup")(
         asClient(client, Effect.flatMap(written(client, input), (group) => save(undefined, group, client.provider.uid)))
@@ -120,7 +121,6 @@ export const make = Effect.gen(function*() {
 
     getGroup: (client: Client, id: string) => operation("ScimGroups.getGroup")(Effect.map(stored(client, id), groupOf)),
 
-    /** The provider's groups, oldest first, those the filter names only; with how many match in all. */
     listGroups: (client: Client, filter: Filter | undefined, page: Page) =>
       operation("ScimGroups.listGroups")(Effect.gen(function*() {
         const conditions: ReadonlyArray<Condition> = [
@@ -141,7 +141,6 @@ export const make = Effect.gen(function*() {
         return { total, groups: found.map(groupOf) }
       })),
 
-    /** Replaces a group (RFC 7644 §3.5.1); with `ifMatch`, only one at one of those versions (else `ETAG_MISMATCH`). */
     replaceGroup: (client: Client, id: string, input: unknown, ifMatch?: ReadonlyArray<number>) =>
       operation("ScimGroups.replaceGroup")(asClient(
         client,
@@ -151,10 +150,6 @@ export const make = Effect.gen(function*() {
         })
       )),
 
-    /**
-     * Changes a group by `apply`, which the edge makes of a PATCH request (RFC 7644 §3.5.2: Entra's and Okta's
-     * `members` adds and removes): it is given the group as stored, and what it returns is checked as a replacement is.
-     */
     patchGroup: <E>(
       client: Client,
       id: string,
@@ -170,14 +165,58 @@ export const make = Effect.gen(function*() {
         })
       )),
 
-    /** Deletes a group: its members hold its mapped roles no longer. */
     deleteGroup: (client: Client, id: string, ifMatch?: ReadonlyArray<number>) =>
-      operation("ScimGroups.deleteGroup")(asClient(
-        client,
-        Effect.flatMap(stored(client, id, ifMatch), (record) => groups.delete({ ranges: [Uid.only(record.uid)] }))
-      ))
+      operation("ScimGroups.deleteGroup")(
+        asClient(
+          client,
+          Effect.flatMap(stored(client, id, ifMatch), (record) => groups.delete({ ranges: [Uid.only(record.uid)] }))
+        ).pipe(Effect.asVoid)
+      )
   }
+  return service
 })
+
+/** The ScimGroups service: the groups a provider's SCIM client pushes, whose members hold their mapped roles. */
+export interface ScimGroupsService {
+  /** Pushes a group; a `displayName` another group has is ALREADY_EXISTS. */
+  readonly createGroup: (client: Client, input: unknown) => Effect.Effect<ScimGroup.ScimGroup, Errors.WriteFailure>
+  readonly getGroup: (
+    client: Client,
+    id: string
+  ) => Effect.Effect<ScimGroup.ScimGroup, Errors.ReadFailure | Errors.Aborted>
+  /** The provider's groups, oldest first, those the filter names only; with how many match in all. */
+  readonly listGroups: (
+    client: Client,
+    filter: Filter | undefined,
+    page: Page
+  ) => Effect.Effect<
+    { readonly total: number; readonly groups: ReadonlyArray<ScimGroup.ScimGroup> },
+    Errors.StoreFailure
+  >
+  /** Replaces a group (RFC 7644 §3.5.1); with `ifMatch`, only one at one of those versions (else `ETAG_MISMATCH`). */
+  readonly replaceGroup: (
+    client: Client,
+    id: string,
+    input: unknown,
+    ifMatch?: ReadonlyArray<number>
+  ) => Effect.Effect<ScimGroup.ScimGroup, Errors.WriteFailure>
+  /**
+   * Changes a group by `apply`, which the edge makes of a PATCH request (RFC 7644 §3.5.2: Entra's and Okta's
+   * `members` adds and removes): it is given the group as stored, and what it returns is checked as a replacement is.
+   */
+  readonly patchGroup: <E>(
+    client: Client,
+    id: string,
+    apply: (group: ScimGroup.ScimGroup) => Effect.Effect<unknown, E>,
+    ifMatch?: ReadonlyArray<number>
+  ) => Effect.Effect<ScimGroup.ScimGroup, Errors.WriteFailure | Exclude<E, StoreError>>
+  /** Deletes a group: its members hold its mapped roles no longer. */
+  readonly deleteGroup: (
+    client: Client,
+    id: string,
+    ifMatch?: ReadonlyArray<number>
+  ) => Effect.Effect<void, Errors.WriteFailure>
+}
 
 /** SCIM groups. */
 export class ScimGroups extends Effect.Service<ScimGroups>()("@arbor/core/ScimGroups", { effect: make }) {}

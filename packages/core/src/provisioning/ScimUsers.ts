@@ -6,10 +6,12 @@
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import { Aborted, AlreadyExists, InvalidArgument, NotFound } from "../engine/Errors.js"
+import type * as Errors from "../engine/Errors.js"
 import { commit, conflict, operations, trusted } from "../engine/internal/operations.js"
 import { operation } from "../engine/internal/tracing.js"
 import * as Repository from "../engine/Repository.js"
 import type { Condition } from "../engine/Store.js"
+import type { StoreError } from "../engine/Store.js"
 import * as Uid from "../engine/Uid.js"
 import * as Validation from "../engine/Validation.js"
 import * as ChangeLog from "../events/ChangeLog.js"
@@ -119,12 +121,7 @@ export const make = Effect.gen(function*() {
       ? Effect.void
       : Effect.fail(InvalidArgument.field("externalId", "is immutable: it is the person's subject at the provider"))
 
-  return {
-    /**
-     * Provisions a user: the person of the provider whose subject is its `externalId`, made now (with the
-     * provider's default role) when they have not signed in yet. One deleted before comes back; a `userName` or
-     * `externalId` another user has is ALREADY_EXISTS.
-     */
+  const service: ScimUsersService = {
     createUser: (client: Client, input: unknown) =>
       operation("ScimUsers.createUser")(Effect.gen(function*() {
         const user = yield* written(input)
@@ -160,7 +157,6 @@ export const make = Effect.gen(function*() {
 
     getUser: (client: Client, id: string) => operation("ScimUsers.getUser")(Effect.map(stored(client, id), userOf)),
 
-    /** The provider's users, oldest first, those the filter names only; with how many match in all. */
     listUsers: (client: Client, filter: Filter | undefined, page: Page) =>
       operation("ScimUsers.listUsers")(Effect.gen(function*() {
         const conditions: ReadonlyArray<Condition> = [
@@ -181,11 +177,6 @@ export const make = Effect.gen(function*() {
         return { total, users: found.map(userOf) }
       })),
 
-    /**
-     * Replaces a user's attributes (RFC 7644 §3.5.1); its `externalId` cannot change. With `ifMatch`, only a user at
-     * one of those versions (its `If-Match`, RFC 7644 §3.14), else ABORTED `ETAG_MISMATCH` and nothing changes; so
-     * too for a patch and a delete.
-     */
     replaceUser: (client: Client, id: string, input: unknown, ifMatch?: ReadonlyArray<number>) =>
       operation("ScimUsers.replaceUser")(Effect.gen(function*() {
         const next = yield* written(input)
@@ -199,10 +190,6 @@ export const make = Effect.gen(function*() {
         )
       })),
 
-    /**
-     * Changes a user by `apply`, which the edge makes of a PATCH request (RFC 7644 §3.5.2): it is given the user
-     * as stored, and what it returns is checked as a replacement is.
-     */
     patchUser: <E>(
       client: Client,
       id: string,
@@ -221,10 +208,6 @@ export const make = Effect.gen(function*() {
         )
       ),
 
-    /**
-     * Deletes a user: gone from SCIM, and its person can no longer sign in through the provider nor hold anything
-     * in its organization, until the client creates the user again.
-     */
     deleteUser: (client: Client, id: string, ifMatch?: ReadonlyArray<number>) =>
       operation("ScimUsers.deleteUser")(
         asClient(
@@ -244,7 +227,6 @@ export const make = Effect.gen(function*() {
         )
       ),
 
-    /** True when provider `providerUid` provisioned the person `subject` and has since deactivated or deleted them. */
     refuses: (providerUid: Uid.Uid, subject: string) =>
       Effect.map(
         users.find({
@@ -259,7 +241,60 @@ export const make = Effect.gen(function*() {
         (found) => found.length > 0
       )
   }
+  return service
 })
+
+/** The ScimUsers service: a provider's people as its SCIM client provisions them (RFC 7643/7644). */
+export interface ScimUsersService {
+  /**
+   * Provisions a user: the person of the provider whose subject is its `externalId`, made now (with the
+   * provider's default role) when they have not signed in yet. One deleted before comes back; a `userName` or
+   * `externalId` another user has is ALREADY_EXISTS.
+   */
+  readonly createUser: (client: Client, input: unknown) => Effect.Effect<ScimUser.ScimUser, Errors.WriteFailure>
+  readonly getUser: (
+    client: Client,
+    id: string
+  ) => Effect.Effect<ScimUser.ScimUser, Errors.ReadFailure | Errors.Aborted>
+  /** The provider's users, oldest first, those the filter names only; with how many match in all. */
+  readonly listUsers: (
+    client: Client,
+    filter: Filter | undefined,
+    page: Page
+  ) => Effect.Effect<{ readonly total: number; readonly users: ReadonlyArray<ScimUser.ScimUser> }, Errors.StoreFailure>
+  /**
+   * Replaces a user's attributes (RFC 7644 §3.5.1); its `externalId` cannot change. With `ifMatch`, only a user at
+   * one of those versions (its `If-Match`, RFC 7644 §3.14), else ABORTED `ETAG_MISMATCH` and nothing changes; so
+   * too for a patch and a delete.
+   */
+  readonly replaceUser: (
+    client: Client,
+    id: string,
+    input: unknown,
+    ifMatch?: ReadonlyArray<number>
+  ) => Effect.Effect<ScimUser.ScimUser, Errors.WriteFailure>
+  /**
+   * Changes a user by `apply`, which the edge makes of a PATCH request (RFC 7644 §3.5.2): it is given the user
+   * as stored, and what it returns is checked as a replacement is.
+   */
+  readonly patchUser: <E>(
+    client: Client,
+    id: string,
+    apply: (user: ScimUser.ScimUser) => Effect.Effect<unknown, E>,
+    ifMatch?: ReadonlyArray<number>
+  ) => Effect.Effect<ScimUser.ScimUser, Errors.WriteFailure | Exclude<E, StoreError>>
+  /**
+   * Deletes a user: gone from SCIM, and its person can no longer sign in through the provider nor hold anything
+   * in its organization, until the client creates the user again.
+   */
+  readonly deleteUser: (
+    client: Client,
+    id: string,
+    ifMatch?: ReadonlyArray<number>
+  ) => Effect.Effect<void, Errors.WriteFailure>
+  /** True when provider `providerUid` provisioned the person `subject` and has since deactivated or deleted them. */
+  readonly refuses: (providerUid: Uid.Uid, subject: string) => Effect.Effect<boolean, Errors.StoreFailure>
+}
 
 /** SCIM users. */
 export class ScimUsers extends Effect.Service<ScimUsers>()("@arbor/core/ScimUsers", { effect: make }) {}

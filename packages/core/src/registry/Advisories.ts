@@ -6,6 +6,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import { FieldViolation, PermissionDenied } from "../engine/Errors.js"
+import type * as Errors from "../engine/Errors.js"
 import { commit, operations, orNotFound, trusted, unexpectedConflict } from "../engine/internal/operations.js"
 import * as Resources from "../engine/internal/resources.js"
 import { operation } from "../engine/internal/tracing.js"
@@ -191,20 +192,13 @@ export const make = Effect.gen(function*() {
       return counts
     })
 
-  const service = {
-    /** Advisories the caller may list (`advisories.list` at their group or above), with the advisory filters. */
+  const service: AdvisoriesService = {
     list: (principal: Principal, options: AdvisoryListOptions = {}) =>
       operation("Advisories.list")(Lists.list(ops, spec, principal, options, filters(options))),
 
     get: (principal: Principal, uid: string) =>
       operation("Advisories.get")(Effect.map(Resources.get(ops, kind, principal, uid), present)),
 
-    /**
-     * Imports advisory documents into `groupUid`, each in one transaction: its advisories are created or updated
-     * (matched by advisory id), and advisories of its package that it no longer lists are deleted, so importing
-     * the same documents again changes nothing. A malformed document is reported with its reason and nothing of
-     * it is imported. Only the system principal imports.
-     */
     importDocuments: Effect.fnUntraced(function*(
       principal: Principal,
       groupUid: string,
@@ -238,8 +232,24 @@ export const make = Effect.gen(function*() {
       return report as DocumentsReport
     }, operation("Advisories.importDocuments"))
   }
-  return service satisfies ResourceService.Readable<Advisory.Advisory, AdvisoryListOptions>
+  return service
 })
+
+/** The Advisories service: read-only over the API, with the advisory filters; written by importing documents. */
+export interface AdvisoriesService extends ResourceService.Readable<Advisory.Advisory, AdvisoryListOptions> {
+  /**
+   * Imports advisory documents into `groupUid`, each in one transaction: its advisories are created or updated
+   * (matched by advisory id), and advisories of its package that it no longer lists are deleted, so importing
+   * the same documents again changes nothing. A malformed document is reported with its reason and nothing of
+   * it is imported. Only the system principal imports.
+   */
+  readonly importDocuments: (
+    principal: Principal,
+    groupUid: string,
+    documents: ReadonlyArray<SourceDocument>,
+    options?: Import.Options
+  ) => Effect.Effect<DocumentsReport, Errors.WriteFailure>
+}
 
 /** Vulnerability advisories. */
 export class Advisories extends Effect.Service<Advisories>()("@arbor/core/Advisories", { effect: make }) {}

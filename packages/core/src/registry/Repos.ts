@@ -6,6 +6,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { InvalidArgument } from "../engine/Errors.js"
+import type * as Errors from "../engine/Errors.js"
 import * as FieldMask from "../engine/internal/lists/fieldMask.js"
 import { commit, operations, orNotFound, trusted, unexpectedConflict } from "../engine/internal/operations.js"
 import * as Resources from "../engine/internal/resources.js"
@@ -61,13 +62,11 @@ export const make = Effect.gen(function*() {
     )
 
   const service = {
-    /** Repos the caller may list (`repo.list` at their group or above). */
     list: (principal: Principal, options: Lists.ListOptions = {}) =>
       operation("Repos.list")(Lists.list(ops, spec, principal, options)),
 
     get: (principal: Principal, uid: string) => operation("Repos.get")(Resources.get(ops, kind, principal, uid)),
 
-    /** Creates the repo named in `input` in `groupUid`, or updates the existing one (`repo.update` then). */
     upsert: Effect.fnUntraced(function*(principal: Principal, groupUid: string, input: unknown) {
       const group = yield* Uid.parse(groupUid, "parent")
       const grants = yield* authorization.grants(principal)
@@ -107,11 +106,9 @@ export const make = Effect.gen(function*() {
         duplicate: (next) => `a repo named '${next.name}' already exists beside ${next.uid}`
       })),
 
-    /** Deletes a repo and, atomically, its tags and README. */
     delete: (principal: Principal, uid: string) =>
       operation("Repos.delete")(Resources.remove(ops, kind, principal, uid, { before: deleteContents })),
 
-    /** The README of repo `uid` (`repo.list` at its group); empty when it has none. */
     readme: (principal: Principal, uid: string) =>
       operation("Repos.readme")(
         Effect.flatMap(Resources.get(ops, kind, principal, uid), (repo) =>
@@ -122,11 +119,6 @@ export const make = Effect.gen(function*() {
             }, trusted)))
       ),
 
-    /**
-     * Replaces the README of repo `uid` (`repo.update` at its group) with `patch.content` (`updateMask`: only
-     * `content`, which a mask without it in the body clears). Refused, changing nothing, unless it is Markdown
-     * whose HTML a sanitizer leaves as it is.
-     */
     updateReadme: Effect.fnUntraced(function*(
       principal: Principal,
       uid: string,
@@ -163,11 +155,6 @@ export const make = Effect.gen(function*() {
       )
     }, operation("Repos.updateReadme")),
 
-    /**
-     * Imports a catalog (a parsed JSON array like `repos.json`) into `groupUid`: each entry's repo and tags are
-     * created or updated in one transaction, so a second import of the same catalog changes nothing. An entry
-     * that does not validate is reported with its reason and nothing of it is imported. Tags are never deleted.
-     */
     importCatalog: Effect.fnUntraced(
       function*(principal: Principal, groupUid: string, catalog: unknown, options: Import.Options = {}) {
         const group = yield* Uid.parse(groupUid, "parent")
@@ -225,9 +212,43 @@ export const make = Effect.gen(function*() {
     )
   }
   // A registry create is an upsert by name (docs/api.md §2): v1 and gRPC write repos and tags through it.
-  const registry = { ...service, create: service.upsert }
-  return registry satisfies ResourceService.Writable<Repo.Repo>
+  const registry: ReposService = { ...service, create: service.upsert }
+  return registry
 })
+
+/** The Repos service. A delete takes, atomically, the repo's tags and README. */
+export interface ReposService extends ResourceService.Writable<Repo.Repo> {
+  /** Creates the repo named in `input` in `groupUid`, or updates the existing one (`repo.update` then). */
+  readonly upsert: (
+    principal: Principal,
+    groupUid: string,
+    input: unknown
+  ) => Effect.Effect<Repo.Repo, Errors.WriteFailure>
+  /** The README of repo `uid` (`repo.list` at its group); empty when it has none. */
+  readonly readme: (principal: Principal, uid: string) => Effect.Effect<RepoReadme.RepoReadme, Errors.ReadFailure>
+  /**
+   * Replaces the README of repo `uid` (`repo.update` at its group) with `patch.content` (`updateMask`: only
+   * `content`, which a mask without it in the body clears). Refused, changing nothing, unless it is Markdown
+   * whose HTML a sanitizer leaves as it is.
+   */
+  readonly updateReadme: (
+    principal: Principal,
+    uid: string,
+    patch: unknown,
+    updateMask?: string
+  ) => Effect.Effect<RepoReadme.RepoReadme, Errors.WriteFailure>
+  /**
+   * Imports a catalog (a parsed JSON array like `repos.json`) into `groupUid`: each entry's repo and tags are
+   * created or updated in one transaction, so a second import of the same catalog changes nothing. An entry
+   * that does not validate is reported with its reason and nothing of it is imported. Tags are never deleted.
+   */
+  readonly importCatalog: (
+    principal: Principal,
+    groupUid: string,
+    catalog: unknown,
+    options?: Import.Options
+  ) => Effect.Effect<CatalogReport, Errors.WriteFailure>
+}
 
 /** Repos: the registry's repositories. */
 export class Repos extends Effect.Service<Repos>()("@arbor/core/Repos", { effect: make }) {}

@@ -5,6 +5,7 @@
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import type { FieldViolation } from "../engine/Errors.js"
+import type * as Errors from "../engine/Errors.js"
 import * as FieldMask from "../engine/internal/lists/fieldMask.js"
 import { commit, operations, orNotFound, trusted } from "../engine/internal/operations.js"
 import * as Resources from "../engine/internal/resources.js"
@@ -61,13 +62,11 @@ export const make = Effect.gen(function*() {
   }
 
   const service = {
-    /** Tags the caller may list (`tag.list` at their repo's group or above); filters `digest`, `updated_since`. */
     list: (principal: Principal, options: TagListOptions = {}) =>
       operation("Tags.list")(Lists.list(ops, spec, principal, options, filters(options))),
 
     get: (principal: Principal, uid: string) => operation("Tags.get")(Resources.get(ops, kind, principal, uid)),
 
-    /** Creates the tag named in `input` in repo `repoUid`, or updates the existing one. */
     upsert: Effect.fnUntraced(function*(principal: Principal, repoUid: string, input: unknown) {
       const repoId = yield* Uid.parse(repoUid, "parent")
       const group = Resources.parentGroup(repoId)
@@ -121,9 +120,19 @@ export const make = Effect.gen(function*() {
       operation("Tags.delete")(Resources.remove<Tag.Tag, never, never>(ops, kind, principal, uid))
   }
   // A registry create is an upsert by name (docs/api.md §2): v1 and gRPC write repos and tags through it.
-  const registry = { ...service, create: service.upsert }
-  return registry satisfies ResourceService.Writable<Tag.Tag, TagListOptions>
+  const registry: TagsService = { ...service, create: service.upsert }
+  return registry
 })
+
+/** The Tags service. Lists take `digest` and `updated_since`. */
+export interface TagsService extends ResourceService.Writable<Tag.Tag, TagListOptions> {
+  /** Creates the tag named in `input` in repo `repoUid`, or updates the existing one. */
+  readonly upsert: (
+    principal: Principal,
+    repoUid: string,
+    input: unknown
+  ) => Effect.Effect<Tag.Tag, Errors.WriteFailure>
+}
 
 /** Tags: the tags of repos. */
 export class Tags extends Effect.Service<Tags>()("@arbor/core/Tags", { effect: make }) {}

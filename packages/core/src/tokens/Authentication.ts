@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { type Internal, Unauthenticated, type Unavailable } from "../engine/Errors.js"
+import type * as Errors from "../engine/Errors.js"
 import { operation } from "../engine/internal/tracing.js"
 import * as Uid from "../engine/Uid.js"
 import * as ChangeLog from "../events/ChangeLog.js"
@@ -58,6 +59,17 @@ export interface Authority {
   readonly expiresAt: number
 }
 
+/** The Authentication service: who a bearer token speaks for, checked as every request checks it. */
+export interface AuthenticationService {
+  /**
+   * The caller `token` names: `Unauthenticated` when it is missing (""), not this issuer's, expired, or from a
+   * sign-in whose identity provider has since deprovisioned its person.
+   */
+  readonly authenticate: (token: string) => Effect.Effect<Principal.Principal, Errors.StoreFailure | Unauthenticated>
+  /** `token`'s authority, checked again by `current` with the same function as every request (`authenticate`). */
+  readonly authority: (token: string) => Effect.Effect<Authority, Errors.StoreFailure | Unauthenticated>
+}
+
 /** Bearer tokens as principals. */
 export class Authentication extends Effect.Service<Authentication>()("@arbor/core/Authentication", {
   effect: Effect.gen(function*() {
@@ -78,14 +90,14 @@ export class Authentication extends Effect.Service<Authentication>()("@arbor/cor
             ({ claims, identity }) => authorization.admit(principalOf(identity, claims))
           )
       )
-    return {
+    const service: AuthenticationService = {
       authenticate,
-      /** `token`'s authority, checked again by `current` with the same function as every request (`authenticate`). */
       authority: (token: string): Effect.Effect<Authority, Unauthenticated | Internal | Unavailable> =>
         Effect.map(
           Effect.zipRight(authenticate(token), issuer.verify(token)),
           ({ claims }) => ({ current: authenticate(token), expiresAt: (claims.exp ?? 0) * 1000 })
         )
     }
+    return service
   })
 }) {}

@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { createHash } from "node:crypto"
 import { type Internal, Unauthenticated, type Unavailable } from "../engine/Errors.js"
+import type * as Errors from "../engine/Errors.js"
 import { operation } from "../engine/internal/tracing.js"
 import * as Repository from "../engine/Repository.js"
 import type { Row } from "../engine/Store.js"
@@ -30,6 +31,31 @@ const hashOf = (token: string) => createHash("sha256").update(token).digest("hex
 const secret = () => Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url")
 
 const refused = (reason: string) => new Unauthenticated({ why: "the refresh token is not valid", reason })
+
+/** The RefreshTokens service: a person's refresh tokens, rotated at each use, a replayed one revoking its family. */
+export interface RefreshTokensService {
+  /** A new refresh token for `identity`, bound to `audience` (and to the provider its sign-in came through). */
+  readonly issue: (
+    identity: Uid.Uid,
+    audience: string,
+    provider?: Uid.Uid | undefined
+  ) => Effect.Effect<Issued, Errors.StoreFailure>
+  /**
+   * Exchanges a refresh token for an API token of its person for `audience` (its own; the API's when absent),
+   * narrowed as `narrowing` asks, and the token that replaces it. A token presented after its rotation revokes
+   * its whole family. A bad narrowing is refused before the refresh token is touched.
+   */
+  readonly exchange: (
+    token: string,
+    audience?: string,
+    narrowing?: Narrowing.Request
+  ) => Effect.Effect<
+    { readonly token: Issued; readonly refreshToken: Issued },
+    Errors.ListFailure | Errors.Unauthenticated
+  >
+  /** Revokes one refresh token (RFC 7009: unknown tokens are no error). */
+  readonly revoke: (token: string) => Effect.Effect<void, Errors.StoreFailure>
+}
 
 /** Refresh tokens. */
 export class RefreshTokens extends Effect.Service<RefreshTokens>()("@arbor/core/RefreshTokens", {
@@ -84,8 +110,7 @@ export class RefreshTokens extends Effect.Service<RefreshTokens>()("@arbor/core/
         }
       })
 
-    return {
-      /** A new refresh token for `identity`, bound to `audience`. */
+    const service: RefreshTokensService = {
       issue: (
         identity: Uid.Uid,
         audience: string,
@@ -99,11 +124,6 @@ export class RefreshTokens extends Effect.Service<RefreshTokens>()("@arbor/core/
           )
         ),
 
-      /**
-       * Exchanges a refresh token for an API token of its person for `audience` (its own; the API's when absent),
-       * narrowed as `narrowing` asks, and the token that replaces it. A token presented after its rotation revokes
-       * its whole family. A bad narrowing is refused before the refresh token is touched.
-       */
       exchange: (token: string, audience: string = tokens.audience, narrowing: Narrowing.Request = {}) =>
         operation("RefreshTokens.exchange")(
           Effect.flatMap(Narrowing.read(narrowing), (narrowed) =>
@@ -145,7 +165,6 @@ export class RefreshTokens extends Effect.Service<RefreshTokens>()("@arbor/core/
             )
         ),
 
-      /** Revokes one refresh token (RFC 7009: unknown tokens are no error). */
       revoke: (token: string): Effect.Effect<void, Internal | Unavailable> =>
         operation("RefreshTokens.revoke")(
           store.transaction(Effect.gen(function*() {
@@ -160,5 +179,6 @@ export class RefreshTokens extends Effect.Service<RefreshTokens>()("@arbor/core/
           })).pipe(Effect.catchTag("UniqueViolation", Effect.die), Repository.orInternal)
         )
     }
+    return service
   })
 }) {}

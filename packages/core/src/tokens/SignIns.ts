@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { ArborError } from "../engine/Errors.js"
 import { InvalidArgument, Unauthenticated } from "../engine/Errors.js"
+import type * as Errors from "../engine/Errors.js"
 import { operation } from "../engine/internal/tracing.js"
 import * as Repository from "../engine/Repository.js"
 import * as Uid from "../engine/Uid.js"
@@ -85,6 +86,43 @@ export interface Callback {
   readonly iss?: string | undefined
 }
 
+/** A browser sign-in begun: its transaction (the browser's cookie names it) and where to send the browser. */
+export interface Started {
+  readonly transaction: Uid.Uid
+  readonly location: string
+}
+
+/** The SignIns service: people's sign-in through an OpenID provider, in a browser or from a device (RFC 8628). */
+export interface SignInsService {
+  /** Begins a browser sign-in through the provider `request` names (the server's own by default). */
+  readonly begin: (request: SignInRequest) => Effect.Effect<Started, ArborError>
+  /**
+   * Finishes a sign-in at the provider's callback: the transaction the browser's cookie names, its `state` as
+   * the provider returned it, then the code redeemed, the person signed in and the tokens handed out. Fails
+   * with `SignInFailed`, which names the callback only once `state` matched.
+   */
+  readonly complete: (callback: Callback) => Effect.Effect<Completed, SignIn.SignInFailed>
+  /** Starts a headless sign-in: a device code for the client to poll with, a user code for its person. */
+  readonly authorizeDevice: (
+    request: Omit<SignInRequest, "callback">
+  ) => Effect.Effect<DeviceAuthorization, ArborError>
+  /** The user code of a device authorization still waiting for its person, as shown; NotFound otherwise. */
+  readonly pendingDevice: (userCode: string) => Effect.Effect<string, Errors.StoreFailure | Errors.NotFound>
+  /** Starts the sign-in of the person who confirmed a device's user code. */
+  readonly beginDevice: (userCode: string) => Effect.Effect<Started, ArborError>
+  /** The person refused a device's sign-in: its client gets `access_denied`. */
+  readonly denyDevice: (
+    userCode: string
+  ) => Effect.Effect<void, Errors.StoreFailure | Errors.FailedPrecondition | Errors.NotFound>
+  /**
+   * A device's poll (RFC 8628 §3.4): the tokens once its person has signed in (once), else why not yet or not at
+   * all; a poll sooner than the interval after the last one slows the client down.
+   */
+  readonly poll: (
+    deviceCode: string
+  ) => Effect.Effect<Tokens, Errors.StoreFailure | Errors.FailedPrecondition | SignIn.DeviceGrantError>
+}
+
 /** Sign-ins. */
 export class SignIns extends Effect.Service<SignIns>()("@arbor/core/SignIns", {
   effect: Effect.gen(function*() {
@@ -152,7 +190,7 @@ export class SignIns extends Effect.Service<SignIns>()("@arbor/core/SignIns", {
         return { ...minted, refreshToken } satisfies Tokens
       })
 
-    return {
+    const service: SignInsService = {
       begin: (request: SignInRequest) =>
         operation("SignIns.begin")(Effect.gen(function*() {
           const audience = yield* audienceOf(request.audience)
@@ -166,11 +204,6 @@ export class SignIns extends Effect.Service<SignIns>()("@arbor/core/SignIns", {
           return yield* code.begin({ ...request, audience, callback: request.callback!, device: null })
         })),
 
-      /**
-       * Finishes a sign-in at the provider's callback: the transaction the browser's cookie names, its `state` as
-       * the provider returned it, then the code redeemed, the person signed in and the tokens handed out. Fails
-       * with `SignInFailed`, which names the callback only once `state` matched.
-       */
       complete: (callback: Callback): Effect.Effect<Completed, SignIn.SignInFailed> =>
         operation("SignIns.complete")(Effect.gen(function*() {
           const transaction = yield* code.arrive(callback).pipe(
@@ -215,7 +248,6 @@ export class SignIns extends Effect.Service<SignIns>()("@arbor/core/SignIns", {
           )
         })),
 
-      /** Starts a headless sign-in: a device code for the client to poll with, a user code for its person. */
       authorizeDevice: (request: Omit<SignInRequest, "callback">): Effect.Effect<DeviceAuthorization, ArborError> =>
         operation("SignIns.authorizeDevice")(Effect.gen(function*() {
           const audience = yield* audienceOf(request.audience)
@@ -223,13 +255,11 @@ export class SignIns extends Effect.Service<SignIns>()("@arbor/core/SignIns", {
           return yield* devices.authorize({ ...request, provider: provider.id, audience })
         })),
 
-      /** The user code of a device authorization still waiting for its person, as shown; NotFound otherwise. */
       pendingDevice: (userCode: string) =>
         operation("SignIns.pendingDevice")(
           Effect.map(devices.pending(userCode), (device) => SignIn.formatUserCode(device.userCode))
         ),
 
-      /** Starts the sign-in of the person who confirmed a device's user code. */
       beginDevice: (userCode: string) =>
         operation("SignIns.beginDevice")(Effect.flatMap(devices.pending(userCode), (device) =>
           code.begin({
@@ -241,7 +271,6 @@ export class SignIns extends Effect.Service<SignIns>()("@arbor/core/SignIns", {
             device: device.uid
           }))),
 
-      /** The person refused a device's sign-in: its client gets `access_denied`. */
       denyDevice: (userCode: string) =>
         operation("SignIns.denyDevice")(Effect.flatMap(
           devices.pending(userCode),
@@ -250,10 +279,6 @@ export class SignIns extends Effect.Service<SignIns>()("@arbor/core/SignIns", {
               denied ? Effect.void : Effect.fail(DeviceFlow.alreadyDecided()))
         )),
 
-      /**
-       * A device's poll (RFC 8628 §3.4): the tokens once its person has signed in (once), else why not yet or not at
-       * all; a poll sooner than the interval after the last one slows the client down.
-       */
       poll: (deviceCode: string) =>
         operation("SignIns.poll")(Effect.gen(function*() {
           const approved = yield* devices.poll(deviceCode)
@@ -278,6 +303,7 @@ export class SignIns extends Effect.Service<SignIns>()("@arbor/core/SignIns", {
           return yield* handOut(person.value, approved.audience, approved.refresh, approved.mappings, provider)
         }))
     }
+    return service
   }),
   dependencies: [IssuerKeys.Default]
 }) {}

@@ -13,6 +13,7 @@ import * as Option from "effect/Option"
 import * as jose from "jose"
 import type { Internal, Unavailable } from "../engine/Errors.js"
 import { InvalidArgument, PermissionDenied, Unauthenticated } from "../engine/Errors.js"
+import type * as Errors from "../engine/Errors.js"
 import { operation } from "../engine/internal/tracing.js"
 import * as Repository from "../engine/Repository.js"
 import { Settings } from "../engine/Settings.js"
@@ -96,6 +97,14 @@ const counted = (error: InvalidArgument | Unauthenticated | PermissionDenied | I
   return Metric.increment(Metric.tagged(Metric.tagged(exchanges, "outcome", outcome), "reason", reason))
 }
 
+/** The Sts service: the token exchange (DECISIONS §8). */
+export interface StsService {
+  /** Exchanges a workload's OIDC token for an API token of `identity`. */
+  readonly exchange: (
+    request: ExchangeRequest
+  ) => Effect.Effect<Exchanged, Errors.ListFailure | Errors.Unauthenticated | Errors.PermissionDenied>
+}
+
 /** The token exchange. */
 export class Sts extends Effect.Service<Sts>()("@arbor/core/Sts", {
   effect: Effect.gen(function*() {
@@ -131,8 +140,7 @@ export class Sts extends Effect.Service<Sts>()("@arbor/core/Sts", {
         catch: (e) => ({ reason: reasonOf(e), detail: e instanceof Error ? e.message : String(e) })
       })
 
-    return {
-      /** Exchanges a workload's OIDC token for an API token of `identity`. */
+    const service: StsService = {
       exchange: (
         request: ExchangeRequest
       ): Effect.Effect<Exchanged, InvalidArgument | Unauthenticated | PermissionDenied | Internal | Unavailable> =>
@@ -226,6 +234,7 @@ export class Sts extends Effect.Service<Sts>()("@arbor/core/Sts", {
           }).pipe(atDenialFloor, Effect.tapBoth({ onFailure: counted, onSuccess: () => Metric.increment(issued) }))
         )
     }
+    return service
   }),
   dependencies: [IssuerKeys.Default]
 }) {}

@@ -208,6 +208,66 @@ const signingKeyAt = (keys: ReadonlyArray<SigningKey>, at: number): SigningKey =
   return due.length > 0 ? pick(due, true) : current.length > 0 ? pick(current, false) : pick(keys, true)
 }
 
+/** The TokenIssuer service: this server's own tokens (API tokens, webhook deliveries', canaries'), their keys. */
+export interface TokenIssuerService {
+  /** `iss` of this service's tokens: the auth URL. */
+  readonly issuer: string
+  /** The API's own audience (its base URL): a token's audience when none is asked for. */
+  readonly audience: string
+  /** The audiences tokens may be minted for: the API's own first. */
+  readonly audiences: ReadonlyArray<string>
+  /**
+   * A token for `identity`, valid for the token lifetime, recording the upstream token it was exchanged for.
+   * Its audience is the API's unless another of `audiences` is given; a person's carries their verified email; a
+   * narrowed one its capabilities (`cap`) and groups (`scopes`); a sign-in's, the group mappings it gave
+   * (`mappings`) and the organization's identity provider it came through (`idp`).
+   */
+  readonly mint: (
+    identity: Uid.Uid,
+    actor: Actor,
+    audience?: string,
+    extra?: {
+      readonly email?: string | undefined
+      readonly narrowed?: Narrowing | undefined
+      readonly mappings?: ReadonlyArray<Uid.Uid> | undefined
+      readonly provider?: Uid.Uid | undefined
+    }
+  ) => Effect.Effect<{ readonly token: string; readonly expiry: DateTime.Utc }>
+  /** Verifies a token of this issuer; any failure is Unauthenticated (the specific reason in `reason`). */
+  readonly verify: (token: string) => Effect.Effect<Verified, Unauthenticated>
+  /** True when `token` claims to come from this issuer (unverified): such tokens are never upstream tokens. */
+  readonly isOwn: (token: string) => boolean
+  /**
+   * The public keys that verify this issuer's tokens, as a JWKS: those published to sign soon included, read
+   * afresh (at most once a second), so that a key rotated in by another process is listed at once.
+   */
+  readonly jwks: Effect.Effect<{ readonly keys: ReadonlyArray<Record<string, unknown>> }>
+  /**
+   * The bearer token of a webhook delivery (docs/api.md §12): `iss` this issuer, `aud` `customer`, `sub`
+   * `webhook:<the subscription's group>`, five minutes, and the claim `webhook` naming the subscription, the
+   * CloudEvent's `id`, `type`, `subject`, `group` and `time`, and the body's SHA-256: a receiver that checks them
+   * against its own subscription and the event's headers cannot be handed a delivery meant for another, or one
+   * relabelled. Its audience and subject keep it from ever passing as an API token.
+   */
+  readonly signDelivery: (delivery: DeliveryClaims) => Effect.Effect<string>
+  /**
+   * The token of an account association's check (docs/api.md §13): `iss` this issuer, `sub` `canary:<group>`,
+   * `aud` the cloud's (`amazon`, `google`, or Azure's token exchange), five minutes, as the cloud's canary role
+   * trusts. Its audience and subject keep it from ever passing as an API token.
+   */
+  readonly signCanary: (group: Uid.Uid, audience: string) => Effect.Effect<string>
+  /**
+   * Publishes a new key, which signs `publicationMillis` from now, when the signing key retires; tokens of the
+   * retired key verify until they expire. Starts from the stored keys, so a rotation made by another process is
+   * kept. Answers the new key's `kid`.
+   */
+  readonly rotate: Effect.Effect<string>
+  /** Rotates when the signing key is older than `maxAge`; returns whether it did. */
+  readonly rotateIfOlderThan: (maxAge: Duration.DurationInput) => Effect.Effect<boolean>
+  /** Takes up the stored keys: those another process (the admin command) rotated in. */
+  readonly reload: Effect.Effect<void>
+}
+
 /** Mints and verifies API tokens. */
 export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/TokenIssuer", {
   effect: Effect.gen(function*() {
@@ -326,22 +386,13 @@ export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/Toke
       })
     })
 
-    const self = {
-      /** `iss` of this service's tokens: the auth URL. */
+    const self: TokenIssuerService = {
       issuer: settings.issuer,
 
-      /** The API's own audience (its base URL): a token's audience when none is asked for. */
       audience: settings.audience,
 
-      /** The audiences tokens may be minted for: the API's own first. */
       audiences: [settings.audience, ...(settings.audiences ?? [])] as ReadonlyArray<string>,
 
-      /**
-       * A token for `identity`, valid for the token lifetime, recording the upstream token it was exchanged for.
-       * Its audience is the API's unless another of `audiences` is given; a person's carries their verified email; a
-       * narrowed one its capabilities (`cap`) and groups (`scopes`); a sign-in's, the group mappings it gave
-       * (`mappings`) and the organization's identity provider it came through (`idp`).
-       */
       mint: (
         identity: Uid.Uid,
         actor: Actor,
@@ -377,7 +428,6 @@ export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/Toke
           return { token, expiry: DateTime.unsafeMake((issuedAt + lifetime) * 1000) }
         })),
 
-      /** Verifies a token of this issuer; any failure is Unauthenticated (the specific reason in `reason`). */
       verify: (token: string): Effect.Effect<Verified, Unauthenticated> =>
         operation("TokenIssuer.verify")(Effect.gen(function*() {
           const known = yield* verified.get(token)
@@ -387,7 +437,6 @@ export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/Toke
           return (yield* verified.get(token)).result
         })),
 
-      /** True when `token` claims to come from this issuer (unverified): such tokens are never upstream tokens. */
       isOwn: (token: string): boolean => {
         try {
           return jose.decodeJwt(token).iss === settings.issuer
@@ -396,10 +445,6 @@ export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/Toke
         }
       },
 
-      /**
-       * The public keys that verify this issuer's tokens, as a JWKS: those published to sign soon included, read
-       * afresh (at most once a second), so that a key rotated in by another process is listed at once.
-       */
       jwks: Effect.gen(function*() {
         const at = yield* Clock.currentTimeMillis
         if (at - jwksReadAt >= jwksReloadMillis) {
@@ -409,13 +454,6 @@ export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/Toke
         return { keys: (yield* verifying).map((k) => k.publicJwk) }
       }),
 
-      /**
-       * The bearer token of a webhook delivery (docs/api.md §12): `iss` this issuer, `aud` `customer`, `sub`
-       * `webhook:<the subscription's group>`, five minutes, and the claim `webhook` naming the subscription, the
-       * CloudEvent's `id`, `type`, `subject`, `group` and `time`, and the body's SHA-256: a receiver that checks them
-       * against its own subscription and the event's headers cannot be handed a delivery meant for another, or one
-       * relabelled. Its audience and subject keep it from ever passing as an API token.
-       */
       signDelivery: (delivery: DeliveryClaims) =>
         Effect.gen(function*() {
           const { kid, privateKey } = yield* signing
@@ -432,11 +470,6 @@ export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/Toke
           )
         }),
 
-      /**
-       * The token of an account association's check (docs/api.md §13): `iss` this issuer, `sub` `canary:<group>`,
-       * `aud` the cloud's (`amazon`, `google`, or Azure's token exchange), five minutes, as the cloud's canary role
-       * trusts. Its audience and subject keep it from ever passing as an API token.
-       */
       signCanary: (group: Uid.Uid, audience: string) =>
         Effect.gen(function*() {
           const { kid, privateKey } = yield* signing
@@ -454,11 +487,6 @@ export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/Toke
           )
         }),
 
-      /**
-       * Publishes a new key, which signs `publicationMillis` from now, when the signing key retires; tokens of the
-       * retired key verify until they expire. Starts from the stored keys, so a rotation made by another process is
-       * kept. Answers the new key's `kid`.
-       */
       rotate: operation("TokenIssuer.rotate")(Effect.gen(function*() {
         const at = yield* Clock.currentTimeMillis
         const from = at + publicationMillis
@@ -474,7 +502,6 @@ export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/Toke
         return fresh.kid
       })),
 
-      /** Rotates when the signing key is older than `maxAge`; returns whether it did. */
       rotateIfOlderThan: (maxAge: Duration.DurationInput) =>
         Effect.gen(function*() {
           yield* reload
@@ -485,7 +512,6 @@ export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/Toke
           return true
         }),
 
-      /** Takes up the stored keys: those another process (the admin command) rotated in. */
       reload
     }
     return self

@@ -117,7 +117,11 @@ export const groups = Domain.make({
     const acceptance = Schema.encodeSync(Wire.TermsAcceptance)
     router.service(TermsService, {
       acceptTerms: (request, context) =>
-        run.asCaller(context, (p) => terms.accept(p, request.group, { documentIds: request.documentIds })),
+        run.asCaller(context, (p) =>
+          Effect.map(
+            terms.accept(p, request.group, { documentIds: request.documentIds }),
+            ({ documentIds, group }) => ({ group, documentIds: [...documentIds] })
+          )),
       listTermsAcceptances: (request, context) =>
         run.asCaller(context, (p) =>
           Effect.map(
