@@ -36,6 +36,7 @@ import {
   HttpServer
 } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
+import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -246,16 +247,26 @@ const starting = (domain: string) => {
   }
 }
 
+/** How often the server looks after its signing keys (`keyMaintenance`): a minute. */
+export class KeyMaintenanceInterval extends Context.Reference<KeyMaintenanceInterval>()(
+  "@arbor/http/Server/KeyMaintenanceInterval",
+  { defaultValue: (): Duration.Duration => Duration.minutes(1) }
+) {}
+
 /**
- * Keeps the signing keys current: every minute takes up a rotation made by the admin command and rotates a key
- * older than the configured age.
+ * Keeps the signing keys current: every `KeyMaintenanceInterval` takes up a rotation made by the admin command and
+ * rotates a key older than the configured age; a round that fails (the store out of reach) is logged, and the next
+ * one runs.
  */
 const keyMaintenance = (config: ServerConfig) =>
   Layer.scopedDiscard(Effect.gen(function*() {
     const tokens = yield* TokenIssuer.TokenIssuer
+    const interval = yield* KeyMaintenanceInterval
     yield* tokens.rotateIfOlderThan(config.keyRotation).pipe(
       Effect.tap((rotated) => rotated ? Effect.logInfo("signing key rotated") : Effect.void),
-      Effect.repeat(Schedule.spaced("1 minute")),
+      // A store out of reach a while skips a round, and the next one tries again.
+      Effect.catchAll((error) => Effect.logWarning("keeping the signing keys current failed", error)),
+      Effect.repeat(Schedule.spaced(interval)),
       Effect.forkScoped
     )
   }))

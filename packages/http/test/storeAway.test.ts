@@ -5,16 +5,21 @@
  * connection, as a backup tool or a stray `sqlite3` shell would hold it.
  */
 import { RefreshTokens, type Uid } from "@arbor/core"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Redacted from "effect/Redacted"
+import * as jose from "jose"
 import { createRequire } from "node:module"
 import { createServer, type Server, Socket } from "node:net"
 import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { freshDatabase } from "../../store-postgres/test/databases.js"
+import * as ArborServer from "../src/Server.js"
 import { freePort } from "./processes.js"
 import { startServer } from "./signInSupport.js"
-import { member } from "./support.js"
+import { member, quiet, testConfig } from "./support.js"
 
 /** A TCP proxy on loopback to `host:port`, which can be cut (connections dropped, new ones refused) and restored. */
 const proxy = async (host: string, port: number) => {
@@ -96,6 +101,106 @@ describe("a store that goes away", () => {
     },
     60_000
   )
+
+  it(
+    "the token keys meanwhile: the JWKS and a token of a key not yet seen are 503 UNAVAILABLE, never 500; back, both answer",
+    async () => {
+      // A token of a key this server does not hold (another server's newer one, or a forger's): it reads the stored
+      // keys before it refuses the token.
+      const { privateKey } = await jose.generateKeyPair("ES256")
+      const unknownKey = await new jose.SignJWT({})
+        .setProtectedHeader({ alg: "ES256", kid: "not-yet-seen", typ: "JWT" })
+        .setIssuer(server.config.authUrl)
+        .setAudience(server.url)
+        .setSubject("0".repeat(40))
+        .setIssuedAt()
+        .setExpirationTime("5m")
+        .sign(privateKey)
+      const ask = async () => {
+        const [jwks, unknown] = await Promise.all([
+          fetch(`${server.config.authUrl}/.well-known/jwks.json`),
+          fetch(`${server.url}/iam/v2beta1/groups`, { headers: { authorization: `Bearer ${unknownKey}` } })
+        ])
+        return [
+          { status: jwks.status, retryAfter: jwks.headers.get("retry-after") },
+          { status: unknown.status, retryAfter: unknown.headers.get("retry-after") }
+        ]
+      }
+      // The JWKS reads the stored keys at most once a second, an unknown key's token once in ten seconds.
+      await new Promise((r) => setTimeout(r, 10_500))
+      await database.cut()
+      try {
+        assert.deepStrictEqual(await ask(), [{ status: 503, retryAfter: "1" }, { status: 503, retryAfter: "1" }])
+      } finally {
+        await database.restore()
+      }
+      let answers: Array<{ status: number }> = []
+      for (let attempt = 0; attempt < 60; attempt++) {
+        await new Promise((r) => setTimeout(r, 250))
+        answers = await ask()
+        if (answers[0]!.status === 200 && answers[1]!.status === 401) break
+      }
+      assert.deepStrictEqual(answers.map((a) => a.status), [200, 401])
+    },
+    60_000
+  )
+})
+
+describe("a store that goes away while the server looks after its keys", () => {
+  let url: string
+  let runtime: ManagedRuntime.ManagedRuntime<never, unknown>
+  let database: Awaited<ReturnType<typeof proxy>>
+  beforeAll(async () => {
+    const databaseUrl = new URL(await Effect.runPromise(freshDatabase))
+    database = await proxy(databaseUrl.hostname, Number(databaseUrl.port))
+    databaseUrl.port = String(database.port)
+    const port = await freePort()
+    url = `http://127.0.0.1:${port}`
+    // The whole server, as `arbor-server` runs it; keys three seconds old are rotated, looked after every 200 ms.
+    const config = testConfig({
+      port,
+      baseUrl: url,
+      authUrl: url,
+      store: "postgres",
+      databaseUrl: Redacted.make(databaseUrl.toString()),
+      databasePool: 2,
+      keyRotation: Duration.seconds(3)
+    })
+    runtime = ManagedRuntime.make(
+      ArborServer.layer(config).pipe(
+        Layer.provide(Layer.succeed(ArborServer.KeyMaintenanceInterval, Duration.millis(200))),
+        Layer.provide(quiet)
+      )
+    )
+    await runtime.runPromise(Effect.void)
+  }, 60_000)
+  afterAll(() => runtime?.dispose())
+
+  it("rounds that fail meanwhile are skipped, and the keys are rotated again once it is back", async () => {
+    const kids = async () => {
+      const response = await fetch(`${url}/.well-known/jwks.json`)
+      if (response.status !== 200) return undefined
+      return (await response.json() as { keys: Array<{ kid: string }> }).keys.map((k) => k.kid)
+    }
+    /** The key set once a key not in `seen` is in it, or the last one read within `attempts` reads. */
+    const rotatedPast = async (seen: ReadonlyArray<string>, attempts = 60) => {
+      let read: Array<string> | undefined
+      for (let attempt = 0; attempt < attempts; attempt++) {
+        await new Promise((r) => setTimeout(r, 250))
+        read = await kids()
+        if (read !== undefined && read.some((kid) => !seen.includes(kid))) break
+      }
+      return read ?? []
+    }
+    // Its first key, not yet due: the store goes away before it is, and comes back after.
+    const first = await kids()
+    assert.strictEqual(first?.length, 1)
+    await database.cut()
+    await new Promise((r) => setTimeout(r, 3_500))
+    await database.restore()
+    const after = await rotatedPast(first!)
+    assert.isTrue(after.some((kid) => !first!.includes(kid)), `no key rotated in after the store came back: ${after}`)
+  }, 60_000)
 })
 
 /** better-sqlite3, as the SQLite store opens files (the tests' own connection to the server's file). */

@@ -17,7 +17,10 @@ import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as jose from "jose"
 import { Unauthenticated } from "../engine/Errors.js"
+import type * as Errors from "../engine/Errors.js"
+import { unexpectedConflict } from "../engine/internal/operations.js"
 import { operation } from "../engine/internal/tracing.js"
+import { orInternal } from "../engine/Repository.js"
 import type { Table } from "../engine/Store.js"
 import { Store } from "../engine/Store.js"
 import * as Uid from "../engine/Uid.js"
@@ -40,8 +43,8 @@ export type SigningKey = typeof SigningKey.Type
 
 /** Where signing keys are kept (the data directory, memory in tests). */
 export interface SigningKeysService {
-  readonly load: Effect.Effect<ReadonlyArray<SigningKey>>
-  readonly save: (keys: ReadonlyArray<SigningKey>) => Effect.Effect<void>
+  readonly load: Effect.Effect<ReadonlyArray<SigningKey>, Errors.StoreFailure>
+  readonly save: (keys: ReadonlyArray<SigningKey>) => Effect.Effect<void, Errors.StoreFailure>
 }
 
 /** How signing keys are kept in a `Store`: a row per key, whose uid is the key's `kid`. */
@@ -61,7 +64,8 @@ export const signingKeysTable: Table = {
 export class SigningKeys extends Context.Tag("@arbor/core/SigningKeys")<SigningKeys, SigningKeysService>() {
   /**
    * Keys kept in the engine's store, beside everything else: they survive restarts, every process on the same
-   * database signs and verifies with the same keys, and an embedder keeps no key files. A store failure is a defect.
+   * database signs and verifies with the same keys, and an embedder keeps no key files. A store out of reach is
+   * UNAVAILABLE, as on every other path.
    */
   static readonly layerStore: Layer.Layer<SigningKeys, never, Store> = Layer.effect(
     SigningKeys,
@@ -76,7 +80,7 @@ export class SigningKeys extends Context.Tag("@arbor/core/SigningKeys")<SigningK
             ...(typeof row.retiredAt === "number" ? { retiredAt: row.retiredAt } : {})
           }))
         ),
-        Effect.orDie
+        orInternal
       ),
       // Merges rather than replaces: a process never drops a key it does not know of that is still signing (another
       // process's new key), only retired ones it leaves out.
@@ -101,7 +105,7 @@ export class SigningKeys extends Context.Tag("@arbor/core/SigningKeys")<SigningK
             if (present.has(key.kid)) yield* store.update(signingKeysTable, row)
             else yield* store.insert(signingKeysTable, row)
           }
-        })).pipe(Effect.orDie)
+        })).pipe(unexpectedConflict, orInternal)
     }))
   )
 
@@ -233,15 +237,18 @@ export interface TokenIssuerService {
       readonly provider?: Uid.Uid | undefined
     }
   ) => Effect.Effect<{ readonly token: string; readonly expiry: DateTime.Utc }>
-  /** Verifies a token of this issuer; any failure is Unauthenticated (the specific reason in `reason`). */
-  readonly verify: (token: string) => Effect.Effect<Verified, Unauthenticated>
+  /**
+   * Verifies a token of this issuer; any failure is Unauthenticated (the specific reason in `reason`), but the store
+   * out of reach when a token of a key not yet seen makes it read the stored keys.
+   */
+  readonly verify: (token: string) => Effect.Effect<Verified, Unauthenticated | Errors.StoreFailure>
   /** True when `token` claims to come from this issuer (unverified): such tokens are never upstream tokens. */
   readonly isOwn: (token: string) => boolean
   /**
    * The public keys that verify this issuer's tokens, as a JWKS: those published to sign soon included, read
    * afresh (at most once a second), so that a key rotated in by another process is listed at once.
    */
-  readonly jwks: Effect.Effect<{ readonly keys: ReadonlyArray<Record<string, unknown>> }>
+  readonly jwks: Effect.Effect<{ readonly keys: ReadonlyArray<Record<string, unknown>> }, Errors.StoreFailure>
   /**
    * The bearer token of a webhook delivery (docs/api.md §12): `iss` this issuer, `aud` `customer`, `sub`
    * `webhook:<the subscription's group>`, five minutes, and the claim `webhook` naming the subscription, the
@@ -261,11 +268,11 @@ export interface TokenIssuerService {
    * retired key verify until they expire. Starts from the stored keys, so a rotation made by another process is
    * kept. Answers the new key's `kid`.
    */
-  readonly rotate: Effect.Effect<string>
+  readonly rotate: Effect.Effect<string, Errors.StoreFailure>
   /** Rotates when the signing key is older than `maxAge`; returns whether it did. */
-  readonly rotateIfOlderThan: (maxAge: Duration.DurationInput) => Effect.Effect<boolean>
+  readonly rotateIfOlderThan: (maxAge: Duration.DurationInput) => Effect.Effect<boolean, Errors.StoreFailure>
   /** Takes up the stored keys: those another process (the admin command) rotated in. */
-  readonly reload: Effect.Effect<void>
+  readonly reload: Effect.Effect<void, Errors.StoreFailure>
 }
 
 /** Mints and verifies API tokens. */
@@ -276,11 +283,12 @@ export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/Toke
     const lifetime = settings.lifetimeSeconds ?? 3600
     const now = yield* Clock.currentTimeMillis
 
-    let initial = yield* store.load
+    // At the start, a store out of reach is a defect: without keys there is no issuer to build.
+    let initial = yield* Effect.orDie(store.load)
     if (!initial.some((k) => k.retiredAt === undefined)) {
-      yield* store.save([...initial, yield* generateKey(now)])
+      yield* Effect.orDie(store.save([...initial, yield* generateKey(now)]))
       // Processes starting together each add a key; reading back, each signs with the first the store holds.
-      initial = yield* store.load
+      initial = yield* Effect.orDie(store.load)
     }
     const keys = yield* Ref.make(initial)
 
@@ -428,7 +436,7 @@ export class TokenIssuer extends Effect.Service<TokenIssuer>()("@arbor/core/Toke
           return { token, expiry: DateTime.unsafeMake((issuedAt + lifetime) * 1000) }
         })),
 
-      verify: (token: string): Effect.Effect<Verified, Unauthenticated> =>
+      verify: (token: string) =>
         operation("TokenIssuer.verify")(Effect.gen(function*() {
           const known = yield* verified.get(token)
           if ((yield* verifying).some((k) => k.kid === known.kid)) return known.result
