@@ -1,5 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
 import {
   Access,
@@ -9,13 +12,16 @@ import {
   ExternalGroupRoleMappings,
   GroupInvites,
   IdentityProviders,
+  MemoryStore,
   Principal,
   Role,
   RoleBindings,
   Roles,
   ScimCredentials,
   ScimGroups,
-  ScimUsers
+  ScimUsers,
+  Secrets,
+  Store
 } from "../src/index.js"
 import * as ScimGroup from "../src/provisioning/ScimGroup.js"
 import * as Refusal from "../src/testing/Refusal.js"
@@ -393,4 +399,52 @@ describe("ScimGroups", () => {
       yield* TestClock.adjust("8 hours")
       assert.isFalse(yield* holds, "and ended with it")
     })))
+})
+
+describe("a store that drops its connection in the middle of a SCIM write", () => {
+  it.effect("answers Unavailable (a retry may work), never a defect, and keeps nothing of the write", () =>
+    Effect.gen(function*() {
+      // The memory store, failing the writes of SCIM's own tables once armed, as a connection lost mid-transaction.
+      let armed = false
+      const dropped = () => Effect.fail(new Store.StoreError({ cause: "connection reset", unavailable: true }))
+      const scimTables = new Set(["scim_credentials", "scim_users"])
+      const faulty = Layer.effect(
+        Store.Store,
+        Effect.map(MemoryStore.MemoryStore, (store): Store.StoreService => ({
+          ...store,
+          insert: (table, row) => armed && scimTables.has(table.name) ? dropped() : store.insert(table, row),
+          update: (table, row) => armed && scimTables.has(table.name) ? dropped() : store.update(table, row)
+        }))
+      ).pipe(Layer.provideMerge(MemoryStore.layer))
+      yield* Effect.gen(function*() {
+        const credentials = yield* ScimCredentials.ScimCredentials
+        const users = yield* ScimUsers.ScimUsers
+        const { client, org, owner } = yield* provisioning
+        const user = yield* users.createUser(client, { userName: "ada@acme.example", externalId: "00u1" })
+        const second = yield* IdentityProviders.IdentityProviders.pipe(
+          Effect.flatMap((providers) =>
+            providers.create(Principal.system, org.uid, {
+              name: "entra",
+              defaultRole: viewer,
+              oidc: { issuer, clientId: "arbor", clientSecret: "s" }
+            })
+          )
+        )
+        armed = true
+        const failures = [
+          yield* Effect.exit(Effect.asVoid(credentials.generateToken(owner, second.uid, {}))),
+          yield* Effect.exit(users.deleteUser(client, user.identityUid))
+        ]
+        armed = false
+        for (const exit of failures) {
+          assert.isTrue(Exit.isFailure(exit) && Cause.isFailType(exit.cause), String(exit))
+          assert.strictEqual(
+            Exit.isFailure(exit) && Cause.isFailType(exit.cause) && exit.cause.error._tag,
+            "Unavailable"
+          )
+        }
+        assert.isTrue((yield* users.getUser(client, user.identityUid)).active)
+        assert.strictEqual((yield* credentials.generateToken(owner, second.uid, {})).identityProviderUid, second.uid)
+      }).pipe(Effect.provide(Arbor.layer.pipe(Layer.provideMerge(faulty), Layer.provide(Secrets.layerEphemeral))))
+    }))
 })

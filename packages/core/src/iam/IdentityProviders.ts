@@ -10,7 +10,7 @@ import type { FailedPrecondition, Internal, Unavailable } from "../engine/Errors
 import { InvalidArgument } from "../engine/Errors.js"
 import type * as Errors from "../engine/Errors.js"
 import * as FieldMask from "../engine/internal/lists/fieldMask.js"
-import { commit, conflict, operations, orNotFound, trusted } from "../engine/internal/operations.js"
+import { commit, conflict, operations, orNotFound, trusted, unexpectedConflict } from "../engine/internal/operations.js"
 import * as Resources from "../engine/internal/resources.js"
 import { operation } from "../engine/internal/tracing.js"
 import * as Lists from "../engine/Lists.js"
@@ -182,7 +182,7 @@ export const make = Effect.gen(function*() {
       const stale = stored.filter((record) => Sealing.needsSealing(sealing, record.oidc.clientSecret))
       for (const record of stale) {
         const clientSecret = Sealing.seal(sealing, yield* Sealing.open(sealing, record.oidc.clientSecret))
-        yield* providers.rewrite({ ...record, oidc: { ...record.oidc, clientSecret } }).pipe(Effect.orDie)
+        yield* providers.rewrite({ ...record, oidc: { ...record.oidc, clientSecret } }).pipe(unexpectedConflict)
       }
       return stale.length
     })).pipe(Repository.orInternal)

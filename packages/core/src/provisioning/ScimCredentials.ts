@@ -17,7 +17,7 @@ import {
   Unauthenticated
 } from "../engine/Errors.js"
 import type * as Errors from "../engine/Errors.js"
-import { commit, operations, orNotFound } from "../engine/internal/operations.js"
+import { commit, operations, orNotFound, unexpectedConflict } from "../engine/internal/operations.js"
 import { operation } from "../engine/internal/tracing.js"
 import * as Repository from "../engine/Repository.js"
 import * as Uid from "../engine/Uid.js"
@@ -179,7 +179,7 @@ export const make = Effect.gen(function*() {
         const existing = yield* configOf(provider)
         const { answer, record } = yield* change(existing, yield* DateTime.now)
         yield* (existing === undefined ? credentials.insert(record) : credentials.update(record)).pipe(
-          Effect.orDie,
+          unexpectedConflict,
           ChangeLog.typedAs("scim_credential", existing === undefined ? "created" : "updated", type)
         )
         return answer

@@ -7,7 +7,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import { Aborted, AlreadyExists, InvalidArgument, NotFound } from "../engine/Errors.js"
 import type * as Errors from "../engine/Errors.js"
-import { commit, conflict, operations, trusted } from "../engine/internal/operations.js"
+import { commit, conflict, operations, trusted, unexpectedConflict } from "../engine/internal/operations.js"
 import { operation } from "../engine/internal/tracing.js"
 import * as Repository from "../engine/Repository.js"
 import type { Condition } from "../engine/Store.js"
@@ -222,7 +222,7 @@ export const make = Effect.gen(function*() {
               userNameKey: ScimUser.deletedKey(record.uid),
               version: record.version + 1,
               updateTime: now
-            }).pipe(Effect.orDie, ChangeLog.typedAs("scim_user", "updated", ScimUser.table.events!.types.deleted))
+            }).pipe(unexpectedConflict, ChangeLog.typedAs("scim_user", "updated", ScimUser.table.events!.types.deleted))
           })
         )
       ),

@@ -10,7 +10,7 @@ import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
-import { commit, type Operations } from "../../engine/internal/operations.js"
+import { commit, type Operations, unexpectedConflict } from "../../engine/internal/operations.js"
 import type { Repository } from "../../engine/Repository.js"
 import { orInternal } from "../../engine/Repository.js"
 import * as ChangeLog from "../../events/ChangeLog.js"
@@ -39,7 +39,7 @@ export const logEnds = (ops: Operations, bindings: Repository<RoleBinding.Record
       })
       for (const binding of ended) {
         yield* bindings.update({ ...binding, endedTime: now }).pipe(
-          Effect.orDie,
+          unexpectedConflict,
           ChangeLog.typedAs("role_binding", "updated", RoleBinding.endedType)
         )
       }
