@@ -216,7 +216,7 @@ export const make = Effect.gen(function*() {
    */
   const relay = <E>(position: string | undefined, receiver: Receiver<E>) =>
     Effect.scoped(Effect.gen(function*() {
-      yield* Effect.acquireRelease(Effect.orDie(joined), () => left)
+      yield* Effect.acquireRelease(joined, () => left)
       // Without a position, from the log's end as of now (the tail may not have read the newest commits yet): the
       // last final entry, and the entries already committed after it, which are skipped when they become final.
       const end = position === undefined ? yield* now : { position, committed: new Set<string>() }
