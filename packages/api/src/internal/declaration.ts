@@ -92,7 +92,9 @@ export const jsonShape = <A, I>(schema: Schema.Schema<A, I>) => {
 /**
  * A request body schema. The engine decodes the body, after its permission check (docs/api.md §7: permission
  * before validation), and reports every bad field; so here any JSON passes unchanged. Callers are typed by the
- * shape the engine expects, which `jsonSchema` shows in the OpenAPI document.
+ * shape the engine expects, which `jsonSchema` shows in the OpenAPI document; a server's handler is handed whatever
+ * was sent (nothing, `null`, an array), so it passes the body on to the engine and never reads a field of it as typed
+ * (an apply reads its options from it as `unknown`).
  */
 export const unchecked = <T>(identifier: string, jsonSchema: object): Schema.Schema<T> =>
   Schema.declare((_: unknown): _ is T => true, { identifier, jsonSchema })

@@ -22,33 +22,42 @@ import { asCaller, envelope, serve, v1, writable } from "../internal/rest.js"
  * server's own environment or files, which a document could otherwise name.
  */
 const sentWith =
-  (secrets: { readonly [source: string]: string } | undefined, plan: boolean) =>
+  (secrets: unknown, plan: boolean) =>
   (from: OrganizationDocument.SecretFrom, field: string): Effect.Effect<string | undefined, Errors.InvalidArgument> => {
     const source = OrganizationDocument.sourceOf(from)
-    const secret = typeof secrets === "object" && secrets !== null && Object.hasOwn(secrets, source)
-      ? secrets[source]
+    const secret = typeof secrets === "object" && secrets !== null
+      ? new Map(Object.entries(secrets)).get(source)
       : undefined
     // A plan without it leaves it unknown (not compared); an apply needs it.
     return typeof secret === "string" || plan
-      ? Effect.succeed(secret)
+      ? Effect.succeed(typeof secret === "string" ? secret : undefined)
       : Errors.InvalidArgument.field(
         field,
         `${source} was not sent with the request (secrets): arbor reads it and sends it`
       )
   }
 
-/** How a request asks a document to be applied. */
-const applyOptions = (payload: {
-  readonly prune?: boolean
-  readonly validateOnly?: boolean
-  readonly etag?: string
-  readonly secrets?: { readonly [source: string]: string }
-}): Declarative.Options => ({
-  prune: payload.prune === true,
-  validateOnly: payload.validateOnly === true,
-  etag: payload.etag,
-  secretOf: sentWith(payload.secrets, payload.validateOnly === true)
-})
+/**
+ * An apply's request as it came: its document, which the engine decodes after the permission check, and how to apply
+ * it. The body is read as what it may be (anything: its schema at the edge checks nothing, so that a caller without
+ * access learns nothing from its errors), never as what it should be.
+ */
+const applyRequest = (payload: unknown): { readonly document: unknown; readonly options: Declarative.Options } => {
+  const body = typeof payload === "object" && payload !== null && !Array.isArray(payload)
+    ? new Map(Object.entries(payload))
+    : new Map<string, unknown>()
+  const validateOnly = body.get("validateOnly") === true
+  const etag = body.get("etag")
+  return {
+    document: body.get("document"),
+    options: {
+      prune: body.get("prune") === true,
+      validateOnly,
+      etag: typeof etag === "string" ? etag : undefined,
+      secretOf: sentWith(body.get("secrets"), validateOnly)
+    }
+  }
+}
 
 export const groups = Domain.make({
   rest: ({ declarative, groups, terms }) =>
@@ -71,16 +80,17 @@ export const groups = Domain.make({
             "export",
             ({ path }) => asCaller((p) => Effect.map(declarative.exportAt(p, path.uid), (document) => ({ document })))
           )
-          .handle("apply", ({ path, payload }) =>
-            asCaller((p) => declarative.applyAt(p, path.uid, payload.document, applyOptions(payload))))
-          .handle("applyOrganizations", ({ payload }) =>
-            asCaller((p) =>
-              declarative.apply(p, payload.document, applyOptions(payload))
-            ))),
+          .handle("apply", ({ path, payload }) => {
+            const { document, options } = applyRequest(payload)
+            return asCaller((p) => declarative.applyAt(p, path.uid, document, options))
+          })
+          .handle("applyOrganizations", ({ payload }) => {
+            const { document, options } = applyRequest(payload)
+            return asCaller((p) => declarative.apply(p, document, options))
+          })),
       HttpApiBuilder.group(serve(Terms), "terms", (h) =>
         h
-          .handle("accept", ({ path, payload }) =>
-            asCaller((p) => terms.accept(p, path.uid, payload)))
+          .handle("accept", ({ path, payload }) => asCaller((p) => terms.accept(p, path.uid, payload)))
           .handle(
             "list",
             ({ path, urlParams }) =>
