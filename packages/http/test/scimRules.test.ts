@@ -358,6 +358,36 @@ describe("SCIM provisioning over HTTP: what SCIM holds a client to", () => {
     assert.strictEqual((await scim("GET", at, token)).status, 404)
   })
 
+  it("every SCIM write sent no body, null, an array, a number or a string is a 400 in SCIM's shape, never 5xx", async () => {
+    const { token, users } = await provisionedOrganization("scim-bodies")
+    const made = await scim("POST", users, token, { userName: "ada@example.com", externalId: "sub-ada" })
+    assert.strictEqual(made.status, 201, JSON.stringify(made.body))
+    const groups = users.replace(/Users$/, "Groups")
+    const pushed = await scim("POST", groups, token, { displayName: "engineers" })
+    assert.strictEqual(pushed.status, 201, JSON.stringify(pushed.body))
+    const answers: Array<string> = []
+    for (
+      const [method, path] of [
+        ["POST", users],
+        ["PUT", `${users}/${made.body.id}`],
+        ["PATCH", `${users}/${made.body.id}`],
+        ["POST", groups],
+        ["PUT", `${groups}/${pushed.body.id}`],
+        ["PATCH", `${groups}/${pushed.body.id}`]
+      ] as const
+    ) {
+      for (const body of [undefined, "null", "[]", "5", "\"x\""]) {
+        const answer = await scim(method, path, token, body)
+        answers.push(
+          `${method} ${path.split("/").slice(-2).join("/")} ${
+            body ?? "(none)"
+          }: ${answer.status} ${answer.body?.status}`
+        )
+      }
+    }
+    assert.deepStrictEqual(answers.filter((a) => !/: 400 400$/.test(a)), [])
+  })
+
   it("a token past its rate is answered 429 with Retry-After", async () => {
     const { token, users } = await provisionedOrganization("scim-rate")
     let last = await scim("GET", users, token)
