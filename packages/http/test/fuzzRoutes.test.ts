@@ -3,7 +3,9 @@
  * decisions, subscriptions, the audit trail, elevations, v1, the token endpoints), not only the resources' standard
  * ones (`fuzz.test.ts`): each route's own parameters and body fields with values of every kind, by callers of every
  * standing. Some requests succeed and change data; none is answered 5xx, and every error has the google.rpc.Status
- * shape (the OAuth endpoints' their own, RFC 6749 §5.2; the sign-in's pages are HTML for a person).
+ * shape (the OAuth endpoints' their own, RFC 6749 §5.2; the sign-in's pages are HTML for a person). And, route by
+ * route, what holds of all: a parameter a route does not take is refused by name (DECISIONS §18), and no body, however
+ * shaped, is a 5xx.
  */
 import type { HttpClient } from "@effect/platform"
 import { assert, describe, it } from "@effect/vitest"
@@ -84,6 +86,33 @@ const pathOf = (route: Route, uid: string) => {
 }
 
 describe("fuzzing every declared route", () => {
+  it.scopedLive("every route refuses a query parameter it does not take, naming it; OAuth's endpoints ignore one", () =>
+    Effect.gen(function*() {
+      const owner = yield* member("acme")
+      const routes = routesOf((yield* call("GET", "/openapi.json")).body)
+      const taken: Array<string> = []
+      for (const route of routes.filter((r) => !r.path.startsWith("/oauth"))) {
+        const reply = yield* call(route.method, `${pathOf(route, owner.org)}?not_a_parameter=1`, {
+          token: owner.token,
+          ...(route.body ? { raw: "{}" } : {})
+        })
+        const field = reply.body?.details?.[1]?.fieldViolations?.[0]?.field
+        if (reply.status !== 400 || field !== "not_a_parameter") {
+          taken.push(`${route.method} ${route.path}: ${reply.status}`)
+        }
+      }
+      assert.deepStrictEqual(taken, [])
+      // RFC 6749 §3.1, §3.2: an authorization server ignores a parameter it does not know.
+      const asked = (query: string) =>
+        call("POST", `/oauth/token${query}`, {
+          raw: "grant_type=urn%3Aexample%3Anone&not_a_parameter=1",
+          contentType: "application/x-www-form-urlencoded"
+        })
+      const [plain, unknown] = [yield* asked(""), yield* asked("?not_a_parameter=1")]
+      assert.strictEqual(plain.body.error, "unsupported_grant_type", plain.text)
+      assert.deepStrictEqual([unknown.status, unknown.body], [plain.status, plain.body])
+    }).pipe(Effect.provide(testServer())))
+
   it.scopedLive("every route that takes a body, sent none, null, an array, a number or a string: never 5xx", () =>
     Effect.gen(function*() {
       const owner = yield* member("acme")
