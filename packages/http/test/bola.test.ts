@@ -103,4 +103,45 @@ describe("object-level authorization", () => {
       const v1 = yield* call("GET", `/iam/v1/groups?id=${groupB}`, { token: a.token })
       assert.deepStrictEqual(v1.body, { items: [] })
     }).pipe(Effect.provide(testServer())))
+
+  it.scopedLive("custom methods too, each sent a body it would refuse: permission is checked before the body is read", () =>
+    Effect.gen(function*() {
+      const a = yield* member("alpha")
+      const b = yield* member("bravo")
+      const system = Principal.system
+      const providerB = (yield* (yield* IdentityProviders.IdentityProviders).create(system, b.org, {
+        name: "sso",
+        defaultRole: viewer,
+        oidc: { issuer: "https://login.example.com", clientId: "c" }
+      })).uid
+      yield* (yield* AccountAssociations.AccountAssociations).create(system, b.org, { name: "aws" })
+      const repoB = (yield* (yield* Repos.Repos).upsert(system, b.org, { name: "app" })).uid
+      const missing = (uid: string) => `${uid}/0123456789abcdef`
+      const targets: ReadonlyArray<readonly [string, (uid: string) => string, string, unknown]> = [
+        ["PATCH", (uid) => `/registry/v2beta1/repos/${uid}/readme`, repoB, { content: 5 }],
+        ["POST", (uid) => `/iam/v2beta1/accountAssociations/${uid}:checkAccountAssociation`, b.org, {
+          providerType: 5
+        }],
+        ["POST", (uid) => `/iam/v2beta1/identityProviders/${uid}:generateScimToken`, providerB, { ttl: 5 }],
+        ["POST", (uid) => `/iam/v2beta1/identityProviders/${uid}:setScimEnabled`, providerB, { enabled: "yes" }],
+        ["POST", (uid) => `/iam/v2beta1/eligibilities/${uid}`, b.org, { roleUid: 5 }],
+        ["POST", (uid) => `/iam/v2beta1/terms/${uid}`, b.org, { documentIds: 5 }],
+        ["POST", (uid) => `/events/v2beta1/subscriptions/${uid}`, b.org, { sink: 5 }],
+        ["POST", (uid) => `/iam/v2beta1/groups/${uid}:apply`, b.org, { document: 5 }]
+      ]
+      const answers: Array<string> = []
+      for (const [method, path, existing, body] of targets) {
+        for (const uid of [existing, missing(existing)]) {
+          const reply = yield* call(method, path(uid), { token: a.token, body })
+          answers.push(`${method} ${path("<uid>")}${uid === existing ? "" : " (missing)"}: ${reply.status}`)
+        }
+      }
+      assert.deepStrictEqual(answers.filter((answer) => !answer.endsWith(": 403")), [])
+      // Its own organization's owner is told what is wrong with the body.
+      const own = yield* call("PATCH", `/registry/v2beta1/repos/${repoB}/readme`, {
+        token: b.token,
+        body: { content: 5 }
+      })
+      assert.deepStrictEqual([own.status, own.body.details[1].fieldViolations[0].field], [400, "content"], own.text)
+    }).pipe(Effect.provide(testServer())))
 })

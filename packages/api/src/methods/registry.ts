@@ -3,7 +3,7 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import * as Schema from "effect/Schema"
-import { authenticated, UidPath } from "../internal/declaration.js"
+import { authenticated, UidPath, unchecked } from "../internal/declaration.js"
 import * as Wire from "../Wire.js"
 
 /** A repo's README (the protos' `RepoReadme`, a singleton sub-resource of the repo; docs/api.md §13). */
@@ -24,8 +24,9 @@ export const RepoReadmes = authenticated(
             description: "`content` (or `*`); without it, the content present in the body"
           })
         }))
-        .setPayload(Schema.Struct({
-          content: Schema.optional(Schema.String).annotations({ description: "Markdown, at most 256 KiB" })
+        .setPayload(unchecked<{ readonly content?: string }>("UpdateRepoReadme", {
+          type: "object",
+          properties: { content: { type: "string", description: "Markdown, at most 256 KiB" } }
         }))
         .addSuccess(Wire.RepoReadme)
         .annotate(OpenApi.Summary, "Replace a repo's README")
