@@ -7,9 +7,7 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
-import type { ArborError, FailedPrecondition, Internal, Unavailable } from "../engine/Errors.js"
-import { FieldViolation, InvalidArgument, PermissionDenied, Unauthenticated } from "../engine/Errors.js"
-import type * as Errors from "../engine/Errors.js"
+import * as Errors from "../engine/Errors.js"
 import { operations } from "../engine/internal/operations.js"
 import { operation } from "../engine/internal/tracing.js"
 import * as Lists from "../engine/Lists.js"
@@ -56,13 +54,13 @@ export interface WatchOptions extends EntryFilters {
 /** The filters as store conditions, with the violations found reading them. */
 export const filters = (options: EntryFilters): Lists.Filters => {
   const conditions: Array<Condition> = []
-  const violations: Array<FieldViolation> = []
+  const violations: Array<Errors.FieldViolation> = []
   if (options.types !== undefined) conditions.push({ _tag: "In", column: "type", values: [...new Set(options.types)] })
   if (options.kinds !== undefined) {
     const unknown = options.kinds.find((kind) => !Schema.is(ChangeLog.ResourceKind)(kind))
     if (unknown !== undefined) {
       violations.push(
-        new FieldViolation({
+        new Errors.FieldViolation({
           field: "kind",
           description: `'${unknown}' is no kind of resource (${ChangeLog.ResourceKind.literals.join(", ")})`
         })
@@ -72,7 +70,9 @@ export const filters = (options: EntryFilters): Lists.Filters => {
   }
   if (options.subject !== undefined) {
     if (!Uid.isUid(options.subject)) {
-      violations.push(new FieldViolation({ field: "subject", description: `'${options.subject}' is not a valid uid` }))
+      violations.push(
+        new Errors.FieldViolation({ field: "subject", description: `'${options.subject}' is not a valid uid` })
+      )
     }
     conditions.push({ _tag: "Equals", column: "subject", value: options.subject })
   }
@@ -118,7 +118,10 @@ const passes = (entry: ChangeLog.Entry, options: WatchOptions, conditions: Reado
  */
 export type Relay = <E>(
   receiver: Events.Receiver<E>
-) => Effect.Effect<never, Internal | Unavailable | FailedPrecondition | Unauthenticated | PermissionDenied | E>
+) => Effect.Effect<
+  never,
+  Errors.StoreFailure | Errors.FailedPrecondition | Errors.Unauthenticated | Errors.PermissionDenied | E
+>
 
 /** Builds the AuditTrail service from the services in its context; `Arbor.layer` builds it with the others. */
 export const make = Effect.gen(function*() {
@@ -144,7 +147,7 @@ export const make = Effect.gen(function*() {
       const value = options[field]
       if (value !== undefined && !Uid.isUid(value)) {
         all.push(
-          new FieldViolation({
+          new Errors.FieldViolation({
             field: field === "descendantsOf" ? "uidp.descendants_of" : "uidp.children_of",
             description: `'${value}' is not a valid uid`
           })
@@ -152,17 +155,17 @@ export const make = Effect.gen(function*() {
       }
     }
     if (options.after !== undefined && !cursorPattern.test(options.after)) {
-      all.push(new FieldViolation({ field: "after", description: "is not a cursor of this change log" }))
+      all.push(new Errors.FieldViolation({ field: "after", description: "is not a cursor of this change log" }))
     }
     const [first, ...rest] = all
-    return first === undefined ? Effect.void : Effect.fail(new InvalidArgument({ violations: [first, ...rest] }))
+    return first === undefined ? Effect.void : Effect.fail(new Errors.InvalidArgument({ violations: [first, ...rest] }))
   }
 
   const follow = (
     principal: Principal,
     options: WatchOptions = {},
     authority?: Authority
-  ): Effect.Effect<Relay, ArborError> =>
+  ): Effect.Effect<Relay, Errors.ArborError> =>
     operation("AuditTrail.follow")(Effect.gen(function*() {
       yield* checkWatch(options)
       const { conditions } = filters(options)
@@ -177,7 +180,7 @@ export const make = Effect.gen(function*() {
         const grants = yield* ops.authorization.grants(caller)
         const scopes = grants.scopes(capability)
         if (scopes !== "all" && scopes.length === 0) {
-          return yield* new PermissionDenied({
+          return yield* new Errors.PermissionDenied({
             capability,
             resource: options.childrenOf ?? options.descendantsOf ?? "events"
           })
@@ -206,7 +209,7 @@ export const make = Effect.gen(function*() {
         (now) =>
           Effect.zipRight(
             Effect.sleep(Math.max(0, authority.expiresAt - now)),
-            Effect.fail(new Unauthenticated({ why: "the token has expired", reason: "ERR_JWT_EXPIRED" }))
+            Effect.fail(new Errors.Unauthenticated({ why: "the token has expired", reason: "ERR_JWT_EXPIRED" }))
           )
       )
       const relay: Relay = (receiver) =>

@@ -16,9 +16,7 @@ import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Take from "effect/Take"
-import type { Internal, Unavailable } from "../engine/Errors.js"
-import { FailedPrecondition, PreconditionViolation } from "../engine/Errors.js"
-import type * as Errors from "../engine/Errors.js"
+import * as Errors from "../engine/Errors.js"
 import * as Repository from "../engine/Repository.js"
 import { Store } from "../engine/Store.js"
 import * as Uid from "../engine/Uid.js"
@@ -90,11 +88,11 @@ export const make = Effect.gen(function*() {
       Repository.orInternal(ChangeLog.prunedThrough(store)),
       (pruned) =>
         pruned === undefined || position >= pruned ? Effect.void : Effect.fail(
-          new FailedPrecondition({
+          new Errors.FailedPrecondition({
             summary: "entries after this cursor were pruned",
             reason: "CURSOR_PRUNED",
             violations: [
-              new PreconditionViolation({
+              new Errors.PreconditionViolation({
                 type: "CURSOR_PRUNED",
                 subject: position,
                 description: "the change log no longer holds the entries after this cursor: list them from a time " +
@@ -286,11 +284,15 @@ export const make = Effect.gen(function*() {
    * The entries after `position` (from now on when undefined) in batches, as each becomes final, in the log's
    * order, each entry once; and an empty batch every `Heartbeat`.
    */
-  const batches = (position?: string): Stream.Stream<Batch, Internal | Unavailable | FailedPrecondition> =>
+  const batches = (
+    position?: string
+  ): Stream.Stream<Batch, Errors.StoreFailure | Errors.FailedPrecondition> =>
     streamOf((receiver) => relay(position, receiver))
 
   /** Every entry after `position` (from now on when undefined), as each becomes final, in the log's order. */
-  const follow = (position?: string): Stream.Stream<ChangeLog.Entry, Internal | Unavailable | FailedPrecondition> =>
+  const follow = (
+    position?: string
+  ): Stream.Stream<ChangeLog.Entry, Errors.StoreFailure | Errors.FailedPrecondition> =>
     Stream.flattenIterables(batches(position))
 
   const service: EventsService = {

@@ -7,7 +7,6 @@
  */
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
-import type { Internal, InvalidArgument, PermissionDenied, Unavailable } from "../engine/Errors.js"
 import type * as Errors from "../engine/Errors.js"
 import { trusted } from "../engine/internal/operations.js"
 import { operation } from "../engine/internal/tracing.js"
@@ -309,7 +308,7 @@ export const make = Effect.gen(function*() {
       capability: Capability,
       uid: Uid.Uid,
       request?: CanRequest
-    ): Effect.Effect<boolean, Internal | Unavailable> =>
+    ): Effect.Effect<boolean, Errors.StoreFailure> =>
       authorization.decides(principal, capability, uid, () => ({
         resource: {
           uid: request?.resource?.uid ?? uid,
@@ -324,17 +323,13 @@ export const make = Effect.gen(function*() {
       caller: Principal.Principal,
       input: unknown,
       vocabulary?: DecisionVocabulary
-    ): Effect.Effect<AccessEvaluation.Decision, InvalidArgument | PermissionDenied | Internal | Unavailable> =>
-      operation("Access.evaluate")(evaluation(caller, input, vocabulary)),
+    ) => operation("Access.evaluate")(evaluation(caller, input, vocabulary)),
 
     evaluateMany: (
       caller: Principal.Principal,
       input: unknown,
       vocabulary?: DecisionVocabulary
-    ): Effect.Effect<
-      AccessEvaluation.Decision | Decisions,
-      InvalidArgument | PermissionDenied | Internal | Unavailable
-    > =>
+    ) =>
       operation("Access.evaluateMany")(Effect.gen(function*() {
         const batch = yield* Validation.decode(AccessEvaluation.Evaluations)(input)
         const defaults = {
@@ -381,7 +376,7 @@ export const make = Effect.gen(function*() {
       caller: Principal.Principal,
       input: unknown,
       vocabulary?: DecisionVocabulary
-    ): Effect.Effect<AccessEvaluation.SearchResults, InvalidArgument | PermissionDenied | Internal | Unavailable> =>
+    ) =>
       operation("Access.searchSubjects")(Effect.gen(function*() {
         const request = yield* interpreted(input, vocabulary, ["action", "resource"])
         if (request === "unknown") return nothingFound
@@ -419,7 +414,7 @@ export const make = Effect.gen(function*() {
       caller: Principal.Principal,
       input: unknown,
       vocabulary?: DecisionVocabulary
-    ): Effect.Effect<AccessEvaluation.SearchResults, InvalidArgument | Internal | Unavailable> =>
+    ): Effect.Effect<AccessEvaluation.SearchResults, Errors.InvalidArgument | Errors.StoreFailure> =>
       operation("Access.searchResources")(Effect.gen(function*() {
         const request = yield* interpreted(input, vocabulary, ["subject", "action"])
         if (request === "unknown") return nothingFound
@@ -474,7 +469,7 @@ export const make = Effect.gen(function*() {
       caller: Principal.Principal,
       input: unknown,
       vocabulary?: DecisionVocabulary
-    ): Effect.Effect<ReadonlyArray<string>, InvalidArgument | PermissionDenied | Internal | Unavailable> =>
+    ) =>
       operation("Access.searchActions")(Effect.gen(function*() {
         const request = yield* interpreted(input, vocabulary, ["subject", "resource"])
         if (request === "unknown") return []

@@ -13,8 +13,7 @@ import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
 import * as Metric from "effect/Metric"
 import * as MetricLabel from "effect/MetricLabel"
-import { Unauthenticated } from "../engine/Errors.js"
-import type * as Errors from "../engine/Errors.js"
+import * as Errors from "../engine/Errors.js"
 import * as Versions from "../engine/internal/storage/versions.js"
 import { operation, spansWanted } from "../engine/internal/tracing.js"
 import * as Repository from "../engine/Repository.js"
@@ -512,13 +511,13 @@ export const make = Effect.gen(function*() {
               outcomes.some((o) => o.outcome.held)))
       }),
     conditionsOf,
-    admit: (principal: Principal): Effect.Effect<Principal, Errors.StoreFailure | Unauthenticated> =>
+    admit: (principal: Principal): Effect.Effect<Principal, Errors.StoreFailure | Errors.Unauthenticated> =>
       principal._tag === "System" || principal.provider === undefined
         ? Effect.succeed(principal)
         : Effect.flatMap(held(principal), ({ stopped }) =>
           stopped.includes(principal.provider!)
             ? Effect.fail(
-              new Unauthenticated({
+              new Errors.Unauthenticated({
                 why: "the identity provider this token's sign-in came through has deprovisioned its person",
                 reason: "DEPROVISIONED"
               })

@@ -6,8 +6,7 @@
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { Aborted, InvalidArgument } from "../engine/Errors.js"
-import type * as Errors from "../engine/Errors.js"
+import * as Errors from "../engine/Errors.js"
 import { commit, conflict, operations, trusted } from "../engine/internal/operations.js"
 import { operation } from "../engine/internal/tracing.js"
 import * as Repository from "../engine/Repository.js"
@@ -36,7 +35,7 @@ export const make = Effect.gen(function*() {
   const organization = (uid: string, field: string) =>
     Effect.gen(function*() {
       const parsed = yield* Uid.parse(uid, field)
-      if (Uid.parentOrNull(parsed) !== null) return yield* InvalidArgument.field(field, "is not an organization")
+      if (Uid.parentOrNull(parsed) !== null) return yield* Errors.InvalidArgument.field(field, "is not an organization")
       return parsed
     })
 
@@ -134,7 +133,7 @@ export const make = Effect.gen(function*() {
           Effect.gen(function*() {
             const current = yield* stored(uid)
             if (etag !== undefined && etag !== String(current.version)) {
-              return yield* new Aborted({
+              return yield* new Errors.Aborted({
                 description: `the vocabulary changed since version ${etag}: it is at ${current.version}; read it again`,
                 reason: "ETAG_MISMATCH"
               })

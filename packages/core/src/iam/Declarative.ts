@@ -25,7 +25,7 @@
  */
 import * as Effect from "effect/Effect"
 import { createHash } from "node:crypto"
-import { Aborted, internal, InvalidArgument } from "../engine/Errors.js"
+import * as Errors from "../engine/Errors.js"
 import { operation } from "../engine/internal/tracing.js"
 import { orInternal } from "../engine/Repository.js"
 import * as Store from "../engine/Store.js"
@@ -33,7 +33,6 @@ import * as Uid from "../engine/Uid.js"
 import type { Document } from "./OrganizationDocument.js"
 import type { Principal } from "./Principal.js"
 
-import type { ArborError } from "../engine/Errors.js"
 import { decodeDocument } from "./declarative/document.js"
 import {
   type Batched,
@@ -77,7 +76,7 @@ export const make = Effect.gen(function*() {
 
   /** The refusal of an apply to `organization` while another is changing it, to retry once it ends. */
   const inProgress = (organization: string) =>
-    new Aborted({
+    new Errors.Aborted({
       description: `a document is being applied to the organization ${organization}: retry once it is done`,
       reason: "APPLY_IN_PROGRESS",
       retryAfterSeconds: 1
@@ -150,7 +149,7 @@ export const make = Effect.gen(function*() {
         const creations: Array<{ readonly parentUid: string; readonly input: FolderCreate["input"] }> = []
         for (const folder of level) {
           const parentUid = uids.get(folder.parent)
-          if (parentUid === undefined) return yield* internal(`the plan made no ${folder.parent}`, "PLAN")
+          if (parentUid === undefined) return yield* Errors.internal(`the plan made no ${folder.parent}`, "PLAN")
           creations.push({ parentUid, input: folder.input })
         }
         const created = yield* groups.createMany(principal, creations)
@@ -167,7 +166,7 @@ export const make = Effect.gen(function*() {
           const steps = yield* stepsOfDocument(principal, document, options)
           const plan = planOf(steps)
           if (options.etag !== undefined && options.etag !== plan.etag) {
-            return yield* new Aborted({
+            return yield* new Errors.Aborted({
               description: "the organization changed since the plan was made; plan again",
               reason: "ETAG_MISMATCH"
             })
@@ -193,7 +192,7 @@ export const make = Effect.gen(function*() {
     Effect.flatMap(groups.get(principal, uid), (group) =>
       Uid.parentOrNull(group.uid) === null
         ? Effect.succeed(group)
-        : Effect.fail(InvalidArgument.field("uid", "is a folder's: a document is applied to an organization")))
+        : Effect.fail(Errors.InvalidArgument.field("uid", "is a folder's: a document is applied to an organization")))
 
   const service: DeclarativeService = {
     exportAt: (principal: Principal, uid: string) =>
@@ -207,7 +206,7 @@ export const make = Effect.gen(function*() {
           ? Object.keys(document.organizations)
           : undefined
         if (named !== undefined && (named.length !== 1 || named[0] !== org.name)) {
-          return yield* InvalidArgument.field("organizations", `must name this organization only: ${org.name}`)
+          return yield* Errors.InvalidArgument.field("organizations", `must name this organization only: ${org.name}`)
         }
         return yield* apply(principal, document, options)
       }),
@@ -243,16 +242,16 @@ export const make = Effect.gen(function*() {
  */
 export interface DeclarativeService {
   /** The organization `name` as a document, as `principal` may list it. */
-  readonly exportOrganization: (principal: Principal, name: string) => Effect.Effect<Document, ArborError>
+  readonly exportOrganization: (principal: Principal, name: string) => Effect.Effect<Document, Errors.ArborError>
   /** The organization of uid `uid` as a document (`exportOrganization`). */
-  readonly exportAt: (principal: Principal, uid: string) => Effect.Effect<Document, ArborError>
+  readonly exportAt: (principal: Principal, uid: string) => Effect.Effect<Document, Errors.ArborError>
   /** What applying `document` would change, as `principal`, without changing anything. */
-  readonly plan: (principal: Principal, document: unknown, options?: Options) => Effect.Effect<Plan, ArborError>
+  readonly plan: (principal: Principal, document: unknown, options?: Options) => Effect.Effect<Plan, Errors.ArborError>
   /**
    * Makes the document's organizations as it says, as `principal`: every change through the engine's services
    * (so each is refused as it would be made by hand), all in one transaction or none; answers the plan applied.
    */
-  readonly apply: (principal: Principal, input: unknown, options?: Options) => Effect.Effect<Plan, ArborError>
+  readonly apply: (principal: Principal, input: unknown, options?: Options) => Effect.Effect<Plan, Errors.ArborError>
   /**
    * `apply` of a document that names the organization of uid `uid` and no other (the API's
    * `POST /iam/v2beta1/groups/<uid>:apply`).
@@ -262,7 +261,7 @@ export interface DeclarativeService {
     uid: string,
     document: unknown,
     options?: Options
-  ) => Effect.Effect<Plan, ArborError>
+  ) => Effect.Effect<Plan, Errors.ArborError>
   /**
    * The uids of organization `name`'s groups and identities by their paths below it (the organization's own
    * is ""), as `principal` may list them: what a document's names are, once applied.
@@ -270,7 +269,7 @@ export interface DeclarativeService {
   readonly uidsOf: (principal: Principal, name: string) => Effect.Effect<{
     readonly groups: ReadonlyMap<string, Uid.Uid>
     readonly identities: ReadonlyMap<string, Uid.Uid>
-  }, ArborError>
+  }, Errors.ArborError>
 }
 
 /** The Declarative service: export, plan and apply organizations as documents. */

@@ -8,8 +8,7 @@
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { FailedPrecondition, InvalidArgument, PermissionDenied, PreconditionViolation } from "../engine/Errors.js"
-import type * as Errors from "../engine/Errors.js"
+import * as Errors from "../engine/Errors.js"
 import { commit, conflict, operations, orNotFound, trusted } from "../engine/internal/operations.js"
 import * as Resources from "../engine/internal/resources.js"
 import { operation } from "../engine/internal/tracing.js"
@@ -35,9 +34,9 @@ const asElevation = (now: number) => ({ parent: _, ...elevation }: Elevation.Rec
 
 /** A precondition refused: `summary`, one violation of `type` on `subject`. */
 const refused = (summary: string, type: string, subject: string) =>
-  new FailedPrecondition({
+  new Errors.FailedPrecondition({
     summary,
-    violations: [new PreconditionViolation({ type, subject, description: summary })],
+    violations: [new Errors.PreconditionViolation({ type, subject, description: summary })],
     reason: type
   })
 
@@ -123,7 +122,7 @@ export const make = Effect.gen(function*() {
   const requireApprover = (principal: Principal, elevation: Elevation.Record, eligibility: Eligibility.Record) =>
     Effect.gen(function*() {
       if (principal._tag !== "Identity" || principal.uid === elevation.identityUid) {
-        return yield* new PermissionDenied({
+        return yield* new Errors.PermissionDenied({
           capability: Eligibility.permissions.create,
           resource: elevation.uid,
           reason: principal._tag === "Identity" ? "SELF_APPROVAL" : "APPROVER_NOT_AN_IDENTITY"
@@ -133,7 +132,7 @@ export const make = Effect.gen(function*() {
         return yield* refused("this elevation needs no approval", "NO_APPROVAL_NEEDED", elevation.uid)
       }
       if (!(yield* holdsRole(principal, eligibility.approverRoleUid, eligibility.parent))) {
-        return yield* new PermissionDenied({
+        return yield* new Errors.PermissionDenied({
           capability: Eligibility.permissions.create,
           resource: elevation.uid,
           reason: "NOT_AN_APPROVER"
@@ -190,7 +189,7 @@ export const make = Effect.gen(function*() {
   const approvable = (principal: Principal, approver: string) =>
     Effect.gen(function*() {
       if (principal._tag !== "Identity" || approver !== principal.uid) {
-        return yield* InvalidArgument.field("approver", "must be your own uid")
+        return yield* Errors.InvalidArgument.field("approver", "must be your own uid")
       }
       const asking = (yield* eligibilities.find({
         ranges: [Uid.subtree(Uid.rootOf(principal.uid))],
@@ -288,14 +287,14 @@ export const make = Effect.gen(function*() {
           const identity = yield* orNotFound(identities.get(fields.identityUid), "identity", fields.identityUid)
           const organization = Uid.ancestors(group)[0] ?? group
           if (!Uid.isAncestorOrSelf(organization, identity.uid)) {
-            return yield* InvalidArgument.field("identityUid", "must be an identity of the group's organization")
+            return yield* Errors.InvalidArgument.field("identityUid", "must be an identity of the group's organization")
           }
           yield* grantable(roles, grants, fields.roleUid, group)
           const approver = fields.approverRoleUid
           if (approver !== null) {
             const roleGroup = Uid.parentOrNull(approver)
             if (!canReadRole(grants, approver)) {
-              return yield* new PermissionDenied({ capability: Role.permissions.list, resource: approver })
+              return yield* new Errors.PermissionDenied({ capability: Role.permissions.list, resource: approver })
             }
             const known = roleGroup === null
               ? Role.builtIns.some((r) => r.uid === approver)
@@ -380,7 +379,7 @@ export const make = Effect.gen(function*() {
         return yield* orNotFound(Effect.succeedNone, "eligibility for that role in", group)
       }
       if (fields.duration > eligibility.maxDurationSeconds) {
-        return yield* InvalidArgument.field("duration", `must be at most ${eligibility.maxDurationSeconds}s`)
+        return yield* Errors.InvalidArgument.field("duration", `must be at most ${eligibility.maxDurationSeconds}s`)
       }
       return yield* commit(
         ops,

@@ -5,8 +5,7 @@
  */
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
-import { FieldViolation, InvalidArgument } from "../engine/Errors.js"
-import type * as Errors from "../engine/Errors.js"
+import * as Errors from "../engine/Errors.js"
 import { commit, conflict, operations, orNotFound, trusted } from "../engine/internal/operations.js"
 import * as Resources from "../engine/internal/resources.js"
 import { operation } from "../engine/internal/tracing.js"
@@ -73,7 +72,7 @@ export const make = Effect.gen(function*() {
           violations: Uid.isUid(provider)
             ? []
             : [
-              new FieldViolation({
+              new Errors.FieldViolation({
                 field: "identity_provider_uid",
                 description: `'${provider}' is not a valid uid`
               })
@@ -88,13 +87,13 @@ export const make = Effect.gen(function*() {
     create: Effect.fnUntraced(function*(principal: Principal, providerUid: string, input: unknown) {
       const provider = yield* Uid.parse(providerUid, "parent")
       const group = Uid.parentOrNull(provider)
-      if (group === null) return yield* InvalidArgument.field("parent", "is not an identity provider's uid")
+      if (group === null) return yield* Errors.InvalidArgument.field("parent", "is not an identity provider's uid")
       const grants = yield* ops.authorization.grants(principal)
       yield* grants.require(ExternalGroupRoleMapping.permissions.create, group, provider)
       const fields = yield* Validation.decodeRequest(ExternalGroupRoleMapping.CreateExternalGroupRoleMapping)(input)
       const scope = fields.scope ?? group
       if (!Uid.isAncestorOrSelf(group, scope)) {
-        return yield* InvalidArgument.field("scope", "must be the identity provider's group or a group below it")
+        return yield* Errors.InvalidArgument.field("scope", "must be the identity provider's group or a group below it")
       }
       yield* grants.require(RoleBinding.permissions.create, scope)
       return yield* commit(
@@ -137,15 +136,18 @@ export const make = Effect.gen(function*() {
       const group = Uid.parentOrNull(provider) ?? provider
       yield* ops.authorization.check(principal, ExternalGroupRoleMapping.permissions.delete, group, provider)
       if (request.names.length === 0 || request.names.length > ExternalGroupRoleMapping.maxBatch) {
-        return yield* InvalidArgument.field("names", `must name 1 to ${ExternalGroupRoleMapping.maxBatch} mappings`)
+        return yield* Errors.InvalidArgument.field(
+          "names",
+          `must name 1 to ${ExternalGroupRoleMapping.maxBatch} mappings`
+        )
       }
       const violations = request.names.flatMap((name, i) =>
         Uid.isUid(name) && Uid.parentOrNull(name) === provider
           ? []
-          : [new FieldViolation({ field: `names[${i}]`, description: `is not a mapping of ${provider}` })]
+          : [new Errors.FieldViolation({ field: `names[${i}]`, description: `is not a mapping of ${provider}` })]
       )
       const [first, ...rest] = violations
-      if (first !== undefined) return yield* new InvalidArgument({ violations: [first, ...rest] })
+      if (first !== undefined) return yield* new Errors.InvalidArgument({ violations: [first, ...rest] })
       const uids = [...new Set(request.names)]
       return yield* commit(
         ops,

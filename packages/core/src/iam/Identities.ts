@@ -4,8 +4,7 @@
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
-import { FieldViolation, InvalidArgument, PermissionDenied } from "../engine/Errors.js"
-import type * as Errors from "../engine/Errors.js"
+import * as Errors from "../engine/Errors.js"
 import * as FieldMask from "../engine/internal/lists/fieldMask.js"
 import {
   commit,
@@ -61,7 +60,7 @@ export const filters = (options: IdentityListOptions): Lists.Filters => {
       conditions: [],
       digest: [],
       violations: [
-        new FieldViolation({
+        new Errors.FieldViolation({
           field: "relationship_type",
           description: `'${type}' is not one of RELATIONSHIP_TYPE_UNSPECIFIED, ${Object.keys(relationships).join(", ")}`
         })
@@ -114,10 +113,10 @@ export const make = Effect.gen(function*() {
             : undefined
         ]
       ].flatMap(([field, description]) =>
-        description === undefined ? [] : [new FieldViolation({ field: field!, description })]
+        description === undefined ? [] : [new Errors.FieldViolation({ field: field!, description })]
       )
       const [first, ...rest] = violations
-      if (first !== undefined) return yield* new InvalidArgument({ violations: [first, ...rest] })
+      if (first !== undefined) return yield* new Errors.InvalidArgument({ violations: [first, ...rest] })
       const staticKeys: StaticKeys | undefined = fields.staticKeys === undefined ? undefined : {
         ...fields.staticKeys,
         expirationTime: fields.staticKeys.expirationTime ?? latest
@@ -236,10 +235,10 @@ export const make = Effect.gen(function*() {
     lookup: (input: { readonly issuer: string; readonly subject: string }) =>
       operation("Identities.lookup")(Effect.gen(function*() {
         const violations = (["issuer", "subject"] as const).filter((field) => input[field] === "").map((field) =>
-          new FieldViolation({ field, description: "is required" })
+          new Errors.FieldViolation({ field, description: "is required" })
         )
         const [first, ...rest] = violations
-        if (first !== undefined) return yield* new InvalidArgument({ violations: [first, ...rest] })
+        if (first !== undefined) return yield* new Errors.InvalidArgument({ violations: [first, ...rest] })
         const known = yield* Person.find(ops.store, input.issuer, input.subject)
         return { uid: known ?? Person.uidFor(input.issuer, input.subject) }
       })),
@@ -249,11 +248,11 @@ export const make = Effect.gen(function*() {
       readonly updateMask?: string | undefined
     }) {
       if (principal._tag !== "Identity" || !Principal.actsAsItself(principal, principal.uid)) {
-        return yield* new PermissionDenied({ capability: "identity.update", resource: "identity metadata" })
+        return yield* new Errors.PermissionDenied({ capability: "identity.update", resource: "identity metadata" })
       }
       const patch = request.identityMetadata ?? {}
       if (typeof patch !== "object" || patch === null || Array.isArray(patch)) {
-        return yield* InvalidArgument.field("identityMetadata", "must be an object")
+        return yield* Errors.InvalidArgument.field("identityMetadata", "must be an object")
       }
       const mask = yield* FieldMask.parse(request.updateMask, IdentityMetadata.fields)
       return yield* commit(
@@ -311,7 +310,7 @@ export const make = Effect.gen(function*() {
           const body = Predicate.isRecord(patch) ? patch : {}
           const changed = FieldMask.changed(body, mask, Identity.fields).filter((f) => !ownFields.includes(f))
           if (changed.length > 0) {
-            return yield* new PermissionDenied({ capability: Identity.permissions.update, resource: uid })
+            return yield* new Errors.PermissionDenied({ capability: Identity.permissions.update, resource: uid })
           }
           return actor
         }).pipe(

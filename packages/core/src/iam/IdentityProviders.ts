@@ -6,9 +6,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { createHash, timingSafeEqual } from "node:crypto"
-import type { FailedPrecondition, Internal, Unavailable } from "../engine/Errors.js"
-import { InvalidArgument } from "../engine/Errors.js"
-import type * as Errors from "../engine/Errors.js"
+import * as Errors from "../engine/Errors.js"
 import * as FieldMask from "../engine/internal/lists/fieldMask.js"
 import { commit, conflict, operations, orNotFound, trusted, unexpectedConflict } from "../engine/internal/operations.js"
 import * as Resources from "../engine/internal/resources.js"
@@ -72,7 +70,7 @@ export const make = Effect.gen(function*() {
         input
       )
       const error = IssuerUrl.error(fields.oidc.issuer, { allowLoopback: ops.settings.allowLoopbackHttpIssuers })
-      if (error !== undefined) return yield* InvalidArgument.field("oidc.issuer", error)
+      if (error !== undefined) return yield* Errors.InvalidArgument.field("oidc.issuer", error)
       return fields
     })
 
@@ -151,7 +149,11 @@ export const make = Effect.gen(function*() {
 
     delete: (principal: Principal, uid: string) =>
       operation("IdentityProviders.delete")(
-        Resources.remove<IdentityProvider.Record, Internal | Unavailable | FailedPrecondition, never>(
+        Resources.remove<
+          IdentityProvider.Record,
+          Errors.StoreFailure | Errors.FailedPrecondition,
+          never
+        >(
           ops,
           kind,
           principal,

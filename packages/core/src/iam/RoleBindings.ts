@@ -7,8 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
-import { AlreadyExists, FieldViolation, InvalidArgument, PermissionDenied } from "../engine/Errors.js"
-import type * as Errors from "../engine/Errors.js"
+import * as Errors from "../engine/Errors.js"
 import * as FieldMask from "../engine/internal/lists/fieldMask.js"
 import { commit, conflict, operations, orNotFound } from "../engine/internal/operations.js"
 import * as Resources from "../engine/internal/resources.js"
@@ -48,11 +47,13 @@ export interface RoleBindingListOptions extends Lists.ListOptions {
  */
 export const filters = (options: RoleBindingListOptions, principal?: Principal): Lists.Filters => {
   const conditions: Array<Condition> = []
-  const violations: Array<FieldViolation> = []
+  const violations: Array<Errors.FieldViolation> = []
   for (const [field, column] of [["identity", "identityUid"], ["group", "parent"], ["role", "roleUid"]] as const) {
     const value = options[field]
     if (value === undefined) continue
-    if (!Uid.isUid(value)) violations.push(new FieldViolation({ field, description: `'${value}' is not a valid uid` }))
+    if (!Uid.isUid(value)) {
+      violations.push(new Errors.FieldViolation({ field, description: `'${value}' is not a valid uid` }))
+    }
     conditions.push({ _tag: "Equals", column, value })
   }
   return {
@@ -149,7 +150,7 @@ export const make = Effect.gen(function*() {
         ? (yield* provisionedFor(identityUid, group)) ?? group
         : Uid.parentOrNull(identityUid)!
       if (!grants.holds(Identity.permissions.list, identityGroup)) {
-        return yield* new PermissionDenied({ capability: Identity.permissions.list, resource: identityUid })
+        return yield* new Errors.PermissionDenied({ capability: Identity.permissions.list, resource: identityUid })
       }
       const found = yield* read.identities.get(identityUid)
       if (!person && Option.isNone(found)) return yield* orNotFound(Effect.succeedNone, "identity", identityUid)
@@ -161,7 +162,7 @@ export const make = Effect.gen(function*() {
   const ending = (expireTime: DateTime.Utc | null, now: DateTime.Utc) =>
     expireTime === null || expireTime.epochMillis > now.epochMillis
       ? Effect.void
-      : Effect.fail(InvalidArgument.field("expireTime", "must be in the future"))
+      : Effect.fail(Errors.InvalidArgument.field("expireTime", "must be in the future"))
 
   const duplicate = (group: string) => `the identity already holds that role in ${group}`
   const kind: Resources.Kind<RoleBinding.Record> = {
@@ -230,7 +231,7 @@ export const make = Effect.gen(function*() {
         const keys = new Set(held.map((row) => `${row.parent}\n${row.identityUid}\n${row.roleUid}`))
         const bound = records.find((r) => keys.has(`${r.parent}\n${r.identityUid}\n${r.roleUid}`))
         if (bound !== undefined) {
-          return yield* new AlreadyExists({ resourceType: "role binding", description: duplicate(bound.parent) })
+          return yield* new Errors.AlreadyExists({ resourceType: "role binding", description: duplicate(bound.parent) })
         }
       }
       yield* bindings.insertMany(records).pipe(conflict("role binding", duplicate(records[0]?.parent ?? "")))
@@ -283,27 +284,29 @@ export const make = Effect.gen(function*() {
     batchCreate: Effect.fnUntraced(function*(principal: Principal, input: unknown) {
       const batch = yield* Validation.decodeRequest(RoleBinding.BatchCreateRoleBindings)(input)
       const group = yield* Uid.parse(batch.parent ?? "", "parent")
-      const violations: Array<FieldViolation> = []
+      const violations: Array<Errors.FieldViolation> = []
       const wanted: Array<
         Omit<Wanted, "group"> & { readonly at: number }
       > = []
       batch.requests.forEach((request, i) => {
         const field = (name: string) => `requests[${i}].${name}`
         if (request.parent !== undefined && request.parent !== "" && request.parent !== group) {
-          violations.push(new FieldViolation({ field: field("parent"), description: "must be the batch's parent" }))
+          violations.push(
+            new Errors.FieldViolation({ field: field("parent"), description: "must be the batch's parent" })
+          )
         }
         const own = request.roleBinding.roleUid
         const roleUid = own ?? batch.roleUid
         if (own !== undefined && batch.roleUid !== undefined && own !== batch.roleUid) {
           violations.push(
-            new FieldViolation({
+            new Errors.FieldViolation({
               field: field("roleBinding.roleUid"),
               description: "differs from the batch's roleUid"
             })
           )
         } else if (roleUid === undefined) {
           violations.push(
-            new FieldViolation({
+            new Errors.FieldViolation({
               field: field("roleBinding.roleUid"),
               description: "is required, here or as the batch's roleUid"
             })
@@ -312,20 +315,26 @@ export const make = Effect.gen(function*() {
           const first = wanted.find((w) => w.identityUid === request.roleBinding.identityUid && w.roleUid === roleUid)
           if (first !== undefined) {
             violations.push(
-              new FieldViolation({ field: `requests[${i}]`, description: `binds what requests[${first.at}] binds` })
+              new Errors.FieldViolation({
+                field: `requests[${i}]`,
+                description: `binds what requests[${first.at}] binds`
+              })
             )
           }
           const { condition, expireTime, identityUid, startTime } = request.roleBinding
           if (startTime !== null && expireTime !== null && startTime.epochMillis >= expireTime.epochMillis) {
             violations.push(
-              new FieldViolation({ field: field("roleBinding.expireTime"), description: "must be after startTime" })
+              new Errors.FieldViolation({
+                field: field("roleBinding.expireTime"),
+                description: "must be after startTime"
+              })
             )
           }
           wanted.push({ identityUid, roleUid, startTime, expireTime, condition, at: i })
         }
       })
       const [violation, ...more] = violations
-      if (violation !== undefined) return yield* new InvalidArgument({ violations: [violation, ...more] })
+      if (violation !== undefined) return yield* new Errors.InvalidArgument({ violations: [violation, ...more] })
       const grants = yield* authorization.grants(principal)
       yield* grants.require(RoleBinding.permissions.create, group)
       return yield* commit(

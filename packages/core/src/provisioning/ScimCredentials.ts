@@ -7,16 +7,7 @@ import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import {
-  Aborted,
-  FailedPrecondition,
-  InvalidArgument,
-  NotFound,
-  PermissionDenied,
-  PreconditionViolation,
-  Unauthenticated
-} from "../engine/Errors.js"
-import type * as Errors from "../engine/Errors.js"
+import * as Errors from "../engine/Errors.js"
 import { commit, operations, orNotFound, unexpectedConflict } from "../engine/internal/operations.js"
 import { operation } from "../engine/internal/tracing.js"
 import * as Repository from "../engine/Repository.js"
@@ -40,7 +31,10 @@ export interface Client {
 export const ownersRequired = 2
 
 const unauthenticated = () =>
-  new Unauthenticated({ why: "a valid SCIM token of this identity provider is required", reason: "SCIM_TOKEN_INVALID" })
+  new Errors.Unauthenticated({
+    why: "a valid SCIM token of this identity provider is required",
+    reason: "SCIM_TOKEN_INVALID"
+  })
 
 /** Builds the ScimCredentials service from the services in its context; `Arbor.layer` builds it with the others. */
 export const make = Effect.gen(function*() {
@@ -58,7 +52,7 @@ export const make = Effect.gen(function*() {
       const provider = yield* Uid.parse(providerUid, "identityProviderUid")
       const group = Uid.parentOrNull(provider)
       if (group === null) {
-        return yield* InvalidArgument.field("identityProviderUid", "is not an identity provider's uid")
+        return yield* Errors.InvalidArgument.field("identityProviderUid", "is not an identity provider's uid")
       }
       const grants = yield* ops.authorization.grants(principal)
       yield* grants.require(IdentityProvider.permissions.list, group, provider)
@@ -71,7 +65,7 @@ export const make = Effect.gen(function*() {
     etag === ScimCredential.etagOf(record)
       ? Effect.void
       : Effect.fail(
-        new Aborted({
+        new Errors.Aborted({
           description: "the SCIM configuration changed since its etag was read; read it again",
           reason: "ETAG_MISMATCH"
         })
@@ -87,10 +81,10 @@ export const make = Effect.gen(function*() {
       return Effect.succeed(DateTime.addDuration(now, ScimCredential.defaultLifetime))
     }
     if (!DateTime.greaterThan(request.expireTime, now)) {
-      return Effect.fail(InvalidArgument.field("expireTime", "must be in the future"))
+      return Effect.fail(Errors.InvalidArgument.field("expireTime", "must be in the future"))
     }
     if (DateTime.greaterThan(request.expireTime, DateTime.addDuration(now, ScimCredential.maxLifetime))) {
-      return Effect.fail(InvalidArgument.field("expireTime", "must be at most two years from now"))
+      return Effect.fail(Errors.InvalidArgument.field("expireTime", "must be at most two years from now"))
     }
     return Effect.succeed(request.expireTime)
   }
@@ -101,7 +95,8 @@ export const make = Effect.gen(function*() {
   const hadToken = (config: ScimCredential.Record | undefined) =>
     config !== undefined && (config.tokenDigest !== null || config.revokeTime !== null)
 
-  const neverIssued = (provider: Uid.Uid) => Effect.fail(new NotFound({ resourceType: "SCIM token", uid: provider }))
+  const neverIssued = (provider: Uid.Uid) =>
+    Effect.fail(new Errors.NotFound({ resourceType: "SCIM token", uid: provider }))
 
   /** A provider's configuration before anything was set: off, no token. */
   const unconfigured = (provider: Uid.Uid): ScimCredential.Record => ({
@@ -144,10 +139,10 @@ export const make = Effect.gen(function*() {
       )
       const manual = new Set(owners.map((b) => b.identityUid).filter((uid) => !provisioned.has(uid)))
       if (manual.size >= ownersRequired) return
-      return yield* new FailedPrecondition({
+      return yield* new Errors.FailedPrecondition({
         summary: `enabling SCIM needs at least ${ownersRequired} owners of the organization that it does not provision`,
         violations: [
-          new PreconditionViolation({
+          new Errors.PreconditionViolation({
             type: "TOO_FEW_OWNERS",
             subject: organization,
             description:
@@ -197,10 +192,10 @@ export const make = Effect.gen(function*() {
         (existing, now) =>
           Effect.gen(function*() {
             if (hadToken(existing)) {
-              return yield* new FailedPrecondition({
+              return yield* new Errors.FailedPrecondition({
                 summary: "the identity provider has a SCIM token; regenerate it instead",
                 violations: [
-                  new PreconditionViolation({
+                  new Errors.PreconditionViolation({
                     type: "SCIM_TOKEN_EXISTS",
                     subject: provider,
                     description: "a SCIM token was generated before"
@@ -327,7 +322,7 @@ export const make = Effect.gen(function*() {
         const provider = yield* providers.get(providerUid)
         if (Option.isNone(provider)) return yield* unauthenticated()
         if (!config.enabled) {
-          return yield* new PermissionDenied({
+          return yield* new Errors.PermissionDenied({
             capability: "SCIM provisioning",
             resource: providerUid,
             reason: "SCIM_DISABLED",

@@ -6,8 +6,7 @@
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { Aborted, InvalidArgument, NotFound } from "../engine/Errors.js"
-import type * as Errors from "../engine/Errors.js"
+import * as Errors from "../engine/Errors.js"
 import { commit, conflict, operations, trusted } from "../engine/internal/operations.js"
 import { operation } from "../engine/internal/tracing.js"
 import * as Repository from "../engine/Repository.js"
@@ -43,9 +42,9 @@ export const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const uid = ScimGroup.uidOf(client.provider.uid, id)
       const record = uid === undefined ? undefined : Option.getOrUndefined(yield* groups.get(uid))
-      if (record === undefined) return yield* new NotFound({ resourceType: "Group", uid: id })
+      if (record === undefined) return yield* new Errors.NotFound({ resourceType: "Group", uid: id })
       if (ifMatch !== undefined && !ifMatch.includes(record.version)) {
-        return yield* new Aborted({
+        return yield* new Errors.Aborted({
           description: `the group changed since version ${
             ifMatch.join(", ")
           }: it is at ${record.version}; read it again`,
@@ -74,7 +73,7 @@ export const make = Effect.gen(function*() {
       }
       const unknown = members.findIndex((member) => !known.has(member))
       if (unknown >= 0) {
-        return yield* InvalidArgument.field(
+        return yield* Errors.InvalidArgument.field(
           "members",
           `${members[unknown]} is not a user of this identity provider: provision the user first`
         )

@@ -5,8 +5,7 @@
  */
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
-import { Aborted, AlreadyExists, InvalidArgument, NotFound } from "../engine/Errors.js"
-import type * as Errors from "../engine/Errors.js"
+import * as Errors from "../engine/Errors.js"
 import { commit, conflict, operations, trusted, unexpectedConflict } from "../engine/internal/operations.js"
 import { operation } from "../engine/internal/tracing.js"
 import * as Repository from "../engine/Repository.js"
@@ -55,9 +54,9 @@ export const make = Effect.gen(function*() {
         })
         : []
       const record = found[0]
-      if (record === undefined) return yield* new NotFound({ resourceType: "User", uid: id })
+      if (record === undefined) return yield* new Errors.NotFound({ resourceType: "User", uid: id })
       if (ifMatch !== undefined && !ifMatch.includes(record.version)) {
-        return yield* new Aborted({
+        return yield* new Errors.Aborted({
           description: `the user changed since version ${
             ifMatch.join(", ")
           }: it is at ${record.version}; read it again`,
@@ -119,7 +118,9 @@ export const make = Effect.gen(function*() {
   const sameExternalId = (record: ScimUser.Record, next: Written) =>
     next.externalId === record.externalId
       ? Effect.void
-      : Effect.fail(InvalidArgument.field("externalId", "is immutable: it is the person's subject at the provider"))
+      : Effect.fail(
+        Errors.InvalidArgument.field("externalId", "is immutable: it is the person's subject at the provider")
+      )
 
   const service: ScimUsersService = {
     createUser: (client: Client, input: unknown) =>
@@ -138,7 +139,7 @@ export const make = Effect.gen(function*() {
               limit: 1
             })
             if (existing !== undefined && !existing.deleted) {
-              return yield* new AlreadyExists({
+              return yield* new Errors.AlreadyExists({
                 resourceType: "User",
                 description: "a user with that externalId exists"
               })

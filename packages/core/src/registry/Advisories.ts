@@ -5,8 +5,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import { FieldViolation, PermissionDenied } from "../engine/Errors.js"
-import type * as Errors from "../engine/Errors.js"
+import * as Errors from "../engine/Errors.js"
 import { commit, operations, orNotFound, trusted, unexpectedConflict } from "../engine/internal/operations.js"
 import * as Resources from "../engine/internal/resources.js"
 import { operation } from "../engine/internal/tracing.js"
@@ -52,12 +51,12 @@ const isEventType = (s: string): s is Advisory.EventType => (Advisory.eventTypes
 /** Advisory filters as store conditions. */
 export const filters = (options: AdvisoryListOptions): Lists.Filters => {
   const conditions: Array<Condition> = []
-  const violations: Array<FieldViolation> = []
+  const violations: Array<Errors.FieldViolation> = []
   const checkTypes = (field: string, values: ReadonlyArray<string>) => {
     const bad = values.find((v) => !isEventType(v))
     if (bad !== undefined) {
       violations.push(
-        new FieldViolation({
+        new Errors.FieldViolation({
           field,
           description: `unknown event type '${bad}'; expected one of ${Advisory.eventTypes.join(", ")}`
         })
@@ -207,7 +206,7 @@ export const make = Effect.gen(function*() {
     ) {
       const group = yield* Uid.parse(groupUid, "parent")
       if (principal._tag !== "System") {
-        return yield* new PermissionDenied({ capability: "advisories.import", resource: group })
+        return yield* new Errors.PermissionDenied({ capability: "advisories.import", resource: group })
       }
       yield* orNotFound(groups.get(group), "group", group)
       const report = {

@@ -5,8 +5,7 @@
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { InvalidArgument } from "../engine/Errors.js"
-import type * as Errors from "../engine/Errors.js"
+import * as Errors from "../engine/Errors.js"
 import * as FieldMask from "../engine/internal/lists/fieldMask.js"
 import { commit, operations, orNotFound, trusted, unexpectedConflict } from "../engine/internal/operations.js"
 import * as Resources from "../engine/internal/resources.js"
@@ -169,7 +168,9 @@ export const make = Effect.gen(function*() {
         ) {
           yield* grants.require(capability, group)
         }
-        if (!Array.isArray(catalog)) return yield* InvalidArgument.field("catalog", "must be a JSON array of repos")
+        if (!Array.isArray(catalog)) {
+          return yield* Errors.InvalidArgument.field("catalog", "must be a JSON array of repos")
+        }
         yield* orNotFound(groups.get(group), "group", group)
         const report = { repos: Import.counts(), tags: Import.counts(), failures: [] as Array<Import.Failure> }
         for (const [index, raw] of catalog.entries()) {

@@ -4,7 +4,6 @@
  */
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
-import type { FieldViolation } from "../engine/Errors.js"
 import type * as Errors from "../engine/Errors.js"
 import * as FieldMask from "../engine/internal/lists/fieldMask.js"
 import { commit, operations, orNotFound, trusted } from "../engine/internal/operations.js"
@@ -35,7 +34,7 @@ const groupOfTag = (uid: Uid.Uid) => Resources.parentGroup(Resources.parentGroup
 /** Tag filters as store conditions. */
 export const filters = (options: TagListOptions): Lists.Filters => {
   const conditions: Array<Condition> = []
-  const violations: Array<FieldViolation> = []
+  const violations: Array<Errors.FieldViolation> = []
   if (options.digest !== undefined) conditions.push({ _tag: "Equals", column: "digest", value: options.digest })
   const since = Lists.timeFilter(violations, "updated_since", options.updatedSince)
   if (since !== undefined) conditions.push({ _tag: "AtLeast", column: "updateTime", value: since })

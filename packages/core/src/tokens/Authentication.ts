@@ -7,8 +7,7 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { type Internal, Unauthenticated, type Unavailable } from "../engine/Errors.js"
-import type * as Errors from "../engine/Errors.js"
+import * as Errors from "../engine/Errors.js"
 import { operation } from "../engine/internal/tracing.js"
 import * as Uid from "../engine/Uid.js"
 import * as ChangeLog from "../events/ChangeLog.js"
@@ -18,7 +17,7 @@ import * as Principal from "../iam/Principal.js"
 import { TokenIssuer } from "./TokenIssuer.js"
 
 /** The refusal of a request without a bearer token. */
-export const missing = () => new Unauthenticated({ why: "a bearer token is required", reason: "MISSING_TOKEN" })
+export const missing = () => new Errors.Unauthenticated({ why: "a bearer token is required", reason: "MISSING_TOKEN" })
 
 /** The bearer token of an `Authorization` header (or gRPC metadata) value, or "" when it carries none. */
 export const bearerIn = (authorization: string | null | undefined): string =>
@@ -55,7 +54,7 @@ export const principalOf = (identity: Uid.Uid, claims: Record<string, unknown>):
  * expires (epoch milliseconds).
  */
 export interface Authority {
-  readonly current: Effect.Effect<Principal.Principal, Unauthenticated | Internal | Unavailable>
+  readonly current: Effect.Effect<Principal.Principal, Errors.Unauthenticated | Errors.StoreFailure>
   readonly expiresAt: number
 }
 
@@ -65,9 +64,11 @@ export interface AuthenticationService {
    * The caller `token` names: `Unauthenticated` when it is missing (""), not this issuer's, expired, or from a
    * sign-in whose identity provider has since deprovisioned its person.
    */
-  readonly authenticate: (token: string) => Effect.Effect<Principal.Principal, Errors.StoreFailure | Unauthenticated>
+  readonly authenticate: (
+    token: string
+  ) => Effect.Effect<Principal.Principal, Errors.StoreFailure | Errors.Unauthenticated>
   /** `token`'s authority, checked again by `current` with the same function as every request (`authenticate`). */
-  readonly authority: (token: string) => Effect.Effect<Authority, Errors.StoreFailure | Unauthenticated>
+  readonly authority: (token: string) => Effect.Effect<Authority, Errors.StoreFailure | Errors.Unauthenticated>
 }
 
 /** Bearer tokens as principals. */
@@ -81,7 +82,7 @@ export class Authentication extends Effect.Service<Authentication>()("@arbor/cor
      */
     const authenticate = (
       token: string
-    ): Effect.Effect<Principal.Principal, Unauthenticated | Internal | Unavailable> =>
+    ): Effect.Effect<Principal.Principal, Errors.Unauthenticated | Errors.StoreFailure> =>
       operation("Authentication.authenticate")(
         token === ""
           ? Effect.fail(missing())
@@ -92,7 +93,9 @@ export class Authentication extends Effect.Service<Authentication>()("@arbor/cor
       )
     const service: AuthenticationService = {
       authenticate,
-      authority: (token: string): Effect.Effect<Authority, Unauthenticated | Internal | Unavailable> =>
+      authority: (
+        token: string
+      ): Effect.Effect<Authority, Errors.Unauthenticated | Errors.StoreFailure> =>
         Effect.map(
           Effect.zipRight(authenticate(token), issuer.verify(token)),
           ({ claims }) => ({ current: authenticate(token), expiresAt: (claims.exp ?? 0) * 1000 })

@@ -7,8 +7,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { createHash } from "node:crypto"
-import { type Internal, Unauthenticated, type Unavailable } from "../engine/Errors.js"
-import type * as Errors from "../engine/Errors.js"
+import * as Errors from "../engine/Errors.js"
 import { operation } from "../engine/internal/tracing.js"
 import * as Repository from "../engine/Repository.js"
 import type { Row } from "../engine/Store.js"
@@ -30,7 +29,7 @@ const hashOf = (token: string) => createHash("sha256").update(token).digest("hex
 
 const secret = () => Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url")
 
-const refused = (reason: string) => new Unauthenticated({ why: "the refresh token is not valid", reason })
+const refused = (reason: string) => new Errors.Unauthenticated({ why: "the refresh token is not valid", reason })
 
 /** The RefreshTokens service: a person's refresh tokens, rotated at each use, a replayed one revoking its family. */
 export interface RefreshTokensService {
@@ -115,7 +114,7 @@ export class RefreshTokens extends Effect.Service<RefreshTokens>()("@arbor/core/
         identity: Uid.Uid,
         audience: string,
         provider?: Uid.Uid | undefined
-      ): Effect.Effect<Issued, Internal | Unavailable> =>
+      ): Effect.Effect<Issued, Errors.StoreFailure> =>
         operation("RefreshTokens.issue")(
           Repository.orInternal(
             store.transaction(insert(identity, audience, provider ?? null)).pipe(
@@ -157,7 +156,7 @@ export class RefreshTokens extends Effect.Service<RefreshTokens>()("@arbor/core/
             }))).pipe(
               // A reuse is refused only after its family's revocation has committed.
               Effect.flatMap((result) =>
-                result instanceof Unauthenticated ? Effect.fail(result) : Effect.succeed(result)
+                result instanceof Errors.Unauthenticated ? Effect.fail(result) : Effect.succeed(result)
               ),
               Effect.catchTag("UniqueViolation", Effect.die),
               // A store out of reach, or a race lost past every retry: UNAVAILABLE, as on every other path.
@@ -165,7 +164,7 @@ export class RefreshTokens extends Effect.Service<RefreshTokens>()("@arbor/core/
             )
         ),
 
-      revoke: (token: string): Effect.Effect<void, Internal | Unavailable> =>
+      revoke: (token: string): Effect.Effect<void, Errors.StoreFailure> =>
         operation("RefreshTokens.revoke")(
           store.transaction(Effect.gen(function*() {
             const row = yield* find(token)

@@ -8,9 +8,7 @@
 import type * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { ArborError } from "../engine/Errors.js"
-import { InvalidArgument, Unauthenticated } from "../engine/Errors.js"
-import type * as Errors from "../engine/Errors.js"
+import * as Errors from "../engine/Errors.js"
 import { operation } from "../engine/internal/tracing.js"
 import * as Repository from "../engine/Repository.js"
 import * as Uid from "../engine/Uid.js"
@@ -95,7 +93,7 @@ export interface Started {
 /** The SignIns service: people's sign-in through an OpenID provider, in a browser or from a device (RFC 8628). */
 export interface SignInsService {
   /** Begins a browser sign-in through the provider `request` names (the server's own by default). */
-  readonly begin: (request: SignInRequest) => Effect.Effect<Started, ArborError>
+  readonly begin: (request: SignInRequest) => Effect.Effect<Started, Errors.ArborError>
   /**
    * Finishes a sign-in at the provider's callback: the transaction the browser's cookie names, its `state` as
    * the provider returned it, then the code redeemed, the person signed in and the tokens handed out. Fails
@@ -105,11 +103,11 @@ export interface SignInsService {
   /** Starts a headless sign-in: a device code for the client to poll with, a user code for its person. */
   readonly authorizeDevice: (
     request: Omit<SignInRequest, "callback">
-  ) => Effect.Effect<DeviceAuthorization, ArborError>
+  ) => Effect.Effect<DeviceAuthorization, Errors.ArborError>
   /** The user code of a device authorization still waiting for its person, as shown; NotFound otherwise. */
   readonly pendingDevice: (userCode: string) => Effect.Effect<string, Errors.StoreFailure | Errors.NotFound>
   /** Starts the sign-in of the person who confirmed a device's user code. */
-  readonly beginDevice: (userCode: string) => Effect.Effect<Started, ArborError>
+  readonly beginDevice: (userCode: string) => Effect.Effect<Started, Errors.ArborError>
   /** The person refused a device's sign-in: its client gets `access_denied`. */
   readonly denyDevice: (
     userCode: string
@@ -149,7 +147,7 @@ export class SignIns extends Effect.Service<SignIns>()("@arbor/core/SignIns", {
       Effect.flatMap(scim.refuses(provider, subject), (refused) =>
         refused
           ? Effect.fail(
-            new Unauthenticated({
+            new Errors.Unauthenticated({
               why: "your organization's identity provider has deactivated your account here",
               reason: "DEPROVISIONED"
             })
@@ -161,7 +159,9 @@ export class SignIns extends Effect.Service<SignIns>()("@arbor/core/SignIns", {
         ? Effect.succeed(tokens.audience)
         : tokens.audiences.includes(audience)
         ? Effect.succeed(audience)
-        : Effect.fail(InvalidArgument.field("audience", "must be the API's base URL or another configured audience"))
+        : Effect.fail(
+          Errors.InvalidArgument.field("audience", "must be the API's base URL or another configured audience")
+        )
 
     /**
      * The API token of a person (recording the provider's issuer and their subject there, and carrying their
@@ -196,7 +196,7 @@ export class SignIns extends Effect.Service<SignIns>()("@arbor/core/SignIns", {
           const audience = yield* audienceOf(request.audience)
           const callback = request.callback ?? ""
           if (!SignIn.isLoopbackCallback(callback) && !(login.ownCallbacks ?? []).includes(callback)) {
-            return yield* InvalidArgument.field(
+            return yield* Errors.InvalidArgument.field(
               "redirect",
               "must be a loopback address: http://localhost:<port>/…, http://127.0.0.1:<port>/… or http://[::1]:<port>/…"
             )
@@ -242,13 +242,15 @@ export class SignIns extends Effect.Service<SignIns>()("@arbor/core/SignIns", {
             Effect.tapError(() =>
               device === undefined ? Effect.void : Effect.ignore(devices.decide(device, { status: "denied" }))
             ),
-            Effect.catchAll((cause: ArborError) =>
+            Effect.catchAll((cause: Errors.ArborError) =>
               Effect.fail(new SignIn.SignInFailed({ cause, ...(to === undefined ? {} : { callback: to, state }) }))
             )
           )
         })),
 
-      authorizeDevice: (request: Omit<SignInRequest, "callback">): Effect.Effect<DeviceAuthorization, ArborError> =>
+      authorizeDevice: (
+        request: Omit<SignInRequest, "callback">
+      ): Effect.Effect<DeviceAuthorization, Errors.ArborError> =>
         operation("SignIns.authorizeDevice")(Effect.gen(function*() {
           const audience = yield* audienceOf(request.audience)
           const provider = yield* providers.resolve(request.provider)

@@ -11,9 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as jose from "jose"
-import type { Internal, Unavailable } from "../engine/Errors.js"
-import { InvalidArgument, PermissionDenied, Unauthenticated } from "../engine/Errors.js"
-import type * as Errors from "../engine/Errors.js"
+import * as Errors from "../engine/Errors.js"
 import { operation } from "../engine/internal/tracing.js"
 import * as Repository from "../engine/Repository.js"
 import { Settings } from "../engine/Settings.js"
@@ -85,7 +83,7 @@ export const exchanges = Metric.counter("arbor_token_exchanges", {
 })
 const issued = exchanges.pipe(Metric.tagged("outcome", "issued"))
 
-const counted = (error: InvalidArgument | Unauthenticated | PermissionDenied | Internal | Unavailable) => {
+const counted = (error: Errors.ListFailure | Errors.Unauthenticated | Errors.PermissionDenied) => {
   const outcome = {
     InvalidArgument: "invalid",
     Unauthenticated: "unauthenticated",
@@ -141,29 +139,31 @@ export class Sts extends Effect.Service<Sts>()("@arbor/core/Sts", {
       })
 
     const service: StsService = {
-      exchange: (
-        request: ExchangeRequest
-      ): Effect.Effect<Exchanged, InvalidArgument | Unauthenticated | PermissionDenied | Internal | Unavailable> =>
+      exchange: (request: ExchangeRequest) =>
         operation("Sts.exchange")(
           Effect.gen(function*() {
             const token = request.token.trim()
             if (token === "") {
-              return yield* new Unauthenticated({ why: "a bearer token is required", reason: "MISSING_TOKEN" })
+              return yield* new Errors.Unauthenticated({ why: "a bearer token is required", reason: "MISSING_TOKEN" })
             }
             const audience = request.audience ?? ""
             if (!tokens.audiences.includes(audience)) {
-              return yield* InvalidArgument.field(
+              return yield* Errors.InvalidArgument.field(
                 "aud",
                 audience === "" ? "is required" : "must be the API's base URL or another configured audience"
               )
             }
             if (!Uid.isUid(request.identity)) {
-              return yield* InvalidArgument.field("identity", "must be the uid of an identity")
+              return yield* Errors.InvalidArgument.field("identity", "must be the uid of an identity")
             }
             const narrowed = yield* Narrowing.read(request)
             const uid = request.identity
             const deny = (reason: string, detail: string) =>
-              new PermissionDenied({ capability: "identity.assume", resource: uid, logDetail: `${reason}: ${detail}` })
+              new Errors.PermissionDenied({
+                capability: "identity.assume",
+                resource: uid,
+                logDetail: `${reason}: ${detail}`
+              })
 
             let header: jose.ProtectedHeaderParameters
             let payload: jose.JWTPayload
@@ -171,7 +171,10 @@ export class Sts extends Effect.Service<Sts>()("@arbor/core/Sts", {
               header = jose.decodeProtectedHeader(token)
               payload = jose.decodeJwt(token)
             } catch {
-              return yield* new Unauthenticated({ why: "the bearer token is not a JWT", reason: "MALFORMED_TOKEN" })
+              return yield* new Errors.Unauthenticated({
+                why: "the bearer token is not a JWT",
+                reason: "MALFORMED_TOKEN"
+              })
             }
             if (tokens.isOwn(token)) {
               return yield* deny("OWN_TOKEN", "an API token of this service is not an upstream token")

@@ -16,8 +16,7 @@ import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as jose from "jose"
-import { Unauthenticated } from "../engine/Errors.js"
-import type * as Errors from "../engine/Errors.js"
+import * as Errors from "../engine/Errors.js"
 import { unexpectedConflict } from "../engine/internal/operations.js"
 import { operation } from "../engine/internal/tracing.js"
 import { orInternal } from "../engine/Repository.js"
@@ -198,7 +197,7 @@ export const generateKey = (createdAt: number): Effect.Effect<SigningKey> =>
     }
   })
 
-const rejected = (why: string, reason: string) => new Unauthenticated({ why, reason })
+const rejected = (why: string, reason: string) => new Errors.Unauthenticated({ why, reason })
 
 /**
  * The key that signs at `at`: of those not retired by then, the newest whose time to sign has come (else, should
@@ -241,7 +240,7 @@ export interface TokenIssuerService {
    * Verifies a token of this issuer; any failure is Unauthenticated (the specific reason in `reason`), but the store
    * out of reach when a token of a key not yet seen makes it read the stored keys.
    */
-  readonly verify: (token: string) => Effect.Effect<Verified, Unauthenticated | Errors.StoreFailure>
+  readonly verify: (token: string) => Effect.Effect<Verified, Errors.Unauthenticated | Errors.StoreFailure>
   /** True when `token` claims to come from this issuer (unverified): such tokens are never upstream tokens. */
   readonly isOwn: (token: string) => boolean
   /**
