@@ -9,7 +9,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 import * as Runtime from "effect/Runtime"
-import { call, member, testServer } from "./support.js"
+import { call, junk, member, testServer } from "./support.js"
 
 const prefixes = [
   "/iam/v2beta1/groups",
@@ -56,26 +56,6 @@ const snapshot = Effect.gen(function*() {
   }
   return JSON.stringify(out)
 })
-
-const junk = FastCheck.oneof(
-  FastCheck.string({ maxLength: 40 }),
-  FastCheck.constantFrom(
-    "",
-    "%",
-    "%2F",
-    "..",
-    "*",
-    "0".repeat(41),
-    "A".repeat(40),
-    "\u0000",
-    "null",
-    "[]",
-    "{}",
-    "é",
-    "💥",
-    "a".repeat(5000)
-  )
-)
 
 const isJson = (text: string) => {
   try {

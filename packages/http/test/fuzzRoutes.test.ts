@@ -12,7 +12,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 import * as Runtime from "effect/Runtime"
-import { call, member, testServer } from "./support.js"
+import { call, junk, member, testServer } from "./support.js"
 
 interface Operation {
   readonly parameters?: ReadonlyArray<{ readonly name: string; readonly in: string }>
@@ -58,24 +58,6 @@ const routesOf = (doc: {
       }]
     })
   )
-
-const junk = FastCheck.oneof(
-  FastCheck.string({ maxLength: 30 }),
-  FastCheck.constantFrom(
-    "",
-    "%",
-    "%2F",
-    "..",
-    "*",
-    "0".repeat(41),
-    "\u0000",
-    "null",
-    "-1",
-    "1e309",
-    "💥",
-    "a".repeat(3000)
-  )
-)
 
 /** `route`'s path with `uid` where it takes one (a custom method of a collection takes it before its verb). */
 const pathOf = (route: Route, uid: string) => {

@@ -3,6 +3,7 @@ import { HttpClient, HttpClientRequest, HttpServer } from "@effect/platform"
 import { NodeHttpClient, NodeHttpServer } from "@effect/platform-node"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
@@ -240,3 +241,26 @@ export const watch = (
       if (messages.length < count) reject(error)
     })
   })
+
+/** Strings that break what reads them carelessly: empty, escapes, dots, stars, a uid too long, NUL, huge. */
+export const junk = FastCheck.oneof(
+  FastCheck.string({ maxLength: 40 }),
+  FastCheck.constantFrom(
+    "",
+    "%",
+    "%2F",
+    "..",
+    "*",
+    "0".repeat(41),
+    "A".repeat(40),
+    "\u0000",
+    "null",
+    "[]",
+    "{}",
+    "-1",
+    "1e309",
+    "é",
+    "💥",
+    "a".repeat(5000)
+  )
+)
