@@ -95,6 +95,35 @@ describe("fuzzing every declared route", () => {
       assert.deepStrictEqual([unknown.status, unknown.body], [plain.status, plain.body])
     }).pipe(Effect.provide(testServer())))
 
+  it.scopedLive("every answer is nosniff, and every JSON one no-store unless it says otherwise (tokens, codes, secrets)", () =>
+    Effect.gen(function*() {
+      const owner = yield* member("acme")
+      const routes = routesOf((yield* call("GET", "/openapi.json")).body)
+      const wrong: Array<string> = []
+      for (const route of routes) {
+        const reply = yield* call(route.method, pathOf(route, owner.org), {
+          token: owner.token,
+          ...(route.body ? { raw: "{}" } : {})
+        })
+        const type = reply.headers["content-type"] ?? ""
+        if (reply.headers["x-content-type-options"] !== "nosniff") {
+          wrong.push(`${route.method} ${route.path}: sniffable`)
+        }
+        if (type.includes("json") && reply.headers["cache-control"] !== "no-store") {
+          wrong.push(
+            `${route.method} ${route.path}: ${reply.status} ${type} cached as ${reply.headers["cache-control"]}`
+          )
+        }
+      }
+      assert.deepStrictEqual(wrong, [])
+      // A page keeps its own: the console's is revalidated, not refused to caches.
+      const console = yield* call("GET", "/console/")
+      assert.deepStrictEqual(
+        [console.headers["cache-control"], console.headers["x-content-type-options"]],
+        ["no-cache", "nosniff"]
+      )
+    }).pipe(Effect.provide(testServer())))
+
   it.scopedLive("every route that takes a body, sent none, null, an array, a number or a string: never 5xx", () =>
     Effect.gen(function*() {
       const owner = yield* member("acme")
