@@ -15,17 +15,15 @@ import {
   Declarative,
   Groups,
   Identities,
-  MemoryStore,
   OrganizationDocument,
   Principal,
   Role,
   RoleBindings,
-  Secrets,
   Store
 } from "../src/index.js"
 import * as Refusal from "../src/testing/Refusal.js"
 import { acme, describeChanges, errorOf, withArbor } from "./declarativeSupport.js"
-import { principalWith } from "./fixtures.js"
+import { engineOver, principalWith } from "./fixtures.js"
 
 describe("Declarative: bindings' windows and conditions, subscriptions, names, refusals and failures", () => {
   it.effect("subscriptions: made, exported, pruned; a sink the engine refuses is named by its place in the document", () =>
@@ -307,21 +305,16 @@ organizations:
       // The memory store, failing every insert (of one row or many) from the 7th on once armed: six succeed first.
       let armed = false
       let inserts = 0
-      const faulty = Layer.effect(
-        Store.Store,
-        Effect.map(MemoryStore.MemoryStore, (store): Store.StoreService => ({
-          ...store,
-          insert: (table, row) =>
-            armed && ++inserts >= 7
-              ? Effect.fail(new Store.StoreError({ cause: "the disk is full" }))
-              : store.insert(table, row),
-          insertMany: (table, rows) =>
-            armed && ++inserts >= 7
-              ? Effect.fail(new Store.StoreError({ cause: "the disk is full" }))
-              : store.insertMany(table, rows)
-        }))
-      ).pipe(Layer.provideMerge(MemoryStore.layer))
-      const engine = Arbor.layer.pipe(Layer.provideMerge(faulty), Layer.provide(Secrets.layerEphemeral))
+      const engine = engineOver((store) => ({
+        insert: (table, row) =>
+          armed && ++inserts >= 7
+            ? Effect.fail(new Store.StoreError({ cause: "the disk is full" }))
+            : store.insert(table, row),
+        insertMany: (table, rows) =>
+          armed && ++inserts >= 7
+            ? Effect.fail(new Store.StoreError({ cause: "the disk is full" }))
+            : store.insertMany(table, rows)
+      }))
       yield* Effect.gen(function*() {
         const declarative = yield* Declarative.Declarative
         yield* declarative.apply(Principal.system, { organizations: { acme: {} } })

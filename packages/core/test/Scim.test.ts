@@ -1,8 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
 import {
   Access,
@@ -12,21 +9,18 @@ import {
   ExternalGroupRoleMappings,
   GroupInvites,
   IdentityProviders,
-  MemoryStore,
   Principal,
   Role,
   RoleBindings,
   Roles,
   ScimCredentials,
   ScimGroups,
-  ScimUsers,
-  Secrets,
-  Store
+  ScimUsers
 } from "../src/index.js"
 import * as ScimGroup from "../src/provisioning/ScimGroup.js"
 import * as Refusal from "../src/testing/Refusal.js"
 import * as Person from "../src/tokens/internal/signIn/person.js"
-import { folder, organization, principalWith } from "./fixtures.js"
+import { connectionLost, engineOver, folder, organization, principalWith } from "./fixtures.js"
 
 const withArbor = <A, E>(effect: Effect.Effect<A, E, Arbor.Services>) => Effect.provide(effect, Arbor.layerMemory)
 
@@ -406,16 +400,11 @@ describe("a store that drops its connection in the middle of a SCIM write", () =
     Effect.gen(function*() {
       // The memory store, failing the writes of SCIM's own tables once armed, as a connection lost mid-transaction.
       let armed = false
-      const dropped = () => Effect.fail(new Store.StoreError({ cause: "connection reset", unavailable: true }))
       const scimTables = new Set(["scim_credentials", "scim_users"])
-      const faulty = Layer.effect(
-        Store.Store,
-        Effect.map(MemoryStore.MemoryStore, (store): Store.StoreService => ({
-          ...store,
-          insert: (table, row) => armed && scimTables.has(table.name) ? dropped() : store.insert(table, row),
-          update: (table, row) => armed && scimTables.has(table.name) ? dropped() : store.update(table, row)
-        }))
-      ).pipe(Layer.provideMerge(MemoryStore.layer))
+      const engine = engineOver((store) => ({
+        insert: (table, row) => armed && scimTables.has(table.name) ? connectionLost() : store.insert(table, row),
+        update: (table, row) => armed && scimTables.has(table.name) ? connectionLost() : store.update(table, row)
+      }))
       yield* Effect.gen(function*() {
         const credentials = yield* ScimCredentials.ScimCredentials
         const users = yield* ScimUsers.ScimUsers
@@ -431,20 +420,11 @@ describe("a store that drops its connection in the middle of a SCIM write", () =
           )
         )
         armed = true
-        const failures = [
-          yield* Effect.exit(Effect.asVoid(credentials.generateToken(owner, second.uid, {}))),
-          yield* Effect.exit(users.deleteUser(client, user.identityUid))
-        ]
+        yield* Refusal.tagged(credentials.generateToken(owner, second.uid, {}), "Unavailable")
+        yield* Refusal.tagged(users.deleteUser(client, user.identityUid), "Unavailable")
         armed = false
-        for (const exit of failures) {
-          assert.isTrue(Exit.isFailure(exit) && Cause.isFailType(exit.cause), String(exit))
-          assert.strictEqual(
-            Exit.isFailure(exit) && Cause.isFailType(exit.cause) && exit.cause.error._tag,
-            "Unavailable"
-          )
-        }
         assert.isTrue((yield* users.getUser(client, user.identityUid)).active)
         assert.strictEqual((yield* credentials.generateToken(owner, second.uid, {})).identityProviderUid, second.uid)
-      }).pipe(Effect.provide(Arbor.layer.pipe(Layer.provideMerge(faulty), Layer.provide(Secrets.layerEphemeral))))
+      }).pipe(Effect.provide(engine))
     }))
 })

@@ -1,6 +1,7 @@
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import type { Uid } from "../src/engine/Uid.js"
-import { Groups, Identities, Principal, Role, RoleBindings } from "../src/index.js"
+import { Arbor, Groups, Identities, MemoryStore, Principal, Role, RoleBindings, Secrets, Store } from "../src/index.js"
 
 /** A claim match that any test identity can use. */
 export const claimMatch = (subject: string) => ({ issuer: "https://issuer.example.com", subject })
@@ -26,3 +27,21 @@ export const principalWith = (group: string, name: string, role: string, at: Rea
     }
     return Object.assign(Principal.identity(identity.uid), { identityUid: identity.uid as Uid })
   })
+
+/**
+ * An in-memory engine whose store is the memory store with `overrides` of its operations, given the store itself: a
+ * disk that fills, a connection that drops, as a test arms them.
+ */
+export const engineOver = (overrides: (store: Store.StoreService) => Partial<Store.StoreService>) =>
+  Arbor.layer.pipe(
+    Layer.provideMerge(
+      Layer.effect(
+        Store.Store,
+        Effect.map(MemoryStore.MemoryStore, (store): Store.StoreService => ({ ...store, ...overrides(store) }))
+      ).pipe(Layer.provideMerge(MemoryStore.layer))
+    ),
+    Layer.provide(Secrets.layerEphemeral)
+  )
+
+/** A store's failure as a connection lost: unavailable, worth a retry. */
+export const connectionLost = () => Effect.fail(new Store.StoreError({ cause: "connection reset", unavailable: true }))
