@@ -50,16 +50,22 @@ const proxy = async (host: string, port: number) => {
   }
 }
 
+/** A fresh PostgreSQL database reached through such a proxy: its URL through the proxy, and the proxy's cut and restore. */
+const proxiedDatabase = async () => {
+  const url = new URL(await Effect.runPromise(freshDatabase))
+  const link = await proxy(url.hostname, Number(url.port))
+  url.port = String(link.port)
+  return { ...link, url: Redacted.make(url.toString()) }
+}
+
 describe("a store that goes away", () => {
   let server: Awaited<ReturnType<typeof startServer>>
-  let database: Awaited<ReturnType<typeof proxy>>
+  let database: Awaited<ReturnType<typeof proxiedDatabase>>
   beforeAll(async () => {
-    const url = new URL(await Effect.runPromise(freshDatabase))
-    database = await proxy(url.hostname, Number(url.port))
-    url.port = String(database.port)
+    database = await proxiedDatabase()
     server = await startServer(await freePort(), {
       store: "postgres",
-      databaseUrl: Redacted.make(url.toString()),
+      databaseUrl: database.url,
       databasePool: 4
     })
   }, 60_000)
@@ -150,11 +156,9 @@ describe("a store that goes away", () => {
 describe("a store that goes away while the server looks after its keys", () => {
   let url: string
   let runtime: ManagedRuntime.ManagedRuntime<never, unknown>
-  let database: Awaited<ReturnType<typeof proxy>>
+  let database: Awaited<ReturnType<typeof proxiedDatabase>>
   beforeAll(async () => {
-    const databaseUrl = new URL(await Effect.runPromise(freshDatabase))
-    database = await proxy(databaseUrl.hostname, Number(databaseUrl.port))
-    databaseUrl.port = String(database.port)
+    database = await proxiedDatabase()
     const port = await freePort()
     url = `http://127.0.0.1:${port}`
     // The whole server, as `arbor-server` runs it; keys three seconds old are rotated, looked after every 200 ms.
@@ -163,7 +167,7 @@ describe("a store that goes away while the server looks after its keys", () => {
       baseUrl: url,
       authUrl: url,
       store: "postgres",
-      databaseUrl: Redacted.make(databaseUrl.toString()),
+      databaseUrl: database.url,
       databasePool: 2,
       keyRotation: Duration.seconds(3)
     })
