@@ -303,12 +303,14 @@ export const make = (
         whereClause(table, query, query.order, query.after)
       }`
 
-    const isRetryable = (error: unknown): boolean => {
+    /** True when `error` or an error it was caused by says so. */
+    const saysAnywhere = (error: unknown, says: (cause: unknown) => boolean): boolean => {
       for (let e: unknown = error; typeof e === "object" && e !== null; e = (e as { cause?: unknown }).cause) {
-        if (dialect.isRetryable(e)) return true
+        if (says(e)) return true
       }
       return false
     }
+    const isRetryable = (error: unknown): boolean => saysAnywhere(error, dialect.isRetryable)
 
     /**
      * `effect` inside a savepoint of the open transaction: released when it succeeds, rolled back to and released when
@@ -417,10 +419,13 @@ export const make = (
                 (whole) => Effect.mapError(whole ? effect : savepoint(outer.value, effect), (e) => asStoreError<E>(e))
               )
               : sql.withTransaction(Effect.zipRight(begin, effect)).pipe(
-                // `@effect/sql` turns a failed COMMIT into a defect; a lost race found at commit (a serialization
-                // failure) is retried like one found earlier.
+                // `@effect/sql` turns a failed COMMIT or ROLLBACK into a defect: a lost race found at commit (a
+                // serialization failure) is retried like one found earlier, and a database gone at that moment (shut
+                // down, its connection dropped) is UNAVAILABLE, as at any other (DECISIONS §20).
                 Effect.catchAllDefect((defect) =>
-                  isRetryable(defect) ? Effect.fail(storeError(defect)) : Effect.die(defect)
+                  isRetryable(defect) || saysAnywhere(defect, dialect.isUnavailable)
+                    ? Effect.fail(storeError(defect))
+                    : Effect.die(defect)
                 ),
                 // A lost race is over in milliseconds; a lock that outlasts 3 s of retries (another process holding
                 // SQLite's file) is no race: the request is UNAVAILABLE rather than kept waiting.
