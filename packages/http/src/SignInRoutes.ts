@@ -121,8 +121,8 @@ export const layer = (options: {
       /**
        * RFC 8693's token exchange at the token endpoint: the STS's exchange (the same rules, the same API token) in
        * the shape a generic client sends it. `subject_token` is the workload's JWT (`subject_token_type` jwt,
-       * id_token or access_token), `audience` (or `resource`) the API token's audience, by default the API's base
-       * URL, `scope` narrows it to groups (space-separated uids), and `identity`, this server's extension parameter,
+       * id_token or access_token), `audience` (or `resource`, which must agree) the API token's audience, by default
+       * the API's base URL, no `actor_token` (RFC 8693 §2.1: refused, as no delegated token is issued), `scope` narrows it to groups (space-separated uids), and `identity`, this server's extension parameter,
        * names the identity to assume. Errors are RFC 6749 §5.2's: a missing or unsupported parameter
        * `invalid_request`, an audience not served `invalid_target`, a subject token that does not verify or match
        * `invalid_grant`.
@@ -145,13 +145,26 @@ export const layer = (options: {
           if (requested !== "" && requested !== SignIn.tokenTypes.jwt && requested !== SignIn.tokenTypes.accessToken) {
             return invalid(`requested_token_type must be ${SignIn.tokenTypes.jwt} or ${SignIn.tokenTypes.accessToken}`)
           }
+          // RFC 8693 §2.1: an actor token is processed or refused; Arbor issues no delegated tokens.
+          if (form.has("actor_token") || form.has("actor_token_type")) {
+            return invalid("actor_token is not supported: this server issues no delegated (act-as) tokens")
+          }
+          // The audience, named once: `audience` and `resource` (each repeatable) must agree.
+          const audiences = [...new Set([...form.getAll("audience"), ...form.getAll("resource")])]
+          if (audiences.length > 1) {
+            return oauthJson({
+              error: "invalid_target",
+              error_description: `audience and resource name more than one audience (${audiences.join(", ")}): ` +
+                "name the one this token is for"
+            }, 400)
+          }
           const identity = form.get("identity") ?? ""
           if (identity === "") return invalid("identity is required: the uid of the identity to assume")
           const scope = (form.get("scope") ?? "").split(" ").filter((s) => s !== "")
           const now = yield* DateTime.now
           return yield* sts.exchange({
             token: subjectToken,
-            audience: form.get("audience") ?? form.get("resource") ?? tokens.audience,
+            audience: audiences[0] ?? tokens.audience,
             identity,
             ...(scope.length === 0 ? {} : { scopes: scope })
           }).pipe(

@@ -266,6 +266,17 @@ describe("an organization's decision point, in its vocabulary", () => {
       policy_decision_point: `${server.url}/authzen/${owner.org}`,
       access_evaluation_endpoint: `${server.url}/authzen/${owner.org}/access/v1/evaluation`
     })
+    // No decision point but an organization's: any other string, a folder's uid or a uid of none is 404.
+    const folder = owner.org + "/0123456789abcdef"
+    for (const other of ["anything", "0".repeat(40), folder]) {
+      const none = await fetch(`${server.url}/.well-known/authzen-configuration/authzen/${other}`)
+      assert.include([400, 404], none.status, other)
+      assert.notInclude(await none.text(), `/authzen/${other}/access`, `${other} is not echoed`)
+    }
+    assert.strictEqual(
+      (await fetch(`${server.url}/.well-known/authzen-configuration/authzen/${"0".repeat(40)}`)).status,
+      404
+    )
     // The server's own decision point does not read the organization's words.
     const global = await post("/access/v1/evaluation", pep.token, {
       subject: { type: "user", id: people.rick.sub },

@@ -311,6 +311,29 @@ describe("RFC 8693 at the token endpoint", () => {
         [400, "invalid_target"],
         "an audience not served"
       )
+      // RFC 8693 §2.1: an actor token is processed or refused; `resource` must agree with `audience`.
+      const actorToken = { subject_token: subject, subject_token_type: jwt, identity, actor_token: subject }
+      const asActor = yield* exchanged({ ...actorToken, actor_token_type: jwt })
+      assert.deepStrictEqual(errorOf(asActor), [400, "invalid_request"], "an actor token")
+      assert.include(asActor.body.error_description, "actor_token")
+      assert.deepStrictEqual(
+        errorOf(yield* exchanged({ subject_token: subject, subject_token_type: jwt, identity, resource: api })),
+        [200, undefined],
+        "resource alone names the audience"
+      )
+      assert.deepStrictEqual(
+        errorOf(
+          yield* exchanged({
+            subject_token: subject,
+            subject_token_type: jwt,
+            identity,
+            audience: api,
+            resource: "https://elsewhere.invalid"
+          })
+        ),
+        [400, "invalid_target"],
+        "resource and audience that disagree"
+      )
       assert.deepStrictEqual(
         errorOf(
           yield* exchanged({

@@ -154,6 +154,11 @@ describe("token exchange refuses", () => {
       assert.strictEqual(yield* refused((oidc) => tokenOf(oidc, github({ exp: now() - 120 }))), "TOKEN_EXPIRED")
     }).pipe(Effect.provide(server)))
 
+  it.scopedLive("a token just past its exp: the leeway is for iat and nbf only", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(yield* refused((oidc) => tokenOf(oidc, github({ exp: now() - 5 }))), "TOKEN_EXPIRED")
+    }).pipe(Effect.provide(server)))
+
   it.scopedLive("a token not yet valid", () =>
     Effect.gen(function*() {
       assert.strictEqual(yield* refused((oidc) => tokenOf(oidc, github({ nbf: now() + 300 }))), "TOKEN_NOT_YET_VALID")

@@ -7,7 +7,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Errors from "../engine/Errors.js"
-import { commit, conflict, operations, trusted } from "../engine/internal/operations.js"
+import { commit, conflict, operations, orNotFound, trusted } from "../engine/internal/operations.js"
 import { operation } from "../engine/internal/tracing.js"
 import * as Repository from "../engine/Repository.js"
 import * as Uid from "../engine/Uid.js"
@@ -201,7 +201,14 @@ export const make = Effect.gen(function*() {
         return unknown ? "unknown" as const : interpreted
       }),
 
-    of: (org: string) => Effect.flatMap(organization(org, "organization"), stored),
+    of: (org: string) =>
+      Effect.gen(function*() {
+        const uid = yield* organization(org, "organization")
+        const vocabulary = yield* stored(uid)
+        // None stored: the organization must be there, else there is no decision point to answer for.
+        if (vocabulary.version === 0) yield* orNotFound(groups.get(uid), "organization", uid)
+        return vocabulary
+      }),
 
     actionsOf: (vocabulary: DecisionVocabulary.DecisionVocabulary, held: ReadonlyArray<Capability.Capability>) => {
       const names = Object.entries(vocabulary.actions)
@@ -273,8 +280,13 @@ export interface DecisionVocabulariesService {
   readonly interpret: (
     vocabulary: DecisionVocabulary.DecisionVocabulary
   ) => (request: Record<string, unknown>) => Effect.Effect<Interpreted<Record<string, unknown>>, Errors.StoreFailure>
-  /** The organization's vocabulary, for its decision point's requests (none needs a capability to be read so). */
-  readonly of: (org: string) => Effect.Effect<DecisionVocabulary.DecisionVocabulary, Errors.ListFailure>
+  /**
+   * The organization's vocabulary, for its decision point's requests (none needs a capability to be read so);
+   * NotFound when there is no such organization.
+   */
+  readonly of: (
+    org: string
+  ) => Effect.Effect<DecisionVocabulary.DecisionVocabulary, Errors.ListFailure | Errors.NotFound>
   /** The vocabulary's names of the capabilities `held`, in its order; the capabilities themselves without any. */
   readonly actionsOf: (
     vocabulary: DecisionVocabulary.DecisionVocabulary,

@@ -15,6 +15,7 @@ import type * as ResourceService from "../engine/ResourceService.js"
 import { Store } from "../engine/Store.js"
 import * as Uid from "../engine/Uid.js"
 import * as Validation from "../engine/Validation.js"
+import * as Eligibility from "./Eligibility.js"
 import * as ExternalGroupRoleMapping from "./ExternalGroupRoleMapping.js"
 import * as Group from "./Group.js"
 import * as GroupInvite from "./GroupInvite.js"
@@ -67,25 +68,30 @@ export const make = Effect.gen(function*() {
     groupOf: Resources.parentGroup
   }
 
-  /** Refuses to delete a role that bindings, invites, identity providers or group mappings still grant. */
+  /**
+   * Refuses to delete a role that bindings, invites, identity providers, group mappings or eligibilities still grant,
+   * or that eligibilities name as their approver role (their requests could then never be approved).
+   */
   const refuseIfInUse = (role: Role.Role) =>
     Effect.gen(function*() {
       for (
-        const [table, column, what] of [
-          [RoleBinding.table, "roleUid", "role bindings"],
-          [GroupInvite.table, "roleUid", "group invites"],
-          [IdentityProvider.table, "defaultRole", "identity providers"],
-          [ExternalGroupRoleMapping.table, "roleUid", "external group role mappings"]
+        const [table, column, users] of [
+          [RoleBinding.table, "roleUid", "role bindings grant"],
+          [GroupInvite.table, "roleUid", "group invites grant"],
+          [IdentityProvider.table, "defaultRole", "identity providers grant"],
+          [ExternalGroupRoleMapping.table, "roleUid", "external group role mappings grant"],
+          [Eligibility.table, "roleUid", "eligibilities grant"],
+          [Eligibility.table, "approverRoleUid", "eligibilities name as their approver role"]
         ] as const
       ) {
         if (yield* exists(ops, table, { conditions: [{ _tag: "Equals", column, value: role.uid }] })) {
           return yield* new Errors.FailedPrecondition({
-            summary: `cannot delete a role that ${what} grant`,
+            summary: `cannot delete a role that ${users}`,
             violations: [
               new Errors.PreconditionViolation({
                 type: "RESOURCE_IN_USE",
                 subject: role.uid,
-                description: `${what} still grant this role`
+                description: `${users} this role`
               })
             ]
           })

@@ -44,7 +44,7 @@ export interface Exchanged {
 /** Upstream signature algorithms: asymmetric only, never `none` or HMAC. */
 export const algorithms = ["RS256", "RS384", "RS512", "PS256", "ES256", "ES384", "EdDSA"] as const
 
-/** How far `iat` and `nbf` may be in the future, and `exp` in the past, in seconds. */
+/** How far `iat` and `nbf` may be in the future, in seconds (an exchange checks `exp` with none). */
 export const clockToleranceSeconds = 60
 
 /**
@@ -219,6 +219,10 @@ export class Sts extends Effect.Service<Sts>()("@arbor/core/Sts", {
               !(Array.isArray(claims.aud) && claims.aud.every((a) => typeof a === "string"))
             ) {
               return yield* deny("INVALID_CLAIM", "aud is neither a string nor an array of strings")
+            }
+            // The leeway is for `iat` and `nbf` (a clock a little ahead), never past `exp` (DECISIONS §8).
+            if (typeof claims.exp === "number" && claims.exp * 1000 <= at) {
+              return yield* deny("TOKEN_EXPIRED", "exp has passed")
             }
             if (typeof claims.iat === "number" && claims.iat * 1000 > at + clockToleranceSeconds * 1000) {
               return yield* deny("TOKEN_NOT_YET_VALID", "iat is in the future")

@@ -79,7 +79,7 @@ export const decisions = Domain.make({
         h
           .handle("configuration", () => Effect.succeed(configuration(tokens.audience)))
           .handle("organizationConfiguration", ({ path }) =>
-            Effect.succeed(configuration(`${tokens.audience}/authzen/${path.uid}`))))
+            Effect.as(vocabularies.of(path.uid), configuration(`${tokens.audience}/authzen/${path.uid}`))))
     )
   },
   services: [],
