@@ -12,6 +12,7 @@ import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import pg from "pg"
+import { worstRequest } from "./conditionCost.js"
 import type { Comparison, Figure } from "./Harness.js"
 import { compare, section } from "./Harness.js"
 import * as Peers from "./peers.js"
@@ -78,8 +79,9 @@ const overHttp = async (dir: string): Promise<{ comparisons: ReadonlyArray<Compa
       baselineName: "a GET of the same server, the same headers"
     })
     bare.close()
+    const conditions = await worstRequest(base, token, org)
     return {
-      figures,
+      figures: [...figures, ...conditions.figures],
       comparisons: [
         await compare("An AuthZEN evaluation over HTTP", {
           ours: one,
@@ -94,7 +96,8 @@ const overHttp = async (dir: string): Promise<{ comparisons: ReadonlyArray<Compa
           baselineName: "one evaluation",
           perRound: 50,
           target: 5
-        })
+        }),
+        ...conditions.comparisons
       ]
     }
   } finally {
@@ -280,7 +283,9 @@ export const run = async (_scale: number): Promise<string> => {
         "list groups at acme/prod/svc?\" (a viewer binding at acme/prod), warm: `Access.can` on the in-memory Layer",
         "and on SQLite, 1,000 decisions in one Effect run as an embedder's program makes them, beside node-casbin",
         "(`enforceSync`, RBAC with domains, the domain matched as the group or below it) and CASL (a precomputed",
-        "ability, the resource carrying its ancestors), and on SQLite beside its reads by hand on the same file."
+        "ability, the resource carrying its ancestors), and on SQLite beside its reads by hand on the same file.",
+        "The worst condition request the limits allow (200 evaluations each spending its condition's budget) beside",
+        "one ordinary evaluation, and how long `/healthz` waits while it runs."
       ],
       [...http.comparisons, ...local.comparisons],
       [...http.figures, ...local.figures]

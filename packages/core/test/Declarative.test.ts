@@ -6,7 +6,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as fc from "effect/FastCheck"
 import { parse } from "yaml"
-import { Declarative, Groups, OrganizationDocument, Principal } from "../src/index.js"
+import { Declarative, Elevations, Groups, Identities, OrganizationDocument, Principal, Role } from "../src/index.js"
 import * as Refusal from "../src/testing/Refusal.js"
 import { acme, describeChanges, errorOf, withArbor } from "./declarativeSupport.js"
 import { principalWith } from "./fixtures.js"
@@ -72,6 +72,30 @@ describe("Declarative", () => {
       assert.notStrictEqual(current.etag, reviewed.etag)
       yield* declarative.apply(Principal.system, changed, { prune: true, etag: current.etag })
       assert.deepStrictEqual((yield* declarative.plan(Principal.system, changed, { prune: true })).changes, [])
+    })))
+
+  it.effect("a binding an elevation made is not the document's: neither exported nor pruned, so prune still applies", () =>
+    withArbor(Effect.gen(function*() {
+      const declarative = yield* Declarative.Declarative
+      yield* declarative.apply(Principal.system, acme)
+      const exported = yield* declarative.exportOrganization(Principal.system, "acme")
+      const [org] = (yield* (yield* Groups.Groups).list(Principal.system, { inRoot: true, name: "acme" })).items
+      const ci = (yield* (yield* Identities.Identities).list(Principal.system, { descendantsOf: org!.uid, name: "ci" }))
+        .items[0]!
+      const elevations = yield* Elevations.Elevations
+      const editor = Role.builtInByName("editor")!.uid
+      yield* elevations.createEligibility(Principal.system, org!.uid, {
+        identityUid: ci.uid,
+        roleUid: editor,
+        maxDuration: "600s"
+      })
+      yield* elevations.elevate(Principal.identity(ci.uid), org!.uid, {
+        roleUid: editor,
+        reason: "fix",
+        duration: "600s"
+      })
+      assert.deepStrictEqual(yield* declarative.exportOrganization(Principal.system, "acme"), exported)
+      assert.deepStrictEqual((yield* declarative.apply(Principal.system, exported, { prune: true })).changes, [])
     })))
 
   it.effect("identity providers and their group mappings: secrets by reference only, compared, never exported", () =>

@@ -6,13 +6,30 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
-import { Access, Arbor, Elevations, Events, Identities, Principal, Role, RoleBindings, Roles } from "../src/index.js"
+import {
+  Access,
+  Arbor,
+  Elevations,
+  Events,
+  Identities,
+  Principal,
+  Repository,
+  Role,
+  RoleBinding,
+  RoleBindings,
+  Roles,
+  type Store
+} from "../src/index.js"
 import { claimMatch, folder, organization, principalWith } from "./fixtures.js"
 
-const withArbor = <A, E>(effect: Effect.Effect<A, E, Arbor.Services>) => Effect.provide(effect, Arbor.layerMemory)
+const withArbor = <A, E>(effect: Effect.Effect<A, E, Arbor.Services | Store.Store>) =>
+  Effect.provide(effect, Arbor.layerMemory)
 
 const roleOf = (name: string) => Role.builtInByName(name)!.uid
+
+const uidOf = (principal: Principal.Principal) => principal._tag === "Identity" ? principal.uid : ""
 
 /** The refusal of `effect`: its tag and reason, or a failure saying it succeeded. */
 const refusalOf = <A, E extends { readonly _tag: string }, R>(effect: Effect.Effect<A, E, R>) =>
@@ -251,5 +268,116 @@ describe("Elevations (DECISIONS §21)", () => {
       assert.isTrue(yield* holds)
       yield* bindings.delete(Principal.system, leadOwner.uid)
       assert.isFalse(yield* holds, "its maker could no longer bind it: it gives nothing")
+    })))
+
+  it.effect("a narrowing bounds every act of its token: approve, deny, read, the approver's list, asking", () =>
+    withArbor(Effect.gen(function*() {
+      const { approver, deployer, elevations, holds, org, prod } = yield* setUp(true)
+      const elsewhere = yield* folder(org.uid, "elsewhere")
+      const narrowedTo = (principal: Principal.Principal, narrowed: Principal.Narrowing) =>
+        principal._tag === "Identity" ? Principal.identity(principal.uid, { narrowed }) : principal
+      const toElsewhere = { capabilities: ["repo.list" as const], scopes: [elsewhere.uid] }
+      // The deployer's token narrowed elsewhere neither asks at prod nor reads what it asked there.
+      const asking = yield* refusalOf(elevations.elevate(narrowedTo(deployer, toElsewhere), prod.uid, {
+        roleUid: roleOf("editor"),
+        reason: "deploy",
+        duration: "600s"
+      }))
+      assert.deepStrictEqual(asking, { tag: "PermissionDenied", reason: "TOKEN_NARROWED" })
+      const asked = yield* elevations.elevate(deployer, prod.uid, {
+        roleUid: roleOf("editor"),
+        reason: "deploy",
+        duration: "600s"
+      })
+      assert.strictEqual(
+        (yield* refusalOf(elevations.get(narrowedTo(deployer, toElsewhere), asked.uid))).tag,
+        "NotFound"
+      )
+      assert.deepStrictEqual(
+        (yield* elevations.listEligibilities(narrowedTo(deployer, toElsewhere), {
+          identity: deployer._tag === "Identity" ? deployer.uid : ""
+        })).items,
+        []
+      )
+      // The approver's token narrowed elsewhere neither approves, denies, reads nor finds it.
+      const narrowedApprover = narrowedTo(approver, toElsewhere)
+      assert.deepStrictEqual(yield* refusalOf(elevations.approve(narrowedApprover, asked.uid)), {
+        tag: "NotFound",
+        reason: undefined
+      })
+      assert.strictEqual((yield* refusalOf(elevations.deny(narrowedApprover, asked.uid))).tag, "NotFound")
+      const approverUid = approver._tag === "Identity" ? approver.uid : ""
+      assert.deepStrictEqual((yield* elevations.list(narrowedApprover, { approver: approverUid })).items, [])
+      // Narrowed to prod but to fewer capabilities than the approver role's: it reads, and still may not approve.
+      const atProd = narrowedTo(approver, { capabilities: ["role_bindings.list"], scopes: [prod.uid] })
+      assert.strictEqual((yield* elevations.get(atProd, asked.uid)).uid, asked.uid)
+      assert.deepStrictEqual(yield* refusalOf(elevations.approve(atProd, asked.uid)), {
+        tag: "PermissionDenied",
+        reason: "NOT_AN_APPROVER"
+      })
+      assert.isFalse(yield* holds)
+      // A narrowing that reaches the whole of the act lets it through.
+      const whole = narrowedTo(approver, { scopes: [prod.uid] })
+      assert.deepStrictEqual((yield* elevations.list(whole, { approver: approverUid })).items.map((e) => e.uid), [
+        asked.uid
+      ])
+      assert.strictEqual((yield* elevations.approve(whole, asked.uid)).state, "ACTIVE")
+      assert.isTrue(yield* holds)
+    })))
+
+  it.effect("an elevation's binding changes only through the elevation, and grants only within the elevation's time", () =>
+    withArbor(Effect.gen(function*() {
+      const { deployer, elevations, holds, owner, prod } = yield* setUp(false)
+      const granted = yield* elevations.elevate(deployer, prod.uid, {
+        roleUid: roleOf("editor"),
+        reason: "deploy",
+        duration: "3600s"
+      })
+      const bindings = yield* RoleBindings.RoleBindings
+      const binding = granted.bindingUid!
+      assert.strictEqual(
+        (yield* refusalOf(bindings.update(deployer, binding, { expireTime: null }))).tag,
+        "PermissionDenied"
+      )
+      for (const by of [owner, Principal.system]) {
+        const made = yield* refusalOf(bindings.update(by, binding, { expireTime: null }, "expireTime"))
+        assert.deepStrictEqual(made, { tag: "FailedPrecondition", reason: "ELEVATION_BINDING" })
+        assert.deepStrictEqual(yield* refusalOf(bindings.delete(by, binding)), made)
+      }
+      // A binding row that says otherwise (written before this rule) still grants only within the elevation's time.
+      const rows = yield* Repository.make(RoleBinding.table, RoleBinding.Record)
+      const row = Option.getOrThrow(yield* rows.get(binding))
+      yield* rows.update({ ...row, expireTime: null })
+      assert.isTrue(yield* holds)
+      yield* TestClock.adjust("3601 seconds")
+      assert.isFalse(yield* holds, "its time is up, whatever its binding says")
+      assert.strictEqual((yield* elevations.get(deployer, granted.uid)).state, "ENDED")
+    })))
+
+  it.effect("an elevated owner never keeps an organization owned: the owner rule counts no elevation's binding", () =>
+    withArbor(Effect.gen(function*() {
+      const { approver, deployer, elevations, org, owner } = yield* setUp(false)
+      yield* elevations.createEligibility(owner, org.uid, {
+        identityUid: deployer._tag === "Identity" ? deployer.uid : "",
+        roleUid: roleOf("owner"),
+        maxDuration: "3600s"
+      })
+      const granted = yield* elevations.elevate(deployer, org.uid, {
+        roleUid: roleOf("owner"),
+        reason: "take over",
+        duration: "3600s"
+      })
+      // Even with its expiry gone (a row written before the rule that refuses it), the elevation's binding is no owner.
+      const rows = yield* Repository.make(RoleBinding.table, RoleBinding.Record)
+      yield* rows.update({ ...Option.getOrThrow(yield* rows.get(granted.bindingUid!)), expireTime: null })
+      const bindings = yield* RoleBindings.RoleBindings
+      // The other owner's binding first, then that of the eligibility's maker (on whose authority the elevation rests).
+      const owners = (yield* bindings.list(Principal.system, { group: org.uid, role: roleOf("owner") })).items
+        .filter((b) => b.uid !== granted.bindingUid)
+        .sort((a, b) => (a.identity.uid === uidOf(owner) ? 1 : 0) - (b.identity.uid === uidOf(owner) ? 1 : 0))
+      assert.deepStrictEqual(owners.map((b) => b.identity.uid), [approver, owner].map(uidOf))
+      yield* bindings.delete(deployer, owners[0]!.uid)
+      const refused = yield* refusalOf(bindings.delete(deployer, owners[1]!.uid))
+      assert.deepStrictEqual(refused, { tag: "FailedPrecondition", reason: "LAST_OWNER" })
     })))
 })

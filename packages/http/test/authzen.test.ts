@@ -2,11 +2,13 @@
  * The OpenID AuthZEN Authorization API 1.0 (docs/api.md §14): the requests of its examples, in this server's
  * vocabulary (subject type `identity`, actions are capabilities, resources the API's kinds), over HTTP.
  */
-import { Principal, RoleBindings } from "@arbor/core"
+import { Principal, Role, RoleBindings } from "@arbor/core"
 import * as Effect from "effect/Effect"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { freePort, startServer } from "./signInSupport.js"
 import { fetchJson, member } from "./support.js"
+
+const viewerRole = Role.builtInByName("viewer")!.uid
 
 let server: Awaited<ReturnType<typeof startServer>>
 let owner: { org: string; identity: string; token: string }
@@ -149,6 +151,41 @@ describe("AuthZEN", () => {
       id: owner.org
     })
     assert.deepStrictEqual((await where(owner.token, owner.identity, "groups.list", "document")).body.results, [])
+  })
+
+  it("a resource search answers only what its caller may list: a puller finds no identities, bindings or invites", async () => {
+    const owner = await server.runtime.runPromise(member("pulled"))
+    const puller = await server.runtime.runPromise(member("pulled", "registry.pull"))
+    const made = async (path: string, body: object) => {
+      const reply = await post(path, owner.token, body)
+      assert.strictEqual(reply.status, 200, JSON.stringify(reply.body))
+      return (reply.body.uid ?? reply.body.id) as string // v1's repos say `id`
+    }
+    const invite = await made(`/iam/v2beta1/groupInvites/${owner.org}`, { roleUid: viewerRole })
+    const subscription = await made(`/events/v2beta1/subscriptions/${owner.org}`, {
+      sink: "http://127.0.0.1:9/searched"
+    })
+    const repo = await made(`/registry/v1/repos/${owner.org}`, { name: "app" })
+    const found = async (type: string, action: string) =>
+      (await post("/access/v1/search/resource", puller.token, {
+        subject: { type: "identity", id: puller.identity },
+        action: { name: action },
+        resource: { type }
+      })).body.results.map((r: { id: string }) => r.id)
+    // It holds groups.list and repo.list where these live, and lists none of identities, bindings, invites or
+    // subscriptions there: a search tells it none of their uids.
+    for (const type of ["identity", "role_binding", "group_invite", "subscription"]) {
+      assert.deepStrictEqual(await found(type, "groups.list"), [], type)
+    }
+    assert.deepStrictEqual(await found("repo", "repo.list"), [repo], "what it may list, it finds")
+    const owned = (type: string) =>
+      post("/access/v1/search/resource", owner.token, {
+        subject: { type: "identity", id: owner.identity },
+        action: { name: "groups.list" },
+        resource: { type }
+      })
+    assert.includeMembers((await owned("group_invite")).body.results.map((r: { id: string }) => r.id), [invite])
+    assert.includeMembers((await owned("subscription")).body.results.map((r: { id: string }) => r.id), [subscription])
   })
 
   it("evaluations with each semantic; search/action lists what is held; bad input names the field; 401 without a token", async () => {

@@ -3,7 +3,8 @@
  * reason, refused to its requester as an approver, approved by another owner, deciding at once, and ended with its
  * eligibility; each step an event of the audit trail.
  */
-import { Role } from "@arbor/core"
+import { type Principal, Role, TokenIssuer, type Uid } from "@arbor/core"
+import * as Effect from "effect/Effect"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { freePort, startServer } from "./signInSupport.js"
 import { fetchJson, member } from "./support.js"
@@ -112,4 +113,110 @@ describe("just-in-time elevation", () => {
       ]
     )
   })
+
+  it("a narrowed token acts only within its narrowing: it neither approves, reads nor asks outside it", async () => {
+    const org = owner.org
+    const folder = async (name: string) =>
+      (await rest("POST", `/iam/v2beta1/groups/${org}`, owner.token, { name })).body.uid as string
+    const [fa, fb] = [await folder("narrow-fa"), await folder("narrow-fb")]
+    const eligible = await rest("POST", `/iam/v2beta1/eligibilities/${fa}`, owner.token, {
+      identityUid: deployer.identity,
+      roleUid: editor,
+      maxDuration: "3600s",
+      approverRoleUid: ownerRole
+    })
+    assert.strictEqual(eligible.status, 200, JSON.stringify(eligible.body))
+    // As `/sts/exchange?cap=repo.list&scope=<fb>` narrows them.
+    const toFb = { capabilities: ["repo.list" as const], scopes: [fb as Uid.Uid] }
+    const narrowedApprover = await narrowedToken(approver.identity, toFb)
+    const narrowedDeployer = await narrowedToken(deployer.identity, toFb)
+    const refusedAsk = await rest("POST", `/iam/v2beta1/elevations/${fa}`, narrowedDeployer, {
+      roleUid: editor,
+      reason: "outside its narrowing",
+      duration: "600s"
+    })
+    assert.strictEqual(refusedAsk.status, 403, JSON.stringify(refusedAsk.body))
+    assert.include(JSON.stringify(refusedAsk.body), "TOKEN_NARROWED")
+    const asked = await rest("POST", `/iam/v2beta1/elevations/${fa}`, deployer.token, {
+      roleUid: editor,
+      reason: "deploy",
+      duration: "600s"
+    })
+    assert.strictEqual(asked.body.state, "PENDING")
+    for (const token of [narrowedApprover, narrowedDeployer]) {
+      assert.strictEqual((await rest("GET", `/iam/v2beta1/elevations/${asked.body.uid}`, token)).status, 404)
+    }
+    const listed = await rest("GET", "/iam/v2beta1/elevations", narrowedApprover)
+    assert.deepStrictEqual(listed.body.elevations ?? [], [])
+    const mine = await rest("GET", `/iam/v2beta1/elevations?approver=${approver.identity}`, narrowedApprover)
+    assert.deepStrictEqual(mine.body.elevations ?? [], [])
+    for (const act of ["approve", "deny"]) {
+      const refused = await rest("POST", `/iam/v2beta1/elevations/${asked.body.uid}:${act}`, narrowedApprover, {})
+      assert.strictEqual(refused.status, 404, JSON.stringify(refused.body))
+    }
+    const still = await rest("GET", `/iam/v2beta1/elevations/${asked.body.uid}`, owner.token)
+    assert.strictEqual(still.body.state, "PENDING", "neither approved nor denied")
+  })
+
+  it("an elevation's binding changes only through the elevation: no update or delete makes it outlast it", async () => {
+    const org = owner.org
+    const team = (await rest("POST", `/iam/v2beta1/groups/${org}`, owner.token, { name: "lasting" })).body.uid
+    const updater = await rest("POST", `/iam/v2beta1/roles/${org}`, owner.token, {
+      name: "binding-updater",
+      capabilities: ["role_bindings.update", "role_bindings.list", "groups.list"]
+    })
+    assert.strictEqual(updater.status, 200, JSON.stringify(updater.body))
+    await rest("POST", `/iam/v2beta1/eligibilities/${team}`, owner.token, {
+      identityUid: deployer.identity,
+      roleUid: updater.body.uid,
+      maxDuration: "600s"
+    })
+    const granted = await rest("POST", `/iam/v2beta1/elevations/${team}`, deployer.token, {
+      roleUid: updater.body.uid,
+      reason: "make it last",
+      duration: "600s"
+    })
+    assert.strictEqual(granted.body.state, "ACTIVE", JSON.stringify(granted.body))
+    const binding = `/iam/v2beta1/roleBindings/${granted.body.bindingUid}`
+    for (const token of [deployer.token, owner.token]) {
+      const patched = await rest("PATCH", `${binding}?update_mask=expireTime`, token, { expireTime: null })
+      assert.strictEqual(patched.status, 400, JSON.stringify(patched.body))
+      assert.include(JSON.stringify(patched.body), "ELEVATION_BINDING")
+    }
+    const deleted = await rest("DELETE", binding, owner.token)
+    assert.strictEqual(deleted.status, 400, JSON.stringify(deleted.body))
+    assert.include(deleted.body.message, `made by elevation ${granted.body.uid}`)
+    const kept = await rest("GET", binding, owner.token)
+    assert.strictEqual(kept.body.expireTime, granted.body.expireTime)
+    assert.strictEqual(kept.body.elevationUid, granted.body.uid)
+  })
+
+  it("a role an eligibility names as its approver cannot be deleted while it does", async () => {
+    const org = owner.org
+    const approvers = await rest("POST", `/iam/v2beta1/roles/${org}`, owner.token, {
+      name: "change-approvers",
+      capabilities: ["groups.list", "role_bindings.list"]
+    })
+    const eligibility = await rest("POST", `/iam/v2beta1/eligibilities/${org}`, owner.token, {
+      identityUid: deployer.identity,
+      roleUid: Role.builtInByName("registry.pull")!.uid,
+      maxDuration: "600s",
+      approverRoleUid: approvers.body.uid
+    })
+    assert.strictEqual(eligibility.status, 200, JSON.stringify(eligibility.body))
+    const refused = await rest("DELETE", `/iam/v2beta1/roles/${approvers.body.uid}`, owner.token)
+    assert.strictEqual(refused.status, 400, JSON.stringify(refused.body))
+    assert.include(JSON.stringify(refused.body), "RESOURCE_IN_USE")
+    assert.include(refused.body.message, "approver role")
+    await rest("DELETE", `/iam/v2beta1/eligibilities/${eligibility.body.uid}`, owner.token)
+    assert.strictEqual((await rest("DELETE", `/iam/v2beta1/roles/${approvers.body.uid}`, owner.token)).status, 200)
+  })
 })
+
+/** A token of `identity` narrowed as the token exchange's `cap` and `scope` narrow one. */
+const narrowedToken = (identity: string, narrowed: Principal.Narrowing) =>
+  server.runtime.runPromise(Effect.flatMap(TokenIssuer.TokenIssuer, (issuer) =>
+    Effect.map(
+      issuer.mint(identity as Uid.Uid, { iss: "https://tests.invalid", sub: "tests" }, undefined, { narrowed }),
+      (minted) => minted.token
+    )))

@@ -115,4 +115,30 @@ describe("role bindings that end", () => {
       }
     }
   )
+
+  it("a time outside any calendar is refused, naming its field; nothing is made, and every list still answers", async () => {
+    for (const field of ["expireTime", "startTime"]) {
+      for (const time of ["+275760-09-13T00:00:00Z", "-000001-01-01T00:00:00Z", "2027-02-28", "2027-02-30T00:00:00Z"]) {
+        const refused = await rest("POST", `/iam/v2beta1/roleBindings/${owner.org}`, owner.token, {
+          identityUid: worker.identity,
+          roleUid: editor,
+          [field]: time
+        })
+        assert.strictEqual(refused.status, 400, `${field} ${time}: ${JSON.stringify(refused.body)}`)
+        assert.deepStrictEqual(
+          refused.body.details[1].fieldViolations.map((v: { field: string }) => v.field),
+          [field],
+          time
+        )
+      }
+    }
+    const own = connect(join(import.meta.dirname, "../../api/proto"), `127.0.0.1:${port}`)
+    try {
+      const listed = await own.service("chainguard.platform.iam.v2beta1.RoleBindingsService")
+        .ListRoleBindings({ parent: owner.org }, owner.token)
+      assert.isAtLeast(listed.roleBindings.length, 1)
+    } finally {
+      own.close()
+    }
+  })
 })

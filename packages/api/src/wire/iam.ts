@@ -131,17 +131,22 @@ export const RoleBinding = resource(
       description: "where it grants: only where this CEL expression holds (absent: everywhere in its group); " +
         "Arbor's own, field 1003 in gRPC"
     }),
+    elevationUid: Schema.optionalWith(Uid, { exact: true }).annotations({
+      description: "output only: the elevation that made it, through which alone it changes (absent: none); " +
+        "Arbor's own, field 1004 in gRPC"
+    }),
     createTime: Time
   },
-  ({ condition, expireTime, startTime, state: _, ...binding }) =>
+  ({ condition, elevationUid, expireTime, startTime, state: _, ...binding }) =>
     new CoreRoleBinding({
       ...binding,
       startTime: startTime ?? null,
       expireTime: expireTime ?? null,
       condition: condition === undefined ? null : new CoreCondition(condition, true),
+      elevationUid: elevationUid ?? null,
       updateTime: binding.createTime
     }, true),
-  ({ condition, expireTime, startTime, ...binding }) => {
+  ({ condition, elevationUid, expireTime, startTime, ...binding }) => {
     // Read only from times (a value that holds something else is refused by the encoding after this).
     const time = (value: unknown) => DateTime.isDateTime(value) && DateTime.isUtc(value) ? value : null
     const state = bindingStateAt({ expireTime: time(expireTime), startTime: time(startTime) }, Date.now())
@@ -150,7 +155,8 @@ export const RoleBinding = resource(
       ...(startTime === null ? {} : { startTime }),
       ...(expireTime === null ? {} : { expireTime }),
       ...(state === "ACTIVE" ? {} : { state }),
-      ...(condition === null ? {} : { condition: { ...condition } })
+      ...(condition === null ? {} : { condition: { ...condition } }),
+      ...(elevationUid === null ? {} : { elevationUid })
     }
   }
 )

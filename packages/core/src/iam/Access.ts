@@ -11,43 +11,19 @@ import type * as Errors from "../engine/Errors.js"
 import { trusted } from "../engine/internal/operations.js"
 import { operation } from "../engine/internal/tracing.js"
 import * as Repository from "../engine/Repository.js"
-import { Store, type Table } from "../engine/Store.js"
+import { Store } from "../engine/Store.js"
 import * as Uid from "../engine/Uid.js"
 import * as Validation from "../engine/Validation.js"
-import * as Subscription from "../events/Subscription.js"
-import * as Repo from "../registry/Repo.js"
-import * as Tag from "../registry/Tag.js"
 import * as AccessEvaluation from "./AccessEvaluation.js"
-import * as AccountAssociation from "./AccountAssociation.js"
 import { Authorization, type ConditionOutcome, type DecisionRequest, type Grant, type Grants } from "./Authorization.js"
 import { all, type Capability } from "./Capability.js"
-import type * as Condition from "./Condition.js"
+import * as Condition from "./Condition.js"
 import { DecisionVocabularies } from "./DecisionVocabularies.js"
 import { type DecisionVocabulary, subjectRuleOf } from "./DecisionVocabulary.js"
-import * as ExternalGroupRoleMapping from "./ExternalGroupRoleMapping.js"
-import * as Group from "./Group.js"
-import * as GroupInvite from "./GroupInvite.js"
-import * as Identity from "./Identity.js"
-import * as IdentityProvider from "./IdentityProvider.js"
 import { maySeeGrant } from "./internal/embedding.js"
+import { resourceKinds } from "./internal/resourceKinds.js"
 import * as Principal from "./Principal.js"
-import * as Role from "./Role.js"
 import * as RoleBinding from "./RoleBinding.js"
-
-/** Where each kind of resource a decision may be asked about is stored. */
-const tables: Readonly<Record<AccessEvaluation.ResourceType, Table>> = {
-  group: Group.table,
-  identity: Identity.table,
-  role: Role.table,
-  role_binding: RoleBinding.table,
-  identity_provider: IdentityProvider.table,
-  account_association: AccountAssociation.table,
-  group_invite: GroupInvite.table,
-  external_group_role_mapping: ExternalGroupRoleMapping.table,
-  repo: Repo.table,
-  tag: Tag.table,
-  subscription: Subscription.table
-}
 
 /** A search's page token: the last key (uid, or a vocabulary's name) of the page before, opaque to the client. */
 const tokenOf = (key: string) => Buffer.from(key).toString("base64url")
@@ -126,7 +102,8 @@ const askedOf = (
     readonly resource: Entity
     readonly action?: { readonly name: string; readonly properties?: Entity["properties"] }
     readonly context?: { readonly [key: string]: unknown } | undefined
-  }
+  },
+  budget: Condition.Budget
 ): DecisionRequest => {
   // Each part of the request read once: a condition's decision reads them at every evaluation.
   const asked = askedIn(input)
@@ -145,7 +122,8 @@ const askedOf = (
         properties: decoded.action.properties ?? {}
       }
     }),
-    context: decoded.context ?? {}
+    context: decoded.context ?? {},
+    budget
   }
 }
 
@@ -226,7 +204,12 @@ export const make = Effect.gen(function*() {
    * A decision on `evaluation` (in Arbor's terms); `asked` is the request as it came, in the vocabulary's words,
    * whose subject, resource and context the conditions read.
    */
-  const decide = (caller: Principal.Principal, evaluation: AccessEvaluation.Evaluation, asked: unknown) => {
+  const decide = (
+    caller: Principal.Principal,
+    evaluation: AccessEvaluation.Evaluation,
+    asked: unknown,
+    budget: Condition.Budget
+  ) => {
     const group = AccessEvaluation.groupOf(evaluation.resource.type, evaluation.resource.id)
     const capability = evaluation.action.name
     return Effect.flatMap(
@@ -235,11 +218,11 @@ export const make = Effect.gen(function*() {
         evaluation.context?.explain === true
           ? Effect.flatMap(
             authorization.grants(principal),
-            (grants) => withReasons(caller, grants, capability, group, asked, evaluation)
+            (grants) => withReasons(caller, grants, capability, group, askedOf(asked, evaluation, budget))
           )
           // Decided as `Access.can` decides: the request read only when a condition is to be.
           : Effect.map(
-            authorization.decides(principal, capability, group, () => askedOf(asked, evaluation)),
+            authorization.decides(principal, capability, group, () => askedOf(asked, evaluation, budget)),
             (decision) => decision ? permitted : denied
           )
     )
@@ -251,11 +234,10 @@ export const make = Effect.gen(function*() {
     grants: Grants,
     capability: Capability,
     group: Uid.Uid,
-    asked: unknown,
-    evaluation: AccessEvaluation.Evaluation
+    asked: DecisionRequest
   ) =>
     Effect.gen(function*() {
-      const conditions = yield* authorization.conditionsOf(grants, capability, group, askedOf(asked, evaluation))
+      const conditions = yield* authorization.conditionsOf(grants, capability, group, asked)
       return new AccessEvaluation.Decision({
         decision: grants.holds(capability, group) || conditions.some((c) => c.outcome.held),
         ...(yield* explanation(caller, grants, capability, group, conditions))
@@ -288,12 +270,20 @@ export const make = Effect.gen(function*() {
     )
   }
 
-  /** One evaluation of `input`, by `vocabulary` when there is one: a subject or folder it cannot find is false. */
-  const evaluation = (caller: Principal.Principal, input: unknown, vocabulary: DecisionVocabulary | undefined) =>
+  /**
+   * One evaluation of `input`, by `vocabulary` when there is one: a subject or folder it cannot find is false. Its
+   * conditions spend from `budget`, the request's.
+   */
+  const evaluation = (
+    caller: Principal.Principal,
+    input: unknown,
+    vocabulary: DecisionVocabulary | undefined,
+    budget: Condition.Budget
+  ) =>
     Effect.flatMap(interpreted(input, vocabulary), (request) =>
       request === "unknown"
         ? Effect.succeed(new AccessEvaluation.Decision({ decision: false }))
-        : Effect.flatMap(decodeEvaluation(request), (valid) => decide(caller, valid, input)))
+        : Effect.flatMap(decodeEvaluation(request), (valid) => decide(caller, valid, input, budget)))
 
   /** A batch's item that could not be evaluated: false, with the status and message of why. */
   const refused = (status: number, message: string) =>
@@ -323,7 +313,7 @@ export const make = Effect.gen(function*() {
       caller: Principal.Principal,
       input: unknown,
       vocabulary?: DecisionVocabulary
-    ) => operation("Access.evaluate")(evaluation(caller, input, vocabulary)),
+    ) => operation("Access.evaluate")(Effect.suspend(() => evaluation(caller, input, vocabulary, Condition.budget()))),
 
     evaluateMany: (
       caller: Principal.Principal,
@@ -338,13 +328,15 @@ export const make = Effect.gen(function*() {
           resource: batch.resource,
           context: batch.context
         }
+        // Every evaluation of the batch spends from one budget (DECISIONS §21).
+        const budget = Condition.budget()
         if (batch.evaluations === undefined || batch.evaluations.length === 0) {
-          return yield* evaluation(caller, merged(defaults, {}), vocabulary)
+          return yield* evaluation(caller, merged(defaults, {}), vocabulary, budget)
         }
         // An item that cannot be evaluated is its own false decision, saying why (AuthZEN §7.1.3), named as the
         // request wrote it: a field of the item below `evaluations[i]`, one of the batch's defaults at the top.
         const evaluations = batch.evaluations.map((item, i) =>
-          evaluation(caller, merged(defaults, item), vocabulary).pipe(
+          evaluation(caller, merged(defaults, item), vocabulary, budget).pipe(
             Effect.mapError((e) => {
               if (e._tag !== "InvalidArgument") return e
               const own = Object.keys(item).find((key) => e.violations[0].field.split(/[.[]/)[0] === key)
@@ -445,18 +437,23 @@ export const make = Effect.gen(function*() {
           : vocabularies.kindOf(vocabulary, type)
         if (kind === undefined) return nothingFound
         const held = (yield* authorization.grants(subject)).scopes(search.action.name)
-        const subtrees = (roots: "all" | ReadonlyArray<Uid.Uid>) =>
-          roots === "all" ? undefined : Uid.normalizeRanges(roots.map(Uid.subtree))
-        const listable = self ? undefined : subtrees((yield* authorization.grants(caller)).scopes(
-          RoleBinding.permissions.list
-        ))
-        const granted = subtrees(held)
-        const ranges = granted === undefined ? listable : listable === undefined
-          ? granted
-          : Uid.intersectRanges(granted, listable)
+        const below = (roots: "all" | ReadonlyArray<Uid.Uid>, at: (root: Uid.Uid) => Uid.Range = Uid.subtree) =>
+          roots === "all" ? undefined : Uid.normalizeRanges(roots.map(at))
+        const intersect = (a: ReadonlyArray<Uid.Range> | undefined, b: ReadonlyArray<Uid.Range> | undefined) =>
+          a === undefined ? b : b === undefined ? a : Uid.intersectRanges(a, b)
+        // What the caller may list of that kind (DECISIONS §21: a search answers a subset of it), and, about another
+        // identity, where it may see who holds what.
+        const mine = self ? subject : caller
+        const { list, table, visibleAt } = resourceKinds[kind]
+        const grants = yield* authorization.grants(mine)
+        const listable = intersect(
+          below(grants.scopes(list), visibleAt === "self" ? Uid.subtree : Uid.descendants),
+          self ? undefined : below(grants.scopes(RoleBinding.permissions.list))
+        )
+        const ranges = intersect(below(held), listable)
         const limit = search.page?.limit ?? AccessEvaluation.defaultSearchResults
         const after = afterToken(search.page?.token)
-        const rows = yield* Repository.orInternal(store.find(tables[kind], {
+        const rows = yield* Repository.orInternal(store.find(table, {
           ...(ranges === undefined ? {} : { ranges }),
           order: [{ column: "uid", direction: "asc" }],
           ...(after === undefined ? {} : { after: [after] }),
@@ -478,7 +475,7 @@ export const make = Effect.gen(function*() {
         const grants = yield* authorization.grants(yield* decidingFor(caller, search.subject.id, group))
         const unconditional = grants.heldAt(group)
         // With the capabilities that conditional grants give here, where their conditions hold for this request.
-        const asked = askedOf(input, search)
+        const asked = askedOf(input, search, Condition.budget())
         const conditional = yield* Effect.filter(
           all.filter((c) => !unconditional.includes(c) && grants.conditionalGiving(c, group).length > 0),
           (capability) =>

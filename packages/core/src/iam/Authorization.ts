@@ -7,8 +7,6 @@
  * so one read of that version row tells a current cache from a stale one, whichever process wrote.
  */
 import * as Clock from "effect/Clock"
-import * as Context from "effect/Context"
-import type * as DefaultServices from "effect/DefaultServices"
 import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
 import * as Metric from "effect/Metric"
@@ -30,7 +28,16 @@ import * as Elevation from "./Elevation.js"
 import * as Eligibility from "./Eligibility.js"
 import * as ExternalGroupRoleMapping from "./ExternalGroupRoleMapping.js"
 import * as Group from "./Group.js"
-import { type ConditionOutcome, type DecisionRequest, type Grant, Grants } from "./internal/grants.js"
+import {
+  type ConditionOutcome,
+  type DecisionRequest,
+  type Edges,
+  type Grant,
+  Grants,
+  type Held,
+  nowOf,
+  withdrawn
+} from "./internal/grants.js"
 import type { Principal } from "./Principal.js"
 import * as Role from "./Role.js"
 import * as RoleBinding from "./RoleBinding.js"
@@ -38,48 +45,6 @@ import * as RoleBinding from "./RoleBinding.js"
 export { type ConditionOutcome, type DecisionRequest, type Grant, Grants } from "./internal/grants.js"
 
 const everything = new Grants(true, [])
-
-/** An identity's grants as cached: what its bindings give, and the providers that deprovisioned it. */
-interface Held {
-  /** What its bindings and the mappings of its pushed groups give it. */
-  readonly grants: Grants
-  /** What its bindings alone give it: the authority its own group mappings rest on. */
-  readonly bound: Grants
-  /** `grants` with what its bindings that have not started yet will give it, with no write (DECISIONS §21). */
-  readonly ahead: Grants
-  /** Identity providers whose SCIM clients deactivated or deleted the identity. */
-  readonly stopped: ReadonlyArray<Uid>
-  /**
-   * When a binding's window next opens or closes (epoch milliseconds), after which these grants are no longer
-   * current: read again then, with no write needed (DECISIONS §21). Infinity when none has a window ahead.
-   */
-  readonly changesAt: number
-}
-
-/** When what a load read next starts or ends (epoch milliseconds), as it learns of more. */
-interface Edges {
-  next: number
-}
-
-/** The default services last asked for their clock, and that clock: a fiber's services rarely change. */
-let clockOf:
-  | { readonly services: Context.Context<DefaultServices.DefaultServices>; readonly clock: Clock.Clock }
-  | undefined
-
-/** The time of the clock `fiber` runs with (a test clock in tests), in epoch milliseconds. */
-const nowOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): number => {
-  const services = fiber.currentDefaultServices
-  if (clockOf?.services !== services) clockOf = { services, clock: Context.get(services, Clock.Clock) }
-  return clockOf.clock.unsafeCurrentTimeMillis()
-}
-
-/** `grants` without what they hold in the groups of the identity providers `stopped` (and below). */
-const withdrawn = (grants: Grants, stopped: ReadonlyArray<Uid>): Grants => {
-  if (stopped.length === 0) return grants
-  const groups = stopped.flatMap((provider) => parentOrNull(provider) ?? [])
-  const kept = (of: ReadonlyArray<Grant>) => of.filter((g) => !groups.some((group) => isAncestorOrSelf(group, g.group)))
-  return new Grants(false, kept(grants.grants), kept(grants.conditional))
-}
 
 /** How many principals' grants are cached at most. */
 const cacheSize = 10_000
@@ -220,7 +185,7 @@ export const make = Effect.gen(function*() {
 
   /**
    * `all` of an identity's bindings but those made by elevations that no longer stand (DECISIONS §21): one stands
-   * while it is granted, its eligibility is still there for that identity and role and rests on its maker's
+   * while it is granted and its own window (from its times, whatever its binding says) is open, its eligibility is still there for that identity and role and rests on its maker's
    * authority, and its approver (when it needed one) still holds the approver role's capabilities at its group. As
    * authority (`asAuthority`), no elevation counts.
    */
@@ -239,12 +204,16 @@ export const make = Effect.gen(function*() {
         (yield* eligibilities.getMany([...new Set(found.map((e) => e.eligibilityUid))])).map((e) => [e.uid, e] as const)
       )
       const kept = new Set<string>()
+      const now = yield* Clock.currentTimeMillis
       for (const elevation of found) {
         const eligibility = eligible.get(elevation.eligibilityUid)
+        // Granted, and within its own window, computed from its times whatever its binding says.
         if (
-          eligibility === undefined || elevation.state !== "ACTIVE" || elevation.bindingUid === null ||
+          eligibility === undefined || Elevation.stateAt(elevation, now) !== "ACTIVE" ||
+          elevation.expireTime === null || elevation.bindingUid === null ||
           eligibility.identityUid !== identityUid || eligibility.roleUid !== elevation.roleUid
         ) continue
+        edges.next = Math.min(edges.next, elevation.expireTime.epochMillis)
         const scope = eligibility.parent
         if (!(yield* stands({ grantedBy: eligibility.grantedBy, roleUid: eligibility.roleUid, scope }, edges))) continue
         if (elevation.approverUid !== null) {
@@ -460,7 +429,8 @@ export const make = Effect.gen(function*() {
     resource: names === undefined ? request.resource : { ...request.resource, ...names },
     subject: request.subject,
     action: request.action ?? { name: capability },
-    context: request.context
+    context: request.context,
+    budget: request.budget
   })
 
   /**
@@ -525,7 +495,12 @@ export const make = Effect.gen(function*() {
             : Effect.succeed(principal)),
     grants: grantsNow,
     heldAhead: (uid: Uid) => Effect.map(held({ _tag: "Identity", uid }), (loaded) => loaded.ahead),
-    holdsRole: (uid: Uid, roleUid: Uid, scope: Uid) => holdsRole(uid, roleUid, scope),
+    holdsRole: (principal: Principal, roleUid: Uid, scope: Uid) =>
+      principal._tag !== "Identity" ? Effect.succeed(false) : Effect.gen(function*() {
+        const authority = yield* boundHeldOf(principal.uid)
+        const capabilities = (yield* capabilitiesOf([roleUid]))(roleUid)
+        return capabilities !== undefined && authority.bound.narrow(principal.narrowed).holdsAll(capabilities, scope)
+      }),
     grantStands: (grant: Parameters<typeof stands>[0]) => stands(grant),
     check: (principal: Principal, capability: Capability, group: string, resource: string = group) =>
       operation("Authorization.check", { "arbor.capability": capability })(
@@ -577,8 +552,12 @@ export interface AuthorizationService {
    * act as it must hold already (no escalation through identities, docs/api.md §7).
    */
   readonly heldAhead: (uid: Uid) => Effect.Effect<Grants, Errors.StoreFailure>
-  /** True when identity `uid` holds role `roleUid` at `scope` by its own bindings: the approver rule (§21). */
-  readonly holdsRole: (uid: Uid, roleUid: Uid, scope: Uid) => Effect.Effect<boolean, Errors.StoreFailure>
+  /**
+   * True when `principal` is an identity holding every capability of role `roleUid` at `scope` by its own bindings
+   * (no elevation, no pushed group), as far as its token's narrowing reaches: who may approve, deny or see an
+   * elevation as its approver (DECISIONS §21).
+   */
+  readonly holdsRole: (principal: Principal, roleUid: Uid, scope: Uid) => Effect.Effect<boolean, Errors.StoreFailure>
   /**
    * True while a grant that someone made (a group mapping, an eligibility) rests on their authority: they could
    * still bind its role at its scope.

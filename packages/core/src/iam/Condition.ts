@@ -13,6 +13,7 @@ import type { Expr } from "@bufbuild/cel-spec/cel/expr/syntax_pb.js"
 import { Environment } from "@marcbachmann/cel-js"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import * as CelCost from "./internal/celCost.js"
 import * as CelDirect from "./internal/celDirect.js"
 import * as CelTime from "./internal/celTime.js"
 
@@ -24,6 +25,13 @@ export const maxNodes = 200
 export const maxItems = 1000
 /** The most values given to a condition in all (properties and context together). */
 export const maxValues = 10_000
+/** The most characters of strings (keys and values) given to a condition in all (properties and context together). */
+export const maxCharacters = 100_000
+
+/** What a request may spend on its decisions' conditions (`CelCost`): one for each request, shared by its decisions. */
+export type Budget = CelCost.Budget
+/** A request's budget, full. */
+export const budget: () => Budget = CelCost.budget
 
 /** A condition as written: the expression, and a title and description for people (as Google's `Expr`). */
 export class Condition extends Schema.Class<Condition>("@arbor/core/Condition")({
@@ -83,6 +91,8 @@ export interface Attributes {
   }
   /** AuthZEN's `context`, or `Access.can`'s. */
   readonly context?: { readonly [key: string]: unknown } | undefined
+  /** The request's budget, which its decisions share; none: the decision's own alone. */
+  readonly budget?: Budget | undefined
 }
 
 /** How a condition came out: held, or not and why (false, or the error that left it undecided). */
@@ -124,7 +134,7 @@ const checker = new Environment({ limits: { maxAstNodes: maxNodes, maxDepth: 32 
  * The CEL environment conditions are evaluated in: the library's standard one, with the timestamp methods reading a
  * zone's offset from a cache. Public so that its conformance can be checked against the CEL specification's suite.
  */
-export const environment: CelEnv = celEnv({ funcs: [...CelTime.methods] })
+export const environment: CelEnv = celEnv({ funcs: [...CelCost.funcs, CelCost.turnFunc, ...CelTime.methods] })
 
 /** The variables of the environment. */
 type Root = "request" | "resource" | "subject" | "action" | "context"
@@ -231,9 +241,24 @@ export const compile = (expression: string): Either.Either<Compiled, Refusal> =>
       offset: positions[String(nested.id)] ?? 0
     })
   }
-  const program = plan(environment, parsed)
-  // The common shapes decided directly; what the direct evaluator is not sure of, by the planner.
+  // Each comprehension pays its body's terms at each turn; new nodes take ids past the parser's.
+  let lastId = 0n
+  walk(parsed.expr, (expr) => {
+    if (expr.id > lastId) lastId = expr.id
+  })
+  const bodyTerms = (comprehension: Expr) => {
+    let terms = 0
+    if (comprehension.exprKind.case === "comprehensionExpr") {
+      const count = () => terms++
+      walk(comprehension.exprKind.value.loopCondition, count)
+      walk(comprehension.exprKind.value.loopStep, count)
+    }
+    return terms
+  }
+  // The common shapes decided directly (before the tree is counted); what it is not sure of, by the planner.
   const direct = CelDirect.compile(parsed.expr)
+  if (parsed.expr !== undefined) CelCost.countTurns(parsed.expr, bodyTerms, lastId)
+  const program = plan(environment, parsed)
   const flags: Reads = {
     request: reads.has("request"),
     resource: reads.has("resource"),
@@ -249,24 +274,36 @@ export const compile = (expression: string): Either.Either<Compiled, Refusal> =>
     context: readsValues.has("context")
   }
   const limited = valueFlags.resource || valueFlags.subject || valueFlags.action || valueFlags.context
+  const evaluate = (attributes: Attributes): Outcome => {
+    if (limited && !withinLimits(attributes, valueFlags)) {
+      return {
+        held: false,
+        error: `properties and context may hold at most ${maxValues} values and ${maxCharacters} characters`
+      }
+    }
+    if (direct !== undefined) {
+      const decided = direct(rootsOf(attributes, flags))
+      if (decided === true) return held
+      if (decided === false) return notHeld
+    }
+    const result = program(activationOf(attributes, flags))
+    if (result === true) return { held: true }
+    if (isCelError(result)) return { held: false, error: result.message }
+    return result === false ? { held: false } : { held: false, error: "did not evaluate to a bool" }
+  }
   return Either.right({
     expression,
     readsNames,
     decide: (attributes) => {
-      if (limited && !withinLimits(attributes, valueFlags)) {
-        return { held: false, error: `properties and context may hold at most ${maxValues} values` }
-      }
-      if (direct !== undefined) {
-        const decided = direct(rootsOf(attributes, flags))
-        if (decided === true) return held
-        if (decided === false) return notHeld
-      }
-      const result = program(activationOf(attributes, flags))
-      if (result === true) return { held: true }
-      if (isCelError(result)) return { held: false, error: result.message }
-      return result === false ? { held: false } : { held: false, error: "did not evaluate to a bool" }
+      const outcome = CelCost.metered(attributes.budget, nodes, () => evaluate(attributes))
+      return outcome.spent ? spent : outcome.value
     }
   })
+}
+
+const spent: Outcome = {
+  held: false,
+  error: `its cost budget is spent (at most ${CelCost.perDecision} units a decision, ${CelCost.perRequest} a request)`
 }
 
 /** Compiled conditions by expression, so that each is compiled once however many bindings carry it. */
@@ -290,11 +327,12 @@ export const compiled = (expression: string): Compiled => {
 }
 
 /**
- * `value` as CEL reads it (objects as maps), unless it holds more than `budget.left` values or a list or map of more
- * than `maxItems`.
+ * True unless `value` holds more than `budget.values` values, `budget.characters` characters of strings (keys
+ * included), or a list or map of more than `maxItems`.
  */
-const bounded = (value: unknown, budget: { left: number }): boolean => {
-  if (--budget.left < 0) return false
+const bounded = (value: unknown, budget: { values: number; characters: number }): boolean => {
+  if (--budget.values < 0) return false
+  if (typeof value === "string") return (budget.characters -= value.length) >= 0
   if (value === null || typeof value !== "object") return true
   if (Array.isArray(value)) {
     if (value.length > maxItems) return false
@@ -305,7 +343,8 @@ const bounded = (value: unknown, budget: { left: number }): boolean => {
   let items = 0
   for (const key in value) {
     if (!Object.hasOwn(value, key)) continue
-    if (++items > maxItems || !bounded((value as Record<string, unknown>)[key], budget)) return false
+    if (++items > maxItems || (budget.characters -= key.length) < 0) return false
+    if (!bounded((value as Record<string, unknown>)[key], budget)) return false
   }
   return true
 }
@@ -316,14 +355,19 @@ type Reads = Readonly<Record<Root, boolean>>
 const held: Outcome = { held: true }
 const notHeld: Outcome = { held: false }
 
-/** True unless the properties and context a condition reads the values of (`reads`) are over the limits. */
+/**
+ * True unless the properties and context a condition reads the values of (`reads`) are over the limits; their walk is
+ * counted as work of the decision (a unit per 16 values).
+ */
 const withinLimits = (attributes: Attributes, reads: Reads): boolean => {
-  const budget = { left: maxValues }
-  return (!reads.resource || attributes.resource.properties === undefined ||
+  const budget = { values: maxValues, characters: maxCharacters }
+  const within = (!reads.resource || attributes.resource.properties === undefined ||
     bounded(attributes.resource.properties, budget)) &&
     (!reads.subject || attributes.subject.properties === undefined || bounded(attributes.subject.properties, budget)) &&
     (!reads.action || attributes.action.properties === undefined || bounded(attributes.action.properties, budget)) &&
     (!reads.context || attributes.context === undefined || bounded(attributes.context, budget))
+  CelCost.charge((maxValues - budget.values) >> 4)
+  return within
 }
 
 /** The variables a condition reads (`reads`) as the direct evaluator reads them: plain objects, a time an instant. */

@@ -21,7 +21,7 @@ import * as Eligibility from "./Eligibility.js"
 import * as Group from "./Group.js"
 import * as Identity from "./Identity.js"
 import { canReadRole, grantable, grantor } from "./internal/roles.js"
-import type { Principal } from "./Principal.js"
+import { actsAsItselfAt, type Principal } from "./Principal.js"
 import * as Role from "./Role.js"
 import { RoleBindings } from "./RoleBindings.js"
 
@@ -93,9 +93,7 @@ export const make = Effect.gen(function*() {
     visibleAt: "parent"
   }
 
-  /** True when `principal` is an identity holding `roleUid` at `group` by its own bindings: an approver (§21). */
-  const holdsRole = (principal: Principal, roleUid: Uid.Uid, group: Uid.Uid) =>
-    principal._tag !== "Identity" ? Effect.succeed(false) : authorization.holdsRole(principal.uid, roleUid, group)
+  const holdsRole = authorization.holdsRole
 
   /**
    * The elevation `uid`, or NotFound: for whoever asked for it, may list bindings at its group, or holds the approver
@@ -107,7 +105,7 @@ export const make = Effect.gen(function*() {
       const found = yield* elevations.get(id)
       if (Option.isNone(found)) return yield* orNotFound(Effect.succeedNone, "elevation", id)
       const elevation = found.value
-      if (principal._tag === "Identity" && principal.uid === elevation.identityUid) return elevation
+      if (actsAsItselfAt(principal, elevation.identityUid, elevation.parent)) return elevation
       if (yield* authorization.holds(principal, Eligibility.permissions.list, elevation.parent)) return elevation
       const eligibility = Option.getOrUndefined(yield* eligibilities.get(elevation.eligibilityUid))
       const approves = eligibility?.approverRoleUid !== null && eligibility !== undefined &&
@@ -248,12 +246,11 @@ export const make = Effect.gen(function*() {
               order: [{ column: "uid", direction: "asc" }],
               limit: maxOwn
             }),
-            (found): Lists.Page<Eligibility.Eligibility> => ({
-              items: found.map(asEligibility),
-              nextPageToken: undefined,
-              totalCount: found.length,
-              skipped: 0
-            })
+            (all): Lists.Page<Eligibility.Eligibility> => {
+              // A narrowed token sees those its narrowing reaches.
+              const found = all.filter((e) => actsAsItselfAt(principal, principal.uid, e.parent))
+              return { items: found.map(asEligibility), nextPageToken: undefined, totalCount: found.length, skipped: 0 }
+            }
           )
           : Lists.list(
             ops,
@@ -377,6 +374,18 @@ export const make = Effect.gen(function*() {
       })
       if (eligibility === undefined) {
         return yield* orNotFound(Effect.succeedNone, "eligibility for that role in", group)
+      }
+      // A narrowed token asks only for what its narrowing reaches: the role's every capability, at a group in scope.
+      if (principal._tag === "Identity" && principal.narrowed !== undefined) {
+        const role = Role.builtIns.find((r) => r.uid === eligibility.roleUid) ??
+          Option.getOrUndefined(yield* roles.get(eligibility.roleUid))
+        if (role === undefined || !actsAsItselfAt(principal, principal.uid, group, role.capabilities)) {
+          return yield* new Errors.PermissionDenied({
+            capability: Eligibility.permissions.create,
+            resource: group,
+            reason: "TOKEN_NARROWED"
+          })
+        }
       }
       if (fields.duration > eligibility.maxDurationSeconds) {
         return yield* Errors.InvalidArgument.field("duration", `must be at most ${eligibility.maxDurationSeconds}s`)

@@ -4,7 +4,7 @@
  */
 import * as Data from "effect/Data"
 import * as Schema from "effect/Schema"
-import type { Uid } from "../engine/Uid.js"
+import { isAncestorOrSelf, type Uid } from "../engine/Uid.js"
 import type { Capability } from "./Capability.js"
 
 /** The upstream token behind an exchanged token (its `act` claim), which its principal and its writes carry. */
@@ -75,3 +75,25 @@ export const identity = (
  */
 export const actsAsItself = (principal: Principal, uid: string): boolean =>
   principal._tag === "Identity" && principal.narrowed === undefined && principal.uid === uid
+
+/**
+ * True when `principal` is identity `uid` acting on its own standing at `group` (its own elevations and
+ * eligibilities: reading them, asking for one) within what its token lets it do (DECISIONS §21, the one gate): its
+ * own token, or one narrowed to a scope at or above `group` and to capabilities that include every one of
+ * `capabilities`. A narrowing bounds every act of its token, these too.
+ */
+export const actsAsItselfAt = (
+  principal: Principal,
+  uid: string,
+  group: Uid,
+  capabilities: Iterable<Capability> = []
+): boolean => {
+  if (principal._tag !== "Identity" || principal.uid !== uid) return false
+  const narrowed = principal.narrowed
+  if (narrowed === undefined) return true
+  if (narrowed.scopes !== undefined && !narrowed.scopes.some((scope) => isAncestorOrSelf(scope, group))) return false
+  if (narrowed.capabilities === undefined) return true
+  const kept = new Set(narrowed.capabilities)
+  for (const capability of capabilities) if (!kept.has(capability)) return false
+  return true
+}

@@ -38,6 +38,11 @@ export class RoleBinding extends Schema.Class<RoleBinding>("@arbor/core/RoleBind
   expireTime: Schema.optional(Schema.NullOr(Timestamp)).pipe(Schema.withDecodingDefault(() => null)),
   /** Where it grants: only where this holds (DECISIONS §21); null: everywhere in its group. */
   condition: Schema.optional(Schema.NullOr(Condition.Condition)).pipe(Schema.withDecodingDefault(() => null)),
+  /**
+   * The elevation that made it (DECISIONS §21): it grants only while that stands, and changes only through it; null
+   * for every other binding.
+   */
+  elevationUid: Schema.optional(Schema.NullOr(Uid)).pipe(Schema.withDecodingDefault(() => null)),
   createTime: Timestamp,
   updateTime: Timestamp
 }) {}

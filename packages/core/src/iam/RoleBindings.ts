@@ -27,7 +27,7 @@ import * as Identity from "./Identity.js"
 import * as BindingEnds from "./internal/bindingEnds.js"
 import * as Embedding from "./internal/embedding.js"
 import { grantable } from "./internal/roles.js"
-import type { Principal } from "./Principal.js"
+import { actsAsItself, type Principal } from "./Principal.js"
 import * as Role from "./Role.js"
 import * as RoleBinding from "./RoleBinding.js"
 
@@ -43,7 +43,8 @@ export interface RoleBindingListOptions extends Lists.ListOptions {
 
 /**
  * The filters as store conditions, with the violations found reading them. An identity asking for its own bindings
- * (`identity` its uid) sees every one, wherever it may list bindings or not: the places it holds a role.
+ * (`identity` its uid) with its own token (not a narrowed one) sees every one, wherever it may list bindings or not:
+ * the places it holds a role.
  */
 export const filters = (options: RoleBindingListOptions, principal?: Principal): Lists.Filters => {
   const conditions: Array<Condition> = []
@@ -60,7 +61,7 @@ export const filters = (options: RoleBindingListOptions, principal?: Principal):
     conditions,
     violations,
     digest: [options.identity, options.group, options.role],
-    own: principal?._tag === "Identity" && options.identity === principal.uid
+    own: principal !== undefined && options.identity !== undefined && actsAsItself(principal, options.identity)
   }
 }
 
@@ -82,6 +83,27 @@ interface References {
   readonly identities: Pick<Repository.Repository<Identity.Identity>, "get">
   readonly roles: Pick<Repository.Repository<Role.Role>, "get">
 }
+
+/**
+ * Refuses a change to a binding that an elevation made (DECISIONS §21): it changes only through its elevation, which
+ * ends it at its time or with its eligibility; an update or a delete (REST, gRPC, `:apply`) would make it outlast
+ * the elevation or end what the elevation says is granted.
+ */
+const madeByElevation = (binding: RoleBinding.Record) =>
+  binding.elevationUid === null ? Effect.void : Effect.fail(
+    new Errors.FailedPrecondition({
+      summary: `role binding ${binding.uid} was made by elevation ${binding.elevationUid}: it changes only through ` +
+        "the elevation (it ends at the elevation's expireTime, or when its eligibility is deleted)",
+      violations: [
+        new Errors.PreconditionViolation({
+          type: "ELEVATION_BINDING",
+          subject: binding.uid,
+          description: `made by elevation ${binding.elevationUid}; it changes only through the elevation`
+        })
+      ],
+      reason: "ELEVATION_BINDING"
+    })
+  )
 
 /** Builds the RoleBindings service from the services in its context; `Arbor.layer` builds it with the others. */
 export const make = Effect.gen(function*() {
@@ -358,6 +380,7 @@ export const make = Effect.gen(function*() {
         fields: RoleBinding.fields,
         apply: (current, { body, grants, mask, updateTime }) =>
           Effect.gen(function*() {
+            yield* madeByElevation(current)
             const iso = (time: DateTime.Utc | null) => time === null ? null : DateTime.formatIso(time)
             const merged = FieldMask.apply(
               {
@@ -437,7 +460,7 @@ export const make = Effect.gen(function*() {
 
     delete: (principal: Principal, uid: string) =>
       operation("RoleBindings.delete")(
-        Resources.remove<RoleBinding.Record, never, never>(ops, kind, principal, uid, { idempotent: true })
+        Resources.remove(ops, kind, principal, uid, { idempotent: true, before: madeByElevation })
       )
   }
   return service

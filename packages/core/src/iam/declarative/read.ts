@@ -84,8 +84,11 @@ export const reader = (
         const group = pathOfParent(binding.uid)
         const identity = identityPath.get(binding.identity.uid)
         const role = state.roleNames.get(binding.role.uid)
-        // A binding of an identity or a role from outside the organization is not the document's to manage.
-        if (group === undefined || identity === undefined || role === undefined) continue
+        // A binding of an identity or a role from outside the organization is not the document's to manage, nor
+        // one an elevation made (it changes only through the elevation).
+        if (group === undefined || identity === undefined || role === undefined || binding.elevationUid !== null) {
+          continue
+        }
         state.bindings.set(bindingKey(identity, role, group), { identity, role, group, binding })
       }
       const providerPath = new Map<string, string>()

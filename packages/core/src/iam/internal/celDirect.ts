@@ -3,9 +3,11 @@
  * `has()`, string tests, a timestamp's fields in a zone), beside `@bufbuild/cel`'s planner, whose general runtime
  * costs a few microseconds a decision. It answers only where its answer is CEL's: any other shape is not compiled,
  * and any value it is not sure of (a missing key, an error, types that differ, a number of another kind) is `Unsure`,
- * for the planner to decide. Checked against the CEL specification's conformance suite beside the planner.
+ * for the planner to decide. Checked against the CEL specification's conformance suite beside the planner. Its
+ * string operations count their work against the condition's budget (`celCost`), as the planner's do.
  */
 import type { Expr } from "@bufbuild/cel-spec/cel/expr/syntax_pb.js"
+import { charge, textCost } from "./celCost.js"
 import * as CelTime from "./celTime.js"
 
 /** What the direct evaluator leaves to the planner. */
@@ -59,6 +61,7 @@ const surrogate = /[\uD800-\uDFFF]/
 const ordered = (a: Value, b: Value): number | Unsure => {
   if (typeof a !== typeof b) return Unsure
   // Strings order by code point in CEL, by UTF-16 unit in JavaScript: the same but past the basic plane.
+  if (typeof a === "string") charge(textCost(a, b as string))
   if (typeof a === "string" && (surrogate.test(a) || surrogate.test(b as string))) return Unsure
   if (typeof a === "string" || typeof a === "bigint") return a < (b as typeof a) ? -1 : a > (b as typeof a) ? 1 : 0
   if (typeof a === "number") {
@@ -81,6 +84,7 @@ const equal = (a: Value, b: Value): boolean | Unsure => {
   if (kind !== typeof b) return Unsure
   if (kind === "object") return a instanceof Instant && b instanceof Instant ? a.ms === b.ms : Unsure
   // Strings (by code point), bools, ints and doubles (NaN unequal to itself, 0 to -0 equal) as CEL's equality.
+  if (kind === "string") charge(textCost(a as string, b as string))
   return a === b
 }
 
@@ -222,7 +226,9 @@ const call = (fn: string, target: Expr | undefined, args: ReadonlyArray<Expr>): 
     return (roots) => {
       const s = receiver(roots)
       const t = left!(roots)
-      return typeof s === "string" && typeof t === "string" ? test(s, t) : Unsure
+      if (typeof s !== "string" || typeof t !== "string") return Unsure
+      charge(textCost(s, t))
+      return test(s, t)
     }
   }
   const field = CelTime.localField(fn)

@@ -92,6 +92,7 @@ export const make = Effect.gen(function*() {
       startTime: r.startTime,
       expireTime: r.expireTime,
       condition: r.condition,
+      elevationUid: r.elevationUid,
       createTime: r.createTime,
       updateTime: r.updateTime
     }, trusted)

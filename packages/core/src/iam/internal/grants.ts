@@ -1,10 +1,14 @@
 /**
  * What a principal holds (`Authorization`): its grants, each the capabilities one binding gives at a group (where its
- * condition holds, if it has one), and the decisions read from them.
+ * condition holds, if it has one), the decisions read from them, and how they are cached.
  */
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import type * as DefaultServices from "effect/DefaultServices"
 import * as Effect from "effect/Effect"
+import type * as Fiber from "effect/Fiber"
 import { PermissionDenied } from "../../engine/Errors.js"
-import { isAncestor, isAncestorOrSelf } from "../../engine/Uid.js"
+import { isAncestor, isAncestorOrSelf, parentOrNull } from "../../engine/Uid.js"
 import type { Uid } from "../../engine/Uid.js"
 import { all, type Capability } from "../Capability.js"
 import type * as Condition from "../Condition.js"
@@ -38,6 +42,8 @@ export interface DecisionRequest {
   /** The action as asked; the capability decided on when absent. */
   readonly action?: Condition.Attributes["action"]
   readonly context?: Condition.Attributes["context"]
+  /** The request's budget for conditions, which its decisions share (DECISIONS §21). */
+  readonly budget?: Condition.Attributes["budget"]
 }
 
 /**
@@ -143,4 +149,46 @@ export class Grants {
   require(capability: Capability, group: string, resource: string = group): Effect.Effect<void, PermissionDenied> {
     return this.holds(capability, group) ? Effect.void : Effect.fail(new PermissionDenied({ capability, resource }))
   }
+}
+
+/** An identity's grants as cached: what its bindings give, and the providers that deprovisioned it. */
+export interface Held {
+  /** What its bindings and the mappings of its pushed groups give it. */
+  readonly grants: Grants
+  /** What its bindings alone give it: the authority its own group mappings rest on. */
+  readonly bound: Grants
+  /** `grants` with what its bindings that have not started yet will give it, with no write (DECISIONS §21). */
+  readonly ahead: Grants
+  /** Identity providers whose SCIM clients deactivated or deleted the identity. */
+  readonly stopped: ReadonlyArray<Uid>
+  /**
+   * When a binding's window next opens or closes (epoch milliseconds), after which these grants are no longer
+   * current: read again then, with no write needed (DECISIONS §21). Infinity when none has a window ahead.
+   */
+  readonly changesAt: number
+}
+
+/** When what a load read next starts or ends (epoch milliseconds), as it learns of more. */
+export interface Edges {
+  next: number
+}
+
+/** The default services last asked for their clock, and that clock: a fiber's services rarely change. */
+let clockOf:
+  | { readonly services: Context.Context<DefaultServices.DefaultServices>; readonly clock: Clock.Clock }
+  | undefined
+
+/** The time of the clock `fiber` runs with (a test clock in tests), in epoch milliseconds. */
+export const nowOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): number => {
+  const services = fiber.currentDefaultServices
+  if (clockOf?.services !== services) clockOf = { services, clock: Context.get(services, Clock.Clock) }
+  return clockOf.clock.unsafeCurrentTimeMillis()
+}
+
+/** `grants` without what they hold in the groups of the identity providers `stopped` (and below). */
+export const withdrawn = (grants: Grants, stopped: ReadonlyArray<Uid>): Grants => {
+  if (stopped.length === 0) return grants
+  const groups = stopped.flatMap((provider) => parentOrNull(provider) ?? [])
+  const kept = (of: ReadonlyArray<Grant>) => of.filter((g) => !groups.some((group) => isAncestorOrSelf(group, g.group)))
+  return new Grants(false, kept(grants.grants), kept(grants.conditional))
 }

@@ -1,7 +1,8 @@
 /**
- * Every organization keeps at least one active owner (DECISIONS §20): an identity bound `owner` at the organization
- * itself, by a binding that has started and does not expire, that no identity provider of the organization has deactivated or deleted by SCIM (which withdraws what its
- * bindings give there). Checked by the engine's repositories on every write of the tables that can take an owner
+ * Every organization keeps at least one active owner (DECISIONS §20, §21): an identity bound `owner` at the
+ * organization itself, by a binding that has started, never expires, has no condition and was not made by an
+ * elevation, that no identity provider of the organization has deactivated or deleted by SCIM (which withdraws what
+ * its bindings give there). Checked by the engine's repositories on every write of the tables that can take an owner
  * away, in the write's transaction (`engine/internal/invariants`): a binding deleted or changed, an identity deleted
  * (its bindings with it), a SCIM user deactivated, deleted or linked inactive; whatever surface asked for it. An
  * organization that had no active owner (one being built in-process) is not held to it until it has one.
@@ -24,9 +25,9 @@ const ownsOrganization = (row: Row) =>
   row.roleUid === ownerRole && row.parent !== null && Uid.parentOrNull(row.parent as Uid.Uid) === null
 
 /**
- * The identities bound `owner` at `organization` for good: by a binding that has started, never expires and has no
- * condition (one that ends, or holds only sometimes, would leave the organization without an owner with no write to
- * refuse).
+ * The identities bound `owner` at `organization` for good: by a binding that has started, never expires, has no
+ * condition and was not made by an elevation (one that ends, holds only sometimes, or stands only while its
+ * elevation does, would leave the organization without an owner with no write to refuse).
  */
 const ownersOf = (store: StoreService, organization: string) =>
   Effect.zipWith(
@@ -42,7 +43,8 @@ const ownersOf = (store: StoreService, organization: string) =>
     (rows, now) => [
       ...new Set(
         rows.filter((row) =>
-          (row.startTime === null || Number(row.startTime) <= now) && (row.condition ?? null) === null
+          (row.startTime === null || Number(row.startTime) <= now) && (row.condition ?? null) === null &&
+          (row.elevationUid ?? null) === null
         ).map((row) => row.identityUid as string)
       )
     ]
