@@ -211,6 +211,20 @@ describe("just-in-time elevation", () => {
     await rest("DELETE", `/iam/v2beta1/eligibilities/${eligibility.body.uid}`, owner.token)
     assert.strictEqual((await rest("DELETE", `/iam/v2beta1/roles/${approvers.body.uid}`, owner.token)).status, 200)
   })
+
+  it("a group that holds an eligibility is not deleted from under it", async () => {
+    const folder = (await rest("POST", `/iam/v2beta1/groups/${owner.org}`, owner.token, { name: "eligible-here" })).body
+    const eligibility = await rest("POST", `/iam/v2beta1/eligibilities/${folder.uid}`, owner.token, {
+      identityUid: deployer.identity,
+      roleUid: editor,
+      maxDuration: "600s"
+    })
+    const refused = await rest("DELETE", `/iam/v2beta1/groups/${folder.uid}`, owner.token)
+    assert.strictEqual(refused.status, 400, JSON.stringify(refused.body))
+    assert.strictEqual(refused.body.message, "Precondition failed: cannot delete group with child eligibilities")
+    await rest("DELETE", `/iam/v2beta1/eligibilities/${eligibility.body.uid}`, owner.token)
+    assert.strictEqual((await rest("DELETE", `/iam/v2beta1/groups/${folder.uid}`, owner.token)).status, 200)
+  })
 })
 
 /** A token of `identity` narrowed as the token exchange's `cap` and `scope` narrow one. */

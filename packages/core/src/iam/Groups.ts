@@ -26,6 +26,7 @@ import * as Subscription from "../events/Subscription.js"
 import * as Advisory from "../registry/Advisory.js"
 import * as Repo from "../registry/Repo.js"
 import * as AccountAssociation from "./AccountAssociation.js"
+import * as Eligibility from "./Eligibility.js"
 import * as Group from "./Group.js"
 import * as GroupAccessRequest from "./GroupAccessRequest.js"
 import * as GroupInvite from "./GroupInvite.js"
@@ -60,6 +61,7 @@ export const childKinds: ReadonlyArray<ChildKind> = [
   { table: IdentityProvider.table, label: "identity providers" },
   { table: GroupInvite.table, label: "invites" },
   { table: AccountAssociation.table, label: "account associations", includesSelf: true },
+  { table: Eligibility.table, label: "eligibilities" },
   { table: Advisory.table, label: "advisories" },
   { table: Subscription.table, label: "subscriptions" }
 ]

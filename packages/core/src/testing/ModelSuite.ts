@@ -1,9 +1,10 @@
 /**
  * The model-based suite, on fast-check's model-based testing: random sequences of commands, one per engine operation
  * (grouped below by area), each run by a random caller, its outcome predicted by a simple reference model of the
- * rules. After every command, callers' lists (paged to the end with random page sizes and skips) and every
- * capability check are compared with the model's answers, and no caller may have gained through any identity it can
- * assume a capability that the command's caller did not hold. A canary identity is never bound and must never see or
+ * rules. After every command, callers' lists (paged to the end with random page sizes and skips), every capability
+ * check, a random narrowed token's every check and a random resource search are compared with the model's answers,
+ * and no caller may have gained through any identity it can assume a capability that the command's caller did not
+ * hold (but through an elevation, which the model decides). A canary identity is never bound and must never see or
  * do anything beyond the built-in roles. A failure shrinks to the fewest commands that still fail. Every store
  * adapter runs it against itself:
  *
@@ -23,10 +24,12 @@ import * as Runtime from "effect/Runtime"
 import * as Secrets from "../engine/Secrets.js"
 import type { Store } from "../engine/Store.js"
 import {
+  Access,
   AccountAssociations,
   Arbor,
   Authorization,
   Capability,
+  Elevations,
   GroupInvites,
   Groups,
   Identities,
@@ -145,6 +148,8 @@ export const run = <E>(store: Layer.Layer<Store, E>, steps: Commands): Effect.Ef
       invites: yield* GroupInvites.GroupInvites,
       associations,
       authorization: yield* Authorization.Authorization,
+      elevations: yield* Elevations.Elevations,
+      access: yield* Access.Access,
       missing,
       canary: model.actorUid.get("canary")!,
       run: Runtime.runPromise(runtime)

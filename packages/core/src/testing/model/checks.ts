@@ -8,8 +8,10 @@ import * as Exit from "effect/Exit"
 import type { ListOptions } from "../../engine/Lists.js"
 import * as Uid from "../../engine/Uid.js"
 import type {
+  Access,
   AccountAssociations,
   Authorization,
+  Elevations,
   GroupInvites,
   Groups,
   Identities,
@@ -20,7 +22,17 @@ import type {
   Tags
 } from "../../index.js"
 import { Principal, Role } from "../../index.js"
-import { type Actor, actors, type Cap, type Kind, type Model, orders, roleCaps, sortModel } from "./model.js"
+import {
+  type Actor,
+  actors,
+  type Cap,
+  type Kind,
+  type Model,
+  type Narrowing,
+  orders,
+  roleCaps,
+  sortModel
+} from "./model.js"
 
 /** Small deterministic generator for page sizes and skips. */
 export const lcg = (seed: number) => {
@@ -43,6 +55,8 @@ export interface Real {
   readonly invites: GroupInvites.GroupInvites
   readonly associations: AccountAssociations.AccountAssociations
   readonly authorization: Authorization.Authorization
+  readonly elevations: Elevations.Elevations
+  readonly access: Access.Access
   /** A group that does not exist, below the first organization. */
   readonly missing: string
   readonly canary: string
@@ -62,8 +76,15 @@ export const ownedOrganizations = (real: Real) =>
       )
   )
 
-export const principalOf = (model: Model, actor: Actor) =>
-  actor === "system" ? Principal.system : Principal.identity(model.actorUid.get(actor) as Uid.Uid)
+export const principalOf = (model: Model, actor: Actor, narrowing?: Narrowing) =>
+  actor === "system"
+    ? Principal.system
+    : Principal.identity(
+      model.actorUid.get(actor) as Uid.Uid,
+      narrowing === undefined
+        ? {}
+        : { narrowed: { capabilities: narrowing.capabilities, scopes: [narrowing.scope as Uid.Uid] } }
+    )
 
 /** Runs the real operation and compares its outcome with the model's prediction; on success, updates the model. */
 export const expect = <A>(
@@ -164,7 +185,9 @@ export const kinds = [
   "tag",
   "provider",
   "invite",
-  "association"
+  "association",
+  "eligibility",
+  "elevation"
 ] as const
 
 /** The list operation of a kind of resource. */
@@ -197,6 +220,10 @@ export const listOf = (real: Real, kind: Kind) =>
       return real.invites.list(principal, options)
     case "association":
       return real.associations.list(principal, options)
+    case "eligibility":
+      return real.elevations.listEligibilities(principal, options)
+    case "elevation":
+      return real.elevations.list(principal, options)
   }
 }
 
@@ -215,6 +242,69 @@ export const checkCapabilities = (model: Model, real: Real, label: string) =>
           )
         }
       }
+    }
+  }).pipe(Effect.orDie)
+
+/**
+ * (d) No token acts beyond its narrowing (DECISIONS §21): a random identity's token narrowed to random capabilities
+ * at a random group holds exactly what the model says its identity holds there and the narrowing keeps.
+ */
+export const checkNarrowing = (model: Model, real: Real, label: string, seed: number) =>
+  Effect.gen(function*() {
+    const random = lcg(seed ^ 0x5bd1e995)
+    const identities = actors.filter((a) => a !== "system")
+    const actor = identities[random(identities.length)]!
+    const groupsNow = model.of("group").map((g) => g.uid)
+    const narrowing: Narrowing = {
+      capabilities: roleCaps.filter(() => random(3) === 0),
+      scope: groupsNow[random(groupsNow.length)]!
+    }
+    const grants = yield* real.authorization.grants(principalOf(model, actor, narrowing))
+    for (const group of groupsNow) {
+      for (const cap of roleCaps) {
+        assert.strictEqual(
+          grants.holds(cap, group),
+          model.holdsNarrowed(actor, narrowing, cap, group),
+          `${label} / ${actor}'s token narrowed to ${narrowing.capabilities.join(" ")} at ` +
+            `${model.nameOf(narrowing.scope)}: ${cap} at ${model.nameOf(group)}`
+        )
+      }
+    }
+  }).pipe(Effect.orDie)
+
+/** The kinds a resource search finds, by the model's kinds. */
+const searched: ReadonlyArray<readonly [Kind, string]> = [
+  ["group", "group"],
+  ["identity", "identity"],
+  ["binding", "role_binding"],
+  ["repo", "repo"],
+  ["provider", "identity_provider"],
+  ["invite", "group_invite"]
+]
+
+/**
+ * (e) A search answers a subset of what its caller may list (DECISIONS §21): a random identity's resource search of
+ * a random kind, for a random capability, finds only what it lists of that kind.
+ */
+export const checkSearch = (model: Model, real: Real, label: string, seed: number) =>
+  Effect.gen(function*() {
+    const random = lcg(seed ^ 0x27d4eb2d)
+    const identities = actors.filter((a) => a !== "system")
+    const actor = identities[random(identities.length)]!
+    const [kind, type] = searched[random(searched.length)]!
+    const cap = roleCaps[random(roleCaps.length)]!
+    const found = yield* real.access.searchResources(principalOf(model, actor), {
+      subject: { type: "identity", id: model.actorUid.get(actor) },
+      action: { name: cap },
+      resource: { type },
+      page: { limit: 1000 }
+    })
+    const listable = new Set(model.of(kind).filter((e) => model.visible(actor, e)).map((e) => e.uid))
+    for (const result of found.results) {
+      assert.isTrue(
+        listable.has(result.id),
+        `${label} / ${actor} searched ${type} for ${cap} and found ${model.nameOf(result.id)}, which it may not list`
+      )
     }
   }).pipe(Effect.orDie)
 

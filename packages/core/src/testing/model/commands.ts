@@ -5,6 +5,14 @@ import { type Actor, type Model, roleCaps } from "./model.js"
 
 import { CreateAssociation, CreateInvite, CreateProvider } from "./accessCommands.js"
 import {
+  Approve,
+  ChangeElevationBinding,
+  CreateEligibility,
+  DeleteEligibility,
+  Elevate,
+  type NarrowingPick
+} from "./elevationCommands.js"
+import {
   Bind,
   CreateGroup,
   CreateIdentity,
@@ -21,13 +29,24 @@ import { DeleteRepo, UpsertRepo, UpsertTag } from "./registryCommands.js"
 import { type Tick } from "./step.js"
 
 export const actorArb = FastCheck.constantFrom<Actor>("system", "system", "alice", "bob", "carol", "canary")
+/** Approvers: mostly the owner, who holds every approver role. */
+export const approverArb: FastCheck.Arbitrary<Actor> = FastCheck.oneof(
+  { arbitrary: FastCheck.constant<Actor>("alice"), weight: 4 },
+  { arbitrary: FastCheck.constantFrom<Actor>("bob", "carol", "system"), weight: 1 }
+)
 export const nameArb = FastCheck.constantFrom("a", "b", "c", "d")
 export const capsArb = FastCheck.subarray([...roleCaps], { minLength: 1 })
 export const tickArb: FastCheck.Arbitrary<Tick> = FastCheck.record({
-  advance: FastCheck.constantFrom(0, 0, 1, 1000),
+  // Past a binding's end (1 s, 2.5 s) and an elevation's (60 s) now and then.
+  advance: FastCheck.constantFrom(0, 0, 1, 1000, 0, 0, 1, 1000, 61_000),
   seed: FastCheck.nat()
 })
 export const at = FastCheck.nat()
+/** A token's narrowing, or none (its whole token). */
+export const narrowingArb: FastCheck.Arbitrary<NarrowingPick | null> = FastCheck.oneof(
+  { arbitrary: FastCheck.constant(null), weight: 2 },
+  { arbitrary: FastCheck.record({ caps: capsArb, scope: at }), weight: 1 }
+)
 
 /** Every command, with its weight among them. */
 export const commands = FastCheck.commands(
@@ -71,7 +90,30 @@ export const commands = FastCheck.commands(
     ...Array.from({ length: 2 }, () => FastCheck.tuple(actorArb, at, nameArb, tickArb).map((a) => new UpsertTag(...a))),
     FastCheck.tuple(actorArb, at, nameArb, tickArb).map((a) => new CreateProvider(...a)),
     FastCheck.tuple(actorArb, at, tickArb).map((a) => new CreateInvite(...a)),
-    FastCheck.tuple(actorArb, at, tickArb).map((a) => new CreateAssociation(...a))
+    FastCheck.tuple(actorArb, at, tickArb).map((a) => new CreateAssociation(...a)),
+    ...Array.from(
+      { length: 6 },
+      () =>
+        FastCheck.tuple(actorArb, at, at, at, FastCheck.constantFrom(true, true, false), at, tickArb).map((a) =>
+          new CreateEligibility(...a)
+        )
+    ),
+    FastCheck.tuple(actorArb, at, tickArb).map((a) => new DeleteEligibility(...a)),
+    ...Array.from(
+      { length: 5 },
+      () => FastCheck.tuple(at, FastCheck.constantFrom(60, 600), narrowingArb, tickArb).map((a) => new Elevate(...a))
+    ),
+    ...Array.from(
+      { length: 5 },
+      () => FastCheck.tuple(approverArb, at, narrowingArb, tickArb).map((a) => new Approve(...a))
+    ),
+    ...Array.from(
+      { length: 2 },
+      () =>
+        FastCheck.tuple(actorArb, at, FastCheck.constantFrom("patch" as const, "delete" as const), tickArb).map((a) =>
+          new ChangeElevationBinding(...a)
+        )
+    )
   ],
   { maxCommands: 40, size: "max" }
 )

@@ -311,6 +311,8 @@ export class Unbind extends Step {
     if (uid === undefined) return Effect.void
     const predicted = !model.holds(this.actor, "role_bindings.delete", Uid.parentOrNull(uid as Uid.Uid)!)
       ? "PermissionDenied"
+      : model.entities.get(uid)?.elevationUid !== undefined // changed only through its elevation
+      ? "FailedPrecondition"
       : model.losesLastOwner(new Set([uid]))
       ? "FailedPrecondition"
       : "ok"

@@ -9,7 +9,18 @@ const ownerRole = Role.builtInByName("owner")!.uid
 export const claimMatch = (subject: string) => ({ issuer: "https://issuer.example.com", subject })
 
 export type Cap = Capability.Capability
-export type Kind = "group" | "identity" | "role" | "binding" | "repo" | "tag" | "provider" | "invite" | "association"
+export type Kind =
+  | "group"
+  | "identity"
+  | "role"
+  | "binding"
+  | "repo"
+  | "tag"
+  | "provider"
+  | "invite"
+  | "association"
+  | "eligibility"
+  | "elevation"
 
 export interface Entity {
   readonly kind: Kind
@@ -21,8 +32,24 @@ export interface Entity {
   caps?: ReadonlyArray<Cap>
   identityUid?: string
   roleUid?: string
-  /** A binding's end (the clock's milliseconds): from then it grants nothing. */
+  /** A binding's end (the clock's milliseconds): from then it grants nothing; an elevation's, once granted. */
   expireTime?: number
+  /** A binding's elevation (it grants only while that stands); an elevation's eligibility. */
+  elevationUid?: string
+  eligibilityUid?: string
+  /** An eligibility's approver role, and who made it (an identity's uid; null: the system). */
+  approverRoleUid?: string | undefined
+  grantedBy?: string | null
+  /** An elevation's state as stored, its approver and its binding. */
+  state?: "PENDING" | "ACTIVE" | "DENIED" | "REVOKED"
+  approverUid?: string | undefined
+  bindingUid?: string | undefined
+}
+
+/** What a token is narrowed to: only these capabilities, only at this group and below. */
+export interface Narrowing {
+  readonly capabilities: ReadonlyArray<Cap>
+  readonly scope: string
 }
 
 /** The key of an entity: associations share their group's uid. */
@@ -130,9 +157,10 @@ export class Model {
    * refuses that, whatever the path (DECISIONS §20).
    */
   losesLastOwner(removed: ReadonlySet<string>): boolean {
-    // An owner binding that ends keeps nothing owned: only those that never do count.
+    // An owner binding that ends, or that an elevation made, keeps nothing owned: only those that never end count.
     const owners = this.of("binding").filter((b) =>
-      b.roleUid === ownerRole && Uid.parentOrNull(b.parent! as Uid.Uid) === null && b.expireTime === undefined
+      b.roleUid === ownerRole && Uid.parentOrNull(b.parent! as Uid.Uid) === null && b.expireTime === undefined &&
+      b.elevationUid === undefined
     )
     return owners.some((lost) =>
       removed.has(lost.uid) && owners.every((b) => b.parent !== lost.parent || removed.has(b.uid))
@@ -141,12 +169,59 @@ export class Model {
 
   holds(actor: Actor, cap: Cap, group: string): boolean {
     if (actor === "system") return true
-    const identity = this.actorUid.get(actor)
+    return this.holdsAs(this.actorUid.get(actor)!, cap, group, true)
+  }
+
+  /** True when `narrowing` keeps `cap` at `group`, and `actor` holds it there. */
+  holdsNarrowed(actor: Actor, narrowing: Narrowing, cap: Cap, group: string): boolean {
+    return narrowing.capabilities.includes(cap) && Uid.isAncestorOrSelf(narrowing.scope, group) &&
+      this.holds(actor, cap, group)
+  }
+
+  /**
+   * True when identity `uid` (null: the system) holds `cap` at `group`: by its bindings within their windows, and
+   * (`elevated`) by those of its elevations that stand; as authority (not elevated), by the others alone.
+   */
+  holdsAs(uid: string | null, cap: Cap, group: string, elevated = false): boolean {
+    if (uid === null) return true
     return this.of("binding").some((b) =>
-      b.identityUid === identity && (b.expireTime === undefined || this.now < b.expireTime) &&
+      b.identityUid === uid && (b.expireTime === undefined || this.now < b.expireTime) &&
       Uid.isAncestorOrSelf(b.parent!, group) &&
-      (this.entities.get(b.roleUid!)?.caps ?? []).includes(cap)
+      (this.entities.get(b.roleUid!)?.caps ?? []).includes(cap) &&
+      (b.elevationUid === undefined || (elevated && this.elevationStands(b.elevationUid)))
     )
+  }
+
+  /** True when `uid` (null: the system) holds every capability of role `roleUid` at `group`, by its own bindings. */
+  holdsRole(uid: string | null, roleUid: string, group: string): boolean {
+    const caps = this.entities.get(roleUid)?.caps
+    return caps !== undefined && caps.every((c) => this.holdsAs(uid, c, group))
+  }
+
+  /**
+   * True while the elevation `uid` stands (DECISIONS §21): granted, within its own window, its eligibility there and
+   * resting on its maker's authority (they could still bind its role at its scope), and its approver (when it needed
+   * one) still holding the approver role there; each by their own bindings, never by an elevation.
+   */
+  elevationStands(uid: string): boolean {
+    const elevation = this.entities.get(uid)
+    const eligibility = elevation?.eligibilityUid === undefined
+      ? undefined
+      : this.entities.get(elevation.eligibilityUid)
+    if (elevation?.state !== "ACTIVE" || eligibility === undefined || !(this.now < elevation.expireTime!)) return false
+    const scope = eligibility.parent!
+    const role = this.entities.get(eligibility.roleUid!)
+    const maker = eligibility.grantedBy ?? null
+    if (role === undefined || !this.holdsAs(maker, "role_bindings.create", scope)) return false
+    if (
+      role.parent !== null &&
+      (!this.holdsAs(maker, "roles.list", role.parent) || !Uid.isAncestorOrSelf(role.parent, scope))
+    ) {
+      return false
+    }
+    if (!this.holdsRole(maker, role.uid, scope)) return false
+    return eligibility.approverRoleUid === undefined ||
+      (elevation.approverUid !== undefined && this.holdsRole(elevation.approverUid, eligibility.approverRoleUid, scope))
   }
 
   visible(actor: Actor, e: Entity): boolean {
@@ -169,20 +244,24 @@ export class Model {
         return this.holds(actor, "group_invites.list", e.parent!)
       case "association":
         return this.holds(actor, "account_associations.list", e.uid)
+      case "eligibility":
+      case "elevation":
+        return this.holds(actor, "role_bindings.list", e.parent!)
     }
   }
 
-  /** Anything below the group, or its account association. */
+  /** Anything below the group but elevations (records of what was granted), or its account association. */
   hasChildren(uid: string): boolean {
     return [...this.entities.values()].some((e) =>
-      Uid.isAncestor(uid, e.uid) || (e.kind === "association" && e.uid === uid)
+      (Uid.isAncestor(uid, e.uid) && e.kind !== "elevation") || (e.kind === "association" && e.uid === uid)
     )
   }
 
-  /** Bindings, invites or providers that grant the role. */
+  /** Bindings, invites, providers or eligibilities that grant the role, or eligibilities that name it their approver. */
   roleInUse(uid: string): boolean {
     return [...this.entities.values()].some((e) =>
-      (e.kind === "binding" || e.kind === "invite" || e.kind === "provider") && e.roleUid === uid
+      ((e.kind === "binding" || e.kind === "invite" || e.kind === "provider" || e.kind === "eligibility") &&
+        e.roleUid === uid) || (e.kind === "eligibility" && e.approverRoleUid === uid)
     )
   }
 
@@ -221,7 +300,9 @@ export const orders: Record<Kind, ReadonlyArray<string>> = {
   tag: ["name desc", "create_time"],
   provider: ["name", "uid"],
   invite: ["create_time desc", "uid"],
-  association: ["uid", "name desc"]
+  association: ["uid", "name desc"],
+  eligibility: ["uid"],
+  elevation: ["uid"]
 }
 
 export const columnOf = (key: string) =>

@@ -8,6 +8,8 @@ import {
   checkCanary,
   checkCapabilities,
   checkLists,
+  checkNarrowing,
+  checkSearch,
   ownedOrganizations,
   principalOf,
   reach,
@@ -68,9 +70,14 @@ export abstract class Step implements FastCheck.AsyncCommand<Model, Real> {
         }
         yield* checkLists(model, real, ran, this.tick.seed)
         yield* checkCapabilities(model, real, ran)
-        // No actor ever gains a capability, through any identity it can assume, that the caller did not hold itself.
+        yield* checkNarrowing(model, real, ran, this.tick.seed)
+        yield* checkSearch(model, real, ran, this.tick.seed)
+        // No actor ever gains a capability, through any identity it can assume, that the caller did not hold itself;
+        // but through an elevation, which the checks above hold to the model.
+        const elevated = (grant: { readonly source?: { readonly binding?: string | undefined } | undefined }) =>
+          grant.source?.binding !== undefined && model.entities.get(grant.source.binding)?.elevationUid !== undefined
         for (const [actor, grantsNow] of yield* reach(model, real)) {
-          for (const grant of grantsNow.flatMap((g) => g.grants)) {
+          for (const grant of grantsNow.flatMap((g) => g.grants).filter((g) => !elevated(g))) {
             for (const cap of grant.capabilities) {
               if (reaches(reachBefore, actor, cap, grant.group)) continue
               assert.isTrue(
