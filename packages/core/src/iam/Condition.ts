@@ -241,23 +241,22 @@ export const compile = (expression: string): Either.Either<Compiled, Refusal> =>
       offset: positions[String(nested.id)] ?? 0
     })
   }
-  // Each comprehension pays its body's terms at each turn; new nodes take ids past the parser's.
-  let lastId = 0n
-  walk(parsed.expr, (expr) => {
-    if (expr.id > lastId) lastId = expr.id
-  })
-  const bodyTerms = (comprehension: Expr) => {
-    let terms = 0
-    if (comprehension.exprKind.case === "comprehensionExpr") {
-      const count = () => terms++
-      walk(comprehension.exprKind.value.loopCondition, count)
-      walk(comprehension.exprKind.value.loopStep, count)
-    }
-    return terms
-  }
   // The common shapes decided directly (before the tree is counted); what it is not sure of, by the planner.
   const direct = CelDirect.compile(parsed.expr)
-  if (parsed.expr !== undefined) CelCost.countTurns(parsed.expr, bodyTerms, lastId)
+  // Each comprehension pays its body's terms at each turn; new nodes take ids past the parser's.
+  const ids = { last: 0n }
+  walk(parsed.expr, (expr) => {
+    if (expr.id > ids.last) ids.last = expr.id
+  })
+  walk(parsed.expr, (expr) => {
+    if (expr.exprKind.case !== "comprehensionExpr") return
+    const comprehension = expr.exprKind.value
+    let terms = 0
+    const count = () => terms++
+    walk(comprehension.loopCondition, count)
+    walk(comprehension.loopStep, count)
+    CelCost.countTurns(comprehension, terms, ids)
+  })
   const program = plan(environment, parsed)
   const flags: Reads = {
     request: reads.has("request"),

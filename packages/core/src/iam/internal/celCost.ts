@@ -9,7 +9,7 @@
  * Conditions are evaluated synchronously, one at a time: the meter of the one being evaluated is this module's.
  */
 import { celEnv, type CelFunc, celFunc, celMethod, CelScalar, type CelValue, isCelError } from "@bufbuild/cel"
-import { type Expr, ExprSchema } from "@bufbuild/cel-spec/cel/expr/syntax_pb.js"
+import { type Constant, type Expr_Comprehension, ExprSchema } from "@bufbuild/cel-spec/cel/expr/syntax_pb.js"
 import { create } from "@bufbuild/protobuf"
 import { RE2JS } from "@bufbuild/re2"
 
@@ -128,57 +128,23 @@ export const turnFunc: CelFunc = celFunc(turn, [CelScalar.DYN, CelScalar.INT], C
 })
 
 /**
- * `expr` with each comprehension's loop condition counted: it pays `bodyTerms` of it (the terms its condition and
- * step evaluate at each turn) at each turn. New nodes take ids above `lastId`.
+ * `comprehension` with its loop condition counted: it pays `terms` (those its condition and step evaluate at each
+ * turn) at each turn. The nodes it adds take ids after `ids.last`.
  */
-export const countTurns = (expr: Expr, bodyTerms: (comprehension: Expr) => number, lastId: bigint): void => {
-  let id = lastId
-  const visit = (node: Expr | undefined): void => {
-    if (node === undefined) return
-    const kind = node.exprKind
-    switch (kind.case) {
-      case "selectExpr":
-        return visit(kind.value.operand)
-      case "callExpr":
-        visit(kind.value.target)
-        return kind.value.args.forEach(visit)
-      case "listExpr":
-        return kind.value.elements.forEach(visit)
-      case "structExpr":
-        return kind.value.entries.forEach((entry) => {
-          if (entry.keyKind.case === "mapKey") visit(entry.keyKind.value)
-          visit(entry.value)
-        })
-      case "comprehensionExpr": {
-        const comprehension = kind.value
-        visit(comprehension.iterRange)
-        visit(comprehension.accuInit)
-        visit(comprehension.result)
-        const terms = bodyTerms(node)
-        comprehension.loopCondition = create(ExprSchema, {
-          id: ++id,
-          exprKind: {
-            case: "callExpr",
-            value: {
-              function: turn,
-              args: [
-                comprehension.loopCondition ?? create(ExprSchema, {
-                  id: ++id,
-                  exprKind: { case: "constExpr", value: { constantKind: { case: "boolValue", value: true } } }
-                }),
-                create(ExprSchema, {
-                  id: ++id,
-                  exprKind: { case: "constExpr", value: { constantKind: { case: "int64Value", value: BigInt(terms) } } }
-                })
-              ]
-            }
-          }
-        })
-        return
+export const countTurns = (comprehension: Expr_Comprehension, terms: number, ids: { last: bigint }): void => {
+  const constant = (constantKind: Constant["constantKind"]) =>
+    create(ExprSchema, { id: ++ids.last, exprKind: { case: "constExpr", value: { constantKind } } })
+  comprehension.loopCondition = create(ExprSchema, {
+    id: ++ids.last,
+    exprKind: {
+      case: "callExpr",
+      value: {
+        function: turn,
+        args: [
+          comprehension.loopCondition ?? constant({ case: "boolValue", value: true }),
+          constant({ case: "int64Value", value: BigInt(terms) })
+        ]
       }
-      default:
-        return
     }
-  }
-  visit(expr)
+  })
 }
