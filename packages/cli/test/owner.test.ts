@@ -168,6 +168,28 @@ describe("arbor iam, as an owner", () => {
       eligible.stdout,
       /^IDENTITY +ROLE +AT MOST +APPROVED BY +UID\nelevate-cli\/worker +editor +2 h +owner +/
     )
+    assert.strictEqual(eligible.stderr, "", "editor binds nothing: no warning")
+    // A role that binds: made, with a warning that what the elevated identity binds outlasts the elevation.
+    const binder = await arbor(
+      env,
+      "iam",
+      "eligibilities",
+      "create",
+      "--parent",
+      "elevate-cli",
+      "--identity",
+      "elevate-cli/worker",
+      "--role",
+      "registry.pull_token_creator",
+      "--max",
+      "1h"
+    )
+    assert.strictEqual(binder.code, 0, binder.stderr)
+    assert.strictEqual(
+      binder.stderr,
+      "Warning: registry.pull_token_creator holds role_bindings.create: an elevated identity may make bindings of " +
+        "its own there that outlast the elevation\n"
+    )
     const badMax = await arbor(
       env,
       "iam",
@@ -228,8 +250,10 @@ describe("arbor iam, as an owner", () => {
     const denied = await arbor(env, "iam", "approvals", "deny", elevation.uid)
     assert.strictEqual(denied.code, 1, "decided already")
     const listed = await arbor(env, "iam", "eligibilities", "list", "-o", "id")
-    const deleted = await arbor(env, "iam", "eligibilities", "delete", listed.stdout.trim())
-    assert.strictEqual(deleted.code, 0, deleted.stderr)
+    for (const uid of listed.stdout.trim().split("\n")) {
+      const deleted = await arbor(env, "iam", "eligibilities", "delete", uid)
+      assert.strictEqual(deleted.code, 0, deleted.stderr)
+    }
   })
 
   it("creates a GitHub Actions identity from flags, binds it by role name, and it can sign in", async () => {

@@ -137,6 +137,16 @@ export const eligibilities = Command.make("eligibilities").pipe(
           }
           const made = yield* client.eligibilities.create({ path: { uid: group }, payload })
           yield* printEligibilities(client, [made], flags.output)
+          // Whoever is elevated to a role that binds may make bindings of their own that outlast the elevation.
+          const role = yield* client.roles.get({ path: { uid: made.roleUid } })
+          if (role.capabilities.includes("role_bindings.create")) {
+            yield* Effect.sync(() =>
+              process.stderr.write(
+                `Warning: ${role.name} holds role_bindings.create: an elevated identity may make bindings of its own ` +
+                  "there that outlast the elevation\n"
+              )
+            )
+          }
         })
     ).pipe(Command.withDescription(
       "Make an identity eligible for a role at a group. " +
