@@ -308,6 +308,37 @@ export const checkSearch = (model: Model, real: Real, label: string, seed: numbe
     }
   }).pipe(Effect.orDie)
 
+/**
+ * (f) Every surface gives one answer to a question about one resource (DECISIONS §21): for a random identity at a
+ * random group, in a random context, `Access.can`, an AuthZEN evaluation and an action search say of each capability
+ * what the model decides, conditions included.
+ */
+export const checkDecisions = (model: Model, real: Real, label: string, seed: number) =>
+  Effect.gen(function*() {
+    const random = lcg(seed ^ 0x9e3779b9)
+    const identities = actors.filter((a) => a !== "system")
+    const actor = identities[random(identities.length)]!
+    const groupsNow = [...model.of("group").map((g) => g.uid), real.missing]
+    const group = groupsNow[random(groupsNow.length)]!
+    const context = { tier: random(2) === 0 ? "gold" : "silver" }
+    const principal = principalOf(model, actor)
+    const subject = { type: "identity", id: model.actorUid.get(actor) }
+    const resource = { type: "group", id: group }
+    const actions = new Set(yield* real.access.searchActions(principal, { subject, resource, context }))
+    for (const cap of roleCaps) {
+      const expected = model.decides(actor, cap, group, context)
+      const where = `${label} / ${actor} ${cap} at ${model.nameOf(group)} in a ${context.tier} context`
+      assert.strictEqual(
+        yield* real.access.can(principal, cap, group as Uid.Uid, { context }),
+        expected,
+        `${where}: can`
+      )
+      const evaluated = yield* real.access.evaluate(principal, { subject, action: { name: cap }, resource, context })
+      assert.strictEqual(evaluated.decision, expected, `${where}: an AuthZEN evaluation`)
+      assert.strictEqual(actions.has(cap), expected, `${where}: an action search`)
+    }
+  }).pipe(Effect.orDie)
+
 /** (c) The canary: nothing beyond the built-in roles, ever. */
 export const checkCanary = (real: Real) =>
   Effect.gen(function*() {

@@ -14,6 +14,7 @@ import {
 } from "./elevationCommands.js"
 import {
   Bind,
+  type ConditionPick,
   CreateGroup,
   CreateIdentity,
   CreateRole,
@@ -42,6 +43,21 @@ export const tickArb: FastCheck.Arbitrary<Tick> = FastCheck.record({
   seed: FastCheck.nat()
 })
 export const at = FastCheck.nat()
+/** A binding's condition, or none (it grants everywhere in its group), as often as not. */
+export const conditionArb: FastCheck.Arbitrary<ConditionPick | null> = FastCheck.oneof(
+  { arbitrary: FastCheck.constant(null), weight: 2 },
+  {
+    arbitrary: FastCheck.oneof(
+      FastCheck.record({ kind: FastCheck.constant("name" as const), name: FastCheck.constantFrom("a", "b", "team") }),
+      FastCheck.record({
+        kind: FastCheck.constant("before" as const),
+        offset: FastCheck.constantFrom(500, 5_000, 100_000)
+      }),
+      FastCheck.record({ kind: FastCheck.constant("tier" as const), tier: FastCheck.constantFrom("gold", "silver") })
+    ),
+    weight: 1
+  }
+)
 /** A token's narrowing, or none (its whole token). */
 export const narrowingArb: FastCheck.Arbitrary<NarrowingPick | null> = FastCheck.oneof(
   { arbitrary: FastCheck.constant(null), weight: 2 },
@@ -77,9 +93,15 @@ export const commands = FastCheck.commands(
     ...Array.from(
       { length: 4 },
       () =>
-        FastCheck.tuple(actorArb, at, at, at, FastCheck.constantFrom(undefined, undefined, 1000, 2500), tickArb).map((
-          a
-        ) => new Bind(...a))
+        FastCheck.tuple(
+          actorArb,
+          at,
+          at,
+          at,
+          FastCheck.constantFrom(undefined, undefined, 1000, 2500),
+          conditionArb,
+          tickArb
+        ).map((a) => new Bind(...a))
     ),
     FastCheck.tuple(actorArb, at, tickArb).map((a) => new Unbind(...a)),
     ...Array.from(

@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Uid from "../../engine/Uid.js"
 import { Capability } from "../../index.js"
 import { expect, principalOf, type Real } from "./checks.js"
-import { type Actor, type Cap, claimMatch, type Model } from "./model.js"
+import { type Actor, type Cap, claimMatch, type Condition, expressionOf, type Model } from "./model.js"
 
 import { Step, type Tick } from "./step.js"
 
@@ -242,6 +242,12 @@ export class DeleteRole extends Step {
   }
 }
 
+/** A condition as a command carries it: its shape, a time as an offset from the moment the binding is made. */
+export type ConditionPick =
+  | { readonly kind: "name"; readonly name: string }
+  | { readonly kind: "before"; readonly offset: number }
+  | { readonly kind: "tier"; readonly tier: string }
+
 export class Bind extends Step {
   constructor(
     readonly actor: Actor,
@@ -250,12 +256,19 @@ export class Bind extends Step {
     readonly role: number,
     /** How long it grants, in the clock's milliseconds; for good when undefined. */
     readonly lifetime: number | undefined,
+    /** Where it grants: the picked shape of its condition (a time as an offset from now); everywhere when null. */
+    readonly condition: ConditionPick | null,
     tick: Tick
   ) {
     super(tick)
   }
   step(model: Model, real: Real, label: string) {
     const parent = model.pick("known-group", this.parent) ?? real.missing
+    const condition: Condition | undefined = this.condition === null
+      ? undefined
+      : this.condition.kind === "before"
+      ? { kind: "before", time: model.now + this.condition.offset }
+      : this.condition
     const identityUid = model.pick("identity", this.identity)!
     if (identityUid === real.canary) return Effect.void
     const roleUid = model.pick("role", this.role)!
@@ -280,7 +293,8 @@ export class Bind extends Step {
     const body = {
       identityUid,
       roleUid,
-      ...(expireTime === undefined ? {} : { expireTime: new Date(expireTime).toISOString() })
+      ...(expireTime === undefined ? {} : { expireTime: new Date(expireTime).toISOString() }),
+      ...(condition === undefined ? {} : { condition: { expression: expressionOf(condition), title: condition.kind } })
     }
     return expect(
       label,
@@ -296,7 +310,8 @@ export class Bind extends Step {
           updateTime: model.now,
           identityUid,
           roleUid,
-          ...(expireTime === undefined ? {} : { expireTime })
+          ...(expireTime === undefined ? {} : { expireTime }),
+          ...(condition === undefined ? {} : { condition })
         })
     )
   }

@@ -44,7 +44,26 @@ export interface Entity {
   state?: "PENDING" | "ACTIVE" | "DENIED" | "REVOKED"
   approverUid?: string | undefined
   bindingUid?: string | undefined
+  /** A binding's condition: it grants only in a decision where this holds. */
+  condition?: Condition
 }
+
+/**
+ * A binding's condition, of the shapes the model decides: the name of the group decided at, the moment (before a
+ * time on the clock), or a property of the request's context.
+ */
+export type Condition =
+  | { readonly kind: "name"; readonly name: string }
+  | { readonly kind: "before"; readonly time: number }
+  | { readonly kind: "tier"; readonly tier: string }
+
+/** A condition as the engine takes it: its CEL expression. */
+export const expressionOf = (condition: Condition): string =>
+  condition.kind === "name"
+    ? `resource.name == "${condition.name}"`
+    : condition.kind === "before"
+    ? `request.time < timestamp("${new Date(condition.time).toISOString()}")`
+    : `context.tier == "${condition.tier}"`
 
 /** What a token is narrowed to: only these capabilities, only at this group and below. */
 export interface Narrowing {
@@ -160,7 +179,7 @@ export class Model {
     // An owner binding that ends, or that an elevation made, keeps nothing owned: only those that never end count.
     const owners = this.of("binding").filter((b) =>
       b.roleUid === ownerRole && Uid.parentOrNull(b.parent! as Uid.Uid) === null && b.expireTime === undefined &&
-      b.elevationUid === undefined
+      b.elevationUid === undefined && b.condition === undefined
     )
     return owners.some((lost) =>
       removed.has(lost.uid) && owners.every((b) => b.parent !== lost.parent || removed.has(b.uid))
@@ -185,11 +204,38 @@ export class Model {
   holdsAs(uid: string | null, cap: Cap, group: string, elevated = false): boolean {
     if (uid === null) return true
     return this.of("binding").some((b) =>
-      b.identityUid === uid && (b.expireTime === undefined || this.now < b.expireTime) &&
-      Uid.isAncestorOrSelf(b.parent!, group) &&
-      (this.entities.get(b.roleUid!)?.caps ?? []).includes(cap) &&
+      b.condition === undefined && this.gives(b, uid, cap, group) &&
       (b.elevationUid === undefined || (elevated && this.elevationStands(b.elevationUid)))
     )
+  }
+
+  /** True when binding `b`, within its window, gives identity `uid` `cap` at `group` (its condition aside). */
+  private gives(b: Entity, uid: string, cap: Cap, group: string): boolean {
+    return b.identityUid === uid && (b.expireTime === undefined || this.now < b.expireTime) &&
+      Uid.isAncestorOrSelf(b.parent!, group) && (this.entities.get(b.roleUid!)?.caps ?? []).includes(cap)
+  }
+
+  /**
+   * A decision about one resource (`Access.can`, AuthZEN): `actor` holds `cap` at `group`, or a binding of its with a
+   * condition gives it there and the condition holds for the group's name, the moment and `context`.
+   */
+  decides(actor: Actor, cap: Cap, group: string, context: { readonly tier: string }): boolean {
+    if (this.holds(actor, cap, group)) return true
+    const uid = this.actorUid.get(actor)!
+    return this.of("binding").some((b) =>
+      b.condition !== undefined && this.gives(b, uid, cap, group) && this.conditionHolds(b.condition, group, context)
+    )
+  }
+
+  private conditionHolds(condition: Condition, group: string, context: { readonly tier: string }): boolean {
+    switch (condition.kind) {
+      case "name":
+        return this.entities.get(group)?.kind === "group" && this.entities.get(group)!.name === condition.name
+      case "before":
+        return this.now < condition.time
+      case "tier":
+        return context.tier === condition.tier
+    }
   }
 
   /** True when `uid` (null: the system) holds every capability of role `roleUid` at `group`, by its own bindings. */

@@ -7,6 +7,7 @@ import { Role } from "../../index.js"
 import {
   checkCanary,
   checkCapabilities,
+  checkDecisions,
   checkLists,
   checkNarrowing,
   checkSearch,
@@ -72,6 +73,7 @@ export abstract class Step implements FastCheck.AsyncCommand<Model, Real> {
         yield* checkCapabilities(model, real, ran)
         yield* checkNarrowing(model, real, ran, this.tick.seed)
         yield* checkSearch(model, real, ran, this.tick.seed)
+        yield* checkDecisions(model, real, ran, this.tick.seed)
         // No actor ever gains a capability, through any identity it can assume, that the caller did not hold itself;
         // but through an elevation, which the checks above hold to the model.
         const elevated = (grant: { readonly source?: { readonly binding?: string | undefined } | undefined }) =>
