@@ -212,6 +212,23 @@ describe("just-in-time elevation", () => {
     assert.strictEqual((await rest("DELETE", `/iam/v2beta1/roles/${approvers.body.uid}`, owner.token)).status, 200)
   })
 
+  it("an identity deleted takes its eligibilities with it", async () => {
+    const leaving = await rest("POST", `/iam/v2beta1/identities/${owner.org}`, owner.token, {
+      name: "leaving",
+      claimMatch: { issuer: "https://issuer.example.com", subject: "leaving" }
+    })
+    const eligibility = await rest("POST", `/iam/v2beta1/eligibilities/${owner.org}`, owner.token, {
+      identityUid: leaving.body.uid,
+      roleUid: editor,
+      maxDuration: "600s",
+      approverRoleUid: ownerRole
+    })
+    assert.strictEqual(eligibility.status, 200, JSON.stringify(eligibility.body))
+    assert.strictEqual((await rest("DELETE", `/iam/v2beta1/identities/${leaving.body.uid}`, owner.token)).status, 200)
+    const after = await rest("GET", `/iam/v2beta1/eligibilities/${eligibility.body.uid}`, owner.token)
+    assert.strictEqual(after.status, 404, JSON.stringify(after.body))
+  })
+
   it("a group that holds an eligibility is not deleted from under it", async () => {
     const folder = (await rest("POST", `/iam/v2beta1/groups/${owner.org}`, owner.token, { name: "eligible-here" })).body
     const eligibility = await rest("POST", `/iam/v2beta1/eligibilities/${folder.uid}`, owner.token, {

@@ -28,6 +28,8 @@ import * as Person from "../tokens/internal/signIn/person.js"
 import * as IssuerUrl from "../tokens/IssuerUrl.js"
 import type { Grants } from "./Authorization.js"
 import type { StaticKeys } from "./ClaimMatch.js"
+import * as Elevation from "./Elevation.js"
+import * as Eligibility from "./Eligibility.js"
 import * as Group from "./Group.js"
 import * as Identity from "./Identity.js"
 import * as IdentityMetadata from "./IdentityMetadata.js"
@@ -87,6 +89,8 @@ export const make = Effect.gen(function*() {
   const groups = yield* Repository.make(Group.table, Group.Group)
   const bindings = yield* Repository.make(RoleBinding.table, RoleBinding.Record)
   const metadata = yield* Repository.make(IdentityMetadata.table, IdentityMetadata.Stored)
+  const eligibilities = yield* Repository.make(Eligibility.table, Eligibility.Record)
+  const elevations = yield* Repository.make(Elevation.table, Elevation.Record)
   const authorization = ops.authorization
   const spec: Lists.ListSpec<Identity.Identity> = {
     repository: identities,
@@ -183,17 +187,27 @@ export const make = Effect.gen(function*() {
   }
 
   /**
-   * Deletes the identity's refresh tokens, its sign-in record, its metadata and its role bindings, wherever they
-   * are.
+   * Deletes the identity's refresh tokens, its sign-in record, its metadata, its role bindings and its eligibilities,
+   * wherever they are, and revokes its open elevations (no grant outlives its identity).
    */
   const deleteBindings = (identity: Identity.Identity) =>
     Effect.gen(function*() {
+      const own: ReadonlyArray<Condition> = [{ _tag: "Equals", column: "identityUid", value: identity.uid }]
       yield* ops.store.delete(RefreshToken.table, {
         conditions: [{ _tag: "Equals", column: "parent", value: identity.uid }]
       })
       yield* ops.store.delete(Person.table, { ranges: [Uid.only(identity.uid)] })
-      yield* bindings.delete({ conditions: [{ _tag: "Equals", column: "identityUid", value: identity.uid }] })
+      yield* bindings.delete({ conditions: own })
       yield* metadata.delete({ ranges: [Uid.only(identity.uid)] })
+      yield* eligibilities.delete({ conditions: own })
+      const open = yield* elevations.find({
+        conditions: [...own, { _tag: "In", column: "state", values: ["PENDING", "ACTIVE"] }],
+        order: [{ column: "uid", direction: "asc" }]
+      })
+      const now = yield* DateTime.now
+      for (const elevation of open) {
+        yield* unexpectedConflict(elevations.update({ ...elevation, state: "REVOKED", updateTime: now }))
+      }
     })
 
   /**

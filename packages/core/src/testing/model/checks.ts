@@ -245,6 +245,9 @@ export const checkCapabilities = (model: Model, real: Real, label: string) =>
     }
   }).pipe(Effect.orDie)
 
+/** The actors the random checks pick from: every one with an identity (the system has none). */
+const identityActors = actors.filter((a) => a !== "system")
+
 /**
  * (d) No token acts beyond its narrowing (DECISIONS §21): a random identity's token narrowed to random capabilities
  * at a random group holds exactly what the model says its identity holds there and the narrowing keeps.
@@ -252,8 +255,7 @@ export const checkCapabilities = (model: Model, real: Real, label: string) =>
 export const checkNarrowing = (model: Model, real: Real, label: string, seed: number) =>
   Effect.gen(function*() {
     const random = lcg(seed ^ 0x5bd1e995)
-    const identities = actors.filter((a) => a !== "system")
-    const actor = identities[random(identities.length)]!
+    const actor = identityActors[random(identityActors.length)]!
     const groupsNow = model.of("group").map((g) => g.uid)
     const narrowing: Narrowing = {
       capabilities: roleCaps.filter(() => random(3) === 0),
@@ -289,8 +291,7 @@ const searched: ReadonlyArray<readonly [Kind, string]> = [
 export const checkSearch = (model: Model, real: Real, label: string, seed: number) =>
   Effect.gen(function*() {
     const random = lcg(seed ^ 0x27d4eb2d)
-    const identities = actors.filter((a) => a !== "system")
-    const actor = identities[random(identities.length)]!
+    const actor = identityActors[random(identityActors.length)]!
     const [kind, type] = searched[random(searched.length)]!
     const cap = roleCaps[random(roleCaps.length)]!
     const found = yield* real.access.searchResources(principalOf(model, actor), {
@@ -316,8 +317,7 @@ export const checkSearch = (model: Model, real: Real, label: string, seed: numbe
 export const checkDecisions = (model: Model, real: Real, label: string, seed: number) =>
   Effect.gen(function*() {
     const random = lcg(seed ^ 0x9e3779b9)
-    const identities = actors.filter((a) => a !== "system")
-    const actor = identities[random(identities.length)]!
+    const actor = identityActors[random(identityActors.length)]!
     const groupsNow = [...model.of("group").map((g) => g.uid), real.missing]
     const group = groupsNow[random(groupsNow.length)]!
     const context = { tier: random(2) === 0 ? "gold" : "silver" }

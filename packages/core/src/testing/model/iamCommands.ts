@@ -159,7 +159,12 @@ export class DeleteIdentity extends Step {
       : "ok"
     return expect(label, predicted, real.identities.delete(principalOf(model, this.actor), uid), () => {
       model.remove(uid)
+      // Its bindings and eligibilities go with it; its open elevations are revoked.
       for (const b of model.of("binding")) if (b.identityUid === uid) model.remove(b.uid)
+      for (const e of model.of("eligibility")) if (e.identityUid === uid) model.remove(e.uid)
+      for (const e of model.of("elevation")) {
+        if (e.identityUid === uid && (e.state === "PENDING" || e.state === "ACTIVE")) e.state = "REVOKED"
+      }
     })
   }
 }
