@@ -266,14 +266,20 @@ describe("request limits", () => {
   it.scopedLive("slow clients: connections are capped, the slowest give way, /healthz answers, headers time out", () =>
     Effect.gen(function*() {
       const p = yield* port
-      const slow: Array<{ socket: Socket; closed: boolean }> = []
+      const slow: Array<{ socket: Socket; connected: boolean; closed: boolean }> = []
       yield* Effect.addFinalizer(() => Effect.sync(() => slow.forEach((s) => s.socket.destroy())))
       for (let i = 0; i < 200; i++) {
-        const entry = { socket: connect(p, "127.0.0.1"), closed: false }
+        const entry = { socket: connect(p, "127.0.0.1"), connected: false, closed: false }
         entry.socket.on("error", () => {})
+        entry.socket.on("connect", () => (entry.connected = true))
         entry.socket.on("close", () => (entry.closed = true))
         entry.socket.write("GET /healthz HTTP/1.1\r\nHost: x\r\n")
         slow.push(entry)
+      }
+      // Every slow client connected (or already turned away) before /healthz is asked: one still connecting on a
+      // loaded machine would arrive after it and could take its place as the newest.
+      for (let waited = 0; waited < 100 && slow.some((s) => !s.connected && !s.closed); waited++) {
+        yield* Effect.sleep("50 millis")
       }
       yield* Effect.sleep("300 millis")
       assert.isAtLeast(slow.filter((s) => s.closed).length, 150, "at most 50 connections stay open")
