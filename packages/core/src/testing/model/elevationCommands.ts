@@ -25,17 +25,6 @@ const narrowingOf = (model: Model, actor: Actor, pick: NarrowingPick | null): Na
 /** The identity uid of `actor` (null: the system). */
 const uidOf = (model: Model, actor: Actor): string | null => actor === "system" ? null : model.actorUid.get(actor)!
 
-/** True while the maker of `eligibility` could still bind its role at its group (its elevations rest on that). */
-const makerStands = (model: Model, eligibility: Entity): boolean => {
-  const scope = eligibility.parent!
-  const role = model.entities.get(eligibility.roleUid!)
-  const maker = eligibility.grantedBy ?? null
-  return role !== undefined && model.holdsAs(maker, "role_bindings.create", scope) &&
-    (role.parent === null ||
-      (model.holdsAs(maker, "roles.list", role.parent) && Uid.isAncestorOrSelf(role.parent, scope))) &&
-    model.holdsRole(maker, role.uid, scope)
-}
-
 /** True when `actor`'s token (narrowed or not) holds every capability of role `roleUid` at `group` by its bindings. */
 const approves = (model: Model, actor: Actor, narrowing: Narrowing | undefined, roleUid: string, group: string) => {
   if (actor === "system") return false
@@ -224,7 +213,7 @@ export class Elevate extends Step {
     const predicted = narrowing !== undefined &&
         (!Uid.isAncestorOrSelf(narrowing.scope, group) || !caps.every((c) => narrowing.capabilities.includes(c)))
       ? "PermissionDenied"
-      : !makerStands(model, eligibility)
+      : !model.makerStands(eligibility)
       ? "FailedPrecondition"
       : elevation.state === "ACTIVE"
       ? granted(model, elevation)
@@ -276,7 +265,7 @@ export class Approve extends Step {
       (approverRole !== undefined && approves(model, this.actor, narrowing, approverRole, group))
     const predicted = !readable
       ? "NotFound"
-      : eligibility === undefined || !makerStands(model, eligibility)
+      : eligibility === undefined || !model.makerStands(eligibility)
       ? "FailedPrecondition"
       : this.actor === "system" || self
       ? "PermissionDenied"

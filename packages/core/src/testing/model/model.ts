@@ -255,19 +255,21 @@ export class Model {
       ? undefined
       : this.entities.get(elevation.eligibilityUid)
     if (elevation?.state !== "ACTIVE" || eligibility === undefined || !(this.now < elevation.expireTime!)) return false
+    if (!this.makerStands(eligibility)) return false
+    return eligibility.approverRoleUid === undefined ||
+      (elevation.approverUid !== undefined &&
+        this.holdsRole(elevation.approverUid, eligibility.approverRoleUid, eligibility.parent!))
+  }
+
+  /** True while the maker of `eligibility` could still bind its role at its group (its elevations rest on that). */
+  makerStands(eligibility: Entity): boolean {
     const scope = eligibility.parent!
     const role = this.entities.get(eligibility.roleUid!)
     const maker = eligibility.grantedBy ?? null
-    if (role === undefined || !this.holdsAs(maker, "role_bindings.create", scope)) return false
-    if (
-      role.parent !== null &&
-      (!this.holdsAs(maker, "roles.list", role.parent) || !Uid.isAncestorOrSelf(role.parent, scope))
-    ) {
-      return false
-    }
-    if (!this.holdsRole(maker, role.uid, scope)) return false
-    return eligibility.approverRoleUid === undefined ||
-      (elevation.approverUid !== undefined && this.holdsRole(elevation.approverUid, eligibility.approverRoleUid, scope))
+    return role !== undefined && this.holdsAs(maker, "role_bindings.create", scope) &&
+      (role.parent === null ||
+        (this.holdsAs(maker, "roles.list", role.parent) && Uid.isAncestorOrSelf(role.parent, scope))) &&
+      this.holdsRole(maker, role.uid, scope)
   }
 
   visible(actor: Actor, e: Entity): boolean {
