@@ -5,8 +5,10 @@
  */
 import { assert } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
 import { spawn } from "node:child_process"
 import * as Store from "../engine/Store.js"
+import * as ChangeLog from "../events/ChangeLog.js"
 import * as Events from "../events/Events.js"
 import * as Group from "../iam/Group.js"
 import * as Groups from "../iam/Groups.js"
@@ -47,7 +49,18 @@ export const crashAfter = (
   })
 
 /**
- * Checks the engine in context after a crash: each group of `created` (uid → the last name acknowledged; a writer
+ * Waits until every entry in the change log is final: a database ends the transactions a killed writer had open
+ * when it notices its connections gone, and until then the entries committed after them are not final yet.
+ */
+const logSettled = Effect.gen(function*() {
+  const store = yield* Store.Store
+  const [last] = yield* store.find(ChangeLog.table, { order: [{ column: "position", direction: "desc" }], limit: 1 })
+  const settled = yield* store.settledPosition
+  return last === undefined || settled === undefined || String(last.position) < settled
+}).pipe(Effect.repeat({ until: (done) => done, schedule: Schedule.spaced("50 millis") }))
+
+/**
+ * Checks the engine in context after a crash (once its log is settled): each group of `created` (uid → the last name acknowledged; a writer
  * renames `<prefix>-g<n>` to `<prefix>-renamed-<n>` when n is a multiple of 3) has that name, or the rename the writer
  * may have committed but not yet acknowledged; each group's last change-log entry shows it as it is; and each group
  * entry's group is there.
@@ -61,6 +74,7 @@ export const checkWhole = (created: ReadonlyMap<string, string>, round: number) 
       const later = pending !== null && Number(pending[2]) % 3 === 0 ? [`${pending[1]}-renamed-${pending[2]}`] : []
       assert.include([name, ...later], group.name, `round ${round}: acknowledged write to ${uid} lost`)
     }
+    yield* logSettled
     const log = yield* (yield* Events.Events).after(undefined, 1_000_000)
     const stored = yield* (yield* Store.Store).find(Group.table, { order: [{ column: "uid", direction: "asc" }] })
     const last = new Map(log.map((entry) => [entry.subject, entry] as const))
