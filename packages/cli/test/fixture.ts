@@ -114,18 +114,23 @@ export const asOwnerOf = async (orgName: string) => {
       return { org: created.uid, identity: identity.uid }
     }).pipe(Effect.orDie)
   )
+  return { env: await loggedInAs(owner.identity, `owner-of-${orgName}`), ...owner }
+}
+
+/** A home signed in as the identity `uid`, assumed by a workload token of the test issuer with subject `subject`. */
+export const loggedInAs = async (uid: string, subject: string) => {
   const env = home()
   const token = await workloads.issuer.buildToken({
     scopesOrTransform: (_header, payload) => {
-      payload.sub = `owner-of-${orgName}`
+      payload.sub = subject
       payload.aud = server.url
     }
   })
   const file = join(env.dir, "token")
   writeFileSync(file, token)
-  const login = await arbor(env, "auth", "login", "--identity", owner.identity, "--identity-token", file)
+  const login = await arbor(env, "auth", "login", "--identity", uid, "--identity-token", file)
   assert.strictEqual(login.code, 0, login.stderr)
-  return { env, ...owner }
+  return env
 }
 
 /**

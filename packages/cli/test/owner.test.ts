@@ -2,14 +2,33 @@
  * `arbor iam` as an owner: subscriptions, conditions, elevations, identities, terms, metadata, READMEs, decision
  * vocabularies, SCIM.
  */
-import { Identities, Principal, Repos, Role, RoleBindings } from "@arbor/core"
+import { Groups, Identities, Principal, Repos, Role, RoleBindings } from "@arbor/core"
 import * as Effect from "effect/Effect"
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "vitest"
-import { arbor, asOwnerOf, home, server, succeeding, useServers, workloads } from "./fixture.js"
+import { arbor, asOwnerOf, loggedInAs, server, succeeding, useServers, workloads } from "./fixture.js"
 
 useServers()
+
+/** `arbor iam identities create` of a workload identity `name` in organization `org`, by the test issuer's `subject`. */
+const workloadIdentity = (env: Record<string, string>, org: string, name: string, subject: string) =>
+  arbor(
+    env,
+    "iam",
+    "identities",
+    "create",
+    "generic",
+    name,
+    "--parent",
+    org,
+    "--identity-issuer",
+    workloads.issuer.url!,
+    "--subject",
+    subject,
+    "-o",
+    "id"
+  )
 
 describe("arbor iam, as an owner", () => {
   it("events subscriptions: create by group path, list, describe, delete; a bad sink is named", async () => {
@@ -114,24 +133,48 @@ describe("arbor iam, as an owner", () => {
     )
   })
 
-  it("an eligibility, an elevation asked with a reason, refused to its asker as approver, approved by the owner", async () => {
-    const { env } = await asOwnerOf("elevate-cli")
-    const made = await arbor(
+  it("a person whose binding has a condition sees through the CLI exactly what a condition lets them get", async () => {
+    const { env, org: owned } = await asOwnerOf("conditional-cli")
+    const { alpha, beta, team } = await server.runtime.runPromise(
+      Effect.gen(function*() {
+        const groups = yield* Groups.Groups
+        const team = yield* groups.create(Principal.system, owned, { name: "team" })
+        const alpha = yield* groups.create(Principal.system, team.uid, { name: "alpha" })
+        const beta = yield* groups.create(Principal.system, team.uid, { name: "beta" })
+        return { alpha: alpha.uid, beta: beta.uid, team: team.uid }
+      }).pipe(Effect.orDie)
+    )
+    const made = await workloadIdentity(env, "conditional-cli", "reader", "reader-of-conditional-cli")
+    assert.strictEqual(made.code, 0, made.stderr)
+    const bound = await arbor(
       env,
       "iam",
-      "identities",
+      "role-bindings",
       "create",
-      "generic",
-      "worker",
       "--parent",
-      "elevate-cli",
-      "--identity-issuer",
-      workloads.issuer.url!,
-      "--subject",
-      "worker-of-elevate-cli",
-      "-o",
-      "id"
+      "conditional-cli/team",
+      "--identity",
+      "conditional-cli/reader",
+      "--role",
+      "viewer",
+      "--condition",
+      `resource.name == "alpha"`,
+      "--condition-title",
+      "alpha only"
     )
+    assert.strictEqual(bound.code, 0, bound.stderr)
+    const reader = await loggedInAs(made.stdout.trim(), "reader-of-conditional-cli")
+    const listed = await arbor(reader, "iam", "folders", "list", "--parent", team, "-o", "id")
+    assert.strictEqual(listed.code, 0, listed.stderr)
+    assert.strictEqual(listed.stdout, `${alpha}\n`)
+    assert.strictEqual((await arbor(reader, "iam", "folders", "describe", alpha)).code, 0)
+    const refused = await arbor(reader, "iam", "folders", "describe", beta)
+    assert.notStrictEqual(refused.code, 0)
+  })
+
+  it("an eligibility, an elevation asked with a reason, refused to its asker as approver, approved by the owner", async () => {
+    const { env } = await asOwnerOf("elevate-cli")
+    const made = await workloadIdentity(env, "elevate-cli", "worker", "worker-of-elevate-cli")
     assert.strictEqual(made.code, 0, made.stderr)
     // It reads the organization for good (so names resolve for it), and may edit it on request.
     const viewing = await arbor(
@@ -209,19 +252,7 @@ describe("arbor iam, as an owner", () => {
       "arbor: --max two hours: give a duration such as 90m, 8h or 1d (arbor iam eligibilities create --help)\n"
     ])
     // The worker signs in and asks.
-    const worker = home()
-    const file = join(worker.dir, "token")
-    writeFileSync(
-      file,
-      await workloads.issuer.buildToken({
-        scopesOrTransform: (_header, payload) => {
-          payload.sub = "worker-of-elevate-cli"
-          payload.aud = server.url
-        }
-      })
-    )
-    const login = await arbor(worker, "auth", "login", "--identity", made.stdout.trim(), "--identity-token", file)
-    assert.strictEqual(login.code, 0, login.stderr)
+    const worker = await loggedInAs(made.stdout.trim(), "worker-of-elevate-cli")
     const asked = await arbor(
       worker,
       "iam",

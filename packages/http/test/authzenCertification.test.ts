@@ -68,8 +68,16 @@ beforeAll(async () => {
       roleUid: deleter.uid,
       condition: { expression: "action.properties.soft == true", title: "soft deletes" }
     })
-    // Rules 4 and 6: bob, the administrator of archived records, writes record-2 and no other.
-    yield* bindings.create(Principal.system, archived.uid, { identityUid: bob.uid, roleUid: writer.uid })
+    // Rules 4 and 6: bob, the administrator of archived records, writes record-2 and no other, while the subject's
+    // role, when a request gives one, says admin.
+    yield* bindings.create(Principal.system, archived.uid, {
+      identityUid: bob.uid,
+      roleUid: writer.uid,
+      condition: {
+        expression: `!has(subject.properties.role) || subject.properties.role == "admin"`,
+        title: "administrators"
+      }
+    })
     yield* (yield* DecisionVocabularies.DecisionVocabularies).set(Principal.system, org, vocabulary)
   }))
 }, 30_000)
@@ -363,6 +371,33 @@ describe("AuthZEN 1.0 certification scenario, at an organization's decision poin
     for (const [why, path, body] of refused) {
       assert.strictEqual((await ask(path, body)).status, 400, why)
     }
+  })
+
+  it("Search (C.4.6) at the server's own decision point: an entity Arbor does not know is an empty result", async () => {
+    const global = (path: string, body: unknown) =>
+      fetch(`${server.url}${path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${pep}`, "content-type": "application/json" },
+        body: JSON.stringify(body)
+      }).then(async (response) => ({ status: response.status, body: (await response.json()) as any }))
+    const unknown: ReadonlyArray<[string, unknown]> = [
+      [searchAction, { subject: { type: "user", id: "nonexistent-user" }, resource: record1 }],
+      [searchAction, { subject: { type: "identity", id: "nonexistent-user" }, resource: { type: "group", id: org } }],
+      [searchSubject, { subject: { type: "user" }, action: { name: "read" }, resource: record1 }],
+      [searchSubject, {
+        subject: { type: "identity" },
+        action: { name: "read" },
+        resource: { type: "group", id: "x" }
+      }],
+      [searchResource, { subject: { type: "user", id: "bob" }, action: { name: "read" }, resource: { type: "record" } }]
+    ]
+    for (const [path, body] of unknown) {
+      const answer = await global(path, body)
+      assert.strictEqual(answer.status, 200, `${path} ${JSON.stringify(body)}: ${JSON.stringify(answer.body)}`)
+      assert.deepStrictEqual(answer.body.results, [], `${path} ${JSON.stringify(body)}`)
+    }
+    // What is missing is still refused.
+    assert.strictEqual((await global(searchAction, { subject: { type: "user" }, resource: record1 })).status, 400)
   })
 
   it("Discovery (C.6): the organization's metadata names each endpoint", async () => {

@@ -2,12 +2,14 @@
  * Role bindings with a condition (DECISIONS §21, docs/api.md §15): written, refused and shown over REST and gRPC
  * (Arbor's own field 1003), decided and explained by AuthZEN with the request's properties and context.
  */
-import { Role } from "@arbor/core"
+import { Groups, Identities, Principal, Role, RoleBindings } from "@arbor/core"
+import * as grpc from "@grpc/grpc-js"
+import * as Effect from "effect/Effect"
 import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
-import { connect } from "./grpcSupport.js"
+import { connect, failure } from "./grpcSupport.js"
 import { freePort, startServer } from "./signInSupport.js"
-import { fetchJson, member } from "./support.js"
+import { fetchJson, member, tokenFor } from "./support.js"
 
 let server: Awaited<ReturnType<typeof startServer>>
 let port: number
@@ -114,5 +116,60 @@ describe("role bindings with a condition", () => {
     } finally {
       own.close()
     }
+  })
+
+  it("one answer on every surface: a condition on the name decides REST, gRPC, lists and AuthZEN alike", async () => {
+    // A viewer at folder `team` while the group decided at is named `alpha`: it may read alpha, not its sibling.
+    const { alpha, beta, team, token, reader } = await server.runtime.runPromise(Effect.gen(function*() {
+      const groups = yield* Groups.Groups
+      const team = yield* groups.create(Principal.system, owner.org, { name: "team" })
+      const alpha = yield* groups.create(Principal.system, team.uid, { name: "alpha" })
+      const beta = yield* groups.create(Principal.system, team.uid, { name: "beta" })
+      const reader = yield* (yield* Identities.Identities).create(Principal.system, owner.org, {
+        name: "reader",
+        claimMatch: { issuer: "https://issuer.example.com", subject: "conditional-reader" }
+      })
+      yield* (yield* RoleBindings.RoleBindings).create(Principal.system, team.uid, {
+        identityUid: reader.uid,
+        roleUid: Role.builtInByName("viewer")!.uid,
+        condition: { expression: `resource.name == "alpha"`, title: "alpha only" }
+      })
+      return { alpha, beta, team, reader: reader.uid, token: yield* tokenFor(reader.uid) }
+    }))
+    assert.strictEqual((await rest("GET", `/iam/v2beta1/groups/${alpha.uid}`, token)).status, 200)
+    assert.strictEqual((await rest("GET", `/iam/v2beta1/groups/${beta.uid}`, token)).status, 403)
+    assert.strictEqual((await rest("GET", `/iam/v2beta1/groups/${team.uid}`, token)).status, 403)
+    const listed = await rest("GET", `/iam/v2beta1/groups?uidp.children_of=${team.uid}`, token)
+    assert.deepStrictEqual(listed.body.groups.map((g: { uid: string }) => g.uid), [alpha.uid])
+    assert.strictEqual(listed.body.totalCount, "1")
+    const v1 = await rest("GET", `/iam/v1/groups?id=${beta.uid}`, token)
+    assert.deepStrictEqual(v1.body.items, [], "v1 lists what v2 lists")
+
+    const protos = process.env.ARBOR_TEST_PROTOS ?? join(import.meta.dirname, "../../api/proto")
+    const client = connect(protos, `127.0.0.1:${port}`)
+    try {
+      const groups = client.service("chainguard.platform.iam.v2beta1.GroupsService")
+      assert.strictEqual((await groups.GetGroup({ uid: alpha.uid }, token)).name, "alpha")
+      assert.strictEqual((await failure(groups.GetGroup({ uid: beta.uid }, token))).code, grpc.status.PERMISSION_DENIED)
+      const page = await groups.ListGroups({ uidp: { childrenOf: team.uid } }, token)
+      assert.deepStrictEqual(page.groups.map((g: { uid: string }) => g.uid), [alpha.uid])
+    } finally {
+      client.close()
+    }
+
+    for (const [group, expected] of [[alpha, true], [beta, false]] as const) {
+      const decided = await rest("POST", "/access/v1/evaluation", token, {
+        subject: { type: "identity", id: reader },
+        action: { name: "groups.list" },
+        resource: { type: "group", id: group.uid }
+      })
+      assert.strictEqual(decided.body.decision, expected, group.name)
+    }
+    const found = await rest("POST", "/access/v1/search/resource", token, {
+      subject: { type: "identity", id: reader },
+      action: { name: "groups.list" },
+      resource: { type: "group" }
+    })
+    assert.deepStrictEqual(found.body.results, [{ type: "group", id: alpha.uid }], "a search honours it too")
   })
 })

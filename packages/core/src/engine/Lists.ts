@@ -7,7 +7,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import type { Grants } from "../iam/Authorization.js"
+import type { Grants, Target } from "../iam/Authorization.js"
 import type { Capability } from "../iam/Capability.js"
 import type { Principal } from "../iam/Principal.js"
 import type { Internal, Unavailable } from "./Errors.js"
@@ -82,6 +82,11 @@ export interface ListSpec<A, R = A> {
   readonly capability: Capability
   /** Where the capability must be held: at the item itself (groups) or at its parent group. */
   readonly visibleAt: "self" | "parent"
+  /**
+   * How a check about one item names it (`Resources.targetOf`): given, a conditional grant shows each item exactly
+   * where a check about it would allow it (DECISIONS §21); absent, a list counts conditional grants as nothing.
+   */
+  readonly target?: (uid: Uid) => Target
   /** Uids every caller may see (the built-in roles). */
   readonly public?: ReadonlyArray<string>
   /** The order when `order_by` is absent. */
@@ -246,6 +251,43 @@ const visibleRanges = <A, R>(spec: ListSpec<A, R>, grants: Grants): ReadonlyArra
   ])
 }
 
+/**
+ * The uid ranges a caller may see with its conditional grants too: the items a check about each would allow, with
+ * the list's conditions (`where`), or undefined when it may see everything.
+ */
+const visibleWithConditions = <A, R>(
+  ops: Operations,
+  spec: ListSpec<A, R>,
+  principal: Principal,
+  grants: Grants,
+  where: Where
+): Effect.Effect<ReadonlyArray<Range> | undefined, Internal | Unavailable> => {
+  const covered = visibleRanges(spec, grants)
+  if (covered === undefined || spec.target === undefined || grants.conditional.length === 0) {
+    return Effect.succeed(covered)
+  }
+  return Effect.map(
+    ops.authorization.visibleRows(principal, grants, spec.capability, {
+      visibleAt: spec.visibleAt,
+      target: spec.target,
+      covered,
+      within: where.ranges,
+      read: (range, after, limit) =>
+        Effect.map(
+          spec.repository.findRows({
+            ranges: [range],
+            conditions: where.conditions,
+            order: [{ column: "uid", direction: "asc" }],
+            ...(after === undefined ? {} : { after: [after] }),
+            limit
+          }),
+          (rows) => rows.map((row) => row.uid as Uid)
+        )
+    }),
+    (more) => more.length === 0 ? covered : Uids.normalizeRanges([...covered, ...more])
+  )
+}
+
 const intersect = (a: ReadonlyArray<Range> | undefined, b: ReadonlyArray<Range> | undefined) =>
   a === undefined ? b : b === undefined ? a : Uids.intersectRanges(a, b)
 
@@ -281,7 +323,7 @@ export const list = <A, R, O extends ListOptions>(
     const grants = yield* ops.authorization.grants(principal)
     const visible: Where = filters.own === true
       ? where
-      : { ...where, ranges: intersect(visibleRanges(spec, grants), where.ranges) }
+      : { ...where, ranges: intersect(yield* visibleWithConditions(ops, spec, principal, grants, where), where.ranges) }
     const repository = spec.repository
 
     const rows = yield* repository.findRows({ ...visible, order, after, offset: skip, limit: pageSize + 1 })

@@ -15,6 +15,7 @@ import * as Repository from "../engine/Repository.js"
 import type * as ResourceService from "../engine/ResourceService.js"
 import * as Uid from "../engine/Uid.js"
 import * as Validation from "../engine/Validation.js"
+import { atGroup } from "../iam/Authorization.js"
 import * as Group from "../iam/Group.js"
 import { grantor } from "../iam/internal/roles.js"
 import * as Principal from "../iam/Principal.js"
@@ -85,6 +86,7 @@ export const make = Effect.gen(function*() {
     })
 
   const spec: Lists.ListSpec<Subscription.Subscription> = {
+    target: (uid) => Resources.targetOf(kind, uid),
     load: withHealth,
     repository: subscriptions,
     capability: Subscription.permissions.list,
@@ -128,7 +130,7 @@ export const make = Effect.gen(function*() {
 
     create: Effect.fnUntraced(function*(principal: Principal.Principal, parentUid: string, input: unknown) {
       const parent = yield* Uid.parse(parentUid, "parent")
-      yield* ops.authorization.check(principal, Subscription.permissions.create, parent)
+      yield* ops.authorization.check(principal, Subscription.permissions.create, atGroup(parent))
       const { sink } = yield* Validation.decodeRequest(Subscription.CreateSubscription)(input)
       const refused = yield* refusal(sink)
       if (refused !== undefined) return yield* Errors.InvalidArgument.field("sink", refused)

@@ -15,11 +15,21 @@ import { Store } from "../engine/Store.js"
 import * as Uid from "../engine/Uid.js"
 import * as Validation from "../engine/Validation.js"
 import * as AccessEvaluation from "./AccessEvaluation.js"
-import { Authorization, type ConditionOutcome, type DecisionRequest, type Grant, type Grants } from "./Authorization.js"
+import {
+  atGroup,
+  Authorization,
+  type ConditionOutcome,
+  type DecisionRequest,
+  type Grant,
+  type Grants,
+  type Target
+} from "./Authorization.js"
 import { all, type Capability } from "./Capability.js"
 import * as Condition from "./Condition.js"
 import { DecisionVocabularies } from "./DecisionVocabularies.js"
 import { type DecisionVocabulary, subjectRuleOf } from "./DecisionVocabulary.js"
+import { askedOf } from "./internal/asked.js"
+import { subjectOf } from "./internal/conditions.js"
 import { maySeeGrant } from "./internal/embedding.js"
 import { resourceKinds } from "./internal/resourceKinds.js"
 import * as Principal from "./Principal.js"
@@ -31,6 +41,10 @@ const afterToken = (token: string | undefined): string | undefined =>
   token === undefined || token === "" ? undefined : Buffer.from(token, "base64url").toString()
 
 const nothingFound: AccessEvaluation.SearchResults = { results: [], nextToken: undefined }
+
+/** Where both ranges reach (undefined: everywhere). */
+const intersect = (a: ReadonlyArray<Uid.Range> | undefined, b: ReadonlyArray<Uid.Range> | undefined) =>
+  a === undefined ? b : b === undefined ? a : Uid.intersectRanges(a, b)
 
 /** What a batch answers: one decision per evaluation run (fewer when a semantic stopped it early). */
 export interface Decisions {
@@ -65,68 +79,6 @@ export interface CanRequest {
   readonly context?: { readonly [key: string]: unknown }
 }
 
-/** The subject a condition sees for `principal`, when a request does not name one: the identity, by its uid. */
-const subjectOf = (principal: Principal.Principal) =>
-  principal._tag === "System" ? { id: "system", type: "system" } : { id: principal.uid, type: "identity" }
-
-/** What a request as it came may say of its parts: named reads, which a decision makes at each evaluation. */
-interface Asked {
-  readonly subject?: unknown
-  readonly action?: unknown
-  readonly resource?: unknown
-  readonly id?: unknown
-  readonly type?: unknown
-  readonly name?: unknown
-}
-
-/** `value` as a request's part that may say what `Asked` names, if it is an object. */
-const askedIn = (value: unknown): Asked => typeof value === "object" && value !== null ? value : {}
-
-/** `value` if it is a string. */
-const stringOr = (value: unknown, otherwise: string): string => typeof value === "string" ? value : otherwise
-
-interface Entity {
-  readonly type: string
-  readonly id: string
-  readonly properties?: { readonly [key: string]: unknown } | undefined
-}
-
-/**
- * What the conditions of a decision read of a request: its subject and resource as `input` asked (in a vocabulary's
- * words, when it has one), their properties and its context, as `decoded` (in Arbor's terms) holds them.
- */
-const askedOf = (
-  input: unknown,
-  decoded: {
-    readonly subject: Entity
-    readonly resource: Entity
-    readonly action?: { readonly name: string; readonly properties?: Entity["properties"] }
-    readonly context?: { readonly [key: string]: unknown } | undefined
-  },
-  budget: Condition.Budget
-): DecisionRequest => {
-  // Each part of the request read once: a condition's decision reads them at every evaluation.
-  const asked = askedIn(input)
-  const entity = (part: Asked, known: Entity) => ({
-    id: stringOr(part.id, known.id),
-    type: stringOr(part.type, known.type),
-    properties: known.properties ?? {}
-  })
-  const resource = entity(askedIn(asked.resource), decoded.resource)
-  return {
-    resource: { uid: resource.id, kind: resource.type, properties: resource.properties },
-    subject: entity(askedIn(asked.subject), decoded.subject),
-    ...(decoded.action === undefined ? {} : {
-      action: {
-        name: stringOr(askedIn(asked.action).name, decoded.action.name),
-        properties: decoded.action.properties ?? {}
-      }
-    }),
-    context: decoded.context ?? {},
-    budget
-  }
-}
-
 /** The value of `item`'s `key`, else the batch's default. */
 const merged = (defaults: Record<string, unknown>, item: Record<string, unknown>) => ({
   subject: item.subject ?? defaults.subject,
@@ -153,7 +105,10 @@ export const make = Effect.gen(function*() {
   const decidingFor = (caller: Principal.Principal, subject: Uid.Uid, group: Uid.Uid) =>
     caller._tag === "Identity" && caller.uid === subject
       ? Effect.succeed(caller)
-      : Effect.as(authorization.check(caller, RoleBinding.permissions.list, group), Principal.identity(subject))
+      : Effect.as(
+        authorization.check(caller, RoleBinding.permissions.list, atGroup(group)),
+        Principal.identity(subject)
+      )
 
   /**
    * What granted `capability` at `group` to the holder of `grants` (with the conditional grants that held), as
@@ -373,9 +328,12 @@ export const make = Effect.gen(function*() {
         const request = yield* interpreted(input, vocabulary, ["action", "resource"])
         if (request === "unknown") return nothingFound
         const search = yield* Validation.decode(AccessEvaluation.SubjectSearch)(request)
-        const group = AccessEvaluation.groupOf(search.resource.type, search.resource.id)
+        const resource = AccessEvaluation.knownResource(search.resource)
+        const action = AccessEvaluation.knownAction(search.action)
+        if (resource === undefined || action === undefined) return nothingFound
+        const group = AccessEvaluation.groupOf(resource.type, resource.id)
         // Who may act here is what the bindings here show: asked only by who may list them.
-        yield* authorization.check(caller, RoleBinding.permissions.list, group)
+        yield* authorization.check(caller, RoleBinding.permissions.list, atGroup(group))
         // Identities are found as a type names them: by uid (`identity`, unless the vocabulary says otherwise), or
         // by their path below the organization; a type by a token's subject finds none.
         const rule = subjectRuleOf(vocabulary, search.subject.type)
@@ -390,16 +348,28 @@ export const make = Effect.gen(function*() {
         const candidates = [...new Set(bound.map((b) => b.identityUid))].sort()
           .filter((uid) => after === undefined || uid > after)
           .filter((uid) => rule.by === "uid" || vocabulary === undefined || Uid.isAncestor(vocabulary.uid, uid))
+        // A candidate's conditions see it as the request would name it: by its path, in a vocabulary that does.
+        const byPath = rule.by !== "uid" && vocabulary !== undefined
+        const named = byPath ? yield* vocabularies.pathsOf(vocabulary, candidates) : candidates
+        const budget = Condition.budget()
         const found: Array<Uid.Uid> = []
-        for (const uid of candidates) {
+        const ids = new Map<Uid.Uid, string>()
+        for (const [i, uid] of candidates.entries()) {
           if (found.length > limit) break
-          const grants = yield* authorization.grants(Principal.identity(uid))
-          if (grants.holds(search.action.name, group)) found.push(uid)
+          const subject = { type: search.subject.type, id: named[i]!, properties: search.subject.properties }
+          const decided = yield* authorization.decides(
+            Principal.identity(uid),
+            action.name,
+            group,
+            () => askedOf(input, { ...search, subject, resource, action }, budget)
+          )
+          if (decided) {
+            found.push(uid)
+            ids.set(uid, named[i]!)
+          }
         }
         const page = paged(search.subject.type, found, limit, after !== undefined)
-        if (rule.by === "uid" || vocabulary === undefined) return page
-        const paths = yield* vocabularies.pathsOf(vocabulary, found.slice(0, limit))
-        return { ...page, results: page.results.map((r, i) => ({ ...r, id: paths[i]! })) }
+        return byPath ? { ...page, results: page.results.map((r) => ({ ...r, id: ids.get(r.id as Uid.Uid)! })) } : page
       })),
 
     searchResources: (
@@ -412,23 +382,25 @@ export const make = Effect.gen(function*() {
         if (request === "unknown") return nothingFound
         const search = yield* Validation.decode(AccessEvaluation.ResourceSearch)(request)
         const type = search.resource.type
-        if (search.subject.type !== "identity" || !Uid.isUid(search.subject.id)) return nothingFound
-        const self = caller._tag === "Identity" && caller.uid === search.subject.id
-        const subject = self ? caller : Principal.identity(search.subject.id)
-        // A vocabulary's resources with folders of their own are those folders where the subject holds the
-        // capability and the caller may list bindings (another's), by name.
+        const known = AccessEvaluation.knownSubject(search.subject)
+        const action = AccessEvaluation.knownAction(search.action)
+        if (known === undefined || action === undefined) return nothingFound
+        const self = caller._tag === "Identity" && caller.uid === known.id
+        const subject = self ? caller : Principal.identity(known.id)
+        const limit = search.page?.limit ?? AccessEvaluation.defaultSearchResults
+        const after = afterToken(search.page?.token)
+        // Each candidate decided as an evaluation of it would be: the request's properties and context with it.
+        const budget = Condition.budget()
+        const about = (id: string) => () => askedOf(input, { ...search, resource: { ...search.resource, id } }, budget)
+        // A vocabulary's resources with folders of their own are those folders where the subject may take the action
+        // and the caller may list bindings (another's), by name.
         const folders = vocabulary === undefined ? undefined : yield* vocabularies.foldersOf(vocabulary, type)
         if (folders !== undefined) {
-          const held = yield* authorization.grants(subject)
-          const mine = self ? held : yield* authorization.grants(caller)
-          const names = folders
-            .filter((f) =>
-              held.holds(search.action.name, f.uid) && (self || mine.holds(RoleBinding.permissions.list, f.uid))
-            )
-            .map((f) => f.name)
-            .sort()
-          const limit = search.page?.limit ?? AccessEvaluation.defaultSearchResults
-          const after = afterToken(search.page?.token)
+          const mine = self ? undefined : yield* authorization.grants(caller)
+          const names = (yield* Effect.filter(
+            folders.filter((f) => mine === undefined || mine.holds(RoleBinding.permissions.list, f.uid)),
+            (f) => authorization.decides(subject, action.name, f.uid, about(f.name))
+          )).map((f) => f.name).sort()
           return paged(type, names.filter((name) => after === undefined || name > after), limit, after !== undefined)
         }
         // A vocabulary's resource type is searched as the kind it names; one decided at one folder cannot be listed.
@@ -436,23 +408,58 @@ export const make = Effect.gen(function*() {
           ? AccessEvaluation.isResourceType(type) ? type : undefined
           : vocabularies.kindOf(vocabulary, type)
         if (kind === undefined) return nothingFound
-        const held = (yield* authorization.grants(subject)).scopes(search.action.name)
-        const below = (roots: "all" | ReadonlyArray<Uid.Uid>, at: (root: Uid.Uid) => Uid.Range = Uid.subtree) =>
-          roots === "all" ? undefined : Uid.normalizeRanges(roots.map(at))
-        const intersect = (a: ReadonlyArray<Uid.Range> | undefined, b: ReadonlyArray<Uid.Range> | undefined) =>
-          a === undefined ? b : b === undefined ? a : Uid.intersectRanges(a, b)
+        const { list, table, visibleAt } = resourceKinds[kind]
+        const target = (uid: Uid.Uid) => ({ group: AccessEvaluation.groupOf(kind, uid), uid, kind })
+        const read = (range: Uid.Range, from: Uid.Uid | undefined, count: number) =>
+          Effect.map(
+            Repository.orInternal(store.find(table, {
+              ranges: [range],
+              order: [{ column: "uid", direction: "asc" }],
+              ...(from === undefined ? {} : { after: [from] }),
+              limit: count
+            })),
+            (rows) => rows.map((row) => row.uid as Uid.Uid)
+          )
+        /** Where `grants` give `capability` of that kind, conditions decided row by row (undefined: everywhere). */
+        const where = (
+          principal: Principal.Principal,
+          grants: Grants,
+          capability: Capability,
+          within: ReadonlyArray<Uid.Range> | undefined,
+          request?: (target: Target) => DecisionRequest
+        ) =>
+          Effect.gen(function*() {
+            const scopes = grants.scopes(capability)
+            if (scopes === "all") return within
+            const covered = Uid.normalizeRanges(scopes.map(visibleAt === "self" ? Uid.subtree : Uid.descendants))
+            const more = yield* authorization.visibleRows(principal, grants, capability, {
+              visibleAt,
+              target,
+              covered,
+              within,
+              read,
+              ...(request === undefined ? {} : { request })
+            })
+            return intersect(Uid.normalizeRanges([...covered, ...more]), within)
+          })
         // What the caller may list of that kind (DECISIONS §21: a search answers a subset of it), and, about another
         // identity, where it may see who holds what.
         const mine = self ? subject : caller
-        const { list, table, visibleAt } = resourceKinds[kind]
-        const grants = yield* authorization.grants(mine)
-        const listable = intersect(
-          below(grants.scopes(list), visibleAt === "self" ? Uid.subtree : Uid.descendants),
-          self ? undefined : below(grants.scopes(RoleBinding.permissions.list))
+        const myGrants = yield* authorization.grants(mine)
+        const bindingsSeen = self ? "all" : myGrants.scopes(RoleBinding.permissions.list)
+        const listable = yield* where(
+          mine,
+          myGrants,
+          list,
+          bindingsSeen === "all" ? undefined : Uid.normalizeRanges(bindingsSeen.map(Uid.subtree))
         )
-        const ranges = intersect(below(held), listable)
-        const limit = search.page?.limit ?? AccessEvaluation.defaultSearchResults
-        const after = afterToken(search.page?.token)
+        const ranges = yield* where(
+          subject,
+          yield* authorization.grants(subject),
+          action.name,
+          listable,
+          (target) => about(target.uid)()
+        )
         const rows = yield* Repository.orInternal(store.find(table, {
           ...(ranges === undefined ? {} : { ranges }),
           order: [{ column: "uid", direction: "asc" }],
@@ -471,8 +478,11 @@ export const make = Effect.gen(function*() {
         const request = yield* interpreted(input, vocabulary, ["subject", "resource"])
         if (request === "unknown") return []
         const search = yield* Validation.decode(AccessEvaluation.ActionSearch)(request)
-        const group = AccessEvaluation.groupOf(search.resource.type, search.resource.id)
-        const grants = yield* authorization.grants(yield* decidingFor(caller, search.subject.id, group))
+        const subject = AccessEvaluation.knownSubject(search.subject)
+        const resource = AccessEvaluation.knownResource(search.resource)
+        if (subject === undefined || resource === undefined) return []
+        const group = AccessEvaluation.groupOf(resource.type, resource.id)
+        const grants = yield* authorization.grants(yield* decidingFor(caller, subject.id, group))
         const unconditional = grants.heldAt(group)
         // With the capabilities that conditional grants give here, where their conditions hold for this request.
         const asked = askedOf(input, search, Condition.budget())

@@ -109,10 +109,34 @@ export const Evaluations = Schema.Struct({
   options: Schema.optional(Schema.Struct({ evaluations_semantic: Schema.optional(Semantic) }))
 })
 
+/**
+ * An entity a search names by type and id: any type and id, one Arbor does not know finding nothing rather than
+ * refused (AuthZEN §8: an unknown entity is an empty result). `known` tells them apart.
+ */
+const Named = Schema.Struct({ type: required(Schema.String), id: required(Schema.String), properties: Properties })
+type Named = typeof Named.Type
+
+/** A search's subject when it is one Arbor knows: an identity, by its uid; undefined otherwise. */
+export const knownSubject = (named: Named): typeof Subject.Type | undefined =>
+  named.type === "identity" && Uid.isUid(named.id) ? { ...named, type: "identity", id: named.id } : undefined
+
+/** A search's resource when it is one Arbor knows: one of `resourceTypes`, by its uid; undefined otherwise. */
+export const knownResource = (named: Named): typeof Resource.Type | undefined =>
+  isResourceType(named.type) && Uid.isUid(named.id) ? { ...named, type: named.type, id: named.id } : undefined
+
+/** An action a search names: any name, one that is no capability finding nothing (`knownAction`). */
+const NamedAction = Schema.Struct({ name: required(Schema.String), properties: Properties })
+
+/** A search's action when it names a capability (in either spelling); undefined otherwise. */
+export const knownAction = (named: typeof NamedAction.Type): typeof Action.Type | undefined => {
+  const capability = Capability.fromName(named.name)
+  return capability === undefined ? undefined : { ...named, name: capability }
+}
+
 /** A search of the actions a subject may take on a resource (AuthZEN §8.4). */
 export const ActionSearch = Schema.Struct({
-  subject: required(Subject),
-  resource: required(Resource),
+  subject: required(Named),
+  resource: required(Named),
   context: Schema.optional(Context)
 })
 
@@ -139,18 +163,16 @@ const Typed = Schema.Struct({ type: required(Schema.String), properties: Propert
  */
 export const SubjectSearch = Schema.Struct({
   subject: required(Typed),
-  action: required(Action),
-  resource: required(Resource),
+  action: required(NamedAction),
+  resource: required(Named),
   context: Schema.optional(Context),
   page: Schema.optional(SearchPage)
 })
 
 /** A search of the resources of a type a subject may take an action on (AuthZEN §8.3). */
 export const ResourceSearch = Schema.Struct({
-  subject: required(
-    Schema.Struct({ type: required(Schema.String), id: required(Schema.String), properties: Properties })
-  ),
-  action: required(Action),
+  subject: required(Named),
+  action: required(NamedAction),
   resource: required(Typed),
   context: Schema.optional(Context),
   page: Schema.optional(SearchPage)

@@ -15,6 +15,7 @@ import type * as ResourceService from "../engine/ResourceService.js"
 import * as Uid from "../engine/Uid.js"
 import * as Validation from "../engine/Validation.js"
 import * as AccountAssociation from "./AccountAssociation.js"
+import { atGroup } from "./Authorization.js"
 import * as Group from "./Group.js"
 import type { Principal } from "./Principal.js"
 
@@ -31,6 +32,7 @@ export const make = Effect.gen(function*() {
     groupOf: (uid) => uid
   }
   const spec: Lists.ListSpec<AccountAssociation.AccountAssociation> = {
+    target: (uid) => Resources.targetOf(kind, uid),
     load: Lists.asIs,
     repository: associations,
     capability: AccountAssociation.permissions.list,
@@ -46,7 +48,7 @@ export const make = Effect.gen(function*() {
 
     create: Effect.fnUntraced(function*(principal: Principal, groupUid: string, input: unknown) {
       const group = yield* Uid.parse(groupUid, "parent")
-      yield* authorization.check(principal, AccountAssociation.permissions.create, group)
+      yield* authorization.check(principal, AccountAssociation.permissions.create, atGroup(group))
       const fields = yield* Validation.decodeRequest(
         AccountAssociation.CreateAccountAssociation,
         AccountAssociation.fields

@@ -17,7 +17,7 @@ import { operation, spansWanted } from "../engine/internal/tracing.js"
 import * as Repository from "../engine/Repository.js"
 import { orInternal } from "../engine/Repository.js"
 import { Store } from "../engine/Store.js"
-import { ancestors, isAncestorOrSelf, parentOrNull } from "../engine/Uid.js"
+import { isAncestorOrSelf, parentOrNull } from "../engine/Uid.js"
 import type { Uid } from "../engine/Uid.js"
 import type * as ChangeLog from "../events/ChangeLog.js"
 import * as ScimGroup from "../provisioning/ScimGroup.js"
@@ -28,6 +28,8 @@ import * as Elevation from "./Elevation.js"
 import * as Eligibility from "./Eligibility.js"
 import * as ExternalGroupRoleMapping from "./ExternalGroupRoleMapping.js"
 import * as Group from "./Group.js"
+import * as Conditions from "./internal/conditions.js"
+import type { Target } from "./internal/conditions.js"
 import {
   type ConditionOutcome,
   type DecisionRequest,
@@ -42,6 +44,7 @@ import type { Principal } from "./Principal.js"
 import * as Role from "./Role.js"
 import * as RoleBinding from "./RoleBinding.js"
 
+export { atGroup, type Target } from "./internal/conditions.js"
 export { type ConditionOutcome, type DecisionRequest, type Grant, Grants } from "./internal/grants.js"
 
 const everything = new Grants(true, [])
@@ -408,56 +411,25 @@ export const make = Effect.gen(function*() {
     })
   const grantsNow = (principal: Principal) => warm(principal, (held) => held)
 
-  /** The names of `group` and of the groups above it, from the organization down: a condition's resource names. */
-  const namesOf = (group: Uid) =>
-    Effect.map(groups.getMany([...ancestors(group), group]), (found) => {
-      const byUid = new Map(found.map((g) => [g.uid as string, g.name]))
-      const names = [...ancestors(group), group].map((uid) => byUid.get(uid))
-      return names.every((name) => name !== undefined)
-        ? { name: names.at(-1)!, path: names.join("/") }
-        : { name: undefined, path: undefined }
-    })
-
-  /** The attributes a condition reads in a decision at `group` for `request` at `now`, with the group's names. */
-  const attributesOf = (
-    request: DecisionRequest,
-    capability: Capability,
-    now: number,
-    names?: { readonly name: string | undefined; readonly path: string | undefined }
-  ): Condition.Attributes => ({
-    time: now,
-    resource: names === undefined ? request.resource : { ...request.resource, ...names },
-    subject: request.subject,
-    action: request.action ?? { name: capability },
-    context: request.context,
-    budget: request.budget
-  })
+  const { conditionsOf, visibleRows } = Conditions.make(groups)
 
   /**
-   * How each conditional grant of `grants` that would give `capability` at `group` comes out for `request` now: read
-   * the group's names first when a condition wants them.
+   * True when `principal` (whose grants are `loaded`, when they are at hand) may take `capability` on `target`: by
+   * its grants, or by a conditional grant whose condition holds for that resource now (DECISIONS §21).
    */
-  const conditionsOf = (
-    grants: Grants,
-    capability: Capability,
-    group: Uid,
-    request: DecisionRequest
-  ): Effect.Effect<ReadonlyArray<ConditionOutcome>, Errors.StoreFailure> => {
-    const candidates = grants.conditionalGiving(capability, group)
-    if (candidates.length === 0) return Effect.succeed([])
-    // Without a read unless a condition wants the group's names: a decision's own step, with no generator.
-    const decided = (names?: Parameters<typeof attributesOf>[3]) =>
-      Effect.map(Clock.currentTimeMillis, (now) => {
-        const attributes = attributesOf(request, capability, now, names)
-        return candidates.map((grant): ConditionOutcome => ({
-          grant,
-          outcome: grant.condition!.compiled.decide(attributes)
-        }))
-      })
-    return candidates.some((g) => g.condition!.compiled.readsNames)
-      ? Effect.flatMap(namesOf(group), decided)
-      : decided()
-  }
+  const allows = (principal: Principal, capability: Capability, target: Target, loaded?: Grants) =>
+    loaded === undefined
+      ? service.decides(principal, capability, target.group, () =>
+        Conditions.requestOf(principal, target, Condition.budget()))
+      : loaded.holds(capability, target.group)
+      ? Effect.succeed(true)
+      : Effect.map(
+        conditionsOf(loaded, capability, target.group, Conditions.requestOf(principal, target, Condition.budget())),
+        (outcomes) =>
+          outcomes.some((o) =>
+            o.outcome.held
+          )
+      )
 
   const service: AuthorizationService = {
     holds: (principal: Principal, capability: Capability, group: string) =>
@@ -470,7 +442,7 @@ export const make = Effect.gen(function*() {
           const candidates = current.conditionalGiving(capability, group)
           if (candidates.length === 0) return Effect.succeed(false)
           if (!candidates.some((g) => g.condition!.compiled.readsNames)) {
-            const attributes = attributesOf(request(), capability, nowOf(fiber))
+            const attributes = Conditions.attributesOf(request(), capability, nowOf(fiber))
             return Effect.succeed(candidates.some((g) => g.condition!.compiled.decide(attributes).held))
           }
         }
@@ -502,9 +474,15 @@ export const make = Effect.gen(function*() {
         return capabilities !== undefined && authority.bound.narrow(principal.narrowed).holdsAll(capabilities, scope)
       }),
     grantStands: (grant: Parameters<typeof stands>[0]) => stands(grant),
-    check: (principal: Principal, capability: Capability, group: string, resource: string = group) =>
+    allows,
+    visibleRows,
+    check: (principal: Principal, capability: Capability, target: Target, loaded?: Grants) =>
       operation("Authorization.check", { "arbor.capability": capability })(
-        Effect.flatMap(grantsNow(principal), (g) => g.require(capability, group, resource))
+        Effect.flatMap(
+          allows(principal, capability, target, loaded),
+          (allowed) =>
+            allowed ? Effect.void : Effect.fail(new Errors.PermissionDenied({ capability, resource: target.uid }))
+        )
       )
   }
   return service
@@ -565,12 +543,28 @@ export interface AuthorizationService {
   readonly grantStands: (
     grant: { readonly grantedBy: Uid | null; readonly roleUid: Uid; readonly scope: Uid }
   ) => Effect.Effect<boolean, Errors.StoreFailure>
-  /** Fails unless `principal` holds `capability` at `group` (naming `resource`, the group by default). */
+  /**
+   * True when `principal` may take `capability` on one resource, `target`: held at its group, or given there by a
+   * conditional grant whose condition holds for it now (DECISIONS §21; never a capability that delegates). `loaded`:
+   * `principal`'s grants, when the caller has them at hand.
+   */
+  readonly allows: (
+    principal: Principal,
+    capability: Capability,
+    target: Target,
+    loaded?: Grants
+  ) => Effect.Effect<boolean, Errors.StoreFailure>
+  /**
+   * The ranges of rows a list shows beyond what the unconditional grants show (`covered`), through conditional grants
+   * of `capability`, each row decided as a check about it would be: a list shows exactly what its caller could get.
+   */
+  readonly visibleRows: ReturnType<typeof Conditions.make>["visibleRows"]
+  /** The API's own check of every act on one resource: fails with PermissionDenied naming it unless `allows`. */
   readonly check: (
     principal: Principal,
     capability: Capability,
-    group: string,
-    resource?: string
+    target: Target,
+    loaded?: Grants
   ) => Effect.Effect<void, Errors.StoreFailure | Errors.PermissionDenied>
 }
 

@@ -28,6 +28,28 @@ export const all = [
 /** A capability in its dotted spelling. */
 export type Capability = typeof all[number]
 
+/**
+ * The capabilities that hand access to others, or for good: binding a role (and so mapping a group to one, making
+ * someone eligible for one), changing what a role or an identity gives, inviting, letting a provider sign people in
+ * or push their groups, associating an outside account, and sending a group's events to a sink. A binding with a
+ * condition never gives them (DECISIONS §21: no one delegates what holds only sometimes).
+ */
+export const delegating: ReadonlySet<Capability> = new Set<Capability>([
+  "role_bindings.create",
+  "role_bindings.update",
+  "roles.create",
+  "roles.update",
+  "identity.update",
+  "group_invites.create",
+  "identity_providers.create",
+  "identity_providers.update",
+  "identity_providers.scim.manage",
+  "account_associations.create",
+  "account_associations.update",
+  "subscriptions.create",
+  "subscriptions.update"
+])
+
 /** The capability each operation on one kind of resource needs, declared once beside the resource. */
 export interface Operations {
   readonly list: Capability

@@ -103,6 +103,8 @@ export interface Compiled {
   readonly expression: string
   /** True when it reads `resource.name` or `resource.path`, which a decision finds by reading the groups. */
   readonly readsNames: boolean
+  /** True when it reads anything of the resource: else it comes out alike for every resource of one request. */
+  readonly readsResource: boolean
   readonly decide: (attributes: Attributes) => Outcome
 }
 
@@ -293,6 +295,7 @@ export const compile = (expression: string): Either.Either<Compiled, Refusal> =>
   return Either.right({
     expression,
     readsNames,
+    readsResource: reads.has("resource"),
     decide: (attributes) => {
       const outcome = CelCost.metered(attributes.budget, nodes, () => evaluate(attributes))
       return outcome.spent ? spent : outcome.value
@@ -318,6 +321,7 @@ export const compiled = (expression: string): Compiled => {
   const made = Either.getOrElse(compile(expression), (refusal): Compiled => ({
     expression,
     readsNames: false,
+    readsResource: false,
     decide: () => ({ held: false, error: refusal.message })
   }))
   if (compiledCache.size >= 10_000) compiledCache.clear()

@@ -14,6 +14,7 @@ import * as Uid from "../engine/Uid.js"
 import * as Validation from "../engine/Validation.js"
 import * as Person from "../tokens/internal/signIn/person.js"
 import * as AccessEvaluation from "./AccessEvaluation.js"
+import { atGroup } from "./Authorization.js"
 import * as Capability from "./Capability.js"
 import * as DecisionVocabulary from "./DecisionVocabulary.js"
 import * as Group from "./Group.js"
@@ -118,14 +119,14 @@ export const make = Effect.gen(function*() {
     get: (principal: Principal.Principal, org: string) =>
       operation("DecisionVocabularies.get")(Effect.gen(function*() {
         const uid = yield* organization(org, "organization")
-        yield* authorization.check(principal, DecisionVocabulary.permissions.list, uid)
+        yield* authorization.check(principal, DecisionVocabulary.permissions.list, atGroup(uid))
         return yield* stored(uid)
       })),
 
     set: (principal: Principal.Principal, org: string, input: unknown) =>
       operation("DecisionVocabularies.set")(Effect.gen(function*() {
         const uid = yield* organization(org, "organization")
-        yield* authorization.check(principal, DecisionVocabulary.permissions.update, uid)
+        yield* authorization.check(principal, DecisionVocabulary.permissions.update, atGroup(uid))
         const { etag, ...vocabulary } = yield* Validation.decode(DecisionVocabulary.SetVocabulary)(input)
         return yield* commit(
           ops,

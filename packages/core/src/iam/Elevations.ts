@@ -16,6 +16,7 @@ import * as Lists from "../engine/Lists.js"
 import * as Repository from "../engine/Repository.js"
 import * as Uid from "../engine/Uid.js"
 import * as Validation from "../engine/Validation.js"
+import { atGroup } from "./Authorization.js"
 import * as Elevation from "./Elevation.js"
 import * as Eligibility from "./Eligibility.js"
 import * as Group from "./Group.js"
@@ -81,12 +82,14 @@ export const make = Effect.gen(function*() {
     groupOf: Resources.parentGroup
   }
   const eligibilitySpec: Lists.ListSpec<Eligibility.Eligibility, Eligibility.Record> = {
+    target: (uid) => Resources.targetOf(eligibilityKind, uid),
     load: (records) => Effect.succeed(records.map(asEligibility)),
     repository: eligibilities,
     capability: Eligibility.permissions.list,
     visibleAt: "parent"
   }
   const elevationSpec: Lists.ListSpec<Elevation.Elevation, Elevation.Record> = {
+    target: (uid) => ({ group: Resources.parentGroup(uid), uid, kind: "elevation" }),
     load: (records) => Effect.map(DateTime.now, (now) => records.map(asElevation(now.epochMillis))),
     repository: elevations,
     capability: Eligibility.permissions.list,
@@ -106,7 +109,8 @@ export const make = Effect.gen(function*() {
       if (Option.isNone(found)) return yield* orNotFound(Effect.succeedNone, "elevation", id)
       const elevation = found.value
       if (actsAsItselfAt(principal, elevation.identityUid, elevation.parent)) return elevation
-      if (yield* authorization.holds(principal, Eligibility.permissions.list, elevation.parent)) return elevation
+      const target = { group: elevation.parent, uid: elevation.uid, kind: "elevation" }
+      if (yield* authorization.allows(principal, Eligibility.permissions.list, target)) return elevation
       const eligibility = Option.getOrUndefined(yield* eligibilities.get(elevation.eligibilityUid))
       const approves = eligibility?.approverRoleUid !== null && eligibility !== undefined &&
         (yield* holdsRole(principal, eligibility.approverRoleUid!, elevation.parent))
@@ -274,7 +278,7 @@ export const make = Effect.gen(function*() {
     createEligibility: Effect.fnUntraced(function*(principal: Principal, groupUid: string, input: unknown) {
       const group = yield* Uid.parse(groupUid, "parent")
       const grants = yield* authorization.grants(principal)
-      yield* grants.require(Eligibility.permissions.create, group)
+      yield* authorization.check(principal, Eligibility.permissions.create, atGroup(group), grants)
       const fields = yield* Validation.decodeRequest(Eligibility.CreateEligibility)(input)
       return yield* commit(
         ops,

@@ -15,6 +15,7 @@ import type * as ResourceService from "../engine/ResourceService.js"
 import * as Uid from "../engine/Uid.js"
 import * as Validation from "../engine/Validation.js"
 import * as ChangeLog from "../events/ChangeLog.js"
+import { atGroup } from "./Authorization.js"
 import * as ExternalGroupRoleMapping from "./ExternalGroupRoleMapping.js"
 import * as Group from "./Group.js"
 import * as IdentityProvider from "./IdentityProvider.js"
@@ -55,6 +56,7 @@ export const make = Effect.gen(function*() {
     groupOf
   }
   const spec: Lists.ListSpec<Mapping, ExternalGroupRoleMapping.Record> = {
+    target: (uid) => Resources.targetOf(kind, uid),
     load: (records) => Effect.succeed(records.map(asMapping)),
     repository: mappings,
     capability: ExternalGroupRoleMapping.permissions.list,
@@ -89,13 +91,17 @@ export const make = Effect.gen(function*() {
       const group = Uid.parentOrNull(provider)
       if (group === null) return yield* Errors.InvalidArgument.field("parent", "is not an identity provider's uid")
       const grants = yield* ops.authorization.grants(principal)
-      yield* grants.require(ExternalGroupRoleMapping.permissions.create, group, provider)
+      yield* ops.authorization.check(principal, ExternalGroupRoleMapping.permissions.create, {
+        group,
+        uid: provider,
+        kind: "identity_provider"
+      }, grants)
       const fields = yield* Validation.decodeRequest(ExternalGroupRoleMapping.CreateExternalGroupRoleMapping)(input)
       const scope = fields.scope ?? group
       if (!Uid.isAncestorOrSelf(group, scope)) {
         return yield* Errors.InvalidArgument.field("scope", "must be the identity provider's group or a group below it")
       }
-      yield* grants.require(RoleBinding.permissions.create, scope)
+      yield* ops.authorization.check(principal, RoleBinding.permissions.create, atGroup(scope), grants)
       return yield* commit(
         ops,
         principal,
@@ -134,7 +140,11 @@ export const make = Effect.gen(function*() {
     ) {
       const provider = yield* Uid.parse(request.parent, "parent")
       const group = Uid.parentOrNull(provider) ?? provider
-      yield* ops.authorization.check(principal, ExternalGroupRoleMapping.permissions.delete, group, provider)
+      yield* ops.authorization.check(principal, ExternalGroupRoleMapping.permissions.delete, {
+        group,
+        uid: provider,
+        kind: "identity_provider"
+      })
       if (request.names.length === 0 || request.names.length > ExternalGroupRoleMapping.maxBatch) {
         return yield* Errors.InvalidArgument.field(
           "names",

@@ -15,6 +15,7 @@ import type * as ResourceService from "../engine/ResourceService.js"
 import * as Uid from "../engine/Uid.js"
 import * as Validation from "../engine/Validation.js"
 import type { Grants } from "./Authorization.js"
+import { atGroup } from "./Authorization.js"
 import * as Group from "./Group.js"
 import * as GroupInvite from "./GroupInvite.js"
 import * as Identity from "./Identity.js"
@@ -89,6 +90,7 @@ export const make = Effect.gen(function*() {
     groupOf: Resources.parentGroup
   }
   const spec: Lists.ListSpec<GroupInvite.GroupInvite, GroupInvite.Record> = {
+    target: (uid) => Resources.targetOf(kind, uid),
     repository: invites,
     capability: GroupInvite.permissions.list,
     visibleAt: "parent",
@@ -207,7 +209,7 @@ export const make = Effect.gen(function*() {
     create: Effect.fnUntraced(function*(principal: Principal.Principal, groupUid: string, input: unknown) {
       const group = yield* Uid.parse(groupUid, "parent")
       const grants = yield* authorization.grants(principal)
-      yield* grants.require(GroupInvite.permissions.create, group)
+      yield* authorization.check(principal, GroupInvite.permissions.create, atGroup(group), grants)
       const fields = yield* Validation.decodeRequest(GroupInvite.CreateGroupInvite, GroupInvite.fields)(input)
       return yield* commit(
         ops,

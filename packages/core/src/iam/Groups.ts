@@ -26,6 +26,7 @@ import * as Subscription from "../events/Subscription.js"
 import * as Advisory from "../registry/Advisory.js"
 import * as Repo from "../registry/Repo.js"
 import * as AccountAssociation from "./AccountAssociation.js"
+import { atGroup } from "./Authorization.js"
 import * as Eligibility from "./Eligibility.js"
 import * as Group from "./Group.js"
 import * as GroupAccessRequest from "./GroupAccessRequest.js"
@@ -88,6 +89,7 @@ export const make = Effect.gen(function*() {
     groupOf: (uid) => uid
   }
   const spec: Lists.ListSpec<Group.Group> = {
+    target: (uid) => Resources.targetOf(kind, uid),
     repository: groups,
     capability: Group.permissions.list,
     visibleAt: "self",
@@ -246,7 +248,7 @@ export const make = Effect.gen(function*() {
 
     create: Effect.fnUntraced(function*(principal: Principal, parentUid: string, input: unknown) {
       const parent = yield* Uid.parse(parentUid, "parent")
-      yield* authorization.check(principal, Group.permissions.create, parent)
+      yield* authorization.check(principal, Group.permissions.create, atGroup(parent))
       return (yield* insert(principal, [{ parent, input }]))[0]!
     }, operation("Groups.create")),
 
@@ -259,7 +261,7 @@ export const make = Effect.gen(function*() {
         ({ input, parentUid }) => Effect.map(Uid.parse(parentUid, "parent"), (parent): Creation => ({ parent, input }))
       )
       for (const parent of new Set(parsed.map(({ parent }) => parent))) {
-        yield* authorization.check(principal, Group.permissions.create, parent!)
+        yield* authorization.check(principal, Group.permissions.create, atGroup(parent!))
       }
       return yield* insert(principal, parsed)
     }, operation("Groups.createMany")),

@@ -27,6 +27,7 @@ import * as RefreshToken from "../tokens/internal/refreshToken.js"
 import * as Person from "../tokens/internal/signIn/person.js"
 import * as IssuerUrl from "../tokens/IssuerUrl.js"
 import type { Grants } from "./Authorization.js"
+import { atGroup } from "./Authorization.js"
 import type { StaticKeys } from "./ClaimMatch.js"
 import * as Elevation from "./Elevation.js"
 import * as Eligibility from "./Eligibility.js"
@@ -93,6 +94,7 @@ export const make = Effect.gen(function*() {
   const elevations = yield* Repository.make(Elevation.table, Elevation.Record)
   const authorization = ops.authorization
   const spec: Lists.ListSpec<Identity.Identity> = {
+    target: (uid) => Resources.targetOf(kind, uid),
     repository: identities,
     capability: Identity.permissions.list,
     visibleAt: "parent",
@@ -141,7 +143,7 @@ export const make = Effect.gen(function*() {
       const made = yield* Effect.forEach(creations, ({ at, groupUid, input }) =>
         Effect.gen(function*() {
           const group = yield* Uid.parse(groupUid, "parent")
-          yield* authorization.check(principal, Identity.permissions.create, group)
+          yield* authorization.check(principal, Identity.permissions.create, atGroup(group))
           const fields = yield* validate(input, now).pipe(
             Effect.mapError((e) => at === undefined ? e : e.within(at))
           )

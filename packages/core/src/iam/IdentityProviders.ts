@@ -22,6 +22,7 @@ import * as ScimCredential from "../provisioning/ScimCredential.js"
 import * as ScimGroup from "../provisioning/ScimGroup.js"
 import * as ScimUser from "../provisioning/ScimUser.js"
 import * as IssuerUrl from "../tokens/IssuerUrl.js"
+import { atGroup } from "./Authorization.js"
 import * as ExternalGroupRoleMapping from "./ExternalGroupRoleMapping.js"
 import * as Group from "./Group.js"
 import * as IdentityProvider from "./IdentityProvider.js"
@@ -57,6 +58,7 @@ export const make = Effect.gen(function*() {
     groupOf: Resources.parentGroup
   }
   const spec: Lists.ListSpec<IdentityProvider.IdentityProvider, IdentityProvider.Record> = {
+    target: (uid) => Resources.targetOf(kind, uid),
     repository: providers,
     capability: IdentityProvider.permissions.list,
     visibleAt: "parent",
@@ -92,7 +94,7 @@ export const make = Effect.gen(function*() {
     create: Effect.fnUntraced(function*(principal: Principal, groupUid: string, input: unknown) {
       const group = yield* Uid.parse(groupUid, "parent")
       const grants = yield* authorization.grants(principal)
-      yield* grants.require(IdentityProvider.permissions.create, group)
+      yield* authorization.check(principal, IdentityProvider.permissions.create, atGroup(group), grants)
       const fields = yield* validate(input)
       return yield* commit(
         ops,
@@ -173,7 +175,7 @@ export const make = Effect.gen(function*() {
     clientSecretIs: (principal: Principal, uid: string, candidate: string) =>
       operation("IdentityProviders.clientSecretIs")(Effect.gen(function*() {
         const record = yield* Resources.get(ops, kind, principal, uid)
-        yield* authorization.check(principal, IdentityProvider.permissions.create, kind.groupOf(record.uid), uid)
+        yield* authorization.check(principal, IdentityProvider.permissions.create, Resources.targetOf(kind, record.uid))
         const stored = yield* Sealing.open(sealing, record.oidc.clientSecret)
         const digest = (text: string) => createHash("sha256").update(text).digest()
         return timingSafeEqual(digest(stored), digest(candidate))

@@ -21,6 +21,7 @@ import * as Validation from "../engine/Validation.js"
 import * as ChangeLog from "../events/ChangeLog.js"
 import * as ScimUser from "../provisioning/ScimUser.js"
 import type { Grants } from "./Authorization.js"
+import { atGroup } from "./Authorization.js"
 import * as BindingCondition from "./Condition.js"
 import * as Group from "./Group.js"
 import * as Identity from "./Identity.js"
@@ -127,6 +128,7 @@ export const make = Effect.gen(function*() {
     Effect.map(hydrate([record], grants), (bs) => bs[0]!)
 
   const spec: Lists.ListSpec<RoleBinding.RoleBinding, RoleBinding.Record> = {
+    target: (uid) => Resources.targetOf(kind, uid),
     repository: bindings,
     capability: RoleBinding.permissions.list,
     visibleAt: "parent",
@@ -281,7 +283,7 @@ export const make = Effect.gen(function*() {
     create: Effect.fnUntraced(function*(principal: Principal, groupUid: string, input: unknown) {
       const group = yield* Uid.parse(groupUid, "parent")
       const grants = yield* authorization.grants(principal)
-      yield* grants.require(RoleBinding.permissions.create, group)
+      yield* authorization.check(principal, RoleBinding.permissions.create, atGroup(group), grants)
       const fields = yield* Validation.decodeRequest(RoleBinding.CreateRoleBinding, RoleBinding.fields)(input)
       const [bound] = yield* commit(ops, principal, bind(grants, [{ group, ...fields }]))
       return bound!
@@ -296,7 +298,7 @@ export const make = Effect.gen(function*() {
       const wanted = yield* Effect.forEach(creations, ({ groupUid, input }) =>
         Effect.gen(function*() {
           const group = yield* Uid.parse(groupUid, "parent")
-          yield* grants.require(RoleBinding.permissions.create, group)
+          yield* authorization.check(principal, RoleBinding.permissions.create, atGroup(group), grants)
           const fields = yield* Validation.decodeRequest(RoleBinding.CreateRoleBinding, RoleBinding.fields)(input)
           return { group, ...fields } satisfies Wanted
         }))
@@ -358,7 +360,7 @@ export const make = Effect.gen(function*() {
       const [violation, ...more] = violations
       if (violation !== undefined) return yield* new Errors.InvalidArgument({ violations: [violation, ...more] })
       const grants = yield* authorization.grants(principal)
-      yield* grants.require(RoleBinding.permissions.create, group)
+      yield* authorization.check(principal, RoleBinding.permissions.create, atGroup(group), grants)
       return yield* commit(
         ops,
         principal,

@@ -15,6 +15,7 @@ import type * as ResourceService from "../engine/ResourceService.js"
 import { Store } from "../engine/Store.js"
 import * as Uid from "../engine/Uid.js"
 import * as Validation from "../engine/Validation.js"
+import { atGroup } from "./Authorization.js"
 import * as Eligibility from "./Eligibility.js"
 import * as ExternalGroupRoleMapping from "./ExternalGroupRoleMapping.js"
 import * as Group from "./Group.js"
@@ -41,6 +42,7 @@ export const make = Effect.gen(function*() {
   const authorization = ops.authorization
   const store = yield* Store
   const spec: Lists.ListSpec<Role.Role> = {
+    target: (uid) => Resources.targetOf(kind, uid),
     load: Lists.asIs,
     repository: roles,
     capability: Role.permissions.list,
@@ -112,7 +114,7 @@ export const make = Effect.gen(function*() {
     create: Effect.fnUntraced(function*(principal: Principal, groupUid: string, input: unknown) {
       const group = yield* Uid.parse(groupUid, "parent")
       const grants = yield* authorization.grants(principal)
-      yield* grants.require(Role.permissions.create, group)
+      yield* authorization.check(principal, Role.permissions.create, atGroup(group), grants)
       const fields = yield* Validation.decodeRequest(Role.CreateRole, Role.fields)(input)
       yield* requireAll(grants, fields.capabilities, group)
       return yield* commit(

@@ -13,6 +13,7 @@ import { isUniqueViolation } from "../engine/Store.js"
 import * as Uid from "../engine/Uid.js"
 import * as Validation from "../engine/Validation.js"
 import * as ChangeLog from "../events/ChangeLog.js"
+import { atGroup } from "./Authorization.js"
 import * as Group from "./Group.js"
 import * as Principal from "./Principal.js"
 import * as TermsAcceptance from "./TermsAcceptance.js"
@@ -39,7 +40,7 @@ export const make = Effect.gen(function*() {
   const service: TermsService = {
     accept: Effect.fnUntraced(function*(principal: Principal.Principal, groupUid: string, input: unknown) {
       const group = yield* Uid.parse(groupUid, "group")
-      yield* ops.authorization.check(principal, TermsAcceptance.permissions.accept, group)
+      yield* ops.authorization.check(principal, TermsAcceptance.permissions.accept, atGroup(group))
       const { documentIds } = yield* Validation.decodeRequest(TermsAcceptance.AcceptTerms)(input)
       const ids = [...new Set(documentIds)]
       yield* commit(
@@ -80,7 +81,7 @@ export const make = Effect.gen(function*() {
       options: Lists.ListOptions = {}
     ) {
       const group = yield* Uid.parse(groupUid, "group")
-      yield* ops.authorization.check(principal, TermsAcceptance.permissions.list, group)
+      yield* ops.authorization.check(principal, TermsAcceptance.permissions.list, atGroup(group))
       const above = [group, ...Uid.ancestors(group)]
       // Holding terms.list at the group shows what it inherits, so the list runs unfiltered by visibility.
       return yield* Lists.list(ops, spec, Principal.system, options, {

@@ -55,8 +55,9 @@ export const make = Effect.gen(function*() {
         return yield* Errors.InvalidArgument.field("identityProviderUid", "is not an identity provider's uid")
       }
       const grants = yield* ops.authorization.grants(principal)
-      yield* grants.require(IdentityProvider.permissions.list, group, provider)
-      yield* grants.require(ScimCredential.manage, group, provider)
+      const target = { group, uid: provider, kind: "identity_provider" }
+      yield* ops.authorization.check(principal, IdentityProvider.permissions.list, target, grants)
+      yield* ops.authorization.check(principal, ScimCredential.manage, target, grants)
       return provider
     })
 

@@ -139,6 +139,7 @@ export const make = Effect.gen(function*() {
     groupOf: Resources.parentGroup
   }
   const spec: Lists.ListSpec<Advisory.Advisory, Advisory.Record> = {
+    target: (uid) => Resources.targetOf(kind, uid),
     repository: advisories,
     capability: Advisory.permissions.list,
     visibleAt: "parent",

@@ -15,6 +15,7 @@ import * as Repository from "../engine/Repository.js"
 import type * as ResourceService from "../engine/ResourceService.js"
 import * as Uid from "../engine/Uid.js"
 import * as Validation from "../engine/Validation.js"
+import { atGroup } from "../iam/Authorization.js"
 import * as Group from "../iam/Group.js"
 import type { Principal } from "../iam/Principal.js"
 import * as Import from "./Import.js"
@@ -47,6 +48,7 @@ export const make = Effect.gen(function*() {
     groupOf: Resources.parentGroup
   }
   const spec: Lists.ListSpec<Repo.Repo> = {
+    target: (uid) => Resources.targetOf(kind, uid),
     repository: repos,
     capability: Repo.permissions.list,
     visibleAt: "parent",
@@ -69,7 +71,7 @@ export const make = Effect.gen(function*() {
     upsert: Effect.fnUntraced(function*(principal: Principal, groupUid: string, input: unknown) {
       const group = yield* Uid.parse(groupUid, "parent")
       const grants = yield* authorization.grants(principal)
-      yield* grants.require(Repo.permissions.create, group)
+      yield* authorization.check(principal, Repo.permissions.create, atGroup(group), grants)
       const fields = yield* Validation.decodeRequest(Repo.CreateRepo, Repo.fields)(input)
       return yield* commit(
         ops,
@@ -77,7 +79,9 @@ export const make = Effect.gen(function*() {
         Effect.gen(function*() {
           yield* orNotFound(groups.get(group), "group", group)
           const [repo, outcome] = yield* upsertRepo(repos, group, fields, yield* DateTime.now)
-          if (outcome === "updated") yield* grants.require(Repo.permissions.update, group, repo.uid)
+          if (outcome === "updated") {
+            yield* authorization.check(principal, Repo.permissions.update, Resources.targetOf(kind, repo.uid), grants)
+          }
           return repo
         })
       )
@@ -126,8 +130,8 @@ export const make = Effect.gen(function*() {
     ) {
       const repoUid = yield* Uid.parse(uid, "uid")
       const grants = yield* authorization.grants(principal)
-      yield* grants.require(Repo.permissions.list, Uid.parentOrNull(repoUid) ?? repoUid, repoUid)
-      yield* grants.require(Repo.permissions.update, Uid.parentOrNull(repoUid) ?? repoUid, repoUid)
+      yield* authorization.check(principal, Repo.permissions.list, Resources.targetOf(kind, repoUid), grants)
+      yield* authorization.check(principal, Repo.permissions.update, Resources.targetOf(kind, repoUid), grants)
       const body = yield* Validation.decodeRequest(
         Schema.Struct({ content: Schema.optional(Schema.String) }),
         RepoReadme.fields
@@ -166,7 +170,7 @@ export const make = Effect.gen(function*() {
             Tag.permissions.update
           ] as const
         ) {
-          yield* grants.require(capability, group)
+          yield* authorization.check(principal, capability, atGroup(group), grants)
         }
         if (!Array.isArray(catalog)) {
           return yield* Errors.InvalidArgument.field("catalog", "must be a JSON array of repos")

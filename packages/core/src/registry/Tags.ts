@@ -54,6 +54,7 @@ export const make = Effect.gen(function*() {
     groupOf: groupOfTag
   }
   const spec: Lists.ListSpec<Tag.Tag> = {
+    target: (uid) => Resources.targetOf(kind, uid),
     repository: tags,
     capability: Tag.permissions.list,
     visibleAt: "parent",
@@ -70,7 +71,7 @@ export const make = Effect.gen(function*() {
       const repoId = yield* Uid.parse(repoUid, "parent")
       const group = Resources.parentGroup(repoId)
       const grants = yield* authorization.grants(principal)
-      yield* grants.require(Tag.permissions.create, group, repoId)
+      yield* authorization.check(principal, Tag.permissions.create, { group, uid: repoId, kind: "repo" }, grants)
       const fields = yield* Validation.decodeRequest(Tag.CreateTag, Tag.fields)(input)
       return yield* commit(
         ops,
@@ -78,7 +79,9 @@ export const make = Effect.gen(function*() {
         Effect.gen(function*() {
           const repo = yield* orNotFound(repos.get(repoId), "repo", repoId)
           const [tag, outcome] = yield* upsertTag(tags, repo, fields, yield* DateTime.now)
-          if (outcome === "updated") yield* grants.require(Tag.permissions.update, group, tag.uid)
+          if (outcome === "updated") {
+            yield* authorization.check(principal, Tag.permissions.update, Resources.targetOf(kind, tag.uid), grants)
+          }
           return tag
         })
       )

@@ -23,6 +23,7 @@ import * as Layer from "effect/Layer"
 import * as Runtime from "effect/Runtime"
 import * as Secrets from "../engine/Secrets.js"
 import type { Store } from "../engine/Store.js"
+import type * as Uid from "../engine/Uid.js"
 import {
   Access,
   AccountAssociations,
@@ -43,7 +44,7 @@ import {
 } from "../index.js"
 import type { Real } from "./model/checks.js"
 import { type Commands, commands } from "./model/commands.js"
-import { type Actor, actors, claimMatch, type Entity, Model } from "./model/model.js"
+import { type Actor, actors, claimMatch, type Condition, type Entity, expressionOf, Model } from "./model/model.js"
 
 export type { Real } from "./model/checks.js"
 export { type Commands, commands } from "./model/commands.js"
@@ -51,8 +52,9 @@ export { Model } from "./model/model.js"
 
 /**
  * One run of `commands` against the engine over `store`, built afresh: two organizations, alice the owner of the
- * first, bob a binder and carol a role maker there, a team folder with a repo and tags, a folder whose only content
- * is its account association, and the canary.
+ * first, bob a binder and carol a role maker there, viewers of the second by a condition (carol of what is named `a`,
+ * bob for a minute), a team folder with a repo and tags, a folder whose only content is its account association, and
+ * the canary.
  */
 export const run = <E>(store: Layer.Layer<Store, E>, steps: Commands): Effect.Effect<void, E> =>
   Effect.gen(function*() {
@@ -78,17 +80,22 @@ export const run = <E>(store: Layer.Layer<Store, E>, steps: Commands): Effect.Ef
       model.actorUid.set(actor, identity.uid)
       model.controller.set(identity.uid, actor)
     }
-    const bind = (actor: Actor, roleUid: string) =>
+    const bind = (actor: Actor, roleUid: string, at: Uid.Uid = org.uid, condition?: Condition) =>
       Effect.map(
-        bindings.create(Principal.system, org.uid, { identityUid: model.actorUid.get(actor)!, roleUid }),
+        bindings.create(Principal.system, at, {
+          identityUid: model.actorUid.get(actor)!,
+          roleUid,
+          ...(condition === undefined ? {} : { condition: { expression: expressionOf(condition), title: "" } })
+        }),
         (b) =>
           add({
             kind: "binding",
             uid: b.uid,
-            parent: org.uid,
+            parent: at,
             name: "",
             identityUid: model.actorUid.get(actor)!,
-            roleUid
+            roleUid,
+            ...(condition === undefined ? {} : { condition })
           })
       )
     yield* bind("alice", Role.builtInByName("owner")!.uid)
@@ -121,6 +128,11 @@ export const run = <E>(store: Layer.Layer<Store, E>, steps: Commands): Effect.Ef
       add({ kind: "role", uid: role.uid, parent: org.uid, name, caps: Capability.normalize(capabilities) })
       yield* bind(actor, role.uid)
     }
+    // In the other organization, each sees only what a condition lets it: carol what is named `a`, bob all of it
+    // for a while (DECISIONS §21: a list shows exactly what its caller could get).
+    const viewer = Role.builtInByName("viewer")!.uid
+    yield* bind("carol", viewer, other.uid, { kind: "name", name: "a" })
+    yield* bind("bob", viewer, other.uid, { kind: "before", time: model.now + 60_000 })
     const team = yield* groups.create(Principal.system, org.uid, { name: "team" })
     const cloud = yield* groups.create(Principal.system, org.uid, { name: "cloud" })
     for (const g of [team, cloud]) add({ kind: "group", uid: g.uid, parent: org.uid, name: g.name })

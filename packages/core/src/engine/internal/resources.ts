@@ -1,6 +1,6 @@
 import type * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
-import type { Grants } from "../../iam/Authorization.js"
+import type { Grants, Target } from "../../iam/Authorization.js"
 import type { Operations as Permissions } from "../../iam/Capability.js"
 import type { Principal } from "../../iam/Principal.js"
 import type { Internal, Unavailable } from "../Errors.js"
@@ -20,6 +20,13 @@ export interface Kind<R extends { readonly uid: Uid.Uid }> {
   /** The group whose capabilities govern the resource with this uid. */
   readonly groupOf: (uid: Uid.Uid) => Uid.Uid
 }
+
+/** The resource `uid` of `kind` as a check about it names it: its kind as AuthZEN does (`role_binding`). */
+export const targetOf = <R extends { readonly uid: Uid.Uid }>(kind: Kind<R>, uid: Uid.Uid): Target => ({
+  group: kind.groupOf(uid),
+  uid,
+  kind: kind.resourceType.replaceAll(" ", "_")
+})
 
 /** The parent group of a group-owned resource (a uid with no parent governs itself). */
 export const parentGroup = (uid: Uid.Uid): Uid.Uid => Uid.parentOrNull(uid) ?? uid
@@ -48,7 +55,7 @@ export const getPresented = <R extends { readonly uid: Uid.Uid }, A, E>(
   Effect.flatMap(Uid.parse(uid), (id) =>
     Effect.flatMap(ops.authorization.grants(principal), (grants) =>
       Effect.zipRight(
-        grants.require(kind.permissions.list, kind.groupOf(id), id),
+        ops.authorization.check(principal, kind.permissions.list, targetOf(kind, id), grants),
         Effect.flatMap(orNotFound(kind.repository.get(id), kind.resourceType, id), (record) => present(record, grants))
       )))
 
@@ -102,7 +109,7 @@ export const updatePresented = <R extends { readonly uid: Uid.Uid; readonly upda
   Effect.gen(function*() {
     const id = yield* Uid.parse(uid)
     const grants = yield* ops.authorization.grants(principal)
-    yield* grants.require(kind.permissions.update!, kind.groupOf(id), id)
+    yield* ops.authorization.check(principal, kind.permissions.update!, targetOf(kind, id), grants)
     const mask = yield* FieldMask.parse(updateMask, fields)
     const body = yield* fieldsOf(patch)
     yield* FieldMask.known(body, fields)
@@ -143,7 +150,7 @@ export const remove = <R extends { readonly uid: Uid.Uid }, E = never, Env = nev
 ) =>
   Effect.gen(function*() {
     const id = yield* Uid.parse(uid)
-    yield* ops.authorization.check(principal, kind.permissions.delete!, kind.groupOf(id), id)
+    yield* ops.authorization.check(principal, kind.permissions.delete!, targetOf(kind, id))
     return yield* commit(
       ops,
       principal,

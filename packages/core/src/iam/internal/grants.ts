@@ -5,12 +5,10 @@
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import type * as DefaultServices from "effect/DefaultServices"
-import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
-import { PermissionDenied } from "../../engine/Errors.js"
 import { isAncestor, isAncestorOrSelf, parentOrNull } from "../../engine/Uid.js"
 import type { Uid } from "../../engine/Uid.js"
-import { all, type Capability } from "../Capability.js"
+import { all, type Capability, delegating } from "../Capability.js"
 import type * as Condition from "../Condition.js"
 import type { Narrowing } from "../Principal.js"
 
@@ -75,11 +73,19 @@ export class Grants {
     return this.grants.filter((g) => g.capabilities.has(capability) && isAncestorOrSelf(g.group, group))
   }
 
-  /** The conditional grants that would give `capability` at `group` where their conditions hold. */
+  /**
+   * The conditional grants that would give `capability` at `group` where their conditions hold: none for a
+   * capability that delegates (`Capability.delegating`).
+   */
   conditionalGiving(capability: Capability, group: string): ReadonlyArray<Grant> {
-    return this.conditional.length === 0
+    return this.conditionalFor(capability).filter((g) => isAncestorOrSelf(g.group, group))
+  }
+
+  /** The conditional grants that would give `capability` somewhere: none for a capability that delegates. */
+  conditionalFor(capability: Capability): ReadonlyArray<Grant> {
+    return this.conditional.length === 0 || delegating.has(capability)
       ? []
-      : this.conditional.filter((g) => g.capabilities.has(capability) && isAncestorOrSelf(g.group, group))
+      : this.conditional.filter((g) => g.capabilities.has(capability))
   }
 
   /** Every capability held at `group`, in the canonical order. */
@@ -143,11 +149,6 @@ export class Grants {
   /** Every grant, conditional or not: what whoever could act as their holder must hold already. */
   get everyGrant(): ReadonlyArray<Grant> {
     return this.conditional.length === 0 ? this.grants : [...this.grants, ...this.conditional]
-  }
-
-  /** Fails with PermissionDenied on `resource` unless `capability` is held at `group`. */
-  require(capability: Capability, group: string, resource: string = group): Effect.Effect<void, PermissionDenied> {
-    return this.holds(capability, group) ? Effect.void : Effect.fail(new PermissionDenied({ capability, resource }))
   }
 }
 

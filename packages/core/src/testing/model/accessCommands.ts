@@ -15,7 +15,7 @@ export class CreateProvider extends Step {
       ? "PermissionDenied"
       : !model.entities.has(parent)
       ? "NotFound"
-      : !viewerCaps.every((c) => model.holds(this.actor, c, parent))
+      : !viewerCaps.every((c) => model.holdsUnconditionally(this.actor, c, parent))
       ? "PermissionDenied"
       : model.siblingNamed("provider", parent, this.name)
       ? "AlreadyExists"
@@ -53,7 +53,7 @@ export class CreateInvite extends Step {
       ? "PermissionDenied"
       : !model.entities.has(parent)
       ? "NotFound"
-      : !viewerCaps.every((c) => model.holds(this.actor, c, parent))
+      : !viewerCaps.every((c) => model.holdsUnconditionally(this.actor, c, parent))
       ? "PermissionDenied"
       : "ok"
     return expect(

@@ -7,6 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type { ListOptions } from "../../engine/Lists.js"
 import * as Uid from "../../engine/Uid.js"
+import { atGroup } from "../../iam/Authorization.js"
 import type {
   Access,
   AccountAssociations,
@@ -67,12 +68,12 @@ export interface Real {
 export const ownedOrganizations = (real: Real) =>
   Effect.map(
     real.bindings.list(Principal.system, { role: Role.builtInByName("owner")!.uid, pageSize: 200 }),
-    // Owned for good: by an owner binding that never ends (one that does keeps nothing owned, DECISIONS §20).
+    // Owned for good: by an owner binding that never ends, holds unconditionally and no elevation made (DECISIONS
+    // §20, §21: any other keeps nothing owned).
     (page) =>
       new Set(
-        page.items.filter((b) => b.expireTime === null).map((b) => b.group.uid).filter((group) =>
-          Uid.parentOrNull(group) === null
-        )
+        page.items.filter((b) => b.expireTime === null && b.condition === null && b.elevationUid === null)
+          .map((b) => b.group.uid).filter((group) => Uid.parentOrNull(group) === null)
       )
   )
 
@@ -227,18 +228,24 @@ export const listOf = (real: Real, kind: Kind) =>
   }
 }
 
-/** (b) Every capability check, at every group and at a group that does not exist. */
+/**
+ * (b) Every capability check, at every group and at a group that does not exist: what a caller may delegate (its
+ * grants, conditions aside) and the API's own check about the group (conditions decided).
+ */
 export const checkCapabilities = (model: Model, real: Real, label: string) =>
   Effect.gen(function*() {
     const groupsNow = model.of("group").map((g) => g.uid)
     for (const actor of actors) {
-      const grants = yield* real.authorization.grants(principalOf(model, actor))
+      const principal = principalOf(model, actor)
+      const grants = yield* real.authorization.grants(principal)
       for (const group of [...groupsNow, real.missing]) {
         for (const cap of roleCaps) {
+          const where = `${label} / ${actor} ${cap} at ${model.nameOf(group)} ${group}`
+          assert.strictEqual(grants.holds(cap, group), model.holdsUnconditionally(actor, cap, group), where)
           assert.strictEqual(
-            grants.holds(cap, group),
+            yield* real.authorization.allows(principal, cap, atGroup(group as Uid.Uid), grants),
             model.holds(actor, cap, group),
-            `${label} / ${actor} ${cap} at ${model.nameOf(group)} ${group}`
+            `${where}: the API's check`
           )
         }
       }
@@ -261,11 +268,12 @@ export const checkNarrowing = (model: Model, real: Real, label: string, seed: nu
       capabilities: roleCaps.filter(() => random(3) === 0),
       scope: groupsNow[random(groupsNow.length)]!
     }
-    const grants = yield* real.authorization.grants(principalOf(model, actor, narrowing))
+    const principal = principalOf(model, actor, narrowing)
+    const grants = yield* real.authorization.grants(principal)
     for (const group of groupsNow) {
       for (const cap of roleCaps) {
         assert.strictEqual(
-          grants.holds(cap, group),
+          yield* real.authorization.allows(principal, cap, atGroup(group as Uid.Uid), grants),
           model.holdsNarrowed(actor, narrowing, cap, group),
           `${label} / ${actor}'s token narrowed to ${narrowing.capabilities.join(" ")} at ` +
             `${model.nameOf(narrowing.scope)}: ${cap} at ${model.nameOf(group)}`

@@ -97,7 +97,7 @@ export class CreateEligibility extends Step {
     const role = model.entities.get(model.pick("role", this.role)!)!
     const approver = this.approval ? model.entities.get(model.pick("role", this.approverRole)!)! : undefined
     const organization = Uid.rootOf(parent as Uid.Uid)
-    const readable = (r: Entity) => r.parent === null || model.holds(this.actor, "roles.list", r.parent)
+    const readable = (r: Entity) => r.parent === null || model.holdsUnconditionally(this.actor, "roles.list", r.parent)
     const predicted = !model.holds(this.actor, "role_bindings.create", parent)
       ? "PermissionDenied"
       : !model.entities.has(parent)
@@ -108,7 +108,7 @@ export class CreateEligibility extends Step {
       ? "PermissionDenied"
       : role.parent !== null && !Uid.isAncestorOrSelf(role.parent, parent)
       ? "NotFound"
-      : !(role.caps ?? []).every((c) => model.holds(this.actor, c, parent))
+      : !(role.caps ?? []).every((c) => model.holdsUnconditionally(this.actor, c, parent))
       ? "PermissionDenied"
       : approver !== undefined && !readable(approver)
       ? "PermissionDenied"

@@ -126,7 +126,7 @@ export class UpdateIdentity extends Step {
     // holds nothing).
     const takesOver = model.of("binding").every((b) =>
       b.identityUid !== uid || (b.expireTime !== undefined && model.now >= b.expireTime) ||
-      (model.entities.get(b.roleUid!)?.caps ?? []).every((c) => model.holds(this.actor, c, b.parent!))
+      (model.entities.get(b.roleUid!)?.caps ?? []).every((c) => model.holdsUnconditionally(this.actor, c, b.parent!))
     )
     const predicted = !model.holds(this.actor, "identity.update", e.parent!)
       ? "PermissionDenied"
@@ -185,7 +185,7 @@ export class CreateRole extends Step {
     const parent = model.pick("known-group", this.parent) ?? real.missing
     const predicted = !model.holds(this.actor, "roles.create", parent)
       ? "PermissionDenied"
-      : !this.caps.every((c) => model.holds(this.actor, c, parent))
+      : !this.caps.every((c) => model.holdsUnconditionally(this.actor, c, parent))
       ? "PermissionDenied"
       : !model.entities.has(parent)
       ? "NotFound"
@@ -218,7 +218,7 @@ export class UpdateRole extends Step {
       ? "FailedPrecondition"
       : !model.holds(this.actor, "roles.update", group)
       ? "PermissionDenied"
-      : !this.caps.every((c) => model.holds(this.actor, c, group))
+      : !this.caps.every((c) => model.holdsUnconditionally(this.actor, c, group))
       ? "PermissionDenied"
       : "ok"
     const patch = { capabilities: this.caps }
@@ -283,13 +283,13 @@ export class Bind extends Step {
       ? "PermissionDenied"
       : !model.entities.has(parent)
       ? "NotFound"
-      : !model.holds(this.actor, "identity.list", identityGroup)
+      : !model.holdsUnconditionally(this.actor, "identity.list", identityGroup)
       ? "PermissionDenied"
-      : role.parent !== null && !model.holds(this.actor, "roles.list", role.parent)
+      : role.parent !== null && !model.holdsUnconditionally(this.actor, "roles.list", role.parent)
       ? "PermissionDenied"
       : role.parent !== null && !Uid.isAncestorOrSelf(role.parent, parent)
       ? "NotFound"
-      : !(role.caps ?? []).every((c) => model.holds(this.actor, c, parent))
+      : !(role.caps ?? []).every((c) => model.holdsUnconditionally(this.actor, c, parent))
       ? "PermissionDenied"
       : model.of("binding").some((b) => b.parent === parent && b.identityUid === identityUid && b.roleUid === roleUid)
       ? "AlreadyExists"

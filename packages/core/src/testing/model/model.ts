@@ -1,7 +1,7 @@
 /** The model suite's reference model: plain maps and the rules, written as directly as possible. */
 import { compareScalars } from "../../engine/Store.js"
 import * as Uid from "../../engine/Uid.js"
-import type * as Capability from "../../iam/Capability.js"
+import * as Capability from "../../iam/Capability.js"
 import * as Role from "../../iam/Role.js"
 
 const ownerRole = Role.builtInByName("owner")!.uid
@@ -186,7 +186,16 @@ export class Model {
     )
   }
 
+  /**
+   * The API's own check about one resource at `group` (DECISIONS §21): `actor` holds `cap` there unconditionally, or
+   * by a condition that holds there for a request that brings no context.
+   */
   holds(actor: Actor, cap: Cap, group: string): boolean {
+    return this.decides(actor, cap, group, {})
+  }
+
+  /** True when `actor` holds `cap` at `group` by bindings without a condition: what it may delegate. */
+  holdsUnconditionally(actor: Actor, cap: Cap, group: string): boolean {
     if (actor === "system") return true
     return this.holdsAs(this.actorUid.get(actor)!, cap, group, true)
   }
@@ -219,15 +228,17 @@ export class Model {
    * A decision about one resource (`Access.can`, AuthZEN): `actor` holds `cap` at `group`, or a binding of its with a
    * condition gives it there and the condition holds for the group's name, the moment and `context`.
    */
-  decides(actor: Actor, cap: Cap, group: string, context: { readonly tier: string }): boolean {
-    if (this.holds(actor, cap, group)) return true
+  decides(actor: Actor, cap: Cap, group: string, context: { readonly tier?: string }): boolean {
+    if (this.holdsUnconditionally(actor, cap, group)) return true
+    // No one delegates what holds only sometimes.
+    if (Capability.delegating.has(cap)) return false
     const uid = this.actorUid.get(actor)!
     return this.of("binding").some((b) =>
       b.condition !== undefined && this.gives(b, uid, cap, group) && this.conditionHolds(b.condition, group, context)
     )
   }
 
-  private conditionHolds(condition: Condition, group: string, context: { readonly tier: string }): boolean {
+  private conditionHolds(condition: Condition, group: string, context: { readonly tier?: string }): boolean {
     switch (condition.kind) {
       case "name":
         return this.entities.get(group)?.kind === "group" && this.entities.get(group)!.name === condition.name
