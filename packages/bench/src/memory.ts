@@ -3,7 +3,7 @@
  * and `Fixture.start` of the README's fixture, whose targets are absolute (a test suite runs thousands of them). Beside each, the same number of empty effects run
  * through the same runtime, as the machine's yardstick: the ratio is the operation in empty-effect runs.
  */
-import { Arbor, Groups, Principal } from "@arbor/core"
+import { Arbor, Groups, Identities, Principal, Role, RoleBindings } from "@arbor/core"
 import * as Fixture from "@arbor/core/testing/Fixture"
 import * as Effect from "effect/Effect"
 import * as ManagedRuntime from "effect/ManagedRuntime"
@@ -63,6 +63,33 @@ export const run = async (_scale: number): Promise<string> => {
     perRound: 10,
     perCall: times
   })
+  // A viewer whose binding has a condition on the name: every row of the list decided (DECISIONS §21), beside a
+  // viewer without one. Its condition holds for every seeded group.
+  const viewerOf = (name: string, condition?: string) =>
+    exec(Effect.gen(function*() {
+      const identity = yield* (yield* Identities.Identities).create(system, org.uid, {
+        name,
+        claimMatch: { issuer: "https://bench.invalid", subject: name }
+      })
+      yield* (yield* RoleBindings.RoleBindings).create(system, org.uid, {
+        identityUid: identity.uid,
+        roleUid: Role.builtInByName("viewer")!.uid,
+        ...(condition === undefined ? {} : { condition: { expression: condition } })
+      })
+      return Principal.identity(identity.uid)
+    }))
+  const plainViewer = await viewerOf("plain")
+  const conditionalViewer = await viewerOf("conditional", `resource.name.startsWith("seed")`)
+  const conditionalList = await compare(
+    `list: first page of 50 of ${seeded} children, with totalCount, by a viewer whose binding has a condition`,
+    {
+      ours: inProgram(() => groups.list(conditionalViewer, { childrenOf: org.uid, pageSize: 50 })),
+      baseline: inProgram(() => groups.list(plainViewer, { childrenOf: org.uid, pageSize: 50 })),
+      baselineName: "the same list by a viewer without one",
+      perRound: 5,
+      perCall: times
+    }
+  )
   // One runPromise per call, as a test without Effect makes them: the runtime's own cost beside it.
   const getAlone = await compare("get a group, one runPromise each", {
     ours: () => exec(groups.get(system, org.uid)),
@@ -83,12 +110,16 @@ export const run = async (_scale: number): Promise<string> => {
     perRound: 20
   })
 
-  const comparisons: Array<Comparison> = [create, get, list, getAlone, started]
+  const comparisons: Array<Comparison> = [create, get, list, conditionalList, getAlone, started]
   const micros = (ms: number) => `${(ms * 1000).toFixed(0)} µs`
   const figures: Array<Figure> = [
     { name: "create a group", value: micros(create.ours), target: "≤ 50 µs", met: create.ours <= 0.05 },
     { name: "get a group", value: micros(get.ours), target: "≤ 5 µs", met: get.ours <= 0.005 },
     { name: "list a page of 50 with totalCount", value: micros(list.ours), target: "≤ 100 µs", met: list.ours <= 0.1 },
+    {
+      name: `the same list by a conditional viewer (each of ${seeded} rows decided)`,
+      value: micros(conditionalList.ours)
+    },
     {
       name: "Fixture.start of the README's fixture",
       value: `${started.ours.toFixed(1)} ms`,

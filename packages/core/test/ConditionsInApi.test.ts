@@ -110,7 +110,7 @@ describe("conditions in the API's own checks and lists (DECISIONS §21)", () => 
           pageToken = page.nextPageToken
         } while (pageToken !== undefined)
         for (const uid of seen) assert.isTrue(expected.has(uid), `${uid} listed, ${JSON.stringify(options)}`)
-        // Each listed item can be got, and each got one is listed.
+        // Each listed item can be got: with the count above, the list is exactly what it may get.
         for (const uid of seen) assert.strictEqual(yield* outcome(groups.get(principal, uid)), "succeeded")
       }
       // By skip too: the same items as by pages.

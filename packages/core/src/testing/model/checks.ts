@@ -293,8 +293,9 @@ const searched: ReadonlyArray<readonly [Kind, string]> = [
 ]
 
 /**
- * (e) A search answers a subset of what its caller may list (DECISIONS §21): a random identity's resource search of
- * a random kind, for a random capability, finds only what it lists of that kind.
+ * (e) A search answers exactly what its caller may list and may take the action on, each decided as an evaluation of
+ * it would be (DECISIONS §21): a random identity's search of its own resources of a random kind, for a random
+ * capability, conditions included.
  */
 export const checkSearch = (model: Model, real: Real, label: string, seed: number) =>
   Effect.gen(function*() {
@@ -308,13 +309,15 @@ export const checkSearch = (model: Model, real: Real, label: string, seed: numbe
       resource: { type },
       page: { limit: 1000 }
     })
-    const listable = new Set(model.of(kind).filter((e) => model.visible(actor, e)).map((e) => e.uid))
-    for (const result of found.results) {
-      assert.isTrue(
-        listable.has(result.id),
-        `${label} / ${actor} searched ${type} for ${cap} and found ${model.nameOf(result.id)}, which it may not list`
-      )
-    }
+    const expected = model.of(kind)
+      .filter((e) => model.visible(actor, e) && model.decides(actor, cap, model.governedAt(e), {}))
+      .map((e) => e.uid)
+      .sort()
+    assert.deepStrictEqual(
+      found.results.map((r) => model.nameOf(r.id)),
+      expected.map((uid) => model.nameOf(uid)),
+      `${label} / ${actor} searched ${type} for ${cap}`
+    )
   }).pipe(Effect.orDie)
 
 /**

@@ -75,6 +75,21 @@ export interface Narrowing {
 export const keyOf = (kind: Kind, uid: string) => kind === "association" ? `association:${uid}` : uid
 
 export const actors = ["system", "alice", "bob", "carol", "canary"] as const
+
+/** The capability that lists each kind. */
+const listedBy: Readonly<Record<Kind, Cap>> = {
+  group: "groups.list",
+  identity: "identity.list",
+  role: "roles.list",
+  binding: "role_bindings.list",
+  repo: "repo.list",
+  tag: "tag.list",
+  provider: "identity_providers.list",
+  invite: "group_invites.list",
+  association: "account_associations.list",
+  eligibility: "role_bindings.list",
+  elevation: "role_bindings.list"
+}
 export type Actor = typeof actors[number]
 
 export const roleCaps: ReadonlyArray<Cap> = [
@@ -283,29 +298,23 @@ export class Model {
       this.holdsRole(maker, role.uid, scope)
   }
 
+  /** True when a check about `e` by `actor` allows listing it: what its list shows (DECISIONS §21). */
   visible(actor: Actor, e: Entity): boolean {
+    // A built-in role is everyone's.
+    if (e.kind === "role" && e.parent === null) return true
+    return this.holds(actor, listedBy[e.kind], this.governedAt(e))
+  }
+
+  /** The group whose capabilities govern `e`: a group and an association their own, a tag its repo's group. */
+  governedAt(e: Entity): string {
     switch (e.kind) {
       case "group":
-        return this.holds(actor, "groups.list", e.uid)
-      case "identity":
-        return this.holds(actor, "identity.list", e.parent!)
-      case "role":
-        return e.parent === null || this.holds(actor, "roles.list", e.parent)
-      case "binding":
-        return this.holds(actor, "role_bindings.list", e.parent!)
-      case "repo":
-        return this.holds(actor, "repo.list", e.parent!)
-      case "tag":
-        return this.holds(actor, "tag.list", Uid.parentOrNull(e.parent! as Uid.Uid)!)
-      case "provider":
-        return this.holds(actor, "identity_providers.list", e.parent!)
-      case "invite":
-        return this.holds(actor, "group_invites.list", e.parent!)
       case "association":
-        return this.holds(actor, "account_associations.list", e.uid)
-      case "eligibility":
-      case "elevation":
-        return this.holds(actor, "role_bindings.list", e.parent!)
+        return e.uid
+      case "tag":
+        return Uid.parentOrNull(e.parent! as Uid.Uid)!
+      default:
+        return e.parent!
     }
   }
 
