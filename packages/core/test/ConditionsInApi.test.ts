@@ -17,6 +17,7 @@ import {
   Principal,
   Role,
   RoleBindings,
+  Roles,
   Subscriptions
 } from "../src/index.js"
 import { claimMatch, folder, organization } from "./fixtures.js"
@@ -186,5 +187,55 @@ describe("conditions in the API's own checks and lists (DECISIONS §21)", () => 
       // One by one, each is decided with a budget of its own.
       const last = yield* groups.list(Principal.system, { childrenOf: f.uid, orderBy: "name desc", pageSize: 1 })
       assert.strictEqual(yield* outcome(groups.get(principal, last.items[0]!.uid)), "succeeded")
+    })))
+
+  it.effect("a rename that could make a name condition hold needs what binding its role there needs", () =>
+    withArbor(Effect.gen(function*() {
+      const { a, f, org } = yield* setUp("viewer", "true")
+      const child = yield* folder(a.uid, "c")
+      const identities = yield* Identities.Identities
+      const bindings = yield* RoleBindings.RoleBindings
+      const person = (name: string) =>
+        Effect.map(identities.create(Principal.system, org.uid, { name, claimMatch: claimMatch(name) }), (i) => i.uid)
+      // Bob would own what is named `secret` in f, and what lies below a `secret` folder's path.
+      const bob = yield* person("bob")
+      yield* bindings.create(Principal.system, f.uid, {
+        identityUid: bob,
+        roleUid: roleUid("owner"),
+        condition: { expression: `resource.name == "secret"` }
+      })
+      // Mallory may rename folders in f, and nothing else.
+      const renamer = yield* (yield* Roles.Roles).create(Principal.system, org.uid, {
+        name: "renamer",
+        capabilities: ["groups.update", "groups.list"]
+      })
+      const mallory = yield* person("mallory")
+      yield* bindings.create(Principal.system, f.uid, { identityUid: mallory, roleUid: renamer.uid })
+      const groups = yield* Groups.Groups
+      const rename = (who: string, group: string, name: string) =>
+        outcome(groups.update(Principal.identity(who as never), group, { name }, "name"))
+      assert.strictEqual(yield* rename(mallory, a.uid, "secret"), "PermissionDenied")
+      assert.isFalse(yield* (yield* Access.Access).can(Principal.identity(bob as never), "groups.delete", a.uid))
+      // A description is no name: changed freely.
+      assert.strictEqual(
+        yield* outcome(groups.update(Principal.identity(mallory as never), a.uid, { description: "x" }, "description")),
+        "succeeded"
+      )
+      // A condition on a path below: renaming the folder above it changes that path too.
+      const carol = yield* person("carol")
+      yield* bindings.create(Principal.system, child.uid, {
+        identityUid: carol,
+        roleUid: roleUid("editor"),
+        condition: { expression: `resource.path.startsWith("acme/f/b")` }
+      })
+      yield* bindings.delete(
+        Principal.system,
+        (yield* bindings.list(Principal.system, { identity: bob })).items[0]!.uid
+      )
+      assert.strictEqual(yield* rename(mallory, a.uid, "b2"), "PermissionDenied")
+      // Whoever holds what those bindings give may rename.
+      const owner = yield* person("owner")
+      yield* bindings.create(Principal.system, org.uid, { identityUid: owner, roleUid: roleUid("owner") })
+      assert.strictEqual(yield* rename(owner, a.uid, "b2"), "succeeded")
     })))
 })

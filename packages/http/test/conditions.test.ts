@@ -2,7 +2,7 @@
  * Role bindings with a condition (DECISIONS §21, docs/api.md §15): written, refused and shown over REST and gRPC
  * (Arbor's own field 1003), decided and explained by AuthZEN with the request's properties and context.
  */
-import { Groups, Identities, Principal, Role, RoleBindings } from "@arbor/core"
+import { Groups, Identities, Principal, Role, RoleBindings, Roles } from "@arbor/core"
 import * as grpc from "@grpc/grpc-js"
 import * as Effect from "effect/Effect"
 import { join } from "node:path"
@@ -171,5 +171,30 @@ describe("role bindings with a condition", () => {
       resource: { type: "group" }
     })
     assert.deepStrictEqual(found.body.results, [{ type: "group", id: alpha.uid }], "a search honours it too")
+
+    // Renaming beta (to alpha, say) could show it to the reader: refused to one who does not hold what viewer gives
+    // there.
+    const renamer = await server.runtime.runPromise(Effect.gen(function*() {
+      const role = yield* (yield* Roles.Roles).create(Principal.system, owner.org, {
+        name: "renamer",
+        capabilities: ["groups.update", "groups.list"]
+      })
+      const identity = yield* (yield* Identities.Identities).create(Principal.system, owner.org, {
+        name: "renamer",
+        claimMatch: { issuer: "https://issuer.example.com", subject: "conditional-renamer" }
+      })
+      yield* (yield* RoleBindings.RoleBindings).create(Principal.system, team.uid, {
+        identityUid: identity.uid,
+        roleUid: role.uid
+      })
+      return yield* tokenFor(identity.uid)
+    }))
+    const described = await rest("PATCH", `/iam/v2beta1/groups/${beta.uid}?updateMask=description`, renamer, {
+      description: "no condition reads it"
+    })
+    assert.strictEqual(described.status, 200, JSON.stringify(described.body))
+    const taken = await rest("PATCH", `/iam/v2beta1/groups/${beta.uid}?updateMask=name`, renamer, { name: "alpha" })
+    assert.strictEqual(taken.status, 403, JSON.stringify(taken.body))
+    assert.strictEqual((await rest("GET", `/iam/v2beta1/groups/${beta.uid}`, token)).status, 403)
   })
 })

@@ -26,13 +26,15 @@ import * as Subscription from "../events/Subscription.js"
 import * as Advisory from "../registry/Advisory.js"
 import * as Repo from "../registry/Repo.js"
 import * as AccountAssociation from "./AccountAssociation.js"
-import { atGroup } from "./Authorization.js"
+import { atGroup, type Grants } from "./Authorization.js"
+import * as Condition from "./Condition.js"
 import * as Eligibility from "./Eligibility.js"
 import * as Group from "./Group.js"
 import * as GroupAccessRequest from "./GroupAccessRequest.js"
 import * as GroupInvite from "./GroupInvite.js"
 import * as Identity from "./Identity.js"
 import * as IdentityProvider from "./IdentityProvider.js"
+import { requireAll } from "./internal/roles.js"
 import type { Principal } from "./Principal.js"
 import * as Role from "./Role.js"
 import * as RoleBinding from "./RoleBinding.js"
@@ -81,6 +83,7 @@ export const make = Effect.gen(function*() {
   const accessRequests = yield* Repository.make(GroupAccessRequest.table, GroupAccessRequest.GroupAccessRequest)
   const identities = yield* Repository.make(Identity.table, Identity.Identity)
   const bindings = yield* Repository.make(RoleBinding.table, RoleBinding.Record)
+  const roles = yield* Repository.make(Role.table, Role.Role)
   const authorization = ops.authorization
   const kind: Resources.Kind<Group.Group> = {
     resourceType: "group",
@@ -213,6 +216,36 @@ export const make = Effect.gen(function*() {
    * organization named by a domain is verified. A verified organization renamed by anyone else, or to a name that
    * is not a domain, is verified no more: its name is what people at that domain find it by.
    */
+  /**
+   * Renaming `group` changes what conditions on names decide at it and below (DECISIONS §21): it needs, for every
+   * binding with such a condition at the group, above it or below it, every capability of its role at the group
+   * (unconditionally), as binding that role there would; else whoever may rename could hand out what those bindings
+   * give, by making their conditions hold.
+   */
+  const mayRename = (grants: Grants, group: Uid.Uid) =>
+    Effect.gen(function*() {
+      if (grants.unrestricted) return
+      const [above, below] = yield* Effect.all([
+        bindings.find({
+          conditions: [{ _tag: "In", column: "parent", values: [...Uid.ancestors(group), group] }],
+          order: [{ column: "uid", direction: "asc" }]
+        }),
+        bindings.find({ ranges: [Uid.descendants(group)], order: [{ column: "uid", direction: "asc" }] })
+      ])
+      const naming = [...above, ...below].filter((b) =>
+        b.condition !== null && Condition.compiled(b.condition.expression).readsNames
+      )
+      if (naming.length === 0) return
+      const custom = new Map(
+        (yield* roles.getMany([...new Set(naming.map((b) => b.roleUid))].filter((uid) => !Role.isBuiltIn(uid))))
+          .map((r) => [r.uid as string, r.capabilities] as const)
+      )
+      for (const binding of naming) {
+        const capabilities = Role.builtInOf(binding.roleUid)?.capabilities ?? custom.get(binding.roleUid) ?? []
+        yield* requireAll(grants, capabilities, group)
+      }
+    })
+
   const verifiedAfter = (principal: Principal, current: Group.Group, wanted: boolean, name: string) =>
     Effect.gen(function*() {
       if (wanted !== current.verified) {
@@ -290,7 +323,7 @@ export const make = Effect.gen(function*() {
         patch,
         updateMask,
         fields: Group.fields,
-        apply: (current, { body, mask, updateTime }) =>
+        apply: (current, { body, grants, mask, updateTime }) =>
           Effect.gen(function*() {
             const fields = yield* Validation.decodeRequest(Group.CreateGroup, Group.fields)(FieldMask.apply(
               { name: current.name, description: current.description, verified: current.verified },
@@ -298,6 +331,7 @@ export const make = Effect.gen(function*() {
               mask,
               Group.fields
             ))
+            if (fields.name !== current.name) yield* mayRename(grants, current.uid)
             const verified = yield* verifiedAfter(principal, current, fields.verified, fields.name)
             return new Group.Group({ ...current, ...fields, verified, updateTime }, trusted)
           }),

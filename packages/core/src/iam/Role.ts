@@ -111,5 +111,8 @@ const builtInByUid: ReadonlyMap<string, BuiltIn> = new Map(builtIns.map((r) => [
 /** The built-in role with that name. */
 export const builtInByName = (name: string): BuiltIn | undefined => builtIns.find((r) => r.name === name)
 
+/** The built-in role with that uid. */
+export const builtInOf = (uid: string): BuiltIn | undefined => builtInByUid.get(uid)
+
 /** True when `uid` is a built-in role's. */
 export const isBuiltIn = (uid: string): boolean => builtInByUid.has(uid)

@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Uid from "../../engine/Uid.js"
 import { Capability } from "../../index.js"
 import { expect, principalOf, type Real } from "./checks.js"
-import { type Actor, type Cap, claimMatch, type Condition, expressionOf, type Model } from "./model.js"
+import { type Actor, type Cap, claimMatch, type Condition, type Entity, expressionOf, type Model } from "./model.js"
 
 import { Step, type Tick } from "./step.js"
 
@@ -48,10 +48,19 @@ export class RenameGroup extends Step {
   step(model: Model, real: Real, label: string) {
     const uid = model.pick("known-group", this.target) ?? real.missing
     const e = model.entities.get(uid)
+    // A rename needs what binding there needs, of every binding whose condition reads names at, above or below it.
+    const renames = (e: Entity) =>
+      e.name !== this.name &&
+      model.of("binding").some((b) =>
+        b.condition?.kind === "name" && (Uid.isAncestorOrSelf(b.parent!, uid) || Uid.isAncestor(uid, b.parent!)) &&
+        !(model.entities.get(b.roleUid!)?.caps ?? []).every((c) => model.holdsUnconditionally(this.actor, c, uid))
+      )
     const predicted = !model.holds(this.actor, "groups.update", uid)
       ? "PermissionDenied"
       : e === undefined
       ? "NotFound"
+      : renames(e)
+      ? "PermissionDenied"
       : model.siblingNamed("group", e.parent, this.name, uid)
       ? "AlreadyExists"
       : "ok"
